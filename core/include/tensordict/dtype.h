@@ -1,0 +1,52 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tensordict {
+
+// The dtypes of the on-disk format, named as Python's str(torch.dtype).
+// The table is the library's own: it also holds dtypes that libtorch 1.13
+// cannot represent (unsigned 16/32/64 bit, float8), whose leaves still load
+// as raw bytes.
+enum class DType {
+    Bool,
+    UInt8,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    UInt16,
+    UInt32,
+    UInt64,
+    Float16,
+    BFloat16,
+    Float32,
+    Float64,
+    Complex32,
+    Complex64,
+    Complex128,
+    Float8_e4m3fn,
+    Float8_e4m3fnuz,
+    Float8_e5m2,
+    Float8_e5m2fnuz,
+};
+
+enum class DTypeCategory { Bool, Unsigned, Signed, Float, Complex };
+
+struct DTypeInfo {
+    DType dtype;
+    std::string_view name;  // "torch.float32"
+    std::size_t itemSize;
+    DTypeCategory category;
+    bool hasTorchType;  // representable as an at::ScalarType in the libtorch we link
+};
+
+const DTypeInfo& dtypeInfo(DType dtype);
+std::optional<DType> dtypeFromString(std::string_view name);
+inline std::string_view dtypeName(DType dtype) { return dtypeInfo(dtype).name; }
+inline std::size_t itemSize(DType dtype) { return dtypeInfo(dtype).itemSize; }
+
+}  // namespace tensordict

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tensordict {
+
+// Robust key encoding (FORMAT.md section 5): each key is one path component.
+//   ""  -> "%",   "." -> "%2E",   ".." -> "%2E%2E"
+//   otherwise / < > : " | ? * \ space % NUL, 0x01-0x1F and DEL become %XX
+//   (uppercase hex of the byte); everything else, all non-ASCII included,
+//   passes through as UTF-8.
+std::string encodeKey(std::string_view key);
+
+// Python's _is_safe_legacy_key: a raw key usable as a file name under the
+// legacy (robust_key=False) scheme without escaping its directory.
+bool isSafeLegacyKey(std::string_view key, bool isCollection);
+
+// Renders a key path for messages: a/b/"key with/slash".
+std::string formatKeyPath(const std::vector<std::string>& path);
+
+}  // namespace tensordict

@@ -1,0 +1,120 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tensordict/dtype.h"
+#include "tensordict/value.h"
+
+namespace at {
+class Tensor;
+}
+
+namespace tensordict {
+
+class Store;
+
+// What a node of a loaded tensordict is.
+enum class NodeKind {
+    TensorDict,      // plain TensorDict (also PersistentTensorDict and friends)
+    TensorClass,     // a user @tensorclass; its fields are the children
+    LazyStack,       // LazyStackedTensorDict: children "0", "1", ...
+    View,            // _SubTensorDict or a lazy custom-op view over child "_source"
+    Tensor,          // a tensor leaf
+    NonTensorData,   // one non-tensor value
+    NonTensorStack,  // a stack of non-tensor values
+    Error,           // a part that could not be read; error() says why
+};
+
+std::string_view kindName(NodeKind kind);
+
+// Where a leaf's bytes live.
+enum class StorageKind {
+    None,             // zero-element leaf with no file
+    File,             // a .memmap file in a directory
+    StoredEntry,      // an uncompressed zip entry, mapped in place
+    CompressedEntry,  // a compressed zip entry, inflated on first access
+};
+
+std::string_view storageKindName(StorageKind kind);
+
+struct StorageInfo {
+    StorageKind kind = StorageKind::None;
+    std::string path;                     // relative to the root: "b/c.memmap"
+    std::string container;                // the directory or archive on disk
+    std::uint64_t size = 0;               // bytes of the file or uncompressed entry
+    std::uint64_t storedSize = 0;         // bytes on disk: file size, or compressed entry size
+    std::optional<std::uint64_t> offset;  // payload offset inside an archive
+    int zipMethod = -1;                   // zip compression method of an entry
+};
+
+std::string zipMethodName(int method);
+
+// A leaf's raw C-order bytes, kept alive by `data`'s owner (a mapping or a
+// decompressed buffer).
+struct LeafBytes {
+    std::shared_ptr<std::byte> data;
+    std::size_t size = 0;
+};
+
+// A node of a loaded tensordict: plain data built from metadata only. A
+// tensor leaf maps its file the first time bytes() or tensor() is called.
+class Node {
+public:
+    NodeKind kind = NodeKind::TensorDict;
+    std::string key;  // raw key in the parent ("" for the root)
+    Node* parent = nullptr;
+    std::vector<std::unique_ptr<Node>> children;
+
+    // Collections (TensorDict, TensorClass, LazyStack, View) and non-tensors.
+    std::string className;   // "TensorDict", "fixture_classes.MyTC", "NonTensorData"
+    std::string typeString;  // the raw "_type" of meta.json
+    std::vector<std::int64_t> batchSize;
+    std::optional<std::string> device;
+    int stackDim = 0;
+    Value::Object attributes;  // tensorclass fields kept in its own meta.json; view parameters
+    std::string directory;     // the node's directory relative to the root ("" for the root)
+
+    // Tensor leaves.
+    DType dtype = DType::Float32;
+    std::vector<std::int64_t> shape;
+    std::int64_t numel = 0;
+    std::uint64_t nbytes = 0;
+    bool isNested = false;
+    std::vector<std::vector<std::int64_t>> nestedShapes;  // component shapes of a nested leaf
+    StorageInfo storage;
+
+    // Non-tensor values.
+    Value data;
+    std::string pickleFile;       // sidecar the value came from, if any
+    bool pickleOpaque = false;    // the sidecar holds more than plain data; never unpickled
+
+    // Error nodes.
+    std::string error;
+
+    bool isCollection() const;
+    std::vector<std::string> keyPath() const;
+    const Node* child(std::string_view key) const;
+    const Node* find(const std::vector<std::string>& path) const;
+
+    // The leaf's raw bytes (exactly nbytes), mapped on first use. Throws Error.
+    LeafBytes bytes() const;
+    // The leaf as an at::Tensor over those bytes, without a copy. Throws
+    // Error for dtypes libtorch cannot represent and for nested leaves.
+    at::Tensor tensor() const;
+    // True once the leaf's bytes are mapped or inflated.
+    bool isMaterialized() const;
+
+    std::shared_ptr<const Store> store;  // the storage backend the leaf reads from
+
+private:
+    mutable std::mutex mutex_;
+    mutable std::optional<LeafBytes> bytes_;
+};
+
+}  // namespace tensordict

@@ -1,0 +1,81 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace tensordict {
+
+// Plain data as it appears in non-tensor entries: what Python's json module
+// (and the plain-data subset of pickle) can hold. Objects keep their key order.
+class Value {
+public:
+    struct Bytes {
+        std::string data;
+        bool operator==(const Bytes& o) const { return data == o.data; }
+    };
+    using List = std::vector<Value>;
+    using Object = std::vector<std::pair<std::string, Value>>;
+    using Storage = std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, Bytes,
+                                 List, Object>;
+
+    Value() : v_(nullptr) {}
+    Value(std::nullptr_t) : v_(nullptr) {}
+    Value(bool b) : v_(b) {}
+    Value(int i) : v_(std::int64_t{i}) {}
+    Value(std::int64_t i) : v_(i) {}
+    Value(double d) : v_(d) {}
+    Value(const char* s) : v_(std::string(s)) {}
+    Value(std::string s) : v_(std::move(s)) {}
+    Value(Bytes b) : v_(std::move(b)) {}
+    Value(List l) : v_(std::move(l)) {}
+    Value(Object o) : v_(std::move(o)) {}
+
+    bool isNull() const { return std::holds_alternative<std::nullptr_t>(v_); }
+    bool isBool() const { return std::holds_alternative<bool>(v_); }
+    bool isInt() const { return std::holds_alternative<std::int64_t>(v_); }
+    bool isDouble() const { return std::holds_alternative<double>(v_); }
+    bool isNumber() const { return isInt() || isDouble(); }
+    bool isString() const { return std::holds_alternative<std::string>(v_); }
+    bool isBytes() const { return std::holds_alternative<Bytes>(v_); }
+    bool isList() const { return std::holds_alternative<List>(v_); }
+    bool isObject() const { return std::holds_alternative<Object>(v_); }
+
+    bool asBool() const { return std::get<bool>(v_); }
+    std::int64_t asInt() const { return std::get<std::int64_t>(v_); }
+    double asDouble() const { return isInt() ? double(asInt()) : std::get<double>(v_); }
+    const std::string& asString() const { return std::get<std::string>(v_); }
+    const Bytes& asBytes() const { return std::get<Bytes>(v_); }
+    const List& asList() const { return std::get<List>(v_); }
+    List& asList() { return std::get<List>(v_); }
+    const Object& asObject() const { return std::get<Object>(v_); }
+    Object& asObject() { return std::get<Object>(v_); }
+
+    // Object member lookup; the last of duplicate keys wins, as in Python.
+    const Value* find(const std::string& key) const;
+
+    const Storage& storage() const { return v_; }
+    bool operator==(const Value& o) const;
+    bool operator!=(const Value& o) const { return !(*this == o); }
+
+private:
+    Storage v_;
+};
+
+enum class JsonStyle {
+    Python,   // json.dumps defaults: ", " / ": ", ASCII with \uXXXX escapes
+    Compact,  // orjson-like: no spaces, raw UTF-8
+    Pretty,   // indented, for people
+};
+
+// Parses a JSON document as Python's json.loads does: both writer styles,
+// NaN / Infinity / -Infinity tokens. Throws Error naming `where` on failure.
+Value parseJson(std::string_view text, const std::string& where);
+
+// Writes NaN / Infinity as Python does. Bytes become {"__bytes_hex__": "..."}.
+std::string toJson(const Value& value, JsonStyle style = JsonStyle::Python);
+
+}  // namespace tensordict

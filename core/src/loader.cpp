@@ -1,0 +1,472 @@
+// Builds the node tree of a saved tensordict from its meta.json files
+// (FORMAT.md sections 2, 3, 5 and 7), reading metadata only.
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "pickle.h"
+#include "store.h"
+#include "tensordict/error.h"
+#include "tensordict/keys.h"
+#include "tensordict/tensordict.h"
+
+namespace tensordict {
+namespace {
+
+// "<class 'tensordict._td.TensorDict'>" -> "tensordict._td.TensorDict"
+std::string classPath(const std::string& typeString) {
+    const std::string prefix = "<class '";
+    const std::string suffix = "'>";
+    if (typeString.size() > prefix.size() + suffix.size() &&
+        typeString.compare(0, prefix.size(), prefix) == 0 &&
+        typeString.compare(typeString.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return typeString.substr(prefix.size(), typeString.size() - prefix.size() - suffix.size());
+    return typeString;
+}
+
+// The library's own classes are named by their class name; user classes
+// (tensorclasses) keep their module path, as the fixtures' expectations do.
+std::string displayClassName(const std::string& path) {
+    if (path.rfind("tensordict.", 0) == 0) return path.substr(path.rfind('.') + 1);
+    return path;
+}
+
+bool isViewClass(const std::string& name) {
+    return name == "_SubTensorDict" || name == "_PermutedTensorDict" ||
+           name == "_ViewedTensorDict" || name == "_SqueezedTensorDict" ||
+           name == "_UnsqueezedTensorDict" || name == "_TransposedTensorDict";
+}
+
+bool isTensorDictClass(const std::string& path) {
+    const std::string name = displayClassName(path);
+    return path == "tensordict._td.TensorDict" || name == "TensorDict" ||
+           name == "TensorDictParams" || name == "PersistentTensorDict";
+}
+
+std::vector<std::int64_t> intList(const Value& v, const std::string& where, const char* what) {
+    if (!v.isList()) throw Error(where, std::string(what) + " is not a list of integers");
+    std::vector<std::int64_t> out;
+    for (const Value& d : v.asList()) {
+        if (!d.isInt() || d.asInt() < 0)
+            throw Error(where, std::string(what) + " holds a value that is not a non-negative integer");
+        out.push_back(d.asInt());
+    }
+    return out;
+}
+
+std::int64_t checkedNumel(const std::vector<std::int64_t>& shape, const std::string& where) {
+    std::int64_t n = 1;
+    for (std::int64_t d : shape) {
+        if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d)
+            throw Error(where, "shape has more elements than fit in 64 bits");
+        n *= d;
+    }
+    return n;
+}
+
+std::string shapeText(const std::vector<std::int64_t>& shape) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+// Batch dimensions of a NonTensorStack's nested-list data.
+std::vector<std::int64_t> stackDims(const Value& data) {
+    std::vector<std::int64_t> dims;
+    const Value* cur = &data;
+    while (cur->isList()) {
+        const auto& list = cur->asList();
+        dims.push_back(static_cast<std::int64_t>(list.size()));
+        if (list.empty()) break;
+        const bool uniform = std::all_of(list.begin(), list.end(), [&](const Value& e) {
+            return e.isList() && e.asList().size() == list.front().asList().size();
+        });
+        if (!uniform || !list.front().isList()) break;
+        cur = &list.front();
+    }
+    return dims;
+}
+
+class Loader {
+public:
+    Loader(std::shared_ptr<const Store> store, const LoadOptions& options)
+        : store_(std::move(store)), options_(options) {}
+
+    std::unique_ptr<Node> loadRoot() {
+        std::string dir;
+        std::string key;
+        for (const std::string& k : options_.subpath) {
+            dir = childDirectory(dir, k);
+            key = k;
+        }
+        // The root must load: there is no tree to mark an error in.
+        return loadNodeOrThrow(dir, key, nullptr, {});
+    }
+
+private:
+    Value readMeta(const std::string& dir) {
+        const std::string rel = joinPath(dir, "meta.json");
+        if (!store_->stat(rel)) throw Error(store_->describe(rel), "missing meta.json");
+        const std::string text = store_->read(rel, options_.maxMetadataBytes);
+        Value meta = parseJson(text, store_->describe(rel));
+        if (!meta.isObject()) throw Error(store_->describe(rel), "meta.json is not a JSON object");
+        return meta;
+    }
+
+    bool hasNode(const std::string& dir) { return store_->stat(joinPath(dir, "meta.json")).has_value(); }
+
+    // Directory of the sub-node `key` under `dir`: robust name, or the legacy raw name.
+    std::string findChildDirectory(const std::string& dir, const std::string& key) {
+        const std::string robust = joinPath(dir, options_.robustKey ? encodeKey(key) : key);
+        if (hasNode(robust)) return robust;
+        if (options_.robustKey && isSafeLegacyKey(key, true)) {
+            const std::string legacy = joinPath(dir, key);
+            if (hasNode(legacy)) return legacy;
+        }
+        if (!options_.robustKey && !isSafeLegacyKey(key, true))
+            throw Error(store_->describe(dir), "key \"" + key + "\" is not a safe legacy file name");
+        return robust;
+    }
+
+    // For subpath: the node directory of child `key`, looking through tensorclasses.
+    std::string childDirectory(const std::string& dir, const std::string& key) {
+        std::string base = dir;
+        Value meta = readMeta(base);
+        const Value* type = meta.find("_type");
+        if (type && type->isString()) {
+            const std::string path = classPath(type->asString());
+            if (!isTensorDictClass(path) && !isViewClass(displayClassName(path)) &&
+                displayClassName(path) != "LazyStackedTensorDict" && hasNode(joinPath(base, "_tensordict")))
+                base = joinPath(base, "_tensordict");
+        }
+        const std::string child = findChildDirectory(base, key);
+        if (!hasNode(child))
+            throw Error(store_->describe(dir), "subpath key \"" + key + "\" not found");
+        return child;
+    }
+
+    std::unique_ptr<Node> errorNode(const std::string& key, Node* parent, const std::string& dir,
+                                    const Error& e) {
+        if (options_.throwOnError) throw e;
+        auto node = std::make_unique<Node>();
+        node->kind = NodeKind::Error;
+        node->key = key;
+        node->parent = parent;
+        node->directory = dir;
+        node->error = e.what();
+        return node;
+    }
+
+    std::unique_ptr<Node> loadNode(const std::string& dir, const std::string& key, Node* parent,
+                                   const std::vector<std::int64_t>& parentBatch) {
+        try {
+            return loadNodeOrThrow(dir, key, parent, parentBatch);
+        } catch (const Error& e) {
+            return errorNode(key, parent, dir, e);
+        }
+    }
+
+    std::unique_ptr<Node> loadNodeOrThrow(const std::string& dir, const std::string& key,
+                                          Node* parent, const std::vector<std::int64_t>& parentBatch) {
+        Value meta = readMeta(dir);
+        auto node = std::make_unique<Node>();
+        node->key = key;
+        node->parent = parent;
+        node->directory = dir;
+        const Value* type = meta.find("_type");
+        node->typeString = type && type->isString() ? type->asString()
+                                                    : "<class 'tensordict._td.TensorDict'>";
+        const std::string path = classPath(node->typeString);
+        node->className = displayClassName(path);
+        const std::string& name = node->className;
+
+        if (isTensorDictClass(path)) {
+            loadTensorDict(*node, meta, dir);
+        } else if (name == "LazyStackedTensorDict") {
+            loadLazyStack(*node, meta, dir);
+        } else if (name == "NonTensorData" || name == "MetaData") {
+            loadNonTensorData(*node, meta, dir, parentBatch);
+        } else if (name == "NonTensorStack") {
+            if (meta.find("data"))
+                loadNonTensorStack(*node, meta, dir);
+            else
+                loadLazyStack(*node, meta, dir);  // a stack saved without "data" (FORMAT.md 2.5)
+        } else if (isViewClass(name)) {
+            loadView(*node, meta, dir, parentBatch);
+        } else {
+            loadTensorClass(*node, meta, dir);
+        }
+        return node;
+    }
+
+    void readNodeKeys(Node& node, const Value& meta, const std::string& where) {
+        if (const Value* shape = meta.find("shape"); shape && shape->isList())
+            node.batchSize = intList(*shape, where, "\"shape\" (batch size)");
+        if (const Value* device = meta.find("device"); device && device->isString() &&
+                                                       device->asString() != "None")
+            node.device = device->asString();
+    }
+
+    void loadTensorDict(Node& node, const Value& meta, const std::string& dir) {
+        node.kind = NodeKind::TensorDict;
+        const std::string where = store_->describe(joinPath(dir, "meta.json"));
+        readNodeKeys(node, meta, where);
+        // Python's dict keeps the first position of a duplicated key and its last value.
+        std::vector<std::pair<std::string, const Value*>> entries;
+        for (const auto& [k, v] : meta.asObject()) {
+            auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == k; });
+            if (it != entries.end())
+                it->second = &v;
+            else
+                entries.emplace_back(k, &v);
+        }
+        std::vector<std::pair<std::string, const Value*>> subNodes;
+        for (const auto& [k, v] : entries) {
+            if (!v->isObject()) continue;  // node keys: shape, device, _type (and entries they overwrote)
+            if (v->find("type")) {
+                subNodes.emplace_back(k, v);
+                continue;
+            }
+            if (!v->find("dtype") || !v->find("shape")) continue;  // Python skips these silently
+            try {
+                node.children.push_back(loadLeaf(node, k, *v, dir, where));
+            } catch (const Error& e) {
+                node.children.push_back(errorNode(k, &node, dir, e));
+            }
+        }
+        // Leaves first, then sub-nodes, as Python's loader orders them.
+        for (const auto& [k, v] : subNodes) {
+            std::string childDir;
+            try {
+                childDir = findChildDirectory(dir, k);
+            } catch (const Error& e) {
+                node.children.push_back(errorNode(k, &node, dir, e));
+                continue;
+            }
+            node.children.push_back(loadNode(childDir, k, &node, node.batchSize));
+        }
+    }
+
+    std::unique_ptr<Node> loadLeaf(Node& parent, const std::string& key, const Value& entry,
+                                   const std::string& dir, const std::string& metaWhere) {
+        const std::string where = metaWhere + ": key \"" + key + "\"";
+        auto leaf = std::make_unique<Node>();
+        leaf->kind = NodeKind::Tensor;
+        leaf->key = key;
+        leaf->parent = &parent;
+        leaf->directory = dir;
+        leaf->store = store_;
+        const Value& dtype = *entry.find("dtype");
+        if (!dtype.isString()) throw Error(where, "\"dtype\" is not a string");
+        const auto dt = dtypeFromString(dtype.asString());
+        if (!dt) throw Error(where, "unknown dtype \"" + dtype.asString() + "\"");
+        leaf->dtype = *dt;
+        leaf->className = std::string(dtypeName(*dt));
+        leaf->shape = intList(*entry.find("shape"), where, "\"shape\"");
+        if (const Value* device = entry.find("device"); device && device->isString())
+            leaf->device = device->asString();
+        if (const Value* nested = entry.find("is_nested"); nested && nested->isBool())
+            leaf->isNested = nested->asBool();
+        const std::size_t item = itemSize(*dt);
+
+        const std::string fileName = options_.robustKey ? encodeKey(key) : key;
+        if (!options_.robustKey && !isSafeLegacyKey(key, false))
+            throw Error(where, "key is not a safe legacy file name");
+        std::optional<StorageInfo> file = store_->stat(joinPath(dir, fileName + ".memmap"));
+        std::string stem = fileName;
+        if (!file && options_.robustKey && fileName != key && isSafeLegacyKey(key, false)) {
+            file = store_->stat(joinPath(dir, key + ".memmap"));
+            stem = key;
+        }
+
+        if (leaf->isNested) {
+            loadNestedShapes(*leaf, joinPath(dir, stem + ".shape.memmap"), where);
+        } else {
+            leaf->numel = checkedNumel(leaf->shape, where);
+        }
+        if (static_cast<std::uint64_t>(leaf->numel) > std::numeric_limits<std::uint64_t>::max() / item)
+            throw Error(where, "tensor too large");
+        leaf->nbytes = static_cast<std::uint64_t>(leaf->numel) * item;
+
+        if (!file) {
+            if (leaf->numel == 0 && !leaf->isNested) return leaf;  // zero-element leaves have no file
+            throw Error(store_->describe(joinPath(dir, fileName + ".memmap")),
+                        "missing data file for key \"" + key + "\" (" + leaf->className + " " +
+                            shapeText(leaf->shape) + ")");
+        }
+        leaf->storage = *file;
+        if (file->size < leaf->nbytes)
+            throw Error(store_->describe(file->path),
+                        "file is " + std::to_string(file->size) + " bytes but key \"" + key +
+                            "\" (" + leaf->className + " " + shapeText(leaf->shape) + ") needs " +
+                            std::to_string(leaf->nbytes));
+        return leaf;
+    }
+
+    void loadNestedShapes(Node& leaf, const std::string& rel, const std::string& where) {
+        const std::optional<StorageInfo> table = store_->stat(rel);
+        if (!table) throw Error(store_->describe(rel), "missing shape table of nested leaf");
+        if (leaf.shape.size() != 2) throw Error(where, "nested leaf shape must be [components, dims]");
+        const std::int64_t count = checkedNumel(leaf.shape, where);
+        const std::string bytes = store_->read(rel, options_.maxMetadataBytes);
+        if (bytes.size() < static_cast<std::uint64_t>(count) * 8)
+            throw Error(store_->describe(rel), "shape table shorter than its declared shape " + shapeText(leaf.shape));
+        leaf.numel = 0;
+        for (std::int64_t i = 0; i < leaf.shape[0]; ++i) {
+            std::vector<std::int64_t> component;
+            for (std::int64_t j = 0; j < leaf.shape[1]; ++j) {
+                std::int64_t d;
+                std::memcpy(&d, bytes.data() + 8 * (i * leaf.shape[1] + j), 8);
+                if (d < 0) throw Error(store_->describe(rel), "negative size in shape table");
+                component.push_back(d);
+            }
+            const std::int64_t n = checkedNumel(component, where);
+            if (leaf.numel > std::numeric_limits<std::int64_t>::max() - n) throw Error(where, "tensor too large");
+            leaf.numel += n;
+            leaf.nestedShapes.push_back(std::move(component));
+        }
+    }
+
+    void loadLazyStack(Node& node, const Value& meta, const std::string& dir) {
+        node.kind = NodeKind::LazyStack;
+        const std::string where = store_->describe(joinPath(dir, "meta.json"));
+        if (const Value* sd = meta.find("stack_dim"); sd && sd->isInt())
+            node.stackDim = static_cast<int>(sd->asInt());
+        for (int i = 0;; ++i) {
+            const std::string childDir = joinPath(dir, std::to_string(i));
+            if (!hasNode(childDir)) break;
+            node.children.push_back(loadNode(childDir, std::to_string(i), &node, {}));
+        }
+        // The stacked batch size: the members' common batch size with the
+        // stack's length inserted at stack_dim.
+        std::vector<std::int64_t> common;
+        bool first = true, uniform = true;
+        for (const auto& child : node.children) {
+            if (child->kind == NodeKind::Error) continue;
+            if (first) common = child->batchSize, first = false;
+            else if (child->batchSize != common) uniform = false;
+        }
+        if (!uniform) throw Error(where, "stacked members have different batch sizes");
+        int dim = node.stackDim < 0 ? node.stackDim + static_cast<int>(common.size()) + 1 : node.stackDim;
+        if (dim < 0 || dim > static_cast<int>(common.size()))
+            throw Error(where, "stack_dim " + std::to_string(node.stackDim) + " out of range");
+        common.insert(common.begin() + dim, static_cast<std::int64_t>(node.children.size()));
+        node.batchSize = common;
+        if (const Value* device = meta.find("device"); device && device->isString() &&
+                                                       device->asString() != "None")
+            node.device = device->asString();
+    }
+
+    // A pickle sidecar: decoded if it holds plain data, else left opaque.
+    std::optional<Value> readPickle(Node& node, const std::string& rel) {
+        node.pickleFile = rel;
+        std::optional<Value> v = decodePlainPickle(store_->read(rel, options_.maxMetadataBytes));
+        node.pickleOpaque = !v.has_value();
+        return v;
+    }
+
+    void loadNonTensorData(Node& node, const Value& meta, const std::string& dir,
+                           const std::vector<std::int64_t>& parentBatch) {
+        node.kind = NodeKind::NonTensorData;
+        node.batchSize = parentBatch;  // NonTensorData stores none; it takes its parent's
+        if (const Value* data = meta.find("data")) {
+            node.data = *data;
+            return;
+        }
+        const std::string pickle = joinPath(dir, "other.pickle");
+        if (store_->stat(pickle)) {
+            if (auto v = readPickle(node, pickle)) {
+                if (const Value* data = v->find("data")) node.data = *data;
+                else node.pickleOpaque = true;
+            }
+        }
+    }
+
+    void loadNonTensorStack(Node& node, const Value& meta, const std::string& dir) {
+        node.kind = NodeKind::NonTensorStack;
+        node.data = *meta.find("data");
+        if (node.data.isString() && node.data.asString() == "pickle.pkl" &&
+            store_->stat(joinPath(dir, "pickle.pkl"))) {
+            node.data = Value();
+            if (auto v = readPickle(node, joinPath(dir, "pickle.pkl"))) node.data = std::move(*v);
+        }
+        if (const Value* sd = meta.find("stack_dim"); sd && sd->isInt())
+            node.stackDim = static_cast<int>(sd->asInt());
+        if (const Value* device = meta.find("device"); device && device->isString())
+            node.device = device->asString();
+        node.batchSize = node.pickleOpaque ? std::vector<std::int64_t>{} : stackDims(node.data);
+    }
+
+    void loadView(Node& node, const Value& meta, const std::string& dir,
+                  const std::vector<std::int64_t>& parentBatch) {
+        node.kind = NodeKind::View;
+        readNodeKeys(node, meta, store_->describe(joinPath(dir, "meta.json")));
+        for (const auto& [k, v] : meta.asObject())
+            if (k != "_type" && k != "shape" && k != "device") node.attributes.emplace_back(k, v);
+        node.children.push_back(loadNode(joinPath(dir, "_source"), "_source", &node, parentBatch));
+        if (!meta.find("shape") && node.children.back()->kind != NodeKind::Error)
+            node.batchSize = node.children.back()->batchSize;
+    }
+
+    void loadTensorClass(Node& node, const Value& meta, const std::string& dir) {
+        node.kind = NodeKind::TensorClass;
+        for (const auto& [k, v] : meta.asObject())
+            if (k != "_type") node.attributes.emplace_back(k, v);
+        const std::string pickle = joinPath(dir, "other.pickle");
+        if (store_->stat(pickle)) {
+            if (auto v = readPickle(node, pickle); v && v->isObject())
+                for (auto& [k, val] : v->asObject()) node.attributes.emplace_back(k, val);
+        }
+        const std::string inner = joinPath(dir, "_tensordict");
+        if (!hasNode(inner))
+            throw Error(store_->describe(dir), "unknown node class \"" + node.typeString +
+                                                   "\" with no _tensordict/ directory");
+        // The fields live in _tensordict/; they become this node's children.
+        Node fields;
+        loadTensorDict(fields, readMeta(inner), inner);
+        node.batchSize = fields.batchSize;
+        node.device = fields.device;
+        for (auto& child : fields.children) {
+            child->parent = &node;
+            node.children.push_back(std::move(child));
+        }
+    }
+
+    std::shared_ptr<const Store> store_;
+    const LoadOptions& options_;
+};
+
+void collectErrors(const Node& node, std::vector<const Node*>& out) {
+    if (node.kind == NodeKind::Error) out.push_back(&node);
+    for (const auto& child : node.children) collectErrors(*child, out);
+}
+
+}  // namespace
+
+std::vector<const Node*> TensorDict::errors() const {
+    std::vector<const Node*> out;
+    if (root_) collectErrors(*root_, out);
+    return out;
+}
+
+TensorDict load(const std::string& path, const LoadOptions& options) {
+    std::string target = path;
+    // A meta.json given directly stands for its directory.
+    const std::string metaName = "meta.json";
+    if (target.size() >= metaName.size() &&
+        target.compare(target.size() - metaName.size(), metaName.size(), metaName) == 0 &&
+        (target.size() == metaName.size() || target[target.size() - metaName.size() - 1] == '/')) {
+        target = target.size() == metaName.size() ? "." : target.substr(0, target.size() - metaName.size() - 1);
+        if (target.empty()) target = "/";
+    }
+    TensorDict td;
+    std::shared_ptr<const Store> store = openStore(target);
+    td.path_ = store->location();
+    td.format_ = store->format();
+    Loader loader(store, options);
+    td.root_ = loader.loadRoot();
+    return td;
+}
+
+}  // namespace tensordict

@@ -1,0 +1,200 @@
+#include "pickle.h"
+
+#include <cstring>
+#include <map>
+
+namespace tensordict {
+namespace {
+
+class PlainUnpickler {
+public:
+    explicit PlainUnpickler(std::string_view in) : in_(in) {}
+
+    std::optional<Value> run() {
+        while (pos_ < in_.size()) {
+            const auto op = static_cast<unsigned char>(in_[pos_++]);
+            if (op == '.') {  // STOP
+                if (stack_.size() != 1 || !marks_.empty()) return std::nullopt;
+                return std::move(stack_.back());
+            }
+            if (!step(op)) return std::nullopt;
+        }
+        return std::nullopt;  // no STOP: truncated
+    }
+
+private:
+    bool need(std::size_t n) const { return in_.size() - pos_ >= n; }
+    std::uint64_t readLE(std::size_t n) {
+        std::uint64_t v = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            v |= std::uint64_t(static_cast<unsigned char>(in_[pos_ + i])) << (8 * i);
+        pos_ += n;
+        return v;
+    }
+    bool pushString(std::size_t lenBytes, bool isBytes) {
+        if (!need(lenBytes)) return false;
+        const std::uint64_t len = readLE(lenBytes);
+        if (!need(len)) return false;
+        std::string s(in_.substr(pos_, len));
+        pos_ += len;
+        stack_.push_back(isBytes ? Value(Value::Bytes{std::move(s)}) : Value(std::move(s)));
+        return true;
+    }
+    bool popMark(std::vector<Value>& items) {
+        if (marks_.empty() || marks_.back() > stack_.size()) return false;
+        const std::size_t mark = marks_.back();
+        marks_.pop_back();
+        items.assign(std::make_move_iterator(stack_.begin() + mark),
+                     std::make_move_iterator(stack_.end()));
+        stack_.resize(mark);
+        return true;
+    }
+    static bool setItem(Value& dict, Value key, Value value) {
+        if (!dict.isObject() || !key.isString()) return false;  // non-str keys: not plain data
+        auto& obj = dict.asObject();
+        for (auto& kv : obj) {
+            if (kv.first == key.asString()) {
+                kv.second = std::move(value);
+                return true;
+            }
+        }
+        obj.emplace_back(key.asString(), std::move(value));
+        return true;
+    }
+    bool tupleOf(std::size_t n) {
+        if (stack_.size() < n + marksBelowTop()) return false;
+        Value::List items(std::make_move_iterator(stack_.end() - n),
+                          std::make_move_iterator(stack_.end()));
+        stack_.resize(stack_.size() - n);
+        stack_.push_back(Value(std::move(items)));
+        return true;
+    }
+    std::size_t marksBelowTop() const { return marks_.empty() ? 0 : marks_.back(); }
+
+    bool step(unsigned char op) {
+        std::vector<Value> items;
+        switch (op) {
+            case 0x80: return need(1) && (pos_ += 1, true);                    // PROTO
+            case 0x95: return need(8) && (pos_ += 8, true);                    // FRAME
+            case '}': stack_.push_back(Value(Value::Object{})); return true;   // EMPTY_DICT
+            case ']': stack_.push_back(Value(Value::List{})); return true;     // EMPTY_LIST
+            case ')': stack_.push_back(Value(Value::List{})); return true;     // EMPTY_TUPLE
+            case 0x8f: stack_.push_back(Value(Value::List{})); return true;    // EMPTY_SET
+            case '(': marks_.push_back(stack_.size()); return true;            // MARK
+            case 'N': stack_.push_back(Value(nullptr)); return true;
+            case 0x88: stack_.push_back(Value(true)); return true;
+            case 0x89: stack_.push_back(Value(false)); return true;
+            case 'K':
+                if (!need(1)) return false;
+                stack_.push_back(Value(std::int64_t(readLE(1))));
+                return true;
+            case 'M':
+                if (!need(2)) return false;
+                stack_.push_back(Value(std::int64_t(readLE(2))));
+                return true;
+            case 'J':
+                if (!need(4)) return false;
+                stack_.push_back(Value(std::int64_t(std::int32_t(readLE(4)))));
+                return true;
+            case 0x8a: {  // LONG1: little-endian two's complement
+                if (!need(1)) return false;
+                const std::size_t n = readLE(1);
+                if (n > 8 || !need(n)) return false;  // beyond int64: not representable
+                std::uint64_t v = n ? readLE(n) : 0;
+                if (n && n < 8 && (v >> (8 * n - 1)) & 1) v |= ~std::uint64_t(0) << (8 * n);
+                stack_.push_back(Value(static_cast<std::int64_t>(v)));
+                return true;
+            }
+            case 'G': {  // BINFLOAT, big-endian
+                if (!need(8)) return false;
+                std::uint64_t bits = 0;
+                for (int i = 0; i < 8; ++i)
+                    bits = (bits << 8) | static_cast<unsigned char>(in_[pos_ + i]);
+                pos_ += 8;
+                double d;
+                std::memcpy(&d, &bits, sizeof d);
+                stack_.push_back(Value(d));
+                return true;
+            }
+            case 0x8c: return pushString(1, false);  // SHORT_BINUNICODE
+            case 'X': return pushString(4, false);   // BINUNICODE
+            case 0x8d: return pushString(8, false);  // BINUNICODE8
+            case 'C': return pushString(1, true);    // SHORT_BINBYTES
+            case 'B': return pushString(4, true);    // BINBYTES
+            case 0x8e: return pushString(8, true);   // BINBYTES8
+            case 0x94:                               // MEMOIZE
+                if (stack_.empty()) return false;
+                memo_[memo_.size()] = stack_.back();
+                return true;
+            case 'q':
+            case 'r': {  // BINPUT, LONG_BINPUT
+                const std::size_t n = op == 'q' ? 1 : 4;
+                if (!need(n) || stack_.empty()) return false;
+                memo_[readLE(n)] = stack_.back();
+                return true;
+            }
+            case 'h':
+            case 'j': {  // BINGET, LONG_BINGET
+                const std::size_t n = op == 'h' ? 1 : 4;
+                if (!need(n)) return false;
+                auto it = memo_.find(readLE(n));
+                // A memoized container may have been filled after it was
+                // memoized; a shared reference to it is not plain data here.
+                if (it == memo_.end() || it->second.isList() || it->second.isObject())
+                    return false;
+                stack_.push_back(it->second);
+                return true;
+            }
+            case 't':  // TUPLE
+            case 0x91: // FROZENSET
+                if (!popMark(items)) return false;
+                stack_.push_back(Value(Value::List(std::move(items))));
+                return true;
+            case 0x85: return tupleOf(1);
+            case 0x86: return tupleOf(2);
+            case 0x87: return tupleOf(3);
+            case 'a':  // APPEND
+                if (stack_.size() < 2 + marksBelowTop() || !stack_[stack_.size() - 2].isList())
+                    return false;
+                stack_[stack_.size() - 2].asList().push_back(std::move(stack_.back()));
+                stack_.pop_back();
+                return true;
+            case 'e':   // APPENDS
+            case 0x90:  // ADDITEMS
+                if (!popMark(items) || stack_.empty() || !stack_.back().isList()) return false;
+                for (auto& item : items) stack_.back().asList().push_back(std::move(item));
+                return true;
+            case 's': {  // SETITEM
+                if (stack_.size() < 3 + marksBelowTop()) return false;
+                Value value = std::move(stack_.back());
+                stack_.pop_back();
+                Value key = std::move(stack_.back());
+                stack_.pop_back();
+                return setItem(stack_.back(), std::move(key), std::move(value));
+            }
+            case 'u':  // SETITEMS
+                if (!popMark(items) || items.size() % 2 || stack_.empty()) return false;
+                for (std::size_t i = 0; i < items.size(); i += 2)
+                    if (!setItem(stack_.back(), std::move(items[i]), std::move(items[i + 1])))
+                        return false;
+                return true;
+            default:
+                return false;  // anything that imports, calls or builds objects
+        }
+    }
+
+    std::string_view in_;
+    std::size_t pos_ = 0;
+    std::vector<Value> stack_;
+    std::vector<std::size_t> marks_;
+    std::map<std::uint64_t, Value> memo_;
+};
+
+}  // namespace
+
+std::optional<Value> decodePlainPickle(std::string_view bytes) {
+    if (bytes.size() > (256u << 20)) return std::nullopt;
+    return PlainUnpickler(bytes).run();
+}
+
+}  // namespace tensordict

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "tensordict/node.h"
+#include "tensordict/tensordict.h"
+
+namespace tensordict {
+
+// Where a tensordict's files live: a directory or a zip archive. Paths are
+// relative to the root and use '/' ("b/c.memmap"). Implementations are
+// thread-safe: leaves may be mapped from worker threads.
+class Store {
+public:
+    virtual ~Store() = default;
+
+    virtual SourceFormat format() const = 0;
+    // The directory or archive on disk.
+    virtual const std::string& location() const = 0;
+    // How to name a relative path in messages: "/data/ds/b/c.memmap" or "/data/ds.tdz:b/c.memmap".
+    virtual std::string describe(const std::string& rel) const = 0;
+    // A regular file (or archive entry) at rel, or nullopt.
+    virtual std::optional<StorageInfo> stat(const std::string& rel) const = 0;
+    // The whole content of a small file; throws Error if missing or over `cap` bytes.
+    virtual std::string read(const std::string& rel, std::uint64_t cap) const = 0;
+    // The first `nbytes` of a file as writable (copy-on-write) memory whose
+    // address is a multiple of `alignment`. The file itself never changes.
+    virtual LeafBytes map(const StorageInfo& info, std::uint64_t nbytes,
+                          std::size_t alignment) const = 0;
+};
+
+// Opens `path` as a directory store or, for a regular file, an archive store.
+std::shared_ptr<const Store> openStore(const std::string& path);
+
+std::shared_ptr<const Store> openDirectoryStore(const std::string& path);
+std::shared_ptr<const Store> openArchiveStore(const std::string& path);
+
+// Joins relative store paths: join("", "a") == "a", join("a", "b") == "a/b".
+std::string joinPath(const std::string& dir, const std::string& name);
+
+}  // namespace tensordict

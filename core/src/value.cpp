@@ -1,0 +1,270 @@
+#include "tensordict/value.h"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include "tensordict/error.h"
+
+namespace tensordict {
+
+const Value* Value::find(const std::string& key) const {
+    if (!isObject()) return nullptr;
+    const auto& members = asObject();
+    for (auto it = members.rbegin(); it != members.rend(); ++it) {
+        if (it->first == key) return &it->second;
+    }
+    return nullptr;
+}
+
+bool Value::operator==(const Value& o) const {
+    // Numbers compare by value across int/double, as Python's == does.
+    if (isNumber() && o.isNumber()) {
+        if (isInt() && o.isInt()) return asInt() == o.asInt();
+        return asDouble() == o.asDouble();
+    }
+    return v_ == o.v_;
+}
+
+namespace {
+
+// Python's json.loads nesting is bounded by its recursion limit; bound ours so
+// a hostile file cannot exhaust the stack when the Value is destroyed.
+constexpr std::size_t kMaxDepth = 512;
+
+class ValueBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, ValueBuilder> {
+public:
+    bool Null() { return add(Value(nullptr)); }
+    bool Bool(bool b) { return add(Value(b)); }
+    bool Int(int i) { return add(Value(std::int64_t{i})); }
+    bool Uint(unsigned u) { return add(Value(std::int64_t{u})); }
+    bool Int64(std::int64_t i) { return add(Value(i)); }
+    bool Uint64(std::uint64_t u) {
+        if (u > static_cast<std::uint64_t>(INT64_MAX)) return add(Value(static_cast<double>(u)));
+        return add(Value(static_cast<std::int64_t>(u)));
+    }
+    bool Double(double d) { return add(Value(d)); }
+    bool String(const char* s, rapidjson::SizeType n, bool) { return add(Value(std::string(s, n))); }
+    bool Key(const char* s, rapidjson::SizeType n, bool) {
+        keys_.back() = std::string(s, n);
+        return true;
+    }
+    bool StartObject() { return open(Value(Value::Object{})); }
+    bool EndObject(rapidjson::SizeType) { return close(); }
+    bool StartArray() { return open(Value(Value::List{})); }
+    bool EndArray(rapidjson::SizeType) { return close(); }
+
+    Value result;
+    bool tooDeep = false;
+
+private:
+    bool open(Value v) {
+        if (stack_.size() >= kMaxDepth) {
+            tooDeep = true;
+            return false;
+        }
+        stack_.push_back(std::move(v));
+        keys_.emplace_back();
+        return true;
+    }
+    bool close() {
+        Value done = std::move(stack_.back());
+        stack_.pop_back();
+        keys_.pop_back();
+        return add(std::move(done));
+    }
+    bool add(Value v) {
+        if (stack_.empty()) {
+            result = std::move(v);
+            return true;
+        }
+        Value& top = stack_.back();
+        if (top.isList()) {
+            top.asList().push_back(std::move(v));
+        } else {
+            top.asObject().emplace_back(std::move(keys_.back()), std::move(v));
+        }
+        return true;
+    }
+    std::vector<Value> stack_;
+    std::vector<std::string> keys_;
+};
+
+void appendUtf8Escaped(std::string& out, const std::string& s, bool asciiOnly) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    auto u16 = [&](unsigned cp) {
+        out += "\\u";
+        for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xF];
+    };
+    out += '"';
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        switch (c) {
+            case '"': out += "\\\""; continue;
+            case '\\': out += "\\\\"; continue;
+            case '\n': out += "\\n"; continue;
+            case '\r': out += "\\r"; continue;
+            case '\t': out += "\\t"; continue;
+            case '\b': out += "\\b"; continue;
+            case '\f': out += "\\f"; continue;
+            default: break;
+        }
+        if (c < 0x20 || (asciiOnly && c == 0x7F)) {
+            u16(c);
+        } else if (c < 0x80 || !asciiOnly) {
+            out += static_cast<char>(c);
+        } else {
+            // Decode one UTF-8 sequence; Python escapes it as \uXXXX (surrogate pairs above BMP).
+            unsigned cp = 0;
+            int extra = 0;
+            if ((c & 0xE0) == 0xC0) cp = c & 0x1F, extra = 1;
+            else if ((c & 0xF0) == 0xE0) cp = c & 0x0F, extra = 2;
+            else if ((c & 0xF8) == 0xF0) cp = c & 0x07, extra = 3;
+            else cp = 0xFFFD;
+            for (int k = 0; k < extra && i + 1 < s.size(); ++k) cp = (cp << 6) | (s[++i] & 0x3F);
+            if (cp >= 0x10000) {
+                cp -= 0x10000;
+                u16(0xD800 + (cp >> 10));
+                u16(0xDC00 + (cp & 0x3FF));
+            } else {
+                u16(cp);
+            }
+        }
+    }
+    out += '"';
+}
+
+// Python's float repr: shortest round-trip digits, scientific notation when
+// the decimal exponent is below -4 or at least 16.
+void appendPythonFloat(std::string& out, double d) {
+    if (std::isnan(d)) {
+        out += "NaN";
+        return;
+    }
+    if (std::isinf(d)) {
+        out += d < 0 ? "-Infinity" : "Infinity";
+        return;
+    }
+    char buf[64];
+    auto res = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+    std::string sci(buf, res.ptr);
+    const auto ePos = sci.find('e');
+    std::string mantissa = sci.substr(0, ePos);
+    const int exp = std::stoi(sci.substr(ePos + 1));
+    const bool negative = mantissa[0] == '-';
+    if (negative) mantissa.erase(0, 1);
+    std::string digits;
+    for (char c : mantissa)
+        if (c != '.') digits += c;
+    if (negative) out += '-';
+    if (exp >= -4 && exp < 16) {
+        if (exp < 0) {
+            out += "0.";
+            out.append(static_cast<std::size_t>(-exp - 1), '0');
+            out += digits;
+        } else {
+            const auto intLen = static_cast<std::size_t>(exp) + 1;
+            if (digits.size() <= intLen) {
+                out += digits;
+                out.append(intLen - digits.size(), '0');
+                out += ".0";
+            } else {
+                out += digits.substr(0, intLen) + "." + digits.substr(intLen);
+            }
+        }
+    } else {
+        out += digits.substr(0, 1);
+        if (digits.size() > 1) out += "." + digits.substr(1);
+        char e[16];
+        std::snprintf(e, sizeof e, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp));
+        out += e;
+    }
+}
+
+void write(std::string& out, const Value& v, JsonStyle style, int depth) {
+    const bool pretty = style == JsonStyle::Pretty;
+    const char* itemSep = style == JsonStyle::Compact ? "," : (pretty ? "," : ", ");
+    const char* keySep = style == JsonStyle::Compact ? ":" : ": ";
+    auto newline = [&](int d) {
+        if (!pretty) return;
+        out += '\n';
+        out.append(static_cast<std::size_t>(d) * 2, ' ');
+    };
+    const auto& s = v.storage();
+    if (v.isNull()) {
+        out += "null";
+    } else if (v.isBool()) {
+        out += v.asBool() ? "true" : "false";
+    } else if (v.isInt()) {
+        out += std::to_string(v.asInt());
+    } else if (v.isDouble()) {
+        appendPythonFloat(out, std::get<double>(s));
+    } else if (v.isString()) {
+        appendUtf8Escaped(out, v.asString(), style == JsonStyle::Python);
+    } else if (v.isBytes()) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        std::string hex;
+        for (unsigned char c : v.asBytes().data) {
+            hex += kHex[c >> 4];
+            hex += kHex[c & 0xF];
+        }
+        write(out, Value(Value::Object{{"__bytes_hex__", Value(hex)}}), style, depth);
+    } else if (v.isList()) {
+        const auto& list = v.asList();
+        out += '[';
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            if (i) out += itemSep;
+            newline(depth + 1);
+            write(out, list[i], style, depth + 1);
+        }
+        if (!list.empty()) newline(depth);
+        out += ']';
+    } else {
+        const auto& obj = v.asObject();
+        out += '{';
+        for (std::size_t i = 0; i < obj.size(); ++i) {
+            if (i) out += itemSep;
+            newline(depth + 1);
+            appendUtf8Escaped(out, obj[i].first, style == JsonStyle::Python);
+            out += keySep;
+            write(out, obj[i].second, style, depth + 1);
+        }
+        if (!obj.empty()) newline(depth);
+        out += '}';
+    }
+}
+
+}  // namespace
+
+Value parseJson(std::string_view text, const std::string& where) {
+    ValueBuilder builder;
+    rapidjson::Reader reader;
+    rapidjson::MemoryStream stream(text.data(), text.size());
+    constexpr unsigned kFlags = rapidjson::kParseNanAndInfFlag | rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseIterativeFlag |
+                                rapidjson::kParseValidateEncodingFlag;
+    const rapidjson::ParseResult ok = reader.Parse<kFlags>(stream, builder);
+    if (!ok) {
+        if (builder.tooDeep) throw Error(where, "JSON nested deeper than 512 levels");
+        throw Error(where, std::string("invalid JSON at byte ") + std::to_string(ok.Offset()) +
+                               ": " + rapidjson::GetParseError_En(ok.Code()));
+    }
+    // Only white space may follow the document.
+    for (std::size_t i = stream.Tell(); i < text.size(); ++i) {
+        const char c = text[i];
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+            throw Error(where, "invalid JSON: trailing data at byte " + std::to_string(i));
+    }
+    return std::move(builder.result);
+}
+
+std::string toJson(const Value& value, JsonStyle style) {
+    std::string out;
+    write(out, value, style, 0);
+    return out;
+}
+
+}  // namespace tensordict

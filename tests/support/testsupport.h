@@ -1,0 +1,31 @@
+#pragma once
+
+#include <QDir>
+#include <QString>
+#include <QStringList>
+#include <string>
+
+// Helpers shared by the test suites: fixture paths, scratch copies, and the
+// independent Python tools (/usr/bin/python3 with zipfile, numpy, torch).
+namespace testsupport {
+
+// tests/fixtures/tensordict-0.14 (read-only: copy before writing).
+QString fixturesDir();
+QString fixturePath(const QString& name);
+// Every fixture name that has an .expected.json, directories and archives.
+QStringList fixtureNames();
+
+// Recursively copies `src` to `dst` with writable permissions.
+void copyTree(const QString& src, const QString& dst);
+
+// Runs /usr/bin/python3 with `args`; returns stdout, fails the test (via
+// exception text in `error`) if it exits non-zero.
+bool runPython(const QStringList& args, QString* out = nullptr, QString* error = nullptr);
+// Packs a directory into a zip with Python's zipfile ("stored", "deflate", "bzip2", "lzma").
+bool packWithPython(const QString& dir, const QString& zipPath, const QString& method,
+                    QString* error = nullptr);
+
+// sha256 and mtime of every file under `root`, for "unchanged" checks.
+QStringList fileFingerprints(const QString& root);
+
+}  // namespace testsupport
