@@ -22,9 +22,11 @@ const Value* Value::find(const std::string& key) const {
 }
 
 bool Value::operator==(const Value& o) const {
-    // Numbers compare by value across int/double, as Python's == does.
+    // Numbers compare by value across int/double, as Python's == does, but
+    // structurally: NaN equals NaN, so a value equals its own round trip.
     if (isNumber() && o.isNumber()) {
         if (isInt() && o.isInt()) return asInt() == o.asInt();
+        if (std::isnan(asDouble()) && std::isnan(o.asDouble())) return true;
         return asDouble() == o.asDouble();
     }
     return v_ == o.v_;

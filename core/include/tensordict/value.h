@@ -58,6 +58,7 @@ public:
     const Value* find(const std::string& key) const;
 
     const Storage& storage() const { return v_; }
+    // Structural equality; numbers by value, NaN equal to NaN.
     bool operator==(const Value& o) const;
     bool operator!=(const Value& o) const { return !(*this == o); }
 

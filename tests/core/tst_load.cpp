@@ -1,0 +1,246 @@
+// load(): zero-copy mapping, laziness, inputs left untouched, format corners.
+
+#include <ATen/ATen.h>
+
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cmath>
+#include <fstream>
+
+#include "tensordict/report.h"
+#include "tensordict/tensordict.h"
+#include "testsupport.h"
+
+using namespace tensordict;
+
+namespace {
+
+void writeFile(const QString& path, const QByteArray& content) {
+    QDir().mkpath(QFileInfo(path).path());
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(content);
+}
+
+// The file and file offset that `address` is mapped from, per /proc/self/maps.
+struct MappedFrom {
+    QString file;
+    quint64 offset = 0;
+};
+MappedFrom mappedFrom(const void* address) {
+    const auto a = reinterpret_cast<quint64>(address);
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        const QStringList parts = QString::fromStdString(line).simplified().split(' ');
+        const QStringList range = parts[0].split('-');
+        const quint64 start = range[0].toULongLong(nullptr, 16), end = range[1].toULongLong(nullptr, 16);
+        if (a >= start && a < end && parts.size() >= 6)
+            return {parts.mid(5).join(' '), a - start + parts[2].toULongLong(nullptr, 16)};
+    }
+    return {};
+}
+
+}  // namespace
+
+class LoadTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() { QVERIFY(scratch_.isValid()); }
+
+    void directoryLeafIsMappedFromItsFile() {
+        TensorDict td = load(testsupport::fixturePath("simple").toStdString());
+        const Node* c = td.root().find({"b", "c"});
+        QVERIFY(c);
+        QVERIFY(!c->isMaterialized());  // lazy: nothing mapped by opening
+        const at::Tensor t = c->tensor();
+        QVERIFY(c->isMaterialized());
+        const MappedFrom from = mappedFrom(t.data_ptr());
+        QCOMPARE(from.file, QFileInfo(testsupport::fixturePath("simple/b/c.memmap")).canonicalFilePath());
+        QCOMPARE(from.offset, quint64(0));
+        QCOMPARE(t.data_ptr(), static_cast<void*>(c->bytes().data.get()));
+        QCOMPARE(t.sizes().vec(), (std::vector<int64_t>{3, 2}));
+        QCOMPARE(t.sum().item<float>(), 6.0f);
+    }
+
+    void storedArchiveLeafIsMappedInPlace() {
+        const QString archive = testsupport::fixturePath("archive_simple.tdz");
+        TensorDict td = load(archive.toStdString());
+        const Node* a = td.root().child("a");
+        QVERIFY(a);
+        QCOMPARE(a->storage.kind, StorageKind::StoredEntry);
+        QCOMPARE(a->storage.offset.value(), std::uint64_t(320));  // from the fixture's zip_entries
+        const at::Tensor t = a->tensor();
+        const MappedFrom from = mappedFrom(t.data_ptr());
+        QCOMPARE(from.file, QFileInfo(archive).canonicalFilePath());
+        QCOMPARE(from.offset, quint64(320));
+    }
+
+    void compressedEntryInflatesOnFirstAccess() {
+        const QString zip = scratch_.path() + "/deflate.tdz";
+        QVERIFY(testsupport::packWithPython(testsupport::fixturePath("dtypes"), zip, "deflate"));
+        TensorDict td = load(zip.toStdString());
+        const Node* f = td.root().child("float64");
+        QCOMPARE(f->storage.kind, StorageKind::CompressedEntry);
+        QCOMPARE(f->storage.zipMethod, 8);
+        QVERIFY(!f->isMaterialized());
+        QCOMPARE(f->tensor()[0][1].item<double>(), 10000000000.001);
+        QVERIFY(f->isMaterialized());
+    }
+
+    void loadingNeverChangesInputs_data() {
+        QTest::addColumn<QString>("backend");
+        QTest::newRow("directory") << "directory";
+        QTest::newRow("archive") << "archive";
+    }
+    void loadingNeverChangesInputs() {
+        QFETCH(QString, backend);
+        // A writable copy: Python would map writable files shared; we must not.
+        const QString dir = scratch_.path() + "/unchanged-" + backend;
+        testsupport::copyTree(testsupport::fixturePath("dtypes"), dir);
+        QString path = dir;
+        if (backend == "archive") {
+            path = dir + ".tdz";
+            QVERIFY(testsupport::packWithPython(dir, path, "stored"));
+        }
+        QTest::qWait(20);  // make an mtime change observable
+        const QStringList before = testsupport::fileFingerprints(path);
+        {
+            TensorDict td = load(path.toStdString());
+            for (const auto& leaf : td.root().children) {
+                at::Tensor t = leaf->tensor();
+                if (t.scalar_type() == at::kBool)
+                    t.fill_(true);
+                else
+                    t.fill_(42);  // in-place write into the mapping
+                QVERIFY(leaf->tensor().equal(t));  // the same memory
+            }
+            describe(td, {true, 8});
+        }
+        QCOMPARE(testsupport::fileFingerprints(path), before);
+    }
+
+    void subpathLoadsPartOfTheTree() {
+        LoadOptions options;
+        options.subpath = {"b"};
+        TensorDict td = load(testsupport::fixturePath("simple").toStdString(), options);
+        QCOMPARE(td.root().key, std::string("b"));
+        QVERIFY(td.root().child("c"));
+        QCOMPARE(td.root().children.size(), size_t(1));
+
+        options.subpath = {"tc", "label"};  // through a tensorclass's _tensordict/
+        TensorDict label = load(testsupport::fixturePath("tensorclass_nested").toStdString(), options);
+        QCOMPARE(label.root().kind, NodeKind::NonTensorData);
+        QCOMPARE(label.root().data, Value("nested"));
+
+        options.subpath = {"nope"};
+        try {
+            load(testsupport::fixturePath("simple").toStdString(), options);
+            QFAIL("expected an error");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("\"nope\""), e.what());
+        }
+    }
+
+    void compactJsonNanTokensAndEntriesAfterNodeKeys() {
+        const QString dir = scratch_.path() + "/orjson";
+        testsupport::copyTree(testsupport::fixturePath("simple"), dir);
+        // orjson style (compact, raw UTF-8), an entry after the node keys (make_memmap).
+        writeFile(dir + "/meta.json",
+                  R"({"shape":[3],"device":"cpu","_type":"<class 'tensordict._td.TensorDict'>","b":{"type":"TensorDict"},"a":{"device":"cpu","shape":[3],"dtype":"torch.float32","is_nested":false},"s":{"type":"NonTensorData"}})");
+        writeFile(dir + "/s/meta.json",
+                  "{\"_type\": \"<class 'tensordict.tensorclass.NonTensorData'>\", \"data\": "
+                  "[NaN, Infinity, -Infinity, 1.5, \"\xc3\xa9t\xc3\xa9\"], \"_is_non_tensor\": true}");
+        TensorDict td = load(dir.toStdString());
+        QCOMPARE(td.root().batchSize, (std::vector<std::int64_t>{3}));
+        QCOMPARE(td.root().children[0]->key, std::string("a"));  // leaves first, as Python
+        const Node* s = td.root().child("s");
+        QVERIFY(s);
+        const auto& list = s->data.asList();
+        QVERIFY(std::isnan(list[0].asDouble()));
+        QCOMPARE(list[1].asDouble(), INFINITY);
+        QCOMPARE(list[2].asDouble(), -INFINITY);
+        QCOMPARE(list[4].asString(), std::string("\xc3\xa9t\xc3\xa9"));
+        QCOMPARE(s->batchSize, (std::vector<std::int64_t>{3}));  // the parent's
+        QCOMPARE(toJson(s->data), std::string(R"([NaN, Infinity, -Infinity, 1.5, "\u00e9t\u00e9"])"));
+    }
+
+    void longerFilesUseTheirPrefix() {
+        const QString dir = scratch_.path() + "/longer";
+        testsupport::copyTree(testsupport::fixturePath("simple"), dir);
+        QFile f(dir + "/a.memmap");
+        QVERIFY(f.open(QIODevice::Append));
+        f.write(QByteArray(100, '\x7f'));  // stale tail from an earlier, larger save
+        f.close();
+        TensorDict td = load(dir.toStdString());
+        const Node* a = td.root().child("a");
+        QCOMPARE(a->storage.size, std::uint64_t(112));
+        QCOMPARE(leafSha256(*a), std::string("15ec7bf0b50732b49f8228e07d24365338f9e3ab994b00af08e5a3bffe55fd8b"));
+    }
+
+    void dtypesWithoutTorchTypeLoadAsBytes() {
+        const QString dir = scratch_.path() + "/uint16";
+        writeFile(dir + "/meta.json",
+                  R"({"u": {"device": "cpu", "shape": [2], "dtype": "torch.uint16", "is_nested": false}, "f8": {"device": "cpu", "shape": [2], "dtype": "torch.float8_e4m3fn", "is_nested": false}, "shape": [], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})");
+        writeFile(dir + "/u.memmap", QByteArray::fromHex("ffff0100"));
+        writeFile(dir + "/f8.memmap", QByteArray::fromHex("38c0"));  // 1.0, -2.0
+        TensorDict td = load(dir.toStdString());
+        const Node* u = td.root().child("u");
+        QCOMPARE(u->dtype, DType::UInt16);
+        QCOMPARE(firstValues(*u, 2), Value(Value::List{Value(65535), Value(1)}));
+        QCOMPARE(firstValues(*td.root().child("f8"), 2), Value(Value::List{Value(1.0), Value(-2.0)}));
+        try {
+            u->tensor();
+            QFAIL("expected an error");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("torch.uint16"), e.what());
+            QVERIFY2(QString(e.what()).contains("u"), e.what());
+        }
+    }
+
+    void opaquePickleIsNeverExecuted() {
+        const QString dir = scratch_.path() + "/pickle";
+        writeFile(dir + "/meta.json",
+                  R"({"x": {"type": "NonTensorData"}, "shape": [], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})");
+        writeFile(dir + "/x/meta.json", R"({"_type": "<class 'tensordict.tensorclass.NonTensorData'>", "_is_non_tensor": true})");
+        // pickle.dumps({"data": os.system}) would import and call; here a GLOBAL opcode.
+        writeFile(dir + "/x/other.pickle", QByteArray("\x80\x04\x95\x1a\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x04"
+                                                      "data\x94\x8c\x05posix\x94\x8c\x06system\x94\x93\x94s.", 45));
+        TensorDict td = load(dir.toStdString());
+        const Node* x = td.root().child("x");
+        QVERIFY(x->pickleOpaque);
+        QCOMPARE(x->pickleFile, std::string("x/other.pickle"));
+        QVERIFY(x->data.isNull());
+    }
+
+    void tolerantLoadMarksBrokenParts() {
+        const QString dir = scratch_.path() + "/partly-broken";
+        testsupport::copyTree(testsupport::fixturePath("nested3"), dir);
+        QFile::remove(dir + "/l1/y.memmap");
+        writeFile(dir + "/l1/l2/meta.json", "{not json");
+        LoadOptions options;
+        options.throwOnError = false;
+        TensorDict td = load(dir.toStdString(), options);
+        QVERIFY(td.root().child("x"));
+        const auto errors = td.errors();
+        QCOMPARE(errors.size(), size_t(2));
+        QCOMPARE(errors[0]->keyPath(), (std::vector<std::string>{"l1", "y"}));
+        QVERIFY(QString::fromStdString(errors[0]->error).contains("y.memmap"));
+        QCOMPARE(errors[1]->keyPath(), (std::vector<std::string>{"l1", "l2"}));
+        QVERIFY(QString::fromStdString(errors[1]->error).contains("l1/l2/meta.json"));
+        QVERIFY_THROWS_EXCEPTION(Error, load(dir.toStdString()));
+    }
+
+    void metaJsonPathOpensItsDirectory() {
+        TensorDict td = load((testsupport::fixturePath("simple") + "/meta.json").toStdString());
+        QVERIFY(td.root().child("a"));
+    }
+
+private:
+    QTemporaryDir scratch_;
+};
+
+QTEST_GUILESS_MAIN(LoadTest)
+#include "tst_load.moc"

@@ -1,0 +1,157 @@
+// Building blocks: key encoding, JSON in both Python styles, the plain-data
+// pickle decoder, and element decoding for every dtype.
+
+#include <QtTest>
+#include <cmath>
+#include <cstring>
+
+#include "../../core/src/pickle.h"
+#include "tensordict/dtype.h"
+#include "tensordict/element.h"
+#include "tensordict/error.h"
+#include "tensordict/keys.h"
+#include "tensordict/value.h"
+#include "testsupport.h"
+
+using namespace tensordict;
+
+class UnitsTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void encodeKey_data() {
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QString>("encoded");
+        // FORMAT.md section 5, as the robust_keys fixture shows.
+        QTest::newRow("slash") << "a/b" << "a%2Fb";
+        QTest::newRow("space") << "weird key!" << "weird%20key!";
+        QTest::newRow("percent") << "100%" << "100%25";
+        QTest::newRow("colon") << "C:x" << "C%3Ax";
+        QTest::newRow("quote") << "q\"uote" << "q%22uote";
+        QTest::newRow("backslash") << "back\\slash" << "back%5Cslash";
+        QTest::newRow("specials") << "star*?<>|" << "star%2A%3F%3C%3E%7C";
+        QTest::newRow("tab") << "tab\tkey" << "tab%09key";
+        QTest::newRow("del") << "x\x7f" << "x%7F";
+        QTest::newRow("dot inside") << "a.b" << "a.b";
+        QTest::newRow("dot") << "." << "%2E";
+        QTest::newRow("dotdot") << ".." << "%2E%2E";
+        QTest::newRow("empty") << "" << "%";
+        QTest::newRow("unicode") << "ключ" << "ключ";
+    }
+    void encodeKey() {
+        QFETCH(QString, key);
+        QFETCH(QString, encoded);
+        QCOMPARE(QString::fromStdString(tensordict::encodeKey(key.toStdString())), encoded);
+    }
+
+    void legacyKeySafety() {
+        QVERIFY(isSafeLegacyKey("plain", false));
+        QVERIFY(isSafeLegacyKey("..", false));
+        QVERIFY(!isSafeLegacyKey("..", true));
+        QVERIFY(!isSafeLegacyKey("", true));
+        QVERIFY(!isSafeLegacyKey("a/b", false));
+        QVERIFY(!isSafeLegacyKey("a\\b", false));
+        QVERIFY(!isSafeLegacyKey("C:x", false));
+    }
+
+    void jsonRoundTripsBothStyles() {
+        const Value v = parseJson(R"({"b": [1, 2.5, NaN, -Infinity, true, null], "a": "\u00e9\ud83d\ude00"})", "t");
+        QCOMPARE(toJson(v, JsonStyle::Python),
+                 std::string(R"({"b": [1, 2.5, NaN, -Infinity, true, null], "a": "\u00e9\ud83d\ude00"})"));
+        QCOMPARE(toJson(v, JsonStyle::Compact),
+                 std::string("{\"b\":[1,2.5,NaN,-Infinity,true,null],\"a\":\"\xc3\xa9\xf0\x9f\x98\x80\"}"));
+        QCOMPARE(parseJson(toJson(v, JsonStyle::Compact), "t"), v);
+    }
+
+    void pythonFloatRepr_data() {
+        QTest::addColumn<double>("value");
+        QTest::addColumn<QString>("repr");
+        QTest::newRow("integral") << 1.0 << "1.0";
+        QTest::newRow("fraction") << 0.1 << "0.1";
+        QTest::newRow("small") << 0.0001 << "0.0001";
+        QTest::newRow("smaller") << 0.00001 << "1e-05";
+        QTest::newRow("big") << 1e16 << "1e+16";
+        QTest::newRow("below 1e16") << 123456789012345.0 << "123456789012345.0";
+        QTest::newRow("float32 0.3") << double(-0.3f) << "-0.30000001192092896";
+    }
+    void pythonFloatRepr() {
+        QFETCH(double, value);
+        QFETCH(QString, repr);
+        QCOMPARE(QString::fromStdString(toJson(Value(value))), repr);
+    }
+
+    void jsonErrorsNameTheSource() {
+        QVERIFY_THROWS_EXCEPTION(Error, parseJson("{\"a\": }", "x/meta.json"));
+        try {
+            parseJson("{} trailing", "x/meta.json");
+            QFAIL("trailing data accepted");
+        } catch (const Error& e) {
+            QCOMPARE(QString::fromStdString(e.where()), QString("x/meta.json"));
+        }
+    }
+
+    void pickleDecodesPlainData() {
+        // What tensordict writes for NonTensorData(b"\x00\x01\x02"): {"data": b"\x00\x01\x02"}
+        QFile f(testsupport::fixturePath("nontensor_pickle/blob/other.pickle"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray bytes = f.readAll();
+        const auto v = decodePlainPickle(std::string_view(bytes.constData(), bytes.size()));
+        QVERIFY(v);
+        QCOMPARE(*v, Value(Value::Object{{"data", Value(Value::Bytes{std::string("\x00\x01\x02", 3)})}}));
+    }
+
+    void pickleFromPythonRoundTrips() {
+        // Independent writer: Python's pickle. (Protocol 2 pickles bytes
+        // through codecs.encode, a call: that is opaque by design.)
+        for (const char* protocol : {"3", "4", "5"}) {
+            QString out;
+            QVERIFY(testsupport::runPython(
+                {"-c", QString("import pickle,sys; sys.stdout.write(pickle.dumps({'s': 'h\u00e9', 'i': -5, 'big': 2**40, "
+                               "'f': 1.25, 'l': [1, (2, 3), None, True], 'd': {'k': b'xy'}}, protocol=%1).hex())")
+                           .arg(protocol)},
+                &out));
+            const QByteArray bytes = QByteArray::fromHex(out.toLatin1());
+            const auto v = decodePlainPickle(std::string_view(bytes.constData(), bytes.size()));
+            QVERIFY2(v, protocol);
+            QCOMPARE(toJson(*v), std::string(R"({"s": "h\u00e9", "i": -5, "big": 1099511627776, "f": 1.25, )"
+                                             R"("l": [1, [2, 3], null, true], "d": {"k": {"__bytes_hex__": "7879"}}})"));
+        }
+    }
+
+    void pickleRefusesCode() {
+        QString out;
+        QVERIFY(testsupport::runPython({"-c", "import pickle,sys,collections; "
+                                              "sys.stdout.write(pickle.dumps(collections.OrderedDict(a=1)).hex())"},
+                                       &out));
+        const QByteArray bytes = QByteArray::fromHex(out.toLatin1());
+        QVERIFY(!decodePlainPickle(std::string_view(bytes.constData(), bytes.size())));
+        QVERIFY(!decodePlainPickle("\x80\x04K"));  // truncated, no STOP
+    }
+
+    void elementDecoding() {
+        auto bytesOf = [](auto v) {
+            std::array<std::byte, sizeof v> b;
+            std::memcpy(b.data(), &v, sizeof v);
+            return b;
+        };
+        QCOMPARE(elementAsDouble(bytesOf(std::uint16_t(0x3C00)).data(), DType::Float16), 1.0);
+        QCOMPARE(elementAsDouble(bytesOf(std::uint16_t(0xC000)).data(), DType::BFloat16), -2.0);
+        QVERIFY(std::isinf(elementAsDouble(bytesOf(std::uint16_t(0x7C00)).data(), DType::Float16)));
+        QCOMPARE(elementAsDouble(bytesOf(std::uint16_t(0x0001)).data(), DType::Float16), std::ldexp(1.0, -24));
+        QCOMPARE(elementAsDouble(bytesOf(std::uint8_t(0x7E)).data(), DType::Float8_e4m3fn), 448.0);
+        QVERIFY(std::isnan(elementAsDouble(bytesOf(std::uint8_t(0x7F)).data(), DType::Float8_e4m3fn)));
+        QCOMPARE(elementAsDouble(bytesOf(std::uint8_t(0x7B)).data(), DType::Float8_e5m2), 57344.0);
+        QVERIFY(std::isinf(elementAsDouble(bytesOf(std::uint8_t(0x7C)).data(), DType::Float8_e5m2)));
+        QVERIFY(std::isnan(elementAsDouble(bytesOf(std::uint8_t(0x80)).data(), DType::Float8_e5m2fnuz)));
+        QCOMPARE(formatElement(bytesOf(std::uint64_t(~0ull)).data(), DType::UInt64), std::string("18446744073709551615"));
+        const float c[2] = {1.5f, -2.0f};
+        QCOMPARE(formatElement(reinterpret_cast<const std::byte*>(c), DType::Complex64), std::string("1.5-2.j"));
+        QCOMPARE(formatElement(bytesOf(std::uint8_t(1)).data(), DType::Bool), std::string("True"));
+        QCOMPARE(formatElement(bytesOf(0.5).data(), DType::Float64, FloatFormat::Scientific, 2), std::string("5.00e-01"));
+        QCOMPARE(dtypeFromString("torch.float8_e5m2fnuz"), std::optional<DType>(DType::Float8_e5m2fnuz));
+        QCOMPARE(itemSize(DType::Complex128), std::size_t(16));
+    }
+};
+
+QTEST_GUILESS_MAIN(UnitsTest)
+#include "tst_units.moc"
