@@ -1,0 +1,80 @@
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QTimer>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "command_line.h"
+#include "main_window.h"
+
+namespace {
+
+void describeOptions(QCommandLineParser& parser) {
+    parser.setApplicationDescription("tdstudio: browse PyTorch tensordict memmap directories and .tdz archives.");
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument("path", "A .tdz archive or a memmap directory to open.", "[path]");
+    parser.addOption({"info", "Print every node, leaf and non-tensor value of PATH and exit (no display needed)."});
+    parser.addOption({"json", "With --info: one JSON document (the fixtures' .expected.json conventions)."});
+    parser.addOption({"sha256", "With --info: the sha256 of each leaf's raw C-order bytes."});
+    parser.addOption({"screenshot", "Open PATH, save the main window as a PNG to FILE, and exit.", "FILE"});
+}
+
+bool wantsConsoleOnly(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (!std::strcmp(argv[i], "--info") || !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h") ||
+            !std::strcmp(argv[i], "--version") || !std::strcmp(argv[i], "-v"))
+            return true;
+    return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // Console modes must work without a display: no QApplication for them.
+    std::unique_ptr<QCoreApplication> app(wantsConsoleOnly(argc, argv) ? new QCoreApplication(argc, argv)
+                                                                       : new QApplication(argc, argv));
+    QCoreApplication::setOrganizationName("tdstudio");
+    QCoreApplication::setApplicationName("tdstudio");
+    QCoreApplication::setApplicationVersion(TDSTUDIO_VERSION);
+
+    QCommandLineParser parser;
+    describeOptions(parser);
+    parser.process(*app);
+    const QStringList args = parser.positionalArguments();
+
+    if (parser.isSet("info")) {
+        QTextStream out(stdout), err(stderr);
+        if (args.size() != 1) {
+            err << "tdstudio: --info needs exactly one PATH\n";
+            return 2;
+        }
+        return cli::printInfo(args.front(), parser.isSet("json"), parser.isSet("sha256"), out, err);
+    }
+
+    MainWindow window;
+    const QString screenshot = parser.value("screenshot");
+    if (!screenshot.isEmpty()) {
+        if (args.isEmpty()) {
+            std::fprintf(stderr, "tdstudio: --screenshot needs a PATH to open\n");
+            return 2;
+        }
+        auto save = [&window, screenshot](int code) {
+            // Let the view lay out and paint once before grabbing.
+            QTimer::singleShot(200, &window, [&window, screenshot, code] {
+                const bool ok = window.grab().save(screenshot);
+                if (!ok) std::fprintf(stderr, "tdstudio: cannot write %s\n", qPrintable(screenshot));
+                QCoreApplication::exit(ok ? code : 1);
+            });
+        };
+        QObject::connect(&window, &MainWindow::documentLoaded, &window, [&] { save(0); });
+        QObject::connect(&window, &MainWindow::documentFailed, &window, [&](const QString& message) {
+            std::fprintf(stderr, "tdstudio: %s\n", qPrintable(message));
+            save(1);
+        });
+    }
+    window.show();
+    if (!args.isEmpty()) window.openPath(args.front());
+    return app->exec();
+}

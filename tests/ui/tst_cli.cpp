@@ -1,0 +1,113 @@
+// tdstudio's command line, run as a user would: --info (with --json and
+// --sha256) against every fixture's .expected.json, errors, --screenshot.
+
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "testsupport.h"
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QByteArray out, err;
+};
+
+Run tdstudio(const QStringList& args, bool headless = true) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    if (headless) {  // --info must not need a display at all
+        env.remove("DISPLAY");
+        env.remove("WAYLAND_DISPLAY");
+        env.remove("QT_QPA_PLATFORM");
+    }
+    p.setProcessEnvironment(env);
+    p.start(TDSTUDIO_EXECUTABLE, args);
+    p.waitForFinished(60000);
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+            p.readAllStandardError()};
+}
+
+}  // namespace
+
+class CliTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void infoJsonMatchesExpected_data() {
+        QTest::addColumn<QString>("fixture");
+        for (const QString& name : testsupport::fixtureNames()) QTest::newRow(qPrintable(name)) << name;
+    }
+    void infoJsonMatchesExpected() {
+        QFETCH(QString, fixture);
+        QString path = testsupport::fixturePath(fixture);
+        if (fixture.startsWith("archive_")) path += ".tdz";
+        const Run run = tdstudio({"--info", path, "--json", "--sha256"});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        const QJsonObject actual = QJsonDocument::fromJson(run.out).object();
+        QFile f(testsupport::fixturePath(fixture + ".expected.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject expected = QJsonDocument::fromJson(f.readAll()).object();
+
+        QCOMPARE(actual["root_class"], expected["root_class"]);
+        const QJsonArray nodes = actual["nodes"].toArray(), expNodes = expected["nodes"].toArray();
+        QCOMPARE(nodes.size(), expNodes.size());
+        for (int i = 0; i < nodes.size(); ++i)
+            for (const char* k : {"key", "class", "batch_size"})
+                QCOMPARE(nodes[i].toObject()[k], expNodes[i].toObject()[k]);
+        const QJsonArray leaves = actual["leaves"].toArray(), expLeaves = expected["leaves"].toArray();
+        QCOMPARE(leaves.size(), expLeaves.size());
+        for (int i = 0; i < leaves.size(); ++i)
+            for (const char* k : {"key", "dtype", "shape", "numel", "nbytes", "sha256"})
+                QCOMPARE(leaves[i].toObject()[k], expLeaves[i].toObject()[k]);
+        const QJsonArray nt = actual["non_tensor"].toArray(), expNt = expected["non_tensor"].toArray();
+        QCOMPARE(nt.size(), expNt.size());
+        for (int i = 0; i < nt.size(); ++i)
+            for (const char* k : {"key", "class", "batch_size", "data"})
+                QCOMPARE(nt[i].toObject()[k], expNt[i].toObject()[k]);
+    }
+
+    void infoTextListsEveryNode() {
+        const Run run = tdstudio({"--info", testsupport::fixturePath("nontensor_string"), "--sha256"});
+        QCOMPARE(run.exitCode, 0);
+        const QString out = QString::fromUtf8(run.out);
+        QVERIFY(out.contains("[\"meta\", \"note\"]  non-tensor  NonTensorData  batch [3]"));
+        QVERIFY(out.contains("\"\\u00fcn\\u00efcode \\u2713 \\\"quoted\\\"\""));
+        QVERIFY(out.contains("[\"a\"]  tensor  torch.float32  shape [3]  12 bytes  file a.memmap  sha256 "));
+    }
+
+    void infoReportsErrors() {
+        const Run missing = tdstudio({"--info", "/nonexistent/dataset.tdz"});
+        QCOMPARE(missing.exitCode, 1);
+        QVERIFY(missing.err.contains("/nonexistent/dataset.tdz"));
+
+        QTemporaryDir dir;
+        testsupport::copyTree(testsupport::fixturePath("simple"), dir.path() + "/s");
+        QFile::resize(dir.path() + "/s/a.memmap", 4);
+        const Run partial = tdstudio({"--info", dir.path() + "/s"});
+        QCOMPARE(partial.exitCode, 1);
+        QVERIFY(partial.err.contains("a.memmap"));
+        QVERIFY(partial.out.contains("[\"b\", \"c\"]  tensor"));  // the rest is still listed
+
+        const Run usage = tdstudio({"--info"});
+        QCOMPARE(usage.exitCode, 2);
+    }
+
+    void screenshotRendersTheWindow() {
+        QTemporaryDir dir;
+        const QString png = dir.path() + "/shot.png";
+        const Run run = tdstudio({testsupport::fixturePath("simple"), "--screenshot", png}, false);
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        const QImage image(png);
+        QVERIFY(!image.isNull());
+        QVERIFY(image.width() >= 800 && image.height() >= 500);
+    }
+};
+
+QTEST_GUILESS_MAIN(CliTest)
+#include "tst_cli.moc"

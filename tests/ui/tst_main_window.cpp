@@ -1,0 +1,145 @@
+// The main window end to end: open a fixture, filter keys, inspect the
+// details panel, copy a key path, survive bad input, remember recent files.
+
+#include <QClipboard>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTreeView>
+#include <QtTest>
+
+#include "details_panel.h"
+#include "key_filter_model.h"
+#include "key_tree_model.h"
+#include "main_window.h"
+#include "tensordict/node.h"
+#include "testsupport.h"
+
+namespace {
+
+bool openAndWait(MainWindow& w, const QString& path) {
+    QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+    QSignalSpy failed(&w, &MainWindow::documentFailed);
+    w.openPath(path);
+    return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 10000) && loaded.count() == 1;
+}
+
+void closeMessageBoxes(QWidget& w) {
+    for (QMessageBox* box : w.findChildren<QMessageBox*>()) box->close();
+}
+
+}  // namespace
+
+class MainWindowTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);  // recent files go to a test settings file
+        QCoreApplication::setOrganizationName("tdstudio-tests");
+        QCoreApplication::setApplicationName("tst_main_window");
+    }
+
+    void filterSelectAndInspect() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, testsupport::fixturePath("tensorclass_nested")));
+        QCOMPARE(w.windowTitle(), QString("tensorclass_nested — tdstudio"));
+
+        // Type into the filter box as a user would.
+        QTest::keyClicks(w.filterEdit(), "rew");
+        QAbstractItemModel* view = w.treeView()->model();
+        const QModelIndex root = view->index(0, 0);
+        QCOMPARE(view->rowCount(root), 1);
+        const QModelIndex tc = view->index(0, 0, root);
+        QCOMPARE(tc.data().toString(), QString("tc"));
+        QCOMPARE(view->rowCount(tc), 1);
+        const QModelIndex reward = view->index(0, 0, tc);
+        QCOMPARE(reward.data().toString(), QString("reward"));
+        QVERIFY(w.treeView()->isExpanded(tc));
+
+        w.treeView()->setCurrentIndex(reward);
+        DetailsPanel* d = w.detailsPanel();
+        QCOMPARE(d->field("Key path"), QString("(\"tc\", \"reward\")"));
+        QCOMPARE(d->field("DType"), QString("torch.float32"));
+        QCOMPARE(d->field("Shape"), QString("[3]"));
+        QCOMPARE(d->field("File"), QString("tc/_tensordict/reward.memmap"));
+        QCOMPARE(d->field("Storage"), QString("file"));
+
+        w.copySelectedKeyPath();
+        QCOMPARE(QGuiApplication::clipboard()->text(), QString("(\"tc\", \"reward\")"));
+
+        // Clearing the filter brings every key back.
+        w.filterEdit()->clear();
+        QCOMPARE(view->rowCount(view->index(0, 0)), 2);
+
+        QVERIFY(w.selectKeyPath({"tc", "label"}));
+        QCOMPARE(d->field("Kind"), QString("non-tensor"));
+        QVERIFY(d->valueText().contains("\"nested\""));
+        QVERIFY(w.selectKeyPath({"tc"}));
+        QCOMPARE(d->field("Class"), QString("fixture_classes.MyTC"));
+        QCOMPARE(d->field("Batch size"), QString("[3]"));
+        QVERIFY(d->valueText().contains("\"info\": null"));
+    }
+
+    void archiveDetailsShowTheEntry() {
+        MainWindow w;
+        QVERIFY(openAndWait(w, testsupport::fixturePath("archive_simple.tdz")));
+        QVERIFY(w.selectKeyPath({"a"}));
+        DetailsPanel* d = w.detailsPanel();
+        QCOMPARE(d->field("Archive entry"), QString("a.memmap"));
+        QCOMPARE(d->field("Payload offset"), QString("320 (64-byte aligned)"));
+        QCOMPARE(d->field("Compression"), QString("stored"));
+        QCOMPARE(w.recentFiles().front(), QFileInfo(testsupport::fixturePath("archive_simple.tdz")).filePath());
+    }
+
+    void badInputIsReportedNotFatal() {
+        MainWindow w;
+        w.show();
+        QTemporaryDir dir;
+        const QString bogus = dir.path() + "/bogus.tdz";
+        QFile f(bogus);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("not a zip at all");
+        f.close();
+        QVERIFY(!openAndWait(w, bogus));
+        QVERIFY(w.lastError().contains(bogus));
+        QVERIFY(w.lastError().contains("not a zip archive"));
+        QTRY_VERIFY(!w.findChildren<QMessageBox*>().isEmpty());
+        QVERIFY(w.findChildren<QMessageBox*>().front()->informativeText().contains("bogus.tdz"));
+        closeMessageBoxes(w);
+
+        // A partly broken tree opens; the broken node is marked.
+        testsupport::copyTree(testsupport::fixturePath("nested3"), dir.path() + "/n");
+        QFile::remove(dir.path() + "/n/l1/y.memmap");
+        QVERIFY(openAndWait(w, dir.path() + "/n"));
+        QVERIFY(w.selectKeyPath({"l1", "y"}));
+        QCOMPARE(w.detailsPanel()->field("Kind"), QString("error"));
+        QVERIFY(w.detailsPanel()->valueText().contains("l1/y.memmap"));
+        QVERIFY(w.selectKeyPath({"x"}));
+        QCOMPARE(w.detailsPanel()->field("Kind"), QString("tensor"));
+    }
+
+    void dropOpensTheFile() {
+        MainWindow w;
+        w.show();
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(testsupport::fixturePath("lazy_stack"))});
+        QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&w, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(&w, &drop);
+        QTRY_COMPARE(loaded.count(), 1);
+        QVERIFY(w.selectKeyPath({"ls", "1", "x"}));
+        QCOMPARE(w.detailsPanel()->field("Shape"), QString("[3]"));
+        QVERIFY(w.selectKeyPath({"ls"}));
+        QCOMPARE(w.detailsPanel()->field("Stack dim"), QString("0"));
+    }
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "tst_main_window.moc"

@@ -1,0 +1,46 @@
+#include "document.h"
+
+#include <QtConcurrent/QtConcurrentRun>
+
+Document::Document(QObject* parent) : QObject(parent) {}
+
+Document::~Document() {
+    if (watcher_) watcher_->waitForFinished();
+}
+
+Document::LoadResult Document::loadNow(const QString& path) {
+    tensordict::LoadOptions options;
+    options.throwOnError = false;  // show what can be read, mark the rest
+    try {
+        return {std::make_shared<const tensordict::TensorDict>(tensordict::load(path.toStdString(), options)), {}};
+    } catch (const std::exception& e) {
+        return {nullptr, QString::fromUtf8(e.what())};
+    }
+}
+
+void Document::open(const QString& path) {
+    if (watcher_) {
+        // Abandon the running load: its watcher goes, its result is dropped.
+        watcher_->disconnect(this);
+        connect(watcher_, &QFutureWatcherBase::finished, watcher_, &QObject::deleteLater);
+        watcher_ = nullptr;
+    }
+    path_ = path;
+    watcher_ = new QFutureWatcher<LoadResult>(this);
+    connect(watcher_, &QFutureWatcherBase::finished, this, &Document::finish);
+    watcher_->setFuture(QtConcurrent::run([path] { return loadNow(path); }));
+    Q_EMIT loadStarted(path);
+}
+
+void Document::finish() {
+    QFutureWatcher<LoadResult>* watcher = watcher_;
+    watcher_ = nullptr;
+    const LoadResult result = watcher->result();
+    watcher->deleteLater();
+    if (!result.tensordict) {
+        Q_EMIT failed(result.error);
+        return;
+    }
+    tensordict_ = result.tensordict;
+    Q_EMIT loaded();
+}

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QString>
+#include <memory>
+
+#include "tensordict/tensordict.h"
+
+// One opened tensordict. Loading runs on a worker thread; the GUI thread only
+// receives the finished tree (or the error naming the path).
+class Document : public QObject {
+    Q_OBJECT
+
+public:
+    struct LoadResult {
+        std::shared_ptr<const tensordict::TensorDict> tensordict;
+        QString error;  // "path: reason" when the whole load failed
+    };
+
+    explicit Document(QObject* parent = nullptr);
+    ~Document() override;
+
+    // Starts loading `path`; a load still running is abandoned (its result dropped).
+    void open(const QString& path);
+    bool isLoading() const { return watcher_ != nullptr; }
+
+    const QString& path() const { return path_; }
+    std::shared_ptr<const tensordict::TensorDict> tensordict() const { return tensordict_; }
+
+    // Loads synchronously; used by the worker and by command-line tools.
+    static LoadResult loadNow(const QString& path);
+
+Q_SIGNALS:
+    void loadStarted(const QString& path);
+    void loaded();
+    void failed(const QString& message);
+
+private:
+    void finish();
+
+    QString path_;
+    std::shared_ptr<const tensordict::TensorDict> tensordict_;
+    QFutureWatcher<LoadResult>* watcher_ = nullptr;
+};

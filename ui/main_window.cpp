@@ -1,0 +1,237 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "details_panel.h"
+#include "document.h"
+#include "key_filter_model.h"
+#include "key_tree_model.h"
+
+namespace {
+constexpr int kMaxRecentFiles = 10;
+}
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent),
+      document_(new Document(this)),
+      model_(new KeyTreeModel(this)),
+      filter_(new KeyFilterModel(this)),
+      tree_(new QTreeView),
+      filterEdit_(new QLineEdit),
+      details_(new DetailsPanel),
+      statusLabel_(new QLabel) {
+    setWindowTitle("tdstudio");
+    setAcceptDrops(true);
+    filter_->setKeyModel(model_);
+
+    filterEdit_->setPlaceholderText(tr("Filter keys (any depth)…"));
+    filterEdit_->setClearButtonEnabled(true);
+    connect(filterEdit_, &QLineEdit::textChanged, this, &MainWindow::applyFilter);
+
+    tree_->setModel(filter_);
+    tree_->setUniformRowHeights(true);
+    tree_->setAlternatingRowColors(true);
+    tree_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    tree_->header()->setStretchLastSection(true);
+    connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this, &MainWindow::updateDetails);
+
+    auto* left = new QWidget;
+    auto* leftLayout = new QVBoxLayout(left);
+    leftLayout->setContentsMargins(0, 0, 0, 0);
+    leftLayout->addWidget(filterEdit_);
+    leftLayout->addWidget(tree_);
+
+    auto* splitter = new QSplitter;
+    splitter->addWidget(left);
+    splitter->addWidget(details_);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+    setCentralWidget(splitter);
+    connect(details_, &DetailsPanel::copyKeyPathRequested, this, &MainWindow::copySelectedKeyPath);
+
+    statusBar()->addPermanentWidget(statusLabel_);
+    statusBar()->showMessage(tr("Open a .tdz archive or a memmap directory (File > Open, or drop it here)."));
+
+    connect(document_, &Document::loadStarted, this, [this](const QString& path) {
+        statusBar()->showMessage(tr("Opening %1…").arg(path));
+    });
+    connect(document_, &Document::loaded, this, &MainWindow::showLoaded);
+    connect(document_, &Document::failed, this, &MainWindow::showFailure);
+
+    createMenus();
+    resize(1200, 720);
+}
+
+void MainWindow::createMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* openFile = file->addAction(tr("&Open Archive…"), this, &MainWindow::chooseFile);
+    openFile->setShortcut(QKeySequence::Open);
+    file->addAction(tr("Open &Directory…"), this, &MainWindow::chooseDirectory)
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    recentMenu_ = file->addMenu(tr("Open &Recent"));
+    rebuildRecentMenu();
+    file->addSeparator();
+    file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
+
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* copy = edit->addAction(tr("&Copy Key Path"), this, &MainWindow::copySelectedKeyPath);
+    copy->setShortcut(QKeySequence::Copy);
+    QAction* find = edit->addAction(tr("&Filter Keys"), this, [this] {
+        filterEdit_->setFocus();
+        filterEdit_->selectAll();
+    });
+    find->setShortcut(QKeySequence::Find);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About tdstudio"), this, [this] {
+        QMessageBox::about(this, tr("About tdstudio"),
+                           tr("<b>tdstudio</b> %1<br>A viewer for PyTorch tensordict memmap directories and "
+                              ".tdz archives.<br>Qt %2")
+                               .arg(QApplication::applicationVersion(), qVersion()));
+    });
+}
+
+void MainWindow::chooseFile() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open tensordict archive"), QString(),
+                                                      tr("tensordict archives (*.tdz *.zip);;All files (*)"));
+    if (!path.isEmpty()) openPath(path);
+}
+
+void MainWindow::chooseDirectory() {
+    const QString path = QFileDialog::getExistingDirectory(this, tr("Open memmap directory"));
+    if (!path.isEmpty()) openPath(path);
+}
+
+void MainWindow::openPath(const QString& path) {
+    lastError_.clear();
+    document_->open(path);
+}
+
+QString MainWindow::currentPath() const { return document_->path(); }
+
+void MainWindow::showLoaded() {
+    auto td = document_->tensordict();
+    const QString label = QFileInfo(QString::fromStdString(td->path())).fileName();
+    model_->setTensorDict(td, label);
+    const QModelIndex root = filter_->index(0, 0);
+    tree_->expand(root);
+    tree_->setCurrentIndex(root);
+    for (int c = 0; c < KeyTreeModel::ColumnCount - 1; ++c) tree_->resizeColumnToContents(c);
+    if (!filter_->pattern().isEmpty()) applyFilter(filter_->pattern());
+    setWindowTitle(tr("%1 — tdstudio").arg(label));
+    addRecentFile(QString::fromStdString(td->path()));
+
+    const auto errors = td->errors();
+    const QString format = td->format() == tensordict::SourceFormat::Archive ? tr("archive") : tr("directory");
+    statusLabel_->setText(tr("%1 · %2 · %3 of tensors")
+                              .arg(format, QString::fromStdString(td->root().className),
+                                   KeyTreeModel::byteSizeText(model_->totalBytes(&td->root()))));
+    if (errors.empty())
+        statusBar()->showMessage(tr("Opened %1").arg(QString::fromStdString(td->path())), 5000);
+    else
+        statusBar()->showMessage(tr("%n part(s) could not be read; they are marked in red in the tree.", "",
+                                    static_cast<int>(errors.size())));
+    Q_EMIT documentLoaded();
+}
+
+void MainWindow::showFailure(const QString& message) {
+    lastError_ = message;
+    statusBar()->showMessage(tr("Could not open: %1").arg(message));
+    auto* box = new QMessageBox(QMessageBox::Critical, tr("Cannot open"),
+                                tr("tdstudio could not open this tensordict."), QMessageBox::Ok, this);
+    box->setInformativeText(message);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();  // not exec(): never block the event loop
+    Q_EMIT documentFailed(message);
+}
+
+const tensordict::Node* MainWindow::selectedNode() const {
+    return model_->node(filter_->mapToSource(tree_->currentIndex()));
+}
+
+void MainWindow::updateDetails() { details_->showNode(selectedNode(), model_); }
+
+bool MainWindow::selectKeyPath(const QStringList& path) {
+    auto td = model_->tensorDict();
+    if (!td) return false;
+    std::vector<std::string> keys;
+    for (const QString& k : path) keys.push_back(k.toStdString());
+    const tensordict::Node* node = td->root().find(keys);
+    if (!node) return false;
+    model_->ensureFetched(node);
+    const QModelIndex proxy = filter_->mapFromSource(model_->indexOf(node));
+    if (!proxy.isValid()) return false;
+    tree_->setCurrentIndex(proxy);
+    tree_->scrollTo(proxy);
+    return true;
+}
+
+void MainWindow::copySelectedKeyPath() {
+    const tensordict::Node* node = selectedNode();
+    if (!node) return;
+    const QString text = KeyTreeModel::keyPathText(node->keyPath());
+    QApplication::clipboard()->setText(text);
+    statusBar()->showMessage(tr("Copied %1").arg(text), 3000);
+}
+
+void MainWindow::applyFilter(const QString& text) {
+    filter_->setPattern(text.trimmed());
+    if (!text.trimmed().isEmpty()) tree_->expandAll();
+}
+
+QStringList MainWindow::recentFiles() const {
+    return QSettings().value("recentFiles").toStringList();
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+    QStringList files = recentFiles();
+    files.removeAll(path);
+    files.prepend(path);
+    while (files.size() > kMaxRecentFiles) files.removeLast();
+    QSettings().setValue("recentFiles", files);
+    rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    recentMenu_->clear();
+    const QStringList files = recentFiles();
+    for (const QString& path : files)
+        recentMenu_->addAction(path, this, [this, path] { openPath(path); });
+    recentMenu_->setEnabled(!files.isEmpty());
+    if (!files.isEmpty()) {
+        recentMenu_->addSeparator();
+        recentMenu_->addAction(tr("Clear"), this, [this] {
+            QSettings().remove("recentFiles");
+            rebuildRecentMenu();
+        });
+    }
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    const auto urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.front().isLocalFile()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const auto urls = event->mimeData()->urls();
+    if (urls.isEmpty() || !urls.front().isLocalFile()) return;
+    openPath(urls.front().toLocalFile());
+    event->acceptProposedAction();
+}

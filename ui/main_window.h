@@ -1,0 +1,70 @@
+#pragma once
+
+#include <QMainWindow>
+#include <QStringList>
+
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QTreeView;
+class Document;
+class DetailsPanel;
+class KeyFilterModel;
+class KeyTreeModel;
+namespace tensordict {
+class Node;
+}
+
+// tdstudio's main window: the key tree with its filter on the left, the
+// details of the selected node on the right. Opening runs in the background.
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+
+    void openPath(const QString& path);
+    QString currentPath() const;
+    // The last whole-file load error ("path: reason"), empty after a success.
+    const QString& lastError() const { return lastError_; }
+    QStringList recentFiles() const;
+
+    QTreeView* treeView() const { return tree_; }
+    QLineEdit* filterEdit() const { return filterEdit_; }
+    DetailsPanel* detailsPanel() const { return details_; }
+    KeyTreeModel* keyModel() const { return model_; }
+    KeyFilterModel* filterModel() const { return filter_; }
+    // The node of the current selection, if any.
+    const tensordict::Node* selectedNode() const;
+    bool selectKeyPath(const QStringList& path);
+    void copySelectedKeyPath();
+
+Q_SIGNALS:
+    void documentLoaded();
+    void documentFailed(const QString& message);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void createMenus();
+    void showLoaded();
+    void showFailure(const QString& message);
+    void updateDetails();
+    void applyFilter(const QString& text);
+    void addRecentFile(const QString& path);
+    void rebuildRecentMenu();
+    void chooseFile();
+    void chooseDirectory();
+
+    Document* document_;
+    KeyTreeModel* model_;
+    KeyFilterModel* filter_;
+    QTreeView* tree_;
+    QLineEdit* filterEdit_;
+    DetailsPanel* details_;
+    QMenu* recentMenu_ = nullptr;
+    QLabel* statusLabel_;
+    QString lastError_;
+};
