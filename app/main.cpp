@@ -19,11 +19,19 @@ void describeOptions(QCommandLineParser& parser) {
     parser.addOption({"json", "With --info: one JSON document (the fixtures' .expected.json conventions)."});
     parser.addOption({"sha256", "With --info: the sha256 of each leaf's raw C-order bytes."});
     parser.addOption({"screenshot", "Open PATH, save the main window as a PNG to FILE, and exit.", "FILE"});
+    parser.addOption({"save", "Convert or export: tdstudio --save SRC DEST (a directory, or an archive for *.tdz)."});
+    parser.addOption({"archive", "With --save: write one .tdz zip archive whatever DEST is called."});
+    parser.addOption({"compression", "With --save: stored, deflate, bzip2 or lzma (archives only).", "M"});
+    parser.addOption({"level", "With --save: compression level.", "N", "-1"});
+    parser.addOption({"threads", "With --save: writer threads (0 or 1: one).", "N", "0"});
+    parser.addOption({"atomic", "With --save: write under a temporary name and rename onto DEST."});
+    parser.addOption({"no-robust-key", "With --save: raw key names as file names (legacy)."});
+    parser.addOption({"key", "With --save: export only this subtree (a/b, or a JSON list); repeatable.", "K"});
 }
 
 bool wantsConsoleOnly(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)
-        if (!std::strcmp(argv[i], "--info") || !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h") ||
+        if (!std::strcmp(argv[i], "--info") || !std::strcmp(argv[i], "--save") || !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h") ||
             !std::strcmp(argv[i], "--version") || !std::strcmp(argv[i], "-v"))
             return true;
     return false;
@@ -51,6 +59,25 @@ int main(int argc, char** argv) {
             return 2;
         }
         return cli::printInfo(args.front(), parser.isSet("json"), parser.isSet("sha256"), out, err);
+    }
+
+    if (parser.isSet("save")) {
+        QTextStream err(stderr);
+        if (args.size() != 2) {
+            err << "tdstudio: --save needs SRC and DEST\n";
+            return 2;
+        }
+        cli::SaveRequest request;
+        request.source = args[0];
+        request.destination = args[1];
+        request.archive = parser.isSet("archive");
+        request.compression = parser.value("compression");
+        request.level = parser.value("level").toInt();
+        request.threads = parser.value("threads").toInt();
+        request.atomic = parser.isSet("atomic");
+        request.robustKey = !parser.isSet("no-robust-key");
+        request.keys = parser.values("key");
+        return cli::save(request, err);
     }
 
     MainWindow window;

@@ -156,6 +156,7 @@ QString KeyTreeModel::storageText(const Node& node) {
     switch (node.storage.kind) {
         case StorageKind::None: return node.kind == NodeKind::Tensor ? tr("no file (empty)") : QString();
         case StorageKind::File: return tr("file");
+        case StorageKind::Memory: return tr("memory");
         case StorageKind::StoredEntry: return tr("stored entry");
         case StorageKind::CompressedEntry:
             return tr("compressed entry (%1)").arg(QString::fromStdString(tensordict::zipMethodName(node.storage.zipMethod)));

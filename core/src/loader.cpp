@@ -174,6 +174,7 @@ private:
         node->key = key;
         node->parent = parent;
         node->directory = dir;
+        node->store = store_;  // pickle sidecars are copied from it when re-saving
         const Value* type = meta.find("_type");
         node->typeString = type && type->isString() ? type->asString()
                                                     : "<class 'tensordict._td.TensorDict'>";
@@ -448,6 +449,55 @@ std::vector<const Node*> TensorDict::errors() const {
     std::vector<const Node*> out;
     if (root_) collectErrors(*root_, out);
     return out;
+}
+
+TensorDict TensorDict::create(std::vector<std::int64_t> batchSize) {
+    auto root = std::make_shared<Node>();
+    root->className = "TensorDict";
+    root->typeString = "<class 'tensordict._td.TensorDict'>";
+    root->batchSize = std::move(batchSize);
+    root->device = "cpu";
+    return adopt(std::move(root), {}, SourceFormat::Directory);
+}
+
+Node& TensorDict::mutableRoot() {
+    if (root_->locked) throw Error(path_, "the tensordict is locked (saved tensordicts are read-only)");
+    return *root_;
+}
+
+TensorDict TensorDict::adopt(std::shared_ptr<Node> root, std::string path, SourceFormat format) {
+    TensorDict td;
+    td.root_ = std::move(root);
+    td.path_ = std::move(path);
+    td.format_ = format;
+    return td;
+}
+
+TensorDict select(const TensorDict& td, const std::vector<std::vector<std::string>>& keyPaths) {
+    // Copy the root's own fields, then graft each selected subtree along its path.
+    auto root = td.root().clone();
+    root->children.clear();
+    for (const auto& path : keyPaths) {
+        const Node* source = td.root().find(path);
+        if (!source || path.empty()) throw Error(formatKeyPath(path), "no such key");
+        Node* target = root.get();
+        const Node* sourceParent = &td.root();
+        for (std::size_t i = 0; i + 1 < path.size(); ++i) {
+            sourceParent = sourceParent->child(path[i]);
+            Node* next = const_cast<Node*>(target->child(path[i]));
+            if (!next) {
+                auto shell = sourceParent->clone(target);
+                shell->children.clear();
+                target->children.push_back(std::move(shell));
+                next = target->children.back().get();
+            }
+            target = next;
+        }
+        for (auto& c : target->children)
+            if (c->key == path.back()) c = source->clone(target), source = nullptr;
+        if (source) target->children.push_back(source->clone(target));
+    }
+    return TensorDict::adopt(std::move(root), td.path(), td.format());
 }
 
 TensorDict load(const std::string& path, const LoadOptions& options) {

@@ -1,5 +1,7 @@
 #include "tensordict/node.h"
 
+#include <algorithm>
+
 #include "store.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
@@ -26,6 +28,7 @@ std::string_view storageKindName(StorageKind kind) {
         case StorageKind::File: return "file";
         case StorageKind::StoredEntry: return "stored entry";
         case StorageKind::CompressedEntry: return "compressed entry";
+        case StorageKind::Memory: return "memory";
     }
     return "?";
 }
@@ -72,6 +75,123 @@ LeafBytes Node::bytes() const {
             bytes_ = store->map(storage, nbytes, itemSize(dtype));
     }
     return *bytes_;
+}
+
+std::unique_ptr<Node> Node::clone(Node* newParent) const {
+    auto n = std::make_unique<Node>();
+    n->kind = kind;
+    n->key = key;
+    n->parent = newParent;
+    n->className = className;
+    n->typeString = typeString;
+    n->batchSize = batchSize;
+    n->device = device;
+    n->stackDim = stackDim;
+    n->attributes = attributes;
+    n->directory = directory;
+    n->dtype = dtype;
+    n->shape = shape;
+    n->numel = numel;
+    n->nbytes = nbytes;
+    n->isNested = isNested;
+    n->nestedShapes = nestedShapes;
+    n->storage = storage;
+    n->data = value();
+    n->pickleFile = pickleFile;
+    n->pickleOpaque = pickleOpaque;
+    n->error = error;
+    n->store = store;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        n->bytes_ = bytes_;
+    }
+    for (const auto& c : children) n->children.push_back(c->clone(n.get()));
+    return n;
+}
+
+void Node::adoptBytes(LeafBytes b) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    bytes_ = std::move(b);
+}
+
+void Node::checkUnlocked() const {
+    for (const Node* n = this; n; n = n->parent)
+        if (n->locked) throw Error(formatKeyPath(keyPath()), "the tensordict is locked");
+    if (!isCollection()) throw Error(formatKeyPath(keyPath()), "only collections can hold keys");
+}
+
+Node& Node::insertChild(std::unique_ptr<Node> child) {
+    child->parent = this;
+    for (auto& c : children) {
+        if (c->key == child->key) {
+            c = std::move(child);
+            return *c;
+        }
+    }
+    children.push_back(std::move(child));
+    return *children.back();
+}
+
+Node& Node::addBytes(const std::string& key, DType dtype, std::vector<std::int64_t> shape, LeafBytes bytes) {
+    checkUnlocked();
+    const std::string where = formatKeyPath(keyPath()) + (keyPath().empty() ? "" : "/") + key;
+    if (shape.size() < batchSize.size() || !std::equal(batchSize.begin(), batchSize.end(), shape.begin()))
+        throw Error(where, "tensor shape does not start with the batch size");
+    auto leaf = std::make_unique<Node>();
+    leaf->kind = NodeKind::Tensor;
+    leaf->key = key;
+    leaf->dtype = dtype;
+    leaf->className = std::string(dtypeName(dtype));
+    leaf->device = "cpu";
+    leaf->shape = std::move(shape);
+    leaf->numel = 1;
+    for (auto d : leaf->shape) {
+        if (d < 0) throw Error(where, "negative dimension");
+        leaf->numel *= d;
+    }
+    leaf->nbytes = static_cast<std::uint64_t>(leaf->numel) * itemSize(dtype);
+    if (bytes.size != leaf->nbytes)
+        throw Error(where, "got " + std::to_string(bytes.size) + " bytes for a leaf of " +
+                               std::to_string(leaf->nbytes));
+    leaf->storage.kind = leaf->nbytes ? StorageKind::Memory : StorageKind::None;
+    leaf->storage.size = leaf->nbytes;
+    leaf->adoptBytes(std::move(bytes));
+    return insertChild(std::move(leaf));
+}
+
+Node& Node::addTensorDict(const std::string& key) {
+    checkUnlocked();
+    auto child = std::make_unique<Node>();
+    child->key = key;
+    child->className = "TensorDict";
+    child->typeString = "<class 'tensordict._td.TensorDict'>";
+    child->batchSize = batchSize;
+    child->device = device;
+    return insertChild(std::move(child));
+}
+
+Node& Node::addNonTensor(const std::string& key, Value value) {
+    checkUnlocked();
+    auto child = std::make_unique<Node>();
+    child->kind = NodeKind::NonTensorData;
+    child->key = key;
+    child->className = "NonTensorData";
+    child->typeString = "<class 'tensordict.tensorclass.NonTensorData'>";
+    child->batchSize = batchSize;
+    child->data = std::move(value);
+    return insertChild(std::move(child));
+}
+
+Node& Node::addNonTensorStack(const std::string& key, Value::List values) {
+    checkUnlocked();
+    auto child = std::make_unique<Node>();
+    child->kind = NodeKind::NonTensorStack;
+    child->key = key;
+    child->className = "NonTensorStack";
+    child->typeString = "<class 'tensordict.tensorclass.NonTensorStack'>";
+    child->batchSize = {static_cast<std::int64_t>(values.size())};
+    child->data = Value(std::move(values));
+    return insertChild(std::move(child));
 }
 
 }  // namespace tensordict

@@ -190,7 +190,77 @@ private:
     std::map<std::uint64_t, Value> memo_;
 };
 
+void appendLE(std::string& out, std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out += static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+
+void appendSized(std::string& out, const std::string& s, char op1, char op4) {
+    if (s.size() < 256) {
+        out += op1;
+        appendLE(out, s.size(), 1);
+    } else {
+        out += op4;
+        appendLE(out, s.size(), 4);
+    }
+    out += s;
+}
+
+void encode(std::string& out, const Value& v) {
+    if (v.isNull()) {
+        out += 'N';
+    } else if (v.isBool()) {
+        out += static_cast<char>(v.asBool() ? 0x88 : 0x89);
+    } else if (v.isInt()) {
+        const std::int64_t i = v.asInt();
+        if (i >= 0 && i < 256) {
+            out += 'K';
+            appendLE(out, static_cast<std::uint64_t>(i), 1);
+        } else if (i >= INT32_MIN && i <= INT32_MAX) {
+            out += 'J';
+            appendLE(out, static_cast<std::uint32_t>(static_cast<std::int32_t>(i)), 4);
+        } else {
+            out += static_cast<char>(0x8a);  // LONG1, 8 bytes two's complement
+            out += static_cast<char>(8);
+            appendLE(out, static_cast<std::uint64_t>(i), 8);
+        }
+    } else if (v.isDouble()) {
+        out += 'G';
+        std::uint64_t bits;
+        const double d = v.asDouble();
+        std::memcpy(&bits, &d, sizeof bits);
+        for (int i = 7; i >= 0; --i) out += static_cast<char>((bits >> (8 * i)) & 0xFF);
+    } else if (v.isString()) {
+        appendSized(out, v.asString(), static_cast<char>(0x8c), 'X');
+    } else if (v.isBytes()) {
+        appendSized(out, v.asBytes().data, 'C', 'B');
+    } else if (v.isList()) {
+        out += ']';
+        if (!v.asList().empty()) {
+            out += '(';
+            for (const Value& item : v.asList()) encode(out, item);
+            out += 'e';
+        }
+    } else {
+        out += '}';
+        if (!v.asObject().empty()) {
+            out += '(';
+            for (const auto& [k, item] : v.asObject()) {
+                appendSized(out, k, static_cast<char>(0x8c), 'X');
+                encode(out, item);
+            }
+            out += 'u';
+        }
+    }
+}
+
 }  // namespace
+
+std::string encodePlainPickle(const Value& value) {
+    std::string out("\x80\x04", 2);
+    encode(out, value);
+    out += '.';
+    return out;
+}
 
 std::optional<Value> decodePlainPickle(std::string_view bytes) {
     if (bytes.size() > (256u << 20)) return std::nullopt;

@@ -13,4 +13,8 @@ namespace tensordict {
 // nullopt: such a sidecar is shown as opaque, never unpickled.
 std::optional<Value> decodePlainPickle(std::string_view bytes);
 
+// Pickles plain data (protocol 4 opcodes; lists stand for tuples and sets),
+// as Python's pickle.loads reads it.
+std::string encodePlainPickle(const Value& value);
+
 }  // namespace tensordict

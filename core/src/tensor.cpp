@@ -47,4 +47,24 @@ at::Tensor Node::tensor() const {
         b.data.get(), shape, [keepAlive](void*) mutable { keepAlive.reset(); }, options);
 }
 
+Node& Node::addTensor(const std::string& key, const at::Tensor& tensor) {
+    DType dtype = DType::Float32;
+    bool known = false;
+    for (int i = 0; i <= static_cast<int>(DType::Float8_e5m2fnuz); ++i) {
+        const auto d = static_cast<DType>(i);
+        if (scalarType(d) == tensor.scalar_type()) dtype = d, known = true;
+    }
+    if (!known)
+        throw Error(key, std::string("dtype ") + c10::toString(tensor.scalar_type()) +
+                             " cannot be stored in the tensordict format");
+    if (tensor.is_quantized() || tensor.is_sparse() || tensor.is_nested())
+        throw Error(key, "only dense tensors can be stored");
+    // C order on the CPU; the holder keeps the storage alive as long as the bytes.
+    auto holder = std::make_shared<at::Tensor>(tensor.detach().to(at::kCPU).contiguous());
+    const std::size_t nbytes = static_cast<std::size_t>(holder->numel()) * itemSize(dtype);
+    LeafBytes bytes;
+    if (nbytes) bytes = {std::shared_ptr<std::byte>(holder, static_cast<std::byte*>(holder->data_ptr())), nbytes};
+    return addBytes(key, dtype, tensor.sizes().vec(), std::move(bytes));
+}
+
 }  // namespace tensordict

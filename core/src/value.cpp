@@ -189,8 +189,10 @@ void appendPythonFloat(std::string& out, double d) {
 
 void write(std::string& out, const Value& v, JsonStyle style, int depth) {
     const bool pretty = style == JsonStyle::Pretty;
-    const char* itemSep = style == JsonStyle::Compact ? "," : (pretty ? "," : ", ");
-    const char* keySep = style == JsonStyle::Compact ? ":" : ": ";
+    const bool compact = style == JsonStyle::Compact || style == JsonStyle::PythonCompact;
+    const bool ascii = style == JsonStyle::Python || style == JsonStyle::PythonCompact;
+    const char* itemSep = compact ? "," : (pretty ? "," : ", ");
+    const char* keySep = compact ? ":" : ": ";
     auto newline = [&](int d) {
         if (!pretty) return;
         out += '\n';
@@ -206,7 +208,7 @@ void write(std::string& out, const Value& v, JsonStyle style, int depth) {
     } else if (v.isDouble()) {
         appendPythonFloat(out, std::get<double>(s));
     } else if (v.isString()) {
-        appendUtf8Escaped(out, v.asString(), style == JsonStyle::Python);
+        appendUtf8Escaped(out, v.asString(), ascii);
     } else if (v.isBytes()) {
         static constexpr char kHex[] = "0123456789abcdef";
         std::string hex;
@@ -231,7 +233,7 @@ void write(std::string& out, const Value& v, JsonStyle style, int depth) {
         for (std::size_t i = 0; i < obj.size(); ++i) {
             if (i) out += itemSep;
             newline(depth + 1);
-            appendUtf8Escaped(out, obj[i].first, style == JsonStyle::Python);
+            appendUtf8Escaped(out, obj[i].first, ascii);
             out += keySep;
             write(out, obj[i].second, style, depth + 1);
         }

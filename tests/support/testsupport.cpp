@@ -4,6 +4,8 @@
 #include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QProcess>
 
 namespace testsupport {
@@ -74,6 +76,50 @@ QStringList fileFingerprints(const QString& root) {
                    QString::number(fi.size());
     }
     return out;
+}
+
+QJsonObject readJsonFile(const QString& path) {
+    QFile f(path);
+    f.open(QIODevice::ReadOnly);
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+QString compareWithExpected(const QJsonObject& actual, const QJsonObject& expected, bool compareFiles) {
+    auto differs = [](const QString& what, const QJsonValue& a, const QJsonValue& e) {
+        return QString("%1: got %2, expected %3")
+            .arg(what, QString::fromUtf8(QJsonDocument(QJsonArray{a}).toJson(QJsonDocument::Compact)),
+                 QString::fromUtf8(QJsonDocument(QJsonArray{e}).toJson(QJsonDocument::Compact)));
+    };
+    if (!actual["errors"].toArray().isEmpty()) return differs("errors", actual["errors"], QJsonArray{});
+    if (actual["root_class"] != expected["root_class"]) return differs("root_class", actual["root_class"], expected["root_class"]);
+    if (actual["batch_size"] != expected["batch_size"]) return differs("batch_size", actual["batch_size"], expected["batch_size"]);
+    struct Section {
+        const char* name;
+        QStringList fields;
+    };
+    const QList<Section> sections{
+        {"nodes", {"key", "class", "batch_size", "device", "stack_dim", "is_tensorclass", "non_tensor_fields"}},
+        {"leaves", {"key", "dtype", "shape", "numel", "nbytes", "sha256"}},
+        {"non_tensor", {"key", "class", "batch_size", "data"}}};
+    for (const Section& section : sections) {
+        const QJsonArray exp = expected[section.name].toArray(), act = actual[section.name].toArray();
+        if (exp.size() != act.size())
+            return differs(QString(section.name) + " count", act.size(), exp.size());
+        for (int i = 0; i < exp.size(); ++i) {
+            const QJsonObject e = exp[i].toObject(), a = act[i].toObject();
+            for (const QString& field : section.fields)
+                if (e.contains(field) && a[field] != e[field])
+                    return differs(QString("%1[%2].%3").arg(section.name).arg(i).arg(field), a[field], e[field]);
+            if (QString(section.name) == "leaves") {
+                const QJsonArray ev = e["first_values"].toArray(), av = a["first_values"].toArray();
+                for (int j = 0; j < ev.size(); ++j)
+                    if (j >= av.size() || av[j] != ev[j])
+                        return differs(QString("leaves[%1].first_values[%2]").arg(i).arg(j), av.at(j), ev[j]);
+                if (compareFiles && a["file"] != e["file"]) return differs(QString("leaves[%1].file").arg(i), a["file"], e["file"]);
+            }
+        }
+    }
+    return {};
 }
 
 }  // namespace testsupport

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QDir>
+#include <QJsonObject>
 #include <QString>
 #include <QStringList>
 #include <string>
@@ -27,5 +28,11 @@ bool packWithPython(const QString& dir, const QString& zipPath, const QString& m
 
 // sha256 and mtime of every file under `root`, for "unchanged" checks.
 QStringList fileFingerprints(const QString& root);
+
+// Compares a describe() report (as JSON) with a fixture's .expected.json:
+// nodes, leaves (dtype, shape, sha256, leading values) and non-tensor values.
+// Returns "" when they match, else what differs.
+QString compareWithExpected(const QJsonObject& actual, const QJsonObject& expected, bool compareFiles);
+QJsonObject readJsonFile(const QString& path);
 
 }  // namespace testsupport

@@ -18,6 +18,7 @@ class Tensor;
 namespace tensordict {
 
 class Store;
+class SharedValue;
 
 // What a node of a loaded tensordict is.
 enum class NodeKind {
@@ -39,6 +40,7 @@ enum class StorageKind {
     File,             // a .memmap file in a directory
     StoredEntry,      // an uncompressed zip entry, mapped in place
     CompressedEntry,  // a compressed zip entry, inflated on first access
+    Memory,           // process memory: a tensor added in C++, or anonymous shared memory
 };
 
 std::string_view storageKindName(StorageKind kind);
@@ -110,9 +112,35 @@ public:
     // True once the leaf's bytes are mapped or inflated.
     bool isMaterialized() const;
 
+    // Building trees in memory (to save them). Each adds or replaces child
+    // `key` and returns it. Throws Error on a locked tree or invalid input.
+    Node& addTensor(const std::string& key, const at::Tensor& tensor);  // copied to C order if needed
+    Node& addTensorDict(const std::string& key);                        // inherits this batch size
+    Node& addNonTensor(const std::string& key, Value value);
+    Node& addNonTensorStack(const std::string& key, Value::List values);
+    // A leaf over bytes already in memory (C order, exactly nbytes).
+    Node& addBytes(const std::string& key, DType dtype, std::vector<std::int64_t> shape, LeafBytes bytes);
+
+    // A deep copy of this subtree (unlocked). Leaves share their source:
+    // they map the same files, or share bytes already in memory.
+    std::unique_ptr<Node> clone(Node* newParent = nullptr) const;
+
+    // Gives a tensor leaf its bytes (exactly nbytes) directly, for trees built in memory.
+    void adoptBytes(LeafBytes bytes);
+
+    // Non-tensor values: the current value. With save(shareNonTensor) the
+    // value lives in shared memory; setValue() is then seen by forked processes.
+    Value value() const;
+    void setValue(Value value);
+    std::shared_ptr<SharedValue> sharedValue;
+    bool locked = false;  // set on trees returned by save(): the builders refuse them
+
     std::shared_ptr<const Store> store;  // the storage backend the leaf reads from
 
 private:
+    Node& insertChild(std::unique_ptr<Node> child);
+    void checkUnlocked() const;
+
     mutable std::mutex mutex_;
     mutable std::optional<LeafBytes> bytes_;
 };

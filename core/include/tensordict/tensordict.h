@@ -34,12 +34,27 @@ public:
     // Every error node, in tree order.
     std::vector<const Node*> errors() const;
 
+    // An empty TensorDict to build in memory, then save().
+    static TensorDict create(std::vector<std::int64_t> batchSize = {});
+    // The root for building; throws Error if the tree is locked.
+    Node& mutableRoot();
+    // Trees returned by save() are locked, as in Python.
+    bool isLocked() const { return root_ && root_->locked; }
+    // Wraps a finished tree (used by the writers).
+    static TensorDict adopt(std::shared_ptr<Node> root, std::string path, SourceFormat format);
+
 private:
     friend TensorDict load(const std::string&, const LoadOptions&);
+
     std::shared_ptr<Node> root_;
     std::string path_;
     SourceFormat format_ = SourceFormat::Directory;
 };
+
+// Python's td.select(*keys): a new tree with only the subtrees at `keyPaths`
+// (and the nodes leading to them). Leaves share their source. Throws Error
+// naming a key path that does not exist.
+TensorDict select(const TensorDict& td, const std::vector<std::vector<std::string>>& keyPaths);
 
 // Reads a memmap directory or a .tdz archive (told apart by content).
 // Builds the tree from metadata only; leaf data is mapped lazily.

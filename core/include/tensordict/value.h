@@ -70,6 +70,7 @@ enum class JsonStyle {
     Python,   // json.dumps defaults: ", " / ": ", ASCII with \uXXXX escapes
     Compact,  // orjson-like: no spaces, raw UTF-8
     Pretty,   // indented, for people
+    PythonCompact,  // json.dumps(separators=(",", ":")): compact, ASCII with \uXXXX escapes
 };
 
 // Parses a JSON document as Python's json.loads does: both writer styles,

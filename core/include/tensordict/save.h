@@ -1,0 +1,74 @@
+#pragma once
+
+#include <QFuture>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tensordict/tensordict.h"
+
+namespace tensordict {
+
+// Zip compression methods for .memmap entries of archives.
+enum ZipMethod : int { kZipStored = 0, kZipDeflate = 8, kZipBzip2 = 12, kZipLzma = 14 };
+
+// "stored", "deflate"/"deflated", "bzip2", "lzma", or a method number; nullopt if unknown.
+std::optional<int> zipMethodFromName(std::string_view name);
+
+struct SaveProgress {
+    std::uint64_t bytesDone = 0;
+    std::uint64_t bytesTotal = 0;
+    int filesDone = 0;
+    int filesTotal = 0;
+    std::string currentPath;  // the file or entry being written
+};
+
+// The options of Python's tensordict.save(data, prefix, copy_existing, *,
+// num_threads, return_early, share_non_tensor, robust_key, archive,
+// compression, atomic). return_early is saveAsync().
+struct SaveOptions {
+    // A leaf already mapped from a file elsewhere is copied (true) or refused (false).
+    bool copyExisting = false;
+    // Writer threads; 0 or 1 write on the calling thread.
+    int numThreads = 0;
+    // Non-tensor values of the result live in shared memory, seen across fork().
+    bool shareNonTensor = false;
+    // Percent-encoded file names (FORMAT.md 5); false writes raw names.
+    bool robustKey = true;
+    // One .tdz zip archive; nullopt: when the prefix ends in ".tdz".
+    std::optional<bool> archive;
+    // Zip method of .memmap entries (archives only) and its level (-1: default).
+    int compression = kZipStored;
+    int compressionLevel = -1;
+    // Write next to prefix under a temporary name, flush, and rename onto
+    // prefix: an error, a cancel or a crash leaves prefix as it was.
+    bool atomic = false;
+
+    // Called from writer threads as bytes are written (throttled).
+    std::function<void(const SaveProgress&)> progress;
+    // Polled while writing; true stops the save with Error("cancelled").
+    std::function<bool()> isCancelled;
+};
+
+// Writes `data` to `prefix` (a directory, or an archive) in Python
+// tensordict 0.14's format and returns it loaded back: a locked TensorDict
+// whose leaves are mapped from the saved files. An empty prefix writes
+// nothing to disk: leaves go to anonymous shared memory (memfd), shared with
+// forked children. Throws Error naming the key or path on failure.
+TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOptions& options = {});
+// Python's memmap(): the same as save().
+inline TensorDict memmap(const TensorDict& data, const std::string& prefix, const SaveOptions& options = {}) {
+    return save(data, prefix, options);
+}
+
+// return_early: starts the save on its own thread and returns at once. The
+// future reports progress in bytes (progressValue / progressMaximum, and
+// progressText naming the current file), can be cancelled, and yields the
+// saved TensorDict (or rethrows Error from result()).
+QFuture<TensorDict> saveAsync(std::shared_ptr<const TensorDict> data, std::string prefix, SaveOptions options = {});
+
+}  // namespace tensordict

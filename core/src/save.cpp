@@ -1,0 +1,326 @@
+// tensordict::save(): the write plan, one writer per target (directory,
+// archive, memory), progress and cancel, the atomic commit, and loading the
+// result back mapped and locked.
+
+#include "tensordict/save.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <QPromise>
+#include <QtConcurrent/QtConcurrentRun>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include "archive_writer.h"
+#include "directory_writer.h"
+#include "mapping.h"
+#include "progress.h"
+#include "shared_value.h"
+#include "tensordict/error.h"
+#include "tensordict/keys.h"
+#include "write_plan.h"
+
+namespace fs = std::filesystem;
+
+namespace tensordict {
+namespace {
+
+std::string sysError(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// ".name.tdstudio-XXXXXXXX" next to `path`: same file system, so rename() is atomic.
+std::string temporarySibling(const fs::path& path) {
+    std::random_device rd;
+    char suffix[16];
+    std::snprintf(suffix, sizeof suffix, "%08x", rd());
+    return (path.parent_path() / ("." + path.filename().string() + ".tdstudio-" + suffix)).string();
+}
+
+void syncDirectoryOf(const fs::path& path) {
+    const int fd = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
+}
+
+void syncFile(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || ::fsync(fd) != 0) {
+        const std::string why = sysError("cannot flush");
+        if (fd >= 0) ::close(fd);
+        throw Error(path, why);
+    }
+    ::close(fd);
+}
+
+// Puts the finished directory `temp` at `prefix`. An existing prefix is
+// swapped out in one step (renameat2 RENAME_EXCHANGE), so prefix never goes
+// missing; the old tree is then removed.
+void commitDirectory(const std::string& temp, const fs::path& prefix) {
+    if (::rename(temp.c_str(), prefix.c_str()) == 0) {
+        syncDirectoryOf(prefix);
+        return;
+    }
+    if (errno != EEXIST && errno != ENOTEMPTY) throw Error(prefix.string(), sysError("cannot rename into place"));
+    if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, prefix.c_str(), RENAME_EXCHANGE) == 0) {
+        syncDirectoryOf(prefix);
+        std::error_code ec;
+        fs::remove_all(temp, ec);  // the previous content, now under the temporary name
+        return;
+    }
+    if (errno != EINVAL && errno != ENOSYS) throw Error(prefix.string(), sysError("cannot swap into place"));
+    // The file system cannot exchange: move the old tree aside for the shortest possible moment.
+    const std::string old = temporarySibling(prefix);
+    if (::rename(prefix.c_str(), old.c_str()) != 0) throw Error(prefix.string(), sysError("cannot move aside"));
+    if (::rename(temp.c_str(), prefix.c_str()) != 0) {
+        const std::string why = sysError("cannot rename into place");
+        ::rename(old.c_str(), prefix.c_str());
+        throw Error(prefix.string(), why);
+    }
+    syncDirectoryOf(prefix);
+    std::error_code ec;
+    fs::remove_all(old, ec);
+}
+
+struct FileId {
+    dev_t dev;
+    ino_t ino;
+    bool operator<(const FileId& o) const { return dev < o.dev || (dev == o.dev && ino < o.ino); }
+    bool operator==(const FileId& o) const { return dev == o.dev && ino == o.ino; }
+};
+
+std::optional<FileId> fileId(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    return FileId{st.st_dev, st.st_ino};
+}
+
+// copy_existing, as Python's memmap: a leaf mapped from a file is reused when
+// that file is its own target, copied with copyExisting, refused otherwise.
+// Returns the plan files to leave as they are.
+std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& prefix, bool archive,
+                                         const SaveOptions& options) {
+    std::set<std::string> keep;
+    std::map<FileId, std::string> sources;  // files some leaf is read from
+    for (const PlannedFile& file : plan.files) {
+        if (!file.leaf || file.leaf->storage.kind != StorageKind::File) continue;
+        const std::string source = file.leaf->storage.container + "/" + file.leaf->storage.path;
+        const auto id = fileId(source);
+        if (id) sources[*id] = file.keyText;
+        const std::string target = archive ? prefix.string() + ":" + file.path : (prefix / file.path).string();
+        if (!archive && id && fileId(target) == id) {
+            if (!options.atomic) keep.insert(file.path);  // already in place: not rewritten
+            continue;
+        }
+        if (!options.copyExisting)
+            throw Error(file.keyText, "already mapped from " + source + "; saving it to " + target +
+                                          " copies it, which needs copy_existing");
+    }
+    if (!archive && !options.atomic) {
+        // Never truncate a file another leaf is still to be read from.
+        for (const PlannedFile& file : plan.files) {
+            if (keep.count(file.path)) continue;
+            const auto id = fileId((prefix / file.path).string());
+            if (id && sources.count(*id))
+                throw Error((prefix / file.path).string(),
+                            "would be overwritten while key " + sources[*id] +
+                                " is read from it; save with atomic, or to another prefix");
+        }
+    }
+    return keep;
+}
+
+void lockAndShare(Node& node, bool shareNonTensor) {
+    node.locked = true;
+    if (shareNonTensor && (node.kind == NodeKind::NonTensorData || node.kind == NodeKind::NonTensorStack))
+        node.sharedValue = std::make_shared<SharedValue>(node.data);
+    for (auto& c : node.children) lockAndShare(*c, shareNonTensor);
+}
+
+LeafBytes toSharedMemory(const Node& leaf, ProgressTracker& progress) {
+    const std::string where = formatKeyPath(leaf.keyPath());
+    const LeafBytes source = leaf.bytes();
+    const int fd = ::memfd_create(("tensordict:" + leaf.key).substr(0, 240).c_str(), MFD_CLOEXEC);
+    if (fd < 0) throw Error(where, sysError("cannot create shared memory"));
+    if (::ftruncate(fd, static_cast<off_t>(source.size)) != 0) {
+        const std::string why = sysError("cannot size shared memory");
+        ::close(fd);
+        throw Error(where, why);
+    }
+    void* p = ::mmap(nullptr, source.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED) throw Error(where, sysError("cannot map shared memory"));
+    const std::size_t size = source.size;
+    LeafBytes out{std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [size](std::byte* q) { ::munmap(q, size); }),
+                  size};
+    constexpr std::size_t kChunk = 16u << 20;
+    for (std::size_t done = 0; done < size; done += kChunk) {
+        progress.throwIfCancelled(where);
+        const std::size_t n = std::min(kChunk, size - done);
+        std::memcpy(out.data.get() + done, source.data.get() + done, n);
+        progress.add(n, leaf.key);
+    }
+    progress.fileDone(leaf.key);
+    return out;
+}
+
+// Every leaf of `node` moves into its own memfd.
+void moveLeavesToSharedMemory(Node& node, ProgressTracker& progress) {
+    if (node.kind == NodeKind::Error)
+        throw Error(formatKeyPath(node.keyPath()), "cannot save a part that could not be read: " + node.error);
+    if (node.kind == NodeKind::Tensor) {
+        node.device = "cpu";
+        if (node.nbytes) {
+            node.adoptBytes(toSharedMemory(node, progress));
+            node.storage = StorageInfo{};
+            node.storage.kind = StorageKind::Memory;
+            node.storage.size = node.nbytes;
+        }
+        node.store = nullptr;
+    }
+    for (auto& c : node.children) moveLeavesToSharedMemory(*c, progress);
+}
+
+TensorDict saveToMemory(const TensorDict& data, const SaveOptions& options) {
+    std::uint64_t total = 0;
+    int files = 0;
+    std::vector<const Node*> stack{&data.root()};
+    while (!stack.empty()) {
+        const Node* n = stack.back();
+        stack.pop_back();
+        if (n->kind == NodeKind::Tensor && n->nbytes) total += n->nbytes, ++files;
+        for (const auto& c : n->children) stack.push_back(c.get());
+    }
+    ProgressTracker progress(options, total, files);
+    std::shared_ptr<Node> root = data.root().clone();
+    moveLeavesToSharedMemory(*root, progress);
+    lockAndShare(*root, options.shareNonTensor);
+    return TensorDict::adopt(std::move(root), {}, SourceFormat::Directory);
+}
+
+}  // namespace
+
+std::optional<int> zipMethodFromName(std::string_view name) {
+    if (name == "stored" || name == "store" || name == "none") return kZipStored;
+    if (name == "deflate" || name == "deflated" || name == "zip") return kZipDeflate;
+    if (name == "bzip2" || name == "bz2") return kZipBzip2;
+    if (name == "lzma") return kZipLzma;
+    if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+        name.size() < 4) {
+        const int m = std::stoi(std::string(name));
+        if (m == kZipStored || m == kZipDeflate || m == kZipBzip2 || m == kZipLzma) return m;
+    }
+    return std::nullopt;
+}
+
+TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOptions& options) {
+    if (options.numThreads < 0) throw Error(prefix, "num_threads must be 0 or more");
+    if (prefix.empty()) {
+        if (options.compression != kZipStored || options.archive.value_or(false))
+            throw Error("<memory>", "archive and compression need a prefix");
+        return saveToMemory(data, options);
+    }
+    const bool archive = options.archive.value_or(endsWith(prefix, ".tdz"));
+    if (!archive && options.compression != kZipStored)
+        throw Error(prefix, "compression applies to archives only: use a .tdz prefix or archive=true");
+    const fs::path target = fs::absolute(fs::path(prefix)).lexically_normal();
+    const fs::path cleanTarget = target.has_filename() ? target : target.parent_path();
+
+    struct stat st {};
+    const bool exists = ::lstat(cleanTarget.c_str(), &st) == 0;
+    if (exists && S_ISLNK(st.st_mode)) throw Error(cleanTarget.string(), "refusing to write through a symbolic link");
+    if (exists && archive && S_ISDIR(st.st_mode))
+        throw Error(cleanTarget.string(), "is a directory; an archive needs a file name");
+    if (exists && !archive && !S_ISDIR(st.st_mode))
+        throw Error(cleanTarget.string(), "exists and is not a directory");
+    if (exists && !archive && options.atomic && !fs::is_empty(cleanTarget) && !fs::exists(cleanTarget / "meta.json"))
+        throw Error(cleanTarget.string(),
+                    "exists, is not empty and holds no meta.json; an atomic save replaces the whole "
+                    "directory, so it refuses to replace what is not a tensordict");
+    if (!fs::is_directory(cleanTarget.parent_path()))
+        throw Error(cleanTarget.parent_path().string(), "no such directory");
+
+    const WritePlan plan = makeWritePlan(data.root(), options.robustKey, archive ? PlanOrder::Archive : PlanOrder::Directory);
+    const std::set<std::string> keep = checkExistingFiles(plan, cleanTarget, archive, options);
+    ProgressTracker progress(options, plan.totalBytes, static_cast<int>(plan.files.size()));
+
+    const std::string writeTo = options.atomic ? temporarySibling(cleanTarget) : cleanTarget.string();
+    try {
+        if (archive) {
+            writeArchive(writeTo, plan, options.compression, options.compressionLevel, options.numThreads, progress);
+            if (options.atomic) {
+                syncFile(writeTo);
+                if (::rename(writeTo.c_str(), cleanTarget.c_str()) != 0)
+                    throw Error(cleanTarget.string(), sysError("cannot rename into place"));
+                syncDirectoryOf(cleanTarget);
+            }
+        } else {
+            writeDirectory(writeTo, plan, options.numThreads, progress, keep);
+            if (options.atomic) {
+                syncTree(writeTo);
+                commitDirectory(writeTo, cleanTarget);
+            }
+        }
+    } catch (const Error& e) {
+        if (options.atomic) {
+            std::error_code ec;
+            fs::remove_all(writeTo, ec);
+            throw Error(e.where(), e.reason() + " (nothing was changed at " + cleanTarget.string() + ")");
+        }
+        throw Error(e.where(), e.reason() + " (the partly written output is left at " + cleanTarget.string() + ")");
+    }
+
+    LoadOptions loadOptions;
+    loadOptions.robustKey = options.robustKey;
+    TensorDict result = load(cleanTarget.string(), loadOptions);
+    if (archive && options.compression == kZipStored) {
+        // Every stored payload must be 64-byte aligned, as Python writes it.
+        std::vector<const Node*> stack{&result.root()};
+        while (!stack.empty()) {
+            const Node* n = stack.back();
+            stack.pop_back();
+            if (n->kind == NodeKind::Tensor && n->storage.offset && *n->storage.offset % 64 != 0)
+                throw Error(cleanTarget.string() + ":" + n->storage.path, "payload is not 64-byte aligned");
+            for (const auto& c : n->children) stack.push_back(c.get());
+        }
+    }
+    Node& root = const_cast<Node&>(result.root());
+    lockAndShare(root, options.shareNonTensor);
+    return result;
+}
+
+QFuture<TensorDict> saveAsync(std::shared_ptr<const TensorDict> data, std::string prefix, SaveOptions options) {
+    return QtConcurrent::run([data = std::move(data), prefix = std::move(prefix),
+                              options = std::move(options)](QPromise<TensorDict>& promise) mutable {
+        auto userProgress = options.progress;
+        auto userCancel = options.isCancelled;
+        options.isCancelled = [&promise, userCancel] {
+            return promise.isCanceled() || (userCancel && userCancel());
+        };
+        options.progress = [&promise, userProgress](const SaveProgress& p) {
+            // QFuture progress is an int: report KiB.
+            promise.setProgressRange(0, static_cast<int>(std::min<std::uint64_t>(p.bytesTotal / 1024, INT32_MAX)));
+            promise.setProgressValueAndText(static_cast<int>(std::min<std::uint64_t>(p.bytesDone / 1024, INT32_MAX)),
+                                            QString::fromStdString(p.currentPath));
+            if (userProgress) userProgress(p);
+        };
+        try {
+            promise.addResult(save(*data, prefix, options));
+        } catch (...) {
+            promise.setException(std::current_exception());
+        }
+    });
+}
+
+}  // namespace tensordict

@@ -1,0 +1,255 @@
+// The meta.json files and data files of a save (FORMAT.md sections 2-5),
+// byte for byte as Python's stdlib-json writer produces them.
+
+#include "write_plan.h"
+
+#include <algorithm>
+
+#include "pickle.h"
+#include "store.h"
+#include "tensordict/error.h"
+#include "tensordict/keys.h"
+#include "tensordict/value.h"
+
+namespace tensordict {
+namespace {
+
+const char* const kTensorDictType = "<class 'tensordict._td.TensorDict'>";
+
+Value ints(const std::vector<std::int64_t>& v) {
+    Value::List l;
+    for (auto i : v) l.emplace_back(i);
+    return Value(std::move(l));
+}
+
+bool jsonSerializable(const Value& v) {
+    if (v.isBytes()) return false;
+    if (v.isList())
+        return std::all_of(v.asList().begin(), v.asList().end(), jsonSerializable);
+    if (v.isObject())
+        return std::all_of(v.asObject().begin(), v.asObject().end(),
+                           [](const auto& kv) { return jsonSerializable(kv.second); });
+    return true;
+}
+
+// type(value).__name__ as the parent's {"type": ...} entry records it.
+std::string shortTypeName(const Node& node) {
+    const auto dot = node.className.rfind('.');
+    return dot == std::string::npos ? node.className : node.className.substr(dot + 1);
+}
+
+class Planner {
+public:
+    Planner(bool robustKey, WritePlan& plan) : robustKey_(robustKey), plan_(plan) {}
+
+    void node(const Node& n, const std::string& dir) {
+        switch (n.kind) {
+            case NodeKind::TensorDict: tensorDict(n, dir, n.typeString.empty() ? kTensorDictType : n.typeString); break;
+            case NodeKind::TensorClass: tensorClass(n, dir); break;
+            case NodeKind::LazyStack: lazyStack(n, dir); break;
+            case NodeKind::View: view(n, dir); break;
+            case NodeKind::NonTensorData: nonTensorData(n, dir); break;
+            case NodeKind::NonTensorStack: nonTensorStack(n, dir); break;
+            case NodeKind::Tensor: throw Error(keyText(n), "a tensor cannot be the root of a save");
+            case NodeKind::Error: unreadable(n);
+        }
+    }
+
+private:
+    static std::string keyText(const Node& n) { return formatKeyPath(n.keyPath()); }
+
+    [[noreturn]] static void unreadable(const Node& n) {
+        throw Error(keyText(n), "cannot save a part that could not be read: " + n.error);
+    }
+
+    std::string fileName(const Node& parent, const std::string& key, bool collection) {
+        if (key == "shape" || key == "device" || key == "_type")
+            throw Error(formatKeyPath(parent.keyPath()) + (parent.parent ? "/" : "") + key,
+                        "a key named \"" + key +
+                            "\" collides with node metadata in meta.json and cannot be saved "
+                            "(Python would silently drop it); rename it");
+        if (robustKey_) return encodeKey(key);
+        if (!isSafeLegacyKey(key, collection) || key.empty())
+            throw Error(key, "key cannot be a raw file name (robust_key is off); it would escape its directory");
+        return key;
+    }
+
+    void addDir(const std::string& dir) {
+        if (!dir.empty()) plan_.directories.push_back(dir);
+    }
+
+    void addContent(const std::string& path, const Node& owner, std::string content) {
+        PlannedFile f;
+        f.path = path;
+        f.keyText = keyText(owner);
+        f.size = content.size();
+        f.content = std::move(content);
+        plan_.totalBytes += f.size;
+        plan_.files.push_back(std::move(f));
+    }
+
+    void addMeta(const std::string& dir, const Node& owner, const Value& meta, JsonStyle style = JsonStyle::Python) {
+        addContent(joinPath(dir, "meta.json"), owner, toJson(meta, style));
+    }
+
+    // The entries of a TensorDict node, its files, then its meta.json (last, as Python's sequential writer).
+    void tensorDict(const Node& n, const std::string& dir, const std::string& typeString) {
+        addDir(dir);
+        Value::Object meta;
+        for (const auto& childPtr : n.children) {
+            const Node& c = *childPtr;
+            if (c.kind == NodeKind::Error) unreadable(c);
+            const std::string name = fileName(n, c.key, c.kind != NodeKind::Tensor);
+            if (c.kind == NodeKind::Tensor) {
+                meta.emplace_back(c.key, Value(Value::Object{{"device", Value("cpu")},
+                                                             {"shape", ints(c.shape)},
+                                                             {"dtype", Value(std::string(dtypeName(c.dtype)))},
+                                                             {"is_nested", Value(c.isNested)}}));
+                leafFiles(c, dir, name);
+            } else {
+                meta.emplace_back(c.key, Value(Value::Object{{"type", Value(shortTypeName(c))}}));
+                node(c, joinPath(dir, name));
+            }
+        }
+        meta.emplace_back("shape", ints(n.batchSize));
+        meta.emplace_back("device", Value("cpu"));  // memmap results always live on the CPU
+        meta.emplace_back("_type", Value(typeString));
+        addMeta(dir, n, Value(std::move(meta)));
+    }
+
+    void leafFiles(const Node& leaf, const std::string& dir, const std::string& name) {
+        if (leaf.isNested) {
+            std::string table;
+            for (const auto& component : leaf.nestedShapes)
+                for (std::int64_t d : component) table.append(reinterpret_cast<const char*>(&d), sizeof d);
+            addContent(joinPath(dir, name + ".shape.memmap"), leaf, std::move(table));
+        }
+        if (leaf.nbytes == 0) return;  // zero-element leaves get no file
+        PlannedFile f;
+        f.path = joinPath(dir, name + ".memmap");
+        f.keyText = keyText(leaf);
+        f.leaf = &leaf;
+        f.size = leaf.nbytes;
+        f.isTensorData = true;
+        plan_.totalBytes += f.size;
+        plan_.files.push_back(std::move(f));
+    }
+
+    void tensorClass(const Node& n, const std::string& dir) {
+        addDir(dir);
+        Value::Object meta{{"_type", Value(n.typeString)}};
+        Value::Object pickled;
+        for (const auto& [k, v] : n.attributes) {
+            if (jsonSerializable(v))
+                meta.emplace_back(k, v);
+            else
+                pickled.emplace_back(k, v);
+        }
+        addMeta(dir, n, Value(std::move(meta)));
+        if (!pickled.empty()) addContent(joinPath(dir, "other.pickle"), n, encodePlainPickle(Value(std::move(pickled))));
+        tensorDict(n, joinPath(dir, "_tensordict"), kTensorDictType);
+    }
+
+    void lazyStack(const Node& n, const std::string& dir) {
+        addDir(dir);
+        addMeta(dir, n, Value(Value::Object{{"_type", Value(n.typeString.empty()
+                                                                ? "<class 'tensordict._lazy.LazyStackedTensorDict'>"
+                                                                : n.typeString)},
+                                            {"stack_dim", Value(std::int64_t{n.stackDim})}}));
+        for (std::size_t i = 0; i < n.children.size(); ++i) node(*n.children[i], joinPath(dir, std::to_string(i)));
+    }
+
+    void view(const Node& n, const std::string& dir) {
+        addDir(dir);
+        Value::Object meta;
+        if (n.className != "_SubTensorDict") {
+            meta.emplace_back("shape", ints(n.batchSize));
+            meta.emplace_back("device", Value("cpu"));
+        }
+        meta.emplace_back("_type", Value(n.typeString));
+        for (const auto& kv : n.attributes) meta.push_back(kv);
+        addMeta(dir, n, Value(std::move(meta)));
+        for (const auto& c : n.children) node(*c, joinPath(dir, c->key));
+    }
+
+    std::string copyOpaqueSidecar(const Node& n) {
+        if (!n.store) throw Error(keyText(n), "pickled value has no source to copy from");
+        return n.store->read(n.pickleFile, 1ull << 34);
+    }
+
+    void nonTensorData(const Node& n, const std::string& dir) {
+        addDir(dir);
+        const std::string type = n.typeString.empty() ? "<class 'tensordict.tensorclass.NonTensorData'>" : n.typeString;
+        const Value value = n.value();
+        const bool inline_ = !n.pickleOpaque && jsonSerializable(value);
+        Value::Object meta{{"_type", Value(type)}};
+        if (inline_) meta.emplace_back("data", value);
+        meta.emplace_back("_is_non_tensor", Value(true));
+        meta.emplace_back("_metadata", Value());
+        addMeta(dir, n, Value(std::move(meta)));
+        if (n.pickleOpaque)
+            addContent(joinPath(dir, "other.pickle"), n, copyOpaqueSidecar(n));
+        else if (!inline_)
+            addContent(joinPath(dir, "other.pickle"), n,
+                       encodePlainPickle(Value(Value::Object{{"data", value}})));
+    }
+
+    void nonTensorStack(const Node& n, const std::string& dir) {
+        addDir(dir);
+        const Value value = n.value();
+        const bool inline_ = !n.pickleOpaque && jsonSerializable(value);
+        Value::Object meta{{"_type", Value(n.typeString.empty() ? "<class 'tensordict.tensorclass.NonTensorStack'>"
+                                                                : n.typeString)},
+                           {"stack_dim", Value(std::int64_t{n.stackDim})},
+                           {"device", Value()},
+                           {"data", inline_ ? value : Value("pickle.pkl")}};
+        // Python writes this one file with separators=(",", ":").
+        addMeta(dir, n, Value(std::move(meta)), JsonStyle::PythonCompact);
+        if (n.pickleOpaque)
+            addContent(joinPath(dir, "pickle.pkl"), n, copyOpaqueSidecar(n));
+        else if (!inline_)
+            addContent(joinPath(dir, "pickle.pkl"), n, encodePlainPickle(value));
+    }
+
+    bool robustKey_;
+    WritePlan& plan_;
+};
+
+// FORMAT.md 8.1: per directory, meta.json first, then the other files by
+// name, then the sub-directories by name, recursively.
+bool archiveOrder(const PlannedFile& a, const PlannedFile& b) {
+    auto split = [](const std::string& p) {
+        std::vector<std::string> parts;
+        std::size_t start = 0;
+        for (std::size_t i = 0; i <= p.size(); ++i)
+            if (i == p.size() || p[i] == '/') parts.push_back(p.substr(start, i - start)), start = i + 1;
+        return parts;
+    };
+    const auto pa = split(a.path), pb = split(b.path);
+    for (std::size_t i = 0; i < pa.size() && i < pb.size(); ++i) {
+        if (pa[i] == pb[i]) continue;
+        const bool aFile = i + 1 == pa.size(), bFile = i + 1 == pb.size();
+        if (aFile != bFile) return aFile;  // files before sub-directories
+        if (aFile && (pa[i] == "meta.json" || pb[i] == "meta.json")) return pa[i] == "meta.json";
+        return pa[i] < pb[i];  // UTF-8 byte order is Python's code-point order
+    }
+    return pa.size() < pb.size();
+}
+
+}  // namespace
+
+LeafBytes PlannedFile::bytes() const {
+    if (leaf) return leaf->bytes();
+    // Non-owning: the plan outlives every write of its content.
+    auto* p = reinterpret_cast<std::byte*>(const_cast<char*>(content.data()));
+    return {std::shared_ptr<std::byte>(std::shared_ptr<void>(), p), content.size()};
+}
+
+WritePlan makeWritePlan(const Node& root, bool robustKey, PlanOrder order) {
+    WritePlan plan;
+    Planner(robustKey, plan).node(root, "");
+    if (order == PlanOrder::Archive) std::stable_sort(plan.files.begin(), plan.files.end(), archiveOrder);
+    return plan;
+}
+
+}  // namespace tensordict

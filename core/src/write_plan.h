@@ -1,0 +1,40 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tensordict/node.h"
+
+namespace tensordict {
+
+// One file of a save, in the order it is written.
+struct PlannedFile {
+    std::string path;          // relative: "b/c.memmap"
+    std::string keyText;       // the key path it belongs to, for messages
+    std::string content;       // meta.json, pickle sidecars, nested shape tables
+    const Node* leaf = nullptr;  // tensor data comes from this leaf instead
+    std::uint64_t size = 0;
+    bool isTensorData = false;  // a .memmap entry: compressible, 64-byte aligned in archives
+
+    // The bytes to write (the leaf's mapping, or `content`). Throws Error.
+    LeafBytes bytes() const;
+};
+
+// Everything a save writes, computed once from the tree: the writers for
+// directories, archives and memory all consume the same plan.
+struct WritePlan {
+    std::vector<std::string> directories;  // parents before children, "" excluded
+    std::vector<PlannedFile> files;
+    std::uint64_t totalBytes = 0;
+};
+
+enum class PlanOrder {
+    Directory,  // Python's sequential order: a TensorDict's meta.json after its children
+    Archive,    // FORMAT.md 8.1: per directory meta.json, other files by name, then sub-directories
+};
+
+// Throws Error naming the key for what Python's format cannot carry.
+WritePlan makeWritePlan(const Node& root, bool robustKey, PlanOrder order);
+
+}  // namespace tensordict
