@@ -124,6 +124,7 @@ int printInfo(const QString& path, bool json, bool sha256, QTextStream& out, QTe
         if (json) {
             tensordict::DescribeOptions options;
             options.sha256 = sha256;
+            options.firstValues = 16;
             out << QString::fromStdString(tensordict::toJson(tensordict::describe(td, options),
                                                              tensordict::JsonStyle::Pretty))
                 << '\n';

@@ -1,0 +1,270 @@
+// save() options as users of the Python library expect them: no prefix
+// (memfd, shared with forked children), copy_existing, return_early with
+// progress and cancel, share_non_tensor, and refusals that name the key.
+
+#include <ATen/ATen.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <QDirIterator>
+#include <QFutureWatcher>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+
+#include "tensordict/report.h"
+#include "tensordict/save.h"
+#include "testsupport.h"
+
+using namespace tensordict;
+
+namespace {
+
+QString mappedFile(const void* address) {
+    const auto a = reinterpret_cast<quint64>(address);
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        const QStringList parts = QString::fromStdString(line).simplified().split(' ');
+        const QStringList range = parts[0].split('-');
+        if (a >= range[0].toULongLong(nullptr, 16) && a < range[1].toULongLong(nullptr, 16))
+            return parts.size() >= 6 ? parts.mid(5).join(' ') : QString();
+    }
+    return {};
+}
+
+// A tensordict of `leaves` float32 leaves of `mib` MiB each, all equal to `value`.
+TensorDict makeData(int leaves, int mib, float value) {
+    TensorDict td = TensorDict::create();
+    for (int i = 0; i < leaves; ++i)
+        td.mutableRoot().addTensor("leaf" + std::to_string(i), at::full({mib * 262144}, value));
+    return td;
+}
+
+QStringList temporarySiblings(const QString& dir) {
+    return QDir(dir).entryList({".*.tdstudio-*"}, QDir::AllEntries | QDir::Hidden);
+}
+
+float firstFloat(const TensorDict& td, const char* key) {
+    float v;
+    std::memcpy(&v, td.root().child(key)->bytes().data.get(), sizeof v);
+    return v;
+}
+
+}  // namespace
+
+class SaveBehaviourTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() { QVERIFY(scratch_.isValid()); }
+
+    void noPrefixGoesToSharedMemorySeenByForkedChildren() {
+        const TensorDict td = load(testsupport::fixturePath("simple").toStdString());
+        const TensorDict m = save(td, "");
+        QVERIFY(m.isLocked());
+        const Node* a = m.root().child("a");
+        QCOMPARE(a->storage.kind, StorageKind::Memory);
+        const LeafBytes bytes = a->bytes();
+        QVERIFY2(mappedFile(bytes.data.get()).startsWith("/memfd:tensordict:a"), qPrintable(mappedFile(bytes.data.get())));
+        QCOMPARE(leafSha256(*m.root().find({"b", "c"})), std::string("f46913286d895f62d646314f400fc3d7a543cf34eb4ae56df87f43dc4582a36b"));
+        const pid_t pid = fork();
+        if (pid == 0) {
+            const float v = 42.0f;
+            std::memcpy(bytes.data.get(), &v, sizeof v);
+            _exit(0);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        QCOMPARE(firstFloat(m, "a"), 42.0f);  // the child's write is the parent's
+        QCOMPARE(a->tensor()[0].item<float>(), 42.0f);
+        QVERIFY_THROWS_EXCEPTION(Error, const_cast<TensorDict&>(m).mutableRoot());
+    }
+
+    void shareNonTensorAcrossFork() {
+        const TensorDict td = load(testsupport::fixturePath("nontensor_string").toStdString());
+        SaveOptions options;
+        options.shareNonTensor = true;
+        options.copyExisting = true;
+        const TensorDict m = save(td, (scratch_.path() + "/shared").toStdString(), options);
+        Node* s = const_cast<Node*>(m.root().child("s"));
+        QCOMPARE(s->value(), Value("hello world"));
+        const pid_t pid = fork();
+        if (pid == 0) {
+            s->setValue(Value(Value::List{Value("from"), Value("child")}));
+            _exit(0);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        QCOMPARE(s->value(), Value(Value::List{Value("from"), Value("child")}));
+        // Without sharing, the saved tree is locked: values cannot change behind the files.
+        const TensorDict plain = save(td, "");
+        QVERIFY_THROWS_EXCEPTION(Error, const_cast<Node*>(plain.root().child("s"))->setValue(Value(1)));
+    }
+
+    void copyExistingBothWays() {
+        const QString src = scratch_.path() + "/copy-src";
+        testsupport::copyTree(testsupport::fixturePath("simple"), src);
+        const TensorDict td = load(src.toStdString());
+        const QString dst = scratch_.path() + "/copy-dst";
+        try {
+            save(td, dst.toStdString());
+            QFAIL("a mapped leaf was copied without copy_existing");
+        } catch (const Error& e) {
+            const QString m = e.what();
+            QVERIFY2(m.contains("a") && m.contains(src + "/a.memmap") && m.contains(dst + "/a.memmap") &&
+                         m.contains("copy_existing"),
+                     e.what());
+        }
+        QVERIFY(!QFileInfo::exists(dst + "/a.memmap"));
+        SaveOptions options;
+        options.copyExisting = true;
+        const TensorDict copied = save(td, dst.toStdString(), options);
+        QCOMPARE(QString::fromStdString(copied.root().child("a")->storage.container), dst);
+
+        // Saving onto its own files reuses them: not rewritten.
+        const QDateTime before = QFileInfo(src + "/b/c.memmap").lastModified();
+        QTest::qWait(30);
+        save(td, src.toStdString());
+        QCOMPARE(QFileInfo(src + "/b/c.memmap").lastModified(), before);
+
+        // Never truncate a file another leaf still has to be read from.
+        TensorDict swapped = TensorDict::create({3});
+        auto a = td.root().find({"b", "c"})->clone();
+        a->key = "a";
+        a->shape = {3};  // the first 12 bytes of b/c.memmap
+        a->numel = 3;
+        a->nbytes = 12;
+        swapped.mutableRoot().children.push_back(std::move(a));
+        swapped.mutableRoot().children.back()->parent = &swapped.mutableRoot();
+        Node& b = swapped.mutableRoot().addTensorDict("b");
+        auto c = td.root().child("a")->clone(&b);
+        c->key = "c";
+        b.children.push_back(std::move(c));
+        try {
+            save(swapped, src.toStdString(), options);
+            QFAIL("overwrote a file still to be read");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("is read from it"), e.what());
+        }
+        options.atomic = true;  // atomic writes elsewhere first: safe
+        const TensorDict done = save(swapped, src.toStdString(), options);
+        QCOMPARE(leafSha256(*done.root().child("a")), std::string("8a31a40ecac0ceb4d87b30bd156ca7a547e8e33dc071454b765fbc777d1c34a1"));
+    }
+
+    void returnEarlyReportsProgressAndCompletes() {
+        auto td = std::make_shared<const TensorDict>(makeData(8, 4, 1.5f));
+        SaveOptions options;
+        options.numThreads = 2;
+        QFutureWatcher<TensorDict> watcher;
+        QSignalSpy progress(&watcher, &QFutureWatcherBase::progressValueChanged);
+        const QString prefix = scratch_.path() + "/async";
+        watcher.setFuture(saveAsync(td, prefix.toStdString(), options));
+        QTRY_VERIFY_WITH_TIMEOUT(watcher.isFinished(), 60000);
+        const TensorDict result = watcher.result();
+        QVERIFY(result.isLocked());
+        QCOMPARE(result.root().children.size(), size_t(8));
+        QCOMPARE(firstFloat(result, "leaf7"), 1.5f);
+        QVERIFY(progress.count() > 0);
+        QCOMPARE(watcher.progressMaximum(), 32 * 1024);  // KiB
+        QCOMPARE(watcher.progressValue(), watcher.progressMaximum());
+    }
+
+    void cancelLeavesPrefixUnchanged_data() {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("directory") << "cancel-dir";
+        QTest::newRow("archive") << "cancel.tdz";
+    }
+    void cancelLeavesPrefixUnchanged() {
+        QFETCH(QString, name);
+        const QString prefix = scratch_.path() + "/" + name;
+        SaveOptions options;
+        options.atomic = true;
+        save(makeData(1, 1, 7.0f), prefix.toStdString(), options);  // the old content
+        const QStringList before = testsupport::fileFingerprints(prefix);
+
+        auto big = std::make_shared<const TensorDict>(makeData(16, 16, 3.0f));
+        options.numThreads = 2;
+        QFutureWatcher<TensorDict> watcher;
+        QSignalSpy progress(&watcher, &QFutureWatcherBase::progressValueChanged);
+        watcher.setFuture(saveAsync(big, prefix.toStdString(), options));
+        QTRY_VERIFY_WITH_TIMEOUT(progress.count() > 0, 30000);
+        watcher.cancel();
+        watcher.waitForFinished();
+        QVERIFY(watcher.isCanceled());
+        QCOMPARE(testsupport::fileFingerprints(prefix), before);
+        QCOMPARE(firstFloat(load(prefix.toStdString()), "leaf0"), 7.0f);
+        QCOMPARE(temporarySiblings(scratch_.path()), QStringList());
+    }
+
+    void refusalsNameTheKey() {
+        TensorDict td = TensorDict::create();
+        td.mutableRoot().addTensor("shape", at::zeros({2}));
+        try {
+            save(td, (scratch_.path() + "/reserved").toStdString());
+            QFAIL("reserved key saved");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("shape") && QString(e.what()).contains("collides"), e.what());
+        }
+        QVERIFY(!QFileInfo::exists(scratch_.path() + "/reserved/shape.memmap"));
+
+        const TensorDict keys = load(testsupport::fixturePath("robust_keys").toStdString());
+        SaveOptions raw;
+        raw.robustKey = false;
+        raw.copyExisting = true;
+        try {
+            save(keys, (scratch_.path() + "/raw").toStdString(), raw);
+            QFAIL("a key escaping its directory was written raw");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("a/b") || QString(e.what()).contains("back\\slash"), e.what());
+        }
+
+        TensorDict q = TensorDict::create();
+        try {
+            q.mutableRoot().addTensor("q", at::quantize_per_tensor(at::ones({2}), 0.1, 0, at::kQInt8));
+            QFAIL("quantized dtype accepted");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("q") && QString(e.what()).contains("QInt8"), e.what());
+        }
+
+        SaveOptions compressDir;
+        compressDir.compression = kZipDeflate;
+        QVERIFY_THROWS_EXCEPTION(Error, save(td, (scratch_.path() + "/nope").toStdString(), compressDir));
+        QVERIFY(!zipMethodFromName("zstd"));
+    }
+
+    void unwritablePrefixIsExplained() {
+        const TensorDict td = makeData(1, 1, 1.0f);
+        QFile file(scratch_.path() + "/plain-file");
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.close();
+        try {
+            save(td, (scratch_.path() + "/plain-file/sub").toStdString());
+            QFAIL("saved under a regular file");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("plain-file"), e.what());
+        }
+        try {
+            save(td, "/proc/tdstudio-cannot-write-here");
+            QFAIL("saved into /proc");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("/proc/tdstudio-cannot-write-here"), e.what());
+        }
+        // An atomic save replaces whole directories: never one that is not a tensordict.
+        QDir().mkpath(scratch_.path() + "/precious");
+        QFile keep(scratch_.path() + "/precious/notes.txt");
+        QVERIFY(keep.open(QIODevice::WriteOnly));
+        keep.write("mine");
+        keep.close();
+        SaveOptions atomic;
+        atomic.atomic = true;
+        QVERIFY_THROWS_EXCEPTION(Error, save(td, (scratch_.path() + "/precious").toStdString(), atomic));
+        QVERIFY(QFileInfo::exists(scratch_.path() + "/precious/notes.txt"));
+    }
+
+private:
+    QTemporaryDir scratch_;
+};
+
+QTEST_GUILESS_MAIN(SaveBehaviourTest)
+#include "tst_save_behaviour.moc"
