@@ -7,31 +7,47 @@
 
 #include "command_line.h"
 #include "main_window.h"
+#include "preview_panel.h"
+#include "tensordict/value.h"
 
 namespace {
 
 void describeOptions(QCommandLineParser& parser) {
-    parser.setApplicationDescription("tdstudio: browse PyTorch tensordict memmap directories and .tdz archives.");
+    parser.setApplicationDescription(
+        "tdstudio: browse PyTorch tensordict memmap directories and .tdz archives.");
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument("path", "A .tdz archive or a memmap directory to open.", "[path]");
-    parser.addOption({"info", "Print every node, leaf and non-tensor value of PATH and exit (no display needed)."});
-    parser.addOption({"json", "With --info: one JSON document (the fixtures' .expected.json conventions)."});
+    parser.addOption(
+        {"info",
+         "Print every node, leaf and non-tensor value of PATH and exit (no display needed)."});
+    parser.addOption(
+        {"json", "With --info: one JSON document (the fixtures' .expected.json conventions)."});
     parser.addOption({"sha256", "With --info: the sha256 of each leaf's raw C-order bytes."});
-    parser.addOption({"screenshot", "Open PATH, save the main window as a PNG to FILE, and exit.", "FILE"});
-    parser.addOption({"save", "Convert or export: tdstudio --save SRC DEST (a directory, or an archive for *.tdz)."});
-    parser.addOption({"archive", "With --save: write one .tdz zip archive whatever DEST is called."});
-    parser.addOption({"compression", "With --save: stored, deflate, bzip2 or lzma (archives only).", "M"});
+    parser.addOption(
+        {"screenshot", "Open PATH, save the main window as a PNG to FILE, and exit.", "FILE"});
+    parser.addOption({"select", "Select the key K when PATH opens (a/b, or a JSON list).", "K"});
+    parser.addOption(
+        {"view", "Show the selected leaf as: table, image, plot or statistics.", "MODE"});
+    parser.addOption(
+        {"save",
+         "Convert or export: tdstudio --save SRC DEST (a directory, or an archive for *.tdz)."});
+    parser.addOption(
+        {"archive", "With --save: write one .tdz zip archive whatever DEST is called."});
+    parser.addOption(
+        {"compression", "With --save: stored, deflate, bzip2 or lzma (archives only).", "M"});
     parser.addOption({"level", "With --save: compression level.", "N", "-1"});
     parser.addOption({"threads", "With --save: writer threads (0 or 1: one).", "N", "0"});
     parser.addOption({"atomic", "With --save: write under a temporary name and rename onto DEST."});
     parser.addOption({"no-robust-key", "With --save: raw key names as file names (legacy)."});
-    parser.addOption({"key", "With --save: export only this subtree (a/b, or a JSON list); repeatable.", "K"});
+    parser.addOption(
+        {"key", "With --save: export only this subtree (a/b, or a JSON list); repeatable.", "K"});
 }
 
 bool wantsConsoleOnly(int argc, char** argv) {
     for (int i = 1; i < argc; ++i)
-        if (!std::strcmp(argv[i], "--info") || !std::strcmp(argv[i], "--save") || !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h") ||
+        if (!std::strcmp(argv[i], "--info") || !std::strcmp(argv[i], "--save") ||
+            !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h") ||
             !std::strcmp(argv[i], "--version") || !std::strcmp(argv[i], "-v"))
             return true;
     return false;
@@ -41,8 +57,9 @@ bool wantsConsoleOnly(int argc, char** argv) {
 
 int main(int argc, char** argv) {
     // Console modes must work without a display: no QApplication for them.
-    std::unique_ptr<QCoreApplication> app(wantsConsoleOnly(argc, argv) ? new QCoreApplication(argc, argv)
-                                                                       : new QApplication(argc, argv));
+    std::unique_ptr<QCoreApplication> app(wantsConsoleOnly(argc, argv)
+                                              ? new QCoreApplication(argc, argv)
+                                              : new QApplication(argc, argv));
     QCoreApplication::setOrganizationName("tdstudio");
     QCoreApplication::setApplicationName("tdstudio");
     QCoreApplication::setApplicationVersion(TDSTUDIO_VERSION);
@@ -81,6 +98,41 @@ int main(int argc, char** argv) {
     }
 
     MainWindow window;
+    const QString select = parser.value("select");
+    const QString view = parser.value("view");
+    if (!select.isEmpty() || !view.isEmpty()) {
+        QObject::connect(&window, &MainWindow::documentLoaded, &window, [&window, select, view] {
+            QStringList path;
+            if (select.startsWith('[')) {
+                try {
+                    const tensordict::Value keys =
+                        tensordict::parseJson(select.toStdString(), "--select");
+                    if (keys.isList())
+                        for (const auto& k : keys.asList())
+                            if (k.isString())
+                                path << QString::fromStdString(k.asString());
+                } catch (const std::exception& e) {
+                    std::fprintf(stderr, "tdstudio: %s\n", e.what());
+                }
+            } else if (!select.isEmpty()) {
+                path = select.split('/');
+            }
+            if (!path.isEmpty() && !window.selectKeyPath(path))
+                std::fprintf(stderr, "tdstudio: no key %s\n", qPrintable(select));
+            const QStringList modes{"table", "image", "plot", "statistics"};
+            if (modes.contains(view)) {
+                auto* preview = window.previewPanel();
+                auto apply = [preview, mode = modes.indexOf(view)] {
+                    preview->setMode(static_cast<PreviewPanel::Mode>(mode));
+                };
+                if (preview->isLoading())
+                    QObject::connect(preview, &PreviewPanel::leafReady, preview, apply,
+                                     Qt::SingleShotConnection);
+                else
+                    apply();
+            }
+        });
+    }
     const QString screenshot = parser.value("screenshot");
     if (!screenshot.isEmpty()) {
         if (args.isEmpty()) {
@@ -89,19 +141,22 @@ int main(int argc, char** argv) {
         }
         auto save = [&window, screenshot](int code) {
             // Let the view lay out and paint once before grabbing.
-            QTimer::singleShot(200, &window, [&window, screenshot, code] {
+            QTimer::singleShot(1200, &window, [&window, screenshot, code] {
                 const bool ok = window.grab().save(screenshot);
-                if (!ok) std::fprintf(stderr, "tdstudio: cannot write %s\n", qPrintable(screenshot));
+                if (!ok)
+                    std::fprintf(stderr, "tdstudio: cannot write %s\n", qPrintable(screenshot));
                 QCoreApplication::exit(ok ? code : 1);
             });
         };
         QObject::connect(&window, &MainWindow::documentLoaded, &window, [&] { save(0); });
-        QObject::connect(&window, &MainWindow::documentFailed, &window, [&](const QString& message) {
-            std::fprintf(stderr, "tdstudio: %s\n", qPrintable(message));
-            save(1);
-        });
+        QObject::connect(&window, &MainWindow::documentFailed, &window,
+                         [&](const QString& message) {
+                             std::fprintf(stderr, "tdstudio: %s\n", qPrintable(message));
+                             save(1);
+                         });
     }
     window.show();
-    if (!args.isEmpty()) window.openPath(args.front());
+    if (!args.isEmpty())
+        window.openPath(args.front());
     return app->exec();
 }

@@ -6,6 +6,6 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/packaging/build.sh" default
 if [ $# -eq 0 ]; then
-    set -- "$root/resources/demo/demo.tdz"
+    set -- "$root/build/resources/demo.tdz"
 fi
 exec "$root/build/app/tdstudio" "$@"

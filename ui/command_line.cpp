@@ -12,7 +12,8 @@ namespace {
 
 QString keyList(const tensordict::Node& node) {
     tensordict::Value::List keys;
-    for (const auto& k : node.keyPath()) keys.emplace_back(k);
+    for (const auto& k : node.keyPath())
+        keys.emplace_back(k);
     return QString::fromStdString(tensordict::toJson(tensordict::Value(std::move(keys))));
 }
 
@@ -21,32 +22,41 @@ void printNode(const tensordict::Node& node, bool sha256, QTextStream& out) {
     QString line = keyList(node) + "  " + KeyTreeModel::kindText(node);
     switch (node.kind) {
         case NodeKind::Tensor:
-            line += "  " + QString::fromStdString(node.className) + "  shape " + KeyTreeModel::shapeText(node.shape) +
-                    "  " + QString::number(node.nbytes) + " bytes  " + KeyTreeModel::storageText(node);
+            line += "  " + QString::fromStdString(node.className) + "  shape " +
+                    KeyTreeModel::shapeText(node.shape) + "  " + QString::number(node.nbytes) +
+                    " bytes  " + KeyTreeModel::storageText(node);
             if (node.storage.kind != tensordict::StorageKind::None)
                 line += " " + QString::fromStdString(node.storage.path);
-            if (sha256) line += "  sha256 " + QString::fromStdString(tensordict::leafSha256(node));
+            if (sha256)
+                line += "  sha256 " + QString::fromStdString(tensordict::leafSha256(node));
             break;
         case NodeKind::NonTensorData:
         case NodeKind::NonTensorStack:
-            line += "  " + QString::fromStdString(node.className) + "  batch " + KeyTreeModel::shapeText(node.batchSize) +
-                    "  " +
-                    (node.pickleOpaque ? "<pickle " + QString::fromStdString(node.pickleFile) + ", not unpickled>"
-                                       : QString::fromStdString(tensordict::toJson(node.data)));
+            line += "  " + QString::fromStdString(node.className) + "  batch " +
+                    KeyTreeModel::shapeText(node.batchSize) + "  " +
+                    (node.pickleOpaque
+                         ? "<pickle " + QString::fromStdString(node.pickleFile) + ", not unpickled>"
+                         : QString::fromStdString(tensordict::toJson(node.data)));
             break;
-        case NodeKind::Error: line += "  " + QString::fromStdString(node.error); break;
+        case NodeKind::Error:
+            line += "  " + QString::fromStdString(node.error);
+            break;
         default:
-            line += "  " + QString::fromStdString(node.className) + "  batch " + KeyTreeModel::shapeText(node.batchSize);
+            line += "  " + QString::fromStdString(node.className) + "  batch " +
+                    KeyTreeModel::shapeText(node.batchSize);
             if (node.kind == NodeKind::LazyStack)
                 line += "  stack_dim " + QString::number(node.stackDim);
             else
-                line += "  device " + (node.device ? QString::fromStdString(*node.device) : QString("None"));
+                line += "  device " +
+                        (node.device ? QString::fromStdString(*node.device) : QString("None"));
             if (!node.attributes.empty())
-                line += "  " + QString::fromStdString(tensordict::toJson(tensordict::Value(node.attributes)));
+                line += "  " + QString::fromStdString(
+                                   tensordict::toJson(tensordict::Value(node.attributes)));
             break;
     }
     out << line << '\n';
-    for (const auto& child : node.children) printNode(*child, sha256, out);
+    for (const auto& child : node.children)
+        printNode(*child, sha256, out);
 }
 
 }  // namespace
@@ -62,7 +72,8 @@ int save(const SaveRequest& request, QTextStream& err) {
         }
         options.compression = *method;
     }
-    if (request.archive) options.archive = true;
+    if (request.archive)
+        options.archive = true;
     options.compressionLevel = request.level;
     options.numThreads = request.threads;
     options.atomic = request.atomic;
@@ -71,14 +82,17 @@ int save(const SaveRequest& request, QTextStream& err) {
     QElapsedTimer clock;
     clock.start();
     options.progress = [&err, &clock](const tensordict::SaveProgress& p) {
-        const double percent = p.bytesTotal ? 100.0 * double(p.bytesDone) / double(p.bytesTotal) : 100.0;
+        const double percent =
+            p.bytesTotal ? 100.0 * double(p.bytesDone) / double(p.bytesTotal) : 100.0;
         const double seconds = std::max(1e-3, clock.elapsed() / 1000.0);
         err << QString("\r%1%  %2 / %3  files %4/%5  %6/s  %7")
                    .arg(percent, 5, 'f', 1)
-                   .arg(KeyTreeModel::byteSizeText(p.bytesDone), KeyTreeModel::byteSizeText(p.bytesTotal))
+                   .arg(KeyTreeModel::byteSizeText(p.bytesDone),
+                        KeyTreeModel::byteSizeText(p.bytesTotal))
                    .arg(p.filesDone)
                    .arg(p.filesTotal)
-                   .arg(KeyTreeModel::byteSizeText(static_cast<std::uint64_t>(double(p.bytesDone) / seconds)))
+                   .arg(KeyTreeModel::byteSizeText(
+                       static_cast<std::uint64_t>(double(p.bytesDone) / seconds)))
                    .arg(QString::fromStdString(p.currentPath).left(60))
             << "\x1b[K";
         err.flush();
@@ -92,20 +106,25 @@ int save(const SaveRequest& request, QTextStream& err) {
                 std::vector<std::string> path;
                 if (key.startsWith('[')) {
                     const tensordict::Value v = tensordict::parseJson(key.toStdString(), "--key");
-                    if (!v.isList()) throw tensordict::Error("--key", "expected a JSON list of keys");
+                    if (!v.isList())
+                        throw tensordict::Error("--key", "expected a JSON list of keys");
                     for (const auto& k : v.asList()) {
-                        if (!k.isString()) throw tensordict::Error("--key", "keys must be strings");
+                        if (!k.isString())
+                            throw tensordict::Error("--key", "keys must be strings");
                         path.push_back(k.asString());
                     }
                 } else {
-                    for (const QString& part : key.split('/')) path.push_back(part.toStdString());
+                    for (const QString& part : key.split('/'))
+                        path.push_back(part.toStdString());
                 }
                 paths.push_back(std::move(path));
             }
             source = tensordict::select(source, paths);
         }
-        const tensordict::TensorDict saved = tensordict::save(source, request.destination.toStdString(), options);
-        err << "\rsaved " << QString::fromStdString(saved.path()) << " in " << clock.elapsed() / 1000.0 << " s\x1b[K\n";
+        const tensordict::TensorDict saved =
+            tensordict::save(source, request.destination.toStdString(), options);
+        err << "\rsaved " << QString::fromStdString(saved.path()) << " in "
+            << clock.elapsed() / 1000.0 << " s\x1b[K\n";
         return 0;
     } catch (const std::exception& e) {
         err << "\ntdstudio: " << e.what() << '\n';
@@ -130,7 +149,8 @@ int printInfo(const QString& path, bool json, bool sha256, QTextStream& out, QTe
                 << '\n';
         } else {
             out << QString::fromStdString(td.path()) << "  ("
-                << (td.format() == tensordict::SourceFormat::Archive ? "archive" : "directory") << ")\n";
+                << (td.format() == tensordict::SourceFormat::Archive ? "archive" : "directory")
+                << ")\n";
             printNode(td.root(), sha256, out);
         }
     } catch (const std::exception& e) {
@@ -140,7 +160,8 @@ int printInfo(const QString& path, bool json, bool sha256, QTextStream& out, QTe
     }
     out.flush();
     const auto errors = td.errors();
-    for (const auto* e : errors) err << "tdstudio: " << QString::fromStdString(e->error) << '\n';
+    for (const auto* e : errors)
+        err << "tdstudio: " << QString::fromStdString(e->error) << '\n';
     return errors.empty() ? 0 : 1;
 }
 

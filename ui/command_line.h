@@ -14,8 +14,8 @@ int printInfo(const QString& path, bool json, bool sha256, QTextStream& out, QTe
 
 struct SaveRequest {
     QString source, destination;
-    bool archive = false;         // force an archive whatever the name
-    QString compression;          // "", stored, deflate, bzip2, lzma or a method number
+    bool archive = false;  // force an archive whatever the name
+    QString compression;   // "", stored, deflate, bzip2, lzma or a method number
     int level = -1;
     int threads = 0;
     bool atomic = false;

@@ -1,7 +1,7 @@
 #include "details_panel.h"
 
-#include <QFormLayout>
 #include <QFontDatabase>
+#include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -27,7 +27,8 @@ DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
     title_->setWordWrap(true);
     copyButton_ = new QPushButton(tr("Copy key path"));
     copyButton_->setEnabled(false);
-    copyButton_->setToolTip(tr("Copy the key as a Python index expression, e.g. (\"obs\", \"pixels\")"));
+    copyButton_->setToolTip(
+        tr("Copy the key as a Python index expression, e.g. (\"obs\", \"pixels\")"));
     connect(copyButton_, &QPushButton::clicked, this, &DetailsPanel::copyKeyPathRequested);
     header->addWidget(title_, 1);
     header->addWidget(copyButton_);
@@ -58,10 +59,13 @@ QString DetailsPanel::field(const QString& label) const {
     return v ? v->text() : QString();
 }
 
-QString DetailsPanel::valueText() const { return value_->toPlainText(); }
+QString DetailsPanel::valueText() const {
+    return value_->toPlainText();
+}
 
 void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
-    while (form_->rowCount() > 0) form_->removeRow(0);
+    while (form_->rowCount() > 0)
+        form_->removeRow(0);
     value_->clear();
     keyPath_.clear();
     copyButton_->setEnabled(node != nullptr);
@@ -78,27 +82,38 @@ void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
         case NodeKind::Tensor: {
             addRow(tr("DType"), QString::fromStdString(node->className));
             addRow(tr("Shape"), KeyTreeModel::shapeText(node->shape));
-            if (node->isNested) addRow(tr("Nested parts"), QString::number(node->nestedShapes.size()));
+            if (node->isNested)
+                addRow(tr("Nested parts"), QString::number(node->nestedShapes.size()));
             addRow(tr("Elements"), QString::number(node->numel));
             addRow(tr("Size"), KeyTreeModel::byteSizeText(node->nbytes) +
-                                   (node->nbytes >= 1024 ? QString(" (%1 bytes)").arg(node->nbytes) : QString()));
-            if (node->device) addRow(tr("Saved from device"), QString::fromStdString(*node->device));
+                                   (node->nbytes >= 1024 ? QString(" (%1 bytes)").arg(node->nbytes)
+                                                         : QString()));
+            if (node->device)
+                addRow(tr("Saved from device"), QString::fromStdString(*node->device));
             addRow(tr("Storage"), KeyTreeModel::storageText(*node));
             if (node->storage.kind != tensordict::StorageKind::None) {
                 const bool archive = node->storage.kind != tensordict::StorageKind::File;
-                addRow(archive ? tr("Archive entry") : tr("File"), QString::fromStdString(node->storage.path));
-                addRow(archive ? tr("Archive") : tr("Directory"), QString::fromStdString(node->storage.container));
+                addRow(archive ? tr("Archive entry") : tr("File"),
+                       QString::fromStdString(node->storage.path));
+                addRow(archive ? tr("Archive") : tr("Directory"),
+                       QString::fromStdString(node->storage.container));
                 if (node->storage.offset)
                     addRow(tr("Payload offset"),
-                           QString("%1 (%2)").arg(*node->storage.offset).arg(
-                               *node->storage.offset % 64 == 0 ? tr("64-byte aligned") : tr("unaligned")));
+                           QString("%1 (%2)")
+                               .arg(*node->storage.offset)
+                               .arg(*node->storage.offset % 64 == 0 ? tr("64-byte aligned")
+                                                                    : tr("unaligned")));
                 if (archive) {
-                    addRow(tr("Compression"), QString::fromStdString(tensordict::zipMethodName(node->storage.zipMethod)));
+                    addRow(
+                        tr("Compression"),
+                        QString::fromStdString(tensordict::zipMethodName(node->storage.zipMethod)));
                     addRow(tr("Stored size"), KeyTreeModel::byteSizeText(node->storage.storedSize));
                 }
                 if (node->storage.size > node->nbytes)
-                    addRow(tr("File size"), tr("%1 (longer than needed; the first %2 bytes are used)")
-                                                .arg(node->storage.size).arg(node->nbytes));
+                    addRow(tr("File size"),
+                           tr("%1 (longer than needed; the first %2 bytes are used)")
+                               .arg(node->storage.size)
+                               .arg(node->nbytes));
             }
             break;
         }
@@ -107,30 +122,36 @@ void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
             addRow(tr("Class"), QString::fromStdString(node->className));
             addRow(tr("Batch size"), KeyTreeModel::shapeText(node->batchSize));
             if (!node->pickleFile.empty())
-                addRow(tr("Pickle sidecar"), QString::fromStdString(node->pickleFile) +
-                                                 (node->pickleOpaque ? tr(" (holds Python objects; never unpickled)")
-                                                                     : tr(" (plain data, decoded safely)")));
+                addRow(tr("Pickle sidecar"),
+                       QString::fromStdString(node->pickleFile) +
+                           (node->pickleOpaque ? tr(" (holds Python objects; never unpickled)")
+                                               : tr(" (plain data, decoded safely)")));
             if (node->pickleOpaque)
                 value_->setPlainText(tr("<pickled Python object in %1: not shown, never unpickled>")
                                          .arg(QString::fromStdString(node->pickleFile)));
             else
-                value_->setPlainText(QString::fromStdString(tensordict::toJson(node->data, tensordict::JsonStyle::Pretty)));
+                value_->setPlainText(QString::fromStdString(
+                    tensordict::toJson(node->data, tensordict::JsonStyle::Pretty)));
             break;
         case NodeKind::Error:
-            addRow(tr("Directory"), QString::fromStdString(node->directory.empty() ? "." : node->directory));
+            addRow(tr("Directory"),
+                   QString::fromStdString(node->directory.empty() ? "." : node->directory));
             value_->setPlainText(QString::fromStdString(node->error));
             break;
         default:  // collections
             addRow(tr("Class"), QString::fromStdString(node->className));
             addRow(tr("Batch size"), KeyTreeModel::shapeText(node->batchSize));
             addRow(tr("Device"), node->device ? QString::fromStdString(*node->device) : tr("none"));
-            if (node->kind == NodeKind::LazyStack) addRow(tr("Stack dim"), QString::number(node->stackDim));
+            if (node->kind == NodeKind::LazyStack)
+                addRow(tr("Stack dim"), QString::number(node->stackDim));
             addRow(tr("Keys"), QString::number(node->children.size()));
-            if (model) addRow(tr("Tensor bytes"), KeyTreeModel::byteSizeText(model->totalBytes(node)));
-            addRow(tr("Directory"), QString::fromStdString(node->directory.empty() ? "." : node->directory));
+            if (model)
+                addRow(tr("Tensor bytes"), KeyTreeModel::byteSizeText(model->totalBytes(node)));
+            addRow(tr("Directory"),
+                   QString::fromStdString(node->directory.empty() ? "." : node->directory));
             if (!node->attributes.empty())
-                value_->setPlainText(QString::fromStdString(
-                    tensordict::toJson(tensordict::Value(node->attributes), tensordict::JsonStyle::Pretty)));
+                value_->setPlainText(QString::fromStdString(tensordict::toJson(
+                    tensordict::Value(node->attributes), tensordict::JsonStyle::Pretty)));
             break;
     }
 }

@@ -5,14 +5,17 @@
 Document::Document(QObject* parent) : QObject(parent) {}
 
 Document::~Document() {
-    if (watcher_) watcher_->waitForFinished();
+    if (watcher_)
+        watcher_->waitForFinished();
 }
 
 Document::LoadResult Document::loadNow(const QString& path) {
     tensordict::LoadOptions options;
     options.throwOnError = false;  // show what can be read, mark the rest
     try {
-        return {std::make_shared<const tensordict::TensorDict>(tensordict::load(path.toStdString(), options)), {}};
+        return {std::make_shared<const tensordict::TensorDict>(
+                    tensordict::load(path.toStdString(), options)),
+                {}};
     } catch (const std::exception& e) {
         return {nullptr, QString::fromUtf8(e.what())};
     }

@@ -14,7 +14,15 @@ class KeyTreeModel : public QAbstractItemModel {
     Q_OBJECT
 
 public:
-    enum Column { KeyColumn, KindColumn, ShapeColumn, DTypeColumn, SizeColumn, StorageColumn, ColumnCount };
+    enum Column {
+        KeyColumn,
+        KindColumn,
+        ShapeColumn,
+        DTypeColumn,
+        SizeColumn,
+        StorageColumn,
+        ColumnCount
+    };
     enum Role { NodeRole = Qt::UserRole + 1, KeyPathRole, IsErrorRole };
     static constexpr int kFetchBatch = 256;
 
@@ -39,7 +47,8 @@ public:
     bool canFetchMore(const QModelIndex& parent) const override;
     void fetchMore(const QModelIndex& parent) override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
-    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation,
+                        int role = Qt::DisplayRole) const override;
 
     // Text helpers shared with the details panel and the command line.
     // A key as shown: control characters escaped (\t, \x01), the empty key as "".

@@ -23,6 +23,7 @@
 #include "document.h"
 #include "key_filter_model.h"
 #include "key_tree_model.h"
+#include "preview_panel.h"
 
 namespace {
 constexpr int kMaxRecentFiles = 10;
@@ -36,6 +37,7 @@ MainWindow::MainWindow(QWidget* parent)
       tree_(new QTreeView),
       filterEdit_(new QLineEdit),
       details_(new DetailsPanel),
+      preview_(new PreviewPanel),
       statusLabel_(new QLabel) {
     setWindowTitle("tdstudio");
     setAcceptDrops(true);
@@ -50,7 +52,8 @@ MainWindow::MainWindow(QWidget* parent)
     tree_->setAlternatingRowColors(true);
     tree_->setSelectionMode(QAbstractItemView::ExtendedSelection);
     tree_->header()->setStretchLastSection(true);
-    connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this, &MainWindow::updateDetails);
+    connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            &MainWindow::updateDetails);
 
     auto* left = new QWidget;
     auto* leftLayout = new QVBoxLayout(left);
@@ -58,25 +61,30 @@ MainWindow::MainWindow(QWidget* parent)
     leftLayout->addWidget(filterEdit_);
     leftLayout->addWidget(tree_);
 
+    auto* right = new QSplitter(Qt::Vertical);
+    right->addWidget(preview_);
+    right->addWidget(details_);
+    right->setStretchFactor(0, 3);
+    right->setStretchFactor(1, 1);
     auto* splitter = new QSplitter;
     splitter->addWidget(left);
-    splitter->addWidget(details_);
-    splitter->setStretchFactor(0, 3);
-    splitter->setStretchFactor(1, 2);
+    splitter->addWidget(right);
+    splitter->setStretchFactor(0, 2);
+    splitter->setStretchFactor(1, 3);
     setCentralWidget(splitter);
     connect(details_, &DetailsPanel::copyKeyPathRequested, this, &MainWindow::copySelectedKeyPath);
 
     statusBar()->addPermanentWidget(statusLabel_);
-    statusBar()->showMessage(tr("Open a .tdz archive or a memmap directory (File > Open, or drop it here)."));
+    statusBar()->showMessage(
+        tr("Open a .tdz archive or a memmap directory (File > Open, or drop it here)."));
 
-    connect(document_, &Document::loadStarted, this, [this](const QString& path) {
-        statusBar()->showMessage(tr("Opening %1…").arg(path));
-    });
+    connect(document_, &Document::loadStarted, this,
+            [this](const QString& path) { statusBar()->showMessage(tr("Opening %1…").arg(path)); });
     connect(document_, &Document::loaded, this, &MainWindow::showLoaded);
     connect(document_, &Document::failed, this, &MainWindow::showFailure);
 
     createMenus();
-    resize(1200, 720);
+    resize(1400, 860);
 }
 
 void MainWindow::createMenus() {
@@ -101,22 +109,26 @@ void MainWindow::createMenus() {
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About tdstudio"), this, [this] {
-        QMessageBox::about(this, tr("About tdstudio"),
-                           tr("<b>tdstudio</b> %1<br>A viewer for PyTorch tensordict memmap directories and "
-                              ".tdz archives.<br>Qt %2")
-                               .arg(QApplication::applicationVersion(), qVersion()));
+        QMessageBox::about(
+            this, tr("About tdstudio"),
+            tr("<b>tdstudio</b> %1<br>A viewer for PyTorch tensordict memmap directories and "
+               ".tdz archives.<br>Qt %2")
+                .arg(QApplication::applicationVersion(), qVersion()));
     });
 }
 
 void MainWindow::chooseFile() {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open tensordict archive"), QString(),
-                                                      tr("tensordict archives (*.tdz *.zip);;All files (*)"));
-    if (!path.isEmpty()) openPath(path);
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open tensordict archive"), QString(),
+                                     tr("tensordict archives (*.tdz *.zip);;All files (*)"));
+    if (!path.isEmpty())
+        openPath(path);
 }
 
 void MainWindow::chooseDirectory() {
     const QString path = QFileDialog::getExistingDirectory(this, tr("Open memmap directory"));
-    if (!path.isEmpty()) openPath(path);
+    if (!path.isEmpty())
+        openPath(path);
 }
 
 void MainWindow::openPath(const QString& path) {
@@ -124,7 +136,9 @@ void MainWindow::openPath(const QString& path) {
     document_->open(path);
 }
 
-QString MainWindow::currentPath() const { return document_->path(); }
+QString MainWindow::currentPath() const {
+    return document_->path();
+}
 
 void MainWindow::showLoaded() {
     auto td = document_->tensordict();
@@ -133,29 +147,34 @@ void MainWindow::showLoaded() {
     const QModelIndex root = filter_->index(0, 0);
     tree_->expand(root);
     tree_->setCurrentIndex(root);
-    for (int c = 0; c < KeyTreeModel::ColumnCount - 1; ++c) tree_->resizeColumnToContents(c);
-    if (!filter_->pattern().isEmpty()) applyFilter(filter_->pattern());
+    for (int c = 0; c < KeyTreeModel::ColumnCount - 1; ++c)
+        tree_->resizeColumnToContents(c);
+    if (!filter_->pattern().isEmpty())
+        applyFilter(filter_->pattern());
     setWindowTitle(tr("%1 — tdstudio").arg(label));
     addRecentFile(QString::fromStdString(td->path()));
 
     const auto errors = td->errors();
-    const QString format = td->format() == tensordict::SourceFormat::Archive ? tr("archive") : tr("directory");
+    const QString format =
+        td->format() == tensordict::SourceFormat::Archive ? tr("archive") : tr("directory");
     statusLabel_->setText(tr("%1 · %2 · %3 of tensors")
                               .arg(format, QString::fromStdString(td->root().className),
                                    KeyTreeModel::byteSizeText(model_->totalBytes(&td->root()))));
     if (errors.empty())
         statusBar()->showMessage(tr("Opened %1").arg(QString::fromStdString(td->path())), 5000);
     else
-        statusBar()->showMessage(tr("%n part(s) could not be read; they are marked in red in the tree.", "",
-                                    static_cast<int>(errors.size())));
+        statusBar()->showMessage(
+            tr("%n part(s) could not be read; they are marked in red in the tree.", "",
+               static_cast<int>(errors.size())));
     Q_EMIT documentLoaded();
 }
 
 void MainWindow::showFailure(const QString& message) {
     lastError_ = message;
     statusBar()->showMessage(tr("Could not open: %1").arg(message));
-    auto* box = new QMessageBox(QMessageBox::Critical, tr("Cannot open"),
-                                tr("tdstudio could not open this tensordict."), QMessageBox::Ok, this);
+    auto* box =
+        new QMessageBox(QMessageBox::Critical, tr("Cannot open"),
+                        tr("tdstudio could not open this tensordict."), QMessageBox::Ok, this);
     box->setInformativeText(message);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();  // not exec(): never block the event loop
@@ -166,18 +185,25 @@ const tensordict::Node* MainWindow::selectedNode() const {
     return model_->node(filter_->mapToSource(tree_->currentIndex()));
 }
 
-void MainWindow::updateDetails() { details_->showNode(selectedNode(), model_); }
+void MainWindow::updateDetails() {
+    details_->showNode(selectedNode(), model_);
+    preview_->showNode(model_->tensorDict(), selectedNode());
+}
 
 bool MainWindow::selectKeyPath(const QStringList& path) {
     auto td = model_->tensorDict();
-    if (!td) return false;
+    if (!td)
+        return false;
     std::vector<std::string> keys;
-    for (const QString& k : path) keys.push_back(k.toStdString());
+    for (const QString& k : path)
+        keys.push_back(k.toStdString());
     const tensordict::Node* node = td->root().find(keys);
-    if (!node) return false;
+    if (!node)
+        return false;
     model_->ensureFetched(node);
     const QModelIndex proxy = filter_->mapFromSource(model_->indexOf(node));
-    if (!proxy.isValid()) return false;
+    if (!proxy.isValid())
+        return false;
     tree_->setCurrentIndex(proxy);
     tree_->scrollTo(proxy);
     return true;
@@ -185,7 +211,8 @@ bool MainWindow::selectKeyPath(const QStringList& path) {
 
 void MainWindow::copySelectedKeyPath() {
     const tensordict::Node* node = selectedNode();
-    if (!node) return;
+    if (!node)
+        return;
     const QString text = KeyTreeModel::keyPathText(node->keyPath());
     QApplication::clipboard()->setText(text);
     statusBar()->showMessage(tr("Copied %1").arg(text), 3000);
@@ -193,7 +220,8 @@ void MainWindow::copySelectedKeyPath() {
 
 void MainWindow::applyFilter(const QString& text) {
     filter_->setPattern(text.trimmed());
-    if (!text.trimmed().isEmpty()) tree_->expandAll();
+    if (!text.trimmed().isEmpty())
+        tree_->expandAll();
 }
 
 QStringList MainWindow::recentFiles() const {
@@ -204,7 +232,8 @@ void MainWindow::addRecentFile(const QString& path) {
     QStringList files = recentFiles();
     files.removeAll(path);
     files.prepend(path);
-    while (files.size() > kMaxRecentFiles) files.removeLast();
+    while (files.size() > kMaxRecentFiles)
+        files.removeLast();
     QSettings().setValue("recentFiles", files);
     rebuildRecentMenu();
 }
@@ -226,12 +255,14 @@ void MainWindow::rebuildRecentMenu() {
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
     const auto urls = event->mimeData()->urls();
-    if (!urls.isEmpty() && urls.front().isLocalFile()) event->acceptProposedAction();
+    if (!urls.isEmpty() && urls.front().isLocalFile())
+        event->acceptProposedAction();
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
     const auto urls = event->mimeData()->urls();
-    if (urls.isEmpty() || !urls.front().isLocalFile()) return;
+    if (urls.isEmpty() || !urls.front().isLocalFile())
+        return;
     openPath(urls.front().toLocalFile());
     event->acceptProposedAction();
 }

@@ -11,6 +11,7 @@ class Document;
 class DetailsPanel;
 class KeyFilterModel;
 class KeyTreeModel;
+class PreviewPanel;
 namespace tensordict {
 class Node;
 }
@@ -32,6 +33,7 @@ public:
     QTreeView* treeView() const { return tree_; }
     QLineEdit* filterEdit() const { return filterEdit_; }
     DetailsPanel* detailsPanel() const { return details_; }
+    PreviewPanel* previewPanel() const { return preview_; }
     KeyTreeModel* keyModel() const { return model_; }
     KeyFilterModel* filterModel() const { return filter_; }
     // The node of the current selection, if any.
@@ -64,6 +66,7 @@ private:
     QTreeView* tree_;
     QLineEdit* filterEdit_;
     DetailsPanel* details_;
+    PreviewPanel* preview_;
     QMenu* recentMenu_ = nullptr;
     QLabel* statusLabel_;
     QString lastError_;

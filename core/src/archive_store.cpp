@@ -13,13 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <quazip/quazip.h>
+#include <quazip/unzip.h>
 #include <QString>
 #include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <quazip/quazip.h>
-#include <quazip/unzip.h>
 
 #include "mapping.h"
 #include "raw_zip_entry.h"
@@ -30,12 +30,18 @@ namespace tensordict {
 
 std::string zipMethodName(int method) {
     switch (method) {
-        case 0: return "stored";
-        case 8: return "deflate";
-        case 12: return "bzip2";
-        case 14: return "lzma";
-        case 93: return "zstd";
-        default: return "method " + std::to_string(method);
+        case 0:
+            return "stored";
+        case 8:
+            return "deflate";
+        case 12:
+            return "bzip2";
+        case 14:
+            return "lzma";
+        case 93:
+            return "zstd";
+        default:
+            return "method " + std::to_string(method);
     }
 }
 
@@ -60,8 +66,10 @@ bool isUnsafeEntryName(const std::string& name) {
     while (start <= name.size()) {
         const std::size_t end = std::min(name.find('/', start), name.size());
         const std::string part = name.substr(start, end - start);
-        if (part == ".." || part == ".") return true;
-        if (part.empty() && end != name.size()) return true;  // "a//b"
+        if (part == ".." || part == ".")
+            return true;
+        if (part.empty() && end != name.size())
+            return true;  // "a//b"
         start = end + 1;
     }
     return false;
@@ -69,17 +77,42 @@ bool isUnsafeEntryName(const std::string& name) {
 
 class ArchiveStore final : public Store {
 public:
-    explicit ArchiveStore(std::string path) : path_(std::move(path)), zip_(QString::fromStdString(path_)) {
+    explicit ArchiveStore(std::string path)
+        : path_(std::move(path)), zip_(QString::fromStdString(path_)) {
+        // The archive stays open: later reads come from this file even if a
+        // save replaces the path meanwhile.
+        fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd_ < 0)
+            throw Error(path_, std::strerror(errno));
         struct stat st {};
-        if (::stat(path_.c_str(), &st) != 0) throw Error(path_, std::strerror(errno));
-        fileSize_ = static_cast<std::uint64_t>(st.st_size);
-        if (!zip_.open(QuaZip::mdUnzip))
-            throw Error(path_, "not a zip archive, or the archive is truncated or corrupt (zip error " +
-                                   std::to_string(zip_.getZipError()) + ")");
-        unzFile uf = zip_.getUnzFile();
-        for (int rc = unzGoToFirstFile(uf); rc == UNZ_OK; rc = unzGoToNextFile(uf)) {
-            readCurrentEntry(uf);
+        if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+            ::close(fd_);
+            throw Error(path_, "not a regular file");
         }
+        fileSize_ = static_cast<std::uint64_t>(st.st_size);
+        device_ = st.st_dev;
+        inode_ = st.st_ino;
+        try {
+            openZip();
+        } catch (...) {
+            ::close(fd_);
+            throw;
+        }
+    }
+
+    ~ArchiveStore() override { ::close(fd_); }
+
+    void openZip() {
+        if (!zip_.open(QuaZip::mdUnzip))
+            throw Error(path_,
+                        "not a zip archive, or the archive is truncated or corrupt (zip error " +
+                            std::to_string(zip_.getZipError()) + ")");
+        unzFile uf = zip_.getUnzFile();
+        int rc = unzGoToFirstFile(uf);
+        for (; rc == UNZ_OK; rc = unzGoToNextFile(uf))
+            readCurrentEntry(uf);
+        if (rc != UNZ_END_OF_LIST_OF_FILE)
+            throw Error(path_, "corrupt central directory (zip error " + std::to_string(rc) + ")");
         if (!entries_.count("meta.json"))
             throw Error(path_, "zip archive has no top-level meta.json: not a tensordict archive");
     }
@@ -92,7 +125,8 @@ public:
 
     std::optional<StorageInfo> stat(const std::string& rel) const override {
         auto it = entries_.find(rel);
-        if (it == entries_.end()) return std::nullopt;
+        if (it == entries_.end())
+            return std::nullopt;
         return it->second.info;
     }
 
@@ -114,7 +148,8 @@ public:
 private:
     const Entry& find(const std::string& rel) const {
         auto it = entries_.find(rel);
-        if (it == entries_.end()) throw Error(describe(rel), "no such entry in the archive");
+        if (it == entries_.end())
+            throw Error(describe(rel), "no such entry in the archive");
         return it->second;
     }
 
@@ -126,18 +161,24 @@ private:
         Entry entry;
         entry.info.path.assign(name, fi.size_filename);
         const std::string& entryName = entry.info.path;
-        if (!entryName.empty() && entryName.back() == '/') return;  // directory entry (zip -r)
+        if (!entryName.empty() && entryName.back() == '/')
+            return;  // directory entry (zip -r)
         if (isUnsafeEntryName(entryName))
-            throw Error(describe(entryName), "unsafe entry name (absolute, or with '..' or '.' components)");
-        if (fi.flag & 1u) throw Error(describe(entryName), "encrypted entries are not supported");
+            throw Error(describe(entryName),
+                        "unsafe entry name (absolute, or with '..' or '.' components)");
+        if (fi.flag & 1u)
+            throw Error(describe(entryName), "encrypted entries are not supported");
         entry.info.container = path_;
         entry.info.zipMethod = static_cast<int>(fi.compression_method);
         entry.info.size = fi.uncompressed_size;
         entry.info.storedSize = fi.compressed_size;
         entry.info.kind = entry.info.zipMethod == kStored ? StorageKind::StoredEntry
-                                                         : StorageKind::CompressedEntry;
+                                                          : StorageKind::CompressedEntry;
         entry.crc = static_cast<std::uint32_t>(fi.crc);
         unzGetFilePos64(uf, &entry.position);
+        if (entry.info.storedSize > fileSize_)
+            throw Error(describe(entryName),
+                        "entry claims more bytes than the archive has (truncated file?)");
         const int method = entry.info.zipMethod;
         if (method != kStored && method != kDeflate && method != kBzip2 && method != kLzma) {
             // Kept in the listing; reading it gives a clear error.
@@ -147,7 +188,7 @@ private:
                 throw Error(describe(entryName), "corrupt local header");
             entry.info.offset = unzGetCurrentFileZStreamPos64(uf);
             unzCloseCurrentFile(uf);
-            if (*entry.info.offset + entry.info.storedSize > fileSize_)
+            if (*entry.info.offset > fileSize_ - entry.info.storedSize)
                 throw Error(describe(entryName),
                             "entry data runs past the end of the archive (truncated file?)");
             if (method == kStored && entry.info.storedSize != entry.info.size)
@@ -161,84 +202,89 @@ private:
         if (nbytes > entry.info.size)
             throw Error(where, "entry is " + std::to_string(entry.info.size) +
                                    " bytes but the leaf needs " + std::to_string(nbytes));
-        if (nbytes == 0) return {};
+        if (nbytes == 0)
+            return {};
         switch (entry.info.zipMethod) {
             case kStored: {
                 LeafBytes whole = archiveMapping();
                 std::byte* p = whole.data.get() + *entry.info.offset;
                 if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0)
                     return copyToOwnedBuffer(p, nbytes);  // unaligned (zip -0, other tools)
-                return {std::shared_ptr<std::byte>(whole.data, p), static_cast<std::size_t>(nbytes)};
+                return {std::shared_ptr<std::byte>(whole.data, p),
+                        static_cast<std::size_t>(nbytes)};
             }
             case kDeflate:
-            case kBzip2: return inflate(entry, nbytes);
-            case kLzma: return inflateLzma(entry, nbytes);
+            case kBzip2:
+                return inflate(entry, nbytes);
+            case kLzma:
+                return inflateLzma(entry, nbytes);
             default:
-                throw Error(where, "unsupported compression method " +
-                                       zipMethodName(entry.info.zipMethod));
+                throw Error(
+                    where, "unsupported compression method " + zipMethodName(entry.info.zipMethod));
         }
     }
 
     LeafBytes archiveMapping() const {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (!mapping_.data) {
-            const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-            if (fd < 0) throw Error(path_, std::string("cannot open: ") + std::strerror(errno));
-            struct stat st {};
-            ::fstat(fd, &st);
-            if (static_cast<std::uint64_t>(st.st_size) != fileSize_) {
-                ::close(fd);
-                throw Error(path_, "the archive changed size since it was opened");
-            }
-            try {
-                mapping_ = mapFilePrivate(fd, fileSize_, path_);
-            } catch (...) {
-                ::close(fd);
-                throw;
-            }
-            ::close(fd);
-        }
+        if (!mapping_.data)
+            mapping_ = mapFilePrivate(fd_, fileSize_, path_);
         return mapping_;
+    }
+
+    // libzip reopens by path (for LZMA entries): it must still be our file.
+    void checkUnchanged() const {
+        struct stat st {};
+        if (::stat(path_.c_str(), &st) != 0 || st.st_dev != device_ || st.st_ino != inode_)
+            throw Error(path_, "the archive was replaced since it was opened; open it again");
     }
 
     LeafBytes inflate(const Entry& entry, std::uint64_t nbytes) const {
         const std::string where = describe(entry.info.path);
-        LeafBytes out = allocateOwnedBuffer(entry.info.size);
+        // Inflate only what the leaf needs: a hostile header may claim any size.
+        const std::uint64_t wanted = std::min<std::uint64_t>(nbytes, entry.info.size);
+        LeafBytes out = allocateOwnedBuffer(wanted);
         std::lock_guard<std::mutex> lock(mutex_);
         unzFile uf = zip_.getUnzFile();
         unz64_file_pos pos = entry.position;
         if (unzGoToFilePos64(uf, &pos) != UNZ_OK || unzOpenCurrentFile(uf) != UNZ_OK)
             throw Error(where, "cannot open entry");
         std::uint64_t done = 0;
-        while (done < entry.info.size) {
-            const auto chunk = static_cast<unsigned>(std::min<std::uint64_t>(entry.info.size - done, 1u << 30));
+        while (done < wanted) {
+            const auto chunk =
+                static_cast<unsigned>(std::min<std::uint64_t>(wanted - done, 1u << 30));
             const int n = unzReadCurrentFile(uf, out.data.get() + done, chunk);
             if (n < 0) {
                 unzCloseCurrentFile(uf);
                 throw Error(where, "corrupt compressed data (zip error " + std::to_string(n) + ")");
             }
-            if (n == 0) break;
+            if (n == 0)
+                break;
             done += static_cast<unsigned>(n);
         }
-        const int closeRc = unzCloseCurrentFile(uf);
-        if (done != entry.info.size)
+        const int closeRc = unzCloseCurrentFile(uf);  // checks the CRC when all was read
+        if (done != wanted)
             throw Error(where, "compressed data ends after " + std::to_string(done) + " of " +
-                                   std::to_string(entry.info.size) + " bytes");
-        if (closeRc == UNZ_CRCERROR) throw Error(where, "CRC mismatch: the entry is corrupt");
+                                   std::to_string(wanted) + " bytes");
+        if (closeRc == UNZ_CRCERROR && wanted == entry.info.size)
+            throw Error(where, "CRC mismatch: the entry is corrupt");
         out.size = nbytes;
         return out;
     }
 
     LeafBytes inflateLzma(const Entry& entry, std::uint64_t nbytes) const {
         const std::string where = describe(entry.info.path);
+        checkUnchanged();
         const std::string raw = readCompressedEntry(path_, entry.info.path, entry.info.storedSize);
-        LeafBytes out = allocateOwnedBuffer(entry.info.size);
-        decodeZipLzma(raw, out.data.get(), entry.info.size, where);
+        LeafBytes out = allocateOwnedBuffer(nbytes);
+        decodeZipLzma(raw, out.data.get(), nbytes, where);
         out.size = nbytes;
         return out;
     }
 
     std::string path_;
+    int fd_ = -1;
+    dev_t device_ = 0;
+    ino_t inode_ = 0;
     std::uint64_t fileSize_ = 0;
     mutable QuaZip zip_;
     std::map<std::string, Entry> entries_;

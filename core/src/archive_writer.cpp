@@ -31,7 +31,7 @@ class ArchiveJob;
 struct EntrySource {
     ArchiveJob* job;
     std::size_t index;
-    LeafBytes bytes;        // stored entries: the data itself
+    LeafBytes bytes;  // stored entries: the data itself
     std::uint64_t offset = 0;
 };
 
@@ -64,7 +64,8 @@ public:
             std::string why = zip_strerror(za);
             zip_discard(za);
             waitForWorkers();
-            if (!firstError_.empty()) throw Error(firstErrorWhere_, firstError_);
+            if (!firstError_.empty())
+                throw Error(firstErrorWhere_, firstError_);
             throw Error(path_, "cannot write archive: " + why);
         }
         waitForWorkers();
@@ -76,8 +77,9 @@ public:
         try {
             switch (cmd) {
                 case ZIP_SOURCE_SUPPORTS:
-                    return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ, ZIP_SOURCE_CLOSE,
-                                                          ZIP_SOURCE_STAT, ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, -1);
+                    return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ,
+                                                          ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT,
+                                                          ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, -1);
                 case ZIP_SOURCE_STAT: {
                     auto* st = static_cast<zip_stat_t*>(data);
                     zip_stat_init(st);
@@ -96,7 +98,8 @@ public:
                 }
                 case ZIP_SOURCE_OPEN:
                     src.offset = 0;
-                    if (!compressed(src.index)) src.bytes = file.bytes();  // maps the leaf now
+                    if (!compressed(src.index))
+                        src.bytes = file.bytes();  // maps the leaf now
                     return 0;
                 case ZIP_SOURCE_READ: {
                     progress_.throwIfCancelled(path_);
@@ -111,9 +114,11 @@ public:
                         size = file.size;
                     }
                     const std::uint64_t n = std::min<std::uint64_t>(len, size - src.offset);
-                    if (n) std::memcpy(data, base + src.offset, n);
+                    if (n)
+                        std::memcpy(data, base + src.offset, n);
                     src.offset += n;
-                    if (!compressed(src.index)) progress_.add(n, file.path);
+                    if (!compressed(src.index))
+                        progress_.add(n, file.path);
                     return static_cast<zip_int64_t>(n);
                 }
                 case ZIP_SOURCE_CLOSE:
@@ -139,15 +144,19 @@ public:
     }
 
 private:
-    bool compressed(std::size_t i) const { return method_ != ZIP_CM_STORE && plan_.files[i].isTensorData; }
+    bool compressed(std::size_t i) const {
+        return method_ != ZIP_CM_STORE && plan_.files[i].isTensorData;
+    }
 
     void recordError(const std::string& where, const std::string& why) {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (firstError_.empty()) firstErrorWhere_ = where, firstError_ = why;
+        if (firstError_.empty())
+            firstErrorWhere_ = where, firstError_ = why;
     }
 
     void addEntries(zip_t* za) {
-        std::uint64_t offset = 0;  // predicted local header offset (exact while all entries are stored)
+        std::uint64_t offset =
+            0;  // predicted local header offset (exact while all entries are stored)
         for (std::size_t i = 0; i < plan_.files.size(); ++i) {
             const PlannedFile& file = plan_.files[i];
             auto* src = new EntrySource{this, i, {}, 0};
@@ -159,7 +168,8 @@ private:
             const zip_int64_t idx = zip_file_add(za, file.path.c_str(), zs, ZIP_FL_ENC_UTF_8);
             if (idx < 0) {
                 zip_source_free(zs);
-                throw Error(path_ + ":" + file.path, std::string("cannot add entry: ") + zip_strerror(za));
+                throw Error(path_ + ":" + file.path,
+                            std::string("cannot add entry: ") + zip_strerror(za));
             }
             const auto index = static_cast<zip_uint64_t>(idx);
             std::uint64_t extra = file.size >= 0xFFFFFFFFull ? kZip64LocalExtra : 0;
@@ -168,12 +178,14 @@ private:
                     throw Error(path_ + ":" + file.path, zip_strerror(za));
                 if (file.isTensorData) {
                     // Pad so that the payload starts on a 64-byte boundary, as Python does.
-                    const std::uint64_t before = offset + kLocalHeaderSize + file.path.size() + 4 + extra;
+                    const std::uint64_t before =
+                        offset + kLocalHeaderSize + file.path.size() + 4 + extra;
                     const std::uint64_t pad = (kAlignment - before % kAlignment) % kAlignment;
                     const std::string zeros(pad, '\0');
                     if (zip_file_extra_field_set(za, index, kPaddingFieldId, ZIP_EXTRA_FIELD_NEW,
                                                  reinterpret_cast<const zip_uint8_t*>(zeros.data()),
-                                                 static_cast<zip_uint16_t>(pad), ZIP_FL_LOCAL | ZIP_FL_CENTRAL) != 0)
+                                                 static_cast<zip_uint16_t>(pad),
+                                                 ZIP_FL_LOCAL | ZIP_FL_CENTRAL) != 0)
                         throw Error(path_ + ":" + file.path, zip_strerror(za));
                     extra += 4 + pad;
                 }
@@ -191,14 +203,17 @@ private:
     void schedule(std::size_t i) {
         std::size_t started = 0;
         for (std::size_t j = i; j < plan_.files.size() && started < window_; ++j) {
-            if (!compressed(j)) continue;
+            if (!compressed(j))
+                continue;
             ++started;
-            if (futures_.count(j) || results_.count(j)) continue;
+            if (futures_.count(j) || results_.count(j))
+                continue;
             const PlannedFile* file = &plan_.files[j];
             futures_[j] = QtConcurrent::run(&pool_, [this, file] {
                 Compressed c;
                 try {
-                    if (progress_.cancelled()) throw Error(path_, "cancelled");
+                    if (progress_.cancelled())
+                        throw Error(path_, "cancelled");
                     const LeafBytes bytes = file->bytes();
                     c.crc = crc32Of(bytes.data.get(), bytes.size);
                     c.payload = compressPayload(bytes.data.get(), bytes.size, method_, level_,
@@ -227,12 +242,14 @@ private:
             futures_.erase(i);
             done = results_.emplace(i, f.result()).first;  // waits for it
         }
-        if (!done->second.error.empty()) throw Error(path_ + ":" + plan_.files[i].path, done->second.error);
+        if (!done->second.error.empty())
+            throw Error(path_ + ":" + plan_.files[i].path, done->second.error);
         return done->second;
     }
 
     void waitForWorkers() {
-        for (auto& [i, f] : futures_) f.waitForFinished();
+        for (auto& [i, f] : futures_)
+            f.waitForFinished();
         futures_.clear();
         pool_.waitForDone();
     }
@@ -254,8 +271,8 @@ private:
 
 }  // namespace
 
-void writeArchive(const std::string& path, const WritePlan& plan, int method, int level, int threads,
-                  ProgressTracker& progress) {
+void writeArchive(const std::string& path, const WritePlan& plan, int method, int level,
+                  int threads, ProgressTracker& progress) {
     if (method != kZipStored && method != kZipDeflate && method != kZipBzip2 && method != kZipLzma)
         throw Error(path, "unsupported compression method " + std::to_string(method) +
                               " (stored 0, deflate 8, bzip2 12, lzma 14)");

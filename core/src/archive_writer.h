@@ -13,7 +13,7 @@ namespace tensordict {
 // local and central headers) or compressed with `method` (deflate, bzip2, or
 // LZMA as method 14, as Python's zipfile writes it), compressed on `threads`
 // threads ahead of the writer. Throws Error naming the path or entry.
-void writeArchive(const std::string& path, const WritePlan& plan, int method, int level, int threads,
-                  ProgressTracker& progress);
+void writeArchive(const std::string& path, const WritePlan& plan, int method, int level,
+                  int threads, ProgressTracker& progress);
 
 }  // namespace tensordict

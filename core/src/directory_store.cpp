@@ -16,7 +16,8 @@ class FileDescriptor {
 public:
     explicit FileDescriptor(int fd) : fd_(fd) {}
     ~FileDescriptor() {
-        if (fd_ >= 0) ::close(fd_);
+        if (fd_ >= 0)
+            ::close(fd_);
     }
     FileDescriptor(const FileDescriptor&) = delete;
     FileDescriptor& operator=(const FileDescriptor&) = delete;
@@ -39,34 +40,42 @@ public:
 
     std::optional<StorageInfo> stat(const std::string& rel) const override {
         struct stat st {};
-        if (::stat(describe(rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+        if (::stat(describe(rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+            return std::nullopt;
         StorageInfo info;
         info.kind = StorageKind::File;
         info.path = rel;
         info.container = root_;
         info.size = static_cast<std::uint64_t>(st.st_size);
         info.storedSize = info.size;
+        info.inode = static_cast<std::uint64_t>(st.st_ino);
+        info.mtimeNs =
+            static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + st.st_mtim.tv_nsec;
         return info;
     }
 
     std::string read(const std::string& rel, std::uint64_t cap) const override {
         const std::string path = describe(rel);
-        FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-        if (fd.get() < 0) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
+        FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+        if (fd.get() < 0)
+            throw Error(path, std::string("cannot open: ") + std::strerror(errno));
         struct stat st {};
         if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
             throw Error(path, "not a regular file");
         if (static_cast<std::uint64_t>(st.st_size) > cap)
             throw Error(path, "file is " + std::to_string(st.st_size) +
-                                  " bytes, over the metadata size limit of " +
-                                  std::to_string(cap) + " bytes");
+                                  " bytes, over the metadata size limit of " + std::to_string(cap) +
+                                  " bytes");
         std::string out(static_cast<std::size_t>(st.st_size), '\0');
         std::size_t done = 0;
         while (done < out.size()) {
             const ssize_t n = ::read(fd.get(), out.data() + done, out.size() - done);
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0) throw Error(path, std::string("read failed: ") + std::strerror(errno));
-            if (n == 0) break;
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                throw Error(path, std::string("read failed: ") + std::strerror(errno));
+            if (n == 0)
+                break;
             done += static_cast<std::size_t>(n);
         }
         out.resize(done);
@@ -76,13 +85,25 @@ public:
     LeafBytes map(const StorageInfo& info, std::uint64_t nbytes, std::size_t) const override {
         // Page-aligned mappings suit every dtype.
         const std::string path = describe(info.path);
-        FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-        if (fd.get() < 0) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
+        FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+        if (fd.get() < 0)
+            throw Error(path, std::string("cannot open: ") + std::strerror(errno));
         struct stat st {};
-        if (::fstat(fd.get(), &st) != 0) throw Error(path, std::strerror(errno));
+        if (::fstat(fd.get(), &st) != 0)
+            throw Error(path, std::strerror(errno));
+        if (!S_ISREG(st.st_mode))
+            throw Error(path, "not a regular file");
+        if (info.inode &&
+            (static_cast<std::uint64_t>(st.st_ino) != info.inode ||
+             static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + st.st_mtim.tv_nsec !=
+                 info.mtimeNs))
+            throw Error(
+                path,
+                "the file was replaced or changed since the tensordict was opened; open it again");
         if (static_cast<std::uint64_t>(st.st_size) < nbytes)
-            throw Error(path, "file is " + std::to_string(st.st_size) + " bytes but the leaf needs " +
-                                  std::to_string(nbytes) + " (was it truncated after opening?)");
+            throw Error(path, "file is " + std::to_string(st.st_size) +
+                                  " bytes but the leaf needs " + std::to_string(nbytes) +
+                                  " (was it truncated after opening?)");
         return mapFilePrivate(fd.get(), nbytes, path);
     }
 
@@ -98,15 +119,19 @@ std::string joinPath(const std::string& dir, const std::string& name) {
 
 std::shared_ptr<const Store> openDirectoryStore(const std::string& path) {
     std::string root = path;
-    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    while (root.size() > 1 && root.back() == '/')
+        root.pop_back();
     return std::make_shared<DirectoryStore>(root);
 }
 
 std::shared_ptr<const Store> openStore(const std::string& path) {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) throw Error(path, std::strerror(errno));
-    if (S_ISDIR(st.st_mode)) return openDirectoryStore(path);
-    if (S_ISREG(st.st_mode)) return openArchiveStore(path);
+    if (::stat(path.c_str(), &st) != 0)
+        throw Error(path, std::strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return openDirectoryStore(path);
+    if (S_ISREG(st.st_mode))
+        return openArchiveStore(path);
     throw Error(path, "neither a directory nor a regular file");
 }
 

@@ -19,26 +19,45 @@ namespace {
 
 constexpr std::size_t kWriteChunk = 4u << 20;
 
-std::string sysError(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+std::string sysError(const char* what) {
+    return std::string(what) + ": " + std::strerror(errno);
+}
 
 void makeDirectory(const std::string& path) {
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) {
-        if (S_ISLNK(st.st_mode)) throw Error(path, "refusing to write through a symbolic link");
-        if (!S_ISDIR(st.st_mode)) throw Error(path, "exists and is not a directory");
+        if (S_ISLNK(st.st_mode))
+            throw Error(path, "refusing to write through a symbolic link");
+        if (!S_ISDIR(st.st_mode))
+            throw Error(path, "exists and is not a directory");
         return;
     }
-    if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) throw Error(path, sysError("cannot create directory"));
+    if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST)
+        throw Error(path, sysError("cannot create directory"));
 }
 
 void writeFile(const std::string& root, const PlannedFile& file, ProgressTracker& progress) {
     const std::string path = root + "/" + file.path;
     progress.throwIfCancelled(path);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+        throw Error(path, "refusing to write through a symbolic link");
     const LeafBytes bytes = file.bytes();
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    // Written under a temporary name and renamed over the old file: whoever
+    // still maps the old file keeps its bytes (no truncation under a mapping).
+    const std::string temp = path + ".tdstudio-part";
+    const int fd =
+        ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0)
-        throw Error(path, errno == ELOOP ? std::string("refusing to write through a symbolic link")
-                                         : sysError("cannot create file"));
+        throw Error(path, sysError("cannot create file"));
+    struct Unlink {
+        const std::string& name;
+        bool armed = true;
+        ~Unlink() {
+            if (armed)
+                ::unlink(name.c_str());
+        }
+    } cleanup{temp};
     std::size_t done = 0;
     while (done < bytes.size) {
         if (progress.cancelled()) {
@@ -47,25 +66,32 @@ void writeFile(const std::string& root, const PlannedFile& file, ProgressTracker
         }
         const std::size_t n = std::min(kWriteChunk, bytes.size - done);
         const ssize_t w = ::pwrite(fd, bytes.data.get() + done, n, static_cast<off_t>(done));
-        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && errno == EINTR)
+            continue;
         if (w <= 0) {
             const std::string why = sysError("write failed");
             ::close(fd);
-            throw Error(path, why + " after " + std::to_string(done) + " of " + std::to_string(bytes.size) + " bytes");
+            throw Error(path, why + " after " + std::to_string(done) + " of " +
+                                  std::to_string(bytes.size) + " bytes");
         }
         done += static_cast<std::size_t>(w);
         progress.add(static_cast<std::uint64_t>(w), file.path);
     }
-    if (::close(fd) != 0) throw Error(path, sysError("close failed"));
+    if (::close(fd) != 0)
+        throw Error(path, sysError("close failed"));
+    if (::rename(temp.c_str(), path.c_str()) != 0)
+        throw Error(path, sysError("cannot rename into place"));
+    cleanup.armed = false;
     progress.fileDone(file.path);
 }
 
 }  // namespace
 
-void writeDirectory(const std::string& root, const WritePlan& plan, int threads, ProgressTracker& progress,
-                    const std::set<std::string>& keep) {
+void writeDirectory(const std::string& root, const WritePlan& plan, int threads,
+                    ProgressTracker& progress, const std::set<std::string>& keep) {
     makeDirectory(root);
-    for (const std::string& dir : plan.directories) makeDirectory(root + "/" + dir);
+    for (const std::string& dir : plan.directories)
+        makeDirectory(root + "/" + dir);
 
     auto writeOne = [&](const PlannedFile& file) {
         if (keep.count(file.path)) {
@@ -76,7 +102,8 @@ void writeDirectory(const std::string& root, const WritePlan& plan, int threads,
         writeFile(root, file, progress);
     };
     if (threads <= 1) {
-        for (const PlannedFile& file : plan.files) writeOne(file);
+        for (const PlannedFile& file : plan.files)
+            writeOne(file);
         return;
     }
     // Python's threaded writer: every file is an independent task.
@@ -88,29 +115,36 @@ void writeDirectory(const std::string& root, const WritePlan& plan, int threads,
     std::vector<QFuture<void>> futures;
     for (const PlannedFile& file : plan.files) {
         futures.push_back(QtConcurrent::run(&pool, [&, f = &file] {
-            if (failed) return;
+            if (failed)
+                return;
             try {
                 writeOne(*f);
             } catch (const Error& e) {
                 std::lock_guard<std::mutex> lock(mutex);
-                if (!failed.exchange(true)) firstWhere = e.where(), firstWhy = e.reason();
+                if (!failed.exchange(true))
+                    firstWhere = e.where(), firstWhy = e.reason();
             } catch (const std::exception& e) {
                 std::lock_guard<std::mutex> lock(mutex);
-                if (!failed.exchange(true)) firstWhere = root + "/" + f->path, firstWhy = e.what();
+                if (!failed.exchange(true))
+                    firstWhere = root + "/" + f->path, firstWhy = e.what();
             }
         }));
     }
-    for (auto& f : futures) f.waitForFinished();
-    if (failed) throw Error(firstWhere, firstWhy);
+    for (auto& f : futures)
+        f.waitForFinished();
+    if (failed)
+        throw Error(firstWhere, firstWhy);
 }
 
 void syncTree(const std::string& root) {
     const int fd = ::open(root.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error(root, sysError("cannot open to flush"));
+    if (fd < 0)
+        throw Error(root, sysError("cannot open to flush"));
     // One syncfs flushes every file of the new tree; then the directories' entries.
     const int rc = ::syncfs(fd);
     ::close(fd);
-    if (rc != 0) throw Error(root, sysError("cannot flush to disk"));
+    if (rc != 0)
+        throw Error(root, sysError("cannot flush to disk"));
 }
 
 }  // namespace tensordict

@@ -12,8 +12,8 @@ namespace tensordict {
 // `threads` writer threads. Files listed in `keep` (relative paths) already
 // hold the right bytes and are not rewritten. Refuses to write through
 // symlinks. Throws Error naming the path and the system's reason.
-void writeDirectory(const std::string& root, const WritePlan& plan, int threads, ProgressTracker& progress,
-                    const std::set<std::string>& keep = {});
+void writeDirectory(const std::string& root, const WritePlan& plan, int threads,
+                    ProgressTracker& progress, const std::set<std::string>& keep = {});
 
 // Flushes every file and directory under `root` to stable storage.
 void syncTree(const std::string& root);

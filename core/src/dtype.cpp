@@ -34,7 +34,9 @@ constexpr std::array<DTypeInfo, 20> kTable{{
 
 }  // namespace
 
-const DTypeInfo& dtypeInfo(DType dtype) { return kTable[static_cast<std::size_t>(dtype)]; }
+const DTypeInfo& dtypeInfo(DType dtype) {
+    return kTable[static_cast<std::size_t>(dtype)];
+}
 
 std::optional<DType> dtypeFromString(std::string_view name) {
     for (const auto& info : kTable) {
@@ -43,14 +45,22 @@ std::optional<DType> dtypeFromString(std::string_view name) {
         }
     }
     // Python aliases that str(torch.dtype) never prints but users may write.
-    if (name == "torch.float") return DType::Float32;
-    if (name == "torch.double") return DType::Float64;
-    if (name == "torch.half") return DType::Float16;
-    if (name == "torch.long") return DType::Int64;
-    if (name == "torch.int") return DType::Int32;
-    if (name == "torch.short") return DType::Int16;
-    if (name == "torch.cfloat") return DType::Complex64;
-    if (name == "torch.cdouble") return DType::Complex128;
+    if (name == "torch.float")
+        return DType::Float32;
+    if (name == "torch.double")
+        return DType::Float64;
+    if (name == "torch.half")
+        return DType::Float16;
+    if (name == "torch.long")
+        return DType::Int64;
+    if (name == "torch.int")
+        return DType::Int32;
+    if (name == "torch.short")
+        return DType::Int16;
+    if (name == "torch.cfloat")
+        return DType::Complex64;
+    if (name == "torch.cdouble")
+        return DType::Complex128;
     return std::nullopt;
 }
 

@@ -24,21 +24,23 @@ double minifloat(std::uint8_t v, int expBits, int bias, bool fn, bool fnuz) {
     const bool negative = v & 0x80;
     const int exp = (v >> manBits) & ((1 << expBits) - 1);
     const int man = v & ((1 << manBits) - 1);
-    if (fnuz && v == 0x80) return std::numeric_limits<double>::quiet_NaN();
+    if (fnuz && v == 0x80)
+        return std::numeric_limits<double>::quiet_NaN();
     const int maxExp = (1 << expBits) - 1;
     if (!fnuz && fn && exp == maxExp && man == (1 << manBits) - 1)
         return std::numeric_limits<double>::quiet_NaN();
     if (!fnuz && !fn && exp == maxExp)
-        return man ? std::numeric_limits<double>::quiet_NaN()
-                   : (negative ? -INFINITY : INFINITY);
+        return man ? std::numeric_limits<double>::quiet_NaN() : (negative ? -INFINITY : INFINITY);
     double value = exp == 0 ? std::ldexp(man, 1 - bias - manBits)
                             : std::ldexp((1 << manBits) + man, exp - bias - manBits);
     return negative ? -value : value;
 }
 
 std::string formatDouble(double d, FloatFormat format, int precision) {
-    if (std::isnan(d)) return "nan";
-    if (std::isinf(d)) return d < 0 ? "-inf" : "inf";
+    if (std::isnan(d))
+        return "nan";
+    if (std::isinf(d))
+        return d < 0 ? "-inf" : "inf";
     char buf[64];
     if (format == FloatFormat::Fixed) {
         std::snprintf(buf, sizeof buf, "%.*f", precision, d);
@@ -50,7 +52,8 @@ std::string formatDouble(double d, FloatFormat format, int precision) {
     }
     auto res = std::to_chars(buf, buf + sizeof buf, d);
     std::string s(buf, res.ptr);
-    if (s.find_first_of(".en") == std::string::npos) s += ".";
+    if (s.find_first_of(".en") == std::string::npos)
+        s += ".";
     return s;
 }
 
@@ -85,51 +88,76 @@ ComplexValue elementAsComplex(const std::byte* p, DType dtype) {
     switch (dtype) {
         case DType::Complex32:
             return {halfToFloat(load<std::uint16_t>(p)), halfToFloat(load<std::uint16_t>(p + 2))};
-        case DType::Complex64: return {load<float>(p), load<float>(p + 4)};
-        case DType::Complex128: return {load<double>(p), load<double>(p + 8)};
-        default: return {elementAsDouble(p, dtype), 0};
+        case DType::Complex64:
+            return {load<float>(p), load<float>(p + 4)};
+        case DType::Complex128:
+            return {load<double>(p), load<double>(p + 8)};
+        default:
+            return {elementAsDouble(p, dtype), 0};
     }
 }
 
 double elementAsDouble(const std::byte* p, DType dtype) {
     switch (dtype) {
-        case DType::Bool: return load<std::uint8_t>(p) ? 1 : 0;
-        case DType::UInt8: return load<std::uint8_t>(p);
-        case DType::Int8: return load<std::int8_t>(p);
-        case DType::Int16: return load<std::int16_t>(p);
-        case DType::Int32: return load<std::int32_t>(p);
-        case DType::Int64: return static_cast<double>(load<std::int64_t>(p));
-        case DType::UInt16: return load<std::uint16_t>(p);
-        case DType::UInt32: return load<std::uint32_t>(p);
-        case DType::UInt64: return static_cast<double>(load<std::uint64_t>(p));
-        case DType::Float16: return halfToFloat(load<std::uint16_t>(p));
-        case DType::BFloat16: return bfloat16ToFloat(load<std::uint16_t>(p));
-        case DType::Float32: return load<float>(p);
-        case DType::Float64: return load<double>(p);
+        case DType::Bool:
+            return load<std::uint8_t>(p) ? 1 : 0;
+        case DType::UInt8:
+            return load<std::uint8_t>(p);
+        case DType::Int8:
+            return load<std::int8_t>(p);
+        case DType::Int16:
+            return load<std::int16_t>(p);
+        case DType::Int32:
+            return load<std::int32_t>(p);
+        case DType::Int64:
+            return static_cast<double>(load<std::int64_t>(p));
+        case DType::UInt16:
+            return load<std::uint16_t>(p);
+        case DType::UInt32:
+            return load<std::uint32_t>(p);
+        case DType::UInt64:
+            return static_cast<double>(load<std::uint64_t>(p));
+        case DType::Float16:
+            return halfToFloat(load<std::uint16_t>(p));
+        case DType::BFloat16:
+            return bfloat16ToFloat(load<std::uint16_t>(p));
+        case DType::Float32:
+            return load<float>(p);
+        case DType::Float64:
+            return load<double>(p);
         case DType::Complex32:
         case DType::Complex64:
-        case DType::Complex128: return elementAsComplex(p, dtype).re;
-        case DType::Float8_e4m3fn: return minifloat(load<std::uint8_t>(p), 4, 7, true, false);
-        case DType::Float8_e4m3fnuz: return minifloat(load<std::uint8_t>(p), 4, 8, true, true);
-        case DType::Float8_e5m2: return minifloat(load<std::uint8_t>(p), 5, 15, false, false);
-        case DType::Float8_e5m2fnuz: return minifloat(load<std::uint8_t>(p), 5, 16, false, true);
+        case DType::Complex128:
+            return elementAsComplex(p, dtype).re;
+        case DType::Float8_e4m3fn:
+            return minifloat(load<std::uint8_t>(p), 4, 7, true, false);
+        case DType::Float8_e4m3fnuz:
+            return minifloat(load<std::uint8_t>(p), 4, 8, true, true);
+        case DType::Float8_e5m2:
+            return minifloat(load<std::uint8_t>(p), 5, 15, false, false);
+        case DType::Float8_e5m2fnuz:
+            return minifloat(load<std::uint8_t>(p), 5, 16, false, true);
     }
     return 0;
 }
 
 Value elementValue(const std::byte* p, DType dtype) {
     switch (dtypeInfo(dtype).category) {
-        case DTypeCategory::Bool: return Value(load<std::uint8_t>(p) != 0);
+        case DTypeCategory::Bool:
+            return Value(load<std::uint8_t>(p) != 0);
         case DTypeCategory::Signed:
         case DTypeCategory::Unsigned:
             if (dtype == DType::UInt64) {
                 const auto u = load<std::uint64_t>(p);
-                if (u > static_cast<std::uint64_t>(INT64_MAX)) return Value(static_cast<double>(u));
+                if (u > static_cast<std::uint64_t>(INT64_MAX))
+                    return Value(static_cast<double>(u));
                 return Value(static_cast<std::int64_t>(u));
             }
-            if (dtype == DType::Int64) return Value(load<std::int64_t>(p));
+            if (dtype == DType::Int64)
+                return Value(load<std::int64_t>(p));
             return Value(static_cast<std::int64_t>(elementAsDouble(p, dtype)));
-        case DTypeCategory::Float: return Value(elementAsDouble(p, dtype));
+        case DTypeCategory::Float:
+            return Value(elementAsDouble(p, dtype));
         case DTypeCategory::Complex: {
             const ComplexValue c = elementAsComplex(p, dtype);
             return Value(Value::List{Value(c.re), Value(c.im)});
@@ -140,14 +168,18 @@ Value elementValue(const std::byte* p, DType dtype) {
 
 std::string formatElement(const std::byte* p, DType dtype, FloatFormat format, int precision) {
     switch (dtypeInfo(dtype).category) {
-        case DTypeCategory::Bool: return load<std::uint8_t>(p) ? "True" : "False";
+        case DTypeCategory::Bool:
+            return load<std::uint8_t>(p) ? "True" : "False";
         case DTypeCategory::Signed:
-            if (dtype == DType::Int64) return std::to_string(load<std::int64_t>(p));
+            if (dtype == DType::Int64)
+                return std::to_string(load<std::int64_t>(p));
             return std::to_string(static_cast<std::int64_t>(elementAsDouble(p, dtype)));
         case DTypeCategory::Unsigned:
-            if (dtype == DType::UInt64) return std::to_string(load<std::uint64_t>(p));
+            if (dtype == DType::UInt64)
+                return std::to_string(load<std::uint64_t>(p));
             return std::to_string(static_cast<std::uint64_t>(elementAsDouble(p, dtype)));
-        case DTypeCategory::Float: return formatDouble(elementAsDouble(p, dtype), format, precision);
+        case DTypeCategory::Float:
+            return formatDouble(elementAsDouble(p, dtype), format, precision);
         case DTypeCategory::Complex: {
             const ComplexValue c = elementAsComplex(p, dtype);
             std::string im = formatDouble(std::fabs(c.im), format, precision);

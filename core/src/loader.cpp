@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <unordered_map>
 
 #include "pickle.h"
 #include "store.h"
@@ -28,7 +29,8 @@ std::string classPath(const std::string& typeString) {
 // The library's own classes are named by their class name; user classes
 // (tensorclasses) keep their module path, as the fixtures' expectations do.
 std::string displayClassName(const std::string& path) {
-    if (path.rfind("tensordict.", 0) == 0) return path.substr(path.rfind('.') + 1);
+    if (path.rfind("tensordict.", 0) == 0)
+        return path.substr(path.rfind('.') + 1);
     return path;
 }
 
@@ -45,11 +47,13 @@ bool isTensorDictClass(const std::string& path) {
 }
 
 std::vector<std::int64_t> intList(const Value& v, const std::string& where, const char* what) {
-    if (!v.isList()) throw Error(where, std::string(what) + " is not a list of integers");
+    if (!v.isList())
+        throw Error(where, std::string(what) + " is not a list of integers");
     std::vector<std::int64_t> out;
     for (const Value& d : v.asList()) {
         if (!d.isInt() || d.asInt() < 0)
-            throw Error(where, std::string(what) + " holds a value that is not a non-negative integer");
+            throw Error(where,
+                        std::string(what) + " holds a value that is not a non-negative integer");
         out.push_back(d.asInt());
     }
     return out;
@@ -67,7 +71,8 @@ std::int64_t checkedNumel(const std::vector<std::int64_t>& shape, const std::str
 
 std::string shapeText(const std::vector<std::int64_t>& shape) {
     std::string s = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(shape[i]);
     return s + "]";
 }
 
@@ -78,15 +83,20 @@ std::vector<std::int64_t> stackDims(const Value& data) {
     while (cur->isList()) {
         const auto& list = cur->asList();
         dims.push_back(static_cast<std::int64_t>(list.size()));
-        if (list.empty()) break;
+        if (list.empty())
+            break;
         const bool uniform = std::all_of(list.begin(), list.end(), [&](const Value& e) {
             return e.isList() && e.asList().size() == list.front().asList().size();
         });
-        if (!uniform || !list.front().isList()) break;
+        if (!uniform || !list.front().isList())
+            break;
         cur = &list.front();
     }
     return dims;
 }
+
+// Deeper trees are refused rather than risking the stack of a worker thread.
+constexpr int kMaxDepth = 256;
 
 class Loader {
 public:
@@ -107,25 +117,32 @@ public:
 private:
     Value readMeta(const std::string& dir) {
         const std::string rel = joinPath(dir, "meta.json");
-        if (!store_->stat(rel)) throw Error(store_->describe(rel), "missing meta.json");
+        if (!store_->stat(rel))
+            throw Error(store_->describe(rel), "missing meta.json");
         const std::string text = store_->read(rel, options_.maxMetadataBytes);
         Value meta = parseJson(text, store_->describe(rel));
-        if (!meta.isObject()) throw Error(store_->describe(rel), "meta.json is not a JSON object");
+        if (!meta.isObject())
+            throw Error(store_->describe(rel), "meta.json is not a JSON object");
         return meta;
     }
 
-    bool hasNode(const std::string& dir) { return store_->stat(joinPath(dir, "meta.json")).has_value(); }
+    bool hasNode(const std::string& dir) {
+        return store_->stat(joinPath(dir, "meta.json")).has_value();
+    }
 
     // Directory of the sub-node `key` under `dir`: robust name, or the legacy raw name.
     std::string findChildDirectory(const std::string& dir, const std::string& key) {
         const std::string robust = joinPath(dir, options_.robustKey ? encodeKey(key) : key);
-        if (hasNode(robust)) return robust;
+        if (hasNode(robust))
+            return robust;
         if (options_.robustKey && isSafeLegacyKey(key, true)) {
             const std::string legacy = joinPath(dir, key);
-            if (hasNode(legacy)) return legacy;
+            if (hasNode(legacy))
+                return legacy;
         }
         if (!options_.robustKey && !isSafeLegacyKey(key, true))
-            throw Error(store_->describe(dir), "key \"" + key + "\" is not a safe legacy file name");
+            throw Error(store_->describe(dir),
+                        "key \"" + key + "\" is not a safe legacy file name");
         return robust;
     }
 
@@ -137,7 +154,8 @@ private:
         if (type && type->isString()) {
             const std::string path = classPath(type->asString());
             if (!isTensorDictClass(path) && !isViewClass(displayClassName(path)) &&
-                displayClassName(path) != "LazyStackedTensorDict" && hasNode(joinPath(base, "_tensordict")))
+                displayClassName(path) != "LazyStackedTensorDict" &&
+                hasNode(joinPath(base, "_tensordict")))
                 base = joinPath(base, "_tensordict");
         }
         const std::string child = findChildDirectory(base, key);
@@ -148,7 +166,8 @@ private:
 
     std::unique_ptr<Node> errorNode(const std::string& key, Node* parent, const std::string& dir,
                                     const Error& e) {
-        if (options_.throwOnError) throw e;
+        if (options_.throwOnError)
+            throw e;
         auto node = std::make_unique<Node>();
         node->kind = NodeKind::Error;
         node->key = key;
@@ -168,7 +187,14 @@ private:
     }
 
     std::unique_ptr<Node> loadNodeOrThrow(const std::string& dir, const std::string& key,
-                                          Node* parent, const std::vector<std::int64_t>& parentBatch) {
+                                          Node* parent,
+                                          const std::vector<std::int64_t>& parentBatch) {
+        int depth = 0;
+        for (const Node* p = parent; p; p = p->parent)
+            ++depth;
+        if (depth > kMaxDepth)
+            throw Error(store_->describe(dir),
+                        "nested deeper than " + std::to_string(kMaxDepth) + " levels");
         Value meta = readMeta(dir);
         auto node = std::make_unique<Node>();
         node->key = key;
@@ -176,8 +202,8 @@ private:
         node->directory = dir;
         node->store = store_;  // pickle sidecars are copied from it when re-saving
         const Value* type = meta.find("_type");
-        node->typeString = type && type->isString() ? type->asString()
-                                                    : "<class 'tensordict._td.TensorDict'>";
+        node->typeString =
+            type && type->isString() ? type->asString() : "<class 'tensordict._td.TensorDict'>";
         const std::string path = classPath(node->typeString);
         node->className = displayClassName(path);
         const std::string& name = node->className;
@@ -204,8 +230,8 @@ private:
     void readNodeKeys(Node& node, const Value& meta, const std::string& where) {
         if (const Value* shape = meta.find("shape"); shape && shape->isList())
             node.batchSize = intList(*shape, where, "\"shape\" (batch size)");
-        if (const Value* device = meta.find("device"); device && device->isString() &&
-                                                       device->asString() != "None")
+        if (const Value* device = meta.find("device");
+            device && device->isString() && device->asString() != "None")
             node.device = device->asString();
     }
 
@@ -215,21 +241,24 @@ private:
         readNodeKeys(node, meta, where);
         // Python's dict keeps the first position of a duplicated key and its last value.
         std::vector<std::pair<std::string, const Value*>> entries;
+        std::unordered_map<std::string, std::size_t> position;
         for (const auto& [k, v] : meta.asObject()) {
-            auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == k; });
-            if (it != entries.end())
-                it->second = &v;
-            else
+            auto [it, fresh] = position.emplace(k, entries.size());
+            if (fresh)
                 entries.emplace_back(k, &v);
+            else
+                entries[it->second].second = &v;
         }
         std::vector<std::pair<std::string, const Value*>> subNodes;
         for (const auto& [k, v] : entries) {
-            if (!v->isObject()) continue;  // node keys: shape, device, _type (and entries they overwrote)
+            if (!v->isObject())
+                continue;  // node keys: shape, device, _type (and entries they overwrote)
             if (v->find("type")) {
                 subNodes.emplace_back(k, v);
                 continue;
             }
-            if (!v->find("dtype") || !v->find("shape")) continue;  // Python skips these silently
+            if (!v->find("dtype") || !v->find("shape"))
+                continue;  // Python skips these silently
             try {
                 node.children.push_back(loadLeaf(node, k, *v, dir, where));
             } catch (const Error& e) {
@@ -259,9 +288,11 @@ private:
         leaf->directory = dir;
         leaf->store = store_;
         const Value& dtype = *entry.find("dtype");
-        if (!dtype.isString()) throw Error(where, "\"dtype\" is not a string");
+        if (!dtype.isString())
+            throw Error(where, "\"dtype\" is not a string");
         const auto dt = dtypeFromString(dtype.asString());
-        if (!dt) throw Error(where, "unknown dtype \"" + dtype.asString() + "\"");
+        if (!dt)
+            throw Error(where, "unknown dtype \"" + dtype.asString() + "\"");
         leaf->dtype = *dt;
         leaf->className = std::string(dtypeName(*dt));
         leaf->shape = intList(*entry.find("shape"), where, "\"shape\"");
@@ -286,12 +317,14 @@ private:
         } else {
             leaf->numel = checkedNumel(leaf->shape, where);
         }
-        if (static_cast<std::uint64_t>(leaf->numel) > std::numeric_limits<std::uint64_t>::max() / item)
+        if (static_cast<std::uint64_t>(leaf->numel) >
+            std::numeric_limits<std::uint64_t>::max() / item)
             throw Error(where, "tensor too large");
         leaf->nbytes = static_cast<std::uint64_t>(leaf->numel) * item;
 
         if (!file) {
-            if (leaf->numel == 0 && !leaf->isNested) return leaf;  // zero-element leaves have no file
+            if (leaf->numel == 0)
+                return leaf;  // zero-element leaves have no data file
             throw Error(store_->describe(joinPath(dir, fileName + ".memmap")),
                         "missing data file for key \"" + key + "\" (" + leaf->className + " " +
                             shapeText(leaf->shape) + ")");
@@ -307,23 +340,28 @@ private:
 
     void loadNestedShapes(Node& leaf, const std::string& rel, const std::string& where) {
         const std::optional<StorageInfo> table = store_->stat(rel);
-        if (!table) throw Error(store_->describe(rel), "missing shape table of nested leaf");
-        if (leaf.shape.size() != 2) throw Error(where, "nested leaf shape must be [components, dims]");
+        if (!table)
+            throw Error(store_->describe(rel), "missing shape table of nested leaf");
+        if (leaf.shape.size() != 2)
+            throw Error(where, "nested leaf shape must be [components, dims]");
         const std::int64_t count = checkedNumel(leaf.shape, where);
         const std::string bytes = store_->read(rel, options_.maxMetadataBytes);
-        if (bytes.size() < static_cast<std::uint64_t>(count) * 8)
-            throw Error(store_->describe(rel), "shape table shorter than its declared shape " + shapeText(leaf.shape));
+        if (static_cast<std::uint64_t>(count) > bytes.size() / 8)
+            throw Error(store_->describe(rel),
+                        "shape table shorter than its declared shape " + shapeText(leaf.shape));
         leaf.numel = 0;
         for (std::int64_t i = 0; i < leaf.shape[0]; ++i) {
             std::vector<std::int64_t> component;
             for (std::int64_t j = 0; j < leaf.shape[1]; ++j) {
                 std::int64_t d;
                 std::memcpy(&d, bytes.data() + 8 * (i * leaf.shape[1] + j), 8);
-                if (d < 0) throw Error(store_->describe(rel), "negative size in shape table");
+                if (d < 0)
+                    throw Error(store_->describe(rel), "negative size in shape table");
                 component.push_back(d);
             }
             const std::int64_t n = checkedNumel(component, where);
-            if (leaf.numel > std::numeric_limits<std::int64_t>::max() - n) throw Error(where, "tensor too large");
+            if (leaf.numel > std::numeric_limits<std::int64_t>::max() - n)
+                throw Error(where, "tensor too large");
             leaf.numel += n;
             leaf.nestedShapes.push_back(std::move(component));
         }
@@ -336,7 +374,8 @@ private:
             node.stackDim = static_cast<int>(sd->asInt());
         for (int i = 0;; ++i) {
             const std::string childDir = joinPath(dir, std::to_string(i));
-            if (!hasNode(childDir)) break;
+            if (!hasNode(childDir))
+                break;
             node.children.push_back(loadNode(childDir, std::to_string(i), &node, {}));
         }
         // The stacked batch size: the members' common batch size with the
@@ -344,18 +383,23 @@ private:
         std::vector<std::int64_t> common;
         bool first = true, uniform = true;
         for (const auto& child : node.children) {
-            if (child->kind == NodeKind::Error) continue;
-            if (first) common = child->batchSize, first = false;
-            else if (child->batchSize != common) uniform = false;
+            if (child->kind == NodeKind::Error)
+                continue;
+            if (first)
+                common = child->batchSize, first = false;
+            else if (child->batchSize != common)
+                uniform = false;
         }
-        if (!uniform) throw Error(where, "stacked members have different batch sizes");
-        int dim = node.stackDim < 0 ? node.stackDim + static_cast<int>(common.size()) + 1 : node.stackDim;
+        if (!uniform)
+            throw Error(where, "stacked members have different batch sizes");
+        int dim =
+            node.stackDim < 0 ? node.stackDim + static_cast<int>(common.size()) + 1 : node.stackDim;
         if (dim < 0 || dim > static_cast<int>(common.size()))
             throw Error(where, "stack_dim " + std::to_string(node.stackDim) + " out of range");
         common.insert(common.begin() + dim, static_cast<std::int64_t>(node.children.size()));
         node.batchSize = common;
-        if (const Value* device = meta.find("device"); device && device->isString() &&
-                                                       device->asString() != "None")
+        if (const Value* device = meta.find("device");
+            device && device->isString() && device->asString() != "None")
             node.device = device->asString();
     }
 
@@ -378,8 +422,10 @@ private:
         const std::string pickle = joinPath(dir, "other.pickle");
         if (store_->stat(pickle)) {
             if (auto v = readPickle(node, pickle)) {
-                if (const Value* data = v->find("data")) node.data = *data;
-                else node.pickleOpaque = true;
+                if (const Value* data = v->find("data"))
+                    node.data = *data;
+                else
+                    node.pickleOpaque = true;
             }
         }
     }
@@ -390,7 +436,8 @@ private:
         if (node.data.isString() && node.data.asString() == "pickle.pkl" &&
             store_->stat(joinPath(dir, "pickle.pkl"))) {
             node.data = Value();
-            if (auto v = readPickle(node, joinPath(dir, "pickle.pkl"))) node.data = std::move(*v);
+            if (auto v = readPickle(node, joinPath(dir, "pickle.pkl")))
+                node.data = std::move(*v);
         }
         if (const Value* sd = meta.find("stack_dim"); sd && sd->isInt())
             node.stackDim = static_cast<int>(sd->asInt());
@@ -404,7 +451,8 @@ private:
         node.kind = NodeKind::View;
         readNodeKeys(node, meta, store_->describe(joinPath(dir, "meta.json")));
         for (const auto& [k, v] : meta.asObject())
-            if (k != "_type" && k != "shape" && k != "device") node.attributes.emplace_back(k, v);
+            if (k != "_type" && k != "shape" && k != "device")
+                node.attributes.emplace_back(k, v);
         node.children.push_back(loadNode(joinPath(dir, "_source"), "_source", &node, parentBatch));
         if (!meta.find("shape") && node.children.back()->kind != NodeKind::Error)
             node.batchSize = node.children.back()->batchSize;
@@ -413,11 +461,13 @@ private:
     void loadTensorClass(Node& node, const Value& meta, const std::string& dir) {
         node.kind = NodeKind::TensorClass;
         for (const auto& [k, v] : meta.asObject())
-            if (k != "_type") node.attributes.emplace_back(k, v);
+            if (k != "_type")
+                node.attributes.emplace_back(k, v);
         const std::string pickle = joinPath(dir, "other.pickle");
         if (store_->stat(pickle)) {
             if (auto v = readPickle(node, pickle); v && v->isObject())
-                for (auto& [k, val] : v->asObject()) node.attributes.emplace_back(k, val);
+                for (auto& [k, val] : v->asObject())
+                    node.attributes.emplace_back(k, val);
         }
         const std::string inner = joinPath(dir, "_tensordict");
         if (!hasNode(inner))
@@ -439,15 +489,18 @@ private:
 };
 
 void collectErrors(const Node& node, std::vector<const Node*>& out) {
-    if (node.kind == NodeKind::Error) out.push_back(&node);
-    for (const auto& child : node.children) collectErrors(*child, out);
+    if (node.kind == NodeKind::Error)
+        out.push_back(&node);
+    for (const auto& child : node.children)
+        collectErrors(*child, out);
 }
 
 }  // namespace
 
 std::vector<const Node*> TensorDict::errors() const {
     std::vector<const Node*> out;
-    if (root_) collectErrors(*root_, out);
+    if (root_)
+        collectErrors(*root_, out);
     return out;
 }
 
@@ -461,7 +514,8 @@ TensorDict TensorDict::create(std::vector<std::int64_t> batchSize) {
 }
 
 Node& TensorDict::mutableRoot() {
-    if (root_->locked) throw Error(path_, "the tensordict is locked (saved tensordicts are read-only)");
+    if (root_->locked)
+        throw Error(path_, "the tensordict is locked (saved tensordicts are read-only)");
     return *root_;
 }
 
@@ -479,7 +533,8 @@ TensorDict select(const TensorDict& td, const std::vector<std::vector<std::strin
     root->children.clear();
     for (const auto& path : keyPaths) {
         const Node* source = td.root().find(path);
-        if (!source || path.empty()) throw Error(formatKeyPath(path), "no such key");
+        if (!source || path.empty())
+            throw Error(formatKeyPath(path), "no such key");
         Node* target = root.get();
         const Node* sourceParent = &td.root();
         for (std::size_t i = 0; i + 1 < path.size(); ++i) {
@@ -494,8 +549,10 @@ TensorDict select(const TensorDict& td, const std::vector<std::vector<std::strin
             target = next;
         }
         for (auto& c : target->children)
-            if (c->key == path.back()) c = source->clone(target), source = nullptr;
-        if (source) target->children.push_back(source->clone(target));
+            if (c->key == path.back())
+                c = source->clone(target), source = nullptr;
+        if (source)
+            target->children.push_back(source->clone(target));
     }
     return TensorDict::adopt(std::move(root), td.path(), td.format());
 }
@@ -507,8 +564,11 @@ TensorDict load(const std::string& path, const LoadOptions& options) {
     if (target.size() >= metaName.size() &&
         target.compare(target.size() - metaName.size(), metaName.size(), metaName) == 0 &&
         (target.size() == metaName.size() || target[target.size() - metaName.size() - 1] == '/')) {
-        target = target.size() == metaName.size() ? "." : target.substr(0, target.size() - metaName.size() - 1);
-        if (target.empty()) target = "/";
+        target = target.size() == metaName.size()
+                     ? "."
+                     : target.substr(0, target.size() - metaName.size() - 1);
+        if (target.empty())
+            target = "/";
     }
     TensorDict td;
     std::shared_ptr<const Store> store = openStore(target);

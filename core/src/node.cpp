@@ -10,25 +10,38 @@ namespace tensordict {
 
 std::string_view kindName(NodeKind kind) {
     switch (kind) {
-        case NodeKind::TensorDict: return "TensorDict";
-        case NodeKind::TensorClass: return "tensorclass";
-        case NodeKind::LazyStack: return "lazy stack";
-        case NodeKind::View: return "view";
-        case NodeKind::Tensor: return "tensor";
-        case NodeKind::NonTensorData: return "non-tensor";
-        case NodeKind::NonTensorStack: return "non-tensor stack";
-        case NodeKind::Error: return "error";
+        case NodeKind::TensorDict:
+            return "TensorDict";
+        case NodeKind::TensorClass:
+            return "tensorclass";
+        case NodeKind::LazyStack:
+            return "lazy stack";
+        case NodeKind::View:
+            return "view";
+        case NodeKind::Tensor:
+            return "tensor";
+        case NodeKind::NonTensorData:
+            return "non-tensor";
+        case NodeKind::NonTensorStack:
+            return "non-tensor stack";
+        case NodeKind::Error:
+            return "error";
     }
     return "?";
 }
 
 std::string_view storageKindName(StorageKind kind) {
     switch (kind) {
-        case StorageKind::None: return "none";
-        case StorageKind::File: return "file";
-        case StorageKind::StoredEntry: return "stored entry";
-        case StorageKind::CompressedEntry: return "compressed entry";
-        case StorageKind::Memory: return "memory";
+        case StorageKind::None:
+            return "none";
+        case StorageKind::File:
+            return "file";
+        case StorageKind::StoredEntry:
+            return "stored entry";
+        case StorageKind::CompressedEntry:
+            return "compressed entry";
+        case StorageKind::Memory:
+            return "memory";
     }
     return "?";
 }
@@ -40,13 +53,15 @@ bool Node::isCollection() const {
 
 std::vector<std::string> Node::keyPath() const {
     std::vector<std::string> path;
-    for (const Node* n = this; n && n->parent; n = n->parent) path.push_back(n->key);
+    for (const Node* n = this; n && n->parent; n = n->parent)
+        path.push_back(n->key);
     return {path.rbegin(), path.rend()};
 }
 
 const Node* Node::child(std::string_view k) const {
     for (const auto& c : children)
-        if (c->key == k) return c.get();
+        if (c->key == k)
+            return c.get();
     return nullptr;
 }
 
@@ -54,7 +69,8 @@ const Node* Node::find(const std::vector<std::string>& path) const {
     const Node* n = this;
     for (const auto& k : path) {
         n = n->child(k);
-        if (!n) return nullptr;
+        if (!n)
+            return nullptr;
     }
     return n;
 }
@@ -67,13 +83,22 @@ bool Node::isMaterialized() const {
 LeafBytes Node::bytes() const {
     if (kind != NodeKind::Tensor)
         throw Error(formatKeyPath(keyPath()), "not a tensor leaf");
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!bytes_) {
-        if (storage.kind == StorageKind::None || nbytes == 0)
-            bytes_ = LeafBytes{};
-        else
-            bytes_ = store->map(storage, nbytes, itemSize(dtype));
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (bytes_)
+            return *bytes_;
     }
+    // Mapped or inflated without holding the lock (it may take long); if two
+    // threads race, the first result is kept.
+    LeafBytes fresh;
+    if (storage.kind != StorageKind::None && nbytes != 0) {
+        if (!store)
+            throw Error(formatKeyPath(keyPath()), "leaf has no storage");
+        fresh = store->map(storage, nbytes, itemSize(dtype));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!bytes_)
+        bytes_ = std::move(fresh);
     return *bytes_;
 }
 
@@ -105,7 +130,8 @@ std::unique_ptr<Node> Node::clone(Node* newParent) const {
         std::lock_guard<std::mutex> lock(mutex_);
         n->bytes_ = bytes_;
     }
-    for (const auto& c : children) n->children.push_back(c->clone(n.get()));
+    for (const auto& c : children)
+        n->children.push_back(c->clone(n.get()));
     return n;
 }
 
@@ -116,8 +142,10 @@ void Node::adoptBytes(LeafBytes b) {
 
 void Node::checkUnlocked() const {
     for (const Node* n = this; n; n = n->parent)
-        if (n->locked) throw Error(formatKeyPath(keyPath()), "the tensordict is locked");
-    if (!isCollection()) throw Error(formatKeyPath(keyPath()), "only collections can hold keys");
+        if (n->locked)
+            throw Error(formatKeyPath(keyPath()), "the tensordict is locked");
+    if (!isCollection())
+        throw Error(formatKeyPath(keyPath()), "only collections can hold keys");
 }
 
 Node& Node::insertChild(std::unique_ptr<Node> child) {
@@ -132,10 +160,12 @@ Node& Node::insertChild(std::unique_ptr<Node> child) {
     return *children.back();
 }
 
-Node& Node::addBytes(const std::string& key, DType dtype, std::vector<std::int64_t> shape, LeafBytes bytes) {
+Node& Node::addBytes(const std::string& key, DType dtype, std::vector<std::int64_t> shape,
+                     LeafBytes bytes) {
     checkUnlocked();
     const std::string where = formatKeyPath(keyPath()) + (keyPath().empty() ? "" : "/") + key;
-    if (shape.size() < batchSize.size() || !std::equal(batchSize.begin(), batchSize.end(), shape.begin()))
+    if (shape.size() < batchSize.size() ||
+        !std::equal(batchSize.begin(), batchSize.end(), shape.begin()))
         throw Error(where, "tensor shape does not start with the batch size");
     auto leaf = std::make_unique<Node>();
     leaf->kind = NodeKind::Tensor;
@@ -146,7 +176,10 @@ Node& Node::addBytes(const std::string& key, DType dtype, std::vector<std::int64
     leaf->shape = std::move(shape);
     leaf->numel = 1;
     for (auto d : leaf->shape) {
-        if (d < 0) throw Error(where, "negative dimension");
+        if (d < 0)
+            throw Error(where, "negative dimension");
+        if (d != 0 && leaf->numel > INT64_MAX / d)
+            throw Error(where, "too many elements");
         leaf->numel *= d;
     }
     leaf->nbytes = static_cast<std::uint64_t>(leaf->numel) * itemSize(dtype);

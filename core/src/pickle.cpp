@@ -14,10 +14,12 @@ public:
         while (pos_ < in_.size()) {
             const auto op = static_cast<unsigned char>(in_[pos_++]);
             if (op == '.') {  // STOP
-                if (stack_.size() != 1 || !marks_.empty()) return std::nullopt;
+                if (stack_.size() != 1 || !marks_.empty() || tooDeep(stack_.back()))
+                    return std::nullopt;
                 return std::move(stack_.back());
             }
-            if (!step(op)) return std::nullopt;
+            if (!step(op))
+                return std::nullopt;
         }
         return std::nullopt;  // no STOP: truncated
     }
@@ -32,16 +34,19 @@ private:
         return v;
     }
     bool pushString(std::size_t lenBytes, bool isBytes) {
-        if (!need(lenBytes)) return false;
+        if (!need(lenBytes))
+            return false;
         const std::uint64_t len = readLE(lenBytes);
-        if (!need(len)) return false;
+        if (!need(len))
+            return false;
         std::string s(in_.substr(pos_, len));
         pos_ += len;
         stack_.push_back(isBytes ? Value(Value::Bytes{std::move(s)}) : Value(std::move(s)));
         return true;
     }
     bool popMark(std::vector<Value>& items) {
-        if (marks_.empty() || marks_.back() > stack_.size()) return false;
+        if (marks_.empty() || marks_.back() > stack_.size())
+            return false;
         const std::size_t mark = marks_.back();
         marks_.pop_back();
         items.assign(std::make_move_iterator(stack_.begin() + mark),
@@ -50,7 +55,8 @@ private:
         return true;
     }
     static bool setItem(Value& dict, Value key, Value value) {
-        if (!dict.isObject() || !key.isString()) return false;  // non-str keys: not plain data
+        if (!dict.isObject() || !key.isString())
+            return false;  // non-str keys: not plain data
         auto& obj = dict.asObject();
         for (auto& kv : obj) {
             if (kv.first == key.asString()) {
@@ -62,7 +68,8 @@ private:
         return true;
     }
     bool tupleOf(std::size_t n) {
-        if (stack_.size() < n + marksBelowTop()) return false;
+        if (stack_.size() < n + marksBelowTop())
+            return false;
         Value::List items(std::make_move_iterator(stack_.end() - n),
                           std::make_move_iterator(stack_.end()));
         stack_.resize(stack_.size() - n);
@@ -71,42 +78,92 @@ private:
     }
     std::size_t marksBelowTop() const { return marks_.empty() ? 0 : marks_.back(); }
 
+    // Scalars are remembered by value; containers only as "not plain data".
+    void memoize(std::uint64_t id) {
+        const Value& top = stack_.back();
+        if (top.isList() || top.isObject())
+            memo_[id] = std::nullopt;
+        else
+            memo_[id] = top;
+    }
+
+    // Nesting of a value, bounded: deeper data would exhaust the stack later.
+    static bool tooDeep(const Value& v, int depth = 0) {
+        if (depth > kMaxDepth)
+            return true;
+        if (v.isList())
+            for (const Value& e : v.asList())
+                if ((e.isList() || e.isObject()) && tooDeep(e, depth + 1))
+                    return true;
+        if (v.isObject())
+            for (const auto& kv : v.asObject())
+                if ((kv.second.isList() || kv.second.isObject()) && tooDeep(kv.second, depth + 1))
+                    return true;
+        return false;
+    }
+    static constexpr int kMaxDepth = 256;
+
     bool step(unsigned char op) {
         std::vector<Value> items;
         switch (op) {
-            case 0x80: return need(1) && (pos_ += 1, true);                    // PROTO
-            case 0x95: return need(8) && (pos_ += 8, true);                    // FRAME
-            case '}': stack_.push_back(Value(Value::Object{})); return true;   // EMPTY_DICT
-            case ']': stack_.push_back(Value(Value::List{})); return true;     // EMPTY_LIST
-            case ')': stack_.push_back(Value(Value::List{})); return true;     // EMPTY_TUPLE
-            case 0x8f: stack_.push_back(Value(Value::List{})); return true;    // EMPTY_SET
-            case '(': marks_.push_back(stack_.size()); return true;            // MARK
-            case 'N': stack_.push_back(Value(nullptr)); return true;
-            case 0x88: stack_.push_back(Value(true)); return true;
-            case 0x89: stack_.push_back(Value(false)); return true;
+            case 0x80:
+                return need(1) && (pos_ += 1, true);  // PROTO
+            case 0x95:
+                return need(8) && (pos_ += 8, true);  // FRAME
+            case '}':
+                stack_.push_back(Value(Value::Object{}));
+                return true;  // EMPTY_DICT
+            case ']':
+                stack_.push_back(Value(Value::List{}));
+                return true;  // EMPTY_LIST
+            case ')':
+                stack_.push_back(Value(Value::List{}));
+                return true;  // EMPTY_TUPLE
+            case 0x8f:
+                stack_.push_back(Value(Value::List{}));
+                return true;  // EMPTY_SET
+            case '(':
+                marks_.push_back(stack_.size());
+                return true;  // MARK
+            case 'N':
+                stack_.push_back(Value(nullptr));
+                return true;
+            case 0x88:
+                stack_.push_back(Value(true));
+                return true;
+            case 0x89:
+                stack_.push_back(Value(false));
+                return true;
             case 'K':
-                if (!need(1)) return false;
+                if (!need(1))
+                    return false;
                 stack_.push_back(Value(std::int64_t(readLE(1))));
                 return true;
             case 'M':
-                if (!need(2)) return false;
+                if (!need(2))
+                    return false;
                 stack_.push_back(Value(std::int64_t(readLE(2))));
                 return true;
             case 'J':
-                if (!need(4)) return false;
+                if (!need(4))
+                    return false;
                 stack_.push_back(Value(std::int64_t(std::int32_t(readLE(4)))));
                 return true;
             case 0x8a: {  // LONG1: little-endian two's complement
-                if (!need(1)) return false;
+                if (!need(1))
+                    return false;
                 const std::size_t n = readLE(1);
-                if (n > 8 || !need(n)) return false;  // beyond int64: not representable
+                if (n > 8 || !need(n))
+                    return false;  // beyond int64: not representable
                 std::uint64_t v = n ? readLE(n) : 0;
-                if (n && n < 8 && (v >> (8 * n - 1)) & 1) v |= ~std::uint64_t(0) << (8 * n);
+                if (n && n < 8 && (v >> (8 * n - 1)) & 1)
+                    v |= ~std::uint64_t(0) << (8 * n);
                 stack_.push_back(Value(static_cast<std::int64_t>(v)));
                 return true;
             }
             case 'G': {  // BINFLOAT, big-endian
-                if (!need(8)) return false;
+                if (!need(8))
+                    return false;
                 std::uint64_t bits = 0;
                 for (int i = 0; i < 8; ++i)
                     bits = (bits << 8) | static_cast<unsigned char>(in_[pos_ + i]);
@@ -116,56 +173,74 @@ private:
                 stack_.push_back(Value(d));
                 return true;
             }
-            case 0x8c: return pushString(1, false);  // SHORT_BINUNICODE
-            case 'X': return pushString(4, false);   // BINUNICODE
-            case 0x8d: return pushString(8, false);  // BINUNICODE8
-            case 'C': return pushString(1, true);    // SHORT_BINBYTES
-            case 'B': return pushString(4, true);    // BINBYTES
-            case 0x8e: return pushString(8, true);   // BINBYTES8
-            case 0x94:                               // MEMOIZE
-                if (stack_.empty()) return false;
-                memo_[memo_.size()] = stack_.back();
+            case 0x8c:
+                return pushString(1, false);  // SHORT_BINUNICODE
+            case 'X':
+                return pushString(4, false);  // BINUNICODE
+            case 0x8d:
+                return pushString(8, false);  // BINUNICODE8
+            case 'C':
+                return pushString(1, true);  // SHORT_BINBYTES
+            case 'B':
+                return pushString(4, true);  // BINBYTES
+            case 0x8e:
+                return pushString(8, true);  // BINBYTES8
+            case 0x94:                       // MEMOIZE
+                if (stack_.empty())
+                    return false;
+                memoize(memo_.size());
                 return true;
             case 'q':
             case 'r': {  // BINPUT, LONG_BINPUT
                 const std::size_t n = op == 'q' ? 1 : 4;
-                if (!need(n) || stack_.empty()) return false;
-                memo_[readLE(n)] = stack_.back();
+                if (!need(n) || stack_.empty())
+                    return false;
+                memoize(readLE(n));
                 return true;
             }
             case 'h':
             case 'j': {  // BINGET, LONG_BINGET
                 const std::size_t n = op == 'h' ? 1 : 4;
-                if (!need(n)) return false;
+                if (!need(n))
+                    return false;
                 auto it = memo_.find(readLE(n));
                 // A memoized container may have been filled after it was
                 // memoized; a shared reference to it is not plain data here.
-                if (it == memo_.end() || it->second.isList() || it->second.isObject())
+                if (it == memo_.end() || !it->second)
                     return false;
-                stack_.push_back(it->second);
+                stack_.push_back(*it->second);
                 return true;
             }
-            case 't':  // TUPLE
-            case 0x91: // FROZENSET
-                if (!popMark(items)) return false;
+            case 't':   // TUPLE
+            case 0x91:  // FROZENSET
+                if (!popMark(items))
+                    return false;
                 stack_.push_back(Value(Value::List(std::move(items))));
                 return true;
-            case 0x85: return tupleOf(1);
-            case 0x86: return tupleOf(2);
-            case 0x87: return tupleOf(3);
+            case 0x85:
+                return tupleOf(1);
+            case 0x86:
+                return tupleOf(2);
+            case 0x87:
+                return tupleOf(3);
             case 'a':  // APPEND
                 if (stack_.size() < 2 + marksBelowTop() || !stack_[stack_.size() - 2].isList())
+                    return false;
+                if (++containerInserts_ % 64 == 0 && tooDeep(stack_.back()))
                     return false;
                 stack_[stack_.size() - 2].asList().push_back(std::move(stack_.back()));
                 stack_.pop_back();
                 return true;
             case 'e':   // APPENDS
             case 0x90:  // ADDITEMS
-                if (!popMark(items) || stack_.empty() || !stack_.back().isList()) return false;
-                for (auto& item : items) stack_.back().asList().push_back(std::move(item));
+                if (!popMark(items) || stack_.empty() || !stack_.back().isList())
+                    return false;
+                for (auto& item : items)
+                    stack_.back().asList().push_back(std::move(item));
                 return true;
             case 's': {  // SETITEM
-                if (stack_.size() < 3 + marksBelowTop()) return false;
+                if (stack_.size() < 3 + marksBelowTop())
+                    return false;
                 Value value = std::move(stack_.back());
                 stack_.pop_back();
                 Value key = std::move(stack_.back());
@@ -173,7 +248,8 @@ private:
                 return setItem(stack_.back(), std::move(key), std::move(value));
             }
             case 'u':  // SETITEMS
-                if (!popMark(items) || items.size() % 2 || stack_.empty()) return false;
+                if (!popMark(items) || items.size() % 2 || stack_.empty())
+                    return false;
                 for (std::size_t i = 0; i < items.size(); i += 2)
                     if (!setItem(stack_.back(), std::move(items[i]), std::move(items[i + 1])))
                         return false;
@@ -185,13 +261,15 @@ private:
 
     std::string_view in_;
     std::size_t pos_ = 0;
+    std::size_t containerInserts_ = 0;
     std::vector<Value> stack_;
     std::vector<std::size_t> marks_;
-    std::map<std::uint64_t, Value> memo_;
+    std::map<std::uint64_t, std::optional<Value>> memo_;
 };
 
 void appendLE(std::string& out, std::uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out += static_cast<char>((v >> (8 * i)) & 0xFF);
+    for (int i = 0; i < n; ++i)
+        out += static_cast<char>((v >> (8 * i)) & 0xFF);
 }
 
 void appendSized(std::string& out, const std::string& s, char op1, char op4) {
@@ -228,7 +306,8 @@ void encode(std::string& out, const Value& v) {
         std::uint64_t bits;
         const double d = v.asDouble();
         std::memcpy(&bits, &d, sizeof bits);
-        for (int i = 7; i >= 0; --i) out += static_cast<char>((bits >> (8 * i)) & 0xFF);
+        for (int i = 7; i >= 0; --i)
+            out += static_cast<char>((bits >> (8 * i)) & 0xFF);
     } else if (v.isString()) {
         appendSized(out, v.asString(), static_cast<char>(0x8c), 'X');
     } else if (v.isBytes()) {
@@ -237,7 +316,8 @@ void encode(std::string& out, const Value& v) {
         out += ']';
         if (!v.asList().empty()) {
             out += '(';
-            for (const Value& item : v.asList()) encode(out, item);
+            for (const Value& item : v.asList())
+                encode(out, item);
             out += 'e';
         }
     } else {
@@ -263,7 +343,8 @@ std::string encodePlainPickle(const Value& value) {
 }
 
 std::optional<Value> decodePlainPickle(std::string_view bytes) {
-    if (bytes.size() > (256u << 20)) return std::nullopt;
+    if (bytes.size() > (256u << 20))
+        return std::nullopt;
     return PlainUnpickler(bytes).run();
 }
 

@@ -24,28 +24,33 @@ public:
 
     void add(std::uint64_t bytes, const std::string& path) {
         const std::uint64_t done = bytes_.fetch_add(bytes) + bytes;
-        if (!options_.progress) return;
+        if (!options_.progress)
+            return;
         std::lock_guard<std::mutex> lock(mutex_);
         state_.bytesDone = std::max(state_.bytesDone, done);
         state_.currentPath = path;
         const auto now = std::chrono::steady_clock::now();
-        if (now - lastReport_ >= std::chrono::milliseconds(20)) report(now);
+        if (now - lastReport_ >= std::chrono::milliseconds(20))
+            report(now);
     }
 
     void fileDone(const std::string& path) {
         const int files = files_.fetch_add(1) + 1;
-        if (!options_.progress) return;
+        if (!options_.progress)
+            return;
         std::lock_guard<std::mutex> lock(mutex_);
         state_.filesDone = std::max(state_.filesDone, files);
         state_.bytesDone = std::max(state_.bytesDone, bytes_.load());
         state_.currentPath = path;
         const auto now = std::chrono::steady_clock::now();
-        if (files == state_.filesTotal || now - lastReport_ >= std::chrono::milliseconds(20)) report(now);
+        if (files == state_.filesTotal || now - lastReport_ >= std::chrono::milliseconds(20))
+            report(now);
     }
 
     bool cancelled() const { return options_.isCancelled && options_.isCancelled(); }
     void throwIfCancelled(const std::string& where) const {
-        if (cancelled()) throw Error(where, "cancelled");
+        if (cancelled())
+            throw Error(where, "cancelled");
     }
 
 private:

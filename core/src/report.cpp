@@ -10,13 +10,15 @@ namespace {
 
 Value keyValue(const Node& node) {
     Value::List key;
-    for (const auto& k : node.keyPath()) key.emplace_back(k);
+    for (const auto& k : node.keyPath())
+        key.emplace_back(k);
     return Value(std::move(key));
 }
 
 Value intsValue(const std::vector<std::int64_t>& ints) {
     Value::List list;
-    for (auto i : ints) list.emplace_back(i);
+    for (auto i : ints)
+        list.emplace_back(i);
     return Value(std::move(list));
 }
 
@@ -29,20 +31,29 @@ struct Collector {
             case NodeKind::TensorDict:
             case NodeKind::TensorClass:
             case NodeKind::View:
-            case NodeKind::LazyStack: addNode(node); break;
-            case NodeKind::Tensor: addLeaf(node); break;
+            case NodeKind::LazyStack:
+                addNode(node);
+                break;
+            case NodeKind::Tensor:
+                addLeaf(node);
+                break;
             case NodeKind::NonTensorData:
-            case NodeKind::NonTensorStack: addNonTensor(node); break;
+            case NodeKind::NonTensorStack:
+                addNonTensor(node);
+                break;
             case NodeKind::Error:
-                errors.emplace_back(Value::Object{{"key", keyValue(node)}, {"error", Value(node.error)}});
+                errors.emplace_back(
+                    Value::Object{{"key", keyValue(node)}, {"error", Value(node.error)}});
                 break;
         }
-        for (const auto& child : node.children) visit(*child);
+        for (const auto& child : node.children)
+            visit(*child);
     }
 
     void addNode(const Node& node) {
         Value::Object o{{"key", keyValue(node)}, {"class", Value(node.className)}};
-        if (node.kind == NodeKind::TensorClass) o.emplace_back("is_tensorclass", Value(true));
+        if (node.kind == NodeKind::TensorClass)
+            o.emplace_back("is_tensorclass", Value(true));
         o.emplace_back("batch_size", intsValue(node.batchSize));
         if (node.kind == NodeKind::LazyStack)
             o.emplace_back("stack_dim", Value(std::int64_t{node.stackDim}));
@@ -64,11 +75,14 @@ struct Collector {
         if (leaf.isNested) {
             o.emplace_back("is_nested", Value(true));
             Value::List shapes;
-            for (const auto& s : leaf.nestedShapes) shapes.push_back(intsValue(s));
+            for (const auto& s : leaf.nestedShapes)
+                shapes.push_back(intsValue(s));
             o.emplace_back("nested_shapes", Value(std::move(shapes)));
         }
-        if (options.sha256) o.emplace_back("sha256", Value(leafSha256(leaf)));
-        if (options.firstValues > 0) o.emplace_back("first_values", firstValues(leaf, options.firstValues));
+        if (options.sha256)
+            o.emplace_back("sha256", Value(leafSha256(leaf)));
+        if (options.firstValues > 0)
+            o.emplace_back("first_values", firstValues(leaf, options.firstValues));
         o.emplace_back("storage", Value(std::string(storageKindName(leaf.storage.kind))));
         if (leaf.storage.kind == StorageKind::None) {
             o.emplace_back("file", Value());
@@ -77,9 +91,10 @@ struct Collector {
             o.emplace_back("file_size", Value(static_cast<std::int64_t>(leaf.storage.size)));
             if (leaf.storage.kind != StorageKind::File) {
                 o.emplace_back("zip_method", Value(zipMethodName(leaf.storage.zipMethod)));
-                o.emplace_back("payload_offset", leaf.storage.offset
-                                                     ? Value(static_cast<std::int64_t>(*leaf.storage.offset))
-                                                     : Value());
+                o.emplace_back("payload_offset",
+                               leaf.storage.offset
+                                   ? Value(static_cast<std::int64_t>(*leaf.storage.offset))
+                                   : Value());
             }
         }
         leaves.emplace_back(std::move(o));
@@ -118,22 +133,24 @@ Value firstValues(const Node& leaf, int count) {
     const LeafBytes bytes = leaf.bytes();
     const std::size_t item = itemSize(leaf.dtype);
     const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(count), bytes.size / item);
-    for (std::size_t i = 0; i < n; ++i) values.push_back(elementValue(bytes.data.get() + i * item, leaf.dtype));
+    for (std::size_t i = 0; i < n; ++i)
+        values.push_back(elementValue(bytes.data.get() + i * item, leaf.dtype));
     return Value(std::move(values));
 }
 
 Value describe(const TensorDict& td, const DescribeOptions& options) {
     Collector c{options, {}, {}, {}, {}};
     c.visit(td.root());
-    Value::Object out{{"path", Value(td.path())},
-                      {"format", Value(td.format() == SourceFormat::Archive ? "archive" : "directory")},
-                      // type(td).__name__, as Python reports it
-                      {"root_class", Value(td.root().className.substr(td.root().className.rfind('.') + 1))},
-                      {"batch_size", intsValue(td.root().batchSize)},
-                      {"nodes", Value(std::move(c.nodes))},
-                      {"leaves", Value(std::move(c.leaves))},
-                      {"non_tensor", Value(std::move(c.nonTensor))},
-                      {"errors", Value(std::move(c.errors))}};
+    Value::Object out{
+        {"path", Value(td.path())},
+        {"format", Value(td.format() == SourceFormat::Archive ? "archive" : "directory")},
+        // type(td).__name__, as Python reports it
+        {"root_class", Value(td.root().className.substr(td.root().className.rfind('.') + 1))},
+        {"batch_size", intsValue(td.root().batchSize)},
+        {"nodes", Value(std::move(c.nodes))},
+        {"leaves", Value(std::move(c.leaves))},
+        {"non_tensor", Value(std::move(c.nonTensor))},
+        {"errors", Value(std::move(c.errors))}};
     return Value(std::move(out));
 }
 

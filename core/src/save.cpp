@@ -32,10 +32,13 @@ namespace fs = std::filesystem;
 namespace tensordict {
 namespace {
 
-std::string sysError(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+std::string sysError(const char* what) {
+    return std::string(what) + ": " + std::strerror(errno);
+}
 
 bool endsWith(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // ".name.tdstudio-XXXXXXXX" next to `path`: same file system, so rename() is atomic.
@@ -58,7 +61,8 @@ void syncFile(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0 || ::fsync(fd) != 0) {
         const std::string why = sysError("cannot flush");
-        if (fd >= 0) ::close(fd);
+        if (fd >= 0)
+            ::close(fd);
         throw Error(path, why);
     }
     ::close(fd);
@@ -72,17 +76,20 @@ void commitDirectory(const std::string& temp, const fs::path& prefix) {
         syncDirectoryOf(prefix);
         return;
     }
-    if (errno != EEXIST && errno != ENOTEMPTY) throw Error(prefix.string(), sysError("cannot rename into place"));
+    if (errno != EEXIST && errno != ENOTEMPTY)
+        throw Error(prefix.string(), sysError("cannot rename into place"));
     if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, prefix.c_str(), RENAME_EXCHANGE) == 0) {
         syncDirectoryOf(prefix);
         std::error_code ec;
         fs::remove_all(temp, ec);  // the previous content, now under the temporary name
         return;
     }
-    if (errno != EINVAL && errno != ENOSYS) throw Error(prefix.string(), sysError("cannot swap into place"));
+    if (errno != EINVAL && errno != ENOSYS)
+        throw Error(prefix.string(), sysError("cannot swap into place"));
     // The file system cannot exchange: move the old tree aside for the shortest possible moment.
     const std::string old = temporarySibling(prefix);
-    if (::rename(prefix.c_str(), old.c_str()) != 0) throw Error(prefix.string(), sysError("cannot move aside"));
+    if (::rename(prefix.c_str(), old.c_str()) != 0)
+        throw Error(prefix.string(), sysError("cannot move aside"));
     if (::rename(temp.c_str(), prefix.c_str()) != 0) {
         const std::string why = sysError("cannot rename into place");
         ::rename(old.c_str(), prefix.c_str());
@@ -102,35 +109,42 @@ struct FileId {
 
 std::optional<FileId> fileId(const std::string& path) {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+    if (::stat(path.c_str(), &st) != 0)
+        return std::nullopt;
     return FileId{st.st_dev, st.st_ino};
 }
 
 // copy_existing, as Python's memmap: a leaf mapped from a file is reused when
 // that file is its own target, copied with copyExisting, refused otherwise.
 // Returns the plan files to leave as they are.
-std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& prefix, bool archive,
-                                         const SaveOptions& options) {
+std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& prefix,
+                                         bool archive, const SaveOptions& options) {
     std::set<std::string> keep;
     std::map<FileId, std::string> sources;  // files some leaf is read from
     for (const PlannedFile& file : plan.files) {
-        if (!file.leaf || file.leaf->storage.kind != StorageKind::File) continue;
+        if (!file.leaf || file.leaf->storage.kind != StorageKind::File)
+            continue;
         const std::string source = file.leaf->storage.container + "/" + file.leaf->storage.path;
         const auto id = fileId(source);
-        if (id) sources[*id] = file.keyText;
-        const std::string target = archive ? prefix.string() + ":" + file.path : (prefix / file.path).string();
+        if (id)
+            sources[*id] = file.keyText;
+        const std::string target =
+            archive ? prefix.string() + ":" + file.path : (prefix / file.path).string();
         if (!archive && id && fileId(target) == id) {
-            if (!options.atomic) keep.insert(file.path);  // already in place: not rewritten
+            if (!options.atomic)
+                keep.insert(file.path);  // already in place: not rewritten
             continue;
         }
-        if (!options.copyExisting)
+        if (!options.copyExisting &&
+            !archive)  // Python packs mapped leaves into archives as they are
             throw Error(file.keyText, "already mapped from " + source + "; saving it to " + target +
                                           " copies it, which needs copy_existing");
     }
     if (!archive && !options.atomic) {
         // Never truncate a file another leaf is still to be read from.
         for (const PlannedFile& file : plan.files) {
-            if (keep.count(file.path)) continue;
+            if (keep.count(file.path))
+                continue;
             const auto id = fileId((prefix / file.path).string());
             if (id && sources.count(*id))
                 throw Error((prefix / file.path).string(),
@@ -143,16 +157,19 @@ std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& 
 
 void lockAndShare(Node& node, bool shareNonTensor) {
     node.locked = true;
-    if (shareNonTensor && (node.kind == NodeKind::NonTensorData || node.kind == NodeKind::NonTensorStack))
+    if (shareNonTensor &&
+        (node.kind == NodeKind::NonTensorData || node.kind == NodeKind::NonTensorStack))
         node.sharedValue = std::make_shared<SharedValue>(node.data);
-    for (auto& c : node.children) lockAndShare(*c, shareNonTensor);
+    for (auto& c : node.children)
+        lockAndShare(*c, shareNonTensor);
 }
 
 LeafBytes toSharedMemory(const Node& leaf, ProgressTracker& progress) {
     const std::string where = formatKeyPath(leaf.keyPath());
     const LeafBytes source = leaf.bytes();
     const int fd = ::memfd_create(("tensordict:" + leaf.key).substr(0, 240).c_str(), MFD_CLOEXEC);
-    if (fd < 0) throw Error(where, sysError("cannot create shared memory"));
+    if (fd < 0)
+        throw Error(where, sysError("cannot create shared memory"));
     if (::ftruncate(fd, static_cast<off_t>(source.size)) != 0) {
         const std::string why = sysError("cannot size shared memory");
         ::close(fd);
@@ -160,9 +177,11 @@ LeafBytes toSharedMemory(const Node& leaf, ProgressTracker& progress) {
     }
     void* p = ::mmap(nullptr, source.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     ::close(fd);
-    if (p == MAP_FAILED) throw Error(where, sysError("cannot map shared memory"));
+    if (p == MAP_FAILED)
+        throw Error(where, sysError("cannot map shared memory"));
     const std::size_t size = source.size;
-    LeafBytes out{std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [size](std::byte* q) { ::munmap(q, size); }),
+    LeafBytes out{std::shared_ptr<std::byte>(static_cast<std::byte*>(p),
+                                             [size](std::byte* q) { ::munmap(q, size); }),
                   size};
     constexpr std::size_t kChunk = 16u << 20;
     for (std::size_t done = 0; done < size; done += kChunk) {
@@ -178,7 +197,8 @@ LeafBytes toSharedMemory(const Node& leaf, ProgressTracker& progress) {
 // Every leaf of `node` moves into its own memfd.
 void moveLeavesToSharedMemory(Node& node, ProgressTracker& progress) {
     if (node.kind == NodeKind::Error)
-        throw Error(formatKeyPath(node.keyPath()), "cannot save a part that could not be read: " + node.error);
+        throw Error(formatKeyPath(node.keyPath()),
+                    "cannot save a part that could not be read: " + node.error);
     if (node.kind == NodeKind::Tensor) {
         node.device = "cpu";
         if (node.nbytes) {
@@ -189,7 +209,8 @@ void moveLeavesToSharedMemory(Node& node, ProgressTracker& progress) {
         }
         node.store = nullptr;
     }
-    for (auto& c : node.children) moveLeavesToSharedMemory(*c, progress);
+    for (auto& c : node.children)
+        moveLeavesToSharedMemory(*c, progress);
 }
 
 TensorDict saveToMemory(const TensorDict& data, const SaveOptions& options) {
@@ -199,8 +220,10 @@ TensorDict saveToMemory(const TensorDict& data, const SaveOptions& options) {
     while (!stack.empty()) {
         const Node* n = stack.back();
         stack.pop_back();
-        if (n->kind == NodeKind::Tensor && n->nbytes) total += n->nbytes, ++files;
-        for (const auto& c : n->children) stack.push_back(c.get());
+        if (n->kind == NodeKind::Tensor && n->nbytes)
+            total += n->nbytes, ++files;
+        for (const auto& c : n->children)
+            stack.push_back(c.get());
     }
     ProgressTracker progress(options, total, files);
     std::shared_ptr<Node> root = data.root().clone();
@@ -212,20 +235,27 @@ TensorDict saveToMemory(const TensorDict& data, const SaveOptions& options) {
 }  // namespace
 
 std::optional<int> zipMethodFromName(std::string_view name) {
-    if (name == "stored" || name == "store" || name == "none") return kZipStored;
-    if (name == "deflate" || name == "deflated" || name == "zip") return kZipDeflate;
-    if (name == "bzip2" || name == "bz2") return kZipBzip2;
-    if (name == "lzma") return kZipLzma;
-    if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+    if (name == "stored" || name == "store" || name == "none")
+        return kZipStored;
+    if (name == "deflate" || name == "deflated" || name == "zip")
+        return kZipDeflate;
+    if (name == "bzip2" || name == "bz2")
+        return kZipBzip2;
+    if (name == "lzma")
+        return kZipLzma;
+    if (!name.empty() &&
+        std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
         name.size() < 4) {
         const int m = std::stoi(std::string(name));
-        if (m == kZipStored || m == kZipDeflate || m == kZipBzip2 || m == kZipLzma) return m;
+        if (m == kZipStored || m == kZipDeflate || m == kZipBzip2 || m == kZipLzma)
+            return m;
     }
     return std::nullopt;
 }
 
 TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOptions& options) {
-    if (options.numThreads < 0) throw Error(prefix, "num_threads must be 0 or more");
+    if (options.numThreads < 0)
+        throw Error(prefix, "num_threads must be 0 or more");
     if (prefix.empty()) {
         if (options.compression != kZipStored || options.archive.value_or(false))
             throw Error("<memory>", "archive and compression need a prefix");
@@ -233,32 +263,39 @@ TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOpt
     }
     const bool archive = options.archive.value_or(endsWith(prefix, ".tdz"));
     if (!archive && options.compression != kZipStored)
-        throw Error(prefix, "compression applies to archives only: use a .tdz prefix or archive=true");
+        throw Error(prefix,
+                    "compression applies to archives only: use a .tdz prefix or archive=true");
     const fs::path target = fs::absolute(fs::path(prefix)).lexically_normal();
     const fs::path cleanTarget = target.has_filename() ? target : target.parent_path();
 
     struct stat st {};
     const bool exists = ::lstat(cleanTarget.c_str(), &st) == 0;
-    if (exists && S_ISLNK(st.st_mode)) throw Error(cleanTarget.string(), "refusing to write through a symbolic link");
+    if (exists && S_ISLNK(st.st_mode))
+        throw Error(cleanTarget.string(), "refusing to write through a symbolic link");
     if (exists && archive && S_ISDIR(st.st_mode))
         throw Error(cleanTarget.string(), "is a directory; an archive needs a file name");
     if (exists && !archive && !S_ISDIR(st.st_mode))
         throw Error(cleanTarget.string(), "exists and is not a directory");
-    if (exists && !archive && options.atomic && !fs::is_empty(cleanTarget) && !fs::exists(cleanTarget / "meta.json"))
-        throw Error(cleanTarget.string(),
-                    "exists, is not empty and holds no meta.json; an atomic save replaces the whole "
-                    "directory, so it refuses to replace what is not a tensordict");
+    if (exists && !archive && options.atomic && !fs::is_empty(cleanTarget) &&
+        !fs::exists(cleanTarget / "meta.json"))
+        throw Error(
+            cleanTarget.string(),
+            "exists, is not empty and holds no meta.json; an atomic save replaces the whole "
+            "directory, so it refuses to replace what is not a tensordict");
     if (!fs::is_directory(cleanTarget.parent_path()))
         throw Error(cleanTarget.parent_path().string(), "no such directory");
 
-    const WritePlan plan = makeWritePlan(data.root(), options.robustKey, archive ? PlanOrder::Archive : PlanOrder::Directory);
+    const WritePlan plan = makeWritePlan(data.root(), options.robustKey,
+                                         archive ? PlanOrder::Archive : PlanOrder::Directory);
     const std::set<std::string> keep = checkExistingFiles(plan, cleanTarget, archive, options);
     ProgressTracker progress(options, plan.totalBytes, static_cast<int>(plan.files.size()));
 
-    const std::string writeTo = options.atomic ? temporarySibling(cleanTarget) : cleanTarget.string();
+    const std::string writeTo =
+        options.atomic ? temporarySibling(cleanTarget) : cleanTarget.string();
     try {
         if (archive) {
-            writeArchive(writeTo, plan, options.compression, options.compressionLevel, options.numThreads, progress);
+            writeArchive(writeTo, plan, options.compression, options.compressionLevel,
+                         options.numThreads, progress);
             if (options.atomic) {
                 syncFile(writeTo);
                 if (::rename(writeTo.c_str(), cleanTarget.c_str()) != 0)
@@ -272,13 +309,17 @@ TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOpt
                 commitDirectory(writeTo, cleanTarget);
             }
         }
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
+        const auto* err = dynamic_cast<const Error*>(&e);
+        const std::string where = err ? err->where() : writeTo;
+        const std::string reason = err ? err->reason() : e.what();
         if (options.atomic) {
             std::error_code ec;
             fs::remove_all(writeTo, ec);
-            throw Error(e.where(), e.reason() + " (nothing was changed at " + cleanTarget.string() + ")");
+            throw Error(where, reason + " (nothing was changed at " + cleanTarget.string() + ")");
         }
-        throw Error(e.where(), e.reason() + " (the partly written output is left at " + cleanTarget.string() + ")");
+        throw Error(
+            where, reason + " (the partly written output is left at " + cleanTarget.string() + ")");
     }
 
     LoadOptions loadOptions;
@@ -291,8 +332,10 @@ TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOpt
             const Node* n = stack.back();
             stack.pop_back();
             if (n->kind == NodeKind::Tensor && n->storage.offset && *n->storage.offset % 64 != 0)
-                throw Error(cleanTarget.string() + ":" + n->storage.path, "payload is not 64-byte aligned");
-            for (const auto& c : n->children) stack.push_back(c.get());
+                throw Error(cleanTarget.string() + ":" + n->storage.path,
+                            "payload is not 64-byte aligned");
+            for (const auto& c : n->children)
+                stack.push_back(c.get());
         }
     }
     Node& root = const_cast<Node&>(result.root());
@@ -300,7 +343,8 @@ TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOpt
     return result;
 }
 
-QFuture<TensorDict> saveAsync(std::shared_ptr<const TensorDict> data, std::string prefix, SaveOptions options) {
+QFuture<TensorDict> saveAsync(std::shared_ptr<const TensorDict> data, std::string prefix,
+                              SaveOptions options) {
     return QtConcurrent::run([data = std::move(data), prefix = std::move(prefix),
                               options = std::move(options)](QPromise<TensorDict>& promise) mutable {
         auto userProgress = options.progress;
@@ -310,10 +354,13 @@ QFuture<TensorDict> saveAsync(std::shared_ptr<const TensorDict> data, std::strin
         };
         options.progress = [&promise, userProgress](const SaveProgress& p) {
             // QFuture progress is an int: report KiB.
-            promise.setProgressRange(0, static_cast<int>(std::min<std::uint64_t>(p.bytesTotal / 1024, INT32_MAX)));
-            promise.setProgressValueAndText(static_cast<int>(std::min<std::uint64_t>(p.bytesDone / 1024, INT32_MAX)),
-                                            QString::fromStdString(p.currentPath));
-            if (userProgress) userProgress(p);
+            promise.setProgressRange(
+                0, static_cast<int>(std::min<std::uint64_t>(p.bytesTotal / 1024, INT32_MAX)));
+            promise.setProgressValueAndText(
+                static_cast<int>(std::min<std::uint64_t>(p.bytesDone / 1024, INT32_MAX)),
+                QString::fromStdString(p.currentPath));
+            if (userProgress)
+                userProgress(p);
         };
         try {
             promise.addResult(save(*data, prefix, options));

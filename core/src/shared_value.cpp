@@ -26,7 +26,9 @@ SharedValue::SharedValue(const Value& initial) {
     const std::size_t capacity = std::max<std::size_t>(64 * 1024, encoded.size() * 4);
     size_ = sizeof(Header) + capacity;
     void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw Error("share_non_tensor", std::string("cannot map shared memory: ") + std::strerror(errno));
+    if (p == MAP_FAILED)
+        throw Error("share_non_tensor",
+                    std::string("cannot map shared memory: ") + std::strerror(errno));
     header_ = static_cast<Header*>(p);
     pthread_mutexattr_t attr;
     pthread_mutexattr_init(&attr);
@@ -39,7 +41,8 @@ SharedValue::SharedValue(const Value& initial) {
 }
 
 SharedValue::~SharedValue() {
-    if (header_) ::munmap(header_, size_);
+    if (header_)
+        ::munmap(header_, size_);
 }
 
 Value SharedValue::get() const {
@@ -62,14 +65,17 @@ void SharedValue::set(const Value& value) {
     pthread_mutex_unlock(&header_->mutex);
 }
 
-Value Node::value() const { return sharedValue ? sharedValue->get() : data; }
+Value Node::value() const {
+    return sharedValue ? sharedValue->get() : data;
+}
 
 void Node::setValue(Value v) {
     if (sharedValue)
         sharedValue->set(v);
     else {
         for (const Node* n = this; n; n = n->parent)
-            if (n->locked) throw Error(key, "the tensordict is locked");
+            if (n->locked)
+                throw Error(key, "the tensordict is locked");
         data = std::move(v);
     }
 }

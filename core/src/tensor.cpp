@@ -11,20 +11,34 @@ namespace {
 
 std::optional<at::ScalarType> scalarType(DType dtype) {
     switch (dtype) {
-        case DType::Bool: return at::kBool;
-        case DType::UInt8: return at::kByte;
-        case DType::Int8: return at::kChar;
-        case DType::Int16: return at::kShort;
-        case DType::Int32: return at::kInt;
-        case DType::Int64: return at::kLong;
-        case DType::Float16: return at::kHalf;
-        case DType::BFloat16: return at::kBFloat16;
-        case DType::Float32: return at::kFloat;
-        case DType::Float64: return at::kDouble;
-        case DType::Complex32: return at::kComplexHalf;
-        case DType::Complex64: return at::kComplexFloat;
-        case DType::Complex128: return at::kComplexDouble;
-        default: return std::nullopt;  // no ScalarType in libtorch 1.13
+        case DType::Bool:
+            return at::kBool;
+        case DType::UInt8:
+            return at::kByte;
+        case DType::Int8:
+            return at::kChar;
+        case DType::Int16:
+            return at::kShort;
+        case DType::Int32:
+            return at::kInt;
+        case DType::Int64:
+            return at::kLong;
+        case DType::Float16:
+            return at::kHalf;
+        case DType::BFloat16:
+            return at::kBFloat16;
+        case DType::Float32:
+            return at::kFloat;
+        case DType::Float64:
+            return at::kDouble;
+        case DType::Complex32:
+            return at::kComplexHalf;
+        case DType::Complex64:
+            return at::kComplexFloat;
+        case DType::Complex128:
+            return at::kComplexDouble;
+        default:
+            return std::nullopt;  // no ScalarType in libtorch 1.13
     }
 }
 
@@ -32,15 +46,18 @@ std::optional<at::ScalarType> scalarType(DType dtype) {
 
 at::Tensor Node::tensor() const {
     const std::string where = formatKeyPath(keyPath());
-    if (kind != NodeKind::Tensor) throw Error(where, "not a tensor leaf");
+    if (kind != NodeKind::Tensor)
+        throw Error(where, "not a tensor leaf");
     const auto type = scalarType(dtype);
     if (!type)
         throw Error(where, std::string(dtypeName(dtype)) +
                                " has no libtorch type in this build; read its raw bytes instead");
     if (isNested)
-        throw Error(where, "nested (ragged) leaf: read its components through nestedShapes and bytes()");
+        throw Error(where,
+                    "nested (ragged) leaf: read its components through nestedShapes and bytes()");
     const auto options = at::TensorOptions().dtype(*type).device(at::kCPU);
-    if (numel == 0) return at::empty(shape, options);
+    if (numel == 0)
+        return at::empty(shape, options);
     LeafBytes b = bytes();
     auto keepAlive = b.data;
     return at::from_blob(
@@ -52,7 +69,8 @@ Node& Node::addTensor(const std::string& key, const at::Tensor& tensor) {
     bool known = false;
     for (int i = 0; i <= static_cast<int>(DType::Float8_e5m2fnuz); ++i) {
         const auto d = static_cast<DType>(i);
-        if (scalarType(d) == tensor.scalar_type()) dtype = d, known = true;
+        if (scalarType(d) == tensor.scalar_type())
+            dtype = d, known = true;
     }
     if (!known)
         throw Error(key, std::string("dtype ") + c10::toString(tensor.scalar_type()) +
@@ -63,7 +81,9 @@ Node& Node::addTensor(const std::string& key, const at::Tensor& tensor) {
     auto holder = std::make_shared<at::Tensor>(tensor.detach().to(at::kCPU).contiguous());
     const std::size_t nbytes = static_cast<std::size_t>(holder->numel()) * itemSize(dtype);
     LeafBytes bytes;
-    if (nbytes) bytes = {std::shared_ptr<std::byte>(holder, static_cast<std::byte*>(holder->data_ptr())), nbytes};
+    if (nbytes)
+        bytes = {std::shared_ptr<std::byte>(holder, static_cast<std::byte*>(holder->data_ptr())),
+                 nbytes};
     return addBytes(key, dtype, tensor.sizes().vec(), std::move(bytes));
 }
 

@@ -13,10 +13,12 @@
 namespace tensordict {
 
 const Value* Value::find(const std::string& key) const {
-    if (!isObject()) return nullptr;
+    if (!isObject())
+        return nullptr;
     const auto& members = asObject();
     for (auto it = members.rbegin(); it != members.rend(); ++it) {
-        if (it->first == key) return &it->second;
+        if (it->first == key)
+            return &it->second;
     }
     return nullptr;
 }
@@ -25,8 +27,10 @@ bool Value::operator==(const Value& o) const {
     // Numbers compare by value across int/double, as Python's == does, but
     // structurally: NaN equals NaN, so a value equals its own round trip.
     if (isNumber() && o.isNumber()) {
-        if (isInt() && o.isInt()) return asInt() == o.asInt();
-        if (std::isnan(asDouble()) && std::isnan(o.asDouble())) return true;
+        if (isInt() && o.isInt())
+            return asInt() == o.asInt();
+        if (std::isnan(asDouble()) && std::isnan(o.asDouble()))
+            return true;
         return asDouble() == o.asDouble();
     }
     return v_ == o.v_;
@@ -46,11 +50,14 @@ public:
     bool Uint(unsigned u) { return add(Value(std::int64_t{u})); }
     bool Int64(std::int64_t i) { return add(Value(i)); }
     bool Uint64(std::uint64_t u) {
-        if (u > static_cast<std::uint64_t>(INT64_MAX)) return add(Value(static_cast<double>(u)));
+        if (u > static_cast<std::uint64_t>(INT64_MAX))
+            return add(Value(static_cast<double>(u)));
         return add(Value(static_cast<std::int64_t>(u)));
     }
     bool Double(double d) { return add(Value(d)); }
-    bool String(const char* s, rapidjson::SizeType n, bool) { return add(Value(std::string(s, n))); }
+    bool String(const char* s, rapidjson::SizeType n, bool) {
+        return add(Value(std::string(s, n)));
+    }
     bool Key(const char* s, rapidjson::SizeType n, bool) {
         keys_.back() = std::string(s, n);
         return true;
@@ -100,20 +107,36 @@ void appendUtf8Escaped(std::string& out, const std::string& s, bool asciiOnly) {
     static constexpr char kHex[] = "0123456789abcdef";
     auto u16 = [&](unsigned cp) {
         out += "\\u";
-        for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(cp >> shift) & 0xF];
+        for (int shift = 12; shift >= 0; shift -= 4)
+            out += kHex[(cp >> shift) & 0xF];
     };
     out += '"';
     for (std::size_t i = 0; i < s.size(); ++i) {
         const auto c = static_cast<unsigned char>(s[i]);
         switch (c) {
-            case '"': out += "\\\""; continue;
-            case '\\': out += "\\\\"; continue;
-            case '\n': out += "\\n"; continue;
-            case '\r': out += "\\r"; continue;
-            case '\t': out += "\\t"; continue;
-            case '\b': out += "\\b"; continue;
-            case '\f': out += "\\f"; continue;
-            default: break;
+            case '"':
+                out += "\\\"";
+                continue;
+            case '\\':
+                out += "\\\\";
+                continue;
+            case '\n':
+                out += "\\n";
+                continue;
+            case '\r':
+                out += "\\r";
+                continue;
+            case '\t':
+                out += "\\t";
+                continue;
+            case '\b':
+                out += "\\b";
+                continue;
+            case '\f':
+                out += "\\f";
+                continue;
+            default:
+                break;
         }
         if (c < 0x20 || (asciiOnly && c == 0x7F)) {
             u16(c);
@@ -123,11 +146,16 @@ void appendUtf8Escaped(std::string& out, const std::string& s, bool asciiOnly) {
             // Decode one UTF-8 sequence; Python escapes it as \uXXXX (surrogate pairs above BMP).
             unsigned cp = 0;
             int extra = 0;
-            if ((c & 0xE0) == 0xC0) cp = c & 0x1F, extra = 1;
-            else if ((c & 0xF0) == 0xE0) cp = c & 0x0F, extra = 2;
-            else if ((c & 0xF8) == 0xF0) cp = c & 0x07, extra = 3;
-            else cp = 0xFFFD;
-            for (int k = 0; k < extra && i + 1 < s.size(); ++k) cp = (cp << 6) | (s[++i] & 0x3F);
+            if ((c & 0xE0) == 0xC0)
+                cp = c & 0x1F, extra = 1;
+            else if ((c & 0xF0) == 0xE0)
+                cp = c & 0x0F, extra = 2;
+            else if ((c & 0xF8) == 0xF0)
+                cp = c & 0x07, extra = 3;
+            else
+                cp = 0xFFFD;
+            for (int k = 0; k < extra && i + 1 < s.size(); ++k)
+                cp = (cp << 6) | (s[++i] & 0x3F);
             if (cp >= 0x10000) {
                 cp -= 0x10000;
                 u16(0xD800 + (cp >> 10));
@@ -158,11 +186,14 @@ void appendPythonFloat(std::string& out, double d) {
     std::string mantissa = sci.substr(0, ePos);
     const int exp = std::stoi(sci.substr(ePos + 1));
     const bool negative = mantissa[0] == '-';
-    if (negative) mantissa.erase(0, 1);
+    if (negative)
+        mantissa.erase(0, 1);
     std::string digits;
     for (char c : mantissa)
-        if (c != '.') digits += c;
-    if (negative) out += '-';
+        if (c != '.')
+            digits += c;
+    if (negative)
+        out += '-';
     if (exp >= -4 && exp < 16) {
         if (exp < 0) {
             out += "0.";
@@ -180,7 +211,8 @@ void appendPythonFloat(std::string& out, double d) {
         }
     } else {
         out += digits.substr(0, 1);
-        if (digits.size() > 1) out += "." + digits.substr(1);
+        if (digits.size() > 1)
+            out += "." + digits.substr(1);
         char e[16];
         std::snprintf(e, sizeof e, "e%c%02d", exp < 0 ? '-' : '+', std::abs(exp));
         out += e;
@@ -194,7 +226,8 @@ void write(std::string& out, const Value& v, JsonStyle style, int depth) {
     const char* itemSep = compact ? "," : (pretty ? "," : ", ");
     const char* keySep = compact ? ":" : ": ";
     auto newline = [&](int d) {
-        if (!pretty) return;
+        if (!pretty)
+            return;
         out += '\n';
         out.append(static_cast<std::size_t>(d) * 2, ' ');
     };
@@ -221,23 +254,27 @@ void write(std::string& out, const Value& v, JsonStyle style, int depth) {
         const auto& list = v.asList();
         out += '[';
         for (std::size_t i = 0; i < list.size(); ++i) {
-            if (i) out += itemSep;
+            if (i)
+                out += itemSep;
             newline(depth + 1);
             write(out, list[i], style, depth + 1);
         }
-        if (!list.empty()) newline(depth);
+        if (!list.empty())
+            newline(depth);
         out += ']';
     } else {
         const auto& obj = v.asObject();
         out += '{';
         for (std::size_t i = 0; i < obj.size(); ++i) {
-            if (i) out += itemSep;
+            if (i)
+                out += itemSep;
             newline(depth + 1);
             appendUtf8Escaped(out, obj[i].first, ascii);
             out += keySep;
             write(out, obj[i].second, style, depth + 1);
         }
-        if (!obj.empty()) newline(depth);
+        if (!obj.empty())
+            newline(depth);
         out += '}';
     }
 }
@@ -248,11 +285,13 @@ Value parseJson(std::string_view text, const std::string& where) {
     ValueBuilder builder;
     rapidjson::Reader reader;
     rapidjson::MemoryStream stream(text.data(), text.size());
-    constexpr unsigned kFlags = rapidjson::kParseNanAndInfFlag | rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseIterativeFlag |
+    constexpr unsigned kFlags = rapidjson::kParseNanAndInfFlag | rapidjson::kParseStopWhenDoneFlag |
+                                rapidjson::kParseIterativeFlag |
                                 rapidjson::kParseValidateEncodingFlag;
     const rapidjson::ParseResult ok = reader.Parse<kFlags>(stream, builder);
     if (!ok) {
-        if (builder.tooDeep) throw Error(where, "JSON nested deeper than 512 levels");
+        if (builder.tooDeep)
+            throw Error(where, "JSON nested deeper than 512 levels");
         throw Error(where, std::string("invalid JSON at byte ") + std::to_string(ok.Offset()) +
                                ": " + rapidjson::GetParseError_En(ok.Code()));
     }

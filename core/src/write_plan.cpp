@@ -18,12 +18,14 @@ const char* const kTensorDictType = "<class 'tensordict._td.TensorDict'>";
 
 Value ints(const std::vector<std::int64_t>& v) {
     Value::List l;
-    for (auto i : v) l.emplace_back(i);
+    for (auto i : v)
+        l.emplace_back(i);
     return Value(std::move(l));
 }
 
 bool jsonSerializable(const Value& v) {
-    if (v.isBytes()) return false;
+    if (v.isBytes())
+        return false;
     if (v.isList())
         return std::all_of(v.asList().begin(), v.asList().end(), jsonSerializable);
     if (v.isObject())
@@ -44,14 +46,28 @@ public:
 
     void node(const Node& n, const std::string& dir) {
         switch (n.kind) {
-            case NodeKind::TensorDict: tensorDict(n, dir, n.typeString.empty() ? kTensorDictType : n.typeString); break;
-            case NodeKind::TensorClass: tensorClass(n, dir); break;
-            case NodeKind::LazyStack: lazyStack(n, dir); break;
-            case NodeKind::View: view(n, dir); break;
-            case NodeKind::NonTensorData: nonTensorData(n, dir); break;
-            case NodeKind::NonTensorStack: nonTensorStack(n, dir); break;
-            case NodeKind::Tensor: throw Error(keyText(n), "a tensor cannot be the root of a save");
-            case NodeKind::Error: unreadable(n);
+            case NodeKind::TensorDict:
+                tensorDict(n, dir, n.typeString.empty() ? kTensorDictType : n.typeString);
+                break;
+            case NodeKind::TensorClass:
+                tensorClass(n, dir);
+                break;
+            case NodeKind::LazyStack:
+                lazyStack(n, dir);
+                break;
+            case NodeKind::View:
+                view(n, dir);
+                break;
+            case NodeKind::NonTensorData:
+                nonTensorData(n, dir);
+                break;
+            case NodeKind::NonTensorStack:
+                nonTensorStack(n, dir);
+                break;
+            case NodeKind::Tensor:
+                throw Error(keyText(n), "a tensor cannot be the root of a save");
+            case NodeKind::Error:
+                unreadable(n);
         }
     }
 
@@ -68,14 +84,18 @@ private:
                         "a key named \"" + key +
                             "\" collides with node metadata in meta.json and cannot be saved "
                             "(Python would silently drop it); rename it");
-        if (robustKey_) return encodeKey(key);
+        if (robustKey_)
+            return encodeKey(key);
         if (!isSafeLegacyKey(key, collection) || key.empty())
-            throw Error(key, "key cannot be a raw file name (robust_key is off); it would escape its directory");
+            throw Error(
+                key,
+                "key cannot be a raw file name (robust_key is off); it would escape its directory");
         return key;
     }
 
     void addDir(const std::string& dir) {
-        if (!dir.empty()) plan_.directories.push_back(dir);
+        if (!dir.empty())
+            plan_.directories.push_back(dir);
     }
 
     void addContent(const std::string& path, const Node& owner, std::string content) {
@@ -88,23 +108,27 @@ private:
         plan_.files.push_back(std::move(f));
     }
 
-    void addMeta(const std::string& dir, const Node& owner, const Value& meta, JsonStyle style = JsonStyle::Python) {
+    void addMeta(const std::string& dir, const Node& owner, const Value& meta,
+                 JsonStyle style = JsonStyle::Python) {
         addContent(joinPath(dir, "meta.json"), owner, toJson(meta, style));
     }
 
-    // The entries of a TensorDict node, its files, then its meta.json (last, as Python's sequential writer).
+    // The entries of a TensorDict node, its files, then its meta.json (last, as Python's sequential
+    // writer).
     void tensorDict(const Node& n, const std::string& dir, const std::string& typeString) {
         addDir(dir);
         Value::Object meta;
         for (const auto& childPtr : n.children) {
             const Node& c = *childPtr;
-            if (c.kind == NodeKind::Error) unreadable(c);
+            if (c.kind == NodeKind::Error)
+                unreadable(c);
             const std::string name = fileName(n, c.key, c.kind != NodeKind::Tensor);
             if (c.kind == NodeKind::Tensor) {
-                meta.emplace_back(c.key, Value(Value::Object{{"device", Value("cpu")},
-                                                             {"shape", ints(c.shape)},
-                                                             {"dtype", Value(std::string(dtypeName(c.dtype)))},
-                                                             {"is_nested", Value(c.isNested)}}));
+                meta.emplace_back(
+                    c.key, Value(Value::Object{{"device", Value("cpu")},
+                                               {"shape", ints(c.shape)},
+                                               {"dtype", Value(std::string(dtypeName(c.dtype)))},
+                                               {"is_nested", Value(c.isNested)}}));
                 leafFiles(c, dir, name);
             } else {
                 meta.emplace_back(c.key, Value(Value::Object{{"type", Value(shortTypeName(c))}}));
@@ -121,10 +145,12 @@ private:
         if (leaf.isNested) {
             std::string table;
             for (const auto& component : leaf.nestedShapes)
-                for (std::int64_t d : component) table.append(reinterpret_cast<const char*>(&d), sizeof d);
+                for (std::int64_t d : component)
+                    table.append(reinterpret_cast<const char*>(&d), sizeof d);
             addContent(joinPath(dir, name + ".shape.memmap"), leaf, std::move(table));
         }
-        if (leaf.nbytes == 0) return;  // zero-element leaves get no file
+        if (leaf.nbytes == 0)
+            return;  // zero-element leaves get no file
         PlannedFile f;
         f.path = joinPath(dir, name + ".memmap");
         f.keyText = keyText(leaf);
@@ -146,17 +172,24 @@ private:
                 pickled.emplace_back(k, v);
         }
         addMeta(dir, n, Value(std::move(meta)));
-        if (!pickled.empty()) addContent(joinPath(dir, "other.pickle"), n, encodePlainPickle(Value(std::move(pickled))));
+        if (n.pickleOpaque)  // fields we could not decode travel as they are
+            addContent(joinPath(dir, "other.pickle"), n, copyOpaqueSidecar(n));
+        else if (!pickled.empty())
+            addContent(joinPath(dir, "other.pickle"), n,
+                       encodePlainPickle(Value(std::move(pickled))));
         tensorDict(n, joinPath(dir, "_tensordict"), kTensorDictType);
     }
 
     void lazyStack(const Node& n, const std::string& dir) {
         addDir(dir);
-        addMeta(dir, n, Value(Value::Object{{"_type", Value(n.typeString.empty()
-                                                                ? "<class 'tensordict._lazy.LazyStackedTensorDict'>"
-                                                                : n.typeString)},
-                                            {"stack_dim", Value(std::int64_t{n.stackDim})}}));
-        for (std::size_t i = 0; i < n.children.size(); ++i) node(*n.children[i], joinPath(dir, std::to_string(i)));
+        addMeta(dir, n,
+                Value(Value::Object{
+                    {"_type",
+                     Value(n.typeString.empty() ? "<class 'tensordict._lazy.LazyStackedTensorDict'>"
+                                                : n.typeString)},
+                    {"stack_dim", Value(std::int64_t{n.stackDim})}}));
+        for (std::size_t i = 0; i < n.children.size(); ++i)
+            node(*n.children[i], joinPath(dir, std::to_string(i)));
     }
 
     void view(const Node& n, const std::string& dir) {
@@ -167,23 +200,28 @@ private:
             meta.emplace_back("device", Value("cpu"));
         }
         meta.emplace_back("_type", Value(n.typeString));
-        for (const auto& kv : n.attributes) meta.push_back(kv);
+        for (const auto& kv : n.attributes)
+            meta.push_back(kv);
         addMeta(dir, n, Value(std::move(meta)));
-        for (const auto& c : n.children) node(*c, joinPath(dir, c->key));
+        for (const auto& c : n.children)
+            node(*c, joinPath(dir, c->key));
     }
 
     std::string copyOpaqueSidecar(const Node& n) {
-        if (!n.store) throw Error(keyText(n), "pickled value has no source to copy from");
+        if (!n.store)
+            throw Error(keyText(n), "pickled value has no source to copy from");
         return n.store->read(n.pickleFile, 1ull << 34);
     }
 
     void nonTensorData(const Node& n, const std::string& dir) {
         addDir(dir);
-        const std::string type = n.typeString.empty() ? "<class 'tensordict.tensorclass.NonTensorData'>" : n.typeString;
+        const std::string type =
+            n.typeString.empty() ? "<class 'tensordict.tensorclass.NonTensorData'>" : n.typeString;
         const Value value = n.value();
         const bool inline_ = !n.pickleOpaque && jsonSerializable(value);
         Value::Object meta{{"_type", Value(type)}};
-        if (inline_) meta.emplace_back("data", value);
+        if (inline_)
+            meta.emplace_back("data", value);
         meta.emplace_back("_is_non_tensor", Value(true));
         meta.emplace_back("_metadata", Value());
         addMeta(dir, n, Value(std::move(meta)));
@@ -198,11 +236,12 @@ private:
         addDir(dir);
         const Value value = n.value();
         const bool inline_ = !n.pickleOpaque && jsonSerializable(value);
-        Value::Object meta{{"_type", Value(n.typeString.empty() ? "<class 'tensordict.tensorclass.NonTensorStack'>"
-                                                                : n.typeString)},
-                           {"stack_dim", Value(std::int64_t{n.stackDim})},
-                           {"device", Value()},
-                           {"data", inline_ ? value : Value("pickle.pkl")}};
+        Value::Object meta{
+            {"_type", Value(n.typeString.empty() ? "<class 'tensordict.tensorclass.NonTensorStack'>"
+                                                 : n.typeString)},
+            {"stack_dim", Value(std::int64_t{n.stackDim})},
+            {"device", Value()},
+            {"data", inline_ ? value : Value("pickle.pkl")}};
         // Python writes this one file with separators=(",", ":").
         addMeta(dir, n, Value(std::move(meta)), JsonStyle::PythonCompact);
         if (n.pickleOpaque)
@@ -222,15 +261,19 @@ bool archiveOrder(const PlannedFile& a, const PlannedFile& b) {
         std::vector<std::string> parts;
         std::size_t start = 0;
         for (std::size_t i = 0; i <= p.size(); ++i)
-            if (i == p.size() || p[i] == '/') parts.push_back(p.substr(start, i - start)), start = i + 1;
+            if (i == p.size() || p[i] == '/')
+                parts.push_back(p.substr(start, i - start)), start = i + 1;
         return parts;
     };
     const auto pa = split(a.path), pb = split(b.path);
     for (std::size_t i = 0; i < pa.size() && i < pb.size(); ++i) {
-        if (pa[i] == pb[i]) continue;
+        if (pa[i] == pb[i])
+            continue;
         const bool aFile = i + 1 == pa.size(), bFile = i + 1 == pb.size();
-        if (aFile != bFile) return aFile;  // files before sub-directories
-        if (aFile && (pa[i] == "meta.json" || pb[i] == "meta.json")) return pa[i] == "meta.json";
+        if (aFile != bFile)
+            return aFile;  // files before sub-directories
+        if (aFile && (pa[i] == "meta.json" || pb[i] == "meta.json"))
+            return pa[i] == "meta.json";
         return pa[i] < pb[i];  // UTF-8 byte order is Python's code-point order
     }
     return pa.size() < pb.size();
@@ -239,7 +282,8 @@ bool archiveOrder(const PlannedFile& a, const PlannedFile& b) {
 }  // namespace
 
 LeafBytes PlannedFile::bytes() const {
-    if (leaf) return leaf->bytes();
+    if (leaf)
+        return leaf->bytes();
     // Non-owning: the plan outlives every write of its content.
     auto* p = reinterpret_cast<std::byte*>(const_cast<char*>(content.data()));
     return {std::shared_ptr<std::byte>(std::shared_ptr<void>(), p), content.size()};
@@ -248,7 +292,8 @@ LeafBytes PlannedFile::bytes() const {
 WritePlan makeWritePlan(const Node& root, bool robustKey, PlanOrder order) {
     WritePlan plan;
     Planner(robustKey, plan).node(root, "");
-    if (order == PlanOrder::Archive) std::stable_sort(plan.files.begin(), plan.files.end(), archiveOrder);
+    if (order == PlanOrder::Archive)
+        std::stable_sort(plan.files.begin(), plan.files.end(), archiveOrder);
     return plan;
 }
 

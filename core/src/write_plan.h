@@ -10,9 +10,9 @@ namespace tensordict {
 
 // One file of a save, in the order it is written.
 struct PlannedFile {
-    std::string path;          // relative: "b/c.memmap"
-    std::string keyText;       // the key path it belongs to, for messages
-    std::string content;       // meta.json, pickle sidecars, nested shape tables
+    std::string path;            // relative: "b/c.memmap"
+    std::string keyText;         // the key path it belongs to, for messages
+    std::string content;         // meta.json, pickle sidecars, nested shape tables
     const Node* leaf = nullptr;  // tensor data comes from this leaf instead
     std::uint64_t size = 0;
     bool isTensorData = false;  // a .memmap entry: compressible, 64-byte aligned in archives

@@ -29,8 +29,10 @@ constexpr int kLeafFloats = 1 << 20;  // 4 MiB each
 TensorDict makeData(float value, bool withNote) {
     TensorDict td = TensorDict::create();
     for (int i = 0; i < kLeaves; ++i)
-        td.mutableRoot().addTensor("leaf" + std::to_string(i), at::full({kLeafFloats}, value + float(i)));
-    if (withNote) td.mutableRoot().addNonTensor("note", Value("new"));
+        td.mutableRoot().addTensor("leaf" + std::to_string(i),
+                                   at::full({kLeafFloats}, value + float(i)));
+    if (withNote)
+        td.mutableRoot().addNonTensor("note", Value("new"));
     return td;
 }
 
@@ -39,13 +41,16 @@ QString classify(const QString& prefix) {
     try {
         const TensorDict td = load(prefix.toStdString());
         const bool hasNote = td.root().child("note") != nullptr;
-        if (td.root().children.size() != size_t(kLeaves + (hasNote ? 1 : 0))) return "wrong number of keys";
+        if (td.root().children.size() != size_t(kLeaves + (hasNote ? 1 : 0)))
+            return "wrong number of keys";
         const float base = hasNote ? 2.0f : 1.0f;
         for (int i = 0; i < kLeaves; ++i) {
             const Node* leaf = td.root().child("leaf" + std::to_string(i));
-            if (!leaf || leaf->numel != kLeafFloats) return "leaf missing or resized";
+            if (!leaf || leaf->numel != kLeafFloats)
+                return "leaf missing or resized";
             const at::Tensor t = leaf->tensor();
-            if (!t.eq(base + float(i)).all().item<bool>()) return QString("leaf%1 has mixed content").arg(i);
+            if (!t.eq(base + float(i)).all().item<bool>())
+                return QString("leaf%1 has mixed content").arg(i);
         }
         return hasNote ? "new" : "old";
     } catch (const Error& e) {
@@ -115,8 +120,10 @@ private Q_SLOTS:
             kill(pid, SIGKILL);
             waitChild(pid);
             const QString state = classify(prefix);
-            QVERIFY2(state == "old" || state == "new",
-                     qPrintable(QString("kill %1 after %2 ms: %3").arg(i).arg(delay.count() / 1e6).arg(state)));
+            QVERIFY2(
+                state == "old" || state == "new",
+                qPrintable(
+                    QString("kill %1 after %2 ms: %3").arg(i).arg(delay.count() / 1e6).arg(state)));
             if (state == "new") {
                 ++sawNew;
                 save(oldData, prefix.toStdString(), atomic);  // back to the old content
@@ -124,12 +131,16 @@ private Q_SLOTS:
                 ++sawOld;
             }
             // What a killed writer leaves is its own temporary sibling, never the prefix.
-            for (const QString& tmp : QDir(scratch_.path()).entryList({"." + name + ".tdstudio-*"}, QDir::AllEntries | QDir::Hidden)) {
+            for (const QString& tmp :
+                 QDir(scratch_.path())
+                     .entryList({"." + name + ".tdstudio-*"}, QDir::AllEntries | QDir::Hidden)) {
                 const QString path = scratch_.path() + "/" + tmp;
-                QVERIFY(QFileInfo(path).isDir() ? QDir(path).removeRecursively() : QFile::remove(path));
+                QVERIFY(QFileInfo(path).isDir() ? QDir(path).removeRecursively()
+                                                : QFile::remove(path));
             }
         }
-        qInfo("%d kills over %.1f ms: old content %d times, new content %d times", kKills, full / 1e6, sawOld, sawNew);
+        qInfo("%d kills over %.1f ms: old content %d times, new content %d times", kKills,
+              full / 1e6, sawOld, sawNew);
         QVERIFY(sawOld > 0);
         QVERIFY(sawNew > 0);
     }
@@ -173,17 +184,20 @@ private Q_SLOTS:
         close(fds[1]);
         QByteArray message;
         char buf[4096];
-        for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) message.append(buf, n);
+        for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;)
+            message.append(buf, n);
         close(fds[0]);
         waitChild(pid);
         QVERIFY2(message.contains("File too large"), message.constData());
-        QVERIFY2(message.contains(prefix.toUtf8()) || message.contains((scratch_.path() + "/." + name).toUtf8()),
+        QVERIFY2(message.contains(prefix.toUtf8()) ||
+                     message.contains((scratch_.path() + "/." + name).toUtf8()),
                  message.constData());
         if (atomic) {
             QVERIFY2(message.contains("nothing was changed"), message.constData());
             QCOMPARE(testsupport::fileFingerprints(prefix), before);
             QCOMPARE(classify(prefix), QString("old"));
-            QCOMPARE(QDir(scratch_.path()).entryList({"." + name + ".tdstudio-*"}, QDir::AllEntries | QDir::Hidden),
+            QCOMPARE(QDir(scratch_.path())
+                         .entryList({"." + name + ".tdstudio-*"}, QDir::AllEntries | QDir::Hidden),
                      QStringList());
         } else {
             QVERIFY2(message.contains("partly written output is left"), message.constData());

@@ -36,7 +36,8 @@ void FixtureTest::initTestCase() {
 void FixtureTest::matchesExpected_data() {
     QTest::addColumn<QString>("fixture");
     QTest::addColumn<QString>("backend");
-    const QStringList backends{"directory", "zip-stored", "zip-deflate", "zip-bzip2", "zip-lzma", "zip-0-r"};
+    const QStringList backends{"directory", "zip-stored", "zip-deflate",
+                               "zip-bzip2", "zip-lzma",   "zip-0-r"};
     for (const QString& name : testsupport::fixtureNames()) {
         if (name.startsWith("archive_")) {
             QTest::newRow(qPrintable(name + "/tdz")) << name << "tdz";
@@ -50,8 +51,10 @@ void FixtureTest::matchesExpected_data() {
 // The fixture as the backend stores it: the directory, or a fresh archive of it.
 QString FixtureTest::materialize(const QString& fixture, const QString& backend) {
     const QString source = testsupport::fixturePath(fixture);
-    if (backend == "directory") return source;
-    if (backend == "tdz") return source + ".tdz";
+    if (backend == "directory")
+        return source;
+    if (backend == "tdz")
+        return source + ".tdz";
     const QString zip = scratch_.path() + "/" + fixture + "-" + backend + ".tdz";
     if (backend == "zip-0-r") {
         // Info-ZIP: directory entries, unaligned payloads.
@@ -59,7 +62,8 @@ QString FixtureTest::materialize(const QString& fixture, const QString& backend)
         p.setWorkingDirectory(source);
         p.start("zip", {"-0", "-r", "-q", zip, "."});
         p.waitForFinished();
-        if (p.exitCode() != 0) return {};
+        if (p.exitCode() != 0)
+            return {};
         return zip;
     }
     QString error;
@@ -71,7 +75,8 @@ QString FixtureTest::materialize(const QString& fixture, const QString& backend)
 }
 
 static QJsonObject toJsonObject(const Value& v) {
-    return QJsonDocument::fromJson(QByteArray::fromStdString(toJson(v, JsonStyle::Compact))).object();
+    return QJsonDocument::fromJson(QByteArray::fromStdString(toJson(v, JsonStyle::Compact)))
+        .object();
 }
 
 void FixtureTest::matchesExpected() {
@@ -80,7 +85,8 @@ void FixtureTest::matchesExpected() {
     const QString path = materialize(fixture, backend);
     QVERIFY2(!path.isEmpty(), "could not build the archive");
 
-    const QJsonObject expected = testsupport::readJsonFile(testsupport::fixturePath(fixture + ".expected.json"));
+    const QJsonObject expected =
+        testsupport::readJsonFile(testsupport::fixturePath(fixture + ".expected.json"));
     TensorDict td;
     try {
         td = load(path.toStdString());
@@ -91,8 +97,8 @@ void FixtureTest::matchesExpected() {
     DescribeOptions options;
     options.sha256 = true;
     options.firstValues = 64;
-    const QString mismatch = testsupport::compareWithExpected(toJsonObject(describe(td, options)), expected,
-                                                              backend == "directory");
+    const QString mismatch = testsupport::compareWithExpected(toJsonObject(describe(td, options)),
+                                                              expected, backend == "directory");
     QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
 }
 

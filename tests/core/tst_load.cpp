@@ -35,7 +35,8 @@ MappedFrom mappedFrom(const void* address) {
     while (std::getline(maps, line)) {
         const QStringList parts = QString::fromStdString(line).simplified().split(' ');
         const QStringList range = parts[0].split('-');
-        const quint64 start = range[0].toULongLong(nullptr, 16), end = range[1].toULongLong(nullptr, 16);
+        const quint64 start = range[0].toULongLong(nullptr, 16),
+                      end = range[1].toULongLong(nullptr, 16);
         if (a >= start && a < end && parts.size() >= 6)
             return {parts.mid(5).join(' '), a - start + parts[2].toULongLong(nullptr, 16)};
     }
@@ -58,7 +59,8 @@ private Q_SLOTS:
         const at::Tensor t = c->tensor();
         QVERIFY(c->isMaterialized());
         const MappedFrom from = mappedFrom(t.data_ptr());
-        QCOMPARE(from.file, QFileInfo(testsupport::fixturePath("simple/b/c.memmap")).canonicalFilePath());
+        QCOMPARE(from.file,
+                 QFileInfo(testsupport::fixturePath("simple/b/c.memmap")).canonicalFilePath());
         QCOMPARE(from.offset, quint64(0));
         QCOMPARE(t.data_ptr(), static_cast<void*>(c->bytes().data.get()));
         QCOMPARE(t.sizes().vec(), (std::vector<int64_t>{3, 2}));
@@ -114,7 +116,7 @@ private Q_SLOTS:
                 if (t.scalar_type() == at::kBool)
                     t.fill_(true);
                 else
-                    t.fill_(42);  // in-place write into the mapping
+                    t.fill_(42);                   // in-place write into the mapping
                 QVERIFY(leaf->tensor().equal(t));  // the same memory
             }
             describe(td, {true, 8});
@@ -131,7 +133,8 @@ private Q_SLOTS:
         QCOMPARE(td.root().children.size(), size_t(1));
 
         options.subpath = {"tc", "label"};  // through a tensorclass's _tensordict/
-        TensorDict label = load(testsupport::fixturePath("tensorclass_nested").toStdString(), options);
+        TensorDict label =
+            load(testsupport::fixturePath("tensorclass_nested").toStdString(), options);
         QCOMPARE(label.root().kind, NodeKind::NonTensorData);
         QCOMPARE(label.root().data, Value("nested"));
 
@@ -148,11 +151,13 @@ private Q_SLOTS:
         const QString dir = scratch_.path() + "/orjson";
         testsupport::copyTree(testsupport::fixturePath("simple"), dir);
         // orjson style (compact, raw UTF-8), an entry after the node keys (make_memmap).
-        writeFile(dir + "/meta.json",
-                  R"({"shape":[3],"device":"cpu","_type":"<class 'tensordict._td.TensorDict'>","b":{"type":"TensorDict"},"a":{"device":"cpu","shape":[3],"dtype":"torch.float32","is_nested":false},"s":{"type":"NonTensorData"}})");
-        writeFile(dir + "/s/meta.json",
-                  "{\"_type\": \"<class 'tensordict.tensorclass.NonTensorData'>\", \"data\": "
-                  "[NaN, Infinity, -Infinity, 1.5, \"\xc3\xa9t\xc3\xa9\"], \"_is_non_tensor\": true}");
+        writeFile(
+            dir + "/meta.json",
+            R"({"shape":[3],"device":"cpu","_type":"<class 'tensordict._td.TensorDict'>","b":{"type":"TensorDict"},"a":{"device":"cpu","shape":[3],"dtype":"torch.float32","is_nested":false},"s":{"type":"NonTensorData"}})");
+        writeFile(
+            dir + "/s/meta.json",
+            "{\"_type\": \"<class 'tensordict.tensorclass.NonTensorData'>\", \"data\": "
+            "[NaN, Infinity, -Infinity, 1.5, \"\xc3\xa9t\xc3\xa9\"], \"_is_non_tensor\": true}");
         TensorDict td = load(dir.toStdString());
         QCOMPARE(td.root().batchSize, (std::vector<std::int64_t>{3}));
         QCOMPARE(td.root().children[0]->key, std::string("a"));  // leaves first, as Python
@@ -164,7 +169,8 @@ private Q_SLOTS:
         QCOMPARE(list[2].asDouble(), -INFINITY);
         QCOMPARE(list[4].asString(), std::string("\xc3\xa9t\xc3\xa9"));
         QCOMPARE(s->batchSize, (std::vector<std::int64_t>{3}));  // the parent's
-        QCOMPARE(toJson(s->data), std::string(R"([NaN, Infinity, -Infinity, 1.5, "\u00e9t\u00e9"])"));
+        QCOMPARE(toJson(s->data),
+                 std::string(R"([NaN, Infinity, -Infinity, 1.5, "\u00e9t\u00e9"])"));
     }
 
     void longerFilesUseTheirPrefix() {
@@ -177,20 +183,23 @@ private Q_SLOTS:
         TensorDict td = load(dir.toStdString());
         const Node* a = td.root().child("a");
         QCOMPARE(a->storage.size, std::uint64_t(112));
-        QCOMPARE(leafSha256(*a), std::string("15ec7bf0b50732b49f8228e07d24365338f9e3ab994b00af08e5a3bffe55fd8b"));
+        QCOMPARE(leafSha256(*a),
+                 std::string("15ec7bf0b50732b49f8228e07d24365338f9e3ab994b00af08e5a3bffe55fd8b"));
     }
 
     void dtypesWithoutTorchTypeLoadAsBytes() {
         const QString dir = scratch_.path() + "/uint16";
-        writeFile(dir + "/meta.json",
-                  R"({"u": {"device": "cpu", "shape": [2], "dtype": "torch.uint16", "is_nested": false}, "f8": {"device": "cpu", "shape": [2], "dtype": "torch.float8_e4m3fn", "is_nested": false}, "shape": [], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})");
+        writeFile(
+            dir + "/meta.json",
+            R"({"u": {"device": "cpu", "shape": [2], "dtype": "torch.uint16", "is_nested": false}, "f8": {"device": "cpu", "shape": [2], "dtype": "torch.float8_e4m3fn", "is_nested": false}, "shape": [], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})");
         writeFile(dir + "/u.memmap", QByteArray::fromHex("ffff0100"));
         writeFile(dir + "/f8.memmap", QByteArray::fromHex("38c0"));  // 1.0, -2.0
         TensorDict td = load(dir.toStdString());
         const Node* u = td.root().child("u");
         QCOMPARE(u->dtype, DType::UInt16);
         QCOMPARE(firstValues(*u, 2), Value(Value::List{Value(65535), Value(1)}));
-        QCOMPARE(firstValues(*td.root().child("f8"), 2), Value(Value::List{Value(1.0), Value(-2.0)}));
+        QCOMPARE(firstValues(*td.root().child("f8"), 2),
+                 Value(Value::List{Value(1.0), Value(-2.0)}));
         try {
             u->tensor();
             QFAIL("expected an error");
@@ -202,12 +211,17 @@ private Q_SLOTS:
 
     void opaquePickleIsNeverExecuted() {
         const QString dir = scratch_.path() + "/pickle";
-        writeFile(dir + "/meta.json",
-                  R"({"x": {"type": "NonTensorData"}, "shape": [], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})");
-        writeFile(dir + "/x/meta.json", R"({"_type": "<class 'tensordict.tensorclass.NonTensorData'>", "_is_non_tensor": true})");
+        writeFile(
+            dir + "/meta.json",
+            R"({"x": {"type": "NonTensorData"}, "shape": [], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})");
+        writeFile(
+            dir + "/x/meta.json",
+            R"({"_type": "<class 'tensordict.tensorclass.NonTensorData'>", "_is_non_tensor": true})");
         // pickle.dumps({"data": os.system}) would import and call; here a GLOBAL opcode.
-        writeFile(dir + "/x/other.pickle", QByteArray("\x80\x04\x95\x1a\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x04"
-                                                      "data\x94\x8c\x05posix\x94\x8c\x06system\x94\x93\x94s.", 45));
+        writeFile(dir + "/x/other.pickle",
+                  QByteArray("\x80\x04\x95\x1a\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x04"
+                             "data\x94\x8c\x05posix\x94\x8c\x06system\x94\x93\x94s.",
+                             45));
         TensorDict td = load(dir.toStdString());
         const Node* x = td.root().child("x");
         QVERIFY(x->pickleOpaque);
@@ -231,6 +245,32 @@ private Q_SLOTS:
         QCOMPARE(errors[1]->keyPath(), (std::vector<std::string>{"l1", "l2"}));
         QVERIFY(QString::fromStdString(errors[1]->error).contains("l1/l2/meta.json"));
         QVERIFY_THROWS_EXCEPTION(Error, load(dir.toStdString()));
+    }
+
+    void replacedFilesAreRefusedNotMixed() {
+        const QString dir = scratch_.path() + "/replaced";
+        testsupport::copyTree(testsupport::fixturePath("simple"), dir);
+        TensorDict td = load(dir.toStdString());
+        // A save elsewhere replaces the file under the same name before the leaf is first read.
+        writeFile(dir + "/a.memmap.new", QByteArray(12, '\x01'));
+        QVERIFY(QFile::remove(dir + "/a.memmap"));
+        QVERIFY(QFile::rename(dir + "/a.memmap.new", dir + "/a.memmap"));
+        try {
+            td.root().child("a")->bytes();
+            QFAIL("read a replaced file");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("replaced"), e.what());
+        }
+
+        const QString archive = scratch_.path() + "/replaced.tdz";
+        QVERIFY(QFile::copy(testsupport::fixturePath("archive_simple.tdz"), archive));
+        TensorDict fromArchive = load(archive.toStdString());
+        QVERIFY(QFile::remove(archive));
+        QVERIFY(
+            testsupport::packWithPython(testsupport::fixturePath("nested3"), archive, "stored"));
+        // The archive stays open: its leaves still come from the file that was opened.
+        QCOMPARE(leafSha256(*fromArchive.root().find({"b", "c"})),
+                 std::string("f46913286d895f62d646314f400fc3d7a543cf34eb4ae56df87f43dc4582a36b"));
     }
 
     void metaJsonPathOpensItsDirectory() {

@@ -20,7 +20,9 @@ QJsonObject report(const TensorDict& td) {
     DescribeOptions options;
     options.sha256 = true;
     options.firstValues = 64;
-    return QJsonDocument::fromJson(QByteArray::fromStdString(toJson(describe(td, options), JsonStyle::Compact))).object();
+    return QJsonDocument::fromJson(
+               QByteArray::fromStdString(toJson(describe(td, options), JsonStyle::Compact)))
+        .object();
 }
 
 QByteArray readAll(const QString& path) {
@@ -32,7 +34,8 @@ QByteArray readAll(const QString& path) {
 QStringList relativeFiles(const QString& root) {
     QStringList out;
     QDirIterator it(root, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
-    while (it.hasNext()) out << QDir(root).relativeFilePath(it.next());
+    while (it.hasNext())
+        out << QDir(root).relativeFilePath(it.next());
     out.sort();
     return out;
 }
@@ -49,7 +52,9 @@ private Q_SLOTS:
         // The comparison used below does notice a different tensordict.
         TensorDict td = load(testsupport::fixturePath("simple").toStdString());
         QVERIFY(!testsupport::compareWithExpected(
-                     report(td), testsupport::readJsonFile(testsupport::fixturePath("nested3.expected.json")), false)
+                     report(td),
+                     testsupport::readJsonFile(testsupport::fixturePath("nested3.expected.json")),
+                     false)
                      .isEmpty());
     }
 
@@ -61,7 +66,8 @@ private Q_SLOTS:
             QTest::newRow(qPrintable(name + "/dir")) << name << "dir" << 0;
             QTest::newRow(qPrintable(name + "/dir-threads")) << name << "dir" << 2;
             for (const char* c : {"stored", "deflate", "bzip2", "lzma"})
-                QTest::newRow(qPrintable(name + "/" + c)) << name << QString(c) << (QString(c) == "deflate" ? 2 : 0);
+                QTest::newRow(qPrintable(name + "/" + c))
+                    << name << QString(c) << (QString(c) == "deflate" ? 2 : 0);
         }
     }
     void roundTrip() {
@@ -69,15 +75,18 @@ private Q_SLOTS:
         QFETCH(QString, target);
         QFETCH(int, threads);
         QString source = testsupport::fixturePath(fixture);
-        if (fixture.startsWith("archive_")) source += ".tdz";
-        const QJsonObject expected = testsupport::readJsonFile(testsupport::fixturePath(fixture + ".expected.json"));
+        if (fixture.startsWith("archive_"))
+            source += ".tdz";
+        const QJsonObject expected =
+            testsupport::readJsonFile(testsupport::fixturePath(fixture + ".expected.json"));
         const TensorDict td = load(source.toStdString());
 
         SaveOptions options;
         options.copyExisting = true;
         options.numThreads = threads;
         options.robustKey = fixture != "legacy_keys";  // as it was written
-        QString prefix = scratch_.path() + "/" + fixture + "-" + target + "-" + QString::number(threads);
+        QString prefix =
+            scratch_.path() + "/" + fixture + "-" + target + "-" + QString::number(threads);
         if (target != "dir") {
             prefix += ".tdz";
             options.compression = *zipMethodFromName(target.toStdString());
@@ -93,10 +102,12 @@ private Q_SLOTS:
         QVERIFY2(mismatch.isEmpty(), qPrintable("saved result: " + mismatch));
         LoadOptions loadOptions;
         loadOptions.robustKey = options.robustKey;
-        mismatch = testsupport::compareWithExpected(report(load(prefix.toStdString(), loadOptions)), expected, false);
+        mismatch = testsupport::compareWithExpected(report(load(prefix.toStdString(), loadOptions)),
+                                                    expected, false);
         QVERIFY2(mismatch.isEmpty(), qPrintable("loaded again: " + mismatch));
 
-        if (target == "dir" && !fixture.startsWith("archive_")) compareFilesWithFixture(fixture, prefix);
+        if (target == "dir" && !fixture.startsWith("archive_"))
+            compareFilesWithFixture(fixture, prefix);
         verifyWithPython(prefix, expected, target);
     }
 
@@ -107,39 +118,52 @@ private Q_SLOTS:
         auto* owned = new std::int64_t[4];
         std::memcpy(owned, ints, sizeof ints);
         root.addBytes("x", DType::Int64, {2, 2},
-                      {std::shared_ptr<std::byte>(reinterpret_cast<std::byte*>(owned),
-                                                  [](std::byte* p) { delete[] reinterpret_cast<std::int64_t*>(p); }),
+                      {std::shared_ptr<std::byte>(
+                           reinterpret_cast<std::byte*>(owned),
+                           [](std::byte* p) { delete[] reinterpret_cast<std::int64_t*>(p); }),
                        sizeof ints});
         root.addTensorDict("sub").addNonTensor("note", Value("h\xc3\xa9llo"));
         root.addNonTensor("blob", Value(Value::Bytes{"\x01\x02"}));
         root.addNonTensorStack("words", {Value("a"), Value("b")});
         const QString prefix = scratch_.path() + "/built";
         save(td, prefix.toStdString());
-        QCOMPARE(readAll(prefix + "/x.memmap"), QByteArray(reinterpret_cast<const char*>(ints), sizeof ints));
-        QCOMPARE(readAll(prefix + "/meta.json"),
-                 QByteArray(R"({"x": {"device": "cpu", "shape": [2, 2], "dtype": "torch.int64", "is_nested": false}, )"
-                            R"("sub": {"type": "TensorDict"}, "blob": {"type": "NonTensorData"}, )"
-                            R"("words": {"type": "NonTensorStack"}, "shape": [2], "device": "cpu", )"
-                            R"("_type": "<class 'tensordict._td.TensorDict'>"})"));
-        QCOMPARE(readAll(prefix + "/sub/note/meta.json"),
-                 QByteArray(R"({"_type": "<class 'tensordict.tensorclass.NonTensorData'>", "data": "h\u00e9llo", )"
-                            R"("_is_non_tensor": true, "_metadata": null})"));
-        QCOMPARE(readAll(prefix + "/words/meta.json"),
-                 QByteArray(R"({"_type":"<class 'tensordict.tensorclass.NonTensorStack'>","stack_dim":0,"device":null,"data":["a","b"]})"));
+        QCOMPARE(readAll(prefix + "/x.memmap"),
+                 QByteArray(reinterpret_cast<const char*>(ints), sizeof ints));
+        QCOMPARE(
+            readAll(prefix + "/meta.json"),
+            QByteArray(
+                R"({"x": {"device": "cpu", "shape": [2, 2], "dtype": "torch.int64", "is_nested": false}, )"
+                R"("sub": {"type": "TensorDict"}, "blob": {"type": "NonTensorData"}, )"
+                R"("words": {"type": "NonTensorStack"}, "shape": [2], "device": "cpu", )"
+                R"("_type": "<class 'tensordict._td.TensorDict'>"})"));
+        QCOMPARE(
+            readAll(prefix + "/sub/note/meta.json"),
+            QByteArray(
+                R"({"_type": "<class 'tensordict.tensorclass.NonTensorData'>", "data": "h\u00e9llo", )"
+                R"("_is_non_tensor": true, "_metadata": null})"));
+        QCOMPARE(
+            readAll(prefix + "/words/meta.json"),
+            QByteArray(
+                R"({"_type":"<class 'tensordict.tensorclass.NonTensorStack'>","stack_dim":0,"device":null,"data":["a","b"]})"));
         // bytes are not JSON: Python's own pickle reads the sidecar.
         QString out;
         QVERIFY(testsupport::runPython(
-            {"-c", "import pickle,sys; print(pickle.load(open(sys.argv[1],'rb')))", prefix + "/blob/other.pickle"}, &out));
+            {"-c", "import pickle,sys; print(pickle.load(open(sys.argv[1],'rb')))",
+             prefix + "/blob/other.pickle"},
+            &out));
         QCOMPARE(out.trimmed(), QString("{'data': b'\\x01\\x02'}"));
-        QVERIFY_THROWS_EXCEPTION(Error, root.addTensorDict("y").addBytes("bad", DType::Int8, {3}, {}));
+        QVERIFY_THROWS_EXCEPTION(Error,
+                                 root.addTensorDict("y").addBytes("bad", DType::Int8, {3}, {}));
     }
 
 private:
     void compareFilesWithFixture(const QString& fixture, const QString& prefix) {
         const QString source = testsupport::fixturePath(fixture);
         QStringList expectedFiles = relativeFiles(source);
-        if (fixture == "reserved_keys")  // Python loads these keys as nothing, so nothing is written for them
-            for (const char* f : {"shape.memmap", "device.memmap", "_type.memmap"}) expectedFiles.removeAll(f);
+        if (fixture ==
+            "reserved_keys")  // Python loads these keys as nothing, so nothing is written for them
+            for (const char* f : {"shape.memmap", "device.memmap", "_type.memmap"})
+                expectedFiles.removeAll(f);
         QCOMPARE(relativeFiles(prefix), expectedFiles);
         for (const QString& f : expectedFiles) {
             const QByteArray ours = readAll(prefix + "/" + f), theirs = readAll(source + "/" + f);
@@ -151,9 +175,11 @@ private:
         }
     }
 
-    void verifyWithPython(const QString& prefix, const QJsonObject& expected, const QString& target) {
+    void verifyWithPython(const QString& prefix, const QJsonObject& expected,
+                          const QString& target) {
         QString out, error;
-        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/verify_output.py", prefix}, &out, &error),
+        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/verify_output.py", prefix},
+                                        &out, &error),
                  qPrintable(error));
         const QJsonObject py = QJsonDocument::fromJson(out.toUtf8()).object();
         if (target != "dir") {
@@ -162,10 +188,12 @@ private:
             const int method = *zipMethodFromName(target.toStdString());
             for (const QJsonValue& v : zip["entries"].toArray()) {
                 const QJsonObject e = v.toObject();
-                const bool memmap = e["name"].toString().endsWith(".memmap") && !e["name"].toString().endsWith(".shape.memmap");
+                const bool memmap = e["name"].toString().endsWith(".memmap") &&
+                                    !e["name"].toString().endsWith(".shape.memmap");
                 QCOMPARE(e["method"].toInt(), memmap ? method : 0);
                 if (memmap && method == 0)
-                    QVERIFY2(e["payload_offset"].toInt() % 64 == 0, qPrintable(e["name"].toString()));
+                    QVERIFY2(e["payload_offset"].toInt() % 64 == 0,
+                             qPrintable(e["name"].toString()));
             }
         }
         const QJsonObject leaves = py["leaves"].toObject();
@@ -174,7 +202,8 @@ private:
         for (const QJsonValue& v : expLeaves) {
             const QJsonObject e = v.toObject();
             QStringList key;
-            for (const QJsonValue& k : e["key"].toArray()) key << k.toString();
+            for (const QJsonValue& k : e["key"].toArray())
+                key << k.toString();
             const QJsonObject leaf = leaves[key.join("/")].toObject();
             QCOMPARE(leaf["sha256"], e["sha256"]);
             QCOMPARE(leaf["shape"], e["shape"]);
@@ -184,7 +213,8 @@ private:
         for (const QJsonValue& v : expected["non_tensor"].toArray()) {
             const QJsonObject e = v.toObject();
             QStringList key;
-            for (const QJsonValue& k : e["key"].toArray()) key << k.toString();
+            for (const QJsonValue& k : e["key"].toArray())
+                key << k.toString();
             QCOMPARE(nonTensor[key.join("/")], e["data"]);
         }
     }

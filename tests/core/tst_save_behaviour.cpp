@@ -66,8 +66,10 @@ private Q_SLOTS:
         const Node* a = m.root().child("a");
         QCOMPARE(a->storage.kind, StorageKind::Memory);
         const LeafBytes bytes = a->bytes();
-        QVERIFY2(mappedFile(bytes.data.get()).startsWith("/memfd:tensordict:a"), qPrintable(mappedFile(bytes.data.get())));
-        QCOMPARE(leafSha256(*m.root().find({"b", "c"})), std::string("f46913286d895f62d646314f400fc3d7a543cf34eb4ae56df87f43dc4582a36b"));
+        QVERIFY2(mappedFile(bytes.data.get()).startsWith("/memfd:tensordict:a"),
+                 qPrintable(mappedFile(bytes.data.get())));
+        QCOMPARE(leafSha256(*m.root().find({"b", "c"})),
+                 std::string("f46913286d895f62d646314f400fc3d7a543cf34eb4ae56df87f43dc4582a36b"));
         const pid_t pid = fork();
         if (pid == 0) {
             const float v = 42.0f;
@@ -99,7 +101,8 @@ private Q_SLOTS:
         QCOMPARE(s->value(), Value(Value::List{Value("from"), Value("child")}));
         // Without sharing, the saved tree is locked: values cannot change behind the files.
         const TensorDict plain = save(td, "");
-        QVERIFY_THROWS_EXCEPTION(Error, const_cast<Node*>(plain.root().child("s"))->setValue(Value(1)));
+        QVERIFY_THROWS_EXCEPTION(Error,
+                                 const_cast<Node*>(plain.root().child("s"))->setValue(Value(1)));
     }
 
     void copyExistingBothWays() {
@@ -112,8 +115,8 @@ private Q_SLOTS:
             QFAIL("a mapped leaf was copied without copy_existing");
         } catch (const Error& e) {
             const QString m = e.what();
-            QVERIFY2(m.contains("a") && m.contains(src + "/a.memmap") && m.contains(dst + "/a.memmap") &&
-                         m.contains("copy_existing"),
+            QVERIFY2(m.contains("a") && m.contains(src + "/a.memmap") &&
+                         m.contains(dst + "/a.memmap") && m.contains("copy_existing"),
                      e.what());
         }
         QVERIFY(!QFileInfo::exists(dst + "/a.memmap"));
@@ -149,7 +152,8 @@ private Q_SLOTS:
         }
         options.atomic = true;  // atomic writes elsewhere first: safe
         const TensorDict done = save(swapped, src.toStdString(), options);
-        QCOMPARE(leafSha256(*done.root().child("a")), std::string("8a31a40ecac0ceb4d87b30bd156ca7a547e8e33dc071454b765fbc777d1c34a1"));
+        QCOMPARE(leafSha256(*done.root().child("a")),
+                 std::string("8a31a40ecac0ceb4d87b30bd156ca7a547e8e33dc071454b765fbc777d1c34a1"));
     }
 
     void returnEarlyReportsProgressAndCompletes() {
@@ -204,7 +208,8 @@ private Q_SLOTS:
             save(td, (scratch_.path() + "/reserved").toStdString());
             QFAIL("reserved key saved");
         } catch (const Error& e) {
-            QVERIFY2(QString(e.what()).contains("shape") && QString(e.what()).contains("collides"), e.what());
+            QVERIFY2(QString(e.what()).contains("shape") && QString(e.what()).contains("collides"),
+                     e.what());
         }
         QVERIFY(!QFileInfo::exists(scratch_.path() + "/reserved/shape.memmap"));
 
@@ -216,20 +221,24 @@ private Q_SLOTS:
             save(keys, (scratch_.path() + "/raw").toStdString(), raw);
             QFAIL("a key escaping its directory was written raw");
         } catch (const Error& e) {
-            QVERIFY2(QString(e.what()).contains("a/b") || QString(e.what()).contains("back\\slash"), e.what());
+            QVERIFY2(QString(e.what()).contains("a/b") || QString(e.what()).contains("back\\slash"),
+                     e.what());
         }
 
         TensorDict q = TensorDict::create();
         try {
-            q.mutableRoot().addTensor("q", at::quantize_per_tensor(at::ones({2}), 0.1, 0, at::kQInt8));
+            q.mutableRoot().addTensor("q",
+                                      at::quantize_per_tensor(at::ones({2}), 0.1, 0, at::kQInt8));
             QFAIL("quantized dtype accepted");
         } catch (const Error& e) {
-            QVERIFY2(QString(e.what()).contains("q") && QString(e.what()).contains("QInt8"), e.what());
+            QVERIFY2(QString(e.what()).contains("q") && QString(e.what()).contains("QInt8"),
+                     e.what());
         }
 
         SaveOptions compressDir;
         compressDir.compression = kZipDeflate;
-        QVERIFY_THROWS_EXCEPTION(Error, save(td, (scratch_.path() + "/nope").toStdString(), compressDir));
+        QVERIFY_THROWS_EXCEPTION(Error,
+                                 save(td, (scratch_.path() + "/nope").toStdString(), compressDir));
         QVERIFY(!zipMethodFromName("zstd"));
     }
 
@@ -258,7 +267,8 @@ private Q_SLOTS:
         keep.close();
         SaveOptions atomic;
         atomic.atomic = true;
-        QVERIFY_THROWS_EXCEPTION(Error, save(td, (scratch_.path() + "/precious").toStdString(), atomic));
+        QVERIFY_THROWS_EXCEPTION(Error,
+                                 save(td, (scratch_.path() + "/precious").toStdString(), atomic));
         QVERIFY(QFileInfo::exists(scratch_.path() + "/precious/notes.txt"));
     }
 

@@ -1,6 +1,7 @@
 // Building blocks: key encoding, JSON in both Python styles, the plain-data
 // pickle decoder, and element decoding for every dtype.
 
+#include <QElapsedTimer>
 #include <QtTest>
 #include <cmath>
 #include <cstring>
@@ -23,20 +24,34 @@ private Q_SLOTS:
         QTest::addColumn<QString>("key");
         QTest::addColumn<QString>("encoded");
         // FORMAT.md section 5, as the robust_keys fixture shows.
-        QTest::newRow("slash") << "a/b" << "a%2Fb";
-        QTest::newRow("space") << "weird key!" << "weird%20key!";
-        QTest::newRow("percent") << "100%" << "100%25";
-        QTest::newRow("colon") << "C:x" << "C%3Ax";
-        QTest::newRow("quote") << "q\"uote" << "q%22uote";
-        QTest::newRow("backslash") << "back\\slash" << "back%5Cslash";
-        QTest::newRow("specials") << "star*?<>|" << "star%2A%3F%3C%3E%7C";
-        QTest::newRow("tab") << "tab\tkey" << "tab%09key";
-        QTest::newRow("del") << "x\x7f" << "x%7F";
-        QTest::newRow("dot inside") << "a.b" << "a.b";
-        QTest::newRow("dot") << "." << "%2E";
-        QTest::newRow("dotdot") << ".." << "%2E%2E";
-        QTest::newRow("empty") << "" << "%";
-        QTest::newRow("unicode") << "ключ" << "ключ";
+        QTest::newRow("slash") << "a/b"
+                               << "a%2Fb";
+        QTest::newRow("space") << "weird key!"
+                               << "weird%20key!";
+        QTest::newRow("percent") << "100%"
+                                 << "100%25";
+        QTest::newRow("colon") << "C:x"
+                               << "C%3Ax";
+        QTest::newRow("quote") << "q\"uote"
+                               << "q%22uote";
+        QTest::newRow("backslash") << "back\\slash"
+                                   << "back%5Cslash";
+        QTest::newRow("specials") << "star*?<>|"
+                                  << "star%2A%3F%3C%3E%7C";
+        QTest::newRow("tab") << "tab\tkey"
+                             << "tab%09key";
+        QTest::newRow("del") << "x\x7f"
+                             << "x%7F";
+        QTest::newRow("dot inside") << "a.b"
+                                    << "a.b";
+        QTest::newRow("dot") << "."
+                             << "%2E";
+        QTest::newRow("dotdot") << ".."
+                                << "%2E%2E";
+        QTest::newRow("empty") << ""
+                               << "%";
+        QTest::newRow("unicode") << "ключ"
+                                 << "ключ";
     }
     void encodeKey() {
         QFETCH(QString, key);
@@ -55,11 +70,14 @@ private Q_SLOTS:
     }
 
     void jsonRoundTripsBothStyles() {
-        const Value v = parseJson(R"({"b": [1, 2.5, NaN, -Infinity, true, null], "a": "\u00e9\ud83d\ude00"})", "t");
+        const Value v = parseJson(
+            R"({"b": [1, 2.5, NaN, -Infinity, true, null], "a": "\u00e9\ud83d\ude00"})", "t");
         QCOMPARE(toJson(v, JsonStyle::Python),
-                 std::string(R"({"b": [1, 2.5, NaN, -Infinity, true, null], "a": "\u00e9\ud83d\ude00"})"));
+                 std::string(
+                     R"({"b": [1, 2.5, NaN, -Infinity, true, null], "a": "\u00e9\ud83d\ude00"})"));
         QCOMPARE(toJson(v, JsonStyle::Compact),
-                 std::string("{\"b\":[1,2.5,NaN,-Infinity,true,null],\"a\":\"\xc3\xa9\xf0\x9f\x98\x80\"}"));
+                 std::string(
+                     "{\"b\":[1,2.5,NaN,-Infinity,true,null],\"a\":\"\xc3\xa9\xf0\x9f\x98\x80\"}"));
         QCOMPARE(parseJson(toJson(v, JsonStyle::Compact), "t"), v);
     }
 
@@ -97,7 +115,9 @@ private Q_SLOTS:
         const QByteArray bytes = f.readAll();
         const auto v = decodePlainPickle(std::string_view(bytes.constData(), bytes.size()));
         QVERIFY(v);
-        QCOMPARE(*v, Value(Value::Object{{"data", Value(Value::Bytes{std::string("\x00\x01\x02", 3)})}}));
+        QCOMPARE(
+            *v,
+            Value(Value::Object{{"data", Value(Value::Bytes{std::string("\x00\x01\x02", 3)})}}));
     }
 
     void pickleFromPythonRoundTrips() {
@@ -106,26 +126,53 @@ private Q_SLOTS:
         for (const char* protocol : {"3", "4", "5"}) {
             QString out;
             QVERIFY(testsupport::runPython(
-                {"-c", QString("import pickle,sys; sys.stdout.write(pickle.dumps({'s': 'h\u00e9', 'i': -5, 'big': 2**40, "
-                               "'f': 1.25, 'l': [1, (2, 3), None, True], 'd': {'k': b'xy'}}, protocol=%1).hex())")
+                {"-c", QString("import pickle,sys; sys.stdout.write(pickle.dumps({'s': 'h\u00e9', "
+                               "'i': -5, 'big': 2**40, "
+                               "'f': 1.25, 'l': [1, (2, 3), None, True], 'd': {'k': b'xy'}}, "
+                               "protocol=%1).hex())")
                            .arg(protocol)},
                 &out));
             const QByteArray bytes = QByteArray::fromHex(out.toLatin1());
             const auto v = decodePlainPickle(std::string_view(bytes.constData(), bytes.size()));
             QVERIFY2(v, protocol);
-            QCOMPARE(toJson(*v), std::string(R"({"s": "h\u00e9", "i": -5, "big": 1099511627776, "f": 1.25, )"
-                                             R"("l": [1, [2, 3], null, true], "d": {"k": {"__bytes_hex__": "7879"}}})"));
+            QCOMPARE(
+                toJson(*v),
+                std::string(
+                    R"({"s": "h\u00e9", "i": -5, "big": 1099511627776, "f": 1.25, )"
+                    R"("l": [1, [2, 3], null, true], "d": {"k": {"__bytes_hex__": "7879"}}})"));
         }
     }
 
     void pickleRefusesCode() {
         QString out;
-        QVERIFY(testsupport::runPython({"-c", "import pickle,sys,collections; "
-                                              "sys.stdout.write(pickle.dumps(collections.OrderedDict(a=1)).hex())"},
-                                       &out));
+        QVERIFY(testsupport::runPython(
+            {"-c",
+             "import pickle,sys,collections; "
+             "sys.stdout.write(pickle.dumps(collections.OrderedDict(a=1)).hex())"},
+            &out));
         const QByteArray bytes = QByteArray::fromHex(out.toLatin1());
         QVERIFY(!decodePlainPickle(std::string_view(bytes.constData(), bytes.size())));
         QVERIFY(!decodePlainPickle("\x80\x04K"));  // truncated, no STOP
+    }
+
+    void hostilePicklesAreRefusedNotFatal() {
+        std::string deep("\x80\x04", 2);
+        deep.append(200000, ']');
+        deep.append(199999, 'a');
+        deep += '.';
+        QVERIFY(!decodePlainPickle(deep));  // would nest 200000 levels
+        std::string memo("\x80\x04]", 3);
+        memo += '(';
+        for (int i = 0; i < 1000; ++i)
+            memo += "K\x01";
+        memo += 'e';
+        memo.append(100000, '\x94');  // memoizing a big list again and again stays cheap
+        memo += '.';
+        QElapsedTimer timer;
+        timer.start();
+        const auto list = decodePlainPickle(memo);
+        QVERIFY(list && list->asList().size() == 1000);
+        QVERIFY(timer.elapsed() < 2000);
     }
 
     void elementDecoding() {
@@ -137,18 +184,26 @@ private Q_SLOTS:
         QCOMPARE(elementAsDouble(bytesOf(std::uint16_t(0x3C00)).data(), DType::Float16), 1.0);
         QCOMPARE(elementAsDouble(bytesOf(std::uint16_t(0xC000)).data(), DType::BFloat16), -2.0);
         QVERIFY(std::isinf(elementAsDouble(bytesOf(std::uint16_t(0x7C00)).data(), DType::Float16)));
-        QCOMPARE(elementAsDouble(bytesOf(std::uint16_t(0x0001)).data(), DType::Float16), std::ldexp(1.0, -24));
+        QCOMPARE(elementAsDouble(bytesOf(std::uint16_t(0x0001)).data(), DType::Float16),
+                 std::ldexp(1.0, -24));
         QCOMPARE(elementAsDouble(bytesOf(std::uint8_t(0x7E)).data(), DType::Float8_e4m3fn), 448.0);
-        QVERIFY(std::isnan(elementAsDouble(bytesOf(std::uint8_t(0x7F)).data(), DType::Float8_e4m3fn)));
+        QVERIFY(
+            std::isnan(elementAsDouble(bytesOf(std::uint8_t(0x7F)).data(), DType::Float8_e4m3fn)));
         QCOMPARE(elementAsDouble(bytesOf(std::uint8_t(0x7B)).data(), DType::Float8_e5m2), 57344.0);
-        QVERIFY(std::isinf(elementAsDouble(bytesOf(std::uint8_t(0x7C)).data(), DType::Float8_e5m2)));
-        QVERIFY(std::isnan(elementAsDouble(bytesOf(std::uint8_t(0x80)).data(), DType::Float8_e5m2fnuz)));
-        QCOMPARE(formatElement(bytesOf(std::uint64_t(~0ull)).data(), DType::UInt64), std::string("18446744073709551615"));
+        QVERIFY(
+            std::isinf(elementAsDouble(bytesOf(std::uint8_t(0x7C)).data(), DType::Float8_e5m2)));
+        QVERIFY(std::isnan(
+            elementAsDouble(bytesOf(std::uint8_t(0x80)).data(), DType::Float8_e5m2fnuz)));
+        QCOMPARE(formatElement(bytesOf(std::uint64_t(~0ull)).data(), DType::UInt64),
+                 std::string("18446744073709551615"));
         const float c[2] = {1.5f, -2.0f};
-        QCOMPARE(formatElement(reinterpret_cast<const std::byte*>(c), DType::Complex64), std::string("1.5-2.j"));
+        QCOMPARE(formatElement(reinterpret_cast<const std::byte*>(c), DType::Complex64),
+                 std::string("1.5-2.j"));
         QCOMPARE(formatElement(bytesOf(std::uint8_t(1)).data(), DType::Bool), std::string("True"));
-        QCOMPARE(formatElement(bytesOf(0.5).data(), DType::Float64, FloatFormat::Scientific, 2), std::string("5.00e-01"));
-        QCOMPARE(dtypeFromString("torch.float8_e5m2fnuz"), std::optional<DType>(DType::Float8_e5m2fnuz));
+        QCOMPARE(formatElement(bytesOf(0.5).data(), DType::Float64, FloatFormat::Scientific, 2),
+                 std::string("5.00e-01"));
+        QCOMPARE(dtypeFromString("torch.float8_e5m2fnuz"),
+                 std::optional<DType>(DType::Float8_e5m2fnuz));
         QCOMPARE(itemSize(DType::Complex128), std::size_t(16));
     }
 };

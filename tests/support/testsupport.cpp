@@ -10,14 +10,20 @@
 
 namespace testsupport {
 
-QString fixturesDir() { return QStringLiteral(TDSTUDIO_FIXTURES_DIR); }
+QString fixturesDir() {
+    return QStringLiteral(TDSTUDIO_FIXTURES_DIR);
+}
 
-QString fixturePath(const QString& name) { return fixturesDir() + "/" + name; }
+QString fixturePath(const QString& name) {
+    return fixturesDir() + "/" + name;
+}
 
 QStringList fixtureNames() {
     QStringList names;
-    const auto entries = QDir(fixturesDir()).entryList({"*.expected.json"}, QDir::Files, QDir::Name);
-    for (const QString& e : entries) names << e.chopped(QStringLiteral(".expected.json").size());
+    const auto entries =
+        QDir(fixturesDir()).entryList({"*.expected.json"}, QDir::Files, QDir::Name);
+    for (const QString& e : entries)
+        names << e.chopped(QStringLiteral(".expected.json").size());
     return names;
 }
 
@@ -25,7 +31,8 @@ void copyTree(const QString& src, const QString& dst) {
     QDir().mkpath(dst);
     QFile::setPermissions(dst, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
     const QDir dir(src);
-    for (const QFileInfo& fi : dir.entryInfoList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden)) {
+    for (const QFileInfo& fi :
+         dir.entryInfoList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden)) {
         const QString target = dst + "/" + fi.fileName();
         if (fi.isDir()) {
             copyTree(fi.filePath(), target);
@@ -40,20 +47,25 @@ bool runPython(const QStringList& args, QString* out, QString* error) {
     QProcess p;
     p.start(QStringLiteral("/usr/bin/python3"), args);
     if (!p.waitForFinished(300000)) {
-        if (error) *error = "python3 did not finish: " + p.errorString();
+        if (error)
+            *error = "python3 did not finish: " + p.errorString();
         return false;
     }
-    if (out) *out = QString::fromUtf8(p.readAllStandardOutput());
+    if (out)
+        *out = QString::fromUtf8(p.readAllStandardOutput());
     if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
-        if (error) *error = QString::fromUtf8(p.readAllStandardError());
+        if (error)
+            *error = QString::fromUtf8(p.readAllStandardError());
         return false;
     }
     return true;
 }
 
-bool packWithPython(const QString& dir, const QString& zipPath, const QString& method, QString* error) {
-    return runPython({QStringLiteral(TDSTUDIO_TEST_SUPPORT_DIR "/pack_zip.py"), dir, zipPath, method},
-                     nullptr, error);
+bool packWithPython(const QString& dir, const QString& zipPath, const QString& method,
+                    QString* error) {
+    return runPython(
+        {QStringLiteral(TDSTUDIO_TEST_SUPPORT_DIR "/pack_zip.py"), dir, zipPath, method}, nullptr,
+        error);
 }
 
 QStringList fileFingerprints(const QString& root) {
@@ -64,16 +76,18 @@ QStringList fileFingerprints(const QString& root) {
         files << root;
     } else {
         QDirIterator it(root, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
-        while (it.hasNext()) files << it.next();
+        while (it.hasNext())
+            files << it.next();
     }
     files.sort();
     for (const QString& path : files) {
         QFile f(path);
         f.open(QIODevice::ReadOnly);
-        const QByteArray hash = QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256).toHex();
+        const QByteArray hash =
+            QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256).toHex();
         const QFileInfo fi(path);
-        out << path + " " + hash + " " + QString::number(fi.lastModified().toMSecsSinceEpoch()) + " " +
-                   QString::number(fi.size());
+        out << path + " " + hash + " " + QString::number(fi.lastModified().toMSecsSinceEpoch()) +
+                   " " + QString::number(fi.size());
     }
     return out;
 }
@@ -84,38 +98,49 @@ QJsonObject readJsonFile(const QString& path) {
     return QJsonDocument::fromJson(f.readAll()).object();
 }
 
-QString compareWithExpected(const QJsonObject& actual, const QJsonObject& expected, bool compareFiles) {
+QString compareWithExpected(const QJsonObject& actual, const QJsonObject& expected,
+                            bool compareFiles) {
     auto differs = [](const QString& what, const QJsonValue& a, const QJsonValue& e) {
         return QString("%1: got %2, expected %3")
-            .arg(what, QString::fromUtf8(QJsonDocument(QJsonArray{a}).toJson(QJsonDocument::Compact)),
+            .arg(what,
+                 QString::fromUtf8(QJsonDocument(QJsonArray{a}).toJson(QJsonDocument::Compact)),
                  QString::fromUtf8(QJsonDocument(QJsonArray{e}).toJson(QJsonDocument::Compact)));
     };
-    if (!actual["errors"].toArray().isEmpty()) return differs("errors", actual["errors"], QJsonArray{});
-    if (actual["root_class"] != expected["root_class"]) return differs("root_class", actual["root_class"], expected["root_class"]);
-    if (actual["batch_size"] != expected["batch_size"]) return differs("batch_size", actual["batch_size"], expected["batch_size"]);
+    if (!actual["errors"].toArray().isEmpty())
+        return differs("errors", actual["errors"], QJsonArray{});
+    if (actual["root_class"] != expected["root_class"])
+        return differs("root_class", actual["root_class"], expected["root_class"]);
+    if (actual["batch_size"] != expected["batch_size"])
+        return differs("batch_size", actual["batch_size"], expected["batch_size"]);
     struct Section {
         const char* name;
         QStringList fields;
     };
     const QList<Section> sections{
-        {"nodes", {"key", "class", "batch_size", "device", "stack_dim", "is_tensorclass", "non_tensor_fields"}},
+        {"nodes",
+         {"key", "class", "batch_size", "device", "stack_dim", "is_tensorclass",
+          "non_tensor_fields"}},
         {"leaves", {"key", "dtype", "shape", "numel", "nbytes", "sha256"}},
         {"non_tensor", {"key", "class", "batch_size", "data"}}};
     for (const Section& section : sections) {
-        const QJsonArray exp = expected[section.name].toArray(), act = actual[section.name].toArray();
+        const QJsonArray exp = expected[section.name].toArray(),
+                         act = actual[section.name].toArray();
         if (exp.size() != act.size())
             return differs(QString(section.name) + " count", act.size(), exp.size());
         for (int i = 0; i < exp.size(); ++i) {
             const QJsonObject e = exp[i].toObject(), a = act[i].toObject();
             for (const QString& field : section.fields)
                 if (e.contains(field) && a[field] != e[field])
-                    return differs(QString("%1[%2].%3").arg(section.name).arg(i).arg(field), a[field], e[field]);
+                    return differs(QString("%1[%2].%3").arg(section.name).arg(i).arg(field),
+                                   a[field], e[field]);
             if (QString(section.name) == "leaves") {
                 const QJsonArray ev = e["first_values"].toArray(), av = a["first_values"].toArray();
                 for (int j = 0; j < ev.size(); ++j)
                     if (j >= av.size() || av[j] != ev[j])
-                        return differs(QString("leaves[%1].first_values[%2]").arg(i).arg(j), av.at(j), ev[j]);
-                if (compareFiles && a["file"] != e["file"]) return differs(QString("leaves[%1].file").arg(i), a["file"], e["file"]);
+                        return differs(QString("leaves[%1].first_values[%2]").arg(i).arg(j),
+                                       av.at(j), ev[j]);
+                if (compareFiles && a["file"] != e["file"])
+                    return differs(QString("leaves[%1].file").arg(i), a["file"], e["file"]);
             }
         }
     }

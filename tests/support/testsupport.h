@@ -32,7 +32,8 @@ QStringList fileFingerprints(const QString& root);
 // Compares a describe() report (as JSON) with a fixture's .expected.json:
 // nodes, leaves (dtype, shape, sha256, leading values) and non-tensor values.
 // Returns "" when they match, else what differs.
-QString compareWithExpected(const QJsonObject& actual, const QJsonObject& expected, bool compareFiles);
+QString compareWithExpected(const QJsonObject& actual, const QJsonObject& expected,
+                            bool compareFiles);
 QJsonObject readJsonFile(const QString& path);
 
 }  // namespace testsupport

@@ -41,12 +41,14 @@ class CliTest : public QObject {
 private Q_SLOTS:
     void infoJsonMatchesExpected_data() {
         QTest::addColumn<QString>("fixture");
-        for (const QString& name : testsupport::fixtureNames()) QTest::newRow(qPrintable(name)) << name;
+        for (const QString& name : testsupport::fixtureNames())
+            QTest::newRow(qPrintable(name)) << name;
     }
     void infoJsonMatchesExpected() {
         QFETCH(QString, fixture);
         QString path = testsupport::fixturePath(fixture);
-        if (fixture.startsWith("archive_")) path += ".tdz";
+        if (fixture.startsWith("archive_"))
+            path += ".tdz";
         const Run run = tdstudio({"--info", path, "--json", "--sha256"});
         QVERIFY2(run.exitCode == 0, run.err.constData());
         const QJsonObject actual = QJsonDocument::fromJson(run.out).object();
@@ -57,12 +59,14 @@ private Q_SLOTS:
     }
 
     void infoTextListsEveryNode() {
-        const Run run = tdstudio({"--info", testsupport::fixturePath("nontensor_string"), "--sha256"});
+        const Run run =
+            tdstudio({"--info", testsupport::fixturePath("nontensor_string"), "--sha256"});
         QCOMPARE(run.exitCode, 0);
         const QString out = QString::fromUtf8(run.out);
         QVERIFY(out.contains("[\"meta\", \"note\"]  non-tensor  NonTensorData  batch [3]"));
         QVERIFY(out.contains("\"\\u00fcn\\u00efcode \\u2713 \\\"quoted\\\"\""));
-        QVERIFY(out.contains("[\"a\"]  tensor  torch.float32  shape [3]  12 bytes  file a.memmap  sha256 "));
+        QVERIFY(out.contains(
+            "[\"a\"]  tensor  torch.float32  shape [3]  12 bytes  file a.memmap  sha256 "));
     }
 
     void infoReportsErrors() {
@@ -85,8 +89,8 @@ private Q_SLOTS:
     void saveConvertsAndExports() {
         QTemporaryDir dir;
         const QString archive = dir.path() + "/out.tdz";
-        Run run = tdstudio({"--save", testsupport::fixturePath("dtypes"), archive, "--compression", "deflate",
-                            "--threads", "2", "--atomic"});
+        Run run = tdstudio({"--save", testsupport::fixturePath("dtypes"), archive, "--compression",
+                            "deflate", "--threads", "2", "--atomic"});
         QVERIFY2(run.exitCode == 0, run.err.constData());
         QVERIFY(run.err.contains("saved " + archive.toUtf8()));
         QVERIFY(run.err.contains("100.0%"));
@@ -94,9 +98,11 @@ private Q_SLOTS:
         QCOMPARE(run.exitCode, 0);
         const QJsonObject info = QJsonDocument::fromJson(run.out).object();
         QCOMPARE(info["format"].toString(), QString("archive"));
-        QCOMPARE(info["leaves"].toArray()[0].toObject()["zip_method"].toString(), QString("deflate"));
+        QCOMPARE(info["leaves"].toArray()[0].toObject()["zip_method"].toString(),
+                 QString("deflate"));
         const QString mismatch = testsupport::compareWithExpected(
-            info, testsupport::readJsonFile(testsupport::fixturePath("dtypes.expected.json")), false);
+            info, testsupport::readJsonFile(testsupport::fixturePath("dtypes.expected.json")),
+            false);
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
 
         // Export one subtree only.
@@ -108,14 +114,17 @@ private Q_SLOTS:
         QVERIFY(!run.out.contains("[\"x\"]"));
         QVERIFY(!run.out.contains("[\"l1\", \"y\"]"));
 
-        run = tdstudio({"--save", testsupport::fixturePath("simple"), dir.path() + "/d", "--compression", "lzma"});
+        run = tdstudio({"--save", testsupport::fixturePath("simple"), dir.path() + "/d",
+                        "--compression", "lzma"});
         QCOMPARE(run.exitCode, 1);
         QVERIFY2(run.err.contains("compression applies to archives only"), run.err.constData());
         QVERIFY(!QFileInfo::exists(dir.path() + "/d"));
-        run = tdstudio({"--save", testsupport::fixturePath("simple"), archive, "--compression", "zstd"});
+        run = tdstudio(
+            {"--save", testsupport::fixturePath("simple"), archive, "--compression", "zstd"});
         QCOMPARE(run.exitCode, 1);
         QVERIFY(run.err.contains("unknown compression"));
-        run = tdstudio({"--save", testsupport::fixturePath("simple"), dir.path() + "/x", "--key", "nope"});
+        run = tdstudio(
+            {"--save", testsupport::fixturePath("simple"), dir.path() + "/x", "--key", "nope"});
         QCOMPARE(run.exitCode, 1);
         QVERIFY(run.err.contains("nope"));
     }

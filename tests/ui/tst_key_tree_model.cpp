@@ -23,7 +23,8 @@ std::shared_ptr<const TensorDict> open(const QString& path) {
 
 QStringList childKeys(const QAbstractItemModel& m, const QModelIndex& parent) {
     QStringList keys;
-    for (int r = 0; r < m.rowCount(parent); ++r) keys << m.index(r, 0, parent).data().toString();
+    for (int r = 0; r < m.rowCount(parent); ++r)
+        keys << m.index(r, 0, parent).data().toString();
     return keys;
 }
 
@@ -35,12 +36,14 @@ class KeyTreeModelTest : public QObject {
 private Q_SLOTS:
     void modelTesterOnEveryFixture_data() {
         QTest::addColumn<QString>("fixture");
-        for (const QString& name : testsupport::fixtureNames()) QTest::newRow(qPrintable(name)) << name;
+        for (const QString& name : testsupport::fixtureNames())
+            QTest::newRow(qPrintable(name)) << name;
     }
     void modelTesterOnEveryFixture() {
         QFETCH(QString, fixture);
         QString path = testsupport::fixturePath(fixture);
-        if (fixture.startsWith("archive_")) path += ".tdz";
+        if (fixture.startsWith("archive_"))
+            path += ".tdz";
         KeyTreeModel model;
         KeyFilterModel filter;
         filter.setKeyModel(&model);
@@ -51,8 +54,10 @@ private Q_SLOTS:
             // its own nested change as overlapping. So it is attached after
             // each reset and does the lazy fetching itself, through every
             // batch of every node.
-            QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-            QAbstractItemModelTester filterTester(&filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
+            QAbstractItemModelTester tester(&model,
+                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
+            QAbstractItemModelTester filterTester(
+                &filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
             QVERIFY(!model.canFetchMore(model.index(0, 0)));
             filter.setPattern("a");
             filter.setPattern("");
@@ -60,7 +65,8 @@ private Q_SLOTS:
             QCOMPARE(model.index(0, 0).data().toString(), fixture);
         }
         model.setTensorDict(nullptr, {});
-        QAbstractItemModelTester emptyTester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester emptyTester(
+            &model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.rowCount(), 0);
     }
 
@@ -73,7 +79,8 @@ private Q_SLOTS:
         model.fetchMore(root);
         QCOMPARE(childKeys(model, root), (QStringList{"a", "b"}));
         const QModelIndex b = model.index(1, 0, root);
-        QCOMPARE(model.index(1, KeyTreeModel::KindColumn, root).data().toString(), QString("TensorDict"));
+        QCOMPARE(model.index(1, KeyTreeModel::KindColumn, root).data().toString(),
+                 QString("TensorDict"));
         QVERIFY(model.hasChildren(b));
         QCOMPARE(model.rowCount(b), 0);  // not fetched yet: lazy
         model.fetchMore(b);
@@ -85,7 +92,8 @@ private Q_SLOTS:
         QCOMPARE(cell(KeyTreeModel::DTypeColumn), QString("torch.float32"));
         QCOMPARE(cell(KeyTreeModel::SizeColumn), QString("24 B"));
         QCOMPARE(cell(KeyTreeModel::StorageColumn), QString("file"));
-        QCOMPARE(model.index(0, KeyTreeModel::SizeColumn).data().toString(), QString("36 B"));  // root total
+        QCOMPARE(model.index(0, KeyTreeModel::SizeColumn).data().toString(),
+                 QString("36 B"));  // root total
         QCOMPARE(c.data(KeyTreeModel::KeyPathRole).toStringList(), (QStringList{"b", "c"}));
         QCOMPARE(model.parent(c), b);
     }
@@ -105,8 +113,14 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QByteArray meta = "{";
         for (int i = 0; i < 1000; ++i)
-            meta += QString("\"k%1\": {\"device\": \"cpu\", \"shape\": [0], \"dtype\": \"torch.int8\"}, ").arg(i).toUtf8();
-        meta += "\"shape\": [], \"device\": \"cpu\", \"_type\": \"<class 'tensordict._td.TensorDict'>\"}";
+            meta +=
+                QString(
+                    "\"k%1\": {\"device\": \"cpu\", \"shape\": [0], \"dtype\": \"torch.int8\"}, ")
+                    .arg(i)
+                    .toUtf8();
+        meta +=
+            "\"shape\": [], \"device\": \"cpu\", \"_type\": \"<class "
+            "'tensordict._td.TensorDict'>\"}";
         QFile f(dir.path() + "/meta.json");
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write(meta);
@@ -123,7 +137,8 @@ private Q_SLOTS:
         QCOMPARE(model.index(999, 0, root).data().toString(), QString("k999"));
         KeyTreeModel fresh;
         fresh.setTensorDict(open(dir.path()), "again");
-        QAbstractItemModelTester tester(&fresh, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&fresh,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         // The tester fetches one batch per parent on its own, within its rules.
         QCOMPARE(fresh.rowCount(fresh.index(0, 0)), KeyTreeModel::kFetchBatch);
     }

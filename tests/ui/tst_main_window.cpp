@@ -23,11 +23,13 @@ bool openAndWait(MainWindow& w, const QString& path) {
     QSignalSpy loaded(&w, &MainWindow::documentLoaded);
     QSignalSpy failed(&w, &MainWindow::documentFailed);
     w.openPath(path);
-    return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 10000) && loaded.count() == 1;
+    return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 10000) &&
+           loaded.count() == 1;
 }
 
 void closeMessageBoxes(QWidget& w) {
-    for (QMessageBox* box : w.findChildren<QMessageBox*>()) box->close();
+    for (QMessageBox* box : w.findChildren<QMessageBox*>())
+        box->close();
 }
 
 }  // namespace
@@ -92,7 +94,8 @@ private Q_SLOTS:
         QCOMPARE(d->field("Archive entry"), QString("a.memmap"));
         QCOMPARE(d->field("Payload offset"), QString("320 (64-byte aligned)"));
         QCOMPARE(d->field("Compression"), QString("stored"));
-        QCOMPARE(w.recentFiles().front(), QFileInfo(testsupport::fixturePath("archive_simple.tdz")).filePath());
+        QCOMPARE(w.recentFiles().front(),
+                 QFileInfo(testsupport::fixturePath("archive_simple.tdz")).filePath());
     }
 
     void badInputIsReportedNotFatal() {
@@ -128,7 +131,8 @@ private Q_SLOTS:
         QMimeData mime;
         mime.setUrls({QUrl::fromLocalFile(testsupport::fixturePath("lazy_stack"))});
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
-        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton,
+                              Qt::NoModifier);
         QApplication::sendEvent(&w, &enter);
         QVERIFY(enter.isAccepted());
         QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);

@@ -46,7 +46,11 @@ struct DTypeInfo {
 
 const DTypeInfo& dtypeInfo(DType dtype);
 std::optional<DType> dtypeFromString(std::string_view name);
-inline std::string_view dtypeName(DType dtype) { return dtypeInfo(dtype).name; }
-inline std::size_t itemSize(DType dtype) { return dtypeInfo(dtype).itemSize; }
+inline std::string_view dtypeName(DType dtype) {
+    return dtypeInfo(dtype).name;
+}
+inline std::size_t itemSize(DType dtype) {
+    return dtypeInfo(dtype).itemSize;
+}
 
 }  // namespace tensordict

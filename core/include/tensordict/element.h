@@ -26,8 +26,8 @@ enum class FloatFormat { Shortest, Fixed, Scientific };
 
 // Text for one element: "True", "-7", "0.5", "1.5+2j". `precision` applies
 // to Fixed and Scientific.
-std::string formatElement(const std::byte* p, DType dtype, FloatFormat format = FloatFormat::Shortest,
-                          int precision = 6);
+std::string formatElement(const std::byte* p, DType dtype,
+                          FloatFormat format = FloatFormat::Shortest, int precision = 6);
 
 float halfToFloat(std::uint16_t h);
 float bfloat16ToFloat(std::uint16_t b);

@@ -53,6 +53,9 @@ struct StorageInfo {
     std::uint64_t storedSize = 0;         // bytes on disk: file size, or compressed entry size
     std::optional<std::uint64_t> offset;  // payload offset inside an archive
     int zipMethod = -1;                   // zip compression method of an entry
+    // Identity of a file when it was opened: a replaced file is refused, not mixed in.
+    std::uint64_t inode = 0;
+    std::uint64_t mtimeNs = 0;
 };
 
 std::string zipMethodName(int method);
@@ -93,8 +96,8 @@ public:
 
     // Non-tensor values.
     Value data;
-    std::string pickleFile;       // sidecar the value came from, if any
-    bool pickleOpaque = false;    // the sidecar holds more than plain data; never unpickled
+    std::string pickleFile;     // sidecar the value came from, if any
+    bool pickleOpaque = false;  // the sidecar holds more than plain data; never unpickled
 
     // Error nodes.
     std::string error;
@@ -114,12 +117,14 @@ public:
 
     // Building trees in memory (to save them). Each adds or replaces child
     // `key` and returns it. Throws Error on a locked tree or invalid input.
-    Node& addTensor(const std::string& key, const at::Tensor& tensor);  // copied to C order if needed
-    Node& addTensorDict(const std::string& key);                        // inherits this batch size
+    Node& addTensor(const std::string& key,
+                    const at::Tensor& tensor);    // copied to C order if needed
+    Node& addTensorDict(const std::string& key);  // inherits this batch size
     Node& addNonTensor(const std::string& key, Value value);
     Node& addNonTensorStack(const std::string& key, Value::List values);
     // A leaf over bytes already in memory (C order, exactly nbytes).
-    Node& addBytes(const std::string& key, DType dtype, std::vector<std::int64_t> shape, LeafBytes bytes);
+    Node& addBytes(const std::string& key, DType dtype, std::vector<std::int64_t> shape,
+                   LeafBytes bytes);
 
     // A deep copy of this subtree (unlocked). Leaves share their source:
     // they map the same files, or share bytes already in memory.

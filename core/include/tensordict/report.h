@@ -6,8 +6,8 @@
 namespace tensordict {
 
 struct DescribeOptions {
-    bool sha256 = false;      // hash each leaf's raw bytes (reads all data)
-    int firstValues = 0;      // include up to this many leading values per leaf
+    bool sha256 = false;  // hash each leaf's raw bytes (reads all data)
+    int firstValues = 0;  // include up to this many leading values per leaf
 };
 
 // Describes every node, leaf and non-tensor value of `td` with the field

@@ -61,7 +61,8 @@ struct SaveOptions {
 // forked children. Throws Error naming the key or path on failure.
 TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOptions& options = {});
 // Python's memmap(): the same as save().
-inline TensorDict memmap(const TensorDict& data, const std::string& prefix, const SaveOptions& options = {}) {
+inline TensorDict memmap(const TensorDict& data, const std::string& prefix,
+                         const SaveOptions& options = {}) {
     return save(data, prefix, options);
 }
 
@@ -69,6 +70,7 @@ inline TensorDict memmap(const TensorDict& data, const std::string& prefix, cons
 // future reports progress in bytes (progressValue / progressMaximum, and
 // progressText naming the current file), can be cancelled, and yields the
 // saved TensorDict (or rethrows Error from result()).
-QFuture<TensorDict> saveAsync(std::shared_ptr<const TensorDict> data, std::string prefix, SaveOptions options = {});
+QFuture<TensorDict> saveAsync(std::shared_ptr<const TensorDict> data, std::string prefix,
+                              SaveOptions options = {});
 
 }  // namespace tensordict

@@ -19,8 +19,8 @@ public:
     };
     using List = std::vector<Value>;
     using Object = std::vector<std::pair<std::string, Value>>;
-    using Storage = std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, Bytes,
-                                 List, Object>;
+    using Storage =
+        std::variant<std::nullptr_t, bool, std::int64_t, double, std::string, Bytes, List, Object>;
 
     Value() : v_(nullptr) {}
     Value(std::nullptr_t) : v_(nullptr) {}
@@ -67,9 +67,9 @@ private:
 };
 
 enum class JsonStyle {
-    Python,   // json.dumps defaults: ", " / ": ", ASCII with \uXXXX escapes
-    Compact,  // orjson-like: no spaces, raw UTF-8
-    Pretty,   // indented, for people
+    Python,         // json.dumps defaults: ", " / ": ", ASCII with \uXXXX escapes
+    Compact,        // orjson-like: no spaces, raw UTF-8
+    Pretty,         // indented, for people
     PythonCompact,  // json.dumps(separators=(",", ":")): compact, ASCII with \uXXXX escapes
 };
 

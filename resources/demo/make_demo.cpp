@@ -1,0 +1,116 @@
+// Writes tdstudio's demo dataset with libtensordict's own save(): a small
+// labelled image dataset with features, audio-like signals, a nested dict
+// and a string, the kind of data tdstudio is for.
+// usage: make_demo OUTPUT.tdz
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "tensordict/save.h"
+
+using namespace tensordict;
+
+namespace {
+
+constexpr int kCount = 300;
+
+template <typename T>
+LeafBytes bytesOf(const std::vector<T>& values) {
+    auto holder = std::make_shared<std::vector<T>>(values);
+    return {std::shared_ptr<std::byte>(holder, reinterpret_cast<std::byte*>(holder->data())),
+            holder->size() * sizeof(T)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: make_demo OUTPUT.tdz\n");
+        return 2;
+    }
+    std::mt19937 rng(2026);
+    std::normal_distribution<double> noise(0.0, 1.0);
+    std::uniform_int_distribution<int> label(0, 9);
+
+    std::vector<std::int64_t> labels(kCount);
+    for (auto& l : labels)
+        l = label(rng);
+
+    // Grayscale 28x28: a ring whose radius and thickness follow the label, with noise.
+    std::vector<std::uint8_t> images(std::size_t(kCount) * 28 * 28);
+    for (int n = 0; n < kCount; ++n) {
+        const double radius = 4 + labels[n] * 0.9, cx = 13.5 + noise(rng), cy = 13.5 + noise(rng);
+        for (int y = 0; y < 28; ++y)
+            for (int x = 0; x < 28; ++x) {
+                const double d = std::hypot(x - cx, y - cy);
+                const double v = 255 * std::exp(-std::pow((d - radius) / 1.6, 2)) + 12 * noise(rng);
+                images[(std::size_t(n) * 28 + y) * 28 + x] =
+                    static_cast<std::uint8_t>(std::clamp(v, 0.0, 255.0));
+            }
+    }
+    // Colour 32x32x3: gradients and a disc whose hue follows the label.
+    std::vector<std::uint8_t> rgb(std::size_t(kCount) * 32 * 32 * 3);
+    for (int n = 0; n < kCount; ++n) {
+        const double hue = labels[n] / 10.0 * 6.283;
+        for (int y = 0; y < 32; ++y)
+            for (int x = 0; x < 32; ++x) {
+                const bool disc = std::hypot(x - 16, y - 16) < 9 + (n % 5);
+                for (int c = 0; c < 3; ++c) {
+                    const double base =
+                        disc ? 127 + 127 * std::cos(hue + c * 2.094) : 8 * x + c * 30 - y * 2;
+                    rgb[((std::size_t(n) * 32 + y) * 32 + x) * 3 + c] =
+                        static_cast<std::uint8_t>(std::clamp(base + 6 * noise(rng), 0.0, 255.0));
+                }
+            }
+    }
+    // Features with some missing values.
+    std::vector<float> features(std::size_t(kCount) * 16);
+    for (std::size_t i = 0; i < features.size(); ++i)
+        features[i] = i % 37 == 5 ? NAN : static_cast<float>(labels[i / 16] * 0.5 + noise(rng));
+    features[123] = INFINITY;
+    // Audio-like signals: chirps.
+    std::vector<float> audio(std::size_t(kCount) * 4096);
+    for (int n = 0; n < kCount; ++n)
+        for (int t = 0; t < 4096; ++t) {
+            const double s = t / 4096.0;
+            audio[std::size_t(n) * 4096 + t] = static_cast<float>(
+                std::sin(6.283 * (20 + 5 * labels[n]) * s * (1 + s)) * std::exp(-2 * s) +
+                0.05 * noise(rng));
+        }
+    std::vector<double> reward(kCount);
+    std::vector<std::int32_t> step(kCount);
+    std::vector<std::uint8_t> done(kCount);
+    for (int n = 0; n < kCount; ++n) {
+        reward[n] = std::sin(n / 15.0) + 0.1 * noise(rng);
+        step[n] = n % 50;
+        done[n] = n % 50 == 49;
+    }
+
+    try {
+        TensorDict td = TensorDict::create({kCount});
+        Node& root = td.mutableRoot();
+        root.addBytes("images", DType::UInt8, {kCount, 28, 28}, bytesOf(images));
+        root.addBytes("rgb", DType::UInt8, {kCount, 32, 32, 3}, bytesOf(rgb));
+        root.addBytes("labels", DType::Int64, {kCount}, bytesOf(labels));
+        root.addBytes("features", DType::Float32, {kCount, 16}, bytesOf(features));
+        root.addBytes("audio", DType::Float32, {kCount, 4096}, bytesOf(audio));
+        Node& episode = root.addTensorDict("episode");
+        episode.addBytes("reward", DType::Float64, {kCount}, bytesOf(reward));
+        episode.addBytes("step", DType::Int32, {kCount}, bytesOf(step));
+        episode.addBytes("done", DType::Bool, {kCount}, bytesOf(done));
+        root.addNonTensor(
+            "description",
+            Value("tdstudio demo: 300 synthetic samples (rings whose radius is the label, "
+                  "colour discs, chirps) with features that miss some values"));
+        SaveOptions options;
+        options.atomic = true;
+        save(td, argv[1], options);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "make_demo: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <QImage>
+#include <QString>
+#include <QVector>
+#include <atomic>
+
+#include "tensor_slice.h"
+#include "tensordict/node.h"
+
+enum class Colormap { Gray, Viridis, Magma, Inferno, Coolwarm };
+enum class ImageScale { MinMax, Percentile };  // percentile: 1st to 99th
+
+QStringList colormapNames();
+// 256 colours of a colormap, low to high.
+QVector<QRgb> colormapTable(Colormap map);
+
+// What to draw: the slice's rows and columns are the image's height and
+// width; channelDim (-1: none) holds 3 or 4 colour channels.
+struct ImageRequest {
+    tensordict::DType dtype = tensordict::DType::Float32;
+    tensordict::LeafBytes bytes;
+    TensorSlice slice;
+    int channelDim = -1;
+    Colormap colormap = Colormap::Gray;
+    ImageScale scale = ImageScale::MinMax;
+    int maxSide = 4096;  // larger slices are drawn with a stride
+};
+
+struct ImageResult {
+    QImage image;
+    double low = 0, high = 0;  // the values mapped to the ends of the colormap
+    int stride = 1;            // image pixel = `stride` slice rows/columns
+};
+
+// Renders on the calling thread (call it from a worker); checks `cancel`.
+ImageResult renderImage(const ImageRequest& request, const std::atomic<bool>* cancel = nullptr);

@@ -1,0 +1,298 @@
+#include "preview_panel.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QTabWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "../key_tree_model.h"
+#include "image_view.h"
+#include "plot_view.h"
+#include "slice_export.h"
+#include "slice_selector.h"
+#include "statistics_view.h"
+#include "tensor_table_model.h"
+#include "tensor_table_view.h"
+
+using tensordict::Node;
+using tensordict::NodeKind;
+
+PreviewPanel::PreviewPanel(QWidget* parent)
+    : QWidget(parent),
+      pages_(new QStackedWidget),
+      message_(new QLabel),
+      value_(new QPlainTextEdit),
+      tensorPage_(new QWidget),
+      title_(new QLabel),
+      tabs_(new QTabWidget),
+      tableModel_(new TensorTableModel(this)),
+      tableSlice_(new SliceSelector(SliceSelector::Mode::Table)),
+      format_(new QComboBox),
+      precision_(new QSpinBox),
+      goTo_(new QLineEdit),
+      imageView_(new ImageView),
+      plotView_(new PlotView),
+      statisticsView_(new StatisticsView) {
+    message_->setAlignment(Qt::AlignCenter);
+    message_->setWordWrap(true);
+    message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    value_->setReadOnly(true);
+    value_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    tableView_ = new TensorTableView(tableModel_);
+
+    tabs_->addTab(makeTablePage(), tr("Table"));
+    tabs_->addTab(imageView_, tr("Image"));
+    tabs_->addTab(plotView_, tr("Plot"));
+    tabs_->addTab(statisticsView_, tr("Statistics"));
+    connect(tabs_, &QTabWidget::currentChanged, this, &PreviewPanel::modeChosen);
+
+    auto* tensorLayout = new QVBoxLayout(tensorPage_);
+    tensorLayout->setContentsMargins(0, 0, 0, 0);
+    title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    tensorLayout->addWidget(title_);
+    tensorLayout->addWidget(tabs_, 1);
+
+    pages_->addWidget(message_);
+    pages_->addWidget(value_);
+    pages_->addWidget(tensorPage_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(pages_);
+    showMessage(tr("Select a tensor leaf to see its values."));
+
+    connect(&watcher_, &QFutureWatcherBase::finished, this, &PreviewPanel::leafLoaded);
+    connect(tableSlice_, &SliceSelector::sliceChanged, this, [this](const TensorSlice& slice) {
+        tableModel_->setSlice(slice);
+        tableView_->refresh();
+        statisticsView_->setCurrentSlice(slice);
+    });
+}
+
+PreviewPanel::~PreviewPanel() {
+    watcher_.waitForFinished();
+}
+
+QWidget* PreviewPanel::makeTablePage() {
+    auto* page = new QWidget;
+    format_->addItems({tr("Shortest"), tr("Fixed"), tr("Scientific")});
+    precision_->setRange(0, 17);
+    precision_->setValue(6);
+    precision_->setPrefix(tr("digits: "));
+    precision_->setEnabled(false);
+    goTo_->setPlaceholderText(tr("Go to row…"));
+    goTo_->setClearButtonEnabled(true);
+    goTo_->setMaximumWidth(160);
+    auto* copy = new QPushButton(tr("Copy"));
+    copy->setToolTip(tr("Copy the selected cells as tab-separated text (Ctrl+C)"));
+    auto* csv = new QPushButton(tr("CSV…"));
+    auto* npy = new QPushButton(tr(".npy…"));
+    csv->setToolTip(tr("Export the current slice as comma-separated values"));
+    npy->setToolTip(tr("Export the current slice as a NumPy .npy file"));
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Floats:")));
+    bar->addWidget(format_);
+    bar->addWidget(precision_);
+    bar->addWidget(goTo_);
+    bar->addStretch();
+    bar->addWidget(copy);
+    bar->addWidget(new QLabel(tr("Export:")));
+    bar->addWidget(csv);
+    bar->addWidget(npy);
+    auto* layout = new QVBoxLayout(page);
+    layout->addLayout(bar);
+    layout->addWidget(tableSlice_);
+    layout->addWidget(tableView_, 1);
+    connect(format_, &QComboBox::currentIndexChanged, this, &PreviewPanel::applyFormat);
+    connect(precision_, &QSpinBox::valueChanged, this, &PreviewPanel::applyFormat);
+    connect(copy, &QPushButton::clicked, tableView_, &TensorTableView::copySelection);
+    connect(goTo_, &QLineEdit::returnPressed, this, [this] {
+        bool ok = false;
+        const qlonglong row = goTo_->text().trimmed().toLongLong(&ok);
+        if (ok)
+            tableView_->scrollTo(row < 0 ? tableModel_->totalRows() + row : row,
+                                 tableModel_->firstCol());
+    });
+    auto exportTo = [this](const QString& filter, const QString& suffix, auto write) {
+        const QString path = QFileDialog::getSaveFileName(
+            this, tr("Export slice"), QString::fromStdString(node_ ? node_->key : "slice") + suffix,
+            filter);
+        if (path.isEmpty())
+            return;
+        const QString error = (this->*write)(path);
+        if (!error.isEmpty())
+            QMessageBox::warning(this, tr("Export failed"), error);
+    };
+    connect(csv, &QPushButton::clicked, this,
+            [=] { exportTo(tr("CSV files (*.csv)"), ".csv", &PreviewPanel::exportCsv); });
+    connect(npy, &QPushButton::clicked, this,
+            [=] { exportTo(tr("NumPy arrays (*.npy)"), ".npy", &PreviewPanel::exportNpy); });
+    return page;
+}
+
+void PreviewPanel::applyFormat() {
+    const auto format = static_cast<tensordict::FloatFormat>(format_->currentIndex());
+    precision_->setEnabled(format != tensordict::FloatFormat::Shortest);
+    tableModel_->setFloatFormat(format, precision_->value());
+}
+
+QString PreviewPanel::shapeKind(const std::vector<std::int64_t>& shape) {
+    const std::size_t n = shape.size();
+    if (n == 0)
+        return "0d";
+    if (n == 1)
+        return "1d";
+    int channel = -1;
+    ImageView::canShow(shape, &channel);
+    if (channel >= 0)
+        return channel == static_cast<int>(n) - 1 ? "hwc" : "chw";
+    if (n == 2)
+        return "2d";
+    return "nd";
+}
+
+PreviewPanel::Mode PreviewPanel::mode() const {
+    return static_cast<Mode>(tabs_->currentIndex());
+}
+
+void PreviewPanel::setMode(Mode mode) {
+    tabs_->setCurrentIndex(mode);
+}
+
+void PreviewPanel::modeChosen(int index) {
+    if (!node_ || node_->kind != NodeKind::Tensor)
+        return;
+    if (!restoringMode_)  // remember the user's choice for this kind of shape
+        QSettings().setValue("preview/mode/" + shapeKind(node_->shape), index);
+    if (index == StatisticsMode && statisticsStale_ && bytes_.data) {
+        statisticsStale_ = false;
+        statisticsView_->compute();
+    }
+}
+
+void PreviewPanel::showMessage(const QString& text) {
+    message_->setText(text);
+    pages_->setCurrentWidget(message_);
+}
+
+QString PreviewPanel::message() const {
+    return pages_->currentWidget() == message_ ? message_->text() : QString();
+}
+
+QString PreviewPanel::valueText() const {
+    return value_->toPlainText();
+}
+
+void PreviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner, const Node* node) {
+    if (watcher_.isRunning())
+        watcher_.disconnect(this), watcher_.waitForFinished(),
+            connect(&watcher_, &QFutureWatcherBase::finished, this, &PreviewPanel::leafLoaded);
+    owner_ = std::move(owner);
+    node_ = node;
+    bytes_ = {};
+    tableModel_->clear();
+    imageView_->clear();
+    plotView_->clear();
+    statisticsView_->clear();
+    if (!node) {
+        showMessage(tr("Select a tensor leaf to see its values."));
+        return;
+    }
+    switch (node->kind) {
+        case NodeKind::NonTensorData:
+        case NodeKind::NonTensorStack:
+            value_->setPlainText(
+                node->pickleOpaque ? tr("<pickled Python object in %1: not shown, never unpickled>")
+                                         .arg(QString::fromStdString(node->pickleFile))
+                                   : QString::fromStdString(tensordict::toJson(
+                                         node->value(), tensordict::JsonStyle::Pretty)));
+            pages_->setCurrentWidget(value_);
+            return;
+        case NodeKind::Tensor:
+            break;
+        case NodeKind::Error:
+            showMessage(QString::fromStdString(node->error));
+            return;
+        default:
+            showMessage(tr("%1 with %n key(s). Select a tensor leaf to see its values.", "",
+                           static_cast<int>(node->children.size()))
+                            .arg(QString::fromStdString(node->className)));
+            return;
+    }
+    if (node->isNested) {
+        showMessage(tr("Nested (ragged) leaf with %1 parts; its parts are listed in the details.")
+                        .arg(node->nestedShapes.size()));
+        return;
+    }
+    showMessage(node->storage.kind == tensordict::StorageKind::CompressedEntry
+                    ? tr("Inflating %1…").arg(KeyTreeModel::byteSizeText(node->nbytes))
+                    : tr("Mapping…"));
+    // Mapping is quick, inflating a compressed entry is not: never on this thread.
+    watcher_.setFuture(QtConcurrent::run([node, owner = owner_] { return node->bytes(); }));
+}
+
+void PreviewPanel::leafLoaded() {
+    if (!node_ || node_->kind != NodeKind::Tensor)
+        return;
+    try {
+        bytes_ = watcher_.result();
+    } catch (const std::exception& e) {
+        showMessage(tr("Cannot read this leaf: %1").arg(QString::fromUtf8(e.what())));
+        return;
+    }
+    const Node& leaf = *node_;
+    title_->setText(tr("<b>%1</b> · %2 · %3 · %4")
+                        .arg(KeyTreeModel::keyPathText(leaf.keyPath()).toHtmlEscaped(),
+                             QString::fromStdString(leaf.className),
+                             KeyTreeModel::shapeText(leaf.shape),
+                             KeyTreeModel::byteSizeText(leaf.nbytes)));
+    const TensorSlice slice = TensorSlice::defaultFor(leaf.shape);
+    tableSlice_->setSlice(slice);
+    tableModel_->setLeaf(leaf.dtype, bytes_, slice);
+    tableView_->refresh();
+    const bool image = leaf.shape.size() >= 2 && leaf.numel > 0;
+    const bool plot = !leaf.shape.empty() && leaf.numel > 0;
+    tabs_->setTabEnabled(ImageMode, image);
+    tabs_->setTabEnabled(PlotMode, plot);
+    if (image)
+        imageView_->setLeaf(leaf.dtype, bytes_, leaf.shape);
+    if (plot)
+        plotView_->setLeaf(leaf.dtype, bytes_, leaf.shape);
+    statisticsView_->setLeaf(leaf.dtype, bytes_, leaf.numel);
+    statisticsView_->setCurrentSlice(slice);
+    statisticsStale_ = true;
+
+    const QString kind = shapeKind(leaf.shape);
+    const int fallback = kind == "hwc" || kind == "chw" ? ImageMode : TableMode;
+    int wanted = QSettings().value("preview/mode/" + kind, fallback).toInt();
+    if (!tabs_->isTabEnabled(wanted))
+        wanted = TableMode;
+    restoringMode_ = true;
+    tabs_->setCurrentIndex(wanted);
+    restoringMode_ = false;
+    pages_->setCurrentWidget(tensorPage_);
+    modeChosen(wanted);
+    Q_EMIT leafReady();
+}
+
+QString PreviewPanel::exportCsv(const QString& path) const {
+    if (!node_ || !bytes_.data)
+        return tr("nothing to export");
+    return slice_export::writeCsv(path, node_->dtype, bytes_, tableModel_->slice());
+}
+
+QString PreviewPanel::exportNpy(const QString& path) const {
+    if (!node_ || !bytes_.data)
+        return tr("nothing to export");
+    return slice_export::writeNpy(path, node_->dtype, bytes_, tableModel_->slice());
+}

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <QFutureWatcher>
+#include <QWidget>
+#include <memory>
+
+#include "tensordict/tensordict.h"
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QSpinBox;
+class QStackedWidget;
+class QTabWidget;
+class ImageView;
+class PlotView;
+class SliceSelector;
+class StatisticsView;
+class TensorTableModel;
+class TensorTableView;
+
+// Shows the contents of the selected node: a tensor leaf as a table, image,
+// plot or statistics; a non-tensor value as JSON. A leaf's bytes are mapped
+// (or inflated) on a worker thread before any view touches them.
+class PreviewPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    enum Mode { TableMode, ImageMode, PlotMode, StatisticsMode };
+    explicit PreviewPanel(QWidget* parent = nullptr);
+    ~PreviewPanel() override;
+
+    // `owner` keeps the node's tree alive while it is shown.
+    void showNode(std::shared_ptr<const tensordict::TensorDict> owner,
+                  const tensordict::Node* node);
+    const tensordict::Node* node() const { return node_; }
+    bool isLoading() const { return watcher_.isRunning(); }
+
+    Mode mode() const;
+    void setMode(Mode mode);
+    // "0d", "1d", "2d", "hwc", "chw" or "nd": which views suit a shape.
+    static QString shapeKind(const std::vector<std::int64_t>& shape);
+
+    TensorTableModel* tableModel() const { return tableModel_; }
+    TensorTableView* tableView() const { return tableView_; }
+    SliceSelector* tableSlice() const { return tableSlice_; }
+    ImageView* imageView() const { return imageView_; }
+    PlotView* plotView() const { return plotView_; }
+    StatisticsView* statisticsView() const { return statisticsView_; }
+    QString message() const;
+    QString valueText() const;
+
+    QString exportCsv(const QString& path) const;
+    QString exportNpy(const QString& path) const;
+
+Q_SIGNALS:
+    void leafReady();
+
+private:
+    void showMessage(const QString& text);
+    void leafLoaded();
+    void modeChosen(int index);
+    QWidget* makeTablePage();
+    void applyFormat();
+
+    std::shared_ptr<const tensordict::TensorDict> owner_;
+    const tensordict::Node* node_ = nullptr;
+    tensordict::LeafBytes bytes_;
+    QStackedWidget* pages_;
+    QLabel* message_;
+    QPlainTextEdit* value_;
+    QWidget* tensorPage_;
+    QLabel* title_;
+    QTabWidget* tabs_;
+    TensorTableModel* tableModel_;
+    TensorTableView* tableView_;
+    SliceSelector* tableSlice_;
+    QComboBox* format_;
+    QSpinBox* precision_;
+    QLineEdit* goTo_;
+    ImageView* imageView_;
+    PlotView* plotView_;
+    StatisticsView* statisticsView_;
+    QFutureWatcher<tensordict::LeafBytes> watcher_;
+    QString loadError_;
+    bool restoringMode_ = false;
+    bool statisticsStale_ = true;
+};

@@ -1,0 +1,132 @@
+#include "slice_export.h"
+
+#include <QFile>
+#include <QSaveFile>
+#include <QTextStream>
+#include <cstring>
+
+using tensordict::DType;
+
+namespace slice_export {
+namespace {
+
+std::vector<std::int64_t> sliceShape(const TensorSlice& s) {
+    std::vector<std::int64_t> shape;
+    if (s.rowDim >= 0)
+        shape.push_back(s.rows());
+    if (s.colDim >= 0)
+        shape.push_back(s.cols());
+    return shape;
+}
+
+// numpy descr of what we write for `dtype`, and the bytes per element written.
+std::pair<const char*, std::size_t> npyType(DType dtype) {
+    switch (dtype) {
+        case DType::Bool:
+            return {"|b1", 1};
+        case DType::UInt8:
+            return {"|u1", 1};
+        case DType::Int8:
+            return {"|i1", 1};
+        case DType::Int16:
+            return {"<i2", 2};
+        case DType::Int32:
+            return {"<i4", 4};
+        case DType::Int64:
+            return {"<i8", 8};
+        case DType::UInt16:
+            return {"<u2", 2};
+        case DType::UInt32:
+            return {"<u4", 4};
+        case DType::UInt64:
+            return {"<u8", 8};
+        case DType::Float16:
+            return {"<f2", 2};
+        case DType::Float64:
+            return {"<f8", 8};
+        case DType::Complex64:
+        case DType::Complex32:
+            return {"<c8", 8};
+        case DType::Complex128:
+            return {"<c16", 16};
+        default:
+            return {"<f4", 4};  // float32, bfloat16, float8
+    }
+}
+
+}  // namespace
+
+QString writeCsv(const QString& path, DType dtype, const tensordict::LeafBytes& bytes,
+                 const TensorSlice& slice) {
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
+        return path + ": " + file.errorString();
+    QTextStream out(&file);
+    const std::size_t item = tensordict::itemSize(dtype);
+    for (std::int64_t r = 0; r < slice.rows(); ++r) {
+        for (std::int64_t c = 0; c < slice.cols(); ++c) {
+            if (c)
+                out << ',';
+            const std::byte* p =
+                bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(r, c)) * item;
+            out << QString::fromStdString(tensordict::formatElement(p, dtype));
+        }
+        out << '\n';
+    }
+    out.flush();
+    return file.commit() ? QString() : path + ": " + file.errorString();
+}
+
+QString writeNpy(const QString& path, DType dtype, const tensordict::LeafBytes& bytes,
+                 const TensorSlice& slice) {
+    const auto [descr, outItem] = npyType(dtype);
+    QStringList dims;
+    for (auto d : sliceShape(slice))
+        dims << QString::number(d);
+    const QString shape = dims.size() == 1 ? dims.front() + "," : dims.join(", ");
+    QByteArray header = QString("{'descr': '%1', 'fortran_order': False, 'shape': (%2), }")
+                            .arg(descr, shape)
+                            .toLatin1();
+    // magic(6) + version(2) + length(2) + header, padded with spaces to a multiple of 64, ending in
+    // \n
+    const int total = 10 + header.size() + 1;
+    header.append(QByteArray((64 - total % 64) % 64, ' '));
+    header.append('\n');
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return path + ": " + file.errorString();
+    file.write("\x93NUMPY\x01\x00", 8);
+    const quint16 len = static_cast<quint16>(header.size());
+    const char lenBytes[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
+    file.write(lenBytes, 2);
+    file.write(header);
+    const std::size_t item = tensordict::itemSize(dtype);
+    QByteArray buffer;
+    buffer.reserve(1 << 20);
+    for (std::int64_t r = 0; r < slice.rows(); ++r) {
+        for (std::int64_t c = 0; c < slice.cols(); ++c) {
+            const std::byte* p =
+                bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(r, c)) * item;
+            char element[16];
+            if (outItem == item) {
+                std::memcpy(element, p, item);
+            } else if (outItem == 8 && dtype == DType::Complex32) {
+                const auto z = tensordict::elementAsComplex(p, dtype);
+                const float parts[2] = {static_cast<float>(z.re), static_cast<float>(z.im)};
+                std::memcpy(element, parts, 8);
+            } else {
+                const float v = static_cast<float>(tensordict::elementAsDouble(p, dtype));
+                std::memcpy(element, &v, 4);
+            }
+            buffer.append(element, static_cast<qsizetype>(outItem));
+        }
+        if (buffer.size() > (1 << 20)) {
+            file.write(buffer);
+            buffer.clear();
+        }
+    }
+    file.write(buffer);
+    return file.commit() ? QString() : path + ": " + file.errorString();
+}
+
+}  // namespace slice_export

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <QWidget>
+
+#include "tensor_slice.h"
+
+class QComboBox;
+class QGridLayout;
+class QSlider;
+class QSpinBox;
+
+// Maps a tensor's dimensions to the axes of a view: which dimension runs
+// down the rows (or the image's height, or the plot's x axis), which across,
+// and a slider with a spin box for every other dimension.
+class SliceSelector : public QWidget {
+    Q_OBJECT
+
+public:
+    enum class Mode { Table, Image, Plot };
+    explicit SliceSelector(Mode mode, QWidget* parent = nullptr);
+
+    // Starts over for `shape` with `slice`; `reservedDim` (image channels) gets no control.
+    void setSlice(const TensorSlice& slice, int reservedDim = -1);
+    const TensorSlice& slice() const { return slice_; }
+    // Sets the index of a fixed dimension (as the slider would).
+    void setIndex(int dim, std::int64_t index);
+
+Q_SIGNALS:
+    void sliceChanged(const TensorSlice& slice);
+
+private:
+    void rebuild();
+    void axesChosen();
+
+    Mode mode_;
+    TensorSlice slice_;
+    int reservedDim_ = -1;
+    QGridLayout* grid_;
+    QComboBox* first_;   // rows / height / x
+    QComboBox* second_;  // columns / width (not in plot mode)
+    QList<QWidget*> fixedControls_;
+    bool updating_ = false;
+};

@@ -1,0 +1,244 @@
+#include "statistics.h"
+
+#include <QFuture>
+#include <QThreadPool>
+#include <QtConcurrent/QtConcurrentRun>
+#include <atomic>
+#include <cmath>
+#include <limits>
+
+#include "tensordict/element.h"
+
+using tensordict::DType;
+
+namespace {
+
+constexpr std::int64_t kChunk = 1 << 22;  // elements per task
+
+// Partial results of one chunk, merged with Chan's formula for the variance.
+struct Partial {
+    std::int64_t count = 0, finite = 0, nans = 0, infs = 0, zeros = 0;
+    double min = std::numeric_limits<double>::infinity();
+    double max = -std::numeric_limits<double>::infinity();
+    double mean = 0, m2 = 0;
+
+    void merge(const Partial& o) {
+        count += o.count, nans += o.nans, infs += o.infs, zeros += o.zeros;
+        min = std::min(min, o.min), max = std::max(max, o.max);
+        if (o.finite == 0)
+            return;
+        if (finite == 0) {
+            finite = o.finite, mean = o.mean, m2 = o.m2;
+            return;
+        }
+        const double n = double(finite) + double(o.finite);
+        const double delta = o.mean - mean;
+        mean += delta * double(o.finite) / n;
+        m2 += o.m2 + delta * delta * double(finite) * double(o.finite) / n;
+        finite += o.finite;
+    }
+};
+
+// Sum and squares are taken about a shift (the chunk's first finite value)
+// so that large offsets do not swamp the variance.
+template <typename Get>
+Partial scan(std::int64_t begin, std::int64_t end, Get get) {
+    Partial p;
+    p.count = end - begin;
+    double shift = 0, sum = 0, sumsq = 0;
+    bool haveShift = false;
+    for (std::int64_t i = begin; i < end; ++i) {
+        const double x = get(i);
+        if (x == 0)
+            ++p.zeros;
+        if (std::isnan(x)) {
+            ++p.nans;
+            continue;
+        }
+        if (std::isinf(x)) {
+            ++p.infs;
+            continue;
+        }
+        if (!haveShift)
+            shift = x, haveShift = true;
+        const double d = x - shift;
+        sum += d;
+        sumsq += d * d;
+        p.min = std::min(p.min, x);
+        p.max = std::max(p.max, x);
+        ++p.finite;
+    }
+    if (p.finite) {
+        const double n = double(p.finite);
+        p.mean = shift + sum / n;
+        p.m2 = std::max(0.0, sumsq - sum * sum / n);
+    }
+    return p;
+}
+
+// Typed access to element i of the leaf or the slice, as a double.
+class Reader {
+public:
+    explicit Reader(const StatisticsRequest& r) : r_(r), item_(tensordict::itemSize(r.dtype)) {}
+
+    std::int64_t size() const { return r_.slice ? r_.slice->sliceSize() : r_.numel; }
+
+    template <typename F>
+    auto dispatch(F&& f) const {
+        const std::byte* base = r_.bytes.data.get();
+        if (!r_.slice) {
+            switch (r_.dtype) {
+                case DType::Float32:
+                    return f([p = reinterpret_cast<const float*>(base)](std::int64_t i) {
+                        return double(p[i]);
+                    });
+                case DType::Float64:
+                    return f([p = reinterpret_cast<const double*>(base)](std::int64_t i) {
+                        return p[i];
+                    });
+                case DType::Int64:
+                    return f([p = reinterpret_cast<const std::int64_t*>(base)](std::int64_t i) {
+                        return double(p[i]);
+                    });
+                case DType::Int32:
+                    return f([p = reinterpret_cast<const std::int32_t*>(base)](std::int64_t i) {
+                        return double(p[i]);
+                    });
+                case DType::UInt8:
+                    return f([p = reinterpret_cast<const std::uint8_t*>(base)](std::int64_t i) {
+                        return double(p[i]);
+                    });
+                default:
+                    break;
+            }
+        }
+        return f([this, base](std::int64_t i) { return value(base, i); });
+    }
+
+private:
+    double value(const std::byte* base, std::int64_t i) const {
+        const std::int64_t flat =
+            r_.slice ? r_.slice->elementIndex(i / r_.slice->cols(), i % r_.slice->cols()) : i;
+        const std::byte* p = base + static_cast<std::size_t>(flat) * item_;
+        if (tensordict::dtypeInfo(r_.dtype).category == tensordict::DTypeCategory::Complex) {
+            const auto c = tensordict::elementAsComplex(p, r_.dtype);
+            return std::hypot(c.re, c.im);
+        }
+        return tensordict::elementAsDouble(p, r_.dtype);
+    }
+
+    const StatisticsRequest& r_;
+    std::size_t item_;
+};
+
+// Runs `task(begin, end)` over chunks on a pool, merging into `acc` on this thread.
+template <typename Result, typename Task, typename Merge>
+bool runChunks(std::int64_t total, int threads, const std::function<bool(double)>& progress,
+               double base, double span, Task task, Merge merge) {
+    const std::int64_t chunks = (total + kChunk - 1) / kChunk;
+    QThreadPool pool;
+    pool.setMaxThreadCount(std::max(1, threads));
+    std::atomic<bool> stop{false};
+    std::vector<QFuture<Result>> futures;
+    std::int64_t next = 0, done = 0;
+    const std::int64_t ahead = std::max(2, threads * 2);  // bounded work queued at once
+    while (done < chunks) {
+        while (next < chunks && next - done < ahead) {
+            const std::int64_t begin = next * kChunk, end = std::min(total, begin + kChunk);
+            if (threads <= 1) {
+                QPromise<Result> promise;
+                promise.start();
+                promise.addResult(task(begin, end));
+                promise.finish();
+                futures.push_back(promise.future());
+            } else {
+                futures.push_back(QtConcurrent::run(&pool, [&task, &stop, begin, end] {
+                    return stop ? Result{} : task(begin, end);
+                }));
+            }
+            ++next;
+        }
+        merge(futures.front().result());
+        futures.erase(futures.begin());
+        ++done;
+        if (progress && !progress(base + span * double(done) / double(chunks))) {
+            stop = true;
+            for (auto& f : futures)
+                f.waitForFinished();
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+Statistics computeStatistics(const StatisticsRequest& request,
+                             const std::function<bool(double)>& progress) {
+    Statistics s;
+    const Reader reader(request);
+    const std::int64_t total = reader.size();
+    if (!request.bytes.data || total == 0) {
+        s.count = total;
+        return s;
+    }
+    Partial all;
+    const bool ok = reader.dispatch([&](auto get) {
+        return runChunks<Partial>(
+            total, request.threads, progress, 0.0, 0.5,
+            [&get](std::int64_t b, std::int64_t e) { return scan(b, e, get); },
+            [&all](const Partial& p) { all.merge(p); });
+    });
+    if (!ok) {
+        s.cancelled = true;
+        return s;
+    }
+    s.count = all.count, s.finite = all.finite, s.nans = all.nans, s.infs = all.infs,
+    s.zeros = all.zeros;
+    if (all.finite == 0)
+        return s;
+    s.min = all.min, s.max = all.max, s.mean = all.mean;
+    s.std = std::sqrt(all.m2 / double(all.finite));
+
+    // numpy.histogram(x, bins, range=(min, max)) on float64 values, edge rules included.
+    const int bins = std::max(1, request.bins);
+    double first = s.min, last = s.max;
+    if (first == last)
+        first -= 0.5, last += 0.5;
+    std::vector<double> edges(static_cast<std::size_t>(bins) + 1);
+    const double step = (last - first) / bins;
+    for (int i = 0; i < bins; ++i)
+        edges[static_cast<std::size_t>(i)] = double(i) * step + first;
+    edges[static_cast<std::size_t>(bins)] = last;
+    const double norm = bins / (last - first);
+    s.histogram.assign(static_cast<std::size_t>(bins), 0);
+    using Hist = std::vector<std::int64_t>;
+    const bool ok2 = reader.dispatch([&](auto get) {
+        return runChunks<Hist>(
+            total, request.threads, progress, 0.5, 0.5,
+            [&](std::int64_t b, std::int64_t e) {
+                Hist h(static_cast<std::size_t>(bins), 0);
+                for (std::int64_t i = b; i < e; ++i) {
+                    const double x = get(i);
+                    if (!std::isfinite(x))
+                        continue;
+                    auto k = static_cast<std::int64_t>((x - first) * norm);
+                    if (k >= bins)
+                        k = bins - 1;
+                    if (k > 0 && x < edges[static_cast<std::size_t>(k)])
+                        --k;
+                    if (k < bins - 1 && x >= edges[static_cast<std::size_t>(k) + 1])
+                        ++k;
+                    ++h[static_cast<std::size_t>(k)];
+                }
+                return h;
+            },
+            [&s](const Hist& h) {
+                for (std::size_t i = 0; i < h.size(); ++i)
+                    s.histogram[i] += h[i];
+            });
+    });
+    if (!ok2)
+        s.cancelled = true;
+    return s;
+}

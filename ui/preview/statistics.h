@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "tensor_slice.h"
+#include "tensordict/node.h"
+
+// Summary statistics of a leaf or of one slice of it. NaN and ±Inf are
+// counted apart; min, max, mean, std (population) and the histogram are over
+// the finite values. Complex values count by magnitude, bool as 0/1.
+struct Statistics {
+    std::int64_t count = 0;  // all elements
+    std::int64_t finite = 0;
+    std::int64_t nans = 0;
+    std::int64_t infs = 0;
+    std::int64_t zeros = 0;
+    double min = 0, max = 0, mean = 0, std = 0;
+    std::vector<std::int64_t> histogram;  // equal bins over [min, max], numpy's edges and rounding
+    bool cancelled = false;
+};
+
+struct StatisticsRequest {
+    tensordict::DType dtype = tensordict::DType::Float32;
+    tensordict::LeafBytes bytes;
+    std::optional<TensorSlice> slice;  // nullopt: the whole leaf
+    std::int64_t numel = 0;            // elements of the whole leaf
+    int threads = 1;
+    int bins = 64;
+};
+
+// Computes in chunks (memory stays bounded; the bytes are read in place) on
+// `threads` threads. `progress(fraction)` is called from the calling thread
+// between chunks and returns false to cancel.
+Statistics computeStatistics(const StatisticsRequest& request,
+                             const std::function<bool(double)>& progress = {});

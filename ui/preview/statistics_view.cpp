@@ -1,0 +1,177 @@
+#include "statistics_view.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QThread>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+// Bars of a histogram, with its value range underneath.
+class HistogramWidget : public QWidget {
+public:
+    HistogramWidget() { setMinimumHeight(140); }
+    void setData(std::vector<std::int64_t> bins, double lo, double hi) {
+        bins_ = std::move(bins), lo_ = lo, hi_ = hi;
+        update();
+    }
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        QPainter p(this);
+        const QRect area = rect().adjusted(4, 4, -4, -20);
+        p.fillRect(rect(), palette().color(QPalette::Base));
+        if (bins_.empty())
+            return;
+        const std::int64_t top =
+            std::max<std::int64_t>(1, *std::max_element(bins_.begin(), bins_.end()));
+        const double w = double(area.width()) / double(bins_.size());
+        for (std::size_t i = 0; i < bins_.size(); ++i) {
+            const double h = double(area.height()) * double(bins_[i]) / double(top);
+            p.fillRect(
+                QRectF(area.left() + w * double(i), area.bottom() - h, std::max(1.0, w - 1), h),
+                palette().color(QPalette::Highlight));
+        }
+        p.setPen(palette().color(QPalette::Text));
+        p.drawText(QRect(area.left(), area.bottom() + 2, area.width(), 16), Qt::AlignLeft,
+                   QString::number(lo_, 'g', 6));
+        p.drawText(QRect(area.left(), area.bottom() + 2, area.width(), 16), Qt::AlignRight,
+                   QString::number(hi_, 'g', 6));
+    }
+
+private:
+    std::vector<std::int64_t> bins_;
+    double lo_ = 0, hi_ = 0;
+};
+
+StatisticsView::StatisticsView(QWidget* parent)
+    : QWidget(parent),
+      scope_(new QComboBox),
+      threads_(new QSpinBox),
+      computeButton_(new QPushButton(tr("Compute"))),
+      cancelButton_(new QPushButton(tr("Cancel"))),
+      progress_(new QProgressBar),
+      form_(new QFormLayout),
+      histogram_(new HistogramWidget) {
+    scope_->addItem(tr("Whole leaf"));
+    scope_->addItem(tr("Current table slice"));
+    threads_->setRange(1, std::max(1, QThread::idealThreadCount()));
+    threads_->setValue(std::max(1, QThread::idealThreadCount()));
+    threads_->setPrefix(tr("threads: "));
+    cancelButton_->setEnabled(false);
+    progress_->setRange(0, 1000);
+    progress_->setValue(0);
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(scope_);
+    bar->addWidget(threads_);
+    bar->addWidget(computeButton_);
+    bar->addWidget(cancelButton_);
+    bar->addWidget(progress_, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addLayout(form_);
+    layout->addWidget(new QLabel(tr("Histogram of the finite values:")));
+    layout->addWidget(histogram_, 1);
+    connect(computeButton_, &QPushButton::clicked, this, &StatisticsView::compute);
+    connect(cancelButton_, &QPushButton::clicked, this, &StatisticsView::cancel);
+    connect(&watcher_, &QFutureWatcherBase::progressValueChanged, progress_,
+            &QProgressBar::setValue);
+    connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
+        computeButton_->setEnabled(true);
+        cancelButton_->setEnabled(false);
+        const Statistics s = watcher_.isCanceled() || watcher_.future().resultCount() == 0
+                                 ? Statistics{}
+                                 : watcher_.result();
+        result_ = s;
+        if (s.cancelled || watcher_.isCanceled()) {
+            result_.cancelled = true;
+            progress_->setFormat(tr("cancelled"));
+        } else {
+            progress_->setFormat(tr("done"));
+            show(s);
+        }
+        Q_EMIT finished();
+    });
+}
+
+StatisticsView::~StatisticsView() {
+    cancel();
+    watcher_.waitForFinished();
+}
+
+void StatisticsView::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
+                             std::int64_t numel) {
+    cancel();
+    watcher_.waitForFinished();
+    dtype_ = dtype;
+    bytes_ = std::move(bytes);
+    numel_ = numel;
+    slice_ = {};
+    show({});
+    progress_->setValue(0);
+    progress_->setFormat("%p%");
+}
+
+void StatisticsView::clear() {
+    setLeaf(tensordict::DType::Float32, {}, 0);
+}
+
+void StatisticsView::cancel() {
+    if (cancel_)
+        *cancel_ = true;
+}
+
+void StatisticsView::compute() {
+    if (watcher_.isRunning())
+        return;
+    StatisticsRequest request;
+    request.dtype = dtype_;
+    request.bytes = bytes_;
+    request.numel = numel_;
+    request.threads = threads_->value();
+    if (scope_->currentIndex() == 1 && !slice_.shape.empty())
+        request.slice = slice_;
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    computeButton_->setEnabled(false);
+    cancelButton_->setEnabled(true);
+    progress_->setFormat("%p%");
+    watcher_.setFuture(
+        QtConcurrent::run([request, cancel = cancel_](QPromise<Statistics>& promise) {
+            promise.setProgressRange(0, 1000);
+            promise.addResult(computeStatistics(request, [&promise, &cancel](double fraction) {
+                promise.setProgressValue(static_cast<int>(fraction * 1000));
+                return !*cancel && !promise.isCanceled();
+            }));
+        }));
+}
+
+void StatisticsView::show(const Statistics& s) {
+    while (form_->rowCount() > 0)
+        form_->removeRow(0);
+    auto row = [this](const QString& name, const QString& value) {
+        auto* label = new QLabel(value);
+        label->setObjectName(name);
+        label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        form_->addRow(name + ":", label);
+    };
+    const bool any = s.count > 0;
+    row(tr("Elements"), any ? QString::number(s.count) : QString("—"));
+    row(tr("Min"), s.finite ? QString::number(s.min, 'g', 10) : QString("—"));
+    row(tr("Max"), s.finite ? QString::number(s.max, 'g', 10) : QString("—"));
+    row(tr("Mean"), s.finite ? QString::number(s.mean, 'g', 10) : QString("—"));
+    row(tr("Std"), s.finite ? QString::number(s.std, 'g', 10) : QString("—"));
+    row(tr("NaN"), QString::number(s.nans));
+    row(tr("Inf"), QString::number(s.infs));
+    row(tr("Zeros"), QString::number(s.zeros));
+    histogram_->setData(s.histogram, s.min, s.max);
+}
+
+QString StatisticsView::field(const QString& name) const {
+    const auto* label = findChild<QLabel*>(name);
+    return label ? label->text() : QString();
+}

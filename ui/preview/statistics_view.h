@@ -1,0 +1,56 @@
+#pragma once
+
+#include <QFutureWatcher>
+#include <QWidget>
+#include <atomic>
+#include <memory>
+
+#include "statistics.h"
+
+class QComboBox;
+class QFormLayout;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class HistogramWidget;
+
+// Statistics of the whole leaf or of the table's current slice, computed off
+// the GUI thread in chunks, with a progress bar and a cancel button.
+class StatisticsView : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit StatisticsView(QWidget* parent = nullptr);
+    ~StatisticsView() override;
+
+    void setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes, std::int64_t numel);
+    void setCurrentSlice(const TensorSlice& slice) { slice_ = slice; }
+    void clear();
+    void compute();
+    void cancel();
+    bool isRunning() const { return watcher_.isRunning(); }
+    const Statistics& result() const { return result_; }
+    QString field(const QString& name) const;
+
+Q_SIGNALS:
+    void finished();
+
+private:
+    void show(const Statistics& s);
+
+    tensordict::DType dtype_ = tensordict::DType::Float32;
+    tensordict::LeafBytes bytes_;
+    std::int64_t numel_ = 0;
+    TensorSlice slice_;
+    QComboBox* scope_;
+    QSpinBox* threads_;
+    QPushButton* computeButton_;
+    QPushButton* cancelButton_;
+    QProgressBar* progress_;
+    QFormLayout* form_;
+    HistogramWidget* histogram_;
+    QFutureWatcher<Statistics> watcher_;
+    std::shared_ptr<std::atomic<bool>> cancel_;
+    Statistics result_;
+};

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+// Which 2-D slice of an N-D tensor is on screen: one dimension runs down the
+// rows, one across the columns, every other one is fixed at an index (h5web's
+// dimension mapper). Elements are addressed in C order over the leaf's bytes.
+struct TensorSlice {
+    std::vector<std::int64_t> shape;
+    int rowDim = -1;                  // -1: a single row
+    int colDim = -1;                  // -1: a single column
+    std::vector<std::int64_t> index;  // per dimension; used for the fixed ones
+
+    // The default view of `shape`: the last two dimensions (a column for 1-D).
+    static TensorSlice defaultFor(const std::vector<std::int64_t>& shape);
+
+    std::int64_t rows() const { return rowDim >= 0 ? shape[static_cast<std::size_t>(rowDim)] : 1; }
+    std::int64_t cols() const { return colDim >= 0 ? shape[static_cast<std::size_t>(colDim)] : 1; }
+    std::int64_t numel() const;  // of the whole tensor
+    std::int64_t sliceSize() const { return rows() * cols(); }
+    // Flat C-order index of the element at (row, col) of the slice.
+    std::int64_t elementIndex(std::int64_t row, std::int64_t col) const;
+    // The dimensions fixed at an index (neither rows nor columns).
+    std::vector<int> fixedDims() const;
+    // Moves rows/cols to other dimensions, keeping them distinct and valid.
+    void setDims(int rows, int cols);
+    bool operator==(const TensorSlice& o) const {
+        return shape == o.shape && rowDim == o.rowDim && colDim == o.colDim && index == o.index;
+    }
+
+private:
+    std::vector<std::int64_t> strides() const;
+};

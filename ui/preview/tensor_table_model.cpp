@@ -1,0 +1,146 @@
+#include "tensor_table_model.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QFontDatabase>
+#include <cmath>
+
+TensorTableModel::TensorTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void TensorTableModel::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
+                               const TensorSlice& slice) {
+    beginResetModel();
+    active_ = true;
+    dtype_ = dtype;
+    bytes_ = std::move(bytes);
+    slice_ = slice;
+    firstRow_ = firstCol_ = 0;
+    endResetModel();
+}
+
+void TensorTableModel::clear() {
+    beginResetModel();
+    active_ = false;
+    bytes_ = {};
+    slice_ = {};
+    firstRow_ = firstCol_ = 0;
+    endResetModel();
+}
+
+void TensorTableModel::setSlice(const TensorSlice& slice) {
+    beginResetModel();
+    slice_ = slice;
+    firstRow_ = std::min<std::int64_t>(firstRow_, std::max<std::int64_t>(0, slice_.rows() - 1));
+    firstCol_ = std::min<std::int64_t>(firstCol_, std::max<std::int64_t>(0, slice_.cols() - 1));
+    endResetModel();
+}
+
+int TensorTableModel::windowRows() const {
+    return active_ ? static_cast<int>(std::clamp<std::int64_t>(slice_.rows() - firstRow_, 0, rows_))
+                   : 0;
+}
+
+int TensorTableModel::windowCols() const {
+    return active_ ? static_cast<int>(std::clamp<std::int64_t>(slice_.cols() - firstCol_, 0, cols_))
+                   : 0;
+}
+
+void TensorTableModel::setWindow(std::int64_t firstRow, std::int64_t firstCol, int rows, int cols) {
+    firstRow = std::clamp<std::int64_t>(firstRow, 0, std::max<std::int64_t>(0, totalRows() - 1));
+    firstCol = std::clamp<std::int64_t>(firstCol, 0, std::max<std::int64_t>(0, totalCols() - 1));
+    rows = std::max(rows, 1);
+    cols = std::max(cols, 1);
+    const int oldRows = windowRows(), oldCols = windowCols();
+    const bool sizeChanged = rows != rows_ || cols != cols_;
+    if (firstRow == firstRow_ && firstCol == firstCol_ && !sizeChanged)
+        return;
+    const std::int64_t newRows = std::clamp<std::int64_t>(totalRows() - firstRow, 0, rows);
+    const std::int64_t newCols = std::clamp<std::int64_t>(totalCols() - firstCol, 0, cols);
+    if (newRows != oldRows || newCols != oldCols) {
+        beginResetModel();
+        firstRow_ = firstRow, firstCol_ = firstCol, rows_ = rows, cols_ = cols;
+        endResetModel();
+        return;
+    }
+    firstRow_ = firstRow, firstCol_ = firstCol, rows_ = rows, cols_ = cols;
+    if (oldRows > 0 && oldCols > 0) {
+        Q_EMIT dataChanged(index(0, 0), index(oldRows - 1, oldCols - 1));
+        Q_EMIT headerDataChanged(Qt::Vertical, 0, oldRows - 1);
+        Q_EMIT headerDataChanged(Qt::Horizontal, 0, oldCols - 1);
+    }
+}
+
+void TensorTableModel::setFloatFormat(tensordict::FloatFormat format, int precision) {
+    format_ = format;
+    precision_ = precision;
+    if (windowRows() > 0 && windowCols() > 0)
+        Q_EMIT dataChanged(index(0, 0), index(windowRows() - 1, windowCols() - 1));
+}
+
+QString TensorTableModel::text(std::int64_t row, std::int64_t col) const {
+    if (!active_ || !bytes_.data || row < 0 || col < 0 || row >= totalRows() || col >= totalCols())
+        return {};
+    const std::size_t item = tensordict::itemSize(dtype_);
+    const auto offset = static_cast<std::size_t>(slice_.elementIndex(row, col)) * item;
+    if (offset + item > bytes_.size)
+        return {};
+    return QString::fromStdString(
+        tensordict::formatElement(bytes_.data.get() + offset, dtype_, format_, precision_));
+}
+
+QString TensorTableModel::toTsv(const QModelIndexList& cells) const {
+    if (cells.isEmpty())
+        return {};
+    int top = INT_MAX, left = INT_MAX, bottom = -1, right = -1;
+    for (const QModelIndex& c : cells) {
+        top = std::min(top, c.row()), bottom = std::max(bottom, c.row());
+        left = std::min(left, c.column()), right = std::max(right, c.column());
+    }
+    QSet<QPair<int, int>> selected;
+    for (const QModelIndex& c : cells)
+        selected.insert({c.row(), c.column()});
+    QStringList lines;
+    for (int r = top; r <= bottom; ++r) {
+        QStringList fields;
+        for (int c = left; c <= right; ++c)
+            fields << (selected.contains({r, c}) ? text(firstRow_ + r, firstCol_ + c) : QString());
+        lines << fields.join('\t');
+    }
+    return lines.join('\n') + '\n';
+}
+
+int TensorTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : windowRows();
+}
+
+int TensorTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : windowCols();
+}
+
+QVariant TensorTableModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid())
+        return {};
+    const std::int64_t row = firstRow_ + index.row(), col = firstCol_ + index.column();
+    switch (role) {
+        case Qt::DisplayRole:
+        case Qt::ToolTipRole:
+            return text(row, col);
+        case Qt::TextAlignmentRole:
+            return int(Qt::AlignRight | Qt::AlignVCenter);
+        case Qt::ForegroundRole: {
+            const QString t = text(row, col);
+            if (t == "nan" || t.endsWith("inf"))
+                return QBrush(QColor(0xc0, 0x1c, 0x28));
+            return {};
+        }
+    }
+    return {};
+}
+
+QVariant TensorTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (role != Qt::DisplayRole)
+        return {};
+    if (orientation == Qt::Vertical)
+        return slice_.rowDim >= 0 ? QString::number(firstRow_ + section) : QString("0");
+    return slice_.colDim >= 0 ? QString::number(firstCol_ + section) : QString("value");
+}
