@@ -71,6 +71,8 @@ MainWindow::MainWindow(QWidget* parent)
     splitter->addWidget(right);
     splitter->setStretchFactor(0, 2);
     splitter->setStretchFactor(1, 3);
+    splitter->setSizes({520, 880});
+    right->setSizes({560, 300});
     setCentralWidget(splitter);
     connect(details_, &DetailsPanel::copyKeyPathRequested, this, &MainWindow::copySelectedKeyPath);
 

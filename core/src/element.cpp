@@ -36,7 +36,9 @@ double minifloat(std::uint8_t v, int expBits, int bias, bool fn, bool fnuz) {
     return negative ? -value : value;
 }
 
-std::string formatDouble(double d, FloatFormat format, int precision) {
+// `single`: the value is a float32 or narrower, so its shortest text is
+// that of a float (0.1f prints as 0.1, not 0.10000000149011612).
+std::string formatDouble(double d, FloatFormat format, int precision, bool single = false) {
     if (std::isnan(d))
         return "nan";
     if (std::isinf(d))
@@ -50,7 +52,7 @@ std::string formatDouble(double d, FloatFormat format, int precision) {
         std::snprintf(buf, sizeof buf, "%.*e", precision, d);
         return buf;
     }
-    auto res = std::to_chars(buf, buf + sizeof buf, d);
+    auto res = single ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(d)) : std::to_chars(buf, buf + sizeof buf, d);
     std::string s(buf, res.ptr);
     if (s.find_first_of(".en") == std::string::npos)
         s += ".";
@@ -179,12 +181,13 @@ std::string formatElement(const std::byte* p, DType dtype, FloatFormat format, i
                 return std::to_string(load<std::uint64_t>(p));
             return std::to_string(static_cast<std::uint64_t>(elementAsDouble(p, dtype)));
         case DTypeCategory::Float:
-            return formatDouble(elementAsDouble(p, dtype), format, precision);
+            return formatDouble(elementAsDouble(p, dtype), format, precision, dtype != DType::Float64);
         case DTypeCategory::Complex: {
             const ComplexValue c = elementAsComplex(p, dtype);
-            std::string im = formatDouble(std::fabs(c.im), format, precision);
+            const bool single = dtype != DType::Complex128;
+            std::string im = formatDouble(std::fabs(c.im), format, precision, single);
             const bool negIm = std::signbit(c.im) && !std::isnan(c.im);
-            return formatDouble(c.re, format, precision) + (negIm ? "-" : "+") + im + "j";
+            return formatDouble(c.re, format, precision, single) + (negIm ? "-" : "+") + im + "j";
         }
     }
     return {};

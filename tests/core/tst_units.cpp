@@ -200,6 +200,11 @@ private Q_SLOTS:
         QCOMPARE(formatElement(reinterpret_cast<const std::byte*>(c), DType::Complex64),
                  std::string("1.5-2.j"));
         QCOMPARE(formatElement(bytesOf(std::uint8_t(1)).data(), DType::Bool), std::string("True"));
+        QCOMPARE(formatElement(bytesOf(0.1f).data(), DType::Float32), std::string("0.1"));
+        QCOMPARE(formatElement(bytesOf(0.1).data(), DType::Float64), std::string("0.1"));
+        QCOMPARE(formatElement(bytesOf(double(0.1f)).data(), DType::Float64), std::string("0.10000000149011612"));
+        QCOMPARE(formatElement(bytesOf(3.0f).data(), DType::Float32), std::string("3."));
+        QCOMPARE(formatElement(bytesOf(NAN).data(), DType::Float32), std::string("nan"));
         QCOMPARE(formatElement(bytesOf(0.5).data(), DType::Float64, FloatFormat::Scientific, 2),
                  std::string("5.00e-01"));
         QCOMPARE(dtypeFromString("torch.float8_e5m2fnuz"),

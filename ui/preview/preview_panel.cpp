@@ -74,7 +74,7 @@ PreviewPanel::PreviewPanel(QWidget* parent)
     connect(&watcher_, &QFutureWatcherBase::finished, this, &PreviewPanel::leafLoaded);
     connect(tableSlice_, &SliceSelector::sliceChanged, this, [this](const TensorSlice& slice) {
         tableModel_->setSlice(slice);
-        tableView_->refresh();
+        tableView_->fitColumns();
         statisticsView_->setCurrentSlice(slice);
     });
 }
@@ -144,6 +144,7 @@ void PreviewPanel::applyFormat() {
     const auto format = static_cast<tensordict::FloatFormat>(format_->currentIndex());
     precision_->setEnabled(format != tensordict::FloatFormat::Shortest);
     tableModel_->setFloatFormat(format, precision_->value());
+    tableView_->fitColumns();
 }
 
 QString PreviewPanel::shapeKind(const std::vector<std::int64_t>& shape) {
@@ -259,7 +260,7 @@ void PreviewPanel::leafLoaded() {
     const TensorSlice slice = TensorSlice::defaultFor(leaf.shape);
     tableSlice_->setSlice(slice);
     tableModel_->setLeaf(leaf.dtype, bytes_, slice);
-    tableView_->refresh();
+    tableView_->fitColumns();
     const bool image = leaf.shape.size() >= 2 && leaf.numel > 0;
     const bool plot = !leaf.shape.empty() && leaf.numel > 0;
     tabs_->setTabEnabled(ImageMode, image);

@@ -24,6 +24,8 @@ public:
     void copySelection() const;
     // Re-reads the slice size (after the model's slice or leaf changed).
     void refresh();
+    // Sizes the columns to the widest text of a sample of the slice.
+    void fitColumns();
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;

@@ -1,0 +1,313 @@
+// Tensor preview: the windowed table model on every dtype and on a tensor of
+// over 2^31 elements mapped from a sparse file, N-D slicing, statistics
+// checked against numpy, cancel, exports read back by numpy, and the preview
+// panel in the main window.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <QAbstractItemModelTester>
+#include <QClipboard>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+
+#include "image_view.h"
+#include "main_window.h"
+#include "preview_panel.h"
+#include "slice_export.h"
+#include "slice_selector.h"
+#include "statistics.h"
+#include "tensor_table_model.h"
+#include "tensor_table_view.h"
+#include "tensordict/save.h"
+#include "testsupport.h"
+
+using namespace tensordict;
+
+namespace {
+
+void writeFile(const QString& path, const QByteArray& content) {
+    QDir().mkpath(QFileInfo(path).path());
+    QFile f(path);
+    f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+    f.write(content);
+}
+
+LeafBytes ownBytes(const QByteArray& data) {
+    auto holder = std::make_shared<QByteArray>(data);
+    return {std::shared_ptr<std::byte>(holder, reinterpret_cast<std::byte*>(holder->data())),
+            static_cast<std::size_t>(holder->size())};
+}
+
+qint64 residentKiB() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+    return -1;
+}
+
+}  // namespace
+
+class PreviewTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(scratch_.isValid());
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName("tdstudio-tests");
+        QCoreApplication::setApplicationName("tst_preview");
+    }
+
+    void tableModelOnEveryDtype_data() {
+        QTest::addColumn<int>("dtype_");
+        for (int d = 0; d <= static_cast<int>(DType::Float8_e5m2fnuz); ++d)
+            QTest::newRow(dtypeName(static_cast<DType>(d)).data()) << d;
+    }
+    void tableModelOnEveryDtype() {
+        QFETCH(int, dtype_);
+        const auto dtype = static_cast<DType>(dtype_);
+        const std::size_t item = itemSize(dtype);
+        QByteArray raw(static_cast<int>(item * 12), '\0');
+        for (int i = 0; i < raw.size(); ++i) raw[i] = static_cast<char>((i * 37 + 11) & 0x7f);
+        const TensorSlice slice = TensorSlice::defaultFor({3, 4});
+        TensorTableModel model;
+        model.setLeaf(dtype, ownBytes(raw), slice);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.columnCount(), 4);
+        for (int r : {0, 2})
+            for (int c : {0, 3}) {
+                const auto* p = reinterpret_cast<const std::byte*>(raw.constData()) + (r * 4 + c) * item;
+                QCOMPARE(model.index(r, c).data().toString(), QString::fromStdString(formatElement(p, dtype)));
+            }
+        QCOMPARE(model.headerData(2, Qt::Vertical).toString(), QString("2"));
+        model.setWindow(1, 1, 2, 2);  // a smaller window moved inside the slice
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.headerData(0, Qt::Vertical).toString(), QString("1"));
+        QCOMPARE(model.index(0, 0).data().toString(), model.text(1, 1));
+        model.setFloatFormat(FloatFormat::Scientific, 3);
+    }
+
+    void fourDimensionalSliceMapping() {
+        QByteArray raw(2 * 3 * 4 * 5 * 4, '\0');
+        auto* v = reinterpret_cast<float*>(raw.data());
+        for (int i = 0; i < 120; ++i) v[i] = float(i);
+        TensorSlice s = TensorSlice::defaultFor({2, 3, 4, 5});
+        s.setDims(1, 3);  // rows: dim 1, columns: dim 3
+        s.index = {1, 0, 2, 0};
+        TensorTableModel model;
+        model.setLeaf(DType::Float32, ownBytes(raw), s);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(model.totalRows(), 3);
+        QCOMPARE(model.totalCols(), 5);
+        for (int r = 0; r < 3; ++r)
+            for (int c = 0; c < 5; ++c)
+                QCOMPARE(model.text(r, c), QString::number(1 * 60 + r * 20 + 2 * 5 + c) + ".");
+
+        SliceSelector selector(SliceSelector::Mode::Table);
+        selector.setSlice(s);
+        QSignalSpy changed(&selector, &SliceSelector::sliceChanged);
+        selector.setIndex(2, 3);
+        QCOMPARE(changed.count(), 1);
+        QCOMPARE(selector.slice().index[2], std::int64_t(3));
+        QCOMPARE(selector.slice().fixedDims(), (std::vector<int>{0, 2}));
+    }
+
+    void hugeSparseLeafScrollsToTheEndWithoutCopy() {
+        // 2^31 + 10 one-byte elements in a sparse file: a 2 GiB mapping, nothing in RAM.
+        const std::int64_t n = (std::int64_t(1) << 31) + 10;
+        const QString dir = scratch_.path() + "/huge";
+        writeFile(dir + "/meta.json", QString(R"({"x": {"device": "cpu", "shape": [%1], "dtype": "torch.uint8", "is_nested": false}, "shape": [], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})")
+                                          .arg(n)
+                                          .toUtf8());
+        const int fd = ::open(QFile::encodeName(dir + "/x.memmap").constData(), O_CREAT | O_RDWR, 0644);
+        QVERIFY(fd >= 0);
+        QVERIFY(::ftruncate(fd, n) == 0);
+        const unsigned char first = 7, middle = 42, last = 99;
+        QVERIFY(::pwrite(fd, &first, 1, 0) == 1);
+        QVERIFY(::pwrite(fd, &middle, 1, std::int64_t(1) << 31) == 1);
+        QVERIFY(::pwrite(fd, &last, 1, n - 1) == 1);
+        ::close(fd);
+
+        const qint64 before = residentKiB();
+        const TensorDict td = load(dir.toStdString());
+        const Node* x = td.root().child("x");
+        QCOMPARE(x->numel, n);
+        TensorTableModel model;
+        model.setLeaf(x->dtype, x->bytes(), TensorSlice::defaultFor(x->shape));
+        QCOMPARE(model.totalRows(), n);
+        TensorTableView view(&model);
+        view.resize(600, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.scrollToEnd();
+        QCOMPARE(model.firstRow() + model.rowCount(), n);
+        QCOMPARE(model.index(model.rowCount() - 1, 0).data().toString(), QString("99"));
+        QCOMPARE(model.headerData(model.rowCount() - 1, Qt::Vertical).toString(), QString::number(n - 1));
+        QCOMPARE(model.text(std::int64_t(1) << 31, 0), QString("42"));
+        QCOMPARE(model.text(0, 0), QString("7"));
+        view.scrollTo((std::int64_t(1) << 31) - 5, 0);  // row 2^31 is the sixth on screen
+        QCOMPARE(model.firstRow(), (std::int64_t(1) << 31) - 5);
+        QCOMPARE(model.index(5, 0).data().toString(), QString("42"));
+        QCOMPARE(model.headerData(5, Qt::Vertical).toString(), QString::number(std::int64_t(1) << 31));
+        view.grab();
+        const qint64 grown = residentKiB() - before;
+        QVERIFY2(grown < 64 * 1024, qPrintable(QString("resident memory grew by %1 KiB").arg(grown)));
+    }
+
+    void statisticsMatchNumpy_data() {
+        QTest::addColumn<QString>("dtype");  // numpy's name
+        QTest::addColumn<int>("threads");
+        QTest::newRow("float32, 1 thread") << "float32" << 1;
+        QTest::newRow("float32, 2 threads") << "float32" << 2;
+        QTest::newRow("float64, 2 threads") << "float64" << 2;
+        QTest::newRow("int16, 2 threads") << "int16" << 2;
+    }
+    void statisticsMatchNumpy() {
+        QFETCH(QString, dtype);
+        QFETCH(int, threads);
+        const QString path = scratch_.path() + "/stats-" + dtype + ".bin";
+        const int count = 5'000'000;  // more than one chunk
+        QVERIFY(testsupport::runPython(
+            {"-c", QString("import numpy as np; r = np.random.default_rng(5); a = (r.standard_normal(%1) * 1000 + 3)"
+                           ".astype('%2'); ")
+                           .arg(count)
+                           .arg(dtype) +
+                       (dtype.startsWith("float") ? "a[::997] = np.nan; a[5] = np.inf; a[6] = -np.inf; a[7:20] = 0; " : "a[7:20] = 0; ") +
+                       QString("a.tofile('%1')").arg(path)}));
+        QString out;
+        QVERIFY(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/numpy_stats.py", path, dtype, QString::number(count), "64"}, &out));
+        const QJsonObject np = QJsonDocument::fromJson(out.toUtf8()).object();
+
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        StatisticsRequest request;
+        request.dtype = *dtypeFromString(("torch." + dtype).toStdString());
+        request.bytes = ownBytes(f.readAll());
+        request.numel = count;
+        request.threads = threads;
+        const Statistics s = computeStatistics(request);
+        QCOMPARE(s.count, qint64(np["count"].toInteger()));
+        QCOMPARE(s.nans, qint64(np["nans"].toInteger()));
+        QCOMPARE(s.infs, qint64(np["infs"].toInteger()));
+        QCOMPARE(s.zeros, qint64(np["zeros"].toInteger()));
+        QCOMPARE(s.min, np["min"].toDouble());
+        QCOMPARE(s.max, np["max"].toDouble());
+        QVERIFY(std::abs(s.mean - np["mean"].toDouble()) <= 1e-9 * std::max(1.0, std::abs(np["mean"].toDouble())));
+        QVERIFY(std::abs(s.std - np["std"].toDouble()) <= 1e-9 * np["std"].toDouble());
+        const QJsonArray hist = np["histogram"].toArray();
+        QCOMPARE(int(s.histogram.size()), hist.size());
+        for (int i = 0; i < hist.size(); ++i) QCOMPARE(s.histogram[static_cast<std::size_t>(i)], hist[i].toInteger());
+    }
+
+    void statisticsOfASlice() {
+        QByteArray raw(4 * 6 * 4, '\0');
+        auto* v = reinterpret_cast<float*>(raw.data());
+        for (int i = 0; i < 24; ++i) v[i] = float(i);
+        StatisticsRequest request;
+        request.bytes = ownBytes(raw);
+        request.numel = 24;
+        TensorSlice s = TensorSlice::defaultFor({4, 6});
+        s.setDims(0, -1);  // column 2: 2, 8, 14, 20
+        s.index = {0, 2};
+        request.slice = s;
+        const Statistics st = computeStatistics(request);
+        QCOMPARE(st.count, qint64(4));
+        QCOMPARE(st.min, 2.0);
+        QCOMPARE(st.max, 20.0);
+        QCOMPARE(st.mean, 11.0);
+    }
+
+    void statisticsCancel() {
+        QByteArray raw(64 << 20, '\0');
+        StatisticsRequest request;
+        request.bytes = ownBytes(raw);
+        request.numel = raw.size() / 4;
+        request.threads = 2;
+        int calls = 0;
+        const Statistics s = computeStatistics(request, [&calls](double) { return ++calls < 2; });
+        QVERIFY(s.cancelled);
+        QCOMPARE(calls, 2);
+    }
+
+    void exportsReadBackByNumpy() {
+        QByteArray raw(3 * 4 * 2, '\0');
+        auto* v = reinterpret_cast<std::uint16_t*>(raw.data());
+        for (int i = 0; i < 12; ++i) v[i] = static_cast<std::uint16_t>(0x3C00 + i);  // float16 around 1.0
+        TensorSlice s = TensorSlice::defaultFor({3, 4});
+        const QString npy = scratch_.path() + "/slice.npy", csv = scratch_.path() + "/slice.csv";
+        QCOMPARE(slice_export::writeNpy(npy, DType::Float16, ownBytes(raw), s), QString());
+        QCOMPARE(slice_export::writeCsv(csv, DType::Float16, ownBytes(raw), s), QString());
+        QString out;
+        QVERIFY(testsupport::runPython({"-c", "import numpy as np,sys; a=np.load(sys.argv[1]); b=np.loadtxt(sys.argv[2], delimiter=','); "
+                                              "print(a.dtype, a.shape, float(a[2,3]), bool((a==b.astype(a.dtype)).all()))",
+                                        npy, csv},
+                                       &out));
+        QCOMPARE(out.trimmed(), QString("float16 (3, 4) 1.0107421875 True"));
+        s.setDims(1, -1);  // one column: shape (4,)
+        QCOMPARE(slice_export::writeNpy(npy, DType::BFloat16, ownBytes(raw), s), QString());
+        QVERIFY(testsupport::runPython({"-c", "import numpy as np,sys; a=np.load(sys.argv[1]); print(a.dtype, a.shape)", npy}, &out));
+        QCOMPARE(out.trimmed(), QString("float32 (4,)"));
+    }
+
+    void previewInTheMainWindow() {
+        const QString prefix = scratch_.path() + "/demo.tdz";
+        TensorDict td = TensorDict::create({4});
+        QByteArray image(4 * 8 * 8 * 3, '\0');
+        for (int i = 0; i < image.size(); ++i) image[i] = static_cast<char>(i % 251);
+        QByteArray grid(4 * 10 * 4, '\0');
+        td.mutableRoot().addBytes("rgb", DType::UInt8, {4, 8, 8, 3}, ownBytes(image));
+        td.mutableRoot().addBytes("a", DType::Float32, {4, 10}, ownBytes(grid));
+        td.mutableRoot().addBytes("b", DType::Float32, {4, 10}, ownBytes(grid));
+        td.mutableRoot().addNonTensor("note", Value("hi"));
+        save(td, prefix.toStdString());
+
+        MainWindow w;
+        w.show();
+        QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        w.openPath(prefix);
+        QTRY_COMPARE(loaded.count(), 1);
+        PreviewPanel* preview = w.previewPanel();
+        QSignalSpy ready(preview, &PreviewPanel::leafReady);
+        QVERIFY(w.selectKeyPath({"rgb"}));
+        QTRY_COMPARE(ready.count(), 1);
+        QCOMPARE(preview->mode(), PreviewPanel::ImageMode);  // colour images open as images
+        QTRY_VERIFY(!preview->imageView()->image().isNull());
+        QCOMPARE(preview->imageView()->image().size(), QSize(8, 8));
+        QCOMPARE(QColor(preview->imageView()->image().pixel(1, 0)).red(), 3);  // raw bytes shown as they are
+
+        QVERIFY(w.selectKeyPath({"a"}));
+        QTRY_COMPARE(ready.count(), 2);
+        QCOMPARE(preview->mode(), PreviewPanel::TableMode);
+        QCOMPARE(preview->tableModel()->totalRows(), 4);
+        QCOMPARE(preview->tableModel()->totalCols(), 10);
+        preview->setMode(PreviewPanel::PlotMode);  // remembered for 2-D leaves
+        QVERIFY(w.selectKeyPath({"b"}));
+        QTRY_COMPARE(ready.count(), 3);
+        QCOMPARE(preview->mode(), PreviewPanel::PlotMode);
+        preview->setMode(PreviewPanel::TableMode);
+
+        auto* table = preview->tableView()->table();
+        table->selectionModel()->select(QItemSelection(preview->tableModel()->index(0, 0), preview->tableModel()->index(1, 1)),
+                                        QItemSelectionModel::Select);
+        preview->tableView()->copySelection();
+        QCOMPARE(QGuiApplication::clipboard()->text(), QString("0.\t0.\n0.\t0.\n"));
+
+        QVERIFY(w.selectKeyPath({"note"}));
+        QCOMPARE(preview->valueText(), QString("\"hi\""));
+    }
+
+private:
+    QTemporaryDir scratch_;
+};
+
+QTEST_MAIN(PreviewTest)
+#include "tst_preview.moc"
