@@ -122,8 +122,8 @@ private Q_SLOTS:
     }
 
     void hugeSparseLeafScrollsToTheEndWithoutCopy() {
-        // 2^31 + 10 one-byte elements in a sparse file: a 2 GiB mapping, nothing in RAM.
-        const std::int64_t n = (std::int64_t(1) << 31) + 10;
+        // 2^31 + 1000 one-byte elements in a sparse file: a 2 GiB mapping, nothing in RAM.
+        const std::int64_t n = (std::int64_t(1) << 31) + 1000;
         const QString dir = scratch_.path() + "/huge";
         writeFile(dir + "/meta.json", QString(R"({"x": {"device": "cpu", "shape": [%1], "dtype": "torch.uint8", "is_nested": false}, "shape": [], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})")
                                           .arg(n)
