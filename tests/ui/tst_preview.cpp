@@ -49,7 +49,8 @@ qint64 residentKiB() {
     std::ifstream status("/proc/self/status");
     std::string line;
     while (std::getline(status, line))
-        if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+        if (line.rfind("VmRSS:", 0) == 0)
+            return std::stoll(line.substr(6));
     return -1;
 }
 
@@ -76,17 +77,21 @@ private Q_SLOTS:
         const auto dtype = static_cast<DType>(dtype_);
         const std::size_t item = itemSize(dtype);
         QByteArray raw(static_cast<int>(item * 12), '\0');
-        for (int i = 0; i < raw.size(); ++i) raw[i] = static_cast<char>((i * 37 + 11) & 0x7f);
+        for (int i = 0; i < raw.size(); ++i)
+            raw[i] = static_cast<char>((i * 37 + 11) & 0x7f);
         const TensorSlice slice = TensorSlice::defaultFor({3, 4});
         TensorTableModel model;
         model.setLeaf(dtype, ownBytes(raw), slice);
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.rowCount(), 3);
         QCOMPARE(model.columnCount(), 4);
         for (int r : {0, 2})
             for (int c : {0, 3}) {
-                const auto* p = reinterpret_cast<const std::byte*>(raw.constData()) + (r * 4 + c) * item;
-                QCOMPARE(model.index(r, c).data().toString(), QString::fromStdString(formatElement(p, dtype)));
+                const auto* p =
+                    reinterpret_cast<const std::byte*>(raw.constData()) + (r * 4 + c) * item;
+                QCOMPARE(model.index(r, c).data().toString(),
+                         QString::fromStdString(formatElement(p, dtype)));
             }
         QCOMPARE(model.headerData(2, Qt::Vertical).toString(), QString("2"));
         model.setWindow(1, 1, 2, 2);  // a smaller window moved inside the slice
@@ -99,13 +104,15 @@ private Q_SLOTS:
     void fourDimensionalSliceMapping() {
         QByteArray raw(2 * 3 * 4 * 5 * 4, '\0');
         auto* v = reinterpret_cast<float*>(raw.data());
-        for (int i = 0; i < 120; ++i) v[i] = float(i);
+        for (int i = 0; i < 120; ++i)
+            v[i] = float(i);
         TensorSlice s = TensorSlice::defaultFor({2, 3, 4, 5});
         s.setDims(1, 3);  // rows: dim 1, columns: dim 3
         s.index = {1, 0, 2, 0};
         TensorTableModel model;
         model.setLeaf(DType::Float32, ownBytes(raw), s);
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.totalRows(), 3);
         QCOMPARE(model.totalCols(), 5);
         for (int r = 0; r < 3; ++r)
@@ -125,10 +132,14 @@ private Q_SLOTS:
         // 2^31 + 1000 one-byte elements in a sparse file: a 2 GiB mapping, nothing in RAM.
         const std::int64_t n = (std::int64_t(1) << 31) + 1000;
         const QString dir = scratch_.path() + "/huge";
-        writeFile(dir + "/meta.json", QString(R"({"x": {"device": "cpu", "shape": [%1], "dtype": "torch.uint8", "is_nested": false}, "shape": [], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})")
-                                          .arg(n)
-                                          .toUtf8());
-        const int fd = ::open(QFile::encodeName(dir + "/x.memmap").constData(), O_CREAT | O_RDWR, 0644);
+        writeFile(
+            dir + "/meta.json",
+            QString(
+                R"({"x": {"device": "cpu", "shape": [%1], "dtype": "torch.uint8", "is_nested": false}, "shape": [], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})")
+                .arg(n)
+                .toUtf8());
+        const int fd =
+            ::open(QFile::encodeName(dir + "/x.memmap").constData(), O_CREAT | O_RDWR, 0644);
         QVERIFY(fd >= 0);
         QVERIFY(::ftruncate(fd, n) == 0);
         const unsigned char first = 7, middle = 42, last = 99;
@@ -151,16 +162,19 @@ private Q_SLOTS:
         view.scrollToEnd();
         QCOMPARE(model.firstRow() + model.rowCount(), n);
         QCOMPARE(model.index(model.rowCount() - 1, 0).data().toString(), QString("99"));
-        QCOMPARE(model.headerData(model.rowCount() - 1, Qt::Vertical).toString(), QString::number(n - 1));
+        QCOMPARE(model.headerData(model.rowCount() - 1, Qt::Vertical).toString(),
+                 QString::number(n - 1));
         QCOMPARE(model.text(std::int64_t(1) << 31, 0), QString("42"));
         QCOMPARE(model.text(0, 0), QString("7"));
         view.scrollTo((std::int64_t(1) << 31) - 5, 0);  // row 2^31 is the sixth on screen
         QCOMPARE(model.firstRow(), (std::int64_t(1) << 31) - 5);
         QCOMPARE(model.index(5, 0).data().toString(), QString("42"));
-        QCOMPARE(model.headerData(5, Qt::Vertical).toString(), QString::number(std::int64_t(1) << 31));
+        QCOMPARE(model.headerData(5, Qt::Vertical).toString(),
+                 QString::number(std::int64_t(1) << 31));
         view.grab();
         const qint64 grown = residentKiB() - before;
-        QVERIFY2(grown < 64 * 1024, qPrintable(QString("resident memory grew by %1 KiB").arg(grown)));
+        QVERIFY2(grown < 64 * 1024,
+                 qPrintable(QString("resident memory grew by %1 KiB").arg(grown)));
     }
 
     void statisticsMatchNumpy_data() {
@@ -177,14 +191,19 @@ private Q_SLOTS:
         const QString path = scratch_.path() + "/stats-" + dtype + ".bin";
         const int count = 5'000'000;  // more than one chunk
         QVERIFY(testsupport::runPython(
-            {"-c", QString("import numpy as np; r = np.random.default_rng(5); a = (r.standard_normal(%1) * 1000 + 3)"
+            {"-c", QString("import numpy as np; r = np.random.default_rng(5); a = "
+                           "(r.standard_normal(%1) * 1000 + 3)"
                            ".astype('%2'); ")
                            .arg(count)
                            .arg(dtype) +
-                       (dtype.startsWith("float") ? "a[::997] = np.nan; a[5] = np.inf; a[6] = -np.inf; a[7:20] = 0; " : "a[7:20] = 0; ") +
+                       (dtype.startsWith("float")
+                            ? "a[::997] = np.nan; a[5] = np.inf; a[6] = -np.inf; a[7:20] = 0; "
+                            : "a[7:20] = 0; ") +
                        QString("a.tofile('%1')").arg(path)}));
         QString out;
-        QVERIFY(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/numpy_stats.py", path, dtype, QString::number(count), "64"}, &out));
+        QVERIFY(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/numpy_stats.py", path, dtype,
+                                        QString::number(count), "64"},
+                                       &out));
         const QJsonObject np = QJsonDocument::fromJson(out.toUtf8()).object();
 
         QFile f(path);
@@ -201,17 +220,20 @@ private Q_SLOTS:
         QCOMPARE(s.zeros, qint64(np["zeros"].toInteger()));
         QCOMPARE(s.min, np["min"].toDouble());
         QCOMPARE(s.max, np["max"].toDouble());
-        QVERIFY(std::abs(s.mean - np["mean"].toDouble()) <= 1e-9 * std::max(1.0, std::abs(np["mean"].toDouble())));
+        QVERIFY(std::abs(s.mean - np["mean"].toDouble()) <=
+                1e-9 * std::max(1.0, std::abs(np["mean"].toDouble())));
         QVERIFY(std::abs(s.std - np["std"].toDouble()) <= 1e-9 * np["std"].toDouble());
         const QJsonArray hist = np["histogram"].toArray();
         QCOMPARE(int(s.histogram.size()), hist.size());
-        for (int i = 0; i < hist.size(); ++i) QCOMPARE(s.histogram[static_cast<std::size_t>(i)], hist[i].toInteger());
+        for (int i = 0; i < hist.size(); ++i)
+            QCOMPARE(s.histogram[static_cast<std::size_t>(i)], hist[i].toInteger());
     }
 
     void statisticsOfASlice() {
         QByteArray raw(4 * 6 * 4, '\0');
         auto* v = reinterpret_cast<float*>(raw.data());
-        for (int i = 0; i < 24; ++i) v[i] = float(i);
+        for (int i = 0; i < 24; ++i)
+            v[i] = float(i);
         StatisticsRequest request;
         request.bytes = ownBytes(raw);
         request.numel = 24;
@@ -241,20 +263,26 @@ private Q_SLOTS:
     void exportsReadBackByNumpy() {
         QByteArray raw(3 * 4 * 2, '\0');
         auto* v = reinterpret_cast<std::uint16_t*>(raw.data());
-        for (int i = 0; i < 12; ++i) v[i] = static_cast<std::uint16_t>(0x3C00 + i);  // float16 around 1.0
+        for (int i = 0; i < 12; ++i)
+            v[i] = static_cast<std::uint16_t>(0x3C00 + i);  // float16 around 1.0
         TensorSlice s = TensorSlice::defaultFor({3, 4});
         const QString npy = scratch_.path() + "/slice.npy", csv = scratch_.path() + "/slice.csv";
         QCOMPARE(slice_export::writeNpy(npy, DType::Float16, ownBytes(raw), s), QString());
         QCOMPARE(slice_export::writeCsv(csv, DType::Float16, ownBytes(raw), s), QString());
         QString out;
-        QVERIFY(testsupport::runPython({"-c", "import numpy as np,sys; a=np.load(sys.argv[1]); b=np.loadtxt(sys.argv[2], delimiter=','); "
-                                              "print(a.dtype, a.shape, float(a[2,3]), bool((a==b.astype(a.dtype)).all()))",
-                                        npy, csv},
-                                       &out));
+        QVERIFY(testsupport::runPython(
+            {"-c",
+             "import numpy as np,sys; a=np.load(sys.argv[1]); b=np.loadtxt(sys.argv[2], "
+             "delimiter=','); "
+             "print(a.dtype, a.shape, float(a[2,3]), bool((a==b.astype(a.dtype)).all()))",
+             npy, csv},
+            &out));
         QCOMPARE(out.trimmed(), QString("float16 (3, 4) 1.0107421875 True"));
         s.setDims(1, -1);  // one column: shape (4,)
         QCOMPARE(slice_export::writeNpy(npy, DType::BFloat16, ownBytes(raw), s), QString());
-        QVERIFY(testsupport::runPython({"-c", "import numpy as np,sys; a=np.load(sys.argv[1]); print(a.dtype, a.shape)", npy}, &out));
+        QVERIFY(testsupport::runPython(
+            {"-c", "import numpy as np,sys; a=np.load(sys.argv[1]); print(a.dtype, a.shape)", npy},
+            &out));
         QCOMPARE(out.trimmed(), QString("float32 (4,)"));
     }
 
@@ -262,7 +290,8 @@ private Q_SLOTS:
         const QString prefix = scratch_.path() + "/demo.tdz";
         TensorDict td = TensorDict::create({4});
         QByteArray image(4 * 8 * 8 * 3, '\0');
-        for (int i = 0; i < image.size(); ++i) image[i] = static_cast<char>(i % 251);
+        for (int i = 0; i < image.size(); ++i)
+            image[i] = static_cast<char>(i % 251);
         QByteArray grid(4 * 10 * 4, '\0');
         td.mutableRoot().addBytes("rgb", DType::UInt8, {4, 8, 8, 3}, ownBytes(image));
         td.mutableRoot().addBytes("a", DType::Float32, {4, 10}, ownBytes(grid));
@@ -282,7 +311,8 @@ private Q_SLOTS:
         QCOMPARE(preview->mode(), PreviewPanel::ImageMode);  // colour images open as images
         QTRY_VERIFY(!preview->imageView()->image().isNull());
         QCOMPARE(preview->imageView()->image().size(), QSize(8, 8));
-        QCOMPARE(QColor(preview->imageView()->image().pixel(1, 0)).red(), 3);  // raw bytes shown as they are
+        QCOMPARE(QColor(preview->imageView()->image().pixel(1, 0)).red(),
+                 3);  // raw bytes shown as they are
 
         QVERIFY(w.selectKeyPath({"a"}));
         QTRY_COMPARE(ready.count(), 2);
@@ -296,8 +326,9 @@ private Q_SLOTS:
         preview->setMode(PreviewPanel::TableMode);
 
         auto* table = preview->tableView()->table();
-        table->selectionModel()->select(QItemSelection(preview->tableModel()->index(0, 0), preview->tableModel()->index(1, 1)),
-                                        QItemSelectionModel::Select);
+        table->selectionModel()->select(
+            QItemSelection(preview->tableModel()->index(0, 0), preview->tableModel()->index(1, 1)),
+            QItemSelectionModel::Select);
         preview->tableView()->copySelection();
         QCOMPARE(QGuiApplication::clipboard()->text(), QString("0.\t0.\n0.\t0.\n"));
 

@@ -76,6 +76,61 @@ Partial scan(std::int64_t begin, std::int64_t end, Get get) {
     return p;
 }
 
+// The hot path for contiguous float data: 8 independent lanes (no NaN/Inf
+// checks per element) over blocks; a block whose sum is not finite holds NaN
+// or Inf and is redone exactly by `scan`.
+template <typename T>
+Partial scanContiguous(const T* p, std::int64_t begin, std::int64_t end) {
+    constexpr int kLanes = 8;
+    constexpr std::int64_t kBlock = 4096;
+    Partial total;
+    for (std::int64_t b = begin; b < end; b += kBlock) {
+        const std::int64_t e = std::min(end, b + kBlock);
+        const double shift = double(p[b]);
+        double sum[kLanes] = {}, sumsq[kLanes] = {};
+        T mn[kLanes], mx[kLanes];
+        std::int64_t zeros[kLanes] = {};
+        for (int j = 0; j < kLanes; ++j)
+            mn[j] = mx[j] = p[b];
+        std::int64_t i = b;
+        for (; i + kLanes <= e; i += kLanes) {
+            for (int j = 0; j < kLanes; ++j) {
+                const T x = p[i + j];
+                const double d = double(x) - shift;
+                sum[j] += d;
+                sumsq[j] += d * d;
+                mn[j] = x < mn[j] ? x : mn[j];
+                mx[j] = x > mx[j] ? x : mx[j];
+                zeros[j] += x == T(0);
+            }
+        }
+        double s = 0, q = 0;
+        Partial block;
+        for (int j = 0; j < kLanes; ++j) {
+            s += sum[j], q += sumsq[j], block.zeros += zeros[j];
+            block.min = std::min(block.min, double(mn[j]));
+            block.max = std::max(block.max, double(mx[j]));
+        }
+        for (; i < e; ++i) {
+            const double d = double(p[i]) - shift;
+            s += d, q += d * d;
+            block.zeros += p[i] == T(0);
+            block.min = std::min(block.min, double(p[i]));
+            block.max = std::max(block.max, double(p[i]));
+        }
+        if (!std::isfinite(s + q) || !std::isfinite(shift)) {
+            total.merge(scan(b, e, [p](std::int64_t k) { return double(p[k]); }));
+            continue;
+        }
+        const auto n = double(e - b);
+        block.count = block.finite = e - b;
+        block.mean = shift + s / n;
+        block.m2 = std::max(0.0, q - s * s / n);
+        total.merge(block);
+    }
+    return total;
+}
+
 // Typed access to element i of the leaf or the slice, as a double.
 class Reader {
 public:
@@ -183,12 +238,26 @@ Statistics computeStatistics(const StatisticsRequest& request,
         return s;
     }
     Partial all;
-    const bool ok = reader.dispatch([&](auto get) {
-        return runChunks<Partial>(
+    auto merge = [&all](const Partial& p) { all.merge(p); };
+    const std::byte* base = request.bytes.data.get();
+    bool ok;
+    if (!request.slice && request.dtype == DType::Float32) {
+        const auto* p = reinterpret_cast<const float*>(base);
+        ok = runChunks<Partial>(
             total, request.threads, progress, 0.0, 0.5,
-            [&get](std::int64_t b, std::int64_t e) { return scan(b, e, get); },
-            [&all](const Partial& p) { all.merge(p); });
-    });
+            [p](std::int64_t b, std::int64_t e) { return scanContiguous(p, b, e); }, merge);
+    } else if (!request.slice && request.dtype == DType::Float64) {
+        const auto* p = reinterpret_cast<const double*>(base);
+        ok = runChunks<Partial>(
+            total, request.threads, progress, 0.0, 0.5,
+            [p](std::int64_t b, std::int64_t e) { return scanContiguous(p, b, e); }, merge);
+    } else {
+        ok = reader.dispatch([&](auto get) {
+            return runChunks<Partial>(
+                total, request.threads, progress, 0.0, 0.5,
+                [&get](std::int64_t b, std::int64_t e) { return scan(b, e, get); }, merge);
+        });
+    }
     if (!ok) {
         s.cancelled = true;
         return s;
@@ -200,6 +269,8 @@ Statistics computeStatistics(const StatisticsRequest& request,
     s.min = all.min, s.max = all.max, s.mean = all.mean;
     s.std = std::sqrt(all.m2 / double(all.finite));
 
+    if (request.bins <= 0)
+        return s;
     // numpy.histogram(x, bins, range=(min, max)) on float64 values, edge rules included.
     const int bins = std::max(1, request.bins);
     double first = s.min, last = s.max;
@@ -217,20 +288,25 @@ Statistics computeStatistics(const StatisticsRequest& request,
         return runChunks<Hist>(
             total, request.threads, progress, 0.5, 0.5,
             [&](std::int64_t b, std::int64_t e) {
-                Hist h(static_cast<std::size_t>(bins), 0);
+                // Four interleaved sub-histograms: runs of equal bins do not
+                // wait on each other's increments.
+                Hist h(static_cast<std::size_t>(bins) * 4, 0);
                 for (std::int64_t i = b; i < e; ++i) {
                     const double x = get(i);
                     if (!std::isfinite(x))
                         continue;
                     auto k = static_cast<std::int64_t>((x - first) * norm);
-                    if (k >= bins)
-                        k = bins - 1;
+                    k = std::clamp<std::int64_t>(k, 0, bins - 1);
                     if (k > 0 && x < edges[static_cast<std::size_t>(k)])
                         --k;
                     if (k < bins - 1 && x >= edges[static_cast<std::size_t>(k) + 1])
                         ++k;
-                    ++h[static_cast<std::size_t>(k)];
+                    ++h[static_cast<std::size_t>(k) * 4 + static_cast<std::size_t>(i & 3)];
                 }
+                Hist folded(static_cast<std::size_t>(bins), 0);
+                for (std::size_t j = 0; j < h.size(); ++j)
+                    folded[j / 4] += h[j];
+                h = std::move(folded);
                 return h;
             },
             [&s](const Hist& h) {

@@ -27,7 +27,7 @@ struct StatisticsRequest {
     std::optional<TensorSlice> slice;  // nullopt: the whole leaf
     std::int64_t numel = 0;            // elements of the whole leaf
     int threads = 1;
-    int bins = 64;
+    int bins = 64;  // 0: summary only (no histogram pass)
 };
 
 // Computes in chunks (memory stays bounded; the bytes are read in place) on

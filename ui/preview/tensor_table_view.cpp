@@ -92,12 +92,16 @@ void TensorTableView::fitColumns() {
     const std::int64_t rows = std::min<std::int64_t>(model_->totalRows(), 64);
     const std::int64_t cols = std::min<std::int64_t>(model_->totalCols(), 16);
     for (std::int64_t r = 0; r < rows; ++r)
-        for (std::int64_t c = 0; c < cols; ++c) widest = std::max(widest, fm.horizontalAdvance(model_->text(r, c)) + 16);
-    if (model_->totalCols() == 1) widest = std::max(widest, fm.horizontalAdvance("value") + 24);
+        for (std::int64_t c = 0; c < cols; ++c)
+            widest = std::max(widest, fm.horizontalAdvance(model_->text(r, c)) + 16);
+    if (model_->totalCols() == 1)
+        widest = std::max(widest, fm.horizontalAdvance("value") + 24);
     table_->horizontalHeader()->setDefaultSectionSize(std::clamp(widest, 48, 360));
-    table_->verticalHeader()->setMinimumWidth(fm.horizontalAdvance(QString::number(model_->totalRows())) + 16);
+    table_->verticalHeader()->setMinimumWidth(
+        fm.horizontalAdvance(QString::number(model_->totalRows())) + 16);
     const int colWidth = table_->horizontalHeader()->defaultSectionSize();
-    const int width = table_->viewport()->width() > 0 ? table_->viewport()->width() : table_->width();
+    const int width =
+        table_->viewport()->width() > 0 ? table_->viewport()->width() : table_->width();
     visibleCols_ = std::max(1, width / colWidth + 1);
     refresh();
 }
