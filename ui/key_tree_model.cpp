@@ -142,6 +142,13 @@ QString KeyTreeModel::displayKey(const std::string& key) {
     return out;
 }
 
+std::uint64_t KeyTreeModel::totalBytesOf(const Node& node) {
+    std::uint64_t total = node.kind == NodeKind::Tensor ? node.nbytes : 0;
+    for (const auto& c : node.children)
+        total += totalBytesOf(*c);
+    return total;
+}
+
 QString KeyTreeModel::shapeText(const std::vector<std::int64_t>& shape) {
     QStringList parts;
     for (auto d : shape)

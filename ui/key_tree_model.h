@@ -58,6 +58,8 @@ public:
     static QString keyPathText(const std::vector<std::string>& path);
     static QString kindText(const tensordict::Node& node);
     static QString storageText(const tensordict::Node& node);
+    // Bytes of all tensors under `node`, counted afresh.
+    static std::uint64_t totalBytesOf(const tensordict::Node& node);
     // Bytes of all tensors under `node` (computed once per tree).
     std::uint64_t totalBytes(const tensordict::Node* node) const { return bytes_.value(node); }
 

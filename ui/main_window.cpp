@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QCloseEvent>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
@@ -24,6 +25,9 @@
 #include "key_filter_model.h"
 #include "key_tree_model.h"
 #include "preview_panel.h"
+#include "save_job.h"
+#include "save_options_dialog.h"
+#include "save_progress_dialog.h"
 
 namespace {
 constexpr int kMaxRecentFiles = 10;
@@ -98,6 +102,10 @@ void MainWindow::createMenus() {
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
     file->addSeparator();
+    saveAction_ = file->addAction(tr("&Save As / Export…"), this, &MainWindow::saveAs);
+    saveAction_->setShortcut(QKeySequence::SaveAs);
+    saveAction_->setEnabled(false);
+    file->addSeparator();
     file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
 
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
@@ -155,6 +163,7 @@ void MainWindow::showLoaded() {
         applyFilter(filter_->pattern());
     setWindowTitle(tr("%1 — tdstudio").arg(label));
     addRecentFile(QString::fromStdString(td->path()));
+    saveAction_->setEnabled(saveJob_ == nullptr);
 
     const auto errors = td->errors();
     const QString format =
@@ -267,4 +276,99 @@ void MainWindow::dropEvent(QDropEvent* event) {
         return;
     openPath(urls.front().toLocalFile());
     event->acceptProposedAction();
+}
+
+std::shared_ptr<const tensordict::TensorDict> MainWindow::saveScope(QString* description,
+                                                                    std::uint64_t* bytes) const {
+    auto td = model_->tensorDict();
+    if (!td)
+        return nullptr;
+    // The selected subtrees, unless the selection is empty or holds the root.
+    std::vector<std::vector<std::string>> paths;
+    bool whole = false;
+    for (const QModelIndex& proxy :
+         tree_->selectionModel()->selectedRows(KeyTreeModel::KeyColumn)) {
+        const tensordict::Node* node = model_->node(filter_->mapToSource(proxy));
+        if (!node || !node->parent)
+            whole = true;
+        else
+            paths.push_back(node->keyPath());
+    }
+    std::shared_ptr<const tensordict::TensorDict> scope = td;
+    if (!whole && !paths.empty())
+        scope = std::make_shared<const tensordict::TensorDict>(tensordict::select(*td, paths));
+    *bytes = KeyTreeModel::totalBytesOf(scope->root());
+    *description = scope == td ? tr("the whole tensordict (%1)")
+                                     .arg(QFileInfo(QString::fromStdString(td->path())).fileName())
+                               : tr("%n selected key(s)", "", static_cast<int>(paths.size()));
+    return scope;
+}
+
+void MainWindow::saveAs() {
+    if (saveJob_)
+        return;
+    QString description;
+    std::uint64_t bytes = 0;
+    if (!saveScope(&description, &bytes))
+        return;
+    SaveOptionsDialog dialog(bytes, description, currentPath(), this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    startSave(dialog.destination(), dialog.options());
+}
+
+SaveJob* MainWindow::startSave(const QString& prefix, const tensordict::SaveOptions& options) {
+    QString description;
+    std::uint64_t bytes = 0;
+    auto scope = saveScope(&description, &bytes);
+    if (!scope || saveJob_)
+        return nullptr;
+    saveJob_ = new SaveJob(this);
+    saveAction_->setEnabled(false);
+    // Started first: its prefix and options are what the dialog shows. Its
+    // progress and outcome arrive as queued signals, after the connections below.
+    saveJob_->start(scope, prefix, options);
+    progressDialog_ = new SaveProgressDialog(saveJob_, this);
+    progressDialog_->setAttribute(Qt::WA_DeleteOnClose);
+    connect(progressDialog_, &SaveProgressDialog::openRequested, this, &MainWindow::openPath);
+    connect(progressDialog_, &QObject::destroyed, this, [this] { progressDialog_ = nullptr; });
+    auto finished = [this] {
+        saveJob_->deleteLater();
+        saveJob_ = nullptr;
+        saveAction_->setEnabled(model_->tensorDict() != nullptr);
+    };
+    connect(saveJob_, &SaveJob::succeeded, this, [this, finished] {
+        statusBar()->showMessage(tr("Saved %1").arg(saveJob_->prefix()), 5000);
+        finished();
+    });
+    connect(saveJob_, &SaveJob::failed, this, [this, finished](const QString& message) {
+        statusBar()->showMessage(tr("Save failed: %1").arg(message));
+        finished();
+    });
+    connect(saveJob_, &SaveJob::cancelled, this, [this, finished] {
+        statusBar()->showMessage(tr("Save cancelled"), 5000);
+        finished();
+    });
+    progressDialog_->show();
+    return saveJob_;
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!saveJob_) {
+        event->accept();
+        return;
+    }
+    const auto answer = QMessageBox::question(
+        this, tr("A save is running"),
+        tr("Saving to %1 is not finished. Cancel it and quit?").arg(saveJob_->prefix()),
+        QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
+    if (answer != QMessageBox::Yes) {
+        event->ignore();
+        return;
+    }
+    SaveJob* job = saveJob_;
+    job->cancel();
+    while (saveJob_ == job && job->isRunning())
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    event->accept();
 }

@@ -2,6 +2,9 @@
 
 #include <QMainWindow>
 #include <QStringList>
+#include <memory>
+
+#include "tensordict/save.h"
 
 class QLabel;
 class QLineEdit;
@@ -12,6 +15,8 @@ class DetailsPanel;
 class KeyFilterModel;
 class KeyTreeModel;
 class PreviewPanel;
+class SaveJob;
+class SaveProgressDialog;
 namespace tensordict {
 class Node;
 }
@@ -40,12 +45,20 @@ public:
     const tensordict::Node* selectedNode() const;
     bool selectKeyPath(const QStringList& path);
     void copySelectedKeyPath();
+    // File > Save As / Export: the whole tensordict, or the subtrees selected in the tree.
+    void saveAs();
+    // Starts a save of the current scope with `options` (the dialog's path; tests call it
+    // directly).
+    SaveJob* startSave(const QString& prefix, const tensordict::SaveOptions& options);
+    SaveJob* currentSave() const { return saveJob_; }
+    SaveProgressDialog* saveProgressDialog() const { return progressDialog_; }
 
 Q_SIGNALS:
     void documentLoaded();
     void documentFailed(const QString& message);
 
 protected:
+    void closeEvent(QCloseEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
@@ -70,4 +83,10 @@ private:
     QMenu* recentMenu_ = nullptr;
     QLabel* statusLabel_;
     QString lastError_;
+    SaveJob* saveJob_ = nullptr;
+    SaveProgressDialog* progressDialog_ = nullptr;
+    QAction* saveAction_ = nullptr;
+
+    std::shared_ptr<const tensordict::TensorDict> saveScope(QString* description,
+                                                            std::uint64_t* bytes) const;
 };

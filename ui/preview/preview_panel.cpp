@@ -195,9 +195,8 @@ QString PreviewPanel::valueText() const {
 }
 
 void PreviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner, const Node* node) {
-    if (watcher_.isRunning())
-        watcher_.disconnect(this), watcher_.waitForFinished(),
-            connect(&watcher_, &QFutureWatcherBase::finished, this, &PreviewPanel::leafLoaded);
+    // A read still running for the previous leaf finishes on its own (it keeps its
+    // tree alive); the watcher only reports the newest.
     owner_ = std::move(owner);
     node_ = node;
     bytes_ = {};

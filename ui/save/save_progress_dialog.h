@@ -1,0 +1,41 @@
+#pragma once
+
+#include <QDialog>
+
+#include "tensordict/save.h"
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class SaveJob;
+
+// Follows a SaveJob: bytes and files written, throughput, time left and the
+// current file; Cancel; then the outcome, with an offer to open the result.
+class SaveProgressDialog : public QDialog {
+    Q_OBJECT
+
+public:
+    SaveProgressDialog(SaveJob* job, QWidget* parent = nullptr);
+    QString statusText() const;
+    QString detailText() const;
+    QPushButton* cancelButton() const { return cancel_; }
+    QPushButton* openButton() const { return open_; }
+
+Q_SIGNALS:
+    void openRequested(const QString& path);
+
+private:
+    void update(const tensordict::SaveProgress& p);
+    void done(const QString& status, bool success);
+
+    SaveJob* job_;  // valid until the job reports its outcome
+    QString prefix_;
+    bool atomic_;
+    QLabel* status_;
+    QLabel* detail_;
+    QLabel* note_;
+    QProgressBar* bar_;
+    QPushButton* cancel_;
+    QPushButton* open_;
+    QPushButton* close_;
+};
