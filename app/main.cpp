@@ -9,6 +9,7 @@
 #include "main_window.h"
 #include "preview_panel.h"
 #include "tensordict/value.h"
+#include "tensordict/version.h"
 
 namespace {
 
@@ -16,7 +17,8 @@ void describeOptions(QCommandLineParser& parser) {
     parser.setApplicationDescription(
         "tdstudio: browse PyTorch tensordict memmap directories and .tdz archives.");
     parser.addHelpOption();
-    parser.addVersionOption();
+    parser.addOption(
+        {{"v", "version"}, "Print the versions of tdstudio and of the libraries it uses."});
     parser.addPositionalArgument("path", "A .tdz archive or a memmap directory to open.", "[path]");
     parser.addOption(
         {"info",
@@ -68,6 +70,15 @@ int main(int argc, char** argv) {
     describeOptions(parser);
     parser.process(*app);
     const QStringList args = parser.positionalArguments();
+
+    if (parser.isSet("version")) {
+        QTextStream out(stdout);
+        out << "tdstudio " << TDSTUDIO_VERSION << "\nlibtensordict "
+            << QString::fromStdString(tensordict::version()) << '\n';
+        for (const auto& [name, version] : tensordict::libraryVersions())
+            out << QString::fromStdString(name) << ' ' << QString::fromStdString(version) << '\n';
+        return 0;
+    }
 
     if (parser.isSet("info")) {
         QTextStream out(stdout), err(stderr);

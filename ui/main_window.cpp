@@ -9,6 +9,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
+#include <QIcon>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -28,6 +29,7 @@
 #include "save_job.h"
 #include "save_options_dialog.h"
 #include "save_progress_dialog.h"
+#include "tensordict/version.h"
 
 namespace {
 constexpr int kMaxRecentFiles = 10;
@@ -44,6 +46,7 @@ MainWindow::MainWindow(QWidget* parent)
       preview_(new PreviewPanel),
       statusLabel_(new QLabel) {
     setWindowTitle("tdstudio");
+    setWindowIcon(QIcon(":/tdstudio.svg"));
     setAcceptDrops(true);
     filter_->setKeyModel(model_);
 
@@ -119,11 +122,17 @@ void MainWindow::createMenus() {
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About tdstudio"), this, [this] {
+        QString libraries;
+        for (const auto& [name, version] : tensordict::libraryVersions())
+            libraries += QString("<tr><td>%1&nbsp;&nbsp;</td><td>%2</td></tr>")
+                             .arg(QString::fromStdString(name), QString::fromStdString(version));
         QMessageBox::about(
             this, tr("About tdstudio"),
-            tr("<b>tdstudio</b> %1<br>A viewer for PyTorch tensordict memmap directories and "
-               ".tdz archives.<br>Qt %2")
-                .arg(QApplication::applicationVersion(), qVersion()));
+            tr("<h3>tdstudio %1</h3><p>Browse, preview and save PyTorch tensordict memmap "
+               "directories and .tdz archives.</p><p>libtensordict %2 reads and writes the format "
+               "of tensordict 0.14.</p><table>%3</table>")
+                .arg(QApplication::applicationVersion(),
+                     QString::fromStdString(tensordict::version()), libraries));
     });
 }
 

@@ -9,6 +9,10 @@
 
 namespace tensordict {
 
+std::string libzipVersion() {
+    return zip_libzip_version();
+}
+
 std::string readCompressedEntry(const std::string& archivePath, const std::string& name,
                                 std::uint64_t compressedSize) {
     const std::string where = archivePath + ":" + name;

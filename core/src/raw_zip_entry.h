@@ -11,6 +11,9 @@ namespace tensordict {
 std::string readCompressedEntry(const std::string& archivePath, const std::string& name,
                                 std::uint64_t compressedSize);
 
+// libzip's version at run time.
+std::string libzipVersion();
+
 // Decodes a zip method-14 (LZMA) payload into exactly `outSize` bytes.
 void decodeZipLzma(const std::string& payload, std::byte* out, std::size_t outSize,
                    const std::string& where);

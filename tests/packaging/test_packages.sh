@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the Debian packages, unpacks them into a temporary root, and checks
+# them as an installation: the installed tdstudio --info on a fixture, the
+# .desktop file (desktop-file-validate), the MIME type (update-mime-database
+# and a lookup of *.tdz), and a consumer project built with
+# find_package(tensordict) against the unpacked files.
+# usage: test_packages.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build="$1"
+source="$2"
+fixtures="$source/tests/fixtures/tensordict-0.14"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+cd "$build"
+cpack -G DEB -B "$work/debs" > "$work/cpack.log" 2>&1 || { cat "$work/cpack.log"; exit 1; }
+ls "$work"/debs/*.deb
+for pkg in tdstudio libtensordict0 libtensordict-dev; do
+    deb=$(ls "$work"/debs/${pkg}_*.deb)
+    echo "== $pkg: $(dpkg-deb -f "$deb" Depends)"
+    dpkg -x "$deb" "$work/root"
+done
+root="$work/root"
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+export LD_LIBRARY_PATH="$root/usr/lib/$multiarch"
+
+# The installed application, run without a display.
+out=$(env -u DISPLAY QT_QPA_PLATFORM= "$root/usr/bin/tdstudio" --info "$fixtures/simple" --sha256)
+echo "$out"
+grep -q '\["b", "c"\]  tensor  torch.float32  shape \[3, 2\]' <<<"$out"
+grep -q f46913286d895f62d646314f400fc3d7a543cf34eb4ae56df87f43dc4582a36b <<<"$out"
+"$root/usr/bin/tdstudio" --version | grep -q '^libtensordict '
+
+# Desktop integration.
+desktop-file-validate "$root/usr/share/applications/tdstudio.desktop"
+test -f "$root/usr/share/icons/hicolor/scalable/apps/tdstudio.svg"
+mkdir -p "$work/mime/packages"
+cp "$root/usr/share/mime/packages/tdstudio.xml" "$work/mime/packages/"
+cp /usr/share/mime/packages/freedesktop.org.xml "$work/mime/packages/"
+update-mime-database "$work/mime"
+grep -q 'application/x-tensordict-archive:\*.tdz' "$work/mime/globs"
+grep -q 'application/x-tensordict-archive application/zip' "$work/mime/subclasses"
+
+# A consumer of the installed library and its CMake package config.
+cmake -S "$source/tests/packaging/consumer" -B "$work/consumer" -G Ninja \
+    -DCMAKE_PREFIX_PATH="$root/usr" -DCMAKE_BUILD_TYPE=Release > "$work/consumer.log" 2>&1 || { cat "$work/consumer.log"; exit 1; }
+cmake --build "$work/consumer" >> "$work/consumer.log" 2>&1 || { cat "$work/consumer.log"; exit 1; }
+grep -q "$root/usr/lib/$multiarch/libtensordict.so" "$work/consumer/build.ninja"
+sum=$("$work/consumer/consumer" "$fixtures/archive_simple.tdz" b c)
+echo "consumer: $sum"
+test "$sum" = "sum 6"
+echo "packages OK"
