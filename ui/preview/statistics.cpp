@@ -5,6 +5,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "tensordict/element.h"
@@ -284,36 +285,84 @@ Statistics computeStatistics(const StatisticsRequest& request,
     const double norm = bins / (last - first);
     s.histogram.assign(static_cast<std::size_t>(bins), 0);
     using Hist = std::vector<std::int64_t>;
-    const bool ok2 = reader.dispatch([&](auto get) {
-        return runChunks<Hist>(
+    // numpy's bin of a finite x within [first, last], edge rules included.
+    auto binOf = [&](double x) {
+        auto k =
+            std::clamp<std::int64_t>(static_cast<std::int64_t>((x - first) * norm), 0, bins - 1);
+        if (k > 0 && x < edges[static_cast<std::size_t>(k)])
+            --k;
+        if (k < bins - 1 && x >= edges[static_cast<std::size_t>(k) + 1])
+            ++k;
+        return static_cast<std::size_t>(k);
+    };
+    auto mergeHist = [&s](const Hist& h) {
+        for (std::size_t i = 0; i < h.size(); ++i)
+            s.histogram[i] += h[i];
+    };
+    // Four interleaved sub-histograms: runs of equal bins do not wait on each
+    // other's increments.
+    auto fold = [bins](const Hist& h) {
+        Hist folded(static_cast<std::size_t>(bins), 0);
+        for (std::size_t j = 0; j < h.size(); ++j)
+            folded[j / 4] += h[j];
+        return folded;
+    };
+    bool ok2;
+    if (!request.slice && request.dtype == DType::Float32 && bins < 32768) {
+        // float32: the top 16 bits of a value (sign, exponent, 7 mantissa
+        // bits) pick a narrow range of values. Where that whole range falls
+        // in one bin, a table gives the bin; the few ranges that straddle an
+        // edge (and NaN/Inf) take the exact path.
+        std::vector<std::int16_t> table(65536);
+        for (std::uint32_t t = 0; t < 65536; ++t) {
+            float a, b;
+            const std::uint32_t lo = t << 16, hi = lo | 0xFFFFu;
+            std::memcpy(&a, &lo, 4);
+            std::memcpy(&b, &hi, 4);
+            if (!std::isfinite(a) || !std::isfinite(b)) {
+                table[t] = -1;
+                continue;
+            }
+            const std::size_t ka = binOf(std::clamp(double(a), first, last));
+            const std::size_t kb = binOf(std::clamp(double(b), first, last));
+            table[t] = ka == kb ? static_cast<std::int16_t>(ka) : std::int16_t(-1);
+        }
+        const auto* words = reinterpret_cast<const std::uint32_t*>(request.bytes.data.get());
+        ok2 = runChunks<Hist>(
             total, request.threads, progress, 0.5, 0.5,
             [&](std::int64_t b, std::int64_t e) {
-                // Four interleaved sub-histograms: runs of equal bins do not
-                // wait on each other's increments.
                 Hist h(static_cast<std::size_t>(bins) * 4, 0);
                 for (std::int64_t i = b; i < e; ++i) {
-                    const double x = get(i);
-                    if (!std::isfinite(x))
+                    const std::uint32_t w = words[i];
+                    const std::int16_t k = table[w >> 16];
+                    if (k >= 0) {
+                        ++h[static_cast<std::size_t>(k) * 4 + static_cast<std::size_t>(i & 3)];
                         continue;
-                    auto k = static_cast<std::int64_t>((x - first) * norm);
-                    k = std::clamp<std::int64_t>(k, 0, bins - 1);
-                    if (k > 0 && x < edges[static_cast<std::size_t>(k)])
-                        --k;
-                    if (k < bins - 1 && x >= edges[static_cast<std::size_t>(k) + 1])
-                        ++k;
-                    ++h[static_cast<std::size_t>(k) * 4 + static_cast<std::size_t>(i & 3)];
+                    }
+                    float x;
+                    std::memcpy(&x, &w, 4);
+                    if (std::isfinite(x))
+                        ++h[binOf(x) * 4 + static_cast<std::size_t>(i & 3)];
                 }
-                Hist folded(static_cast<std::size_t>(bins), 0);
-                for (std::size_t j = 0; j < h.size(); ++j)
-                    folded[j / 4] += h[j];
-                h = std::move(folded);
-                return h;
+                return fold(h);
             },
-            [&s](const Hist& h) {
-                for (std::size_t i = 0; i < h.size(); ++i)
-                    s.histogram[i] += h[i];
-            });
-    });
+            mergeHist);
+    } else {
+        ok2 = reader.dispatch([&](auto get) {
+            return runChunks<Hist>(
+                total, request.threads, progress, 0.5, 0.5,
+                [&](std::int64_t b, std::int64_t e) {
+                    Hist h(static_cast<std::size_t>(bins) * 4, 0);
+                    for (std::int64_t i = b; i < e; ++i) {
+                        const double x = get(i);
+                        if (std::isfinite(x))
+                            ++h[binOf(x) * 4 + static_cast<std::size_t>(i & 3)];
+                    }
+                    return fold(h);
+                },
+                mergeHist);
+        });
+    }
     if (!ok2)
         s.cancelled = true;
     return s;
