@@ -52,7 +52,8 @@ std::string formatDouble(double d, FloatFormat format, int precision, bool singl
         std::snprintf(buf, sizeof buf, "%.*e", precision, d);
         return buf;
     }
-    auto res = single ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(d)) : std::to_chars(buf, buf + sizeof buf, d);
+    auto res = single ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(d))
+                      : std::to_chars(buf, buf + sizeof buf, d);
     std::string s(buf, res.ptr);
     if (s.find_first_of(".en") == std::string::npos)
         s += ".";
@@ -181,7 +182,8 @@ std::string formatElement(const std::byte* p, DType dtype, FloatFormat format, i
                 return std::to_string(load<std::uint64_t>(p));
             return std::to_string(static_cast<std::uint64_t>(elementAsDouble(p, dtype)));
         case DTypeCategory::Float:
-            return formatDouble(elementAsDouble(p, dtype), format, precision, dtype != DType::Float64);
+            return formatDouble(elementAsDouble(p, dtype), format, precision,
+                                dtype != DType::Float64);
         case DTypeCategory::Complex: {
             const ComplexValue c = elementAsComplex(p, dtype);
             const bool single = dtype != DType::Complex128;

@@ -10,15 +10,9 @@
 #include "testsupport.h"
 
 using namespace tensordict;
+using testsupport::writeFile;
 
 namespace {
-
-void writeFile(const QString& path, const QByteArray& content) {
-    QDir().mkpath(QFileInfo(path).path());
-    QFile f(path);
-    f.open(QIODevice::WriteOnly | QIODevice::Truncate);
-    f.write(content);
-}
 
 const QByteArray kLeafMeta =
     R"({"a": {"device": "cpu", "shape": [2], "dtype": "torch.float32", "is_nested": false}, "shape": [], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})";

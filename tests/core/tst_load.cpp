@@ -6,44 +6,15 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cmath>
-#include <fstream>
 
 #include "tensordict/report.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
 
 using namespace tensordict;
-
-namespace {
-
-void writeFile(const QString& path, const QByteArray& content) {
-    QDir().mkpath(QFileInfo(path).path());
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    f.write(content);
-}
-
-// The file and file offset that `address` is mapped from, per /proc/self/maps.
-struct MappedFrom {
-    QString file;
-    quint64 offset = 0;
-};
-MappedFrom mappedFrom(const void* address) {
-    const auto a = reinterpret_cast<quint64>(address);
-    std::ifstream maps("/proc/self/maps");
-    std::string line;
-    while (std::getline(maps, line)) {
-        const QStringList parts = QString::fromStdString(line).simplified().split(' ');
-        const QStringList range = parts[0].split('-');
-        const quint64 start = range[0].toULongLong(nullptr, 16),
-                      end = range[1].toULongLong(nullptr, 16);
-        if (a >= start && a < end && parts.size() >= 6)
-            return {parts.mid(5).join(' '), a - start + parts[2].toULongLong(nullptr, 16)};
-    }
-    return {};
-}
-
-}  // namespace
+using testsupport::mappedFrom;
+using testsupport::MappedFrom;
+using testsupport::writeFile;
 
 class LoadTest : public QObject {
     Q_OBJECT
@@ -217,11 +188,12 @@ private Q_SLOTS:
         writeFile(
             dir + "/x/meta.json",
             R"({"_type": "<class 'tensordict.tensorclass.NonTensorData'>", "_is_non_tensor": true})");
-        // pickle.dumps({"data": os.system}) would import and call; here a GLOBAL opcode.
+        // pickle.dumps({"data": os.system}, protocol=4): unpickling would import
+        // posix.system (STACK_GLOBAL); we must not.
         writeFile(dir + "/x/other.pickle",
-                  QByteArray("\x80\x04\x95\x1a\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x04"
-                             "data\x94\x8c\x05posix\x94\x8c\x06system\x94\x93\x94s.",
-                             45));
+                  QByteArray::fromHex(
+                      "8004951e000000000000007d948c0464617461948c05706f736978948c0673797374656d94"
+                      "9394732e"));
         TensorDict td = load(dir.toStdString());
         const Node* x = td.root().child("x");
         QVERIFY(x->pickleOpaque);

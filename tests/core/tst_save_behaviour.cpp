@@ -10,7 +10,6 @@
 #include <QFutureWatcher>
 #include <QTemporaryDir>
 #include <QtTest>
-#include <fstream>
 
 #include "tensordict/report.h"
 #include "tensordict/save.h"
@@ -19,19 +18,6 @@
 using namespace tensordict;
 
 namespace {
-
-QString mappedFile(const void* address) {
-    const auto a = reinterpret_cast<quint64>(address);
-    std::ifstream maps("/proc/self/maps");
-    std::string line;
-    while (std::getline(maps, line)) {
-        const QStringList parts = QString::fromStdString(line).simplified().split(' ');
-        const QStringList range = parts[0].split('-');
-        if (a >= range[0].toULongLong(nullptr, 16) && a < range[1].toULongLong(nullptr, 16))
-            return parts.size() >= 6 ? parts.mid(5).join(' ') : QString();
-    }
-    return {};
-}
 
 // A tensordict of `leaves` float32 leaves of `mib` MiB each, all equal to `value`.
 TensorDict makeData(int leaves, int mib, float value) {
@@ -66,8 +52,8 @@ private Q_SLOTS:
         const Node* a = m.root().child("a");
         QCOMPARE(a->storage.kind, StorageKind::Memory);
         const LeafBytes bytes = a->bytes();
-        QVERIFY2(mappedFile(bytes.data.get()).startsWith("/memfd:tensordict:a"),
-                 qPrintable(mappedFile(bytes.data.get())));
+        QVERIFY2(testsupport::mappedFrom(bytes.data.get()).file.startsWith("/memfd:tensordict:a"),
+                 qPrintable(testsupport::mappedFrom(bytes.data.get()).file));
         QCOMPARE(leafSha256(*m.root().find({"b", "c"})),
                  std::string("f46913286d895f62d646314f400fc3d7a543cf34eb4ae56df87f43dc4582a36b"));
         const pid_t pid = fork();

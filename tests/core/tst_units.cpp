@@ -202,7 +202,8 @@ private Q_SLOTS:
         QCOMPARE(formatElement(bytesOf(std::uint8_t(1)).data(), DType::Bool), std::string("True"));
         QCOMPARE(formatElement(bytesOf(0.1f).data(), DType::Float32), std::string("0.1"));
         QCOMPARE(formatElement(bytesOf(0.1).data(), DType::Float64), std::string("0.1"));
-        QCOMPARE(formatElement(bytesOf(double(0.1f)).data(), DType::Float64), std::string("0.10000000149011612"));
+        QCOMPARE(formatElement(bytesOf(double(0.1f)).data(), DType::Float64),
+                 std::string("0.10000000149011612"));
         QCOMPARE(formatElement(bytesOf(3.0f).data(), DType::Float32), std::string("3."));
         QCOMPARE(formatElement(bytesOf(NAN).data(), DType::Float32), std::string("nan"));
         QCOMPARE(formatElement(bytesOf(0.5).data(), DType::Float64, FloatFormat::Scientific, 2),

@@ -68,6 +68,40 @@ bool packWithPython(const QString& dir, const QString& zipPath, const QString& m
         error);
 }
 
+void writeFile(const QString& path, const QByteArray& content) {
+    QDir().mkpath(QFileInfo(path).path());
+    QFile f(path);
+    f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+    f.write(content);
+}
+
+MappedFrom mappedFrom(const void* address) {
+    const auto a = reinterpret_cast<quint64>(address);
+    QFile maps("/proc/self/maps");
+    maps.open(QIODevice::ReadOnly | QIODevice::Text);
+    for (const QByteArray& line : maps.readAll().split('\n')) {
+        const QStringList parts = QString::fromUtf8(line).simplified().split(' ');
+        if (parts.size() < 5)
+            continue;
+        const QStringList range = parts[0].split('-');
+        const quint64 start = range[0].toULongLong(nullptr, 16),
+                      end = range[1].toULongLong(nullptr, 16);
+        if (a >= start && a < end)
+            return {parts.size() >= 6 ? parts.mid(5).join(' ') : QString(),
+                    a - start + parts[2].toULongLong(nullptr, 16)};
+    }
+    return {};
+}
+
+qint64 residentKiB() {
+    QFile status("/proc/self/status");
+    status.open(QIODevice::ReadOnly | QIODevice::Text);
+    for (const QByteArray& line : status.readAll().split('\n'))
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').front().toLongLong();
+    return -1;
+}
+
 QStringList fileFingerprints(const QString& root) {
     QStringList out;
     QFileInfo rootInfo(root);

@@ -26,6 +26,19 @@ bool runPython(const QStringList& args, QString* out = nullptr, QString* error =
 bool packWithPython(const QString& dir, const QString& zipPath, const QString& method,
                     QString* error = nullptr);
 
+// Writes `content` to `path`, creating its directory.
+void writeFile(const QString& path, const QByteArray& content);
+
+// The file and file offset that `address` is mapped from (/proc/self/maps).
+struct MappedFrom {
+    QString file;
+    quint64 offset = 0;
+};
+MappedFrom mappedFrom(const void* address);
+
+// Resident memory of this process, in KiB.
+qint64 residentKiB();
+
 // sha256 and mtime of every file under `root`, for "unchanged" checks.
 QStringList fileFingerprints(const QString& root);
 

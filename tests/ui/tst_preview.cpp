@@ -15,7 +15,6 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
-#include <fstream>
 
 #include "image_view.h"
 #include "main_window.h"
@@ -29,29 +28,15 @@
 #include "testsupport.h"
 
 using namespace tensordict;
+using testsupport::residentKiB;
+using testsupport::writeFile;
 
 namespace {
-
-void writeFile(const QString& path, const QByteArray& content) {
-    QDir().mkpath(QFileInfo(path).path());
-    QFile f(path);
-    f.open(QIODevice::WriteOnly | QIODevice::Truncate);
-    f.write(content);
-}
 
 LeafBytes ownBytes(const QByteArray& data) {
     auto holder = std::make_shared<QByteArray>(data);
     return {std::shared_ptr<std::byte>(holder, reinterpret_cast<std::byte*>(holder->data())),
             static_cast<std::size_t>(holder->size())};
-}
-
-qint64 residentKiB() {
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line))
-        if (line.rfind("VmRSS:", 0) == 0)
-            return std::stoll(line.substr(6));
-    return -1;
 }
 
 }  // namespace

@@ -308,43 +308,74 @@ Statistics computeStatistics(const StatisticsRequest& request,
         return folded;
     };
     bool ok2;
-    if (!request.slice && request.dtype == DType::Float32 && bins < 32768) {
-        // float32: the top 16 bits of a value (sign, exponent, 7 mantissa
+    if (!request.slice && request.dtype == DType::Float32 && bins < 255) {
+        // float32: the top 20 bits of a value (sign, exponent, 11 mantissa
         // bits) pick a narrow range of values. Where that whole range falls
         // in one bin, a table gives the bin; the few ranges that straddle an
         // edge (and NaN/Inf) take the exact path.
-        std::vector<std::int16_t> table(65536);
-        for (std::uint32_t t = 0; t < 65536; ++t) {
+        constexpr int kPrefixBits = 20;
+        constexpr std::uint8_t kExact = 0xFF;
+        std::vector<std::uint8_t> table(std::size_t(1) << kPrefixBits);
+        for (std::uint32_t t = 0; t < table.size(); ++t) {
             float a, b;
-            const std::uint32_t lo = t << 16, hi = lo | 0xFFFFu;
+            const std::uint32_t lo = t << (32 - kPrefixBits),
+                                hi = lo | ((1u << (32 - kPrefixBits)) - 1);
             std::memcpy(&a, &lo, 4);
             std::memcpy(&b, &hi, 4);
             if (!std::isfinite(a) || !std::isfinite(b)) {
-                table[t] = -1;
+                table[t] = kExact;
                 continue;
             }
             const std::size_t ka = binOf(std::clamp(double(a), first, last));
             const std::size_t kb = binOf(std::clamp(double(b), first, last));
-            table[t] = ka == kb ? static_cast<std::int16_t>(ka) : std::int16_t(-1);
+            table[t] = ka == kb ? static_cast<std::uint8_t>(ka) : kExact;
         }
         const auto* words = reinterpret_cast<const std::uint32_t*>(request.bytes.data.get());
         ok2 = runChunks<Hist>(
             total, request.threads, progress, 0.5, 0.5,
             [&](std::int64_t b, std::int64_t e) {
-                Hist h(static_cast<std::size_t>(bins) * 4, 0);
-                for (std::int64_t i = b; i < e; ++i) {
-                    const std::uint32_t w = words[i];
-                    const std::int16_t k = table[w >> 16];
-                    if (k >= 0) {
-                        ++h[static_cast<std::size_t>(k) * 4 + static_cast<std::size_t>(i & 3)];
-                        continue;
-                    }
+                std::vector<std::uint32_t> h(static_cast<std::size_t>(bins) * 4, 0);
+                Hist exact(static_cast<std::size_t>(bins), 0);
+                std::uint32_t* h0 = h.data();
+                std::uint32_t* h1 = h0 + bins;
+                std::uint32_t* h2 = h1 + bins;
+                std::uint32_t* h3 = h2 + bins;
+                auto slow = [&](std::uint32_t w) {
                     float x;
                     std::memcpy(&x, &w, 4);
                     if (std::isfinite(x))
-                        ++h[binOf(x) * 4 + static_cast<std::size_t>(i & 3)];
+                        ++exact[binOf(x)];
+                };
+                std::int64_t i = b;
+                for (; i + 4 <= e; i += 4) {
+                    const std::uint32_t w0 = words[i], w1 = words[i + 1], w2 = words[i + 2],
+                                        w3 = words[i + 3];
+                    const std::uint8_t k0 = table[w0 >> (32 - kPrefixBits)],
+                                       k1 = table[w1 >> (32 - kPrefixBits)];
+                    const std::uint8_t k2 = table[w2 >> (32 - kPrefixBits)],
+                                       k3 = table[w3 >> (32 - kPrefixBits)];
+                    if (k0 != kExact && k1 != kExact && k2 != kExact && k3 != kExact) {
+                        ++h0[k0], ++h1[k1], ++h2[k2], ++h3[k3];
+                        continue;
+                    }
+                    for (const auto& [k, w] : {std::pair{k0, w0}, {k1, w1}, {k2, w2}, {k3, w3}}) {
+                        if (k != kExact)
+                            ++h0[k];
+                        else
+                            slow(w);
+                    }
                 }
-                return fold(h);
+                for (; i < e; ++i) {
+                    const std::uint8_t k = table[words[i] >> (32 - kPrefixBits)];
+                    if (k != kExact)
+                        ++h0[k];
+                    else
+                        slow(words[i]);
+                }
+                for (std::size_t j = 0; j < h.size(); ++j)
+                    exact[j % static_cast<std::size_t>(bins)] +=
+                        h[j];  // four lanes of `bins` counters
+                return exact;
             },
             mergeHist);
     } else {
