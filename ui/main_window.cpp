@@ -340,7 +340,6 @@ SaveJob* MainWindow::startSave(const QString& prefix, const tensordict::SaveOpti
     progressDialog_ = new SaveProgressDialog(saveJob_, this);
     progressDialog_->setAttribute(Qt::WA_DeleteOnClose);
     connect(progressDialog_, &SaveProgressDialog::openRequested, this, &MainWindow::openPath);
-    connect(progressDialog_, &QObject::destroyed, this, [this] { progressDialog_ = nullptr; });
     auto finished = [this] {
         saveJob_->deleteLater();
         saveJob_ = nullptr;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QMainWindow>
+#include <QPointer>
 #include <QStringList>
 #include <memory>
 
@@ -84,7 +85,7 @@ private:
     QLabel* statusLabel_;
     QString lastError_;
     SaveJob* saveJob_ = nullptr;
-    SaveProgressDialog* progressDialog_ = nullptr;
+    QPointer<SaveProgressDialog> progressDialog_;  // deletes itself when closed
     QAction* saveAction_ = nullptr;
 
     std::shared_ptr<const tensordict::TensorDict> saveScope(QString* description,
