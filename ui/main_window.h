@@ -52,7 +52,7 @@ public:
     // directly).
     SaveJob* startSave(const QString& prefix, const tensordict::SaveOptions& options);
     SaveJob* currentSave() const { return saveJob_; }
-    SaveProgressDialog* saveProgressDialog() const { return progressDialog_; }
+    SaveProgressDialog* saveProgressDialog() const;
 
 Q_SIGNALS:
     void documentLoaded();
