@@ -313,7 +313,9 @@ std::shared_ptr<const tensordict::TensorDict> MainWindow::saveScope(QString* des
     return scope;
 }
 
-SaveProgressDialog* MainWindow::saveProgressDialog() const { return progressDialog_.data(); }
+SaveProgressDialog* MainWindow::saveProgressDialog() const {
+    return progressDialog_.data();
+}
 
 void MainWindow::saveAs() {
     if (saveJob_)
