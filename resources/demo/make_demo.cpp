@@ -17,13 +17,6 @@ namespace {
 
 constexpr int kCount = 300;
 
-template <typename T>
-LeafBytes bytesOf(const std::vector<T>& values) {
-    auto holder = std::make_shared<std::vector<T>>(values);
-    return {std::shared_ptr<std::byte>(holder, reinterpret_cast<std::byte*>(holder->data())),
-            holder->size() * sizeof(T)};
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -92,15 +85,15 @@ int main(int argc, char** argv) {
     try {
         TensorDict td = TensorDict::create({kCount});
         Node& root = td.mutableRoot();
-        root.addBytes("images", DType::UInt8, {kCount, 28, 28}, bytesOf(images));
-        root.addBytes("rgb", DType::UInt8, {kCount, 32, 32, 3}, bytesOf(rgb));
-        root.addBytes("labels", DType::Int64, {kCount}, bytesOf(labels));
-        root.addBytes("features", DType::Float32, {kCount, 16}, bytesOf(features));
-        root.addBytes("audio", DType::Float32, {kCount, 4096}, bytesOf(audio));
+        root.addBytes("images", DType::UInt8, {kCount, 28, 28}, ownedBytes(images));
+        root.addBytes("rgb", DType::UInt8, {kCount, 32, 32, 3}, ownedBytes(rgb));
+        root.addBytes("labels", DType::Int64, {kCount}, ownedBytes(labels));
+        root.addBytes("features", DType::Float32, {kCount, 16}, ownedBytes(features));
+        root.addBytes("audio", DType::Float32, {kCount, 4096}, ownedBytes(audio));
         Node& episode = root.addTensorDict("episode");
-        episode.addBytes("reward", DType::Float64, {kCount}, bytesOf(reward));
-        episode.addBytes("step", DType::Int32, {kCount}, bytesOf(step));
-        episode.addBytes("done", DType::Bool, {kCount}, bytesOf(done));
+        episode.addBytes("reward", DType::Float64, {kCount}, ownedBytes(reward));
+        episode.addBytes("step", DType::Int32, {kCount}, ownedBytes(step));
+        episode.addBytes("done", DType::Bool, {kCount}, ownedBytes(done));
         root.addNonTensor(
             "description",
             Value("tdstudio demo: 300 synthetic samples (rings whose radius is the label, "

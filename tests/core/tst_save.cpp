@@ -115,13 +115,8 @@ private Q_SLOTS:
         TensorDict td = TensorDict::create({2});
         Node& root = td.mutableRoot();
         const std::int64_t ints[4] = {1, -2, 3, -4};
-        auto* owned = new std::int64_t[4];
-        std::memcpy(owned, ints, sizeof ints);
         root.addBytes("x", DType::Int64, {2, 2},
-                      {std::shared_ptr<std::byte>(
-                           reinterpret_cast<std::byte*>(owned),
-                           [](std::byte* p) { delete[] reinterpret_cast<std::int64_t*>(p); }),
-                       sizeof ints});
+                      ownedBytes(std::vector<std::int64_t>(ints, ints + 4)));
         root.addTensorDict("sub").addNonTensor("note", Value("h\xc3\xa9llo"));
         root.addNonTensor("blob", Value(Value::Bytes{"\x01\x02"}));
         root.addNonTensorStack("words", {Value("a"), Value("b")});

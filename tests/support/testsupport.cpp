@@ -1,5 +1,6 @@
 #include "testsupport.h"
 
+#include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QDirIterator>
 #include <QFile>
@@ -7,6 +8,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QProcess>
+#include <QStandardPaths>
 
 namespace testsupport {
 
@@ -66,6 +68,12 @@ bool packWithPython(const QString& dir, const QString& zipPath, const QString& m
     return runPython(
         {QStringLiteral(TDSTUDIO_TEST_SUPPORT_DIR "/pack_zip.py"), dir, zipPath, method}, nullptr,
         error);
+}
+
+void isolateSettings(const QString& testName) {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName("tdstudio-tests");
+    QCoreApplication::setApplicationName(testName);
 }
 
 void writeFile(const QString& path, const QByteArray& content) {

@@ -26,6 +26,9 @@ bool runPython(const QStringList& args, QString* out = nullptr, QString* error =
 bool packWithPython(const QString& dir, const QString& zipPath, const QString& method,
                     QString* error = nullptr);
 
+// Points QSettings (recent files, preview modes) at a test-only location.
+void isolateSettings(const QString& testName);
+
 // Writes `content` to `path`, creating its directory.
 void writeFile(const QString& path, const QByteArray& content);
 

@@ -5,7 +5,6 @@
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTreeView>
 #include <QtTest>
@@ -38,11 +37,7 @@ class MainWindowTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
-    void initTestCase() {
-        QStandardPaths::setTestModeEnabled(true);  // recent files go to a test settings file
-        QCoreApplication::setOrganizationName("tdstudio-tests");
-        QCoreApplication::setApplicationName("tst_main_window");
-    }
+    void initTestCase() { testsupport::isolateSettings("tst_main_window"); }
 
     void filterSelectAndInspect() {
         MainWindow w;

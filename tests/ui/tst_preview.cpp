@@ -11,7 +11,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -31,15 +30,7 @@ using namespace tensordict;
 using testsupport::residentKiB;
 using testsupport::writeFile;
 
-namespace {
-
-LeafBytes ownBytes(const QByteArray& data) {
-    auto holder = std::make_shared<QByteArray>(data);
-    return {std::shared_ptr<std::byte>(holder, reinterpret_cast<std::byte*>(holder->data())),
-            static_cast<std::size_t>(holder->size())};
-}
-
-}  // namespace
+namespace {}  // namespace
 
 class PreviewTest : public QObject {
     Q_OBJECT
@@ -47,9 +38,7 @@ class PreviewTest : public QObject {
 private Q_SLOTS:
     void initTestCase() {
         QVERIFY(scratch_.isValid());
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName("tdstudio-tests");
-        QCoreApplication::setApplicationName("tst_preview");
+        testsupport::isolateSettings("tst_preview");
     }
 
     void tableModelOnEveryDtype_data() {
@@ -66,7 +55,7 @@ private Q_SLOTS:
             raw[i] = static_cast<char>((i * 37 + 11) & 0x7f);
         const TensorSlice slice = TensorSlice::defaultFor({3, 4});
         TensorTableModel model;
-        model.setLeaf(dtype, ownBytes(raw), slice);
+        model.setLeaf(dtype, ownedBytes(raw), slice);
         QAbstractItemModelTester tester(&model,
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.rowCount(), 3);
@@ -95,7 +84,7 @@ private Q_SLOTS:
         s.setDims(1, 3);  // rows: dim 1, columns: dim 3
         s.index = {1, 0, 2, 0};
         TensorTableModel model;
-        model.setLeaf(DType::Float32, ownBytes(raw), s);
+        model.setLeaf(DType::Float32, ownedBytes(raw), s);
         QAbstractItemModelTester tester(&model,
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.totalRows(), 3);
@@ -195,7 +184,7 @@ private Q_SLOTS:
         QVERIFY(f.open(QIODevice::ReadOnly));
         StatisticsRequest request;
         request.dtype = *dtypeFromString(("torch." + dtype).toStdString());
-        request.bytes = ownBytes(f.readAll());
+        request.bytes = ownedBytes(f.readAll());
         request.numel = count;
         request.threads = threads;
         const Statistics s = computeStatistics(request);
@@ -220,7 +209,7 @@ private Q_SLOTS:
         for (int i = 0; i < 24; ++i)
             v[i] = float(i);
         StatisticsRequest request;
-        request.bytes = ownBytes(raw);
+        request.bytes = ownedBytes(raw);
         request.numel = 24;
         TensorSlice s = TensorSlice::defaultFor({4, 6});
         s.setDims(0, -1);  // column 2: 2, 8, 14, 20
@@ -236,7 +225,7 @@ private Q_SLOTS:
     void statisticsCancel() {
         QByteArray raw(64 << 20, '\0');
         StatisticsRequest request;
-        request.bytes = ownBytes(raw);
+        request.bytes = ownedBytes(raw);
         request.numel = raw.size() / 4;
         request.threads = 2;
         int calls = 0;
@@ -252,8 +241,8 @@ private Q_SLOTS:
             v[i] = static_cast<std::uint16_t>(0x3C00 + i);  // float16 around 1.0
         TensorSlice s = TensorSlice::defaultFor({3, 4});
         const QString npy = scratch_.path() + "/slice.npy", csv = scratch_.path() + "/slice.csv";
-        QCOMPARE(slice_export::writeNpy(npy, DType::Float16, ownBytes(raw), s), QString());
-        QCOMPARE(slice_export::writeCsv(csv, DType::Float16, ownBytes(raw), s), QString());
+        QCOMPARE(slice_export::writeNpy(npy, DType::Float16, ownedBytes(raw), s), QString());
+        QCOMPARE(slice_export::writeCsv(csv, DType::Float16, ownedBytes(raw), s), QString());
         QString out;
         QVERIFY(testsupport::runPython(
             {"-c",
@@ -264,7 +253,7 @@ private Q_SLOTS:
             &out));
         QCOMPARE(out.trimmed(), QString("float16 (3, 4) 1.0107421875 True"));
         s.setDims(1, -1);  // one column: shape (4,)
-        QCOMPARE(slice_export::writeNpy(npy, DType::BFloat16, ownBytes(raw), s), QString());
+        QCOMPARE(slice_export::writeNpy(npy, DType::BFloat16, ownedBytes(raw), s), QString());
         QVERIFY(testsupport::runPython(
             {"-c", "import numpy as np,sys; a=np.load(sys.argv[1]); print(a.dtype, a.shape)", npy},
             &out));
@@ -278,9 +267,9 @@ private Q_SLOTS:
         for (int i = 0; i < image.size(); ++i)
             image[i] = static_cast<char>(i % 251);
         QByteArray grid(4 * 10 * 4, '\0');
-        td.mutableRoot().addBytes("rgb", DType::UInt8, {4, 8, 8, 3}, ownBytes(image));
-        td.mutableRoot().addBytes("a", DType::Float32, {4, 10}, ownBytes(grid));
-        td.mutableRoot().addBytes("b", DType::Float32, {4, 10}, ownBytes(grid));
+        td.mutableRoot().addBytes("rgb", DType::UInt8, {4, 8, 8, 3}, ownedBytes(image));
+        td.mutableRoot().addBytes("a", DType::Float32, {4, 10}, ownedBytes(grid));
+        td.mutableRoot().addBytes("b", DType::Float32, {4, 10}, ownedBytes(grid));
         td.mutableRoot().addNonTensor("note", Value("hi"));
         save(td, prefix.toStdString());
 

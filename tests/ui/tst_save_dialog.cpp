@@ -9,7 +9,6 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSpinBox>
-#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTreeView>
 #include <QtTest>
@@ -48,11 +47,9 @@ void writeBig(const QString& dir, int mib, float value) {
     TensorDict td = TensorDict::create();
     for (int i = 0; i < 16; ++i) {
         const std::size_t floats = std::size_t(mib) * 262144 / 16;
-        auto data = std::make_shared<std::vector<float>>(floats, value + float(i));
-        td.mutableRoot().addBytes(
-            "leaf" + std::to_string(i), DType::Float32, {std::int64_t(floats)},
-            {std::shared_ptr<std::byte>(data, reinterpret_cast<std::byte*>(data->data())),
-             floats * 4});
+        td.mutableRoot().addBytes("leaf" + std::to_string(i), DType::Float32,
+                                  {std::int64_t(floats)},
+                                  ownedBytes(std::vector<float>(floats, value + float(i))));
     }
     save(td, dir.toStdString());
 }
@@ -71,9 +68,7 @@ class SaveDialogTest : public QObject {
 private Q_SLOTS:
     void initTestCase() {
         QVERIFY(scratch_.isValid());
-        QStandardPaths::setTestModeEnabled(true);
-        QCoreApplication::setOrganizationName("tdstudio-tests");
-        QCoreApplication::setApplicationName("tst_save_dialog");
+        testsupport::isolateSettings("tst_save_dialog");
     }
 
     void dialogStatesAndInlineValidation() {

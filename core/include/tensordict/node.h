@@ -67,6 +67,16 @@ struct LeafBytes {
     std::size_t size = 0;
 };
 
+// Bytes owned by a contiguous container (std::vector, std::string,
+// QByteArray, ...), moved in: for leaves built in memory with addBytes().
+template <typename Container>
+LeafBytes ownedBytes(Container container) {
+    auto holder = std::make_shared<Container>(std::move(container));
+    auto* data = reinterpret_cast<std::byte*>(holder->data());
+    const std::size_t size = static_cast<std::size_t>(holder->size()) * sizeof(*holder->data());
+    return {std::shared_ptr<std::byte>(std::move(holder), data), size};
+}
+
 // A node of a loaded tensordict: plain data built from metadata only. A
 // tensor leaf maps its file the first time bytes() or tensor() is called.
 class Node {
