@@ -1,5 +1,6 @@
 # Debian packages: tdstudio (the application), libtensordict0 (the shared
-# library) and libtensordict-dev (headers and the CMake package config).
+# library), libtensordict-torch0 (its torch part, the only one that needs
+# libtorch) and libtensordict-dev (headers and the CMake package config).
 # Shared-library dependencies are computed by dpkg-shlibdeps.
 include(GNUInstallDirs)
 
@@ -21,8 +22,8 @@ install(FILES resources/tdstudio.svg DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/
 install(FILES packaging/tdstudio-mime.xml DESTINATION ${CMAKE_INSTALL_DATADIR}/mime/packages
     RENAME tdstudio.xml COMPONENT tdstudio)
 install(FILES ${TDSTUDIO_MAN_GZ} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT tdstudio)
-foreach(package tdstudio libtensordict0 libtensordict-dev)
-    string(REPLACE "0" "" component ${package})
+foreach(package tdstudio libtensordict0 libtensordict-torch0 libtensordict-dev)
+    string(REGEX REPLACE "0$" "" component ${package})
     install(FILES packaging/copyright ${TDSTUDIO_CHANGELOG_GZ} DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${package}
         COMPONENT ${component})
 endforeach()
@@ -36,7 +37,7 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Viewer for PyTorch tensordict memmap dire
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL tdstudio libtensordict libtensordict-dev)
+set(CPACK_COMPONENTS_ALL tdstudio libtensordict libtensordict-torch libtensordict-dev)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR}/core)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
@@ -56,13 +57,23 @@ set(CPACK_DEBIAN_LIBTENSORDICT_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_LIBTENSORDICT_PACKAGE_CONTROL_EXTRA ${CMAKE_SOURCE_DIR}/packaging/debian-libtensordict0/triggers)
 set(CPACK_COMPONENT_LIBTENSORDICT_DESCRIPTION "tensordict memmap and .tdz reader and writer (library)
  libtensordict loads and saves tensordicts in exactly the on-disk formats of
- Python tensordict 0.14, with leaves as libtorch tensors mapped from the files.")
+ Python tensordict 0.14; leaves are raw bytes mapped from the files.")
+
+set(CPACK_DEBIAN_LIBTENSORDICT-TORCH_PACKAGE_NAME libtensordict-torch0)
+set(CPACK_DEBIAN_LIBTENSORDICT-TORCH_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_LIBTENSORDICT-TORCH_PACKAGE_DEPENDS "libtensordict0 (= ${PROJECT_VERSION})")
+set(CPACK_DEBIAN_LIBTENSORDICT-TORCH_PACKAGE_CONTROL_EXTRA ${CMAKE_SOURCE_DIR}/packaging/debian-libtensordict0/triggers)
+set(CPACK_COMPONENT_LIBTENSORDICT-TORCH_DESCRIPTION "tensordict memmap and .tdz reader and writer (libtorch part)
+ The torch part of libtensordict: leaves as libtorch tensors mapped from the
+ files without a copy, and libtorch tensors to save.")
 
 set(CPACK_DEBIAN_LIBTENSORDICT-DEV_PACKAGE_NAME libtensordict-dev)
 set(CPACK_DEBIAN_LIBTENSORDICT-DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_LIBTENSORDICT-DEV_PACKAGE_DEPENDS "libtensordict0 (= ${PROJECT_VERSION}), libtorch-dev, qt6-base-dev")
+set(CPACK_DEBIAN_LIBTENSORDICT-DEV_PACKAGE_DEPENDS "libtensordict0 (= ${PROJECT_VERSION}), libtensordict-torch0 (= ${PROJECT_VERSION}), qt6-base-dev")
+set(CPACK_DEBIAN_LIBTENSORDICT-DEV_PACKAGE_SUGGESTS "libtorch-dev")
 set(CPACK_COMPONENT_LIBTENSORDICT-DEV_DESCRIPTION "tensordict memmap and .tdz reader and writer (development files)
  Headers and the CMake package config: find_package(tensordict) gives the
- imported target tensordict::tensordict.")
+ imported target tensordict::tensordict; COMPONENTS torch adds tensordict::torch
+ (which needs libtorch-dev).")
 
 include(CPack)

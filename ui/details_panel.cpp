@@ -97,12 +97,16 @@ void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
                        QString::fromStdString(node->storage.path));
                 addRow(archive ? tr("Archive") : tr("Directory"),
                        QString::fromStdString(node->storage.container));
-                if (node->storage.offset)
+                std::optional<std::uint64_t> offset;
+                try {
+                    offset = node->payloadOffset();  // one small read of the local header, once
+                } catch (const tensordict::Error& e) {
+                    addRow(tr("Payload offset"), QString::fromStdString(e.reason()));
+                }
+                if (offset)
                     addRow(tr("Payload offset"),
-                           QString("%1 (%2)")
-                               .arg(*node->storage.offset)
-                               .arg(*node->storage.offset % 64 == 0 ? tr("64-byte aligned")
-                                                                    : tr("unaligned")));
+                           QString("%1 (%2)").arg(*offset).arg(
+                               *offset % 64 == 0 ? tr("64-byte aligned") : tr("unaligned")));
                 if (archive) {
                     addRow(
                         tr("Compression"),

@@ -1,42 +1,38 @@
-// Reading .tdz archives (FORMAT.md section 8).
+// Reading .tdz archives (FORMAT.md section 8; the container in zip_layout.h).
 //
-// The zip container is read with QuaZip (its minizip core parses the central
-// directory, ZIP64 included, and inflates deflate and bzip2 entries). A stored
-// entry's payload offset comes from minizip's raw open, so the payload is used
-// in place from one private mapping of the whole archive. minizip refuses
-// method 14 (LZMA, which Python's zipfile writes for compression="lzma"), so
-// those entries are read raw through libzip and decoded with liblzma
-// (raw_zip_entry.cpp: QuaZip's own zip.h shadows libzip's, so the two live in
-// separate translation units).
+// Opening reads the end records and the central directory, nothing more:
+// the loader then reads the meta.json entries it needs. A leaf's local
+// header is read when the leaf is first mapped, which gives its payload
+// offset. Stored payloads are used in place from one private mapping of the
+// whole archive; compressed ones are inflated into memory on first access
+// and their CRC-32 checked.
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <quazip/quazip.h>
-#include <quazip/unzip.h>
-#include <QString>
 #include <cerrno>
 #include <cstring>
-#include <map>
 #include <mutex>
+#include <unordered_map>
 
+#include "codec.h"
 #include "mapping.h"
-#include "raw_zip_entry.h"
 #include "store.h"
 #include "tensordict/error.h"
+#include "zip_layout.h"
 
 namespace tensordict {
 
 std::string zipMethodName(int method) {
     switch (method) {
-        case 0:
+        case zip::kStored:
             return "stored";
-        case 8:
+        case zip::kDeflate:
             return "deflate";
-        case 12:
+        case zip::kBzip2:
             return "bzip2";
-        case 14:
+        case zip::kLzma:
             return "lzma";
         case 93:
             return "zstd";
@@ -46,17 +42,6 @@ std::string zipMethodName(int method) {
 }
 
 namespace {
-
-constexpr int kStored = 0;
-constexpr int kDeflate = 8;
-constexpr int kBzip2 = 12;
-constexpr int kLzma = 14;
-
-struct Entry {
-    StorageInfo info;
-    unz64_file_pos position{};  // where minizip finds it again
-    std::uint32_t crc = 0;
-};
 
 bool isUnsafeEntryName(const std::string& name) {
     if (name.empty() || name.front() == '/' || name.find('\\') != std::string::npos ||
@@ -75,10 +60,14 @@ bool isUnsafeEntryName(const std::string& name) {
     return false;
 }
 
+bool isSupportedMethod(int method) {
+    return method == zip::kStored || method == zip::kDeflate || method == zip::kBzip2 ||
+           method == zip::kLzma;
+}
+
 class ArchiveStore final : public Store {
 public:
-    explicit ArchiveStore(std::string path)
-        : path_(std::move(path)), zip_(QString::fromStdString(path_)) {
+    explicit ArchiveStore(std::string path) : path_(std::move(path)) {
         // The archive stays open: later reads come from this file even if a
         // save replaces the path meanwhile.
         fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -90,10 +79,8 @@ public:
             throw Error(path_, "not a regular file");
         }
         fileSize_ = static_cast<std::uint64_t>(st.st_size);
-        device_ = st.st_dev;
-        inode_ = st.st_ino;
         try {
-            openZip();
+            readDirectory();
         } catch (...) {
             ::close(fd_);
             throw;
@@ -101,21 +88,6 @@ public:
     }
 
     ~ArchiveStore() override { ::close(fd_); }
-
-    void openZip() {
-        if (!zip_.open(QuaZip::mdUnzip))
-            throw Error(path_,
-                        "not a zip archive, or the archive is truncated or corrupt (zip error " +
-                            std::to_string(zip_.getZipError()) + ")");
-        unzFile uf = zip_.getUnzFile();
-        int rc = unzGoToFirstFile(uf);
-        for (; rc == UNZ_OK; rc = unzGoToNextFile(uf))
-            readCurrentEntry(uf);
-        if (rc != UNZ_END_OF_LIST_OF_FILE)
-            throw Error(path_, "corrupt central directory (zip error " + std::to_string(rc) + ")");
-        if (!entries_.count("meta.json"))
-            throw Error(path_, "zip archive has no top-level meta.json: not a tensordict archive");
-    }
 
     SourceFormat format() const override { return SourceFormat::Archive; }
     const std::string& location() const override { return path_; }
@@ -136,16 +108,118 @@ public:
             throw Error(describe(rel), "entry is " + std::to_string(entry.info.size) +
                                            " bytes, over the metadata size limit of " +
                                            std::to_string(cap) + " bytes");
-        LeafBytes bytes = extract(entry, entry.info.size, 1);
-        return std::string(reinterpret_cast<const char*>(bytes.data.get()), bytes.size);
+        const std::string where = describe(rel);
+        const std::uint64_t payload = payloadOffset(entry);
+        if (entry.info.zipMethod == zip::kStored) {
+            std::string text(entry.info.size, '\0');
+            readAt(payload, text.data(), text.size());
+            return text;
+        }
+        // Small compressed metadata: inflated from a copy of its payload.
+        if (entry.info.storedSize > cap)
+            throw Error(where, "compressed entry is over the metadata size limit");
+        std::string raw(entry.info.storedSize, '\0');
+        readAt(payload, raw.data(), raw.size());
+        std::string text(entry.info.size, '\0');
+        inflateInto(entry, reinterpret_cast<const std::byte*>(raw.data()), raw.size(),
+                    reinterpret_cast<std::byte*>(text.data()), text.size());
+        return text;
     }
 
     LeafBytes map(const StorageInfo& info, std::uint64_t nbytes,
                   std::size_t alignment) const override {
-        return extract(find(info.path), nbytes, alignment);
+        const Entry& entry = find(info.path);
+        const std::string where = describe(entry.info.path);
+        if (nbytes > entry.info.size)
+            throw Error(where, "entry is " + std::to_string(entry.info.size) +
+                                   " bytes but the leaf needs " + std::to_string(nbytes));
+        if (nbytes == 0)
+            return {};
+        if (!isSupportedMethod(entry.info.zipMethod))
+            throw Error(where,
+                        "unsupported compression method " + zipMethodName(entry.info.zipMethod));
+        const std::uint64_t payload = payloadOffset(entry);
+        LeafBytes whole = archiveMapping();
+        std::byte* p = whole.data.get() + payload;
+        if (entry.info.zipMethod == zip::kStored) {
+            if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0)
+                return copyToOwnedBuffer(p, nbytes);  // unaligned (zip -0, other tools)
+            return {std::shared_ptr<std::byte>(whole.data, p), static_cast<std::size_t>(nbytes)};
+        }
+        LeafBytes out = allocateOwnedBuffer(nbytes);
+        if (nbytes == entry.info.size) {
+            inflateInto(entry, p, entry.info.storedSize, out.data.get(), nbytes);
+        } else {
+            // Only what the leaf needs: a hostile header may claim any size.
+            auto decoder =
+                Decompressor::create(entry.info.zipMethod, p, entry.info.storedSize, where);
+            const std::size_t got = decoder->read(out.data.get(), nbytes);
+            if (got != nbytes)
+                throw Error(where, "compressed data ends after " + std::to_string(got) + " of " +
+                                       std::to_string(nbytes) + " bytes");
+        }
+        return out;
+    }
+
+    std::optional<std::uint64_t> payloadOffset(const StorageInfo& info) const override {
+        return payloadOffset(find(info.path));
     }
 
 private:
+    struct Entry {
+        StorageInfo info;
+        zip::CentralEntry central;
+        mutable std::optional<std::uint64_t> payload;  // from the local header, once read
+    };
+
+    void readAt(std::uint64_t offset, void* out, std::size_t n) const {
+        std::size_t done = 0;
+        while (done < n) {
+            const ssize_t r = ::pread(fd_, static_cast<char*>(out) + done, n - done,
+                                      static_cast<off_t>(offset + done));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0)
+                throw Error(path_, std::string("read failed: ") + std::strerror(errno));
+            if (r == 0)
+                throw Error(path_, "the archive ends at " + std::to_string(offset + done) +
+                                       " bytes, before the data it describes (truncated file?)");
+            done += static_cast<std::size_t>(r);
+        }
+    }
+
+    void readDirectory() {
+        const zip::ReadAt read = [this](std::uint64_t offset, void* out, std::size_t n) {
+            readAt(offset, out, n);
+        };
+        std::vector<zip::CentralEntry> central = zip::readCentralDirectory(read, fileSize_, path_);
+        entries_.reserve(central.size());
+        for (zip::CentralEntry& c : central) {
+            if (!c.name.empty() && c.name.back() == '/')
+                continue;  // directory entry (zip -r)
+            const std::string where = describe(c.name);
+            if (isUnsafeEntryName(c.name))
+                throw Error(where, "unsafe entry name (absolute, or with '..' or '.' components)");
+            if (c.flags & zip::kFlagEncrypted)
+                throw Error(where, "encrypted entries are not supported");
+            if (c.method == zip::kStored && c.compressedSize != c.size)
+                throw Error(where, "stored entry with differing sizes");
+            Entry entry;
+            entry.info.path = c.name;
+            entry.info.container = path_;
+            entry.info.zipMethod = c.method;
+            entry.info.size = c.size;
+            entry.info.storedSize = c.compressedSize;
+            entry.info.kind =
+                c.method == zip::kStored ? StorageKind::StoredEntry : StorageKind::CompressedEntry;
+            entry.central = std::move(c);
+            const std::string name = entry.info.path;
+            entries_[name] = std::move(entry);  // a later duplicate wins, as in Python
+        }
+        if (!entries_.count("meta.json"))
+            throw Error(path_, "zip archive has no top-level meta.json: not a tensordict archive");
+    }
+
     const Entry& find(const std::string& rel) const {
         auto it = entries_.find(rel);
         if (it == entries_.end())
@@ -153,75 +227,30 @@ private:
         return it->second;
     }
 
-    void readCurrentEntry(unzFile uf) {
-        unz_file_info64 fi{};
-        char name[65536];
-        if (unzGetCurrentFileInfo64(uf, &fi, name, sizeof name, nullptr, 0, nullptr, 0) != UNZ_OK)
-            throw Error(path_, "corrupt central directory");
-        Entry entry;
-        entry.info.path.assign(name, fi.size_filename);
-        const std::string& entryName = entry.info.path;
-        if (!entryName.empty() && entryName.back() == '/')
-            return;  // directory entry (zip -r)
-        if (isUnsafeEntryName(entryName))
-            throw Error(describe(entryName),
-                        "unsafe entry name (absolute, or with '..' or '.' components)");
-        if (fi.flag & 1u)
-            throw Error(describe(entryName), "encrypted entries are not supported");
-        entry.info.container = path_;
-        entry.info.zipMethod = static_cast<int>(fi.compression_method);
-        entry.info.size = fi.uncompressed_size;
-        entry.info.storedSize = fi.compressed_size;
-        entry.info.kind = entry.info.zipMethod == kStored ? StorageKind::StoredEntry
-                                                          : StorageKind::CompressedEntry;
-        entry.crc = static_cast<std::uint32_t>(fi.crc);
-        unzGetFilePos64(uf, &entry.position);
-        if (entry.info.storedSize > fileSize_)
-            throw Error(describe(entryName),
-                        "entry claims more bytes than the archive has (truncated file?)");
-        const int method = entry.info.zipMethod;
-        if (method != kStored && method != kDeflate && method != kBzip2 && method != kLzma) {
-            // Kept in the listing; reading it gives a clear error.
-        } else if (method != kLzma) {
-            int m = 0, level = 0;
-            if (unzOpenCurrentFile2(uf, &m, &level, 1) != UNZ_OK)
-                throw Error(describe(entryName), "corrupt local header");
-            entry.info.offset = unzGetCurrentFileZStreamPos64(uf);
-            unzCloseCurrentFile(uf);
-            if (*entry.info.offset > fileSize_ - entry.info.storedSize)
-                throw Error(describe(entryName),
-                            "entry data runs past the end of the archive (truncated file?)");
-            if (method == kStored && entry.info.storedSize != entry.info.size)
-                throw Error(describe(entryName), "stored entry with differing sizes");
+    std::uint64_t payloadOffset(const Entry& entry) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!entry.payload) {
+            const zip::ReadAt read = [this](std::uint64_t offset, void* out, std::size_t n) {
+                readAt(offset, out, n);
+            };
+            entry.payload =
+                zip::readPayloadOffset(read, fileSize_, entry.central, describe(entry.info.path));
         }
-        entries_[entryName] = std::move(entry);  // a later duplicate wins, as in Python
+        return *entry.payload;
     }
 
-    LeafBytes extract(const Entry& entry, std::uint64_t nbytes, std::size_t alignment) const {
+    // Inflates a whole entry and checks its CRC-32.
+    void inflateInto(const Entry& entry, const std::byte* compressed, std::size_t compressedSize,
+                     std::byte* out, std::size_t size) const {
         const std::string where = describe(entry.info.path);
-        if (nbytes > entry.info.size)
-            throw Error(where, "entry is " + std::to_string(entry.info.size) +
-                                   " bytes but the leaf needs " + std::to_string(nbytes));
-        if (nbytes == 0)
-            return {};
-        switch (entry.info.zipMethod) {
-            case kStored: {
-                LeafBytes whole = archiveMapping();
-                std::byte* p = whole.data.get() + *entry.info.offset;
-                if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0)
-                    return copyToOwnedBuffer(p, nbytes);  // unaligned (zip -0, other tools)
-                return {std::shared_ptr<std::byte>(whole.data, p),
-                        static_cast<std::size_t>(nbytes)};
-            }
-            case kDeflate:
-            case kBzip2:
-                return inflate(entry, nbytes);
-            case kLzma:
-                return inflateLzma(entry, nbytes);
-            default:
-                throw Error(
-                    where, "unsupported compression method " + zipMethodName(entry.info.zipMethod));
-        }
+        auto decoder =
+            Decompressor::create(entry.info.zipMethod, compressed, compressedSize, where);
+        const std::size_t got = decoder->read(out, size);
+        if (got != size)
+            throw Error(where, "compressed data ends after " + std::to_string(got) + " of " +
+                                   std::to_string(size) + " bytes");
+        if (crc32Of(out, size) != entry.central.crc)
+            throw Error(where, "CRC mismatch: the entry is corrupt");
     }
 
     LeafBytes archiveMapping() const {
@@ -231,63 +260,10 @@ private:
         return mapping_;
     }
 
-    // libzip reopens by path (for LZMA entries): it must still be our file.
-    void checkUnchanged() const {
-        struct stat st {};
-        if (::stat(path_.c_str(), &st) != 0 || st.st_dev != device_ || st.st_ino != inode_)
-            throw Error(path_, "the archive was replaced since it was opened; open it again");
-    }
-
-    LeafBytes inflate(const Entry& entry, std::uint64_t nbytes) const {
-        const std::string where = describe(entry.info.path);
-        // Inflate only what the leaf needs: a hostile header may claim any size.
-        const std::uint64_t wanted = std::min<std::uint64_t>(nbytes, entry.info.size);
-        LeafBytes out = allocateOwnedBuffer(wanted);
-        std::lock_guard<std::mutex> lock(mutex_);
-        unzFile uf = zip_.getUnzFile();
-        unz64_file_pos pos = entry.position;
-        if (unzGoToFilePos64(uf, &pos) != UNZ_OK || unzOpenCurrentFile(uf) != UNZ_OK)
-            throw Error(where, "cannot open entry");
-        std::uint64_t done = 0;
-        while (done < wanted) {
-            const auto chunk =
-                static_cast<unsigned>(std::min<std::uint64_t>(wanted - done, 1u << 30));
-            const int n = unzReadCurrentFile(uf, out.data.get() + done, chunk);
-            if (n < 0) {
-                unzCloseCurrentFile(uf);
-                throw Error(where, "corrupt compressed data (zip error " + std::to_string(n) + ")");
-            }
-            if (n == 0)
-                break;
-            done += static_cast<unsigned>(n);
-        }
-        const int closeRc = unzCloseCurrentFile(uf);  // checks the CRC when all was read
-        if (done != wanted)
-            throw Error(where, "compressed data ends after " + std::to_string(done) + " of " +
-                                   std::to_string(wanted) + " bytes");
-        if (closeRc == UNZ_CRCERROR && wanted == entry.info.size)
-            throw Error(where, "CRC mismatch: the entry is corrupt");
-        out.size = nbytes;
-        return out;
-    }
-
-    LeafBytes inflateLzma(const Entry& entry, std::uint64_t nbytes) const {
-        const std::string where = describe(entry.info.path);
-        checkUnchanged();
-        const std::string raw = readCompressedEntry(path_, entry.info.path, entry.info.storedSize);
-        LeafBytes out = allocateOwnedBuffer(nbytes);
-        decodeZipLzma(raw, out.data.get(), nbytes, where);
-        out.size = nbytes;
-        return out;
-    }
-
     std::string path_;
     int fd_ = -1;
-    dev_t device_ = 0;
-    ino_t inode_ = 0;
     std::uint64_t fileSize_ = 0;
-    mutable QuaZip zip_;
-    std::map<std::string, Entry> entries_;
+    std::unordered_map<std::string, Entry> entries_;
     mutable std::mutex mutex_;
     mutable LeafBytes mapping_;
 };

@@ -1,271 +1,418 @@
 #include "archive_writer.h"
 
-#include <zip.h>
+#include <fcntl.h>
+#include <unistd.h>
 
-#include <QFuture>
-#include <QThreadPool>
-#include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
 #include <cstring>
-#include <map>
+#include <mutex>
+#include <thread>
 
-#include "compress.h"
+#include "codec.h"
 #include "tensordict/error.h"
+#include "zip_layout.h"
 
 namespace tensordict {
 namespace {
 
-constexpr std::uint16_t kPaddingFieldId = 0x6474;  // "td", as Python writes it
-constexpr std::uint64_t kAlignment = 64;
-constexpr std::uint64_t kLocalHeaderSize = 30;
-constexpr std::uint64_t kZip64LocalExtra = 20;
+// Payloads are copied and checksummed in pieces of this size: large enough
+// to amortise a system call, small enough to stay in cache between the CRC
+// and the copy, and to spread one large entry over every thread.
+constexpr std::uint64_t kCopyChunk = 1u << 20;
+// Small entries are gathered into one buffer and written with one call.
+constexpr std::uint64_t kGroupBytes = 1u << 20;
+constexpr std::size_t kGroupFiles = 512;
 
-struct Compressed {
-    std::string payload;
+std::string sysError(const char* what) {
+    return std::string(what) + ": " + std::strerror(errno);
+}
+
+// A piece of work: whole files [first, last) when `group`, else bytes
+// [begin, end) of file `first`.
+struct Unit {
+    std::size_t first = 0;
+    std::size_t last = 0;
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+    bool group = false;
+    bool lastOfFile = true;
+};
+
+// What a unit produced, for the in-order writer of compressed archives.
+struct UnitOutput {
+    std::string bytes;  // compressed bytes (or a copy of small stored content)
     std::uint32_t crc = 0;
-    std::string error;
+    bool ready = false;
 };
 
-class ArchiveJob;
-
-// One entry's bytes as libzip pulls them at zip_close().
-struct EntrySource {
-    ArchiveJob* job;
-    std::size_t index;
-    LeafBytes bytes;  // stored entries: the data itself
-    std::uint64_t offset = 0;
-};
-
-class ArchiveJob {
+class ArchiveWriter {
 public:
-    ArchiveJob(const std::string& path, const WritePlan& plan, int method, int level, int threads,
-               ProgressTracker& progress)
-        : path_(path), plan_(plan), method_(method), level_(level), progress_(progress) {
-        pool_.setMaxThreadCount(std::max(1, threads));
-        window_ = static_cast<std::size_t>(std::max(1, threads)) + 1;
+    ArchiveWriter(const std::string& path, const WritePlan& plan, int method, int level,
+                  int threads, ProgressTracker& progress)
+        : path_(path),
+          plan_(plan),
+          method_(method),
+          level_(level),
+          threads_(std::max(1, threads)),
+          progress_(progress),
+          headers_(plan.files.size()) {
+        zip::dosDateTime(dosTime_, dosDate_);
+        for (std::size_t i = 0; i < plan.files.size(); ++i) {
+            zip::EntryHeader& h = headers_[i];
+            h.name = plan.files[i].path;
+            h.method = compressed(i) ? method_ : zip::kStored;
+            h.size = plan.files[i].size;
+            h.dosTime = dosTime_;
+            h.dosDate = dosDate_;
+        }
+    }
+
+    ~ArchiveWriter() {
+        if (fd_ >= 0)
+            ::close(fd_);
     }
 
     void run() {
-        int err = 0;
-        zip_t* za = zip_open(path_.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
-        if (!za) {
-            zip_error_t ze;
-            zip_error_init_with_code(&ze, err);
-            const std::string why = zip_error_strerror(&ze);
-            zip_error_fini(&ze);
-            throw Error(path_, "cannot create archive: " + why);
+        fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (fd_ < 0)
+            throw Error(path_, sysError("cannot create archive"));
+        std::uint64_t end = 0;
+        if (method_ == zip::kStored)
+            end = writeStored();
+        else
+            end = writeCompressed();
+        std::string directory;
+        for (const zip::EntryHeader& h : headers_)
+            directory += zip::centralHeader(h);
+        const std::uint64_t directoryOffset = end;
+        directory += zip::endRecords(headers_.size(), directoryOffset, directory.size());
+        writeAt(directory.data(), directory.size(), directoryOffset, path_);
+        if (::close(fd_) != 0) {
+            fd_ = -1;
+            throw Error(path_, sysError("close failed"));
         }
-        try {
-            addEntries(za);
-        } catch (...) {
-            zip_discard(za);
-            throw;
-        }
-        if (zip_close(za) != 0) {
-            std::string why = zip_strerror(za);
-            zip_discard(za);
-            waitForWorkers();
-            if (!firstError_.empty())
-                throw Error(firstErrorWhere_, firstError_);
-            throw Error(path_, "cannot write archive: " + why);
-        }
-        waitForWorkers();
-    }
-
-    // libzip's source callback, per entry.
-    zip_int64_t callback(EntrySource& src, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
-        const PlannedFile& file = plan_.files[src.index];
-        try {
-            switch (cmd) {
-                case ZIP_SOURCE_SUPPORTS:
-                    return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ,
-                                                          ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT,
-                                                          ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, -1);
-                case ZIP_SOURCE_STAT: {
-                    auto* st = static_cast<zip_stat_t*>(data);
-                    zip_stat_init(st);
-                    st->valid = ZIP_STAT_SIZE | ZIP_STAT_COMP_METHOD;
-                    st->size = file.size;
-                    if (compressed(src.index)) {
-                        const Compressed& c = result(src.index);
-                        st->comp_method = static_cast<zip_uint16_t>(method_);
-                        st->comp_size = c.payload.size();
-                        st->crc = c.crc;
-                        st->valid |= ZIP_STAT_COMP_SIZE | ZIP_STAT_CRC;
-                    } else {
-                        st->comp_method = ZIP_CM_STORE;
-                    }
-                    return sizeof(zip_stat_t);
-                }
-                case ZIP_SOURCE_OPEN:
-                    src.offset = 0;
-                    if (!compressed(src.index))
-                        src.bytes = file.bytes();  // maps the leaf now
-                    return 0;
-                case ZIP_SOURCE_READ: {
-                    progress_.throwIfCancelled(path_);
-                    const std::byte* base;
-                    std::uint64_t size;
-                    if (compressed(src.index)) {
-                        const Compressed& c = result(src.index);
-                        base = reinterpret_cast<const std::byte*>(c.payload.data());
-                        size = c.payload.size();
-                    } else {
-                        base = src.bytes.data.get();
-                        size = file.size;
-                    }
-                    const std::uint64_t n = std::min<std::uint64_t>(len, size - src.offset);
-                    if (n)
-                        std::memcpy(data, base + src.offset, n);
-                    src.offset += n;
-                    if (!compressed(src.index))
-                        progress_.add(n, file.path);
-                    return static_cast<zip_int64_t>(n);
-                }
-                case ZIP_SOURCE_CLOSE:
-                    src.bytes = {};
-                    progress_.fileDone(file.path);
-                    return 0;
-                case ZIP_SOURCE_ERROR:
-                    return zip_error_to_data(&error_, data, len);
-                case ZIP_SOURCE_FREE:
-                    delete &src;
-                    return 0;
-                default:
-                    zip_error_set(&error_, ZIP_ER_OPNOTSUPP, 0);
-                    return -1;
-            }
-        } catch (const Error& e) {
-            recordError(e.where(), e.reason());
-        } catch (const std::exception& e) {
-            recordError(path_ + ":" + file.path, e.what());
-        }
-        zip_error_set(&error_, ZIP_ER_INTERNAL, 0);
-        return -1;
+        fd_ = -1;
     }
 
 private:
     bool compressed(std::size_t i) const {
-        return method_ != ZIP_CM_STORE && plan_.files[i].isTensorData;
+        return method_ != zip::kStored && plan_.files[i].isTensorData;
+    }
+
+    void writeAt(const void* data, std::size_t n, std::uint64_t offset,
+                 const std::string& what) const {
+        std::size_t done = 0;
+        while (done < n) {
+            const ssize_t w = ::pwrite(fd_, static_cast<const char*>(data) + done, n - done,
+                                       static_cast<off_t>(offset + done));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                throw Error(path_ + ":" + what, sysError("write failed"));
+            done += static_cast<std::size_t>(w);
+        }
+    }
+
+    // --- Stored archives: every offset known in advance ---
+
+    std::uint64_t writeStored() {
+        std::uint64_t offset = 0;
+        for (std::size_t i = 0; i < plan_.files.size(); ++i) {
+            zip::EntryHeader& h = headers_[i];
+            h.localHeaderOffset = offset;
+            if (plan_.files[i].isTensorData)
+                h.padding = zip::alignmentPadding(offset, h.name.size());
+            h.compressedSize = h.size;
+            offset += zip::localHeaderSize(h) + h.size;
+        }
+        // Units in file order, so the file grows front to back.
+        firstUnit_.assign(plan_.files.size(), 0);
+        for (std::size_t i = 0; i < plan_.files.size();) {
+            const std::uint64_t size = plan_.files[i].size;
+            if (size > kGroupBytes) {
+                firstUnit_[i] = units_.size();
+                for (std::uint64_t b = 0; b < size; b += kCopyChunk)
+                    units_.push_back({i, i + 1, b, std::min(size, b + kCopyChunk), false,
+                                      b + kCopyChunk >= size});
+                ++i;
+                continue;
+            }
+            Unit u{i, i, 0, 0, true, true};
+            std::uint64_t bytes = 0;
+            while (u.last < plan_.files.size() && u.last - u.first < kGroupFiles &&
+                   plan_.files[u.last].size <= kGroupBytes &&
+                   (u.last == u.first || bytes + plan_.files[u.last].size <= kGroupBytes))
+                bytes += plan_.files[u.last++].size;
+            units_.push_back(u);
+            i = u.last;
+        }
+        chunkCrcs_.assign(units_.size(), 0);
+        unitsLeft_ = std::vector<std::atomic<std::uint32_t>>(plan_.files.size());
+        for (const Unit& u : units_)
+            if (!u.group)
+                ++unitsLeft_[u.first];
+        runWorkers(threads_ - 1, [this] { storedWorker(); });
+        return offset;
+    }
+
+    void storedWorker() {
+        for (;;) {
+            const std::size_t k = nextUnit_.fetch_add(1);
+            if (k >= units_.size() || failed_)
+                return;
+            const Unit& u = units_[k];
+            if (u.group)
+                writeGroup(u);
+            else
+                writeChunk(k, u);
+        }
+    }
+
+    // Headers and payloads of consecutive small entries, in one write.
+    void writeGroup(const Unit& u) {
+        const std::uint64_t start = headers_[u.first].localHeaderOffset;
+        const zip::EntryHeader& lastHeader = headers_[u.last - 1];
+        std::string buffer;
+        buffer.reserve(lastHeader.localHeaderOffset + zip::localHeaderSize(lastHeader) +
+                       lastHeader.size - start);
+        for (std::size_t i = u.first; i < u.last; ++i) {
+            progress_.throwIfCancelled(path_);
+            const PlannedFile& file = plan_.files[i];
+            const LeafBytes bytes = file.bytes();
+            zip::EntryHeader& h = headers_[i];
+            h.crc = crc32Of(bytes.data.get(), file.size);
+            buffer += zip::localHeader(h);
+            buffer.append(reinterpret_cast<const char*>(bytes.data.get()), file.size);
+        }
+        writeAt(buffer.data(), buffer.size(), start, plan_.files[u.first].path);
+        for (std::size_t i = u.first; i < u.last; ++i) {
+            progress_.add(plan_.files[i].size, plan_.files[i].path);
+            progress_.fileDone(plan_.files[i].path);
+        }
+    }
+
+    // A piece of a large stored entry, straight from its mapping to its offset.
+    void writeChunk(std::size_t k, const Unit& u) {
+        progress_.throwIfCancelled(path_);
+        const PlannedFile& file = plan_.files[u.first];
+        const LeafBytes bytes = file.bytes();  // mapped once, then cached by the leaf
+        zip::EntryHeader& h = headers_[u.first];
+        const std::byte* p = bytes.data.get() + u.begin;
+        const std::size_t n = u.end - u.begin;
+        chunkCrcs_[k] = crc32Of(p, n);
+        writeAt(p, n, h.localHeaderOffset + zip::localHeaderSize(h) + u.begin, file.path);
+        progress_.add(n, file.path);
+        if (unitsLeft_[u.first].fetch_sub(1) != 1)
+            return;
+        // The last piece to finish: join the pieces' CRCs in order, then the header.
+        std::uint32_t crc = 0;
+        for (std::size_t m = firstUnit_[u.first]; m < units_.size() && units_[m].first == u.first;
+             ++m)
+            crc = crc32Combine(crc, chunkCrcs_[m], units_[m].end - units_[m].begin);
+        h.crc = crc;
+        const std::string header = zip::localHeader(h);
+        writeAt(header.data(), header.size(), h.localHeaderOffset, file.path);
+        progress_.fileDone(file.path);
+    }
+
+    // --- Compressed archives: compressed ahead, appended in order ---
+
+    std::uint64_t writeCompressed() {
+        for (std::size_t i = 0; i < plan_.files.size(); ++i) {
+            const std::uint64_t size = plan_.files[i].size;
+            if (compressed(i) && method_ == zip::kDeflate && size > kDeflateChunk) {
+                for (std::uint64_t b = 0; b < size; b += kDeflateChunk)
+                    units_.push_back({i, i + 1, b, std::min(size, b + kDeflateChunk), false,
+                                      b + kDeflateChunk >= size});
+            } else {
+                units_.push_back({i, i + 1, 0, size, false, true});
+            }
+        }
+        outputs_ = std::vector<UnitOutput>(units_.size());
+        // Compression runs at most this many units ahead of the writer, which bounds memory.
+        window_ = static_cast<std::size_t>(threads_) * 4;
+
+        std::uint64_t cursor = 0;
+        std::vector<std::thread> workers;
+        const int helpers = threads_ > 1 ? threads_ : 0;
+        std::exception_ptr failure;
+        {
+            struct Join {
+                ArchiveWriter& w;
+                std::vector<std::thread>& threads;
+                ~Join() {
+                    {
+                        std::lock_guard<std::mutex> lock(w.mutex_);
+                        w.stop_ = true;
+                    }
+                    w.changed_.notify_all();
+                    for (auto& t : threads)
+                        t.join();
+                }
+            } join{*this, workers};
+            for (int t = 0; t < helpers; ++t)
+                workers.emplace_back([this] { guarded([this] { compressWorker(); }); });
+            std::uint32_t crc = 0;
+            std::uint64_t compressedSize = 0;
+            for (std::size_t k = 0; k < units_.size(); ++k) {
+                const Unit& u = units_[k];
+                zip::EntryHeader& h = headers_[u.first];
+                if (u.begin == 0) {
+                    h.localHeaderOffset = cursor;
+                    cursor += zip::localHeaderSize(h);
+                    crc = 0;
+                    compressedSize = 0;
+                }
+                UnitOutput out = helpers ? awaitOutput(k) : produce(u);
+                writeAt(out.bytes.data(), out.bytes.size(), cursor, plan_.files[u.first].path);
+                cursor += out.bytes.size();
+                compressedSize += out.bytes.size();
+                crc = u.begin == 0 ? out.crc : crc32Combine(crc, out.crc, u.end - u.begin);
+                if (!compressed(u.first))
+                    progress_.add(u.end - u.begin, plan_.files[u.first].path);
+                if (u.lastOfFile) {
+                    h.crc = crc;
+                    h.compressedSize = compressedSize;
+                    const std::string header = zip::localHeader(h);
+                    writeAt(header.data(), header.size(), h.localHeaderOffset,
+                            plan_.files[u.first].path);
+                    progress_.fileDone(plan_.files[u.first].path);
+                }
+            }
+        }
+        rethrowFirstError();
+        return cursor;
+    }
+
+    UnitOutput produce(const Unit& u) {
+        progress_.throwIfCancelled(path_);
+        const PlannedFile& file = plan_.files[u.first];
+        const LeafBytes bytes = file.bytes();
+        const std::byte* p = bytes.data.get() + u.begin;
+        const std::size_t n = u.end - u.begin;
+        UnitOutput out;
+        out.crc = crc32Of(p, n);
+        const std::string where = path_ + ":" + file.path;
+        try {
+            if (!compressed(u.first)) {
+                out.bytes.assign(reinterpret_cast<const char*>(p), n);
+            } else if (method_ == zip::kDeflate) {
+                const std::size_t dictionary = std::min<std::uint64_t>(u.begin, 32768);
+                out.bytes = deflateChunk(p, n, p - dictionary, dictionary, u.lastOfFile, level_);
+                progress_.add(n, file.path);
+            } else {
+                out.bytes = compressPayload(p, n, method_, level_, [this, &file](std::uint64_t k) {
+                    progress_.add(k, file.path);
+                    return !progress_.cancelled();
+                });
+            }
+        } catch (const Error& e) {
+            throw Error(where, e.reason());
+        }
+        return out;
+    }
+
+    void compressWorker() {
+        for (;;) {
+            std::size_t k;
+            {
+                std::unique_lock<std::mutex> lock(mutex_);
+                changed_.wait(lock, [this] {
+                    return stop_ || nextUnit_ >= units_.size() || nextUnit_ < written_ + window_;
+                });
+                if (stop_ || nextUnit_ >= units_.size())
+                    return;
+                k = nextUnit_++;
+            }
+            UnitOutput out = produce(units_[k]);
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                outputs_[k] = std::move(out);
+                outputs_[k].ready = true;
+            }
+            changed_.notify_all();
+        }
+    }
+
+    UnitOutput awaitOutput(std::size_t k) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return outputs_[k].ready || failed_; });
+        if (!outputs_[k].ready)
+            rethrowFirstErrorLocked();
+        UnitOutput out = std::move(outputs_[k]);
+        outputs_[k] = UnitOutput{};
+        written_ = k + 1;
+        lock.unlock();
+        changed_.notify_all();
+        return out;
+    }
+
+    // --- Threads and errors ---
+
+    template <typename F>
+    void guarded(F&& f) {
+        try {
+            f();
+        } catch (const Error& e) {
+            recordError(e.where(), e.reason());
+        } catch (const std::exception& e) {
+            recordError(path_, e.what());
+        }
     }
 
     void recordError(const std::string& where, const std::string& why) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (!failed_)
+                firstErrorWhere_ = where, firstError_ = why;
+            failed_ = true;
+        }
+        changed_.notify_all();
+    }
+
+    void rethrowFirstErrorLocked() const { throw Error(firstErrorWhere_, firstError_); }
+    void rethrowFirstError() {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (firstError_.empty())
-            firstErrorWhere_ = where, firstError_ = why;
+        if (failed_)
+            rethrowFirstErrorLocked();
     }
 
-    void addEntries(zip_t* za) {
-        std::uint64_t offset =
-            0;  // predicted local header offset (exact while all entries are stored)
-        for (std::size_t i = 0; i < plan_.files.size(); ++i) {
-            const PlannedFile& file = plan_.files[i];
-            auto* src = new EntrySource{this, i, {}, 0};
-            zip_source_t* zs = zip_source_function(za, &ArchiveJob::trampoline, src);
-            if (!zs) {
-                delete src;
-                throw Error(path_, zip_strerror(za));
-            }
-            const zip_int64_t idx = zip_file_add(za, file.path.c_str(), zs, ZIP_FL_ENC_UTF_8);
-            if (idx < 0) {
-                zip_source_free(zs);
-                throw Error(path_ + ":" + file.path,
-                            std::string("cannot add entry: ") + zip_strerror(za));
-            }
-            const auto index = static_cast<zip_uint64_t>(idx);
-            std::uint64_t extra = file.size >= 0xFFFFFFFFull ? kZip64LocalExtra : 0;
-            if (!compressed(i)) {
-                if (zip_set_file_compression(za, index, ZIP_CM_STORE, 0) != 0)
-                    throw Error(path_ + ":" + file.path, zip_strerror(za));
-                if (file.isTensorData) {
-                    // Pad so that the payload starts on a 64-byte boundary, as Python does.
-                    const std::uint64_t before =
-                        offset + kLocalHeaderSize + file.path.size() + 4 + extra;
-                    const std::uint64_t pad = (kAlignment - before % kAlignment) % kAlignment;
-                    const std::string zeros(pad, '\0');
-                    if (zip_file_extra_field_set(za, index, kPaddingFieldId, ZIP_EXTRA_FIELD_NEW,
-                                                 reinterpret_cast<const zip_uint8_t*>(zeros.data()),
-                                                 static_cast<zip_uint16_t>(pad),
-                                                 ZIP_FL_LOCAL | ZIP_FL_CENTRAL) != 0)
-                        throw Error(path_ + ":" + file.path, zip_strerror(za));
-                    extra += 4 + pad;
-                }
-            }
-            offset += kLocalHeaderSize + file.path.size() + extra + file.size;
-        }
+    // Runs `work` on the calling thread and `extra` more threads.
+    template <typename F>
+    void runWorkers(int extra, F work) {
+        std::vector<std::thread> threads;
+        for (int t = 0; t < extra; ++t)
+            threads.emplace_back([this, work] { guarded(work); });
+        guarded(work);
+        for (auto& t : threads)
+            t.join();
+        rethrowFirstError();
     }
 
-    static zip_int64_t trampoline(void* user, void* data, zip_uint64_t len, zip_source_cmd_t cmd) {
-        auto* src = static_cast<EntrySource*>(user);
-        return src->job->callback(*src, data, len, cmd);
-    }
-
-    // Starts compressing entries from `i` on, up to the window ahead.
-    void schedule(std::size_t i) {
-        std::size_t started = 0;
-        for (std::size_t j = i; j < plan_.files.size() && started < window_; ++j) {
-            if (!compressed(j))
-                continue;
-            ++started;
-            if (futures_.count(j) || results_.count(j))
-                continue;
-            const PlannedFile* file = &plan_.files[j];
-            futures_[j] = QtConcurrent::run(&pool_, [this, file] {
-                Compressed c;
-                try {
-                    if (progress_.cancelled())
-                        throw Error(path_, "cancelled");
-                    const LeafBytes bytes = file->bytes();
-                    c.crc = crc32Of(bytes.data.get(), bytes.size);
-                    c.payload = compressPayload(bytes.data.get(), bytes.size, method_, level_,
-                                                [this, file](std::uint64_t n) {
-                                                    progress_.add(n, file->path);
-                                                    return !progress_.cancelled();
-                                                });
-                } catch (const Error& e) {
-                    c.error = e.what();
-                } catch (const std::exception& e) {
-                    c.error = path_ + ":" + file->path + ": " + e.what();
-                }
-                return c;
-            });
-        }
-    }
-
-    const Compressed& result(std::size_t i) {
-        // libzip stats an entry again after writing it, so a payload is kept
-        // until the writer has moved on to a later entry.
-        results_.erase(results_.begin(), results_.lower_bound(i));
-        auto done = results_.find(i);
-        if (done == results_.end()) {
-            schedule(i);
-            QFuture<Compressed> f = futures_.at(i);
-            futures_.erase(i);
-            done = results_.emplace(i, f.result()).first;  // waits for it
-        }
-        if (!done->second.error.empty())
-            throw Error(path_ + ":" + plan_.files[i].path, done->second.error);
-        return done->second;
-    }
-
-    void waitForWorkers() {
-        for (auto& [i, f] : futures_)
-            f.waitForFinished();
-        futures_.clear();
-        pool_.waitForDone();
-    }
-
-    std::string path_;
+    const std::string path_;
     const WritePlan& plan_;
-    int method_;
-    int level_;
+    const int method_;
+    const int level_;
+    const int threads_;
     ProgressTracker& progress_;
-    QThreadPool pool_;
-    std::size_t window_;
-    // Used on the writing thread only: compressions under way, and finished ones not yet written.
-    std::map<std::size_t, QFuture<Compressed>> futures_;
-    std::map<std::size_t, Compressed> results_;
-    zip_error_t error_{};
+    int fd_ = -1;
+    std::uint16_t dosTime_ = 0, dosDate_ = 0;
+    std::vector<zip::EntryHeader> headers_;
+    std::vector<Unit> units_;
+    std::atomic<std::size_t> nextUnit_{0};
+    std::vector<std::uint32_t> chunkCrcs_;
+    std::vector<std::size_t> firstUnit_;  // a large stored entry's first piece
+    std::vector<std::atomic<std::uint32_t>> unitsLeft_;
+    std::vector<UnitOutput> outputs_;
+    std::size_t window_ = 1;
+    std::size_t written_ = 0;  // units appended by the writer
+    bool stop_ = false;
     std::mutex mutex_;
+    std::condition_variable changed_;
+    std::atomic<bool> failed_{false};
     std::string firstError_, firstErrorWhere_;
 };
 
@@ -273,11 +420,12 @@ private:
 
 void writeArchive(const std::string& path, const WritePlan& plan, int method, int level,
                   int threads, ProgressTracker& progress) {
-    if (method != kZipStored && method != kZipDeflate && method != kZipBzip2 && method != kZipLzma)
+    if (method != zip::kStored && method != zip::kDeflate && method != zip::kBzip2 &&
+        method != zip::kLzma)
         throw Error(path, "unsupported compression method " + std::to_string(method) +
                               " (stored 0, deflate 8, bzip2 12, lzma 14)");
-    ArchiveJob job(path, plan, method, level, threads, progress);
-    job.run();
+    ArchiveWriter writer(path, plan, method, level, threads, progress);
+    writer.run();
 }
 
 }  // namespace tensordict

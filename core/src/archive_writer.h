@@ -7,12 +7,19 @@
 
 namespace tensordict {
 
-// Writes `plan` (in archive order) as a .tdz zip at `path` with libzip:
-// no directory entries, meta.json and sidecars stored, .memmap entries
-// stored with 64-byte aligned payloads (padding extra field 0x6474 in the
-// local and central headers) or compressed with `method` (deflate, bzip2, or
-// LZMA as method 14, as Python's zipfile writes it), compressed on `threads`
-// threads ahead of the writer. Throws Error naming the path or entry.
+// Writes `plan` (in archive order) as a .tdz zip at `path` (created or
+// truncated), laid out as zip_layout.h describes: no directory entries,
+// meta.json and sidecars stored, .memmap entries stored with 64-byte aligned
+// payloads or compressed with `method` (deflate, bzip2, or LZMA as method 14,
+// as Python's zipfile writes it) at `level`.
+//
+// Stored archives have every offset known from the plan: `threads` threads
+// copy payloads straight from the source mappings to their offsets with
+// pwrite and compute the CRC-32 of each chunk on the way. Compressed
+// archives compress on `threads` threads ahead of one writer that appends
+// in order; deflate splits large entries into chunks joined into one
+// stream (codec.h). Throws Error naming the path or entry; the caller
+// removes a partly written file.
 void writeArchive(const std::string& path, const WritePlan& plan, int method, int level,
                   int threads, ProgressTracker& progress);
 

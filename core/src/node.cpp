@@ -80,6 +80,12 @@ bool Node::isMaterialized() const {
     return bytes_.has_value();
 }
 
+std::optional<std::uint64_t> Node::payloadOffset() const {
+    if (kind != NodeKind::Tensor || !store || storage.kind == StorageKind::None)
+        return std::nullopt;
+    return store->payloadOffset(storage);
+}
+
 LeafBytes Node::bytes() const {
     if (kind != NodeKind::Tensor)
         throw Error(formatKeyPath(keyPath()), "not a tensor leaf");

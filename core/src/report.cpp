@@ -91,10 +91,14 @@ struct Collector {
             o.emplace_back("file_size", Value(static_cast<std::int64_t>(leaf.storage.size)));
             if (leaf.storage.kind != StorageKind::File) {
                 o.emplace_back("zip_method", Value(zipMethodName(leaf.storage.zipMethod)));
+                std::optional<std::uint64_t> offset;
+                try {
+                    offset = leaf.payloadOffset();
+                } catch (const Error&) {
+                    // Reported when the leaf's bytes are read.
+                }
                 o.emplace_back("payload_offset",
-                               leaf.storage.offset
-                                   ? Value(static_cast<std::int64_t>(*leaf.storage.offset))
-                                   : Value());
+                               offset ? Value(static_cast<std::int64_t>(*offset)) : Value());
             }
         }
         leaves.emplace_back(std::move(o));

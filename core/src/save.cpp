@@ -290,18 +290,22 @@ TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOpt
     const std::set<std::string> keep = checkExistingFiles(plan, cleanTarget, archive, options);
     ProgressTracker progress(options, plan.totalBytes, static_cast<int>(plan.files.size()));
 
-    const std::string writeTo =
-        options.atomic ? temporarySibling(cleanTarget) : cleanTarget.string();
+    // An archive is always written beside its target and renamed onto it:
+    // whoever maps the old archive (the source of this save, perhaps) keeps
+    // its bytes, and a failed archive save changes nothing. `atomic` adds
+    // the flushes that make the rename durable.
+    const bool viaTemporary = archive || options.atomic;
+    const std::string writeTo = viaTemporary ? temporarySibling(cleanTarget) : cleanTarget.string();
     try {
         if (archive) {
             writeArchive(writeTo, plan, options.compression, options.compressionLevel,
                          options.numThreads, progress);
-            if (options.atomic) {
+            if (options.atomic)
                 syncFile(writeTo);
-                if (::rename(writeTo.c_str(), cleanTarget.c_str()) != 0)
-                    throw Error(cleanTarget.string(), sysError("cannot rename into place"));
+            if (::rename(writeTo.c_str(), cleanTarget.c_str()) != 0)
+                throw Error(cleanTarget.string(), sysError("cannot rename into place"));
+            if (options.atomic)
                 syncDirectoryOf(cleanTarget);
-            }
         } else {
             writeDirectory(writeTo, plan, options.numThreads, progress, keep);
             if (options.atomic) {
@@ -313,7 +317,7 @@ TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOpt
         const auto* err = dynamic_cast<const Error*>(&e);
         const std::string where = err ? err->where() : writeTo;
         const std::string reason = err ? err->reason() : e.what();
-        if (options.atomic) {
+        if (viaTemporary) {
             std::error_code ec;
             fs::remove_all(writeTo, ec);
             throw Error(where, reason + " (nothing was changed at " + cleanTarget.string() + ")");
@@ -331,7 +335,8 @@ TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOpt
         while (!stack.empty()) {
             const Node* n = stack.back();
             stack.pop_back();
-            if (n->kind == NodeKind::Tensor && n->storage.offset && *n->storage.offset % 64 != 0)
+            const auto offset = n->kind == NodeKind::Tensor ? n->payloadOffset() : std::nullopt;
+            if (offset && *offset % 64 != 0)
                 throw Error(cleanTarget.string() + ":" + n->storage.path,
                             "payload is not 64-byte aligned");
             for (const auto& c : n->children)

@@ -30,6 +30,11 @@ public:
     // address is a multiple of `alignment`. The file itself never changes.
     virtual LeafBytes map(const StorageInfo& info, std::uint64_t nbytes,
                           std::size_t alignment) const = 0;
+    // Where an archive entry's payload starts in the archive (read from its
+    // local header once); nullopt for files of a directory.
+    virtual std::optional<std::uint64_t> payloadOffset(const StorageInfo&) const {
+        return std::nullopt;
+    }
 };
 
 // Opens `path` as a directory store or, for a regular file, an archive store.

@@ -1,13 +1,11 @@
 #include "tensordict/version.h"
 
 #include <bzlib.h>
+#include <isa-l.h>
 #include <lzma.h>
-#include <torch/version.h>
 #include <zlib.h>
 
 #include <QtGlobal>
-
-#include "raw_zip_entry.h"
 
 namespace tensordict {
 
@@ -17,9 +15,11 @@ std::string version() {
 
 std::vector<std::pair<std::string, std::string>> libraryVersions() {
     return {
-        {"libtorch", TORCH_VERSION},           {"Qt", qVersion()},
-        {"QuaZip", TENSORDICT_QUAZIP_VERSION}, {"libzip", libzipVersion()},
-        {"liblzma", lzma_version_string()},    {"zlib", zlibVersion()},
+        {"Qt", qVersion()},
+        {"liblzma", lzma_version_string()},
+        {"zlib", zlibVersion()},
+        {"ISA-L", std::to_string(ISAL_MAJOR_VERSION) + "." + std::to_string(ISAL_MINOR_VERSION) +
+                      "." + std::to_string(ISAL_PATCH_VERSION)},
         {"bzip2", BZ2_bzlibVersion()},
     };
 }

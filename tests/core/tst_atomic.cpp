@@ -3,11 +3,11 @@
 // always load with either the complete old or the complete new content. A
 // full disk (a file-size limit) must leave the prefix untouched too.
 
-#include <ATen/ATen.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "tensordict/torch.h"
 
 #include <QElapsedTimer>
 #include <QTemporaryDir>

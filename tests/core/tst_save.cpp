@@ -2,6 +2,7 @@
 // compression; output is checked file by file against Python's, and read
 // back by independent tools (Python's zipfile, pickle and numpy).
 
+#include <QCryptographicHash>
 #include <QDirIterator>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -29,6 +30,27 @@ QByteArray readAll(const QString& path) {
     QFile f(path);
     f.open(QIODevice::ReadOnly);
     return f.readAll();
+}
+
+// An archive's bytes with the DOS time and date of every local and central
+// header zeroed: the one field that differs from run to run.
+QByteArray withoutTimestamps(QByteArray zip) {
+    for (const auto& [signature, offset] :
+         {std::pair{QByteArray("PK\x03\x04", 4), 10}, std::pair{QByteArray("PK\x01\x02", 4), 12}})
+        for (qsizetype at = zip.indexOf(signature); at >= 0; at = zip.indexOf(signature, at + 4))
+            zip.replace(at + offset, 4, QByteArray(4, '\0'));
+    return zip;
+}
+
+// Deterministic bytes that compress somewhat, like real data.
+std::vector<std::uint8_t> sampleBytes(std::size_t n, std::uint32_t seed) {
+    std::vector<std::uint8_t> v(n);
+    std::uint32_t x = seed;
+    for (std::size_t i = 0; i < n; ++i) {
+        x = x * 1664525u + 1013904223u;
+        v[i] = static_cast<std::uint8_t>((x >> 24) & (i % 3 ? 0x0F : 0xFF));
+    }
+    return v;
 }
 
 QStringList relativeFiles(const QString& root) {
@@ -109,6 +131,90 @@ private Q_SLOTS:
         if (target == "dir" && !fixture.startsWith("archive_"))
             compareFilesWithFixture(fixture, prefix);
         verifyWithPython(prefix, expected, target);
+    }
+
+    void storedArchiveIsPythonsByteForByte() {
+        // Python's own archive, re-saved: the same bytes but for the timestamps.
+        const QString fixture = testsupport::fixturePath("archive_simple.tdz");
+        const QString prefix = scratch_.path() + "/same-bytes.tdz";
+        SaveOptions options;
+        options.copyExisting = true;
+        save(load(fixture.toStdString()), prefix.toStdString(), options);
+        const QByteArray ours = readAll(prefix), python = readAll(fixture);
+        QCOMPARE(ours.size(), python.size());
+        QCOMPARE(withoutTimestamps(ours).toHex(), withoutTimestamps(python).toHex());
+    }
+
+    void largeEntriesEveryMethod_data() {
+        QTest::addColumn<QString>("method");
+        QTest::addColumn<int>("threads");
+        for (const char* m : {"stored", "deflate", "bzip2", "lzma"})
+            for (int threads : {1, 2})
+                QTest::newRow(qPrintable(QString("%1-%2").arg(m).arg(threads)))
+                    << QString(m) << threads;
+    }
+    void largeEntriesEveryMethod() {
+        // Entries that span several copy and deflate chunks (1 MiB), an empty
+        // leaf, and more small entries than one write groups together.
+        QFETCH(QString, method);
+        QFETCH(int, threads);
+        TensorDict td = TensorDict::create();
+        Node& root = td.mutableRoot();
+        std::map<QString, QByteArray> sha;
+        auto add = [&](Node& parent, const QString& key, std::vector<std::uint8_t> bytes) {
+            sha[key] =
+                QCryptographicHash::hash(QByteArrayView(reinterpret_cast<const char*>(bytes.data()),
+                                                        static_cast<qsizetype>(bytes.size())),
+                                         QCryptographicHash::Sha256)
+                    .toHex();
+            const auto n = static_cast<std::int64_t>(bytes.size());
+            parent.addBytes(key.section('/', -1).toStdString(), DType::UInt8, {n},
+                            ownedBytes(std::move(bytes)));
+        };
+        add(root, "big", sampleBytes((5u << 20) + 17, 1));
+        add(root, "exact", sampleBytes(2u << 20, 2));
+        add(root, "empty", {});
+        Node& many = root.addTensorDict("many");
+        for (int i = 0; i < 700; ++i)
+            add(many, QString("many/k%1").arg(i, 3, 10, QChar('0')), sampleBytes(100 + i, 10 + i));
+
+        SaveOptions options;
+        options.numThreads = threads;
+        options.compression = *zipMethodFromName(method.toStdString());
+        const QString prefix =
+            scratch_.path() + "/large-" + method + QString::number(threads) + ".tdz";
+        try {
+            save(td, prefix.toStdString(), options);
+        } catch (const Error& e) {
+            QFAIL(e.what());
+        }
+        QString out, error;
+        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/verify_output.py", prefix},
+                                        &out, &error),
+                 qPrintable(error));
+        const QJsonObject py = QJsonDocument::fromJson(out.toUtf8()).object();
+        QVERIFY2(py["zip"].toObject()["testzip"].isNull(), "zipfile found a bad CRC");
+        const QJsonObject leaves = py["leaves"].toObject();
+        QCOMPARE(leaves.size(), int(sha.size()));
+        for (const auto& [key, digest] : sha)
+            QVERIFY2(leaves[key].toObject()["sha256"].toString().toLatin1() == digest,
+                     qPrintable(key));
+        const TensorDict back = load(prefix.toStdString());
+        QCOMPARE(QByteArray::fromStdString(leafSha256(*back.root().child("big"))), sha["big"]);
+        if (method == "deflate") {
+            // Within 2% of one zlib stream at the same level.
+            const auto big = sampleBytes((5u << 20) + 17, 1);
+            QString size;
+            QVERIFY(testsupport::runPython({"-c",
+                                            "import sys, zlib; d = open(sys.argv[1], 'rb').read(); "
+                                            "c = zlib.compressobj(6, zlib.DEFLATED, -15); "
+                                            "print(len(c.compress(d) + c.flush()))",
+                                            writeTemp(big)},
+                                           &size));
+            const double ours = double(back.root().child("big")->storage.storedSize);
+            QVERIFY2(ours <= size.trimmed().toDouble() * 1.02,
+                     qPrintable(QString("%1 vs zlib %2").arg(ours).arg(size.trimmed())));
+        }
     }
 
     void builtInMemoryAndSaved() {
@@ -212,6 +318,14 @@ private:
                 key << k.toString();
             QCOMPARE(nonTensor[key.join("/")], e["data"]);
         }
+    }
+
+    QString writeTemp(const std::vector<std::uint8_t>& bytes) {
+        const QString path = scratch_.path() + "/raw.bin";
+        QFile f(path);
+        if (f.open(QIODevice::WriteOnly))
+            f.write(reinterpret_cast<const char*>(bytes.data()), qint64(bytes.size()));
+        return path;
     }
 
     QTemporaryDir scratch_;

@@ -2,9 +2,9 @@
 // (memfd, shared with forked children), copy_existing, return_early with
 // progress and cancel, share_non_tensor, and refusals that name the key.
 
-#include <ATen/ATen.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "tensordict/torch.h"
 
 #include <QDirIterator>
 #include <QFutureWatcher>

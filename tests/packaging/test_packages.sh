@@ -3,7 +3,8 @@
 # them as an installation: the installed tdstudio --info on a fixture, the
 # .desktop file (desktop-file-validate), the MIME type (update-mime-database
 # and a lookup of *.tdz), and a consumer project built with
-# find_package(tensordict) against the unpacked files.
+# find_package(tensordict COMPONENTS torch) against the unpacked files: one
+# program with the core only, one with the torch part.
 # usage: test_packages.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build="$1"
@@ -15,7 +16,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$build"
 cpack -G DEB -B "$work/debs" > "$work/cpack.log" 2>&1 || { cat "$work/cpack.log"; exit 1; }
 ls "$work"/debs/*.deb
-for pkg in tdstudio libtensordict0 libtensordict-dev; do
+for pkg in tdstudio libtensordict0 libtensordict-torch0 libtensordict-dev; do
     deb=$(ls "$work"/debs/${pkg}_*.deb)
     echo "== $pkg: $(dpkg-deb -f "$deb" Depends)"
     dpkg -x "$deb" "$work/root"
@@ -49,4 +50,15 @@ grep -q "$root/usr/lib/$multiarch/libtensordict.so" "$work/consumer/build.ninja"
 sum=$("$work/consumer/consumer" "$fixtures/archive_simple.tdz" b c)
 echo "consumer: $sum"
 test "$sum" = "sum 6"
+sum=$("$work/consumer/consumer_core" "$fixtures/archive_simple.tdz" b c)
+echo "consumer_core: $sum"
+test "$sum" = "sum 6"
+# The core alone never brings libtorch in, nor does the application or its package.
+fail() { echo "error: $*" >&2; exit 1; }
+if ldd "$work/consumer/consumer_core" | grep -E 'libtorch|libc10'; then fail "consumer_core loads libtorch"; fi
+if ldd "$root/usr/bin/tdstudio" | grep -E 'libtorch|libc10|libopencv|libQt5'; then fail "tdstudio loads libtorch"; fi
+ldd "$work/consumer/consumer" | grep -q libtorch || fail "consumer does not link libtorch"
+for pkg in tdstudio libtensordict0; do
+    if dpkg-deb -f "$(ls "$work"/debs/${pkg}_*.deb)" Depends | grep -q torch; then fail "$pkg depends on libtorch"; fi
+done
 echo "packages OK"

@@ -47,12 +47,11 @@ std::string_view storageKindName(StorageKind kind);
 
 struct StorageInfo {
     StorageKind kind = StorageKind::None;
-    std::string path;                     // relative to the root: "b/c.memmap"
-    std::string container;                // the directory or archive on disk
-    std::uint64_t size = 0;               // bytes of the file or uncompressed entry
-    std::uint64_t storedSize = 0;         // bytes on disk: file size, or compressed entry size
-    std::optional<std::uint64_t> offset;  // payload offset inside an archive
-    int zipMethod = -1;                   // zip compression method of an entry
+    std::string path;              // relative to the root: "b/c.memmap"
+    std::string container;         // the directory or archive on disk
+    std::uint64_t size = 0;        // bytes of the file or uncompressed entry
+    std::uint64_t storedSize = 0;  // bytes on disk: file size, or compressed entry size
+    int zipMethod = -1;            // zip compression method of an entry
     // Identity of a file when it was opened: a replaced file is refused, not mixed in.
     std::uint64_t inode = 0;
     std::uint64_t mtimeNs = 0;
@@ -121,14 +120,19 @@ public:
     LeafBytes bytes() const;
     // The leaf as an at::Tensor over those bytes, without a copy. Throws
     // Error for dtypes libtorch cannot represent and for nested leaves.
+    // Part of the torch part: include <tensordict/torch.h>, link tensordict::torch.
     at::Tensor tensor() const;
     // True once the leaf's bytes are mapped or inflated.
     bool isMaterialized() const;
+    // Where an archive entry's payload starts in the archive: read from the
+    // entry's local header the first time (one small read). nullopt for
+    // files of a directory and leaves in memory. Throws Error.
+    std::optional<std::uint64_t> payloadOffset() const;
 
     // Building trees in memory (to save them). Each adds or replaces child
     // `key` and returns it. Throws Error on a locked tree or invalid input.
-    Node& addTensor(const std::string& key,
-                    const at::Tensor& tensor);    // copied to C order if needed
+    // A tensor, copied to C order if needed (torch part, as tensor()).
+    Node& addTensor(const std::string& key, const at::Tensor& tensor);
     Node& addTensorDict(const std::string& key);  // inherits this batch size
     Node& addNonTensor(const std::string& key, Value value);
     Node& addNonTensorStack(const std::string& key, Value::List values);

@@ -1,7 +1,7 @@
-// Loads a tensordict with libtensordict and prints the sum of one leaf.
+// Loads a tensordict with libtensordict's torch part and prints the sum of
+// one leaf, computed by libtorch over the mapped bytes.
 // usage: consumer PATH KEY...
-#include <ATen/ATen.h>
-#include <tensordict/tensordict.h>
+#include <tensordict/torch.h>
 
 #include <cstdio>
 

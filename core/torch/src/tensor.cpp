@@ -1,13 +1,15 @@
-// The only libtensordict source that includes ATen: leaves as at::Tensor.
+// The torch part of libtensordict: the only source that includes ATen.
+// Leaves become at::Tensor views of their mapped bytes, without a copy.
 
-#include <ATen/ATen.h>
+#include "tensordict/torch.h"
+
+#include <torch/version.h>
 
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
-#include "tensordict/node.h"
 
 namespace tensordict {
-namespace {
+namespace torch {
 
 std::optional<at::ScalarType> scalarType(DType dtype) {
     switch (dtype) {
@@ -42,13 +44,26 @@ std::optional<at::ScalarType> scalarType(DType dtype) {
     }
 }
 
-}  // namespace
+std::optional<DType> dtypeOf(at::ScalarType type) {
+    for (int i = 0; i <= static_cast<int>(DType::Float8_e5m2fnuz); ++i) {
+        const auto d = static_cast<DType>(i);
+        if (scalarType(d) == type)
+            return d;
+    }
+    return std::nullopt;
+}
+
+std::string libtorchVersion() {
+    return TORCH_VERSION;
+}
+
+}  // namespace torch
 
 at::Tensor Node::tensor() const {
     const std::string where = formatKeyPath(keyPath());
     if (kind != NodeKind::Tensor)
         throw Error(where, "not a tensor leaf");
-    const auto type = scalarType(dtype);
+    const auto type = torch::scalarType(dtype);
     if (!type)
         throw Error(where, std::string(dtypeName(dtype)) +
                                " has no libtorch type in this build; read its raw bytes instead");
@@ -65,26 +80,20 @@ at::Tensor Node::tensor() const {
 }
 
 Node& Node::addTensor(const std::string& key, const at::Tensor& tensor) {
-    DType dtype = DType::Float32;
-    bool known = false;
-    for (int i = 0; i <= static_cast<int>(DType::Float8_e5m2fnuz); ++i) {
-        const auto d = static_cast<DType>(i);
-        if (scalarType(d) == tensor.scalar_type())
-            dtype = d, known = true;
-    }
-    if (!known)
+    const auto dtype = torch::dtypeOf(tensor.scalar_type());
+    if (!dtype)
         throw Error(key, std::string("dtype ") + c10::toString(tensor.scalar_type()) +
                              " cannot be stored in the tensordict format");
     if (tensor.is_quantized() || tensor.is_sparse() || tensor.is_nested())
         throw Error(key, "only dense tensors can be stored");
     // C order on the CPU; the holder keeps the storage alive as long as the bytes.
     auto holder = std::make_shared<at::Tensor>(tensor.detach().to(at::kCPU).contiguous());
-    const std::size_t nbytes = static_cast<std::size_t>(holder->numel()) * itemSize(dtype);
+    const std::size_t nbytes = static_cast<std::size_t>(holder->numel()) * itemSize(*dtype);
     LeafBytes bytes;
     if (nbytes)
         bytes = {std::shared_ptr<std::byte>(holder, static_cast<std::byte*>(holder->data_ptr())),
                  nbytes};
-    return addBytes(key, dtype, tensor.sizes().vec(), std::move(bytes));
+    return addBytes(key, *dtype, tensor.sizes().vec(), std::move(bytes));
 }
 
 }  // namespace tensordict

@@ -1,0 +1,353 @@
+#include "codec.h"
+
+#include <bzlib.h>
+#include <isa-l/crc.h>
+#include <lzma.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "tensordict/error.h"
+
+namespace tensordict {
+namespace {
+
+constexpr std::size_t kChunk = 1u << 20;
+
+// Runs a codec's cleanup however the function is left (cancel and bad_alloc throw).
+template <typename F>
+struct AtExit {
+    F f;
+    ~AtExit() { f(); }
+};
+template <typename F>
+AtExit(F) -> AtExit<F>;
+
+void checkInput(const std::function<bool(std::uint64_t)>& onInput, std::uint64_t n) {
+    if (onInput && !onInput(n))
+        throw Error("", "cancelled");
+}
+
+std::string deflateRaw(const std::byte* data, std::size_t size, int level,
+                       const std::function<bool(std::uint64_t)>& onInput) {
+    z_stream z{};
+    if (deflateInit2(&z, level < 0 ? Z_DEFAULT_COMPRESSION : std::min(level, 9), Z_DEFLATED,
+                     -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        throw Error("", "cannot start deflate");
+    AtExit end{[&z] { deflateEnd(&z); }};
+    std::string out;
+    out.resize(deflateBound(&z, static_cast<uLong>(std::min<std::size_t>(size, kChunk))) + 64);
+    std::size_t done = 0;
+    int rc = Z_OK;
+    do {
+        const std::size_t n = std::min(kChunk, size - done);
+        z.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(data + done));
+        z.avail_in = static_cast<uInt>(n);
+        done += n;
+        const int flush = done == size ? Z_FINISH : Z_NO_FLUSH;
+        do {
+            if (z.total_out + kChunk > out.size())
+                out.resize(out.size() * 2 + kChunk);
+            z.next_out = reinterpret_cast<Bytef*>(out.data() + z.total_out);
+            z.avail_out =
+                static_cast<uInt>(std::min<std::size_t>(out.size() - z.total_out, 1u << 30));
+            rc = deflate(&z, flush);
+        } while (z.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
+        checkInput(onInput, n);
+    } while (done < size);
+    out.resize(z.total_out);
+    if (rc != Z_STREAM_END)
+        throw Error("", "deflate failed");
+    return out;
+}
+
+std::string bzip2(const std::byte* data, std::size_t size, int level,
+                  const std::function<bool(std::uint64_t)>& onInput) {
+    bz_stream bz{};
+    if (BZ2_bzCompressInit(&bz, level < 1 ? 9 : std::min(level, 9), 0, 0) != BZ_OK)
+        throw Error("", "cannot start bzip2");
+    AtExit end{[&bz] { BZ2_bzCompressEnd(&bz); }};
+    std::string out(size / 2 + kChunk, '\0');
+    std::uint64_t produced = 0;
+    std::size_t done = 0;
+    int rc = BZ_RUN_OK;
+    for (;;) {
+        const std::size_t n = std::min(kChunk, size - done);
+        bz.next_in = const_cast<char*>(reinterpret_cast<const char*>(data + done));
+        bz.avail_in = static_cast<unsigned>(n);
+        done += n;
+        const int action = done == size ? BZ_FINISH : BZ_RUN;
+        do {
+            if (produced + kChunk > out.size())
+                out.resize(out.size() * 2);
+            bz.next_out = out.data() + produced;
+            bz.avail_out =
+                static_cast<unsigned>(std::min<std::uint64_t>(out.size() - produced, 1u << 30));
+            const unsigned before = bz.avail_out;
+            rc = BZ2_bzCompress(&bz, action);
+            produced += before - bz.avail_out;
+        } while (bz.avail_in > 0 || (action == BZ_FINISH && rc == BZ_FINISH_OK));
+        checkInput(onInput, n);
+        if (action == BZ_FINISH)
+            break;
+    }
+    if (rc != BZ_STREAM_END)
+        throw Error("", "bzip2 failed");
+    out.resize(produced);
+    return out;
+}
+
+std::string lzmaZip(const std::byte* data, std::size_t size, int level,
+                    const std::function<bool(std::uint64_t)>& onInput) {
+    lzma_options_lzma opt;
+    if (lzma_lzma_preset(
+            &opt, level < 0 ? LZMA_PRESET_DEFAULT : static_cast<std::uint32_t>(std::min(level, 9))))
+        throw Error("", "bad LZMA level");
+    lzma_filter filters[2] = {{LZMA_FILTER_LZMA1, &opt}, {LZMA_VLI_UNKNOWN, nullptr}};
+    std::uint32_t propsSize = 0;
+    lzma_properties_size(&propsSize, &filters[0]);
+    std::string out(4 + propsSize, '\0');
+    out[0] = 9;  // the LZMA SDK version Python's zipfile records
+    out[1] = 4;
+    out[2] = static_cast<char>(propsSize & 0xFF);
+    out[3] = static_cast<char>(propsSize >> 8);
+    lzma_properties_encode(&filters[0], reinterpret_cast<std::uint8_t*>(out.data() + 4));
+    lzma_stream strm = LZMA_STREAM_INIT;
+    if (lzma_raw_encoder(&strm, filters) != LZMA_OK)
+        throw Error("", "cannot start LZMA");
+    AtExit end{[&strm] { lzma_end(&strm); }};
+    std::size_t produced = out.size();
+    out.resize(produced + size / 2 + kChunk);
+    std::size_t done = 0;
+    lzma_ret rc = LZMA_OK;
+    for (;;) {
+        const std::size_t n = std::min(kChunk, size - done);
+        strm.next_in = reinterpret_cast<const std::uint8_t*>(data + done);
+        strm.avail_in = n;
+        done += n;
+        const lzma_action action = done == size ? LZMA_FINISH : LZMA_RUN;
+        do {
+            if (produced + kChunk > out.size())
+                out.resize(out.size() * 2);
+            strm.next_out = reinterpret_cast<std::uint8_t*>(out.data() + produced);
+            strm.avail_out = out.size() - produced;
+            const std::size_t before = strm.avail_out;
+            rc = lzma_code(&strm, action);
+            produced += before - strm.avail_out;
+        } while (rc == LZMA_OK && (strm.avail_in > 0 || action == LZMA_FINISH));
+        checkInput(onInput, n);
+        if (action == LZMA_FINISH || rc != LZMA_OK)
+            break;
+    }
+    if (rc != LZMA_STREAM_END)
+        throw Error("", "LZMA compression failed");
+    out.resize(produced);
+    return out;
+}
+
+}  // namespace
+
+std::uint32_t crc32(std::uint32_t crc, const std::byte* data, std::size_t size) {
+    return crc32_gzip_refl(crc, reinterpret_cast<const unsigned char*>(data), size);
+}
+
+std::uint32_t crc32Combine(std::uint32_t crcA, std::uint32_t crcB, std::uint64_t lengthB) {
+    return static_cast<std::uint32_t>(crc32_combine64(crcA, crcB, static_cast<z_off64_t>(lengthB)));
+}
+
+std::string deflateChunk(const std::byte* data, std::size_t size, const std::byte* dictionary,
+                         std::size_t dictionarySize, bool last, int level) {
+    z_stream z{};
+    if (deflateInit2(&z, level < 0 ? Z_DEFAULT_COMPRESSION : std::min(level, 9), Z_DEFLATED,
+                     -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        throw Error("", "cannot start deflate");
+    AtExit end{[&z] { deflateEnd(&z); }};
+    if (dictionarySize && deflateSetDictionary(&z, reinterpret_cast<const Bytef*>(dictionary),
+                                               static_cast<uInt>(std::min<std::size_t>(
+                                                   dictionarySize, 32768))) != Z_OK)
+        throw Error("", "cannot prime deflate");
+    std::string out(deflateBound(&z, static_cast<uLong>(size)) + 16, '\0');
+    z.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(data));
+    z.avail_in = static_cast<uInt>(size);
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    // Z_SYNC_FLUSH ends on a byte boundary without ending the stream.
+    const int rc = deflate(&z, last ? Z_FINISH : Z_SYNC_FLUSH);
+    if (last ? rc != Z_STREAM_END : (rc != Z_OK || z.avail_in != 0))
+        throw Error("", "deflate failed");
+    out.resize(z.total_out);
+    return out;
+}
+
+namespace {
+
+class InflateDecompressor final : public Decompressor {
+public:
+    InflateDecompressor(const std::byte* in, std::size_t size, std::string where)
+        : where_(std::move(where)) {
+        if (inflateInit2(&z_, -MAX_WBITS) != Z_OK)
+            throw Error(where_, "cannot start inflate");
+        in_ = in;
+        left_ = size;
+    }
+    ~InflateDecompressor() override { inflateEnd(&z_); }
+
+    std::size_t read(std::byte* out, std::size_t n) override {
+        std::size_t done = 0;
+        while (done < n && !ended_) {
+            if (z_.avail_in == 0 && left_) {
+                const std::size_t take = std::min<std::size_t>(left_, 1u << 30);
+                z_.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(in_));
+                z_.avail_in = static_cast<uInt>(take);
+                in_ += take;
+                left_ -= take;
+            }
+            z_.next_out = reinterpret_cast<Bytef*>(out + done);
+            z_.avail_out = static_cast<uInt>(std::min<std::size_t>(n - done, 1u << 30));
+            const uInt before = z_.avail_out;
+            const int rc = inflate(&z_, Z_NO_FLUSH);
+            done += before - z_.avail_out;
+            if (rc == Z_STREAM_END)
+                ended_ = true;
+            else if (rc == Z_BUF_ERROR && z_.avail_in == 0 && left_ == 0)
+                throw Error(where_, "compressed data ends early (truncated entry)");
+            else if (rc != Z_OK && rc != Z_BUF_ERROR)
+                throw Error(where_, std::string("corrupt deflate data: ") +
+                                        (z_.msg ? z_.msg : "inflate error"));
+        }
+        return done;
+    }
+
+private:
+    z_stream z_{};
+    const std::byte* in_ = nullptr;
+    std::size_t left_ = 0;
+    bool ended_ = false;
+    std::string where_;
+};
+
+class Bzip2Decompressor final : public Decompressor {
+public:
+    Bzip2Decompressor(const std::byte* in, std::size_t size, std::string where)
+        : in_(in), left_(size), where_(std::move(where)) {
+        if (BZ2_bzDecompressInit(&bz_, 0, 0) != BZ_OK)
+            throw Error(where_, "cannot start bzip2");
+    }
+    ~Bzip2Decompressor() override { BZ2_bzDecompressEnd(&bz_); }
+
+    std::size_t read(std::byte* out, std::size_t n) override {
+        std::size_t done = 0;
+        while (done < n && !ended_) {
+            if (bz_.avail_in == 0 && left_) {
+                const std::size_t take = std::min<std::size_t>(left_, 1u << 30);
+                bz_.next_in = const_cast<char*>(reinterpret_cast<const char*>(in_));
+                bz_.avail_in = static_cast<unsigned>(take);
+                in_ += take;
+                left_ -= take;
+            }
+            bz_.next_out = reinterpret_cast<char*>(out + done);
+            bz_.avail_out = static_cast<unsigned>(std::min<std::size_t>(n - done, 1u << 30));
+            const unsigned before = bz_.avail_out;
+            const int rc = BZ2_bzDecompress(&bz_);
+            done += before - bz_.avail_out;
+            if (rc == BZ_STREAM_END)
+                ended_ = true;
+            else if (rc != BZ_OK)
+                throw Error(where_, "corrupt bzip2 data (bzip2 error " + std::to_string(rc) + ")");
+            else if (before == bz_.avail_out && bz_.avail_in == 0 && left_ == 0)
+                throw Error(where_, "compressed data ends early (truncated entry)");
+        }
+        return done;
+    }
+
+private:
+    bz_stream bz_{};
+    const std::byte* in_;
+    std::size_t left_;
+    bool ended_ = false;
+    std::string where_;
+};
+
+// APPNOTE 5.8.8: 2 version bytes, a 2-byte properties size, the LZMA1
+// properties, then the raw LZMA1 stream (with or without an end marker).
+class LzmaDecompressor final : public Decompressor {
+public:
+    LzmaDecompressor(const std::byte* in, std::size_t size, std::string where)
+        : where_(std::move(where)) {
+        const auto* p = reinterpret_cast<const std::uint8_t*>(in);
+        if (size < 4)
+            throw Error(where_, "LZMA entry too short");
+        const std::size_t propsSize = p[2] | p[3] << 8;
+        if (size < 4 + propsSize)
+            throw Error(where_, "LZMA entry header truncated");
+        lzma_filter filters[2] = {{LZMA_FILTER_LZMA1, nullptr}, {LZMA_VLI_UNKNOWN, nullptr}};
+        if (lzma_properties_decode(&filters[0], nullptr, p + 4, propsSize) != LZMA_OK)
+            throw Error(where_, "invalid LZMA properties");
+        const lzma_ret init = lzma_raw_decoder(&strm_, filters);
+        std::free(filters[0].options);
+        if (init != LZMA_OK)
+            throw Error(where_, "cannot start the LZMA decoder");
+        strm_.next_in = p + 4 + propsSize;
+        strm_.avail_in = size - 4 - propsSize;
+    }
+    ~LzmaDecompressor() override { lzma_end(&strm_); }
+
+    std::size_t read(std::byte* out, std::size_t n) override {
+        std::size_t done = 0;
+        while (done < n && !ended_) {
+            strm_.next_out = reinterpret_cast<std::uint8_t*>(out + done);
+            strm_.avail_out = n - done;
+            const std::size_t before = strm_.avail_in + strm_.avail_out;
+            const lzma_ret rc = lzma_code(&strm_, LZMA_RUN);
+            done = n - strm_.avail_out;
+            if (rc == LZMA_STREAM_END)
+                ended_ = true;
+            else if (rc != LZMA_OK)
+                throw Error(where_, "corrupt LZMA data (" + std::to_string(total_ + done) +
+                                        " bytes decoded)");
+            else if (strm_.avail_in + strm_.avail_out == before)
+                ended_ = true;  // input used up: a stream without an end marker
+        }
+        total_ += done;
+        return done;
+    }
+
+private:
+    lzma_stream strm_ = LZMA_STREAM_INIT;
+    bool ended_ = false;
+    std::uint64_t total_ = 0;
+    std::string where_;
+};
+
+}  // namespace
+
+std::unique_ptr<Decompressor> Decompressor::create(int method, const std::byte* compressed,
+                                                   std::size_t size, const std::string& where) {
+    switch (method) {
+        case 8:
+            return std::make_unique<InflateDecompressor>(compressed, size, where);
+        case 12:
+            return std::make_unique<Bzip2Decompressor>(compressed, size, where);
+        case 14:
+            return std::make_unique<LzmaDecompressor>(compressed, size, where);
+        default:
+            throw Error(where, "unsupported compression method " + std::to_string(method));
+    }
+}
+
+std::string compressPayload(const std::byte* data, std::size_t size, int method, int level,
+                            const std::function<bool(std::uint64_t)>& onInput) {
+    switch (method) {
+        case 8:
+            return deflateRaw(data, size, level, onInput);
+        case 12:
+            return bzip2(data, size, level, onInput);
+        case 14:
+            return lzmaZip(data, size, level, onInput);
+        default:
+            throw Error("", "no compressor for zip method " + std::to_string(method));
+    }
+}
+
+}  // namespace tensordict

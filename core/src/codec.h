@@ -1,0 +1,52 @@
+#pragma once
+
+// The codecs of zip entries: CRC-32, compression of whole payloads or of
+// deflate chunks that join into one stream, and streaming decompression.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace tensordict {
+
+// CRC-32 (zip's, reflected 0xEDB88320), continued from `crc` (0 to start):
+// ISA-L's PCLMUL kernel, many GB/s.
+std::uint32_t crc32(std::uint32_t crc, const std::byte* data, std::size_t size);
+inline std::uint32_t crc32Of(const std::byte* data, std::size_t size) {
+    return crc32(0, data, size);
+}
+// The CRC of A followed by B, from CRC(A), CRC(B) and B's length.
+std::uint32_t crc32Combine(std::uint32_t crcA, std::uint32_t crcB, std::uint64_t lengthB);
+
+// The payload of a zip entry compressed with `method`: raw deflate (8), a
+// bzip2 stream (12), or LZMA as APPNOTE 5.8.8 / Python's zipfile write it
+// (14: version, properties size, LZMA1 properties, raw stream with end
+// marker). `level` -1 is the codec's default. `onInput(bytes)` reports
+// progress and returns false to stop (Error "cancelled").
+std::string compressPayload(const std::byte* data, std::size_t size, int method, int level,
+                            const std::function<bool(std::uint64_t)>& onInput);
+
+// Parallel deflate, the pigz method: a payload cut into chunks, each
+// compressed on its own (primed with the 32 KiB of input before it, so
+// matches still reach back across the cut) and ended on a byte boundary with
+// an empty stored block; the last chunk ends the stream. Their
+// concatenation is one valid raw deflate stream.
+constexpr std::size_t kDeflateChunk = 1u << 20;
+std::string deflateChunk(const std::byte* data, std::size_t size, const std::byte* dictionary,
+                         std::size_t dictionarySize, bool last, int level);
+
+// Streaming decompression of one zip entry's payload (deflate, bzip2 or
+// LZMA method 14) from `compressed`, which must stay valid meanwhile. Each
+// read() fills `out` with the next bytes; it returns fewer than asked only
+// at the end of the stream. Throws Error(where, reason) on corrupt data.
+class Decompressor {
+public:
+    static std::unique_ptr<Decompressor> create(int method, const std::byte* compressed,
+                                                std::size_t size, const std::string& where);
+    virtual ~Decompressor() = default;
+    virtual std::size_t read(std::byte* out, std::size_t n) = 0;
+};
+
+}  // namespace tensordict

@@ -1,0 +1,29 @@
+#pragma once
+
+// libtensordict's torch part (CMake: tensordict::torch): leaves as libtorch
+// tensors and tensors to save. The core library knows no ATen, so programs
+// that only browse or convert data (tdstudio among them) never load libtorch.
+//
+// Node::tensor() and Node::addTensor() are declared in <tensordict/node.h>
+// and defined here: a program that calls them links tensordict::torch.
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <string>
+
+#include "tensordict/save.h"
+#include "tensordict/tensordict.h"
+
+namespace tensordict::torch {
+
+// The libtorch type of a format dtype; nullopt for dtypes the linked libtorch
+// lacks (uint16/32/64 and float8 in 1.13): read those leaves as raw bytes.
+std::optional<at::ScalarType> scalarType(DType dtype);
+// The format dtype of a libtorch type; nullopt if the format has none.
+std::optional<DType> dtypeOf(at::ScalarType type);
+
+// The version of the libtorch this part was built against ("1.13.1").
+std::string libtorchVersion();
+
+}  // namespace tensordict::torch
