@@ -1,6 +1,11 @@
 // tdstudio's command line, run as a user would: --info (with --json and
 // --sha256) against every fixture's .expected.json, errors, --screenshot.
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -18,9 +23,12 @@ struct Run {
     QByteArray out, err;
 };
 
-Run tdstudio(const QStringList& args, bool headless = true) {
+Run tdstudio(const QStringList& args, bool headless = true,
+             const QProcessEnvironment& extra = QProcessEnvironment()) {
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    for (const QString& name : extra.keys())
+        env.insert(name, extra.value(name));
     if (headless) {  // --info must not need a display at all
         env.remove("DISPLAY");
         env.remove("WAYLAND_DISPLAY");
@@ -39,6 +47,61 @@ class CliTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void neverLoadsLibtorch_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<bool>("headless");
+        const QString archive = testsupport::fixturePath("archive_simple.tdz");
+        QTest::newRow("--version") << QStringList{"--version"} << true;
+        QTest::newRow("--info") << QStringList{"--info", archive, "--sha256"} << true;
+        QTest::newRow("--save") << QStringList{"--save",
+                                               archive,
+                                               scratch_.path() + "/copy.tdz",
+                                               "--compression",
+                                               "deflate",
+                                               "--threads",
+                                               "2"}
+                                << true;
+        QTest::newRow("window") << QStringList{archive,
+                                               "--select",
+                                               "b/c",
+                                               "--view",
+                                               "table",
+                                               "--screenshot",
+                                               scratch_.path() + "/shot.png"}
+                                << false;
+    }
+    void neverLoadsLibtorch() {
+        // Every library the process maps, dlopen()ed plugins included, as the
+        // dynamic loader reports them: none of libtorch, nor what it drags in.
+        QFETCH(QStringList, args);
+        QFETCH(bool, headless);
+        QProcessEnvironment debug;
+        debug.insert("LD_DEBUG", "files");
+        if (!headless)
+            debug.insert("QT_QPA_PLATFORM", "offscreen");
+        const Run run = tdstudio(args, headless, debug);
+        QVERIFY2(run.exitCode == 0, run.err.right(2000).constData());
+        QVERIFY(run.err.contains("libQt6Core.so"));  // the loader's report is there
+        for (const char* library : {"libtorch", "libc10", "libopencv", "libQt5", "libavcodec"})
+            QVERIFY2(!run.err.contains(library), library);
+    }
+
+    void versionIsSmall() {
+        // Peak resident memory of `tdstudio --version`, whole process.
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            const int null = ::open("/dev/null", O_WRONLY);
+            ::dup2(null, 1);
+            ::execl(TDSTUDIO_EXECUTABLE, TDSTUDIO_EXECUTABLE, "--version", nullptr);
+            ::_exit(127);
+        }
+        int status = 0;
+        struct rusage usage {};
+        QCOMPARE(::wait4(pid, &status, 0, &usage), pid);
+        QVERIFY(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        QVERIFY2(usage.ru_maxrss < 80 * 1024, qPrintable(QString::number(usage.ru_maxrss)));
+    }
+
     void infoJsonMatchesExpected_data() {
         QTest::addColumn<QString>("fixture");
         for (const QString& name : testsupport::fixtureNames())
@@ -138,6 +201,9 @@ private Q_SLOTS:
         QVERIFY(!image.isNull());
         QVERIFY(image.width() >= 800 && image.height() >= 500);
     }
+
+private:
+    QTemporaryDir scratch_;
 };
 
 QTEST_GUILESS_MAIN(CliTest)
