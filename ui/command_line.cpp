@@ -10,53 +10,73 @@
 namespace cli {
 namespace {
 
-QString keyList(const tensordict::Node& node) {
-    tensordict::Value::List keys;
-    for (const auto& k : node.keyPath())
-        keys.emplace_back(k);
-    return QString::fromStdString(tensordict::toJson(tensordict::Value(std::move(keys))));
+// The node's key path as a JSON list: ["a", "b"]. `parentKeys` is the
+// parent's list without its closing bracket, so each line costs one key.
+std::string keyList(const std::string& parentKeys, const tensordict::Node& node) {
+    if (!node.parent)
+        return "[";
+    return parentKeys + (parentKeys.size() > 1 ? ", " : "") +
+           tensordict::toJson(tensordict::Value(node.key));
 }
 
-void printNode(const tensordict::Node& node, bool sha256, QTextStream& out) {
+void appendShape(std::string& line, const std::vector<std::int64_t>& shape) {
+    line += '[';
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i)
+            line += ", ";
+        line += std::to_string(shape[i]);
+    }
+    line += ']';
+}
+
+// One line per node, built as UTF-8 (10,000 leaves print in a few ms).
+void printNode(const tensordict::Node& node, bool sha256, const std::string& parentKeys,
+               std::string& text, QTextStream& out) {
     using tensordict::NodeKind;
-    QString line = keyList(node) + "  " + KeyTreeModel::kindText(node);
+    const std::string keys = keyList(parentKeys, node);
+    text += keys;
+    text += "]  ";
+    text += tensordict::kindName(node.kind);
     switch (node.kind) {
         case NodeKind::Tensor:
-            line += "  " + QString::fromStdString(node.className) + "  shape " +
-                    KeyTreeModel::shapeText(node.shape) + "  " + QString::number(node.nbytes) +
-                    " bytes  " + KeyTreeModel::storageText(node);
+            text += "  " + node.className + "  shape ";
+            appendShape(text, node.shape);
+            text += "  " + std::to_string(node.nbytes) + " bytes  " +
+                    KeyTreeModel::storageText(node).toStdString();
             if (node.storage.kind != tensordict::StorageKind::None)
-                line += " " + QString::fromStdString(node.storage.path);
+                text += " " + node.storage.path;
             if (sha256)
-                line += "  sha256 " + QString::fromStdString(tensordict::leafSha256(node));
+                text += "  sha256 " + tensordict::leafSha256(node);
             break;
         case NodeKind::NonTensorData:
         case NodeKind::NonTensorStack:
-            line += "  " + QString::fromStdString(node.className) + "  batch " +
-                    KeyTreeModel::shapeText(node.batchSize) + "  " +
-                    (node.pickleOpaque
-                         ? "<pickle " + QString::fromStdString(node.pickleFile) + ", not unpickled>"
-                         : QString::fromStdString(tensordict::toJson(node.data)));
+            text += "  " + node.className + "  batch ";
+            appendShape(text, node.batchSize);
+            text += "  ";
+            text += node.pickleOpaque ? "<pickle " + node.pickleFile + ", not unpickled>"
+                                      : tensordict::toJson(node.data);
             break;
         case NodeKind::Error:
-            line += "  " + QString::fromStdString(node.error);
+            text += "  " + node.error;
             break;
         default:
-            line += "  " + QString::fromStdString(node.className) + "  batch " +
-                    KeyTreeModel::shapeText(node.batchSize);
+            text += "  " + node.className + "  batch ";
+            appendShape(text, node.batchSize);
             if (node.kind == NodeKind::LazyStack)
-                line += "  stack_dim " + QString::number(node.stackDim);
+                text += "  stack_dim " + std::to_string(node.stackDim);
             else
-                line += "  device " +
-                        (node.device ? QString::fromStdString(*node.device) : QString("None"));
+                text += "  device " + node.device.value_or("None");
             if (!node.attributes.empty())
-                line += "  " + QString::fromStdString(
-                                   tensordict::toJson(tensordict::Value(node.attributes)));
+                text += "  " + tensordict::toJson(tensordict::Value(node.attributes));
             break;
     }
-    out << line << '\n';
+    text += '\n';
+    if (text.size() > (64u << 10)) {
+        out << QString::fromStdString(text);
+        text.clear();
+    }
     for (const auto& child : node.children)
-        printNode(*child, sha256, out);
+        printNode(*child, sha256, keys, text, out);
 }
 
 }  // namespace
@@ -151,7 +171,9 @@ int printInfo(const QString& path, bool json, bool sha256, QTextStream& out, QTe
             out << QString::fromStdString(td.path()) << "  ("
                 << (td.format() == tensordict::SourceFormat::Archive ? "archive" : "directory")
                 << ")\n";
-            printNode(td.root(), sha256, out);
+            std::string text;
+            printNode(td.root(), sha256, {}, text, out);
+            out << QString::fromStdString(text);
         }
     } catch (const std::exception& e) {
         out.flush();

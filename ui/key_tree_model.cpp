@@ -150,10 +150,13 @@ std::uint64_t KeyTreeModel::totalBytesOf(const Node& node) {
 }
 
 QString KeyTreeModel::shapeText(const std::vector<std::int64_t>& shape) {
-    QStringList parts;
-    for (auto d : shape)
-        parts << QString::number(d);
-    return "[" + parts.join(", ") + "]";
+    QString text(QLatin1Char('['));
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i)
+            text += QLatin1String(", ");
+        text += QString::number(shape[i]);
+    }
+    return text + QLatin1Char(']');
 }
 
 QString KeyTreeModel::byteSizeText(std::uint64_t bytes) {

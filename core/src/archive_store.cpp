@@ -43,14 +43,14 @@ std::string zipMethodName(int method) {
 
 namespace {
 
-bool isUnsafeEntryName(const std::string& name) {
-    if (name.empty() || name.front() == '/' || name.find('\\') != std::string::npos ||
-        name.find('\0') != std::string::npos)
+bool isUnsafeEntryName(std::string_view name) {
+    if (name.empty() || name.front() == '/' || name.find('\\') != std::string_view::npos ||
+        name.find('\0') != std::string_view::npos)
         return true;
     std::size_t start = 0;
     while (start <= name.size()) {
         const std::size_t end = std::min(name.find('/', start), name.size());
-        const std::string part = name.substr(start, end - start);
+        const std::string_view part = name.substr(start, end - start);
         if (part == ".." || part == ".")
             return true;
         if (part.empty() && end != name.size())
@@ -96,31 +96,40 @@ public:
     }
 
     std::optional<StorageInfo> stat(const std::string& rel) const override {
-        auto it = entries_.find(rel);
-        if (it == entries_.end())
+        const Entry* entry = lookup(rel);
+        if (!entry)
             return std::nullopt;
-        return it->second.info;
+        const zip::CentralEntry& c = entry->central;
+        StorageInfo info;
+        info.kind =
+            c.method == zip::kStored ? StorageKind::StoredEntry : StorageKind::CompressedEntry;
+        info.path = c.name;
+        info.container = path_;
+        info.zipMethod = c.method;
+        info.size = c.size;
+        info.storedSize = c.compressedSize;
+        return info;
     }
 
     std::string read(const std::string& rel, std::uint64_t cap) const override {
         const Entry& entry = find(rel);
-        if (entry.info.size > cap)
-            throw Error(describe(rel), "entry is " + std::to_string(entry.info.size) +
+        if (entry.central.size > cap)
+            throw Error(describe(rel), "entry is " + std::to_string(entry.central.size) +
                                            " bytes, over the metadata size limit of " +
                                            std::to_string(cap) + " bytes");
         const std::string where = describe(rel);
         const std::uint64_t payload = payloadOffset(entry);
-        if (entry.info.zipMethod == zip::kStored) {
-            std::string text(entry.info.size, '\0');
+        if (entry.central.method == zip::kStored) {
+            std::string text(entry.central.size, '\0');
             readAt(payload, text.data(), text.size());
             return text;
         }
         // Small compressed metadata: inflated from a copy of its payload.
-        if (entry.info.storedSize > cap)
+        if (entry.central.compressedSize > cap)
             throw Error(where, "compressed entry is over the metadata size limit");
-        std::string raw(entry.info.storedSize, '\0');
+        std::string raw(entry.central.compressedSize, '\0');
         readAt(payload, raw.data(), raw.size());
-        std::string text(entry.info.size, '\0');
+        std::string text(entry.central.size, '\0');
         inflateInto(entry, reinterpret_cast<const std::byte*>(raw.data()), raw.size(),
                     reinterpret_cast<std::byte*>(text.data()), text.size());
         return text;
@@ -129,30 +138,30 @@ public:
     LeafBytes map(const StorageInfo& info, std::uint64_t nbytes,
                   std::size_t alignment) const override {
         const Entry& entry = find(info.path);
-        const std::string where = describe(entry.info.path);
-        if (nbytes > entry.info.size)
-            throw Error(where, "entry is " + std::to_string(entry.info.size) +
+        const std::string where = describe(entry.central.name);
+        if (nbytes > entry.central.size)
+            throw Error(where, "entry is " + std::to_string(entry.central.size) +
                                    " bytes but the leaf needs " + std::to_string(nbytes));
         if (nbytes == 0)
             return {};
-        if (!isSupportedMethod(entry.info.zipMethod))
+        if (!isSupportedMethod(entry.central.method))
             throw Error(where,
-                        "unsupported compression method " + zipMethodName(entry.info.zipMethod));
+                        "unsupported compression method " + zipMethodName(entry.central.method));
         const std::uint64_t payload = payloadOffset(entry);
         LeafBytes whole = archiveMapping();
         std::byte* p = whole.data.get() + payload;
-        if (entry.info.zipMethod == zip::kStored) {
+        if (entry.central.method == zip::kStored) {
             if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0)
                 return copyToOwnedBuffer(p, nbytes);  // unaligned (zip -0, other tools)
             return {std::shared_ptr<std::byte>(whole.data, p), static_cast<std::size_t>(nbytes)};
         }
         LeafBytes out = allocateOwnedBuffer(nbytes);
-        if (nbytes == entry.info.size) {
-            inflateInto(entry, p, entry.info.storedSize, out.data.get(), nbytes);
+        if (nbytes == entry.central.size) {
+            inflateInto(entry, p, entry.central.compressedSize, out.data.get(), nbytes);
         } else {
             // Only what the leaf needs: a hostile header may claim any size.
             auto decoder =
-                Decompressor::create(entry.info.zipMethod, p, entry.info.storedSize, where);
+                Decompressor::create(entry.central.method, p, entry.central.compressedSize, where);
             const std::size_t got = decoder->read(out.data.get(), nbytes);
             if (got != nbytes)
                 throw Error(where, "compressed data ends after " + std::to_string(got) + " of " +
@@ -167,7 +176,6 @@ public:
 
 private:
     struct Entry {
-        StorageInfo info;
         zip::CentralEntry central;
         mutable std::optional<std::uint64_t> payload;  // from the local header, once read
     };
@@ -197,34 +205,34 @@ private:
         for (zip::CentralEntry& c : central) {
             if (!c.name.empty() && c.name.back() == '/')
                 continue;  // directory entry (zip -r)
-            const std::string where = describe(c.name);
             if (isUnsafeEntryName(c.name))
-                throw Error(where, "unsafe entry name (absolute, or with '..' or '.' components)");
+                throw Error(describe(c.name),
+                            "unsafe entry name (absolute, or with '..' or '.' components)");
             if (c.flags & zip::kFlagEncrypted)
-                throw Error(where, "encrypted entries are not supported");
+                throw Error(describe(c.name), "encrypted entries are not supported");
             if (c.method == zip::kStored && c.compressedSize != c.size)
-                throw Error(where, "stored entry with differing sizes");
-            Entry entry;
-            entry.info.path = c.name;
-            entry.info.container = path_;
-            entry.info.zipMethod = c.method;
-            entry.info.size = c.size;
-            entry.info.storedSize = c.compressedSize;
-            entry.info.kind =
-                c.method == zip::kStored ? StorageKind::StoredEntry : StorageKind::CompressedEntry;
-            entry.central = std::move(c);
-            const std::string name = entry.info.path;
-            entries_[name] = std::move(entry);  // a later duplicate wins, as in Python
+                throw Error(describe(c.name), "stored entry with differing sizes");
+            entries_.push_back(Entry{std::move(c), std::nullopt});
         }
-        if (!entries_.count("meta.json"))
+        // The index points into entries_, which no longer changes. A later
+        // duplicate name wins, as in Python.
+        index_.reserve(entries_.size());
+        for (std::size_t i = 0; i < entries_.size(); ++i)
+            index_[entries_[i].central.name] = i;
+        if (!lookup("meta.json"))
             throw Error(path_, "zip archive has no top-level meta.json: not a tensordict archive");
     }
 
+    const Entry* lookup(std::string_view rel) const {
+        const auto it = index_.find(rel);
+        return it == index_.end() ? nullptr : &entries_[it->second];
+    }
+
     const Entry& find(const std::string& rel) const {
-        auto it = entries_.find(rel);
-        if (it == entries_.end())
+        const Entry* entry = lookup(rel);
+        if (!entry)
             throw Error(describe(rel), "no such entry in the archive");
-        return it->second;
+        return *entry;
     }
 
     std::uint64_t payloadOffset(const Entry& entry) const {
@@ -233,8 +241,8 @@ private:
             const zip::ReadAt read = [this](std::uint64_t offset, void* out, std::size_t n) {
                 readAt(offset, out, n);
             };
-            entry.payload =
-                zip::readPayloadOffset(read, fileSize_, entry.central, describe(entry.info.path));
+            entry.payload = zip::readPayloadOffset(read, fileSize_, entry.central,
+                                                   describe(entry.central.name));
         }
         return *entry.payload;
     }
@@ -242,9 +250,9 @@ private:
     // Inflates a whole entry and checks its CRC-32.
     void inflateInto(const Entry& entry, const std::byte* compressed, std::size_t compressedSize,
                      std::byte* out, std::size_t size) const {
-        const std::string where = describe(entry.info.path);
+        const std::string where = describe(entry.central.name);
         auto decoder =
-            Decompressor::create(entry.info.zipMethod, compressed, compressedSize, where);
+            Decompressor::create(entry.central.method, compressed, compressedSize, where);
         const std::size_t got = decoder->read(out, size);
         if (got != size)
             throw Error(where, "compressed data ends after " + std::to_string(got) + " of " +
@@ -263,7 +271,8 @@ private:
     std::string path_;
     int fd_ = -1;
     std::uint64_t fileSize_ = 0;
-    std::unordered_map<std::string, Entry> entries_;
+    std::vector<Entry> entries_;  // in directory order
+    std::unordered_map<std::string_view, std::size_t> index_;
     mutable std::mutex mutex_;
     mutable LeafBytes mapping_;
 };

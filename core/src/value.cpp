@@ -62,9 +62,18 @@ public:
         keys_.back() = std::string(s, n);
         return true;
     }
-    bool StartObject() { return open(Value(Value::Object{})); }
+    // Most objects and lists of meta.json are small: room for a few up front.
+    bool StartObject() {
+        Value::Object o;
+        o.reserve(4);
+        return open(Value(std::move(o)));
+    }
     bool EndObject(rapidjson::SizeType) { return close(); }
-    bool StartArray() { return open(Value(Value::List{})); }
+    bool StartArray() {
+        Value::List l;
+        l.reserve(4);
+        return open(Value(std::move(l)));
+    }
     bool EndArray(rapidjson::SizeType) { return close(); }
 
     Value result;
