@@ -1,0 +1,267 @@
+// Benchmarks of opening many leaves, printed as medians and as ratios against
+// anchors measured in the same run (shared machines are noisy; ratios are not).
+// Data: 10,000 float32 leaves (100 groups "g00".."g99" of 100 leaves "x00".."x99"),
+// small (16 floats a leaf) and 1000x larger (16,000 floats, ~640 MB), each written
+// once by our save() as a memmap directory and as a stored .tdz.
+//   1. in-process load() of the directory and of the .tdz, small and large
+//      (goals: .tdz faster than Python's zipfile listing, measured inside Python;
+//      the payload size makes no difference; the directory under 35 ms)
+//   2. whole-process `tdstudio --info X.tdz > /dev/null` vs `unzip -l X.tdz` (goal <= 2x)
+//   3. whole-process `tdstudio --version`: time and peak RSS (goals < 60 ms, < 80 MB)
+// Each measurement gets one untimed warm-up run; the files are in the page cache.
+// usage: bench_open [--quick] [--rounds N] [SCRATCH_DIR]
+//   --quick skips the large payload; rounds also from BENCH_ROUNDS (default 5).
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "bench_support.h"
+#include "tensordict/node.h"
+#include "tensordict/report.h"
+#include "tensordict/save.h"
+#include "tensordict/tensordict.h"
+
+using namespace tensordict;
+using bench::findTool;
+using bench::median;
+using bench::ProcessRun;
+using bench::runProcess;
+
+namespace {
+
+constexpr int kGroups = 100, kLeavesPerGroup = 100;
+
+// 10,000 float32 leaves of `floatsPerLeaf` values each, varied content.
+TensorDict makeTensorDict(std::int64_t floatsPerLeaf) {
+    TensorDict td = TensorDict::create();
+    Node& root = td.mutableRoot();
+    for (int g = 0; g < kGroups; ++g) {
+        Node& group = root.addTensorDict(QString("g%1").arg(g, 2, 10, QChar('0')).toStdString());
+        for (int l = 0; l < kLeavesPerGroup; ++l) {
+            std::vector<float> values(floatsPerLeaf);
+            for (std::int64_t i = 0; i < floatsPerLeaf; ++i)
+                values[i] = float(g * kLeavesPerGroup + l) + 0.25f * float(i % 1024);
+            group.addBytes(QString("x%1").arg(l, 2, 10, QChar('0')).toStdString(), DType::Float32,
+                           {floatsPerLeaf}, ownedBytes(std::move(values)));
+        }
+    }
+    return td;
+}
+
+// Median seconds of `rounds` timed calls after one untimed warm-up.
+double timeMedian(int rounds, const std::function<void()>& f) {
+    f();
+    std::vector<double> times;
+    for (int i = 0; i < rounds; ++i) {
+        QElapsedTimer timer;
+        timer.start();
+        f();
+        times.push_back(timer.nsecsElapsed() / 1e9);
+    }
+    return median(times);
+}
+
+// Median time of whole-process runs (after one warm-up) and their highest peak RSS.
+ProcessRun processMedian(int rounds, const QStringList& argv) {
+    runProcess(argv);
+    std::vector<double> times;
+    ProcessRun result;
+    for (int i = 0; i < rounds; ++i) {
+        const ProcessRun run = runProcess(argv);
+        if (!run.ok)
+            return run;
+        times.push_back(run.seconds);
+        result.peakMB = std::max(result.peakMB, run.peakMB);
+    }
+    result.seconds = median(times);
+    result.ok = true;
+    return result;
+}
+
+// Python's zipfile listing time, measured inside Python (no interpreter start-up).
+std::optional<double> pythonListing(const QString& python, const QString& archive, int rounds,
+                                    const QString& scratch) {
+    const char* script = R"(import sys, time, zipfile
+path, n = sys.argv[1], int(sys.argv[2])
+def once():
+    t = time.perf_counter()
+    with zipfile.ZipFile(path) as z:
+        z.infolist()
+    return time.perf_counter() - t
+once()
+ts = sorted(once() for _ in range(n))
+print(ts[len(ts) // 2])
+)";
+    const QString out = scratch + "/python.out";
+    if (!runProcess({python, "-c", script, archive, QString::number(rounds)}, out).ok)
+        return std::nullopt;
+    QFile f(out);
+    if (!f.open(QIODevice::ReadOnly))
+        return std::nullopt;
+    bool ok = false;
+    const double seconds = f.readAll().trimmed().toDouble(&ok);
+    return ok ? std::optional<double>(seconds) : std::nullopt;
+}
+
+std::size_t leafCount(const TensorDict& td) {
+    const Value report = describe(td, {});
+    const Value* leaves = report.find("leaves");
+    return leaves && leaves->isList() ? leaves->asList().size() : 0;
+}
+
+// One line of the goals table; value < 0 means skipped, no goalText means for information.
+void goal(const char* what, double value, const char* unit, const char* goalText, bool met,
+          const char* skippedWhy = "") {
+    if (value < 0)
+        std::printf("  %-44s %10s %-6s %-34s skipped%s\n", what, "-", "", goalText, skippedWhy);
+    else if (!*goalText)
+        std::printf("  %-44s %10.2f %s\n", what, value, unit);
+    else
+        std::printf("  %-44s %10.2f %-6s %-34s %s\n", what, value, unit, goalText,
+                    met ? "ok" : "MISSED");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QCoreApplication app(argc, argv);
+    const bench::Args args = bench::parseArgs(app.arguments(), 5, true);
+    const QTemporaryDir tmp((args.scratch.isEmpty() ? QDir::tempPath() : args.scratch) +
+                            "/bench-open-XXXXXX");
+    if (!tmp.isValid()) {
+        std::fprintf(stderr, "bench_open: cannot create a scratch directory: %s\n",
+                     qPrintable(tmp.errorString()));
+        return 1;
+    }
+    const int rounds = args.rounds;
+
+    // External programs; each missing one is skipped.
+#ifdef TDSTUDIO_EXECUTABLE
+    const QString tdstudio = findTool(TDSTUDIO_EXECUTABLE);
+#else
+    const QString tdstudio;
+#endif
+    const QString python = findTool("/usr/bin/python3"), unzip = findTool("unzip"),
+                  trueBin = findTool("/bin/true");
+    const std::pair<const char*, QString> tools[] = {{"tdstudio", tdstudio},
+                                                     {"/usr/bin/python3", python},
+                                                     {"unzip", unzip},
+                                                     {"/bin/true", trueBin}};
+    for (const auto& [name, path] : tools)
+        if (path.isEmpty())
+            std::printf("skipped: %s not installed\n", name);
+
+    // Process start-up first, while we are small: a child's peak RSS includes what it inherits.
+    ProcessRun version, bare;
+    if (!tdstudio.isEmpty())
+        version = processMedian(rounds, {tdstudio, "--version"});
+    if (!trueBin.isEmpty())
+        bare = processMedian(rounds, {trueBin});
+
+    // Write the data: small and (unless --quick) large, as a directory and a stored .tdz.
+    struct Payload {
+        const char* name;
+        std::int64_t floatsPerLeaf;
+        QString dir, tdz;
+    };
+    std::vector<Payload> payloads = {{"small", 16, {}, {}}};
+    if (!args.quick)
+        payloads.push_back({"large", 16000, {}, {}});
+    for (Payload& p : payloads) {
+        QElapsedTimer timer;
+        timer.start();
+        p.dir = tmp.path() + "/" + p.name;
+        p.tdz = tmp.path() + "/" + p.name + ".tdz";
+        const TensorDict td = makeTensorDict(p.floatsPerLeaf);
+        SaveOptions o;
+        o.numThreads = 2;
+        save(td, p.dir.toStdString(), o);
+        o.archive = true;
+        o.compression = kZipStored;
+        save(td, p.tdz.toStdString(), o);
+        const double seconds = timer.nsecsElapsed() / 1e9;
+        const std::size_t dirLeaves = leafCount(load(p.dir.toStdString())),
+                          tdzLeaves = leafCount(load(p.tdz.toStdString()));
+        std::printf(
+            "wrote %s: %d leaves x %lld floats, .tdz %.1f MB (%.1f s); leaves loaded back: "
+            "directory %zu, .tdz %zu\n",
+            p.name, kGroups * kLeavesPerGroup, static_cast<long long>(p.floatsPerLeaf),
+            QFileInfo(p.tdz).size() / 1e6, seconds, dirLeaves, tdzLeaves);
+    }
+
+    // Measure. -1 marks what was not measured.
+    struct Times {
+        double loadDir = -1, loadTdz = -1, python = -1, info = -1, unzip = -1;
+    };
+    std::vector<Times> times(payloads.size());
+    for (std::size_t i = 0; i < payloads.size(); ++i) {
+        const Payload& p = payloads[i];
+        Times& t = times[i];
+        t.loadDir = timeMedian(rounds, [&] { load(p.dir.toStdString()); });
+        t.loadTdz = timeMedian(rounds, [&] { load(p.tdz.toStdString()); });
+        if (!python.isEmpty())
+            t.python = pythonListing(python, p.tdz, rounds, tmp.path()).value_or(-1);
+        if (!tdstudio.isEmpty())
+            if (const ProcessRun r = processMedian(rounds, {tdstudio, "--info", p.tdz}); r.ok)
+                t.info = r.seconds;
+        if (!unzip.isEmpty())
+            if (const ProcessRun r = processMedian(rounds, {unzip, "-l", p.tdz}); r.ok)
+                t.unzip = r.seconds;
+    }
+
+    // Report: medians in ms, then the ratios and goals.
+    auto ms = [](double s) { return s < 0 ? QString("-") : QString::number(s * 1e3, 'f', 2); };
+    std::printf("\nbench_open: %d float32 leaves (%d groups x %d), medians of %d rounds, ms\n",
+                kGroups * kLeavesPerGroup, kGroups, kLeavesPerGroup, rounds);
+    std::printf("  %-46s %16s %16s\n", "", "small", args.quick ? "large (--quick)" : "large");
+    auto row = [&](const char* name, double Times::*field) {
+        std::printf("  %-46s %16s %16s\n", name, qPrintable(ms(times[0].*field)),
+                    qPrintable(times.size() > 1 ? ms(times[1].*field) : QString("-")));
+    };
+    row("load() directory (in process)", &Times::loadDir);
+    row("load() stored .tdz (in process)", &Times::loadTdz);
+    row("anchor: python zipfile listing (inside Python)", &Times::python);
+    row("tdstudio --info .tdz > /dev/null (process)", &Times::info);
+    row("anchor: unzip -l .tdz > /dev/null (process)", &Times::unzip);
+    std::printf("  %-46s %16s   peak RSS %.1f MB\n", "anchor: /bin/true (process)",
+                qPrintable(ms(bare.ok ? bare.seconds : -1)), bare.peakMB);
+    std::printf("  %-46s %16s   peak RSS %.1f MB\n", "tdstudio --version (process)",
+                qPrintable(ms(version.ok ? version.seconds : -1)), version.peakMB);
+
+    auto ratio = [](double a, double b) { return a < 0 || b <= 0 ? -1.0 : a / b; };
+    const Times& s = times[0];
+    const Times large = times.size() > 1 ? times[1] : Times{};
+    const char* quick = args.quick ? " (--quick)" : "";
+    std::printf("\nratios and goals\n");
+    const double tdzVsPython = ratio(s.loadTdz, s.python);
+    goal("load(.tdz small) / python zipfile listing", tdzVsPython, "x", "< 1 (faster than zipfile)",
+         tdzVsPython < 1);
+    const double tdzSize = ratio(large.loadTdz, s.loadTdz);
+    goal("load(.tdz large) / load(.tdz small)", tdzSize, "x", "<= 1.2 (size makes no difference)",
+         tdzSize <= 1.2, quick);
+    const double dirSize = ratio(large.loadDir, s.loadDir);
+    goal("load(dir large) / load(dir small)", dirSize, "x", "<= 1.2 (size makes no difference)",
+         dirSize <= 1.2, quick);
+    const double infoSmall = ratio(s.info, s.unzip), infoLarge = ratio(large.info, large.unzip);
+    goal("tdstudio --info / unzip -l (small)", infoSmall, "x", "<= 2", infoSmall <= 2);
+    goal("tdstudio --info / unzip -l (large)", infoLarge, "x", "<= 2", infoLarge <= 2, quick);
+    goal("load(directory small)", s.loadDir * 1e3, "ms", "< 35 ms", s.loadDir < 0.035);
+    goal("load(directory large)", large.loadDir < 0 ? -1 : large.loadDir * 1e3, "ms", "< 35 ms",
+         large.loadDir < 0.035, quick);
+    goal("tdstudio --version time", version.ok ? version.seconds * 1e3 : -1, "ms", "< 60 ms",
+         version.seconds < 0.060);
+    goal("tdstudio --version peak RSS", version.ok ? version.peakMB : -1, "MB", "< 80 MB",
+         version.peakMB < 80);
+    goal("python listing / load(.tdz small) (info)", ratio(s.python, s.loadTdz), "x", "", true);
+    goal("unzip -l / /bin/true (info)", ratio(s.unzip, bare.seconds), "x", "", true);
+    return 0;
+}

@@ -1,0 +1,370 @@
+// Benchmarks of writing at disk speed, printed as medians and as speed ratios
+// (ours / anchor, > 1 is faster) against tools measured in the same run
+// (shared machines are noisy; ratios are not). Page cache only: no sync; the
+// outputs are removed between runs.
+//   A. 4 float32 leaves x 256 MiB, loaded from a memmap directory and saved
+//      (copyExisting) to a stored .tdz and to a directory, 1 and 2 threads,
+//      vs `cp -r SRC DST` (goal: stored .tdz >= 0.8x cp -r)
+//   B. deflate level 6 of one 256 MiB leaf into a .tdz, 1 and 2 threads, vs
+//      `pigz -6 -p 2` and `gzip -6` of the leaf's file (goal: 2 threads >= 1.0x pigz)
+//   C. 20,000 leaves of 5 KiB (200 groups x 100) from a directory to a stored
+//      .tdz, 1 and 2 threads, vs `zip -0 -r -q` of the directory (goal >= 1.0x)
+// and in every case 2 threads never slower than 1.
+// usage: bench_save [--rounds N] [SCRATCH_DIR]   (rounds also from BENCH_ROUNDS,
+// default 3; needs ~3 GB of scratch, default a temporary directory in /var/tmp)
+
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "bench_support.h"
+#include "tensordict/node.h"
+#include "tensordict/save.h"
+#include "tensordict/tensordict.h"
+
+using namespace tensordict;
+using bench::median;
+
+namespace {
+
+constexpr std::uint64_t kMiB = 1 << 20;
+constexpr std::uint64_t kScratchNeeded = 3ull << 30;
+
+// Wall seconds of bench::runProcess(), or -1 if it did not exit with status 0.
+double processSeconds(const QStringList& argv, const QString& stdoutPath = "/dev/null",
+                      const QString& cwd = {}) {
+    const bench::ProcessRun run = bench::runProcess(argv, stdoutPath, cwd);
+    return run.ok ? run.seconds : -1;
+}
+
+// Seconds of one save(), or -1 on error; the returned (mapped) result is
+// released after the clock stops.
+double timedSave(const TensorDict& td, const QString& out, const SaveOptions& o) {
+    QElapsedTimer timer;
+    timer.start();
+    try {
+        const TensorDict saved = save(td, out.toStdString(), o);
+        return timer.nsecsElapsed() / 1e9;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "warning: save to %s failed: %s\n", qPrintable(out), e.what());
+        return -1;
+    }
+}
+
+SaveOptions saveOptions(int threads, int compression = kZipStored, int level = -1) {
+    SaveOptions o;
+    o.copyExisting = true;
+    o.numThreads = threads;
+    o.compression = compression;
+    o.compressionLevel = level;
+    return o;
+}
+
+SaveOptions archiveOptions(int threads, int compression = kZipStored, int level = -1) {
+    SaveOptions o = saveOptions(threads, compression, level);
+    o.archive = true;
+    return o;
+}
+
+void removePath(const QString& path) {
+    if (QFileInfo(path).isDir())
+        QDir(path).removeRecursively();
+    else
+        QFile::remove(path);
+}
+
+// Float32 values with varied, somewhat compressible content, fast: blocks of
+// 1 Mi values rotating through full-precision noise (barely compressible),
+// noise quantised to 12 bits, small integers, and a ramp plus noise.
+std::vector<float> makeValues(std::size_t count, std::uint64_t seed) {
+    std::vector<float> v(count);
+    std::uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (std::size_t i = 0; i < count; ++i) {
+        x ^= x << 13;  // xorshift64
+        x ^= x >> 7;
+        x ^= x << 17;
+        const float noise = float(x >> 40) * 0x1p-24f - 0.5f;  // uniform in [-0.5, 0.5)
+        switch ((i >> 20) % 4) {
+            case 0:
+                v[i] = noise;
+                break;
+            case 1:
+                v[i] = float(int(x >> 52) - 2048) / 64.0f;
+                break;
+            case 2:
+                v[i] = float(x >> 58);
+                break;
+            default:
+                v[i] = float(i % 4096) / 4096.0f + 0.01f * noise;
+        }
+    }
+    return v;
+}
+
+// One method of a case: a timed run and its output, removed after each run.
+struct Method {
+    Method(QString name, std::function<double()> run, QString output)
+        : name(std::move(name)), run(std::move(run)), output(std::move(output)) {}
+    QString name;
+    std::function<double()> run;  // seconds, or -1 on failure
+    QString output;
+    std::vector<double> times;
+    qint64 outputBytes = -1;  // size of the last output file
+    double seconds() const { return median(times); }
+};
+
+// Runs the methods round-robin (so drift hits all alike), `rounds` times.
+// Each run starts with no dirty pages left by the one before (an untimed
+// sync): otherwise whoever runs while the kernel writes back pays for the
+// others, and the page cache decides the ranking.
+void measure(std::vector<Method>& methods, int rounds) {
+    for (int r = 0; r < rounds; ++r)
+        for (Method& m : methods) {
+            removePath(m.output);
+            ::sync();
+            const double s = m.run();
+            if (s >= 0) {
+                m.times.push_back(s);
+                m.outputBytes = QFileInfo(m.output).size();
+            }
+            removePath(m.output);
+        }
+}
+
+const Method* byName(const std::vector<Method>& methods, const QString& name) {
+    for (const Method& m : methods)
+        if (m.name == name && m.seconds() > 0)
+            return &m;
+    return nullptr;
+}
+
+// Prints each method's median time, speed and speed ratio to the anchor.
+void printCase(const std::vector<Method>& methods, const QString& anchor, std::uint64_t bytes,
+               bool sizes = false) {
+    const Method* a = byName(methods, anchor);
+    std::printf("  %-40s %9s %11s %10s%s\n", "", "median", "speed", "vs anchor",
+                sizes ? "   output" : "");
+    for (const Method& m : methods) {
+        const double s = m.seconds();
+        if (s <= 0) {
+            std::printf("  %-40s %9s\n", qPrintable(m.name), "skipped");
+            continue;
+        }
+        std::printf("  %-40s %7.3f s %6.0f MB/s", qPrintable(m.name), s, bytes / s / 1e6);
+        if (a)
+            std::printf(" %9.2fx", a->seconds() / s);
+        else
+            std::printf(" %10s", "-");
+        if (sizes)
+            std::printf("   %6.1f MB", m.outputBytes / 1e6);
+        std::printf("\n");
+    }
+}
+
+// Speed ratio of method `ours` over method `other` (their time over ours); -1 if either is missing.
+double speedRatio(const std::vector<Method>& methods, const QString& ours, const QString& other) {
+    const Method* o = byName(methods, ours);
+    const Method* t = byName(methods, other);
+    return o && t ? t->seconds() / o->seconds() : -1;
+}
+
+void goal(const char* what, double ratio, double atLeast) {
+    if (ratio < 0)
+        std::printf("  %-56s %8s   goal >= %.1fx  skipped\n", what, "-", atLeast);
+    else
+        std::printf("  %-56s %7.3fx   goal >= %.1fx  %s\n", what, ratio, atLeast,
+                    ratio >= atLeast ? "ok" : "MISSED");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    QCoreApplication app(argc, argv);
+    const bench::Args args = bench::parseArgs(app.arguments(), 3, false);
+    const int rounds = args.rounds;
+    QString base = args.scratch;
+    if (base.isEmpty())
+        base = QFileInfo("/var/tmp").isWritable() ? QString("/var/tmp") : QDir::tempPath();
+
+    // Free space first: the run needs ~3 GB.
+    struct statvfs fs {};
+    if (statvfs(QFile::encodeName(base).constData(), &fs) != 0) {
+        std::fprintf(stderr, "bench_save: cannot stat %s\n", qPrintable(base));
+        return 1;
+    }
+    const double freeGB = double(fs.f_bavail) * fs.f_frsize / 1e9;
+    if (std::uint64_t(fs.f_bavail) * fs.f_frsize < kScratchNeeded) {
+        std::printf(
+            "bench_save: NOT ENOUGH SCRATCH SPACE in %s: %.2f GB free, ~%.1f GB needed.\n"
+            "Pass a directory on a larger file system: bench_save SCRATCH_DIR\n",
+            qPrintable(base), freeGB, kScratchNeeded / 1e9);
+        return 1;
+    }
+    const QTemporaryDir tmp(base + "/bench-save-XXXXXX");
+    if (!tmp.isValid()) {
+        std::fprintf(stderr, "bench_save: cannot create a scratch directory in %s\n",
+                     qPrintable(base));
+        return 1;
+    }
+    const QString dir = tmp.path();
+    std::printf("scratch: %s (%.1f GB free), %d rounds, medians; speed = input bytes / time\n",
+                qPrintable(dir), freeGB, rounds);
+
+    const QString cp = bench::findToolOrSkip("cp"), pigz = bench::findToolOrSkip("pigz"),
+                  gzip = bench::findToolOrSkip("gzip"), zip = bench::findToolOrSkip("zip");
+
+    // The sources: case A's four leaves (leaf a0 is also case B's), case C's small leaves.
+    const QString srcA = dir + "/big", srcC = dir + "/small";
+    const std::uint64_t leafBytes = 256 * kMiB, bytesA = 4 * leafBytes;
+    {
+        QElapsedTimer timer;
+        timer.start();
+        TensorDict td = TensorDict::create();
+        for (int i = 0; i < 4; ++i)
+            td.mutableRoot().addBytes("a" + std::to_string(i), DType::Float32,
+                                      {std::int64_t(leafBytes / 4)},
+                                      ownedBytes(makeValues(leafBytes / 4, i + 1)));
+        save(td, srcA.toStdString(), saveOptions(2));
+        std::printf("wrote source A: 4 leaves x 256 MiB (%.1f s)\n", timer.nsecsElapsed() / 1e9);
+    }
+    constexpr int kGroupsC = 200, kLeavesC = 100;
+    constexpr std::int64_t kFloatsC = 1280;  // 5 KiB
+    const std::uint64_t bytesC = std::uint64_t(kGroupsC) * kLeavesC * kFloatsC * 4;
+    {
+        QElapsedTimer timer;
+        timer.start();
+        TensorDict td = TensorDict::create();
+        for (int g = 0; g < kGroupsC; ++g) {
+            Node& group = td.mutableRoot().addTensorDict(
+                QString("g%1").arg(g, 3, 10, QChar('0')).toStdString());
+            for (int l = 0; l < kLeavesC; ++l)
+                group.addBytes(QString("x%1").arg(l, 2, 10, QChar('0')).toStdString(),
+                               DType::Float32, {kFloatsC},
+                               ownedBytes(makeValues(kFloatsC, g * kLeavesC + l + 1)));
+        }
+        save(td, srcC.toStdString(), saveOptions(2));
+        std::printf("wrote source C: %d leaves x 5 KiB (%.1f s)\n", kGroupsC * kLeavesC,
+                    timer.nsecsElapsed() / 1e9);
+    }
+    const TensorDict sourceA = load(srcA.toStdString());
+    const TensorDict sourceB = select(sourceA, {{"a0"}});
+    const TensorDict sourceC = load(srcC.toStdString());
+    const QString leafFile = srcA + "/a0.memmap";
+    if (!QFileInfo(leafFile).isFile() || QFileInfo(leafFile).size() != qint64(leafBytes)) {
+        std::fprintf(stderr, "bench_save: %s is not the 256 MiB leaf\n", qPrintable(leafFile));
+        return 1;
+    }
+
+    // A: stored copy of 1 GiB.
+    std::vector<Method> a;
+    if (!cp.isEmpty())
+        a.push_back({"anchor: cp -r SRC DST",
+                     [&] {
+                         return processSeconds({cp, "-r", srcA, dir + "/A-cp"});
+                     },
+                     dir + "/A-cp"});
+    for (int t : {1, 2}) {
+        const QString out = dir + "/A.tdz";
+        a.push_back({QString("save -> stored .tdz, %1 thread(s)").arg(t),
+                     [&, t, out] { return timedSave(sourceA, out, archiveOptions(t)); }, out});
+    }
+    for (int t : {1, 2}) {
+        const QString out = dir + "/A-dir";
+        a.push_back({QString("save -> directory, %1 thread(s)").arg(t),
+                     [&, t, out] { return timedSave(sourceA, out, saveOptions(t)); }, out});
+    }
+    std::printf("\ncase A: 4 float32 leaves x 256 MiB (%.2f GB), stored\n", bytesA / 1e9);
+    std::fflush(stdout);
+    measure(a, rounds);
+    printCase(a, "anchor: cp -r SRC DST", bytesA);
+
+    // B: deflate level 6 of one 256 MiB leaf.
+    std::vector<Method> b;
+    if (!pigz.isEmpty())
+        b.push_back(
+            {"anchor: pigz -6 -p 2 -c LEAF > out",
+             [&] {
+                 return processSeconds({pigz, "-6", "-p", "2", "-c", leafFile}, dir + "/B.gz");
+             },
+             dir + "/B.gz"});
+    if (!gzip.isEmpty())
+        b.push_back({"gzip -6 -c LEAF > out",
+                     [&] {
+                         return processSeconds({gzip, "-6", "-c", leafFile}, dir + "/B-gzip.gz");
+                     },
+                     dir + "/B-gzip.gz"});
+    for (int t : {1, 2}) {
+        const QString out = dir + "/B.tdz";
+        b.push_back(
+            {QString("save -> deflate-6 .tdz, %1 thread(s)").arg(t),
+             [&, t, out] { return timedSave(sourceB, out, archiveOptions(t, kZipDeflate, 6)); },
+             out});
+    }
+    std::printf("\ncase B: deflate level 6 of one 256 MiB float32 leaf\n");
+    std::fflush(stdout);
+    measure(b, rounds);
+    printCase(b, "anchor: pigz -6 -p 2 -c LEAF > out", leafBytes, true);
+    const Method* gz = byName(b, "gzip -6 -c LEAF > out");
+    const Method* ours = byName(b, "save -> deflate-6 .tdz, 2 thread(s)");
+    if (!ours)
+        ours = byName(b, "save -> deflate-6 .tdz, 1 thread(s)");
+    if (gz && ours)
+        std::printf("  compressed size ours (.tdz) / gzip -6: %.4f (%.1f MB / %.1f MB)\n",
+                    double(ours->outputBytes) / gz->outputBytes, ours->outputBytes / 1e6,
+                    gz->outputBytes / 1e6);
+
+    // C: 20,000 small leaves into one stored archive.
+    std::vector<Method> c;
+    if (!zip.isEmpty())
+        c.push_back({"anchor: zip -0 -r -q out.zip SRC",
+                     [&] {
+                         return processSeconds(
+                             {zip, "-0", "-r", "-q", dir + "/C.zip", QFileInfo(srcC).fileName()},
+                             "/dev/null", QFileInfo(srcC).path());
+                     },
+                     dir + "/C.zip"});
+    for (int t : {1, 2}) {
+        const QString out = dir + "/C.tdz";
+        c.push_back({QString("save -> stored .tdz, %1 thread(s)").arg(t),
+                     [&, t, out] { return timedSave(sourceC, out, archiveOptions(t)); }, out});
+    }
+    std::printf("\ncase C: %d float32 leaves x 5 KiB (%d groups x %d, %.1f MB), stored\n",
+                kGroupsC * kLeavesC, kGroupsC, kLeavesC, bytesC / 1e6);
+    std::fflush(stdout);
+    measure(c, rounds);
+    printCase(c, "anchor: zip -0 -r -q out.zip SRC", bytesC, true);
+
+    // Goals, as speed ratios (> 1: ours faster).
+    std::printf("\ngoals (speed ratios, > 1 means the first is faster)\n");
+    const QString tdz1 = "save -> stored .tdz, 1 thread(s)",
+                  tdz2 = "save -> stored .tdz, 2 thread(s)";
+    goal("A: stored .tdz 1 thread / cp -r", speedRatio(a, tdz1, "anchor: cp -r SRC DST"), 0.8);
+    goal("A: stored .tdz 2 threads / cp -r", speedRatio(a, tdz2, "anchor: cp -r SRC DST"), 0.8);
+    goal("B: deflate-6 .tdz 2 threads / pigz -6 -p 2",
+         speedRatio(b, "save -> deflate-6 .tdz, 2 thread(s)", "anchor: pigz -6 -p 2 -c LEAF > out"),
+         1.0);
+    goal("C: 20k small leaves .tdz 1 thread / zip -0 -r",
+         speedRatio(c, tdz1, "anchor: zip -0 -r -q out.zip SRC"), 1.0);
+    goal("C: 20k small leaves .tdz 2 threads / zip -0 -r",
+         speedRatio(c, tdz2, "anchor: zip -0 -r -q out.zip SRC"), 1.0);
+    goal("A: directory 2 threads / 1 thread",
+         speedRatio(a, "save -> directory, 2 thread(s)", "save -> directory, 1 thread(s)"), 1.0);
+    goal("A: stored .tdz 2 threads / 1 thread", speedRatio(a, tdz2, tdz1), 1.0);
+    goal(
+        "B: deflate-6 .tdz 2 threads / 1 thread",
+        speedRatio(b, "save -> deflate-6 .tdz, 2 thread(s)", "save -> deflate-6 .tdz, 1 thread(s)"),
+        1.0);
+    goal("C: stored .tdz 2 threads / 1 thread", speedRatio(c, tdz2, tdz1), 1.0);
+    return 0;
+}

@@ -1,0 +1,90 @@
+#include "bench_support.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QStandardPaths>
+#include <algorithm>
+#include <cstdio>
+
+namespace bench {
+
+Args parseArgs(const QStringList& argv, int defaultRounds, bool takesQuick) {
+    Args a;
+    a.rounds = defaultRounds;
+    if (const int env = qEnvironmentVariableIntValue("BENCH_ROUNDS"); env > 0)
+        a.rounds = env;
+    for (int i = 1; i < argv.size(); ++i) {
+        if (takesQuick && argv[i] == "--quick")
+            a.quick = true;
+        else if (argv[i] == "--rounds" && i + 1 < argv.size())
+            a.rounds = std::max(1, argv[++i].toInt());
+        else
+            a.scratch = argv[i];
+    }
+    return a;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty())
+        return -1;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+QString findTool(const QString& name) {
+    if (name.startsWith('/'))
+        return QFileInfo(name).isExecutable() ? name : QString();
+    return QStandardPaths::findExecutable(name);
+}
+
+QString findToolOrSkip(const QString& name) {
+    const QString path = findTool(name);
+    if (path.isEmpty())
+        std::printf("skipped: %s not installed\n", qPrintable(name));
+    return path;
+}
+
+// The child's ru_maxrss also counts the anonymous memory it inherits from us at fork(), so
+// peak RSS is best measured before the caller allocates anything big (see /bin/true's).
+ProcessRun runProcess(const QStringList& argv, const QString& stdoutPath, const QString& cwd) {
+    std::vector<QByteArray> storage;
+    for (const QString& a : argv)
+        storage.push_back(QFile::encodeName(a));
+    std::vector<char*> args;
+    for (QByteArray& s : storage)
+        args.push_back(s.data());
+    args.push_back(nullptr);
+    const QByteArray out = QFile::encodeName(stdoutPath), dir = QFile::encodeName(cwd);
+    const bool changeDir = !cwd.isEmpty();
+
+    ProcessRun run;
+    QElapsedTimer timer;
+    timer.start();
+    const pid_t pid = fork();
+    if (pid == 0) {  // the child: async-signal-safe calls only
+        const int fd = ::open(out.constData(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || ::dup2(fd, STDOUT_FILENO) < 0 || (changeDir && ::chdir(dir.constData()) != 0))
+            _exit(127);
+        ::close(fd);
+        ::execv(args[0], args.data());
+        _exit(127);
+    }
+    int status = 0;
+    rusage usage{};
+    if (pid > 0 && wait4(pid, &status, 0, &usage) == pid) {
+        run.seconds = timer.nsecsElapsed() / 1e9;
+        run.peakMB = usage.ru_maxrss * 1024.0 / 1e6;
+        run.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    if (!run.ok)
+        std::fprintf(stderr, "warning: %s failed\n", qPrintable(argv.join(' ')));
+    return run;
+}
+
+}  // namespace bench

@@ -1,0 +1,42 @@
+// Helpers shared by the benchmarks in tests/bench (bench_open, bench_save).
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <vector>
+
+namespace bench {
+
+// The command line: [--quick] [--rounds N] [SCRATCH_DIR]; rounds also from BENCH_ROUNDS.
+struct Args {
+    bool quick = false;  // --quick given (only where the benchmark takes it)
+    int rounds = 0;      // parseArgs: BENCH_ROUNDS, --rounds or the default
+    QString scratch;     // "" if none given
+};
+
+// Parses argv (argv[0] the program); `takesQuick` false leaves "--quick" to be a SCRATCH_DIR.
+Args parseArgs(const QStringList& argv, int defaultRounds, bool takesQuick);
+
+// The median of `v` (the upper one for an even count), or -1 if it is empty.
+double median(std::vector<double> v);
+
+// The absolute path of a program (a name on PATH or an absolute path), or "" if not installed.
+QString findTool(const QString& name);
+
+// findTool(), printing "skipped: NAME not installed" to stdout if it is not.
+QString findToolOrSkip(const QString& name);
+
+// One finished child process: wall time, peak RSS and whether it succeeded.
+struct ProcessRun {
+    double seconds = -1;  // wall time, -1 if it could not be waited for
+    double peakMB = -1;   // ru_maxrss of the child
+    bool ok = false;      // exited with status 0
+};
+
+// Runs argv (argv[0] an absolute path) in `cwd` ("" = ours) with stdout sent to `stdoutPath`
+// (fork, exec, wait4), warning on stderr if it fails; the child's peak RSS includes what it
+// inherits from us at fork().
+ProcessRun runProcess(const QStringList& argv, const QString& stdoutPath = "/dev/null",
+                      const QString& cwd = {});
+
+}  // namespace bench
