@@ -42,6 +42,9 @@ void describeOptions(QCommandLineParser& parser) {
     parser.addOption({"threads", "With --save: writer threads (0 or 1: one).", "N", "0"});
     parser.addOption({"atomic", "With --save: write under a temporary name and rename onto DEST."});
     parser.addOption({"no-robust-key", "With --save: raw key names as file names (legacy)."});
+    parser.addOption({"allow-outside-links",
+                      "With --save: copy files that the source links to from outside its "
+                      "directory (refused by default)."});
     parser.addOption(
         {"key", "With --save: export only this subtree (a/b, or a JSON list); repeatable.", "K"});
 }
@@ -104,6 +107,7 @@ int main(int argc, char** argv) {
         request.threads = parser.value("threads").toInt();
         request.atomic = parser.isSet("atomic");
         request.robustKey = !parser.isSet("no-robust-key");
+        request.allowOutsideLinks = parser.isSet("allow-outside-links");
         request.keys = parser.values("key");
         return cli::save(request, err);
     }

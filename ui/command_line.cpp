@@ -98,6 +98,7 @@ int save(const SaveRequest& request, QTextStream& err) {
     options.numThreads = request.threads;
     options.atomic = request.atomic;
     options.robustKey = request.robustKey;
+    options.allowOutsideLinks = request.allowOutsideLinks;
     options.copyExisting = true;  // converting means copying out of the source
     QElapsedTimer clock;
     clock.start();

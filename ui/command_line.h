@@ -20,7 +20,8 @@ struct SaveRequest {
     int threads = 0;
     bool atomic = false;
     bool robustKey = true;
-    QStringList keys;  // subtrees to export: "a/b" or a JSON list ["a/b", "c"]
+    bool allowOutsideLinks = false;  // copy files linked from outside the source
+    QStringList keys;                // subtrees to export: "a/b" or a JSON list ["a/b", "c"]
 };
 
 // --save SRC DEST: converts or exports SRC to DEST, progress on `err`.

@@ -97,6 +97,11 @@ void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
                        QString::fromStdString(node->storage.path));
                 addRow(archive ? tr("Archive") : tr("Directory"),
                        QString::fromStdString(node->storage.container));
+                if (!node->storage.outsideTarget.empty())
+                    addRow(tr("Linked from outside"),
+                           tr("%1 (a symbolic link out of the dataset: saving it is refused "
+                              "unless allowed)")
+                               .arg(QString::fromStdString(node->storage.outsideTarget)));
                 std::optional<std::uint64_t> offset;
                 try {
                     offset = node->payloadOffset();  // one small read of the local header, once

@@ -193,7 +193,8 @@ QString KeyTreeModel::storageText(const Node& node) {
         case StorageKind::None:
             return node.kind == NodeKind::Tensor ? tr("no file (empty)") : QString();
         case StorageKind::File:
-            return tr("file");
+            return node.storage.outsideTarget.empty() ? tr("file")
+                                                      : tr("file, linked from outside the dataset");
         case StorageKind::Memory:
             return tr("memory");
         case StorageKind::StoredEntry:

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -109,6 +110,19 @@ public:
         info.size = c.size;
         info.storedSize = c.compressedSize;
         return info;
+    }
+
+    bool hasDirectory(const std::string& rel) const override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (sortedNames_.empty()) {  // built on first use: only lazy stacks ask
+            sortedNames_.reserve(entries_.size());
+            for (const Entry& e : entries_)
+                sortedNames_.push_back(e.central.name);
+            std::sort(sortedNames_.begin(), sortedNames_.end());
+        }
+        const std::string prefix = rel.empty() ? rel : rel + "/";
+        const auto it = std::lower_bound(sortedNames_.begin(), sortedNames_.end(), prefix);
+        return it != sortedNames_.end() && it->compare(0, prefix.size(), prefix) == 0;
     }
 
     std::string read(const std::string& rel, std::uint64_t cap) const override {
@@ -273,6 +287,7 @@ private:
     std::uint64_t fileSize_ = 0;
     std::vector<Entry> entries_;  // in directory order
     std::unordered_map<std::string_view, std::size_t> index_;
+    mutable std::vector<std::string_view> sortedNames_;
     mutable std::mutex mutex_;
     mutable LeafBytes mapping_;
 };

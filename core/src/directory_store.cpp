@@ -3,7 +3,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "mapping.h"
 #include "store.h"
@@ -30,7 +33,11 @@ private:
 // A memmap directory: one meta.json per node, one raw file per leaf.
 class DirectoryStore final : public Store {
 public:
-    explicit DirectoryStore(std::string root) : root_(std::move(root)) {}
+    explicit DirectoryStore(std::string root) : root_(std::move(root)) {
+        char* real = ::realpath(root_.c_str(), nullptr);
+        realRoot_ = real ? real : root_;
+        std::free(real);
+    }
 
     SourceFormat format() const override { return SourceFormat::Directory; }
     const std::string& location() const override { return root_; }
@@ -39,10 +46,19 @@ public:
     }
 
     std::optional<StorageInfo> stat(const std::string& rel) const override {
+        const std::string path = describe(rel);
         struct stat st {};
-        if (::stat(describe(rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+        if (::lstat(path.c_str(), &st) != 0)
+            return std::nullopt;
+        const bool link = S_ISLNK(st.st_mode);
+        if ((link && ::stat(path.c_str(), &st) != 0) || !S_ISREG(st.st_mode))
             return std::nullopt;
         StorageInfo info;
+        // A link, or a file in a directory reached through one, may lead out
+        // of the dataset; a plain file in a plain directory never does.
+        const auto slash = rel.rfind('/');
+        if (link || directoryLeavesRoot(slash == std::string::npos ? "" : rel.substr(0, slash)))
+            info.outsideTarget = outsideTarget(path);
         info.kind = StorageKind::File;
         info.path = rel;
         info.container = root_;
@@ -52,6 +68,11 @@ public:
         info.mtimeNs =
             static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + st.st_mtim.tv_nsec;
         return info;
+    }
+
+    bool hasDirectory(const std::string& rel) const override {
+        struct stat st {};
+        return ::stat(describe(rel).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
     }
 
     std::string read(const std::string& rel, std::uint64_t cap) const override {
@@ -108,7 +129,36 @@ public:
     }
 
 private:
+    // realpath(path) when it is not under the root's real path, else "".
+    std::string outsideTarget(const std::string& path) const {
+        char* real = ::realpath(path.c_str(), nullptr);
+        if (!real)
+            return {};
+        std::string target = real;
+        std::free(real);
+        const bool inside =
+            target == realRoot_ || (target.size() > realRoot_.size() &&
+                                    target.compare(0, realRoot_.size(), realRoot_) == 0 &&
+                                    (target[realRoot_.size()] == '/' || realRoot_ == "/"));
+        return inside ? std::string() : target;
+    }
+
+    // Whether the directory `rel` resolves out of the root (cached: leaves of
+    // one directory share the answer).
+    bool directoryLeavesRoot(const std::string& rel) const {
+        if (rel.empty())
+            return false;
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = leavesRoot_.find(rel);
+        if (it == leavesRoot_.end())
+            it = leavesRoot_.emplace(rel, !outsideTarget(describe(rel)).empty()).first;
+        return it->second;
+    }
+
     std::string root_;
+    std::string realRoot_;
+    mutable std::mutex mutex_;
+    mutable std::unordered_map<std::string, bool> leavesRoot_;
 };
 
 }  // namespace

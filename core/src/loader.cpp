@@ -372,9 +372,12 @@ private:
         const std::string where = store_->describe(joinPath(dir, "meta.json"));
         if (const Value* sd = meta.find("stack_dim"); sd && sd->isInt())
             node.stackDim = static_cast<int>(sd->asInt());
+        // Members 0, 1, ... until a member's directory is absent. A member that
+        // is there but cannot be read (no meta.json, say) is an error, as in
+        // Python: the stack is never silently cut short.
         for (int i = 0;; ++i) {
             const std::string childDir = joinPath(dir, std::to_string(i));
-            if (!hasNode(childDir))
+            if (!store_->hasDirectory(childDir))
                 break;
             node.children.push_back(loadNode(childDir, std::to_string(i), &node, {}));
         }
@@ -474,7 +477,9 @@ private:
             throw Error(store_->describe(dir), "unknown node class \"" + node.typeString +
                                                    "\" with no _tensordict/ directory");
         // The fields live in _tensordict/; they become this node's children.
+        // Loaded under this node, so that the nesting depth keeps counting.
         Node fields;
+        fields.parent = &node;
         loadTensorDict(fields, readMeta(inner), inner);
         node.batchSize = fields.batchSize;
         node.device = fields.device;

@@ -1,5 +1,6 @@
 #include "pickle.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -14,7 +15,7 @@ public:
         while (pos_ < in_.size()) {
             const auto op = static_cast<unsigned char>(in_[pos_++]);
             if (op == '.') {  // STOP
-                if (stack_.size() != 1 || !marks_.empty() || tooDeep(stack_.back()))
+                if (stack_.size() != 1 || !marks_.empty())
                     return std::nullopt;
                 return std::move(stack_.back());
             }
@@ -41,18 +42,43 @@ private:
             return false;
         std::string s(in_.substr(pos_, len));
         pos_ += len;
-        stack_.push_back(isBytes ? Value(Value::Bytes{std::move(s)}) : Value(std::move(s)));
+        return push(isBytes ? Value(Value::Bytes{std::move(s)}) : Value(std::move(s)));
+    }
+
+    // Every value on the stack carries its nesting depth, checked as each
+    // container grows: a deeper value is refused before it exists (a
+    // million-deep one would also overflow the stack when destroyed).
+    bool push(Value v, int depth = 0) {
+        if (depth > kMaxDepth)
+            return false;
+        stack_.push_back(std::move(v));
+        depths_.push_back(depth);
         return true;
     }
-    bool popMark(std::vector<Value>& items) {
+    void pop() {
+        stack_.pop_back();
+        depths_.pop_back();
+    }
+    // Moves the values above the topmost mark into `items`; `depth` gets the
+    // depth of a container holding them.
+    bool popMark(std::vector<Value>& items, int& depth) {
         if (marks_.empty() || marks_.back() > stack_.size())
             return false;
         const std::size_t mark = marks_.back();
         marks_.pop_back();
         items.assign(std::make_move_iterator(stack_.begin() + mark),
                      std::make_move_iterator(stack_.end()));
+        depth = 1;
+        for (std::size_t i = mark; i < depths_.size(); ++i)
+            depth = std::max(depth, depths_[i] + 1);
         stack_.resize(mark);
+        depths_.resize(mark);
         return true;
+    }
+    // The container on top of the stack now also holds a value of `inner` depth.
+    bool deepen(int inner) {
+        depths_.back() = std::max(depths_.back(), inner + 1);
+        return depths_.back() <= kMaxDepth;
     }
     static bool setItem(Value& dict, Value key, Value value) {
         if (!dict.isObject() || !key.isString())
@@ -72,9 +98,12 @@ private:
             return false;
         Value::List items(std::make_move_iterator(stack_.end() - n),
                           std::make_move_iterator(stack_.end()));
+        int depth = 1;
+        for (std::size_t i = depths_.size() - n; i < depths_.size(); ++i)
+            depth = std::max(depth, depths_[i] + 1);
         stack_.resize(stack_.size() - n);
-        stack_.push_back(Value(std::move(items)));
-        return true;
+        depths_.resize(depths_.size() - n);
+        return push(Value(std::move(items)), depth);
     }
     std::size_t marksBelowTop() const { return marks_.empty() ? 0 : marks_.back(); }
 
@@ -87,68 +116,39 @@ private:
             memo_[id] = top;
     }
 
-    // Nesting of a value, bounded: deeper data would exhaust the stack later.
-    static bool tooDeep(const Value& v, int depth = 0) {
-        if (depth > kMaxDepth)
-            return true;
-        if (v.isList())
-            for (const Value& e : v.asList())
-                if ((e.isList() || e.isObject()) && tooDeep(e, depth + 1))
-                    return true;
-        if (v.isObject())
-            for (const auto& kv : v.asObject())
-                if ((kv.second.isList() || kv.second.isObject()) && tooDeep(kv.second, depth + 1))
-                    return true;
-        return false;
-    }
     static constexpr int kMaxDepth = 256;
 
     bool step(unsigned char op) {
         std::vector<Value> items;
+        int depth = 0;
         switch (op) {
             case 0x80:
                 return need(1) && (pos_ += 1, true);  // PROTO
             case 0x95:
                 return need(8) && (pos_ += 8, true);  // FRAME
             case '}':
-                stack_.push_back(Value(Value::Object{}));
-                return true;  // EMPTY_DICT
+                return push(Value(Value::Object{}), 1);  // EMPTY_DICT
             case ']':
-                stack_.push_back(Value(Value::List{}));
-                return true;  // EMPTY_LIST
+                return push(Value(Value::List{}), 1);  // EMPTY_LIST
             case ')':
-                stack_.push_back(Value(Value::List{}));
-                return true;  // EMPTY_TUPLE
+                return push(Value(Value::List{}), 1);  // EMPTY_TUPLE
             case 0x8f:
-                stack_.push_back(Value(Value::List{}));
-                return true;  // EMPTY_SET
+                return push(Value(Value::List{}), 1);  // EMPTY_SET
             case '(':
                 marks_.push_back(stack_.size());
                 return true;  // MARK
             case 'N':
-                stack_.push_back(Value(nullptr));
-                return true;
+                return push(Value(nullptr));
             case 0x88:
-                stack_.push_back(Value(true));
-                return true;
+                return push(Value(true));
             case 0x89:
-                stack_.push_back(Value(false));
-                return true;
+                return push(Value(false));
             case 'K':
-                if (!need(1))
-                    return false;
-                stack_.push_back(Value(std::int64_t(readLE(1))));
-                return true;
+                return need(1) && push(Value(std::int64_t(readLE(1))));
             case 'M':
-                if (!need(2))
-                    return false;
-                stack_.push_back(Value(std::int64_t(readLE(2))));
-                return true;
+                return need(2) && push(Value(std::int64_t(readLE(2))));
             case 'J':
-                if (!need(4))
-                    return false;
-                stack_.push_back(Value(std::int64_t(std::int32_t(readLE(4)))));
-                return true;
+                return need(4) && push(Value(std::int64_t(std::int32_t(readLE(4)))));
             case 0x8a: {  // LONG1: little-endian two's complement
                 if (!need(1))
                     return false;
@@ -158,8 +158,7 @@ private:
                 std::uint64_t v = n ? readLE(n) : 0;
                 if (n && n < 8 && (v >> (8 * n - 1)) & 1)
                     v |= ~std::uint64_t(0) << (8 * n);
-                stack_.push_back(Value(static_cast<std::int64_t>(v)));
-                return true;
+                return push(Value(static_cast<std::int64_t>(v)));
             }
             case 'G': {  // BINFLOAT, big-endian
                 if (!need(8))
@@ -170,8 +169,7 @@ private:
                 pos_ += 8;
                 double d;
                 std::memcpy(&d, &bits, sizeof d);
-                stack_.push_back(Value(d));
-                return true;
+                return push(Value(d));
             }
             case 0x8c:
                 return pushString(1, false);  // SHORT_BINUNICODE
@@ -208,52 +206,50 @@ private:
                 // memoized; a shared reference to it is not plain data here.
                 if (it == memo_.end() || !it->second)
                     return false;
-                stack_.push_back(*it->second);
-                return true;
+                return push(*it->second);
             }
             case 't':   // TUPLE
             case 0x91:  // FROZENSET
-                if (!popMark(items))
-                    return false;
-                stack_.push_back(Value(Value::List(std::move(items))));
-                return true;
+                return popMark(items, depth) && push(Value(Value::List(std::move(items))), depth);
             case 0x85:
                 return tupleOf(1);
             case 0x86:
                 return tupleOf(2);
             case 0x87:
                 return tupleOf(3);
-            case 'a':  // APPEND
+            case 'a': {  // APPEND
                 if (stack_.size() < 2 + marksBelowTop() || !stack_[stack_.size() - 2].isList())
                     return false;
-                if (++containerInserts_ % 64 == 0 && tooDeep(stack_.back()))
-                    return false;
-                stack_[stack_.size() - 2].asList().push_back(std::move(stack_.back()));
-                stack_.pop_back();
-                return true;
+                Value item = std::move(stack_.back());
+                const int inner = depths_.back();
+                pop();
+                stack_.back().asList().push_back(std::move(item));
+                return deepen(inner);
+            }
             case 'e':   // APPENDS
             case 0x90:  // ADDITEMS
-                if (!popMark(items) || stack_.empty() || !stack_.back().isList())
+                if (!popMark(items, depth) || stack_.empty() || !stack_.back().isList())
                     return false;
                 for (auto& item : items)
                     stack_.back().asList().push_back(std::move(item));
-                return true;
+                return deepen(depth - 1);
             case 's': {  // SETITEM
                 if (stack_.size() < 3 + marksBelowTop())
                     return false;
                 Value value = std::move(stack_.back());
-                stack_.pop_back();
+                const int inner = depths_.back();
+                pop();
                 Value key = std::move(stack_.back());
-                stack_.pop_back();
-                return setItem(stack_.back(), std::move(key), std::move(value));
+                pop();
+                return setItem(stack_.back(), std::move(key), std::move(value)) && deepen(inner);
             }
             case 'u':  // SETITEMS
-                if (!popMark(items) || items.size() % 2 || stack_.empty())
+                if (!popMark(items, depth) || items.size() % 2 || stack_.empty())
                     return false;
                 for (std::size_t i = 0; i < items.size(); i += 2)
                     if (!setItem(stack_.back(), std::move(items[i]), std::move(items[i + 1])))
                         return false;
-                return true;
+                return deepen(depth - 1);
             default:
                 return false;  // anything that imports, calls or builds objects
         }
@@ -261,8 +257,8 @@ private:
 
     std::string_view in_;
     std::size_t pos_ = 0;
-    std::size_t containerInserts_ = 0;
     std::vector<Value> stack_;
+    std::vector<int> depths_;  // nesting depth of each stack value
     std::vector<std::size_t> marks_;
     std::map<std::uint64_t, std::optional<Value>> memo_;
 };

@@ -287,6 +287,13 @@ TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOpt
 
     const WritePlan plan = makeWritePlan(data.root(), options.robustKey,
                                          archive ? PlanOrder::Archive : PlanOrder::Directory);
+    if (!options.allowOutsideLinks)
+        for (const PlannedFile& file : plan.files)
+            if (!file.outsideTarget.empty())
+                throw Error(file.keyText,
+                            "its file is a symbolic link to " + file.outsideTarget +
+                                ", outside the dataset; refusing to copy it (allow links that "
+                                "leave the dataset to save it anyway)");
     const std::set<std::string> keep = checkExistingFiles(plan, cleanTarget, archive, options);
     ProgressTracker progress(options, plan.totalBytes, static_cast<int>(plan.files.size()));
 

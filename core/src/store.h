@@ -24,6 +24,8 @@ public:
     virtual std::string describe(const std::string& rel) const = 0;
     // A regular file (or archive entry) at rel, or nullopt.
     virtual std::optional<StorageInfo> stat(const std::string& rel) const = 0;
+    // A directory at rel (in an archive: any entry under "rel/").
+    virtual bool hasDirectory(const std::string& rel) const = 0;
     // The whole content of a small file; throws Error if missing or over `cap` bytes.
     virtual std::string read(const std::string& rel, std::uint64_t cap) const = 0;
     // The first `nbytes` of a file as writable (copy-on-write) memory whose

@@ -157,6 +157,7 @@ private:
         f.leaf = &leaf;
         f.size = leaf.nbytes;
         f.isTensorData = true;
+        f.outsideTarget = leaf.storage.outsideTarget;
         plan_.totalBytes += f.size;
         plan_.files.push_back(std::move(f));
     }
@@ -173,7 +174,7 @@ private:
         }
         addMeta(dir, n, Value(std::move(meta)));
         if (n.pickleOpaque)  // fields we could not decode travel as they are
-            addContent(joinPath(dir, "other.pickle"), n, copyOpaqueSidecar(n));
+            addSidecar(joinPath(dir, "other.pickle"), n);
         else if (!pickled.empty())
             addContent(joinPath(dir, "other.pickle"), n,
                        encodePlainPickle(Value(std::move(pickled))));
@@ -207,10 +208,14 @@ private:
             node(*c, joinPath(dir, c->key));
     }
 
-    std::string copyOpaqueSidecar(const Node& n) {
+    // An opaque pickle is copied byte for byte from its source.
+    void addSidecar(const std::string& path, const Node& n) {
         if (!n.store)
             throw Error(keyText(n), "pickled value has no source to copy from");
-        return n.store->read(n.pickleFile, 1ull << 34);
+        const auto source = n.store->stat(n.pickleFile);
+        addContent(path, n, n.store->read(n.pickleFile, 1ull << 34));
+        if (source)
+            plan_.files.back().outsideTarget = source->outsideTarget;
     }
 
     void nonTensorData(const Node& n, const std::string& dir) {
@@ -226,7 +231,7 @@ private:
         meta.emplace_back("_metadata", Value());
         addMeta(dir, n, Value(std::move(meta)));
         if (n.pickleOpaque)
-            addContent(joinPath(dir, "other.pickle"), n, copyOpaqueSidecar(n));
+            addSidecar(joinPath(dir, "other.pickle"), n);
         else if (!inline_)
             addContent(joinPath(dir, "other.pickle"), n,
                        encodePlainPickle(Value(Value::Object{{"data", value}})));
@@ -245,7 +250,7 @@ private:
         // Python writes this one file with separators=(",", ":").
         addMeta(dir, n, Value(std::move(meta)), JsonStyle::PythonCompact);
         if (n.pickleOpaque)
-            addContent(joinPath(dir, "pickle.pkl"), n, copyOpaqueSidecar(n));
+            addSidecar(joinPath(dir, "pickle.pkl"), n);
         else if (!inline_)
             addContent(joinPath(dir, "pickle.pkl"), n, encodePlainPickle(value));
     }

@@ -16,6 +16,7 @@ struct PlannedFile {
     const Node* leaf = nullptr;  // tensor data comes from this leaf instead
     std::uint64_t size = 0;
     bool isTensorData = false;  // a .memmap entry: compressible, 64-byte aligned in archives
+    std::string outsideTarget;  // copied from a file out of the source's root (a symlink)
 
     // The bytes to write (the leaf's mapping, or `content`). Throws Error.
     LeafBytes bytes() const;

@@ -1,8 +1,11 @@
 #include "save_options_dialog.h"
 
+#include <sys/statvfs.h>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -12,9 +15,9 @@
 #include <QPushButton>
 #include <QRadioButton>
 #include <QSpinBox>
-#include <QStorageInfo>
 #include <QThread>
 #include <QVBoxLayout>
+#include <optional>
 
 #include "key_tree_model.h"
 
@@ -22,6 +25,25 @@ using tensordict::kZipBzip2;
 using tensordict::kZipDeflate;
 using tensordict::kZipLzma;
 using tensordict::kZipStored;
+
+namespace {
+
+// Bytes available to us on the file system of `path` or of its nearest
+// existing ancestor. statvfs works wherever the path does, chroots and
+// containers included, where QStorageInfo's mount table may be missing.
+std::optional<std::uint64_t> freeBytesAt(QString path) {
+    for (;;) {
+        struct statvfs fs {};
+        if (::statvfs(QFile::encodeName(path).constData(), &fs) == 0)
+            return static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+        const QString up = QFileInfo(path).absolutePath();
+        if (up == path || path.isEmpty())
+            return std::nullopt;
+        path = up;
+    }
+}
+
+}  // namespace
 
 SaveOptionsDialog::SaveOptionsDialog(std::uint64_t bytes, const QString& scope,
                                      const QString& sourcePath, QWidget* parent)
@@ -38,6 +60,7 @@ SaveOptionsDialog::SaveOptionsDialog(std::uint64_t bytes, const QString& scope,
       atomic_(new QCheckBox(tr("Atomic write"))),
       robustKey_(new QCheckBox(tr("Robust key encoding"))),
       copyExisting_(new QCheckBox(tr("Copy data mapped from other files"))),
+      allowOutsideLinks_(new QCheckBox(tr("Copy files linked from outside the dataset"))),
       sizes_(new QLabel),
       message_(new QLabel),
       buttons_(new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel)) {
@@ -85,6 +108,12 @@ SaveOptionsDialog::SaveOptionsDialog(std::uint64_t bytes, const QString& scope,
            "copied into the destination. Unchecked: saving them elsewhere is refused, as "
            "tensordict.save(copy_existing=False) does."));
 
+    allowOutsideLinks_->setChecked(false);
+    allowOutsideLinks_->setToolTip(
+        tr("A dataset may hold symbolic links to files elsewhere on this machine. Unchecked: "
+           "saving such a link is refused, so that none of your own files ends up in what you "
+           "export. Checked: the linked files are copied like the others."));
+
     auto* format = new QVBoxLayout;
     format->addWidget(asDirectory_);
     format->addWidget(asArchive_);
@@ -98,6 +127,7 @@ SaveOptionsDialog::SaveOptionsDialog(std::uint64_t bytes, const QString& scope,
     form->addRow(QString(), atomic_);
     form->addRow(QString(), robustKey_);
     form->addRow(QString(), copyExisting_);
+    form->addRow(QString(), allowOutsideLinks_);
     form->addRow(tr("Size:"), sizes_);
     message_->setWordWrap(true);
     auto* layout = new QVBoxLayout(this);
@@ -174,6 +204,7 @@ tensordict::SaveOptions SaveOptionsDialog::options() const {
     o.atomic = atomic_->isChecked();
     o.robustKey = robustKey_->isChecked();
     o.copyExisting = copyExisting_->isChecked();
+    o.allowOutsideLinks = allowOutsideLinks_->isChecked();
     return o;
 }
 
@@ -194,13 +225,10 @@ void SaveOptionsDialog::validate() {
     const QString dest = destination();
     const QFileInfo info(dest);
     const QString parent = info.absolutePath();
-    QStorageInfo storage(QFileInfo::exists(parent) ? parent : QDir::rootPath());
+    const std::optional<std::uint64_t> free = freeBytesAt(parent);
     sizes_->setText(tr("%1 to write · %2 free at the destination")
                         .arg(KeyTreeModel::byteSizeText(bytes_),
-                             storage.isValid()
-                                 ? KeyTreeModel::byteSizeText(
-                                       static_cast<std::uint64_t>(storage.bytesAvailable()))
-                                 : tr("unknown")));
+                             free ? KeyTreeModel::byteSizeText(*free) : tr("unknown")));
     if (dest.isEmpty()) {
         problem_ = tr("Choose a destination.");
     } else if (!QFileInfo(parent).isDir()) {
@@ -213,11 +241,9 @@ void SaveOptionsDialog::validate() {
                info.canonicalFilePath() == QFileInfo(sourcePath_).canonicalFilePath() &&
                archive()) {
         problem_ = tr("This is the archive being read; save to another name.");
-    } else if (storage.isValid() && static_cast<std::uint64_t>(storage.bytesAvailable()) < bytes_) {
+    } else if (free && *free < bytes_) {
         problem_ = tr("Not enough free space: %1 needed, %2 free.")
-                       .arg(KeyTreeModel::byteSizeText(bytes_),
-                            KeyTreeModel::byteSizeText(
-                                static_cast<std::uint64_t>(storage.bytesAvailable())));
+                       .arg(KeyTreeModel::byteSizeText(bytes_), KeyTreeModel::byteSizeText(*free));
     } else if (info.exists() && !(info.isDir() && QDir(dest).isEmpty())) {
         warning_ = atomic_->isChecked()
                        ? tr("%1 exists and will be replaced when the save completes.").arg(dest)

@@ -42,6 +42,7 @@ public:
     QCheckBox* atomicBox() const { return atomic_; }
     QCheckBox* robustKeyBox() const { return robustKey_; }
     QCheckBox* copyExistingBox() const { return copyExisting_; }
+    QCheckBox* allowOutsideLinksBox() const { return allowOutsideLinks_; }
 
 private:
     void browse();
@@ -60,6 +61,7 @@ private:
     QCheckBox* atomic_;
     QCheckBox* robustKey_;
     QCheckBox* copyExisting_;
+    QCheckBox* allowOutsideLinks_;
     QLabel* sizes_;
     QLabel* message_;
     QDialogButtonBox* buttons_;

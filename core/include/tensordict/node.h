@@ -55,6 +55,9 @@ struct StorageInfo {
     // Identity of a file when it was opened: a replaced file is refused, not mixed in.
     std::uint64_t inode = 0;
     std::uint64_t mtimeNs = 0;
+    // A file reached through a symbolic link that leads out of the dataset's
+    // root: where it really is. Saving refuses to copy it unless allowed.
+    std::string outsideTarget;
 };
 
 std::string zipMethodName(int method);

@@ -47,6 +47,11 @@ struct SaveOptions {
     // Write next to prefix under a temporary name, flush, and rename onto
     // prefix: an error, a cancel or a crash leaves prefix as it was.
     bool atomic = false;
+    // Copy files that the source reaches through symbolic links leading out
+    // of its root. Off: such a save is refused, naming the link and its
+    // target, so that a dataset cannot smuggle one of your files into what
+    // you export.
+    bool allowOutsideLinks = false;
 
     // Called from writer threads as bytes are written (throttled).
     std::function<void(const SaveProgress&)> progress;
