@@ -45,8 +45,11 @@ void printNode(const tensordict::Node& node, bool sha256, const std::string& par
                     KeyTreeModel::storageText(node).toStdString();
             if (node.storage.kind != tensordict::StorageKind::None)
                 text += " " + node.storage.path;
-            if (sha256)
+            if (sha256) {
                 text += "  sha256 " + tensordict::leafSha256(node);
+                if (const std::string warning = node.integrityWarning(); !warning.empty())
+                    text += "  WARNING " + warning;
+            }
             break;
         case NodeKind::NonTensorData:
         case NodeKind::NonTensorStack:
@@ -77,6 +80,17 @@ void printNode(const tensordict::Node& node, bool sha256, const std::string& par
     }
     for (const auto& child : node.children)
         printNode(*child, sha256, keys, text, out);
+}
+
+// Problems found while reading leaves in full (CRC-32 mismatches): the
+// data was shown, with a warning naming the entry.
+void reportIntegrityWarnings(const tensordict::Node& node, QTextStream& err) {
+    if (const std::string warning = node.integrityWarning(); !warning.empty())
+        err << "tdstudio: warning: " << QString::fromStdString(node.storage.container) << ':'
+            << QString::fromStdString(node.storage.path) << ": " << QString::fromStdString(warning)
+            << '\n';
+    for (const auto& child : node.children)
+        reportIntegrityWarnings(*child, err);
 }
 
 }  // namespace
@@ -182,6 +196,7 @@ int printInfo(const QString& path, bool json, bool sha256, QTextStream& out, QTe
         return 1;
     }
     out.flush();
+    reportIntegrityWarnings(td.root(), err);
     const auto errors = td.errors();
     for (const auto* e : errors)
         err << "tdstudio: " << QString::fromStdString(e->error) << '\n';

@@ -13,7 +13,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <list>
 #include <mutex>
 #include <unordered_map>
 
@@ -21,6 +23,7 @@
 #include "mapping.h"
 #include "store.h"
 #include "tensordict/error.h"
+#include "tensordict/guarded_read.h"
 #include "zip_layout.h"
 
 namespace tensordict {
@@ -68,7 +71,8 @@ bool isSupportedMethod(int method) {
 
 class ArchiveStore final : public Store {
 public:
-    explicit ArchiveStore(std::string path) : path_(std::move(path)) {
+    ArchiveStore(std::string path, std::uint64_t cacheBytes)
+        : path_(std::move(path)), cacheCap_(cacheBytes) {
         // The archive stays open: later reads come from this file even if a
         // save replaces the path meanwhile.
         fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -109,6 +113,7 @@ public:
         info.zipMethod = c.method;
         info.size = c.size;
         info.storedSize = c.compressedSize;
+        info.crc32 = c.crc;
         return info;
     }
 
@@ -165,23 +170,34 @@ public:
         LeafBytes whole = archiveMapping();
         std::byte* p = whole.data.get() + payload;
         if (entry.central.method == zip::kStored) {
-            if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0)
-                return copyToOwnedBuffer(p, nbytes);  // unaligned (zip -0, other tools)
+            if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0) {
+                // Unaligned (zip -0, other tools): copied, through the guarded path.
+                LeafBytes copy = allocateOwnedBuffer(nbytes);
+                if (!tryGuardedCopy(copy.data.get(), p, nbytes))
+                    throw Error(where,
+                                "the archive changed while it was read (truncated or "
+                                "replaced by another program); open it again");
+                return copy;
+            }
             return {std::shared_ptr<std::byte>(whole.data, p), static_cast<std::size_t>(nbytes)};
         }
-        LeafBytes out = allocateOwnedBuffer(nbytes);
-        if (nbytes == entry.central.size) {
-            inflateInto(entry, p, entry.central.compressedSize, out.data.get(), nbytes);
-        } else {
-            // Only what the leaf needs: a hostile header may claim any size.
-            auto decoder =
-                Decompressor::create(entry.central.method, p, entry.central.compressedSize, where);
-            const std::size_t got = decoder->read(out.data.get(), nbytes);
-            if (got != nbytes)
-                throw Error(where, "compressed data ends after " + std::to_string(got) + " of " +
-                                       std::to_string(nbytes) + " bytes");
-        }
-        return out;
+        return inflated(entry, p, nbytes);
+    }
+
+    LeafBytes compressedPayload(const StorageInfo& info) const override {
+        const Entry& entry = find(info.path);
+        if (!isSupportedMethod(entry.central.method) || entry.central.method == zip::kStored)
+            throw Error(describe(info.path), "not an entry this archive can decompress (" +
+                                                 zipMethodName(entry.central.method) + ")");
+        const std::uint64_t payload = payloadOffset(entry);
+        LeafBytes whole = archiveMapping();
+        return {std::shared_ptr<std::byte>(whole.data, whole.data.get() + payload),
+                static_cast<std::size_t>(entry.central.compressedSize)};
+    }
+
+    bool isResident(const StorageInfo& info) const override {
+        std::lock_guard<std::mutex> lock(cacheMutex_);
+        return cache_.count(info.path) != 0;
     }
 
     std::optional<std::uint64_t> payloadOffset(const StorageInfo& info) const override {
@@ -261,6 +277,138 @@ private:
         return *entry.payload;
     }
 
+    // A compressed entry inflated: from the cache of inflated entries, or
+    // inflated now. Entries up to the cache's cap are kept in memory, the
+    // least recently used evicted first; larger ones are inflated into an
+    // unlinked temporary file that is mapped, so that memory never holds
+    // them (and a zip bomb fills a disk file at most as far as its data
+    // really goes, not an allocation of its declared size).
+    LeafBytes inflated(const Entry& entry, const std::byte* payload, std::uint64_t nbytes) const {
+        const std::string& name = entry.central.name;
+        {
+            std::lock_guard<std::mutex> lock(cacheMutex_);
+            auto it = cache_.find(name);
+            if (it != cache_.end() && it->second.bytes.size >= nbytes) {
+                lru_.splice(lru_.begin(), lru_, it->second.position);
+                return {it->second.bytes.data, static_cast<std::size_t>(nbytes)};
+            }
+        }
+        const std::string where = describe(name);
+        LeafBytes out;
+        if (nbytes > cacheCap_) {
+            out = inflateToTemporaryFile(entry, payload, nbytes);
+            return out;
+        }
+        out = allocateOwnedBuffer(nbytes);
+        guardedInflate(entry, payload, out.data.get(), nbytes);
+        std::lock_guard<std::mutex> lock(cacheMutex_);
+        if (!cache_.count(name)) {
+            lru_.push_front(name);
+            cache_[name] = {out, lru_.begin()};
+            cached_ += out.size;
+            while (cached_ > cacheCap_ && lru_.size() > 1) {
+                const auto victim = cache_.find(lru_.back());
+                cached_ -= victim->second.bytes.size;
+                cache_.erase(victim);
+                lru_.pop_back();
+            }
+        }
+        return out;
+    }
+
+    // Inflates the first `size` bytes of an entry into `out`, with SIGBUS
+    // from a truncated archive turned into an Error; a full entry's CRC-32
+    // is checked (a mismatch is reported, not fatal).
+    void guardedInflate(const Entry& entry, const std::byte* payload, std::byte* out,
+                        std::uint64_t size) const {
+        const std::string where = describe(entry.central.name);
+        auto decoder = Decompressor::create(entry.central.method, payload,
+                                            entry.central.compressedSize, where);
+        std::uint32_t crc = 0;
+        std::uint64_t done = 0;
+        constexpr std::size_t kStep = 4u << 20;
+        while (done < size) {
+            const std::size_t want =
+                static_cast<std::size_t>(std::min<std::uint64_t>(kStep, size - done));
+            std::size_t got = 0;
+            if (!tryGuardedRun([&] { got = decoder->read(out + done, want); }))
+                throw Error(where,
+                            "the archive changed while it was read (truncated or replaced "
+                            "by another program); open it again");
+            crc = crc32(crc, out + done, got);
+            done += got;
+            if (got != want)
+                throw Error(where, "compressed data ends after " + std::to_string(done) + " of " +
+                                       std::to_string(size) + " bytes");
+        }
+        if (size == entry.central.size && crc != entry.central.crc)
+            reportIntegrityProblem(stat(entry.central.name).value(),
+                                   "CRC-32 mismatch: the inflated data does not match the "
+                                   "entry's checksum (corrupt archive)");
+    }
+
+    LeafBytes inflateToTemporaryFile(const Entry& entry, const std::byte* payload,
+                                     std::uint64_t nbytes) const {
+        const std::string where = describe(entry.central.name);
+        const int fd = openTemporaryFile(where);
+        struct Close {
+            int fd;
+            ~Close() { ::close(fd); }
+        } closeLater{fd};
+        auto decoder = Decompressor::create(entry.central.method, payload,
+                                            entry.central.compressedSize, where);
+        constexpr std::size_t kStep = 4u << 20;
+        std::unique_ptr<std::byte[]> buffer(new std::byte[kStep]);
+        std::uint32_t crc = 0;
+        std::uint64_t done = 0;
+        while (done < nbytes) {
+            const std::size_t want =
+                static_cast<std::size_t>(std::min<std::uint64_t>(kStep, nbytes - done));
+            std::size_t got = 0;
+            if (!tryGuardedRun([&] { got = decoder->read(buffer.get(), want); }))
+                throw Error(where,
+                            "the archive changed while it was read (truncated or replaced "
+                            "by another program); open it again");
+            crc = crc32(crc, buffer.get(), got);
+            for (std::size_t w = 0; w < got;) {
+                const ssize_t n =
+                    ::pwrite(fd, buffer.get() + w, got - w, static_cast<off_t>(done + w));
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (n <= 0)
+                    throw Error(where, std::string("cannot inflate into a temporary file: ") +
+                                           std::strerror(errno));
+                w += static_cast<std::size_t>(n);
+            }
+            done += got;
+            if (got != want)
+                throw Error(where, "compressed data ends after " + std::to_string(done) + " of " +
+                                       std::to_string(nbytes) + " bytes");
+        }
+        if (nbytes == entry.central.size && crc != entry.central.crc)
+            reportIntegrityProblem(stat(entry.central.name).value(),
+                                   "CRC-32 mismatch: the inflated data does not match the "
+                                   "entry's checksum (corrupt archive)");
+        return mapFilePrivate(fd, nbytes, where);
+    }
+
+    // An unlinked file in $TMPDIR (or /tmp): gone with its last mapping.
+    static int openTemporaryFile(const std::string& where) {
+        const char* env = std::getenv("TMPDIR");
+        const std::string dir = env && *env ? env : "/tmp";
+        int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            std::string name = dir + "/.tdstudio-inflate-XXXXXX";
+            fd = ::mkstemp(name.data());
+            if (fd >= 0)
+                ::unlink(name.c_str());
+        }
+        if (fd < 0)
+            throw Error(where, "cannot create a temporary file in " + dir +
+                                   " to inflate into: " + std::strerror(errno));
+        return fd;
+    }
+
     // Inflates a whole entry and checks its CRC-32.
     void inflateInto(const Entry& entry, const std::byte* compressed, std::size_t compressedSize,
                      std::byte* out, std::size_t size) const {
@@ -282,7 +430,17 @@ private:
         return mapping_;
     }
 
+    struct Cached {
+        LeafBytes bytes;
+        std::list<std::string>::iterator position;
+    };
+
     std::string path_;
+    std::uint64_t cacheCap_;
+    mutable std::mutex cacheMutex_;
+    mutable std::list<std::string> lru_;  // most recently used first
+    mutable std::unordered_map<std::string, Cached> cache_;
+    mutable std::uint64_t cached_ = 0;
     int fd_ = -1;
     std::uint64_t fileSize_ = 0;
     std::vector<Entry> entries_;  // in directory order
@@ -294,8 +452,8 @@ private:
 
 }  // namespace
 
-std::shared_ptr<const Store> openArchiveStore(const std::string& path) {
-    return std::make_shared<ArchiveStore>(path);
+std::shared_ptr<const Store> openArchiveStore(const std::string& path, std::uint64_t cacheBytes) {
+    return std::make_shared<ArchiveStore>(path, cacheBytes);
 }
 
 }  // namespace tensordict

@@ -13,6 +13,7 @@
 
 #include "codec.h"
 #include "tensordict/error.h"
+#include "tensordict/guarded_read.h"
 #include "zip_layout.h"
 
 namespace tensordict {
@@ -110,6 +111,10 @@ private:
                                        static_cast<off_t>(offset + done));
             if (w < 0 && errno == EINTR)
                 continue;
+            if (w < 0 && errno == EFAULT)  // the kernel's copy from a mapping that lost pages
+                throw Error(path_ + ":" + what,
+                            "its source data changed while it was read (the file was truncated "
+                            "or replaced by another program)");
             if (w <= 0)
                 throw Error(path_ + ":" + what, sysError("write failed"));
             done += static_cast<std::size_t>(w);
@@ -183,9 +188,13 @@ private:
             const PlannedFile& file = plan_.files[i];
             const LeafBytes bytes = file.bytes();
             zip::EntryHeader& h = headers_[i];
-            h.crc = crc32Of(bytes.data.get(), file.size);
-            buffer += zip::localHeader(h);
-            buffer.append(reinterpret_cast<const char*>(bytes.data.get()), file.size);
+            buffer += zip::localHeader(h);  // its CRC is patched in below
+            const std::size_t at = buffer.size();
+            buffer.resize(at + file.size);
+            copySource(file, buffer.data() + at, bytes.data.get(), file.size);
+            h.crc = crc32Of(reinterpret_cast<const std::byte*>(buffer.data() + at), file.size);
+            const std::string header = zip::localHeader(h);
+            buffer.replace(at - header.size(), header.size(), header);
         }
         writeAt(buffer.data(), buffer.size(), start, plan_.files[u.first].path);
         for (std::size_t i = u.first; i < u.last; ++i) {
@@ -202,7 +211,7 @@ private:
         zip::EntryHeader& h = headers_[u.first];
         const std::byte* p = bytes.data.get() + u.begin;
         const std::size_t n = u.end - u.begin;
-        chunkCrcs_[k] = crc32Of(p, n);
+        guardSource(file, [&] { chunkCrcs_[k] = crc32Of(p, n); });
         writeAt(p, n, h.localHeaderOffset + zip::localHeaderSize(h) + u.begin, file.path);
         progress_.add(n, file.path);
         if (unitsLeft_[u.first].fetch_sub(1) != 1)
@@ -294,19 +303,28 @@ private:
         const std::byte* p = bytes.data.get() + u.begin;
         const std::size_t n = u.end - u.begin;
         UnitOutput out;
-        out.crc = crc32Of(p, n);
         const std::string where = path_ + ":" + file.path;
         try {
             if (!compressed(u.first)) {
-                out.bytes.assign(reinterpret_cast<const char*>(p), n);
+                out.bytes.resize(n);
+                copySource(file, out.bytes.data(), p, n);
+                out.crc = crc32Of(reinterpret_cast<const std::byte*>(out.bytes.data()), n);
             } else if (method_ == zip::kDeflate) {
                 const std::size_t dictionary = std::min<std::uint64_t>(u.begin, 32768);
-                out.bytes = deflateChunk(p, n, p - dictionary, dictionary, u.lastOfFile, level_);
+                guardSource(file, [&] {
+                    out.crc = crc32Of(p, n);
+                    out.bytes =
+                        deflateChunk(p, n, p - dictionary, dictionary, u.lastOfFile, level_);
+                });
                 progress_.add(n, file.path);
             } else {
-                out.bytes = compressPayload(p, n, method_, level_, [this, &file](std::uint64_t k) {
-                    progress_.add(k, file.path);
-                    return !progress_.cancelled();
+                guardSource(file, [&] {
+                    out.crc = crc32Of(p, n);
+                    out.bytes =
+                        compressPayload(p, n, method_, level_, [this, &file](std::uint64_t k) {
+                            progress_.add(k, file.path);
+                            return !progress_.cancelled();
+                        });
                 });
             }
         } catch (const Error& e) {
@@ -348,6 +366,26 @@ private:
         lock.unlock();
         changed_.notify_all();
         return out;
+    }
+
+    // --- Reading the sources ---
+
+    // A leaf's bytes may be mapped from a file that shrinks under us: every
+    // read of them runs guarded (guarded_read.h), and a fault becomes an
+    // Error naming the leaf. Contents made in memory (meta.json) need none.
+    static void copySource(const PlannedFile& file, char* dst, const std::byte* src,
+                           std::size_t n) {
+        if (file.leaf)
+            guardedCopy(dst, src, n, *file.leaf);
+        else if (n)
+            std::memcpy(dst, src, n);
+    }
+    template <typename F>
+    static void guardSource(const PlannedFile& file, F&& work) {
+        if (file.leaf)
+            guardedRun(work, *file.leaf);
+        else
+            work();
     }
 
     // --- Threads and errors ---

@@ -174,14 +174,14 @@ std::shared_ptr<const Store> openDirectoryStore(const std::string& path) {
     return std::make_shared<DirectoryStore>(root);
 }
 
-std::shared_ptr<const Store> openStore(const std::string& path) {
+std::shared_ptr<const Store> openStore(const std::string& path, std::uint64_t inflateCacheBytes) {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0)
         throw Error(path, std::strerror(errno));
     if (S_ISDIR(st.st_mode))
         return openDirectoryStore(path);
     if (S_ISREG(st.st_mode))
-        return openArchiveStore(path);
+        return openArchiveStore(path, inflateCacheBytes);
     throw Error(path, "neither a directory nor a regular file");
 }
 

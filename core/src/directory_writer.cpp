@@ -69,7 +69,11 @@ void writeFile(const std::string& root, const PlannedFile& file, ProgressTracker
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            const std::string why = sysError("write failed");
+            const std::string why =
+                w < 0 && errno == EFAULT  // the kernel's copy from a mapping that lost pages
+                    ? "its source data changed while it was read (the file was truncated or "
+                      "replaced by another program)"
+                    : sysError("write failed");
             ::close(fd);
             throw Error(path, why + " after " + std::to_string(done) + " of " +
                                   std::to_string(bytes.size) + " bytes");

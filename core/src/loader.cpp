@@ -576,7 +576,7 @@ TensorDict load(const std::string& path, const LoadOptions& options) {
             target = "/";
     }
     TensorDict td;
-    std::shared_ptr<const Store> store = openStore(target);
+    std::shared_ptr<const Store> store = openStore(target, options.inflateCacheBytes);
     td.path_ = store->location();
     td.format_ = store->format();
     Loader loader(store, options);

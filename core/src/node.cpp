@@ -76,8 +76,14 @@ const Node* Node::find(const std::vector<std::string>& path) const {
 }
 
 bool Node::isMaterialized() const {
+    if (storage.kind == StorageKind::CompressedEntry && store)
+        return store->isResident(storage);
     std::lock_guard<std::mutex> lock(mutex_);
     return bytes_.has_value();
+}
+
+std::string Node::integrityWarning() const {
+    return store && kind == NodeKind::Tensor ? store->integrityProblem(storage) : std::string();
 }
 
 std::optional<std::uint64_t> Node::payloadOffset() const {
@@ -101,6 +107,10 @@ LeafBytes Node::bytes() const {
         if (!store)
             throw Error(formatKeyPath(keyPath()), "leaf has no storage");
         fresh = store->map(storage, nbytes, itemSize(dtype));
+        // Inflated entries belong to the store's bounded cache, not to the
+        // node: a tree whose leaves were all viewed does not hold them all.
+        if (storage.kind == StorageKind::CompressedEntry)
+            return fresh;
     }
     std::lock_guard<std::mutex> lock(mutex_);
     if (!bytes_)

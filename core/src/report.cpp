@@ -1,5 +1,7 @@
 #include "tensordict/report.h"
 
+#include "tensordict/guarded_read.h"
+
 #include <QCryptographicHash>
 
 #include "tensordict/element.h"
@@ -79,8 +81,11 @@ struct Collector {
                 shapes.push_back(intsValue(s));
             o.emplace_back("nested_shapes", Value(std::move(shapes)));
         }
-        if (options.sha256)
+        if (options.sha256) {
             o.emplace_back("sha256", Value(leafSha256(leaf)));
+            if (const std::string warning = leaf.integrityWarning(); !warning.empty())
+                o.emplace_back("warning", Value(warning));
+        }
         if (options.firstValues > 0)
             o.emplace_back("first_values", firstValues(leaf, options.firstValues));
         o.emplace_back("storage", Value(std::string(storageKindName(leaf.storage.kind))));
@@ -120,25 +125,36 @@ struct Collector {
 }  // namespace
 
 std::string leafSha256(const Node& leaf) {
-    const LeafBytes bytes = leaf.bytes();
+    // Streamed through the guarded reader: bounded memory whatever the leaf
+    // (compressed entries are inflated chunk by chunk), and the entry's CRC
+    // checked on the way.
     QCryptographicHash hash(QCryptographicHash::Sha256);
-    // Hash in chunks: QByteArrayView sizes are qsizetype, leaves can be huge.
-    constexpr std::size_t kChunk = 1u << 26;
-    for (std::size_t done = 0; done < bytes.size; done += kChunk) {
-        const std::size_t n = std::min(kChunk, bytes.size - done);
-        hash.addData(QByteArrayView(reinterpret_cast<const char*>(bytes.data.get()) + done,
-                                    static_cast<qsizetype>(n)));
-    }
+    forEachChunk(leaf, 4u << 20, [&](const std::byte* data, std::size_t n) {
+        hash.addData(
+            QByteArrayView(reinterpret_cast<const char*>(data), static_cast<qsizetype>(n)));
+    });
     return hash.result().toHex().toStdString();
 }
 
 Value firstValues(const Node& leaf, int count) {
+    // Only the first bytes are read (or inflated).
     Value::List values;
-    const LeafBytes bytes = leaf.bytes();
     const std::size_t item = itemSize(leaf.dtype);
-    const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(count), bytes.size / item);
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(
+        static_cast<std::uint64_t>(std::max(count, 0)), leaf.nbytes / item));
+    std::vector<std::byte> head(n * item);
+    if (n) {
+        LeafReader reader(leaf);
+        std::size_t got = 0;
+        while (got < head.size()) {
+            const std::size_t r = reader.read(head.data() + got, head.size() - got);
+            if (r == 0)
+                break;
+            got += r;
+        }
+    }
     for (std::size_t i = 0; i < n; ++i)
-        values.push_back(elementValue(bytes.data.get() + i * item, leaf.dtype));
+        values.push_back(elementValue(head.data() + i * item, leaf.dtype));
     return Value(std::move(values));
 }
 

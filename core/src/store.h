@@ -1,10 +1,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
+#include "tensordict/error.h"
 #include "tensordict/node.h"
 #include "tensordict/tensordict.h"
 
@@ -37,13 +40,37 @@ public:
     virtual std::optional<std::uint64_t> payloadOffset(const StorageInfo&) const {
         return std::nullopt;
     }
+    // A compressed entry's payload, still compressed, in place in the archive.
+    virtual LeafBytes compressedPayload(const StorageInfo& info) const {
+        throw Error(describe(info.path), "not a compressed entry");
+    }
+    // Whether map() would return bytes already in memory (no inflating).
+    virtual bool isResident(const StorageInfo&) const { return false; }
+
+    // Integrity problems found by readers (a CRC-32 mismatch), per file.
+    void reportIntegrityProblem(const StorageInfo& info, const std::string& message) const {
+        std::lock_guard<std::mutex> lock(problemsMutex_);
+        problems_[info.path] = message;
+    }
+    std::string integrityProblem(const StorageInfo& info) const {
+        std::lock_guard<std::mutex> lock(problemsMutex_);
+        const auto it = problems_.find(info.path);
+        return it == problems_.end() ? std::string() : it->second;
+    }
+
+private:
+    mutable std::mutex problemsMutex_;
+    mutable std::map<std::string, std::string> problems_;
 };
 
 // Opens `path` as a directory store or, for a regular file, an archive store.
-std::shared_ptr<const Store> openStore(const std::string& path);
+// `inflateCacheBytes`: how much memory an archive's cache of inflated
+// entries may hold (LoadOptions::inflateCacheBytes).
+std::shared_ptr<const Store> openStore(const std::string& path, std::uint64_t inflateCacheBytes);
 
 std::shared_ptr<const Store> openDirectoryStore(const std::string& path);
-std::shared_ptr<const Store> openArchiveStore(const std::string& path);
+std::shared_ptr<const Store> openArchiveStore(const std::string& path,
+                                              std::uint64_t inflateCacheBytes);
 
 // Joins relative store paths: join("", "a") == "a", join("a", "b") == "a/b".
 std::string joinPath(const std::string& dir, const std::string& name);

@@ -149,10 +149,13 @@ void appendUtf8Escaped(std::string& out, const std::string& s, bool asciiOnly) {
         }
         if (c < 0x20 || (asciiOnly && c == 0x7F)) {
             u16(c);
-        } else if (c < 0x80 || !asciiOnly) {
+        } else if (c < 0x80) {
             out += static_cast<char>(c);
         } else {
-            // Decode one UTF-8 sequence; Python escapes it as \uXXXX (surrogate pairs above BMP).
+            // One UTF-8 sequence. Python escapes it as \uXXXX (surrogate pairs
+            // above the BMP); the compact style keeps it raw, except a lone
+            // surrogate (which Python's json accepts but is not UTF-8) and
+            // invalid bytes, which only an escape can carry.
             unsigned cp = 0;
             int extra = 0;
             if ((c & 0xE0) == 0xC0)
@@ -162,16 +165,27 @@ void appendUtf8Escaped(std::string& out, const std::string& s, bool asciiOnly) {
             else if ((c & 0xF8) == 0xF0)
                 cp = c & 0x07, extra = 3;
             else
-                cp = 0xFFFD;
-            for (int k = 0; k < extra && i + 1 < s.size(); ++k)
-                cp = (cp << 6) | (s[++i] & 0x3F);
-            if (cp >= 0x10000) {
+                extra = -1;
+            bool valid = extra > 0 && i + static_cast<std::size_t>(extra) < s.size();
+            for (int k = 1; valid && k <= extra; ++k)
+                valid = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+            if (!valid) {
+                u16(0xFFFD);
+                continue;
+            }
+            for (int k = 1; k <= extra; ++k)
+                cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+            const bool surrogate = cp >= 0xD800 && cp <= 0xDFFF;
+            if (!asciiOnly && !surrogate) {
+                out.append(s, i, static_cast<std::size_t>(extra) + 1);
+            } else if (cp >= 0x10000) {
                 cp -= 0x10000;
                 u16(0xD800 + (cp >> 10));
                 u16(0xDC00 + (cp & 0x3FF));
             } else {
                 u16(cp);
             }
+            i += static_cast<std::size_t>(extra);
         }
     }
     out += '"';
@@ -294,9 +308,11 @@ Value parseJson(std::string_view text, const std::string& where) {
     ValueBuilder builder;
     rapidjson::Reader reader;
     rapidjson::MemoryStream stream(text.data(), text.size());
+    // Full precision: numbers are read correctly rounded, as Python's float() does.
     constexpr unsigned kFlags = rapidjson::kParseNanAndInfFlag | rapidjson::kParseStopWhenDoneFlag |
                                 rapidjson::kParseIterativeFlag |
-                                rapidjson::kParseValidateEncodingFlag;
+                                rapidjson::kParseValidateEncodingFlag |
+                                rapidjson::kParseFullPrecisionFlag;
     const rapidjson::ParseResult ok = reader.Parse<kFlags>(stream, builder);
     if (!ok) {
         if (builder.tooDeep)

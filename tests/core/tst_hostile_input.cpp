@@ -2,11 +2,13 @@
 // crashed the program, lost data silently or leaked a file. Each now gives
 // an error (or a marked node) that names the file and the reason.
 
+#include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "tensordict/guarded_read.h"
 #include "tensordict/report.h"
 #include "tensordict/save.h"
 #include "tensordict/tensordict.h"
@@ -132,7 +134,137 @@ private Q_SLOTS:
             QByteArray("my private b"));
     }
 
+    void fileTruncatedWhileReadIsAnErrorNotASignal() {
+        // A 16 MiB leaf whose file another program truncates while we read
+        // it: between two chunks of a sha256, and under a mapping kept by a
+        // reader, and under a save that copies it.
+        const QString dir = scratch_.path() + "/truncated";
+        writeFile(
+            dir + "/meta.json",
+            QByteArray(
+                R"({"x": {"device": "cpu", "shape": [4194304], "dtype": "torch.float32"}, "shape": [], "device": "cpu", "_type": ")") +
+                kTensorDictType + "\"}");
+        writeFile(dir + "/x.memmap", QByteArray(16 << 20, '\x01'));
+        const TensorDict td = load(dir.toStdString());
+        const Node& x = *td.root().child("x");
+
+        int chunks = 0;
+        const QString message = errorOf([&] {
+            forEachChunk(x, 1 << 20, [&](const std::byte*, std::size_t) {
+                if (++chunks == 1)
+                    QVERIFY(QFile::resize(dir + "/x.memmap", 0));  // after the first chunk
+            });
+        });
+        QCOMPARE(chunks, 1);
+        QVERIFY2(
+            message.contains("truncated/x.memmap") && message.contains("changed while it was read"),
+            qPrintable(message));
+
+        // The mapping itself stays; every read through the guarded path reports.
+        std::byte one[4];
+        QVERIFY(!tryGuardedCopy(one, x.bytes().data.get() + (8 << 20), 4));
+        QVERIFY(errorOf([&] { leafSha256(x); }).contains("changed while it was read"));
+        SaveOptions options;
+        options.copyExisting = true;
+        for (const QString& target : {scratch_.path() + "/t.tdz", scratch_.path() + "/t-dir"}) {
+            const QString saveError = errorOf([&] { save(td, target.toStdString(), options); });
+            QVERIFY2(saveError.contains("changed while it was read"), qPrintable(saveError));
+        }
+    }
+
+    void crcMismatchIsReportedNotRefused() {
+        // One byte of a stored payload changed behind the archive's back, as
+        // tensordict's in-place "r+" writes do: the data is shown, and a
+        // warning names the entry.
+        const QString path = scratch_.path() + "/stale-crc.tdz";
+        QVERIFY(QFile::copy(testsupport::fixturePath("archive_simple.tdz"), path));
+        QVERIFY(QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner));
+        {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.seek(320));  // a.memmap's payload (FORMAT.md 8.2)
+            QVERIFY(f.write(QByteArray(1, '\x7f')) == 1);
+        }
+        const TensorDict td = load(path.toStdString());
+        const Node& a = *td.root().child("a");
+        QVERIFY(a.integrityWarning().empty());  // nothing read yet
+        leafSha256(a);
+        QVERIFY2(QString::fromStdString(a.integrityWarning()).contains("CRC-32 mismatch"),
+                 a.integrityWarning().c_str());
+        QVERIFY(td.root().find({"b", "c"})->integrityWarning().empty());
+        leafSha256(*td.root().find({"b", "c"}));
+        QVERIFY(td.root().find({"b", "c"})->integrityWarning().empty());
+
+        // A compressed entry whose directory CRC is wrong: inflated and shown, with the warning.
+        const QString deflated = scratch_.path() + "/bad-crc-deflate.tdz";
+        QVERIFY(
+            testsupport::packWithPython(testsupport::fixturePath("simple"), deflated, "deflate"));
+        QString error;
+        QVERIFY2(testsupport::runPython({"-c",
+                                         "import sys, zipfile, struct\n"
+                                         "p = sys.argv[1]; data = bytearray(open(p, 'rb').read())\n"
+                                         "info = zipfile.ZipFile(p).getinfo('a.memmap')\n"
+                                         "at = data.rfind(b'PK\\x01\\x02', 0, "
+                                         "data.find(b'a.memmap', data.find(b'PK\\x01\\x02')) + 1)\n"
+                                         "at = [i for i in range(len(data)) if data[i:i+4] == "
+                                         "b'PK\\x01\\x02' and data[i+46:i+54] == b'a.memmap'][0]\n"
+                                         "data[at + 16:at + 20] = struct.pack('<I', info.CRC ^ 1)\n"
+                                         "open(p, 'wb').write(data)\n",
+                                         deflated},
+                                        nullptr, &error),
+                 qPrintable(error));
+        const TensorDict compressed = load(deflated.toStdString());
+        const Node& ca = *compressed.root().child("a");
+        QCOMPARE(QByteArray::fromStdString(leafSha256(ca)),
+                 QByteArray::fromStdString(leafSha256(
+                     *load(testsupport::fixturePath("simple").toStdString()).root().child("a"))));
+        QVERIFY2(QString::fromStdString(ca.integrityWarning()).contains("CRC-32 mismatch"),
+                 ca.integrityWarning().c_str());
+    }
+
+    void zipBombStaysWithinMemory() {
+        // Four leaves of 256 MiB of zeros, deflated to a few hundred KiB: their
+        // sha256 and first values stream through a few MiB of memory.
+        const QString path = scratch_.path() + "/bomb.tdz";
+        QString error;
+        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/make_zip_bomb.py", path},
+                                        nullptr, &error),
+                 qPrintable(error));
+        QVERIFY(QFileInfo(path).size() < (8 << 20));
+        const TensorDict td = load(path.toStdString());
+        QCOMPARE(td.root().child("z0")->storage.kind, StorageKind::CompressedEntry);
+
+        const qint64 before = peakResidentKiB(true);
+        DescribeOptions options;
+        options.sha256 = true;
+        options.firstValues = 16;
+        const Value report = describe(td, options);
+        const qint64 growth = peakResidentKiB(false) - before;
+        QVERIFY2(growth < 100 * 1024, qPrintable(QString("peak grew by %1 KiB").arg(growth)));
+        const QString expected =
+            QCryptographicHash::hash(QByteArray(256 << 20, '\0'), QCryptographicHash::Sha256)
+                .toHex();
+        for (const Value& leaf : report.find("leaves")->asList())
+            QCOMPARE(QString::fromStdString(leaf.find("sha256")->asString()), expected);
+    }
+
 private:
+    // VmHWM of this process in KiB; `reset` first resets the peak to now.
+    static qint64 peakResidentKiB(bool reset) {
+        if (reset) {
+            QFile clear("/proc/self/clear_refs");
+            if (clear.open(QIODevice::WriteOnly))
+                clear.write("5");
+        }
+        QFile status("/proc/self/status");
+        if (!status.open(QIODevice::ReadOnly))
+            return -1;
+        for (const QByteArray& line : status.readAll().split('\n'))
+            if (line.startsWith("VmHWM:"))
+                return line.mid(6).trimmed().split(' ').front().toLongLong();
+        return -1;
+    }
+
     QTemporaryDir scratch_;
 };
 

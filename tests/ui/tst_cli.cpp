@@ -87,19 +87,22 @@ private Q_SLOTS:
     }
 
     void versionIsSmall() {
-        // Peak resident memory of `tdstudio --version`, whole process.
-        const pid_t pid = ::fork();
-        if (pid == 0) {
-            const int null = ::open("/dev/null", O_WRONLY);
-            ::dup2(null, 1);
-            ::execl(TDSTUDIO_EXECUTABLE, TDSTUDIO_EXECUTABLE, "--version", nullptr);
-            ::_exit(127);
-        }
-        int status = 0;
-        struct rusage usage {};
-        QCOMPARE(::wait4(pid, &status, 0, &usage), pid);
-        QVERIFY(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-        QVERIFY2(usage.ru_maxrss < 80 * 1024, qPrintable(QString::number(usage.ru_maxrss)));
+        const PeakRun run = runForPeak({"--version"});
+        QCOMPARE(run.exitCode, 0);
+        QVERIFY2(run.maxRssKiB < 80 * 1024, qPrintable(QString::number(run.maxRssKiB)));
+    }
+
+    void infoOfAZipBombStaysSmall() {
+        // 1 GiB of deflated zeros in a few hundred KiB: --info --sha256 streams
+        // each leaf; it never holds one inflated.
+        const QString bomb = scratch_.path() + "/bomb.tdz";
+        QString error;
+        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/make_zip_bomb.py", bomb},
+                                        nullptr, &error),
+                 qPrintable(error));
+        const PeakRun run = runForPeak({"--info", bomb, "--sha256"});
+        QCOMPARE(run.exitCode, 0);
+        QVERIFY2(run.maxRssKiB < 150 * 1024, qPrintable(QString::number(run.maxRssKiB)));
     }
 
     void infoJsonMatchesExpected_data() {
@@ -203,6 +206,36 @@ private Q_SLOTS:
     }
 
 private:
+    struct PeakRun {
+        int exitCode = -1;
+        long maxRssKiB = 0;
+    };
+    // Runs tdstudio with `args` (stdout discarded) and reports its peak
+    // resident memory, whole process.
+    static PeakRun runForPeak(const QStringList& args) {
+        std::vector<QByteArray> storage{QByteArray(TDSTUDIO_EXECUTABLE)};
+        for (const QString& a : args)
+            storage.push_back(a.toLocal8Bit());
+        std::vector<char*> argv;
+        for (QByteArray& a : storage)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        const pid_t pid = ::fork();
+        if (pid == 0) {
+            const int null = ::open("/dev/null", O_WRONLY);
+            ::dup2(null, 1);
+            ::execv(TDSTUDIO_EXECUTABLE, argv.data());
+            ::_exit(127);
+        }
+        int status = 0;
+        struct rusage usage {};
+        PeakRun run;
+        if (::wait4(pid, &status, 0, &usage) == pid && WIFEXITED(status))
+            run.exitCode = WEXITSTATUS(status);
+        run.maxRssKiB = usage.ru_maxrss;
+        return run;
+    }
+
     QTemporaryDir scratch_;
 };
 

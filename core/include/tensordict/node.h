@@ -47,11 +47,12 @@ std::string_view storageKindName(StorageKind kind);
 
 struct StorageInfo {
     StorageKind kind = StorageKind::None;
-    std::string path;              // relative to the root: "b/c.memmap"
-    std::string container;         // the directory or archive on disk
-    std::uint64_t size = 0;        // bytes of the file or uncompressed entry
-    std::uint64_t storedSize = 0;  // bytes on disk: file size, or compressed entry size
-    int zipMethod = -1;            // zip compression method of an entry
+    std::string path;                    // relative to the root: "b/c.memmap"
+    std::string container;               // the directory or archive on disk
+    std::uint64_t size = 0;              // bytes of the file or uncompressed entry
+    std::uint64_t storedSize = 0;        // bytes on disk: file size, or compressed entry size
+    int zipMethod = -1;                  // zip compression method of an entry
+    std::optional<std::uint32_t> crc32;  // an archive entry's CRC-32, as its directory says
     // Identity of a file when it was opened: a replaced file is refused, not mixed in.
     std::uint64_t inode = 0;
     std::uint64_t mtimeNs = 0;
@@ -119,14 +120,21 @@ public:
     const Node* child(std::string_view key) const;
     const Node* find(const std::vector<std::string>& path) const;
 
-    // The leaf's raw bytes (exactly nbytes), mapped on first use. Throws Error.
+    // The leaf's raw bytes (exactly nbytes), mapped on first use; compressed
+    // entries come from the store's bounded cache (or a temporary file past
+    // its cap). Read them through guarded_read.h: the file may change
+    // underneath. Throws Error.
     LeafBytes bytes() const;
     // The leaf as an at::Tensor over those bytes, without a copy. Throws
     // Error for dtypes libtorch cannot represent and for nested leaves.
     // Part of the torch part: include <tensordict/torch.h>, link tensordict::torch.
     at::Tensor tensor() const;
-    // True once the leaf's bytes are mapped or inflated.
+    // True while the leaf's bytes are mapped or inflated (compressed entries
+    // live in the store's cache of inflated entries, which has a size cap).
     bool isMaterialized() const;
+    // A problem found when the leaf's data was read in full (a CRC-32 that
+    // does not match); "" when none. The data is still shown.
+    std::string integrityWarning() const;
     // Where an archive entry's payload starts in the archive: read from the
     // entry's local header the first time (one small read). nullopt for
     // files of a directory and leaves in memory. Throws Error.

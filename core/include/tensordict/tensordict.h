@@ -23,6 +23,10 @@ struct LoadOptions {
     bool throwOnError = true;
     // Largest meta.json or pickle sidecar read, in bytes.
     std::uint64_t maxMetadataBytes = 64ull << 20;
+    // Memory for compressed archive entries kept inflated (least recently
+    // used dropped first). A larger entry is inflated into a temporary file
+    // that is mapped instead of memory.
+    std::uint64_t inflateCacheBytes = 512ull << 20;
 };
 
 // One loaded tensordict: its tree and the storage it maps.

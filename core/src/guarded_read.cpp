@@ -1,0 +1,184 @@
+#include "tensordict/guarded_read.h"
+
+#include <atomic>
+#include <csetjmp>
+#include <csignal>
+#include <cstring>
+#include <mutex>
+
+#include "codec.h"
+#include "store.h"
+#include "tensordict/error.h"
+#include "tensordict/keys.h"
+
+namespace tensordict {
+namespace {
+
+// The landing point of the guarded region running on this thread, if any.
+// volatile: the signal handler reads it, so the compiler must not drop or
+// move the stores around the guarded access.
+thread_local sigjmp_buf* volatile tlsLanding = nullptr;
+struct sigaction previousAction {};
+
+void onSigbus(int signal, siginfo_t* info, void* context) {
+    if (sigjmp_buf* landing = tlsLanding) {
+        tlsLanding = nullptr;
+        siglongjmp(*landing, 1);
+    }
+    // Not ours: what the process did before us (by default, die with SIGBUS).
+    if (previousAction.sa_flags & SA_SIGINFO) {
+        if (previousAction.sa_sigaction) {
+            previousAction.sa_sigaction(signal, info, context);
+            return;
+        }
+    } else if (previousAction.sa_handler != SIG_DFL && previousAction.sa_handler != SIG_IGN) {
+        previousAction.sa_handler(signal);
+        return;
+    }
+    ::sigaction(SIGBUS, &previousAction, nullptr);
+    // Returning re-runs the faulting access, which now takes that action.
+}
+
+void installHandler() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        struct sigaction action {};
+        action.sa_sigaction = onSigbus;
+        // SA_NODEFER: SIGBUS stays unblocked after the jump, so sigsetjmp
+        // need not save the signal mask (no system call per guarded copy).
+        action.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+        sigemptyset(&action.sa_mask);
+        ::sigaction(SIGBUS, &action, &previousAction);
+    });
+}
+
+}  // namespace
+
+bool tryGuardedCopy(void* dst, const void* src, std::size_t n) noexcept {
+    installHandler();
+    sigjmp_buf landing;
+    sigjmp_buf* const outer = tlsLanding;  // guarded regions may nest
+    if (sigsetjmp(landing, 0) != 0) {
+        tlsLanding = outer;
+        return false;
+    }
+    tlsLanding = &landing;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    std::memcpy(dst, src, n);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    tlsLanding = outer;
+    return true;
+}
+
+std::string fileChangedMessage(const Node& leaf) {
+    return "the data of " + formatKeyPath(leaf.keyPath()) +
+           " changed while it was read (the file was truncated or replaced by another "
+           "program); reload to see its current contents";
+}
+
+static std::string fileOf(const Node& leaf) {
+    if (leaf.storage.kind == StorageKind::File)
+        return leaf.storage.container + "/" + leaf.storage.path;
+    if (leaf.storage.kind == StorageKind::StoredEntry ||
+        leaf.storage.kind == StorageKind::CompressedEntry)
+        return leaf.storage.container + ":" + leaf.storage.path;
+    return formatKeyPath(leaf.keyPath());
+}
+
+void guardedCopy(void* dst, const void* src, std::size_t n, const Node& leaf) {
+    if (!tryGuardedCopy(dst, src, n))
+        throw Error(fileOf(leaf), fileChangedMessage(leaf));
+}
+
+bool tryGuardedRun(const std::function<void()>& work) {
+    installHandler();
+    sigjmp_buf landing;
+    sigjmp_buf* const outer = tlsLanding;  // guarded regions may nest
+    if (sigsetjmp(landing, 0) != 0) {
+        tlsLanding = outer;
+        return false;
+    }
+    tlsLanding = &landing;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    try {
+        work();
+    } catch (...) {
+        tlsLanding = outer;
+        throw;
+    }
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    tlsLanding = outer;
+    return true;
+}
+
+void guardedRun(const std::function<void()>& work, const Node& leaf) {
+    if (!tryGuardedRun(work))
+        throw Error(fileOf(leaf), fileChangedMessage(leaf));
+}
+
+// A compressed entry decoded as it is read, from its payload in the mapped archive.
+struct LeafReader::Stream {
+    LeafBytes payload;
+    std::unique_ptr<Decompressor> decoder;
+};
+
+LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
+    if (leaf.kind != NodeKind::Tensor)
+        throw Error(formatKeyPath(leaf.keyPath()), "not a tensor leaf");
+    size_ = leaf.nbytes;
+    if (size_ == 0)
+        return;
+    if (leaf.storage.kind == StorageKind::CompressedEntry && leaf.store &&
+        !leaf.store->isResident(leaf.storage)) {
+        // Inflated as it is read: a leaf of any size costs one chunk of memory.
+        stream_ = std::make_unique<Stream>();
+        stream_->payload = leaf.store->compressedPayload(leaf.storage);
+        stream_->decoder = Decompressor::create(leaf.storage.zipMethod, stream_->payload.data.get(),
+                                                stream_->payload.size, fileOf(leaf));
+    } else {
+        mapped_ = leaf.bytes();
+    }
+    // The CRC covers the whole entry: checked when the leaf is all of it.
+    checkCrc_ = leaf.storage.crc32.has_value() && leaf.storage.size == size_;
+}
+
+LeafReader::~LeafReader() = default;
+
+std::size_t LeafReader::read(std::byte* dst, std::size_t n) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(n, size_ - done_));
+    if (want == 0)
+        return 0;
+    if (stream_) {
+        std::size_t got = 0;
+        guardedRun([&] { got = stream_->decoder->read(dst, want); }, leaf_);
+        if (got != want)
+            throw Error(fileOf(leaf_), "compressed data ends after " + std::to_string(done_ + got) +
+                                           " of " + std::to_string(size_) + " bytes");
+    } else {
+        guardedCopy(dst, mapped_.data.get() + done_, want, leaf_);
+    }
+    if (checkCrc_)
+        crc_ = crc32(crc_, dst, want);
+    done_ += want;
+    if (done_ == size_)
+        finish();
+    return want;
+}
+
+void LeafReader::finish() {
+    if (checkCrc_ && crc_ != *leaf_.storage.crc32 && leaf_.store)
+        leaf_.store->reportIntegrityProblem(
+            leaf_.storage,
+            "CRC-32 mismatch: the entry's data does not match the checksum in the "
+            "archive (stale after an in-place write, or corrupt)");
+}
+
+void forEachChunk(const Node& leaf, std::size_t chunk,
+                  const std::function<void(const std::byte*, std::size_t)>& consume) {
+    LeafReader reader(leaf);
+    std::unique_ptr<std::byte[]> buffer(new std::byte[std::max<std::size_t>(chunk, 1)]);
+    while (const std::size_t n = reader.read(buffer.get(), chunk))
+        consume(buffer.get(), n);
+}
+
+}  // namespace tensordict
