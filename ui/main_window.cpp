@@ -52,6 +52,7 @@ MainWindow::MainWindow(QWidget* parent)
 
     filterEdit_->setPlaceholderText(tr("Filter keys (any depth)…"));
     filterEdit_->setClearButtonEnabled(true);
+    connect(preview_, &PreviewPanel::reloadRequested, this, &MainWindow::reload);
     connect(filterEdit_, &QLineEdit::textChanged, this, &MainWindow::applyFilter);
 
     tree_->setModel(filter_);
@@ -148,6 +149,21 @@ void MainWindow::chooseDirectory() {
     const QString path = QFileDialog::getExistingDirectory(this, tr("Open memmap directory"));
     if (!path.isEmpty())
         openPath(path);
+}
+
+void MainWindow::reload() {
+    const QString path = currentPath();
+    if (path.isEmpty())
+        return;
+    QStringList keys;
+    if (const tensordict::Node* node = selectedNode())
+        for (const std::string& k : node->keyPath())
+            keys << QString::fromStdString(k);
+    if (!keys.isEmpty())
+        connect(
+            this, &MainWindow::documentLoaded, this, [this, keys] { selectKeyPath(keys); },
+            Qt::SingleShotConnection);
+    openPath(path);
 }
 
 void MainWindow::openPath(const QString& path) {

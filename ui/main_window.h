@@ -32,6 +32,9 @@ public:
 
     void openPath(const QString& path);
     QString currentPath() const;
+    // Opens the current document again and selects the same key: after its
+    // files changed under the preview.
+    void reload();
     // The last whole-file load error ("path: reason"), empty after a success.
     const QString& lastError() const { return lastError_; }
     QStringList recentFiles() const;

@@ -17,6 +17,7 @@
 
 #include "image_view.h"
 #include "main_window.h"
+#include "plot_view.h"
 #include "preview_panel.h"
 #include "slice_export.h"
 #include "slice_selector.h"
@@ -308,6 +309,70 @@ private Q_SLOTS:
 
         QVERIFY(w.selectKeyPath({"note"}));
         QCOMPARE(preview->valueText(), QString("\"hi\""));
+    }
+
+    void fileTruncatedUnderThePreviewOffersReload_data() {
+        QTest::addColumn<int>("mode");
+        QTest::newRow("table") << int(PreviewPanel::TableMode);
+        QTest::newRow("image") << int(PreviewPanel::ImageMode);
+        QTest::newRow("plot") << int(PreviewPanel::PlotMode);
+        QTest::newRow("statistics") << int(PreviewPanel::StatisticsMode);
+    }
+    void fileTruncatedUnderThePreviewOffersReload() {
+        // A training job rewrites the leaf's file while it is shown: the view
+        // reads through the guarded path, says the file changed and offers
+        // Reload, which shows the new contents. No SIGBUS, on any thread.
+        QFETCH(int, mode);
+        const QString dir = scratch_.path() + "/changing-" + QString::number(mode);
+        QByteArray data(512 * 512 * 4, '\0');
+        for (int i = 0; i < data.size(); i += 4)
+            data[i + 3] = 0x3f;  // 0.5f
+        TensorDict td = TensorDict::create();
+        td.mutableRoot().addBytes("x", DType::Float32, {512, 512}, ownedBytes(data));
+        td.mutableRoot().addBytes("y", DType::Float32, {4}, ownedBytes(QByteArray(16, '\0')));
+        save(td, dir.toStdString());
+
+        MainWindow w;
+        w.show();
+        QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        w.openPath(dir);
+        QTRY_COMPARE(loaded.count(), 1);
+        PreviewPanel* preview = w.previewPanel();
+        QSignalSpy ready(preview, &PreviewPanel::leafReady);
+        QVERIFY(w.selectKeyPath({"x"}));
+        QTRY_COMPARE(ready.count(), 1);
+        preview->setMode(PreviewPanel::TableMode);
+        QVERIFY(preview->message().isEmpty());
+
+        QVERIFY(QFile::resize(dir + "/x.memmap", 0));  // the pages behind the mapping are gone
+        if (mode == PreviewPanel::TableMode)
+            preview->tableModel()->text(511, 511);  // what a repaint reads
+        else
+            preview->setMode(static_cast<PreviewPanel::Mode>(mode));
+        if (mode == PreviewPanel::ImageMode)
+            preview->imageView()->setColormap(Colormap::Gray);  // renders again
+        if (mode == PreviewPanel::PlotMode)
+            preview->plotView()->zoomTo(0, 512);
+        QTRY_VERIFY(preview->offersReload());
+        QVERIFY2(preview->message().contains("changed while it was read"),
+                 qPrintable(preview->message()));
+        QVERIFY(w.selectKeyPath({"y"}));  // the rest of the tree stays usable
+        QTRY_COMPARE(ready.count(), 2);
+        QVERIFY(w.selectKeyPath({"x"}));
+        QTRY_COMPARE(ready.count(), 3);
+
+        // The job writes the file again; Reload shows it.
+        data[3] = 0x40;  // 2.0f
+        writeFile(dir + "/x.memmap", data);
+        preview->setMode(PreviewPanel::TableMode);
+        preview->tableModel()->text(0, 0);
+        QTRY_VERIFY(preview->offersReload() || preview->message().isEmpty());
+        w.reload();
+        QTRY_COMPARE(loaded.count(), 2);
+        QTRY_VERIFY(ready.count() >= 4);
+        QTRY_VERIFY(preview->message().isEmpty());
+        QCOMPARE(preview->tableModel()->totalRows(), 512);
+        QCOMPARE(preview->tableModel()->text(511, 511), QString("0.5"));
     }
 
 private:

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "tensordict/element.h"
+#include "tensordict/guarded_read.h"
 
 namespace {
 
@@ -74,21 +75,35 @@ ImageResult renderImage(const ImageRequest& r, const std::atomic<bool>* cancel) 
     // Values of the drawn pixels, channel-major.
     std::vector<double> values(static_cast<std::size_t>(h) * w * channels);
     TensorSlice s = r.slice;
-    for (int c = 0; c < channels; ++c) {
-        if (r.channelDim >= 0)
-            s.index[static_cast<std::size_t>(r.channelDim)] = c;
-        for (int y = 0; y < h; ++y) {
-            if (cancel && *cancel)
-                return {};
-            for (int x = 0; x < w; ++x) {
-                const std::int64_t flat =
-                    s.elementIndex(std::int64_t(y) * out.stride, std::int64_t(x) * out.stride);
-                const std::byte* p = r.bytes.data.get() + static_cast<std::size_t>(flat) * item;
-                values[(static_cast<std::size_t>(c) * h + y) * w + x] =
-                    tensordict::elementAsDouble(p, r.dtype);
+    bool cancelled = false;
+    // Reads the mapping in place, guarded: a file truncated meanwhile ends
+    // the render with sourceChanged instead of SIGBUS.
+    const bool read = tensordict::tryGuardedRun([&] {
+        for (int c = 0; c < channels; ++c) {
+            if (r.channelDim >= 0)
+                s.index[static_cast<std::size_t>(r.channelDim)] = c;
+            for (int y = 0; y < h; ++y) {
+                if (cancel && *cancel) {
+                    cancelled = true;
+                    return;
+                }
+                for (int x = 0; x < w; ++x) {
+                    const std::int64_t flat =
+                        s.elementIndex(std::int64_t(y) * out.stride, std::int64_t(x) * out.stride);
+                    const std::byte* p = r.bytes.data.get() + static_cast<std::size_t>(flat) * item;
+                    values[(static_cast<std::size_t>(c) * h + y) * w + x] =
+                        tensordict::elementAsDouble(p, r.dtype);
+                }
             }
         }
+    });
+    if (!read) {
+        ImageResult lost;
+        lost.sourceChanged = true;
+        return lost;
     }
+    if (cancelled)
+        return {};
     std::vector<double> finite;
     finite.reserve(values.size());
     for (double v : values)

@@ -29,8 +29,9 @@ struct ImageRequest {
 
 struct ImageResult {
     QImage image;
-    double low = 0, high = 0;  // the values mapped to the ends of the colormap
-    int stride = 1;            // image pixel = `stride` slice rows/columns
+    double low = 0, high = 0;    // the values mapped to the ends of the colormap
+    int stride = 1;              // image pixel = `stride` slice rows/columns
+    bool sourceChanged = false;  // the mapped file lost pages while it was read
 };
 
 // Renders on the calling thread (call it from a worker); checks `cancel`.

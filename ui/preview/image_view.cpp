@@ -13,6 +13,7 @@
 
 #include "slice_selector.h"
 #include "tensordict/element.h"
+#include "tensordict/guarded_read.h"
 
 ImageCanvas::ImageCanvas(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
@@ -126,6 +127,10 @@ ImageView::ImageView(QWidget* parent)
     connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
         if (watcher_.isCanceled())
             return;
+        if (watcher_.result().sourceChanged) {
+            Q_EMIT sourceChanged();
+            return;
+        }
         result_ = watcher_.result();
         canvas_->setImage(result_.image);
         status_->setText(tr("%1 × %2 px%3 · colour range %4 … %5")
@@ -223,10 +228,16 @@ void ImageView::showHover(int x, int y) {
     for (int c = 0; c < channels; ++c) {
         if (channelDim_ >= 0)
             s.index[static_cast<std::size_t>(channelDim_)] = c;
-        const std::byte* p =
-            bytes_.data.get() +
-            static_cast<std::size_t>(s.elementIndex(row, col)) * tensordict::itemSize(dtype_);
-        values << QString::fromStdString(tensordict::formatElement(p, dtype_));
+        std::byte element[16];
+        const std::size_t item = tensordict::itemSize(dtype_);
+        if (!tensordict::tryGuardedCopy(
+                element,
+                bytes_.data.get() + static_cast<std::size_t>(s.elementIndex(row, col)) * item,
+                item)) {
+            Q_EMIT sourceChanged();
+            return;
+        }
+        values << QString::fromStdString(tensordict::formatElement(element, dtype_));
     }
     status_->setText(tr("[%1, %2] = %3").arg(row).arg(col).arg(values.join(", ")));
 }

@@ -63,6 +63,7 @@ public:
 
 Q_SIGNALS:
     void rendered();
+    void sourceChanged();  // the leaf's file lost data while it was read
 
 private:
     void render();

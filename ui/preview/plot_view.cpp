@@ -13,53 +13,62 @@
 
 #include "slice_selector.h"
 #include "tensordict/element.h"
+#include "tensordict/guarded_read.h"
 
-QList<QPointF> plotPoints(tensordict::DType dtype, const tensordict::LeafBytes& bytes,
-                          const TensorSlice& slice, std::int64_t first, std::int64_t last,
-                          int buckets) {
+std::optional<QList<QPointF>> plotPoints(tensordict::DType dtype,
+                                         const tensordict::LeafBytes& bytes,
+                                         const TensorSlice& slice, std::int64_t first,
+                                         std::int64_t last, int buckets) {
     QList<QPointF> points;
     if (!bytes.data)
         return points;
-    first = std::clamp<std::int64_t>(first, 0, slice.rows());
-    last = std::clamp<std::int64_t>(last, first, slice.rows());
-    const std::size_t item = tensordict::itemSize(dtype);
-    auto value = [&](std::int64_t i) {
-        return tensordict::elementAsDouble(
-            bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(i, 0)) * item, dtype);
-    };
-    const std::int64_t n = last - first;
-    if (n <= 2 * buckets) {
-        for (std::int64_t i = first; i < last; ++i) {
-            const double v = value(i);
-            if (std::isfinite(v))
-                points.append(QPointF(double(i), v));
+    // Reads the mapping in place, guarded: nullopt when the file lost data.
+    const bool read = tensordict::tryGuardedRun([&] {
+        first = std::clamp<std::int64_t>(first, 0, slice.rows());
+        last = std::clamp<std::int64_t>(last, first, slice.rows());
+        const std::size_t item = tensordict::itemSize(dtype);
+        auto value = [&](std::int64_t i) {
+            return tensordict::elementAsDouble(
+                bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(i, 0)) * item,
+                dtype);
+        };
+        const std::int64_t n = last - first;
+        if (n <= 2 * buckets) {
+            for (std::int64_t i = first; i < last; ++i) {
+                const double v = value(i);
+                if (std::isfinite(v))
+                    points.append(QPointF(double(i), v));
+            }
+            return;
         }
-        return points;
-    }
-    for (int b = 0; b < buckets; ++b) {
-        const std::int64_t begin = first + n * b / buckets, end = first + n * (b + 1) / buckets;
-        double mn = INFINITY, mx = -INFINITY;
-        std::int64_t at_mn = begin, at_mx = begin;
-        for (std::int64_t i = begin; i < end; ++i) {
-            const double v = value(i);
-            if (!std::isfinite(v))
+        for (int b = 0; b < buckets; ++b) {
+            const std::int64_t begin = first + n * b / buckets, end = first + n * (b + 1) / buckets;
+            double mn = INFINITY, mx = -INFINITY;
+            std::int64_t at_mn = begin, at_mx = begin;
+            for (std::int64_t i = begin; i < end; ++i) {
+                const double v = value(i);
+                if (!std::isfinite(v))
+                    continue;
+                if (v < mn)
+                    mn = v, at_mn = i;
+                if (v > mx)
+                    mx = v, at_mx = i;
+            }
+            if (!std::isfinite(mn))
                 continue;
-            if (v < mn)
-                mn = v, at_mn = i;
-            if (v > mx)
-                mx = v, at_mx = i;
-        }
-        if (!std::isfinite(mn))
-            continue;
-        if (at_mn <= at_mx) {
-            points.append(QPointF(double(at_mn), mn));
-            if (at_mx != at_mn)
+            if (at_mn <= at_mx) {
+                points.append(QPointF(double(at_mn), mn));
+                if (at_mx != at_mn)
+                    points.append(QPointF(double(at_mx), mx));
+            } else {
                 points.append(QPointF(double(at_mx), mx));
-        } else {
-            points.append(QPointF(double(at_mx), mx));
-            points.append(QPointF(double(at_mn), mn));
+                points.append(QPointF(double(at_mn), mn));
+            }
         }
-    }
+        return;
+    });
+    if (!read)
+        return std::nullopt;
     return points;
 }
 
@@ -104,7 +113,12 @@ PlotView::PlotView(QWidget* parent)
     });
     connect(series_, &QLineSeries::hovered, this, &PlotView::hover);
     connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
-        const QList<QPointF> points = watcher_.result();
+        const std::optional<QList<QPointF>> read = watcher_.result();
+        if (!read) {
+            Q_EMIT sourceChanged();
+            return;
+        }
+        const QList<QPointF>& points = *read;
         series_->replace(points);
         double lo = INFINITY, hi = -INFINITY;
         for (const QPointF& p : points)
@@ -172,8 +186,14 @@ void PlotView::hover(const QPointF& point, bool state) {
         return;
     const std::byte* p = bytes_.data.get() + static_cast<std::size_t>(slice.elementIndex(i, 0)) *
                                                  tensordict::itemSize(dtype_);
-    status_->setText(
-        tr("[%1] = %2").arg(i).arg(QString::fromStdString(tensordict::formatElement(p, dtype_))));
+    std::byte element[16];
+    if (!tensordict::tryGuardedCopy(element, p, tensordict::itemSize(dtype_))) {
+        Q_EMIT sourceChanged();
+        return;
+    }
+    status_->setText(tr("[%1] = %2")
+                         .arg(i)
+                         .arg(QString::fromStdString(tensordict::formatElement(element, dtype_))));
 }
 
 QString PlotView::hoverText() const {

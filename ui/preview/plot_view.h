@@ -4,6 +4,7 @@
 #include <QList>
 #include <QPointF>
 #include <QWidget>
+#include <optional>
 
 #include "tensor_slice.h"
 #include "tensordict/node.h"
@@ -18,9 +19,10 @@ class SliceSelector;
 // The points to draw for elements [first, last) of a 1-D slice: all of them
 // when few, else each of ~`buckets` buckets as its min and max (an envelope
 // that keeps every spike). NaN and Inf are skipped.
-QList<QPointF> plotPoints(tensordict::DType dtype, const tensordict::LeafBytes& bytes,
-                          const TensorSlice& slice, std::int64_t first, std::int64_t last,
-                          int buckets = 2000);
+std::optional<QList<QPointF>> plotPoints(tensordict::DType dtype,
+                                         const tensordict::LeafBytes& bytes,
+                                         const TensorSlice& slice, std::int64_t first,
+                                         std::int64_t last, int buckets = 2000);
 
 // A 1-D slice as a line plot (QtCharts): zoom by dragging a range, the
 // value under the cursor, reset.
@@ -40,6 +42,7 @@ public:
 
 Q_SIGNALS:
     void plotted();
+    void sourceChanged();  // the leaf's file lost data while it was read
 
 private:
     void replot(double first, double last);
@@ -54,6 +57,6 @@ private:
     QValueAxis* xAxis_;
     QValueAxis* yAxis_;
     QLabel* status_;
-    QFutureWatcher<QList<QPointF>> watcher_;
+    QFutureWatcher<std::optional<QList<QPointF>>> watcher_;
     bool settingRange_ = false;
 };

@@ -24,6 +24,7 @@
 #include "statistics_view.h"
 #include "tensor_table_model.h"
 #include "tensor_table_view.h"
+#include "tensordict/guarded_read.h"
 
 using tensordict::Node;
 using tensordict::NodeKind;
@@ -31,7 +32,9 @@ using tensordict::NodeKind;
 PreviewPanel::PreviewPanel(QWidget* parent)
     : QWidget(parent),
       pages_(new QStackedWidget),
+      messagePage_(new QWidget),
       message_(new QLabel),
+      reload_(new QPushButton(tr("Reload"))),
       value_(new QPlainTextEdit),
       tensorPage_(new QWidget),
       title_(new QLabel),
@@ -63,7 +66,14 @@ PreviewPanel::PreviewPanel(QWidget* parent)
     tensorLayout->addWidget(title_);
     tensorLayout->addWidget(tabs_, 1);
 
-    pages_->addWidget(message_);
+    auto* messageLayout = new QVBoxLayout(messagePage_);
+    messageLayout->addStretch(1);
+    messageLayout->addWidget(message_);
+    messageLayout->addWidget(reload_, 0, Qt::AlignHCenter);
+    messageLayout->addStretch(1);
+    reload_->setVisible(false);
+    connect(reload_, &QPushButton::clicked, this, &PreviewPanel::reloadRequested);
+    pages_->addWidget(messagePage_);
     pages_->addWidget(value_);
     pages_->addWidget(tensorPage_);
     auto* layout = new QVBoxLayout(this);
@@ -72,6 +82,10 @@ PreviewPanel::PreviewPanel(QWidget* parent)
     showMessage(tr("Select a tensor leaf to see its values."));
 
     connect(&watcher_, &QFutureWatcherBase::finished, this, &PreviewPanel::leafLoaded);
+    connect(tableModel_, &TensorTableModel::sourceChanged, this, &PreviewPanel::sourceChanged);
+    connect(imageView_, &ImageView::sourceChanged, this, &PreviewPanel::sourceChanged);
+    connect(plotView_, &PlotView::sourceChanged, this, &PreviewPanel::sourceChanged);
+    connect(statisticsView_, &StatisticsView::sourceChanged, this, &PreviewPanel::sourceChanged);
     connect(tableSlice_, &SliceSelector::sliceChanged, this, [this](const TensorSlice& slice) {
         tableModel_->setSlice(slice);
         tableView_->fitColumns();
@@ -181,13 +195,30 @@ void PreviewPanel::modeChosen(int index) {
     }
 }
 
-void PreviewPanel::showMessage(const QString& text) {
+void PreviewPanel::showMessage(const QString& text, bool offerReload) {
     message_->setText(text);
-    pages_->setCurrentWidget(message_);
+    reload_->setVisible(offerReload);
+    pages_->setCurrentWidget(messagePage_);
 }
 
 QString PreviewPanel::message() const {
-    return pages_->currentWidget() == message_ ? message_->text() : QString();
+    return pages_->currentWidget() == messagePage_ ? message_->text() : QString();
+}
+
+bool PreviewPanel::offersReload() const {
+    return pages_->currentWidget() == messagePage_ && reload_->isVisibleTo(messagePage_);
+}
+
+void PreviewPanel::sourceChanged() {
+    if (!node_ || node_->kind != NodeKind::Tensor)
+        return;
+    // Drop the lost mapping from every view; the rest of the tree stays usable.
+    bytes_ = {};
+    tableModel_->clear();
+    imageView_->clear();
+    plotView_->clear();
+    statisticsView_->clear();
+    showMessage(QString::fromStdString(tensordict::fileChangedMessage(*node_)), true);
 }
 
 QString PreviewPanel::valueText() const {

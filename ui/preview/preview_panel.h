@@ -10,6 +10,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
+class QPushButton;
 class QSpinBox;
 class QStackedWidget;
 class QTabWidget;
@@ -49,6 +50,8 @@ public:
     PlotView* plotView() const { return plotView_; }
     StatisticsView* statisticsView() const { return statisticsView_; }
     QString message() const;
+    // Whether the message page offers Reload (the leaf's file changed).
+    bool offersReload() const;
     QString valueText() const;
 
     QString exportCsv(const QString& path) const;
@@ -56,9 +59,13 @@ public:
 
 Q_SIGNALS:
     void leafReady();
+    // The user asked to open the document again (its files changed).
+    void reloadRequested();
 
 private:
-    void showMessage(const QString& text);
+    void showMessage(const QString& text, bool offerReload = false);
+    // A view found that the leaf's file lost data under its mapping.
+    void sourceChanged();
     void leafLoaded();
     void modeChosen(int index);
     QWidget* makeTablePage();
@@ -68,7 +75,9 @@ private:
     const tensordict::Node* node_ = nullptr;
     tensordict::LeafBytes bytes_;
     QStackedWidget* pages_;
+    QWidget* messagePage_;
     QLabel* message_;
+    QPushButton* reload_;
     QPlainTextEdit* value_;
     QWidget* tensorPage_;
     QLabel* title_;

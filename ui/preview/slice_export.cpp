@@ -5,6 +5,8 @@
 #include <QTextStream>
 #include <cstring>
 
+#include "tensordict/guarded_read.h"
+
 using tensordict::DType;
 
 namespace slice_export {
@@ -54,6 +56,10 @@ std::pair<const char*, std::size_t> npyType(DType dtype) {
     }
 }
 
+const char* const kSourceChanged =
+    "the leaf's data changed while it was exported (its file was truncated or replaced); "
+    "reload and export again";
+
 }  // namespace
 
 QString writeCsv(const QString& path, DType dtype, const tensordict::LeafBytes& bytes,
@@ -67,9 +73,13 @@ QString writeCsv(const QString& path, DType dtype, const tensordict::LeafBytes& 
         for (std::int64_t c = 0; c < slice.cols(); ++c) {
             if (c)
                 out << ',';
-            const std::byte* p =
-                bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(r, c)) * item;
-            out << QString::fromStdString(tensordict::formatElement(p, dtype));
+            std::byte element[16];
+            if (!tensordict::tryGuardedCopy(
+                    element,
+                    bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(r, c)) * item,
+                    item))
+                return path + ": " + kSourceChanged;  // QSaveFile discards the partial file
+            out << QString::fromStdString(tensordict::formatElement(element, dtype));
         }
         out << '\n';
     }
@@ -105,8 +115,13 @@ QString writeNpy(const QString& path, DType dtype, const tensordict::LeafBytes& 
     buffer.reserve(1 << 20);
     for (std::int64_t r = 0; r < slice.rows(); ++r) {
         for (std::int64_t c = 0; c < slice.cols(); ++c) {
-            const std::byte* p =
-                bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(r, c)) * item;
+            std::byte source[16];
+            if (!tensordict::tryGuardedCopy(
+                    source,
+                    bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(r, c)) * item,
+                    item))
+                return path + ": " + kSourceChanged;  // QSaveFile discards the partial file
+            const std::byte* p = source;
             char element[16];
             if (outItem == item) {
                 std::memcpy(element, p, item);

@@ -1,5 +1,7 @@
 #include "statistics.h"
 
+#include "tensordict/guarded_read.h"
+
 #include <QFuture>
 #include <QThreadPool>
 #include <QtConcurrent/QtConcurrentRun>
@@ -190,7 +192,16 @@ private:
 // Runs `task(begin, end)` over chunks on a pool, merging into `acc` on this thread.
 template <typename Result, typename Task, typename Merge>
 bool runChunks(std::int64_t total, int threads, const std::function<bool(double)>& progress,
-               double base, double span, Task task, Merge merge) {
+               double base, double span, Task rawTask, Merge merge, std::atomic<bool>& lost) {
+    // Every chunk reads the mapping in place, guarded: a file that shrinks
+    // under us stops the computation instead of killing the process with
+    // SIGBUS. (A chunk cut short leaks its small histogram buffer.)
+    auto task = [&rawTask, &lost](std::int64_t begin, std::int64_t end) {
+        Result r{};
+        if (!lost && !tensordict::tryGuardedRun([&] { r = rawTask(begin, end); }))
+            lost = true;
+        return r;
+    };
     const std::int64_t chunks = (total + kChunk - 1) / kChunk;
     QThreadPool pool;
     pool.setMaxThreadCount(std::max(1, threads));
@@ -217,7 +228,7 @@ bool runChunks(std::int64_t total, int threads, const std::function<bool(double)
         merge(futures.front().result());
         futures.erase(futures.begin());
         ++done;
-        if (progress && !progress(base + span * double(done) / double(chunks))) {
+        if (lost || (progress && !progress(base + span * double(done) / double(chunks)))) {
             stop = true;
             for (auto& f : futures)
                 f.waitForFinished();
@@ -241,23 +252,28 @@ Statistics computeStatistics(const StatisticsRequest& request,
     Partial all;
     auto merge = [&all](const Partial& p) { all.merge(p); };
     const std::byte* base = request.bytes.data.get();
+    std::atomic<bool> lost{false};
     bool ok;
     if (!request.slice && request.dtype == DType::Float32) {
         const auto* p = reinterpret_cast<const float*>(base);
         ok = runChunks<Partial>(
             total, request.threads, progress, 0.0, 0.5,
-            [p](std::int64_t b, std::int64_t e) { return scanContiguous(p, b, e); }, merge);
+            [p](std::int64_t b, std::int64_t e) { return scanContiguous(p, b, e); }, merge, lost);
     } else if (!request.slice && request.dtype == DType::Float64) {
         const auto* p = reinterpret_cast<const double*>(base);
         ok = runChunks<Partial>(
             total, request.threads, progress, 0.0, 0.5,
-            [p](std::int64_t b, std::int64_t e) { return scanContiguous(p, b, e); }, merge);
+            [p](std::int64_t b, std::int64_t e) { return scanContiguous(p, b, e); }, merge, lost);
     } else {
         ok = reader.dispatch([&](auto get) {
             return runChunks<Partial>(
                 total, request.threads, progress, 0.0, 0.5,
-                [&get](std::int64_t b, std::int64_t e) { return scan(b, e, get); }, merge);
+                [&get](std::int64_t b, std::int64_t e) { return scan(b, e, get); }, merge, lost);
         });
+    }
+    if (lost) {
+        s.sourceChanged = true;
+        return s;
     }
     if (!ok) {
         s.cancelled = true;
@@ -377,7 +393,7 @@ Statistics computeStatistics(const StatisticsRequest& request,
                         h[j];  // four lanes of `bins` counters
                 return exact;
             },
-            mergeHist);
+            mergeHist, lost);
     } else {
         ok2 = reader.dispatch([&](auto get) {
             return runChunks<Hist>(
@@ -391,10 +407,12 @@ Statistics computeStatistics(const StatisticsRequest& request,
                     }
                     return fold(h);
                 },
-                mergeHist);
+                mergeHist, lost);
         });
     }
-    if (!ok2)
+    if (lost)
+        s.sourceChanged = true;
+    else if (!ok2)
         s.cancelled = true;
     return s;
 }

@@ -19,6 +19,7 @@ struct Statistics {
     double min = 0, max = 0, mean = 0, std = 0;
     std::vector<std::int64_t> histogram;  // equal bins over [min, max], numpy's edges and rounding
     bool cancelled = false;
+    bool sourceChanged = false;  // the mapped file shrank or vanished while it was read
 };
 
 struct StatisticsRequest {

@@ -88,7 +88,10 @@ StatisticsView::StatisticsView(QWidget* parent)
                                  ? Statistics{}
                                  : watcher_.result();
         result_ = s;
-        if (s.cancelled || watcher_.isCanceled()) {
+        if (s.sourceChanged) {
+            progress_->setFormat(tr("the file changed"));
+            Q_EMIT sourceChanged();
+        } else if (s.cancelled || watcher_.isCanceled()) {
             result_.cancelled = true;
             progress_->setFormat(tr("cancelled"));
         } else {

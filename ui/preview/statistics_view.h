@@ -35,6 +35,7 @@ public:
 
 Q_SIGNALS:
     void finished();
+    void sourceChanged();  // the leaf's file lost data while it was read
 
 private:
     void show(const Statistics& s);

@@ -4,6 +4,9 @@
 #include <QColor>
 #include <QFontDatabase>
 #include <cmath>
+#include <utility>
+
+#include "tensordict/guarded_read.h"
 
 TensorTableModel::TensorTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -13,6 +16,7 @@ void TensorTableModel::setLeaf(tensordict::DType dtype, tensordict::LeafBytes by
     active_ = true;
     dtype_ = dtype;
     bytes_ = std::move(bytes);
+    sourceLost_ = false;
     slice_ = slice;
     firstRow_ = firstCol_ = 0;
     endResetModel();
@@ -84,8 +88,15 @@ QString TensorTableModel::text(std::int64_t row, std::int64_t col) const {
     const auto offset = static_cast<std::size_t>(slice_.elementIndex(row, col)) * item;
     if (offset + item > bytes_.size)
         return {};
-    return QString::fromStdString(
-        tensordict::formatElement(bytes_.data.get() + offset, dtype_, format_, precision_));
+    // Through the guarded path: the file may have shrunk under the mapping.
+    std::byte element[16];
+    if (sourceLost_ || !tensordict::tryGuardedCopy(element, bytes_.data.get() + offset, item)) {
+        if (!std::exchange(sourceLost_, true))
+            QMetaObject::invokeMethod(const_cast<TensorTableModel*>(this),
+                                      &TensorTableModel::sourceChanged, Qt::QueuedConnection);
+        return QStringLiteral("?");
+    }
+    return QString::fromStdString(tensordict::formatElement(element, dtype_, format_, precision_));
 }
 
 QString TensorTableModel::toTsv(const QModelIndexList& cells) const {

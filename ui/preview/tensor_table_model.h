@@ -41,6 +41,10 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
 
+Q_SIGNALS:
+    // The leaf's file lost data while a cell was read (emitted once, queued).
+    void sourceChanged();
+
 private:
     int windowRows() const;
     int windowCols() const;
@@ -48,6 +52,7 @@ private:
     bool active_ = false;
     tensordict::DType dtype_ = tensordict::DType::Float32;
     tensordict::LeafBytes bytes_;
+    mutable bool sourceLost_ = false;
     TensorSlice slice_;
     std::int64_t firstRow_ = 0, firstCol_ = 0;
     int rows_ = 50, cols_ = 10;
