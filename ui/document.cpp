@@ -1,5 +1,6 @@
 #include "document.h"
 
+#include <QSettings>
 #include <QtConcurrent/QtConcurrentRun>
 
 Document::Document(QObject* parent) : QObject(parent) {}
@@ -12,6 +13,11 @@ Document::~Document() {
 Document::LoadResult Document::loadNow(const QString& path) {
     tensordict::LoadOptions options;
     options.throwOnError = false;  // show what can be read, mark the rest
+    // Memory for inflated compressed entries (setting "archive/inflateCacheMiB");
+    // larger entries are inflated into a temporary file instead.
+    const qint64 cacheMiB = QSettings().value("archive/inflateCacheMiB", 512).toLongLong();
+    if (cacheMiB > 0)
+        options.inflateCacheBytes = static_cast<std::uint64_t>(cacheMiB) << 20;
     try {
         return {std::make_shared<const tensordict::TensorDict>(
                     tensordict::load(path.toStdString(), options)),

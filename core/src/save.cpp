@@ -49,12 +49,17 @@ std::string temporarySibling(const fs::path& path) {
     return (path.parent_path() / ("." + path.filename().string() + ".tdstudio-" + suffix)).string();
 }
 
+// Makes the rename of `path` durable: its directory's entries flushed.
 void syncDirectoryOf(const fs::path& path) {
-    const int fd = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        ::fsync(fd);
-        ::close(fd);
-    }
+    const std::string dir = path.parent_path().empty() ? "." : path.parent_path().string();
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        throw Error(dir, sysError("cannot open to flush"));
+    const int rc = ::fsync(fd);
+    const std::string why = rc != 0 ? sysError("cannot flush the directory") : std::string();
+    ::close(fd);
+    if (rc != 0)
+        throw Error(dir, why + " (the save is in place but may not survive a power loss)");
 }
 
 void syncFile(const std::string& path) {
@@ -92,7 +97,12 @@ void commitDirectory(const std::string& temp, const fs::path& prefix) {
         throw Error(prefix.string(), sysError("cannot move aside"));
     if (::rename(temp.c_str(), prefix.c_str()) != 0) {
         const std::string why = sysError("cannot rename into place");
-        ::rename(old.c_str(), prefix.c_str());
+        // Put the old tree back; if even that fails, say where it is.
+        if (::rename(old.c_str(), prefix.c_str()) != 0)
+            throw Error(prefix.string(), why +
+                                             "; the previous contents could not be moved "
+                                             "back either (" +
+                                             sysError("rename") + ") and are kept at " + old);
         throw Error(prefix.string(), why);
     }
     syncDirectoryOf(prefix);
@@ -253,7 +263,24 @@ std::optional<int> zipMethodFromName(std::string_view name) {
     return std::nullopt;
 }
 
+namespace {
+
+TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveOptions& options);
+
+}  // namespace
+
 TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOptions& options) {
+    // std::filesystem reports through its own exception; ours names the path.
+    try {
+        return saveTo(data, prefix, options);
+    } catch (const fs::filesystem_error& e) {
+        throw Error(e.path1().empty() ? prefix : e.path1().string(), e.code().message());
+    }
+}
+
+namespace {
+
+TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveOptions& options) {
     if (options.numThreads < 0)
         throw Error(prefix, "num_threads must be 0 or more");
     if (prefix.empty()) {
@@ -354,6 +381,8 @@ TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOpt
     lockAndShare(root, options.shareNonTensor);
     return result;
 }
+
+}  // namespace
 
 QFuture<TensorDict> saveAsync(std::shared_ptr<const TensorDict> data, std::string prefix,
                               SaveOptions options) {
