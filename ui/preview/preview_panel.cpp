@@ -218,7 +218,9 @@ void PreviewPanel::sourceChanged() {
     imageView_->clear();
     plotView_->clear();
     statisticsView_->clear();
-    showMessage(QString::fromStdString(tensordict::fileChangedMessage(*node_)), true);
+    QString text = QString::fromStdString(tensordict::fileChangedMessage(*node_));
+    text[0] = text[0].toUpper();
+    showMessage(text, true);
 }
 
 QString PreviewPanel::valueText() const {
