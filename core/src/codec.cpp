@@ -284,6 +284,17 @@ public:
         lzma_filter filters[2] = {{LZMA_FILTER_LZMA1, nullptr}, {LZMA_VLI_UNKNOWN, nullptr}};
         if (lzma_properties_decode(&filters[0], nullptr, p + 4, propsSize) != LZMA_OK)
             throw Error(where_, "invalid LZMA properties");
+        // The properties choose the dictionary size, up to 4 GiB: never let a
+        // header make the decoder allocate that much. LZMA's own presets use
+        // at most 64 MiB.
+        constexpr std::uint64_t kMaxDecoderMemory = 512ull << 20;
+        const std::uint64_t memory = lzma_raw_decoder_memusage(filters);
+        if (memory == UINT64_MAX || memory > kMaxDecoderMemory) {
+            std::free(filters[0].options);
+            throw Error(where_, "LZMA dictionary too large (the decoder would need " +
+                                    std::to_string(memory >> 20) + " MiB; at most " +
+                                    std::to_string(kMaxDecoderMemory >> 20) + " MiB is allowed)");
+        }
         const lzma_ret init = lzma_raw_decoder(&strm_, filters);
         std::free(filters[0].options);
         if (init != LZMA_OK)
