@@ -4,9 +4,13 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string_view>
 
 #include "tensordict/error.h"
 
@@ -55,6 +59,33 @@ public:
         return add(Value(static_cast<std::int64_t>(u)));
     }
     bool Double(double d) { return add(Value(d)); }
+    // Numbers arrive as their text (kParseNumbersAsStringsFlag): rapidjson's
+    // own double conversion is not correctly rounded, and its full-precision
+    // mode has bugs of its own (both found by fuzzing). std::from_chars rounds
+    // correctly, as Python's float() does; integers beyond int64 become
+    // doubles, as before.
+    bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
+        const char* end = s + n;
+        if (std::find_if(s, end, [](char c) { return c == '.' || c == 'e' || c == 'E'; }) == end &&
+            std::find_if(s, end, [](char c) { return c == 'N' || c == 'I'; }) == end) {
+            std::int64_t i = 0;
+            const auto [at, ec] = std::from_chars(s, end, i);
+            if (ec == std::errc() && at == end)
+                return add(Value(i));
+        }
+        if (n == 3 && std::string_view(s, n) == "NaN")
+            return add(Value(std::numeric_limits<double>::quiet_NaN()));
+        if (std::string_view(s, n) == "Infinity" || std::string_view(s, n) == "-Infinity")
+            return add(Value(s[0] == '-' ? -std::numeric_limits<double>::infinity()
+                                         : std::numeric_limits<double>::infinity()));
+        double d = 0;
+        const auto [at, ec] = std::from_chars(s, end, d);
+        if (at != end || (ec != std::errc() && ec != std::errc::result_out_of_range))
+            return false;
+        if (ec == std::errc::result_out_of_range)  // as Python: overflow to inf, underflow to 0
+            d = std::strtod(std::string(s, n).c_str(), nullptr);
+        return add(Value(d));
+    }
     bool String(const char* s, rapidjson::SizeType n, bool) {
         return add(Value(std::string(s, n)));
     }
@@ -308,11 +339,11 @@ Value parseJson(std::string_view text, const std::string& where) {
     ValueBuilder builder;
     rapidjson::Reader reader;
     rapidjson::MemoryStream stream(text.data(), text.size());
-    // Full precision: numbers are read correctly rounded, as Python's float() does.
+    // Numbers as text, converted by the builder (see RawNumber).
     constexpr unsigned kFlags = rapidjson::kParseNanAndInfFlag | rapidjson::kParseStopWhenDoneFlag |
                                 rapidjson::kParseIterativeFlag |
                                 rapidjson::kParseValidateEncodingFlag |
-                                rapidjson::kParseFullPrecisionFlag;
+                                rapidjson::kParseNumbersAsStringsFlag;
     const rapidjson::ParseResult ok = reader.Parse<kFlags>(stream, builder);
     if (!ok) {
         if (builder.tooDeep)
