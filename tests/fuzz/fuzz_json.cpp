@@ -1,0 +1,60 @@
+// libFuzzer target: tensordict::parseJson, the reader of every meta.json and
+// of non-tensor values. Bad input must throw tensordict::Error, nothing else.
+// A document that parses must also go through toJson in every style and
+// parse back to an equal Value (NaN equals NaN there). A document that is one
+// number must parse to what std::strtod reads (correctly rounded, as
+// Python's float() and json.loads).
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "tensordict/error.h"
+#include "tensordict/value.h"
+
+namespace {
+
+[[noreturn]] void fail(const char* what, const std::string& detail) {
+    std::fprintf(stderr, "fuzz_json: %s\n%s\n", what, detail.c_str());
+    std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    using tensordict::JsonStyle;
+    tensordict::Value value;
+    try {
+        value = tensordict::parseJson(std::string_view(reinterpret_cast<const char*>(data), size),
+                                      "fuzz.json");
+    } catch (const tensordict::Error&) {
+        return 0;
+    }
+    if (value.isNumber()) {
+        const std::string text(reinterpret_cast<const char*>(data), size);
+        char* end = nullptr;
+        const double expected = std::strtod(text.c_str(), &end);
+        if (text.find_first_not_of(" \t\n\r", static_cast<std::size_t>(end - text.data())) ==
+                std::string::npos &&
+            value != tensordict::Value(expected)) {
+            char detail[128];
+            std::snprintf(detail, sizeof detail, "parseJson gave %.17g, strtod %.17g",
+                          value.asDouble(), expected);
+            fail("a number parses to another value than strtod's", detail);
+        }
+    }
+    for (const JsonStyle style :
+         {JsonStyle::Python, JsonStyle::Compact, JsonStyle::Pretty, JsonStyle::PythonCompact}) {
+        std::string text;
+        try {
+            text = tensordict::toJson(value, style);
+            if (tensordict::parseJson(text, "round trip") != value)
+                fail("toJson output parses to a different value", text);
+        } catch (const tensordict::Error& e) {
+            fail("toJson output does not parse back", std::string(e.what()) + "\n" + text);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,64 @@
+#pragma once
+
+// Shared by fuzz_load_archive and fuzz_load_directory: load a tensordict as
+// tdstudio opens one (errors become error nodes) and read everything in it,
+// as describe(td, {sha256, firstValues}) would, leaf by leaf so that one
+// bad leaf does not hide the others, skipping leaves over kMaxLeafBytes to
+// keep runs fast.
+
+#include <cstdint>
+#include <string>
+
+#include "tensordict/error.h"
+#include "tensordict/report.h"
+#include "tensordict/tensordict.h"
+#include "tensordict/value.h"
+
+namespace fuzz {
+
+constexpr std::uint64_t kMaxLeafBytes = 16u << 20;
+constexpr std::uint64_t kMaxMetadataBytes = 1u << 20;
+
+inline void readNode(const tensordict::Node& node) {
+    using tensordict::NodeKind;
+    switch (node.kind) {
+        case NodeKind::Tensor:
+            try {
+                (void)node.payloadOffset();
+            } catch (const tensordict::Error&) {
+            }
+            if (node.nbytes <= kMaxLeafBytes) {
+                try {
+                    (void)tensordict::leafSha256(node);
+                    (void)tensordict::firstValues(node, 4);
+                } catch (const tensordict::Error&) {
+                }
+            }
+            break;
+        case NodeKind::NonTensorData:
+        case NodeKind::NonTensorStack:
+            (void)tensordict::toJson(node.value());
+            break;
+        default:
+            break;
+    }
+    // The loader bounds the depth of the tree.
+    for (const auto& child : node.children)
+        readNode(*child);
+}
+
+inline void loadAndRead(const std::string& path) {
+    tensordict::LoadOptions options;
+    options.throwOnError = false;
+    options.maxMetadataBytes = kMaxMetadataBytes;
+    try {
+        const tensordict::TensorDict td = tensordict::load(path, options);
+        (void)td.errors();
+        readNode(td.root());
+        // Everything else describe() reports (it reads no leaf data without options).
+        (void)tensordict::toJson(tensordict::describe(td));
+    } catch (const tensordict::Error&) {
+    }
+}
+
+}  // namespace fuzz

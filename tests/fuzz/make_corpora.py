@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets, tests/fuzz/corpus/<target>/,
+from the fixtures of tests/fixtures/tensordict-0.14 (python3 stdlib only).
+
+usage: make_corpora.py [--tdstudio PATH]
+
+  json            every fixture meta.json, two .expected.json files, a few
+                  documents with NaN / Infinity / escapes in both writer styles
+  pickle          the fixtures' pickle sidecars and pickle.dumps of plain data
+                  (protocols 2 to 5), one pickle that imports a class
+  zip,            archive_simple.tdz; fixture directories zipped by zipfile
+  load_archive    with every method (stored, deflate, bzip2, lzma); one with
+                  ZIP64 end records and extra fields; one with a prepended
+                  stub and a comment; with --tdstudio, archives written by our
+                  own writer (64-byte aligned payloads, padding extra fields)
+  load_directory  every fixture directory, packed by pack_directory.py
+
+The corpora are rewritten from scratch; regressions/ is never touched.
+"""
+
+import argparse
+import io
+import math
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.normpath(os.path.join(HERE, "..", "fixtures", "tensordict-0.14"))
+CORPUS = os.path.join(HERE, "corpus")
+sys.path.insert(0, HERE)
+import pack_directory  # noqa: E402
+
+
+def fixture_dirs():
+    return sorted(d for d in os.listdir(FIXTURES) if os.path.isdir(os.path.join(FIXTURES, d)))
+
+
+def write(target, name, data):
+    path = os.path.join(CORPUS, target, name)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def json_corpus():
+    seen = set()
+    for fixture in fixture_dirs():
+        root = os.path.join(FIXTURES, fixture)
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            if "meta.json" not in filenames:
+                continue
+            with open(os.path.join(dirpath, "meta.json"), "rb") as f:
+                data = f.read()
+            if data in seen:
+                continue
+            seen.add(data)
+            rel = os.path.relpath(dirpath, root)
+            name = fixture + ("" if rel == "." else "_" + rel) + "_meta.json"
+            write("json", "".join(c if c.isalnum() or c in "._-" else "_" for c in name), data)
+    for name in ("simple", "dtypes"):
+        with open(os.path.join(FIXTURES, name + ".expected.json"), "rb") as f:
+            write("json", name + ".expected.json", f.read())
+    doc = {
+        "_type": "<class 'tensordict.tensorclass.NonTensorData'>",
+        "data": [math.nan, math.inf, -math.inf, -0.0, 1e308, 5e-324, 2**63 - 1, -(2**63), 2**64],
+        "text": "caf\u00e9 \U0001F600 \"quoted\" \\ \t\n\u0000",
+        "nested": {"a": [[], {}, [None, True, False]], "": ""},
+        "shape": [3, 4], "device": "cpu", "dtype": "torch.float32", "batch_size": [],
+    }
+    import json
+    write("json", "python_style.json", json.dumps(doc).encode())
+    write("json", "compact_utf8.json",
+          json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode())
+    write("json", "pretty.json", json.dumps(doc, indent=4).encode())
+    write("json", "deep.json", b"[" * 100 + b"]" * 100)
+    write("json", "surrogates.json", b'["\\ud83d\\ude00", "\\u00e9", "\\ud800"]')
+
+
+class Opaque:  # pickled by reference: a GLOBAL / STACK_GLOBAL opcode
+    pass
+
+
+def pickle_corpus():
+    for dirpath, _, filenames in os.walk(FIXTURES):
+        for name in sorted(filenames):
+            if name.endswith((".pickle", ".pkl")):
+                with open(os.path.join(dirpath, name), "rb") as f:
+                    rel = os.path.relpath(os.path.join(dirpath, name), FIXTURES)
+                    write("pickle", rel.replace(os.sep, "_"), f.read())
+    shared = "shared string"
+    values = {
+        "scalars": [None, True, False, 0, 255, 256, 65535, 65536, -1, 2**31, -(2**31) - 1,
+                    2**63 - 1, -(2**63), 1.5, -0.0, math.nan, math.inf, -math.inf],
+        "nested": {"a": [1, (2, 3), {"b": [b"bytes", bytearray(b"ba")]}], "t": (), "e": []},
+        "strings": ["", "ascii", "caf\u00e9", "\U0001F600", "x" * 300, b"y" * 300],
+        "sets": [{1, 2, 3}, frozenset({"a"}), set()],
+        "memo": [shared, shared, (shared,)],
+        "tuples": [(1,), (1, 2), (1, 2, 3), (1, 2, 3, 4)],
+        "big_int": 2**70,
+        "deep": [[[[[[[[["deep"]]]]]]]]],
+    }
+    for name, value in values.items():
+        for protocol in (2, 3, 4, 5):
+            write("pickle", f"{name}_p{protocol}.pkl", pickle.dumps(value, protocol=protocol))
+    write("pickle", "text_protocol0.pkl", pickle.dumps([1, "a", 2.5, None], protocol=0))
+    shared_list = [1, 2]
+    write("pickle", "shared_list_p4.pkl", pickle.dumps([shared_list, shared_list], protocol=4))
+    Opaque.__module__ = "fixture_classes"
+    sys.modules["fixture_classes"] = sys.modules[__name__]
+    write("pickle", "global_p4.pkl", pickle.dumps(Opaque(), protocol=4))
+
+
+def zip_directory(root, method, comment=b""):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=method) as z:
+        z.comment = comment
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames.sort()
+            for name in sorted(filenames):
+                full = os.path.join(dirpath, name)
+                z.write(full, os.path.relpath(full, root).replace(os.sep, "/"))
+    return out.getvalue()
+
+
+def zip64_directory(root):
+    # zipfile switches to ZIP64 fields and end records past these limits:
+    # lowered, a tiny archive carries every ZIP64 structure.
+    saved = zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT
+    zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT = 8, 1
+    try:
+        return zip_directory(root, zipfile.ZIP_DEFLATED)
+    finally:
+        zipfile.ZIP64_LIMIT, zipfile.ZIP_FILECOUNT_LIMIT = saved
+
+
+def archive_corpus(tdstudio):
+    archives = {}
+    with open(os.path.join(FIXTURES, "archive_simple.tdz"), "rb") as f:
+        archives["archive_simple.tdz"] = f.read()
+    methods = {"stored": zipfile.ZIP_STORED, "deflate": zipfile.ZIP_DEFLATED,
+               "bzip2": zipfile.ZIP_BZIP2, "lzma": zipfile.ZIP_LZMA}
+    for method, code in methods.items():
+        archives[f"simple_{method}.tdz"] = zip_directory(os.path.join(FIXTURES, "simple"), code)
+    for fixture, method in (("nontensor_pickle", "deflate"), ("lazy_stack", "lzma"),
+                            ("tensorclass_nested", "bzip2"), ("nontensor_stack", "stored"),
+                            ("dtypes", "deflate"), ("robust_keys", "stored")):
+        archives[f"{fixture}_{method}.tdz"] = zip_directory(os.path.join(FIXTURES, fixture),
+                                                            methods[method])
+    archives["nested3_zip64.tdz"] = zip64_directory(os.path.join(FIXTURES, "nested3"))
+    # Offsets not shifted by the stub: readers must account for prepended bytes.
+    archives["scalar0d_stub_comment.tdz"] = b"#!/bin/sh\nexit 0\n" + zip_directory(
+        os.path.join(FIXTURES, "scalar0d"), zipfile.ZIP_DEFLATED,
+        comment=b"prepended stub and a comment")
+    if tdstudio:
+        with tempfile.TemporaryDirectory() as tmp:
+            for fixture, method in (("simple", "stored"), ("batch_4x2", "deflate"),
+                                    ("nontensor_string", "bzip2"), ("tensorclass", "lzma")):
+                dest = os.path.join(tmp, f"{fixture}_{method}.tdz")
+                subprocess.run([tdstudio, "--save", os.path.join(FIXTURES, fixture), dest,
+                                "--archive", "--compression", method], check=True,
+                               stderr=subprocess.DEVNULL,
+                               env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
+                with open(dest, "rb") as f:
+                    archives[f"tdstudio_{fixture}_{method}.tdz"] = f.read()
+    for name, data in archives.items():
+        write("zip", name, data)
+        write("load_archive", name, data)
+
+
+def directory_corpus():
+    for fixture in fixture_dirs():
+        write("load_directory", fixture + ".dir",
+              pack_directory.pack(os.path.join(FIXTURES, fixture)))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tdstudio", help="a tdstudio executable, to add archives it writes")
+    args = parser.parse_args()
+    for target in ("json", "pickle", "zip", "load_archive", "load_directory"):
+        shutil.rmtree(os.path.join(CORPUS, target), ignore_errors=True)
+        os.makedirs(os.path.join(CORPUS, target))
+    json_corpus()
+    pickle_corpus()
+    archive_corpus(args.tdstudio)
+    directory_corpus()
+    total = sum(os.path.getsize(os.path.join(d, f))
+                for d, _, files in os.walk(CORPUS) for f in files)
+    print(f"corpora: {total} bytes")
+
+
+if __name__ == "__main__":
+    main()
