@@ -154,6 +154,9 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "tdstudio: --screenshot needs a PATH to open\n");
             return 2;
         }
+        // The slots below run from the event loop, after this block has ended:
+        // they hold their own copies of `save` (which refers only to `window`,
+        // alive until main() returns, and to a copy of `screenshot`).
         auto save = [&window, screenshot](int code) {
             // Let the view lay out and paint once before grabbing.
             QTimer::singleShot(1200, &window, [&window, screenshot, code] {
@@ -163,9 +166,9 @@ int main(int argc, char** argv) {
                 QCoreApplication::exit(ok ? code : 1);
             });
         };
-        QObject::connect(&window, &MainWindow::documentLoaded, &window, [&] { save(0); });
+        QObject::connect(&window, &MainWindow::documentLoaded, &window, [save] { save(0); });
         QObject::connect(&window, &MainWindow::documentFailed, &window,
-                         [&](const QString& message) {
+                         [save](const QString& message) {
                              std::fprintf(stderr, "tdstudio: %s\n", qPrintable(message));
                              save(1);
                          });

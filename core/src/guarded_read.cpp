@@ -52,6 +52,16 @@ void installHandler() {
     });
 }
 
+// After the jump out of the handler. SA_NODEFER should leave SIGBUS
+// unblocked, but not every runtime honours it (ThreadSanitizer's signal
+// interposition does not): make sure, so the next fault is caught too.
+void unblockSigbus() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGBUS);
+    pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+}
+
 }  // namespace
 
 bool tryGuardedCopy(void* dst, const void* src, std::size_t n) noexcept {
@@ -60,6 +70,7 @@ bool tryGuardedCopy(void* dst, const void* src, std::size_t n) noexcept {
     sigjmp_buf* const outer = tlsLanding;  // guarded regions may nest
     if (sigsetjmp(landing, 0) != 0) {
         tlsLanding = outer;
+        unblockSigbus();
         return false;
     }
     tlsLanding = &landing;
@@ -96,6 +107,7 @@ bool tryGuardedRun(const std::function<void()>& work) {
     sigjmp_buf* const outer = tlsLanding;  // guarded regions may nest
     if (sigsetjmp(landing, 0) != 0) {
         tlsLanding = outer;
+        unblockSigbus();
         return false;
     }
     tlsLanding = &landing;

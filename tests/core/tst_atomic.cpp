@@ -1,7 +1,11 @@
 // Atomic saves under fire: a child process writing an atomic save over an
-// existing prefix is killed with SIGKILL at many moments, and the prefix must
-// always load with either the complete old or the complete new content. A
-// full disk (a file-size limit) must leave the prefix untouched too.
+// existing prefix is killed with SIGKILL at chosen moments, and the prefix
+// must load with exactly the content expected at that moment: the old one
+// until the rename, the new one after it. The child stops itself at each
+// moment (inside the save's own progress and cancel callbacks, or after
+// save() returned) and tells the parent through a pipe, so the kill lands
+// exactly there whatever the speed of the machine. A full disk (a file-size
+// limit) must leave the prefix untouched too.
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -9,11 +13,9 @@
 #include <unistd.h>
 #include "tensordict/torch.h"
 
-#include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QtTest>
-#include <chrono>
-#include <thread>
+#include <atomic>
 
 #include "tensordict/save.h"
 #include "tensordict/tensordict.h"
@@ -58,19 +60,53 @@ QString classify(const QString& prefix) {
     }
 }
 
-// Runs `save` in a forked child; returns its pid.
-pid_t forkSave(const TensorDict& td, const QString& prefix, int threads) {
+// Where the child stops, signals the parent and waits for its SIGKILL.
+enum class KillPoint {
+    FirstPoll,    // the first cancel poll: the temporary sibling exists, nothing written
+    FirstBytes,   // the first progress report: some tensor bytes written
+    HalfBytes,    // the first progress report at half of the bytes or more
+    AllWritten,   // every file written (the last file's report), not yet flushed nor renamed
+    AfterReturn,  // save() returned: renamed into place
+};
+
+[[noreturn]] void signalAndWait(int fd, char what) {
+    (void)!write(fd, &what, 1);
+    for (;;)
+        pause();  // until SIGKILL
+}
+
+// Runs an atomic `save` in a forked child that stops at `point`, writes one
+// byte to `fd` and waits there; returns its pid. A child that never reaches
+// the point exits with 3 (save() failed) or 4 (it returned first).
+pid_t forkSave(const TensorDict& td, const QString& prefix, int threads, KillPoint point, int fd) {
     const pid_t pid = fork();
     if (pid == 0) {
         SaveOptions options;
         options.atomic = true;
         options.numThreads = threads;
+        auto stopped = std::make_shared<std::atomic<bool>>(false);
+        options.isCancelled = [=] {
+            if (point == KillPoint::FirstPoll && !stopped->exchange(true))
+                signalAndWait(fd, 'p');
+            return false;
+        };
+        // Reports are throttled, but the first one and the one for the last
+        // file are always made: every point below is reached.
+        options.progress = [=](const SaveProgress& p) {
+            const bool here = (point == KillPoint::FirstBytes && p.bytesDone > 0) ||
+                              (point == KillPoint::HalfBytes && p.bytesDone * 2 >= p.bytesTotal) ||
+                              (point == KillPoint::AllWritten && p.filesDone == p.filesTotal);
+            if (here && !stopped->exchange(true))
+                signalAndWait(fd, 'b');
+        };
         try {
             save(td, prefix.toStdString(), options);
         } catch (...) {
-            _exit(1);
+            _exit(3);
         }
-        _exit(0);
+        if (point == KillPoint::AfterReturn)
+            signalAndWait(fd, 'r');
+        _exit(4);
     }
     return pid;
 }
@@ -89,15 +125,32 @@ class AtomicTest : public QObject {
 private Q_SLOTS:
     void initTestCase() { QVERIFY(scratch_.isValid()); }
 
-    void sigkillAtManyMoments_data() {
+    void sigkillAtChosenMoments_data() {
         QTest::addColumn<QString>("name");
         QTest::addColumn<int>("threads");
-        QTest::newRow("directory") << "target" << 2;
-        QTest::newRow("archive") << "target.tdz" << 0;
+        QTest::addColumn<int>("point");
+        QTest::addColumn<QString>("expected");
+        const struct {
+            const char* label;
+            KillPoint point;
+            const char* expected;
+        } points[] = {
+            {"first cancel poll", KillPoint::FirstPoll, "old"},
+            {"first bytes", KillPoint::FirstBytes, "old"},
+            {"half of the bytes", KillPoint::HalfBytes, "old"},
+            {"all files written, before the rename", KillPoint::AllWritten, "old"},
+            {"after the rename", KillPoint::AfterReturn, "new"},
+        };
+        for (const auto& [label, point, expected] : points) {
+            QTest::addRow("directory, %s", label) << "target" << 2 << int(point) << expected;
+            QTest::addRow("archive, %s", label) << "target.tdz" << 0 << int(point) << expected;
+        }
     }
-    void sigkillAtManyMoments() {
+    void sigkillAtChosenMoments() {
         QFETCH(QString, name);
         QFETCH(int, threads);
+        QFETCH(int, point);
+        QFETCH(QString, expected);
         const QString prefix = scratch_.path() + "/" + name;
         const TensorDict oldData = makeData(1.0f, false), newData = makeData(2.0f, true);
         SaveOptions atomic;
@@ -105,44 +158,32 @@ private Q_SLOTS:
         save(oldData, prefix.toStdString(), atomic);
         QCOMPARE(classify(prefix), QString("old"));
 
-        // How long one whole save takes here, to spread the kills over it.
-        QElapsedTimer timer;
-        timer.start();
-        QCOMPARE(waitChild(forkSave(newData, scratch_.path() + "/timing-" + name, threads)), 0);
-        const qint64 full = std::max<qint64>(timer.nsecsElapsed(), 1000000);
+        int fds[2];
+        QVERIFY(pipe(fds) == 0);
+        const pid_t pid = forkSave(newData, prefix, threads, KillPoint(point), fds[1]);
+        QVERIFY(pid > 0);
+        close(fds[1]);
+        char reached = 0;
+        const ssize_t n = read(fds[0], &reached, 1);  // 0: the child exited without stopping
+        close(fds[0]);
+        kill(pid, SIGKILL);
+        const int status = waitChild(pid);
+        QVERIFY2(n == 1,
+                 qPrintable(QString("the child never stopped at the kill point (%1)")
+                                .arg(WIFEXITED(status) ? QString("exit %1").arg(WEXITSTATUS(status))
+                                                       : QString("killed"))));
+        QVERIFY(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        QCOMPARE(classify(prefix), expected);
 
-        constexpr int kKills = 50;
-        int sawOld = 0, sawNew = 0;
-        for (int i = 0; i < kKills; ++i) {
-            const auto delay = std::chrono::nanoseconds(full * 11 / 10 * i / (kKills - 1));
-            const pid_t pid = forkSave(newData, prefix, threads);
-            std::this_thread::sleep_for(delay);
-            kill(pid, SIGKILL);
-            waitChild(pid);
-            const QString state = classify(prefix);
-            QVERIFY2(
-                state == "old" || state == "new",
-                qPrintable(
-                    QString("kill %1 after %2 ms: %3").arg(i).arg(delay.count() / 1e6).arg(state)));
-            if (state == "new") {
-                ++sawNew;
-                save(oldData, prefix.toStdString(), atomic);  // back to the old content
-            } else {
-                ++sawOld;
-            }
-            // What a killed writer leaves is its own temporary sibling, never the prefix.
-            for (const QString& tmp :
-                 QDir(scratch_.path())
-                     .entryList({"." + name + ".tdstudio-*"}, QDir::AllEntries | QDir::Hidden)) {
-                const QString path = scratch_.path() + "/" + tmp;
-                QVERIFY(QFileInfo(path).isDir() ? QDir(path).removeRecursively()
-                                                : QFile::remove(path));
-            }
+        // What a killed writer leaves is its own temporary sibling, never the prefix.
+        const QStringList leftovers =
+            QDir(scratch_.path())
+                .entryList({"." + name + ".tdstudio-*"}, QDir::AllEntries | QDir::Hidden);
+        QCOMPARE(leftovers.size(), expected == "old" ? 1 : 0);
+        for (const QString& tmp : leftovers) {
+            const QString path = scratch_.path() + "/" + tmp;
+            QVERIFY(QFileInfo(path).isDir() ? QDir(path).removeRecursively() : QFile::remove(path));
         }
-        qInfo("%d kills over %.1f ms: old content %d times, new content %d times", kKills,
-              full / 1e6, sawOld, sawNew);
-        QVERIFY(sawOld > 0);
-        QVERIFY(sawNew > 0);
     }
 
     void fullDiskLeavesPrefixUnchanged_data() {

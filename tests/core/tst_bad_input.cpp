@@ -2,7 +2,6 @@
 // culprit (file, archive entry or key) and the reason; nothing crashes.
 
 #include <QFile>
-#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -30,6 +29,12 @@ private Q_SLOTS:
             testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/make_bad_zips.py", scratch_.path()},
                                    nullptr, &error),
             qPrintable(error));
+        // The rows below load these files: one that is missing would fail
+        // for the wrong reason ("No such file") and could still pass.
+        for (const char* name :
+             {"dotdot.tdz", "absolute.tdz", "nometa.tdz", "corrupt.tdz", "encrypted.tdz"})
+            QVERIFY2(QFileInfo(scratch_.path() + "/" + name).size() > 0,
+                     qPrintable(QString("make_bad_zips.py did not write %1").arg(name)));
     }
 
     void rejected_data() {
@@ -101,12 +106,11 @@ private Q_SLOTS:
         QTest::newRow("archive without meta.json")
             << s + "/nometa.tdz" << QStringList{"nometa.tdz", "no top-level meta.json"};
 
-        QProcess zip;  // Info-ZIP's traditional encryption
-        zip.setWorkingDirectory(testsupport::fixturePath("simple"));
-        zip.start("zip", {"-q", "-0", "-r", "-P", "secret", s + "/encrypted.tdz", "."});
-        zip.waitForFinished();
+        // PKWARE traditional encryption, written by make_bad_zips.py (which
+        // checks that Python's zipfile decrypts it with the password only).
         QTest::newRow("encrypted entry")
-            << s + "/encrypted.tdz" << QStringList{"encrypted.tdz:", "encrypted"};
+            << s + "/encrypted.tdz"
+            << QStringList{"encrypted.tdz:", "encrypted entries are not supported"};
     }
 
     void rejected() {

@@ -2,12 +2,14 @@
 // (memfd, shared with forked children), copy_existing, return_early with
 // progress and cancel, share_non_tensor, and refusals that name the key.
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tensordict/torch.h"
 
 #include <QDirIterator>
 #include <QFutureWatcher>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -111,11 +113,18 @@ private Q_SLOTS:
         const TensorDict copied = save(td, dst.toStdString(), options);
         QCOMPARE(QString::fromStdString(copied.root().child("a")->storage.container), dst);
 
-        // Saving onto its own files reuses them: not rewritten.
+        // Saving onto its own files reuses them: not rewritten (a rewrite
+        // would replace the file, a new inode, or at least move its mtime
+        // off the moment long past that it is set to here).
+        QVERIFY(testsupport::ageFiles(src + "/b/c.memmap"));
         const QDateTime before = QFileInfo(src + "/b/c.memmap").lastModified();
-        QTest::qWait(30);
+        struct stat st {};
+        QVERIFY(::stat(QFile::encodeName(src + "/b/c.memmap").constData(), &st) == 0);
+        const ino_t ino = st.st_ino;
         save(td, src.toStdString());
         QCOMPARE(QFileInfo(src + "/b/c.memmap").lastModified(), before);
+        QVERIFY(::stat(QFile::encodeName(src + "/b/c.memmap").constData(), &st) == 0);
+        QCOMPARE(st.st_ino, ino);
 
         // Never truncate a file another leaf still has to be read from.
         TensorDict swapped = TensorDict::create({3});
@@ -171,15 +180,32 @@ private Q_SLOTS:
         SaveOptions options;
         options.atomic = true;
         save(makeData(1, 1, 7.0f), prefix.toStdString(), options);  // the old content
+        QVERIFY(testsupport::ageFiles(prefix));
         const QStringList before = testsupport::fileFingerprints(prefix);
 
-        auto big = std::make_shared<const TensorDict>(makeData(16, 16, 3.0f));
+        // The writers stop inside their first progress report, with part of
+        // the 64 MiB written, until the future has been cancelled: the cancel
+        // lands in the middle of the save however fast this machine writes.
+        auto big = std::make_shared<const TensorDict>(makeData(16, 4, 3.0f));
         options.numThreads = 2;
+        std::atomic<bool> once{false};
+        testsupport::SaveHold hold(
+            [&once](const SaveProgress& p) { return p.bytesDone > 0 && !once.exchange(true); });
+        options.progress = hold.callback();
         QFutureWatcher<TensorDict> watcher;
-        QSignalSpy progress(&watcher, &QFutureWatcherBase::progressValueChanged);
+        const auto letGo = qScopeGuard([&] {
+            hold.open();
+            watcher.waitForFinished();
+        });
         watcher.setFuture(saveAsync(big, prefix.toStdString(), options));
-        QTRY_VERIFY_WITH_TIMEOUT(progress.count() > 0, 30000);
+        QVERIFY2(hold.waitHeld(), "the save never reported progress");
+        const SaveProgress at = hold.at();
+        QVERIFY2(
+            at.bytesDone < at.bytesTotal,
+            qPrintable(QString("held at %1 of %2 bytes").arg(at.bytesDone).arg(at.bytesTotal)));
+        QVERIFY(!watcher.isFinished());
         watcher.cancel();
+        hold.release();
         watcher.waitForFinished();
         QVERIFY(watcher.isCanceled());
         QCOMPARE(testsupport::fileFingerprints(prefix), before);

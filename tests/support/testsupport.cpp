@@ -2,6 +2,7 @@
 
 #include <QCoreApplication>
 #include <QCryptographicHash>
+#include <QDateTime>
 #include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
@@ -9,6 +10,7 @@
 #include <QJsonDocument>
 #include <QProcess>
 #include <QStandardPaths>
+#include <QTest>
 
 namespace testsupport {
 
@@ -132,6 +134,69 @@ QStringList fileFingerprints(const QString& root) {
                    " " + QString::number(fi.size());
     }
     return out;
+}
+
+SaveHold::SaveHold(std::function<bool(const tensordict::SaveProgress&)> when)
+    : when_(std::move(when)) {}
+
+std::function<void(const tensordict::SaveProgress&)> SaveHold::callback() {
+    return [this](const tensordict::SaveProgress& p) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (open_ || !when_(p))
+            return;
+        at_ = p;
+        held_ = true;
+        const int generation = ++generation_;
+        changed_.notify_all();
+        changed_.wait(lock, [&] { return open_ || generation_ != generation; });
+        held_ = false;
+    };
+}
+
+bool SaveHold::waitHeld(int timeoutMs) {
+    return QTest::qWaitFor(
+        [this] {
+            std::lock_guard<std::mutex> lock(mutex_);
+            return held_;
+        },
+        timeoutMs);
+}
+
+tensordict::SaveProgress SaveHold::at() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return at_;
+}
+
+void SaveHold::release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held_ = false;  // until the writers stop again
+    ++generation_;
+    changed_.notify_all();
+}
+
+void SaveHold::open() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+}
+
+bool ageFiles(const QString& root) {
+    QStringList files;
+    if (QFileInfo(root).isFile()) {
+        files << root;
+    } else {
+        QDirIterator it(root, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+        while (it.hasNext())
+            files << it.next();
+    }
+    const QDateTime past = QDateTime::fromSecsSinceEpoch(946684800);  // 2000-01-01
+    bool ok = true;
+    for (const QString& path : files) {
+        QFile f(path);
+        ok = ok && f.open(QIODevice::ReadOnly) &&
+             f.setFileTime(past, QFileDevice::FileModificationTime);
+    }
+    return ok;
 }
 
 QJsonObject readJsonFile(const QString& path) {

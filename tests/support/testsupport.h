@@ -4,7 +4,13 @@
 #include <QJsonObject>
 #include <QString>
 #include <QStringList>
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <string>
+
+#include "tensordict/save.h"
 
 // Helpers shared by the test suites: fixture paths, scratch copies, and the
 // independent Python tools (/usr/bin/python3 with zipfile, numpy, torch).
@@ -44,6 +50,43 @@ qint64 residentKiB();
 
 // sha256 and mtime of every file under `root`, for "unchanged" checks.
 QStringList fileFingerprints(const QString& root);
+// Sets the modification time of every file under `root` (or of the file
+// `root`) to a fixed moment long past, so that any later write shows in
+// fileFingerprints() without waiting for the clock to move. False if one
+// could not be set.
+bool ageFiles(const QString& root);
+
+// Holds a save's writer threads inside their progress report (the
+// SaveOptions::progress callback) when `when` says so, until the test's
+// thread lets them go, so that a test acts at a chosen point of a save
+// whatever the speed of the machine. The test's thread runs its event loop
+// while it waits. std primitives (not Qt's futex-based ones), so that
+// ThreadSanitizer sees the hand-over. Must outlive the save; open() it
+// before anything waits for the save to end (a scope guard), or a failing
+// test would leave the writers held.
+class SaveHold {
+public:
+    explicit SaveHold(std::function<bool(const tensordict::SaveProgress&)> when);
+    // The callback for SaveOptions::progress.
+    std::function<void(const tensordict::SaveProgress&)> callback();
+    // Waits, processing events, until the writers are held (false after
+    // `timeoutMs`: a bound for a broken save, not a timing the test needs).
+    bool waitHeld(int timeoutMs = 60000);
+    // The report the writers are held in (or were last held in).
+    tensordict::SaveProgress at() const;
+    // Lets the writers go on, until the next point `when` chooses.
+    void release();
+    // Lets them go for good, held or not.
+    void open();
+
+private:
+    std::function<bool(const tensordict::SaveProgress&)> when_;
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    bool held_ = false, open_ = false;
+    int generation_ = 0;
+    tensordict::SaveProgress at_;
+};
 
 // Compares a describe() report (as JSON) with a fixture's .expected.json:
 // nodes, leaves (dtype, shape, sha256, leading values) and non-tensor values.

@@ -344,13 +344,18 @@ private Q_SLOTS:
         preview->setMode(PreviewPanel::TableMode);
         QVERIFY(preview->message().isEmpty());
 
+        if (mode == PreviewPanel::ImageMode) {  // the first picture is done before the file goes
+            preview->setMode(PreviewPanel::ImageMode);
+            QTRY_VERIFY(!preview->imageView()->image().isNull() &&
+                        !preview->imageView()->isRendering());
+        }
         QVERIFY(QFile::resize(dir + "/x.memmap", 0));  // the pages behind the mapping are gone
         if (mode == PreviewPanel::TableMode)
             preview->tableModel()->text(511, 511);  // what a repaint reads
         else
             preview->setMode(static_cast<PreviewPanel::Mode>(mode));
         if (mode == PreviewPanel::ImageMode)
-            preview->imageView()->setColormap(Colormap::Gray);  // renders again
+            preview->imageView()->setColormap(Colormap::Magma);  // renders again, reading the file
         if (mode == PreviewPanel::PlotMode)
             preview->plotView()->zoomTo(0, 512);
         QTRY_VERIFY(preview->offersReload());

@@ -12,8 +12,11 @@ SliceSelector::SliceSelector(Mode mode, QWidget* parent)
     : QWidget(parent),
       mode_(mode),
       grid_(new QGridLayout(this)),
-      first_(new QComboBox),
-      second_(new QComboBox) {
+      first_(new QComboBox(this)),
+      second_(new QComboBox(this)) {
+    // Owned from the start: a mode that never lays one out must not leak it.
+    first_->hide();
+    second_->hide();
     grid_->setContentsMargins(0, 0, 0, 0);
     connect(first_, &QComboBox::currentIndexChanged, this, &SliceSelector::axesChosen);
     connect(second_, &QComboBox::currentIndexChanged, this, &SliceSelector::axesChosen);

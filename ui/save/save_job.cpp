@@ -1,7 +1,6 @@
 #include "save_job.h"
 
 #include <QMetaObject>
-#include <QPointer>
 
 SaveJob::SaveJob(QObject* parent) : QObject(parent) {
     qRegisterMetaType<tensordict::SaveProgress>("tensordict::SaveProgress");
@@ -22,17 +21,31 @@ void SaveJob::start(std::shared_ptr<const tensordict::TensorDict> data, const QS
     atomic_ = options.atomic;
     progress_ = {};
     cancel_ = std::make_shared<std::atomic<bool>>(false);
-    options.isCancelled = [flag = cancel_] { return flag->load(); };
-    // Called on writer threads: hand the numbers to the GUI thread.
-    QPointer<SaveJob> self(this);
-    options.progress = [self](const tensordict::SaveProgress& p) {
-        QMetaObject::invokeMethod(
-            self.data(),
-            [self, p] {
-                if (self)
-                    self->onProgress(p);
-            },
-            Qt::QueuedConnection);
+    // The caller's own callbacks, if any, still run on the writer threads
+    // (tests use them to hold the writers at a chosen point). A cancel they
+    // ask for is reported as a cancel.
+    auto userCancel = std::move(options.isCancelled);
+    auto userProgress = std::move(options.progress);
+    options.isCancelled = [flag = cancel_, userCancel] {
+        if (!flag->load() && userCancel && userCancel())
+            flag->store(true);
+        return flag->load();
+    };
+    // Called on writer threads: leave the numbers for the GUI thread and
+    // wake it, then call the caller's callback. The numbers go through a
+    // std::mutex rather than inside the queued call, so that
+    // ThreadSanitizer sees the hand-over (Qt's event queue is not
+    // instrumented); reports that pile up before the GUI thread looks are
+    // merged into the latest. The job outlives its writers: its destructor
+    // waits for them.
+    options.progress = [self = this, userProgress](const tensordict::SaveProgress& p) {
+        {
+            std::lock_guard<std::mutex> lock(self->pendingMutex_);
+            self->pending_ = p;
+        }
+        QMetaObject::invokeMethod(self, "deliverProgress", Qt::QueuedConnection);
+        if (userProgress)
+            userProgress(p);
     };
     clock_.start();
     watcher_.setFuture(
@@ -42,6 +55,16 @@ void SaveJob::start(std::shared_ptr<const tensordict::TensorDict> data, const QS
 void SaveJob::cancel() {
     if (cancel_)
         *cancel_ = true;
+}
+
+void SaveJob::deliverProgress() {
+    std::optional<tensordict::SaveProgress> p;
+    {
+        std::lock_guard<std::mutex> lock(pendingMutex_);
+        p.swap(pending_);
+    }
+    if (p)
+        onProgress(*p);
 }
 
 void SaveJob::onProgress(const tensordict::SaveProgress& p) {

@@ -4,6 +4,8 @@
 #include <QFutureWatcher>
 #include <QObject>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 #include "tensordict/save.h"
 
@@ -17,6 +19,8 @@ public:
     explicit SaveJob(QObject* parent = nullptr);
     ~SaveJob() override;
 
+    // options.progress and options.isCancelled, when set, are called as well
+    // (on the writer threads), after this job's own handling.
     void start(std::shared_ptr<const tensordict::TensorDict> data, const QString& prefix,
                tensordict::SaveOptions options);
     void cancel();
@@ -37,6 +41,8 @@ Q_SIGNALS:
 
 private:
     void finish();
+    // On the GUI thread: the latest report the writers left in pending_.
+    Q_INVOKABLE void deliverProgress();
     void onProgress(const tensordict::SaveProgress& progress);
 
     QFutureWatcher<tensordict::TensorDict> watcher_;
@@ -45,4 +51,6 @@ private:
     QString prefix_;
     bool atomic_ = false;
     std::shared_ptr<std::atomic<bool>> cancel_;
+    std::mutex pendingMutex_;
+    std::optional<tensordict::SaveProgress> pending_;
 };
