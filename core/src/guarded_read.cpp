@@ -65,20 +65,14 @@ void unblockSigbus() {
 }  // namespace
 
 bool tryGuardedCopy(void* dst, const void* src, std::size_t n) noexcept {
-    installHandler();
-    sigjmp_buf landing;
-    sigjmp_buf* const outer = tlsLanding;  // guarded regions may nest
-    if (sigsetjmp(landing, 0) != 0) {
-        tlsLanding = outer;
-        unblockSigbus();
-        return false;
-    }
-    tlsLanding = &landing;
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    std::memcpy(dst, src, n);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    tlsLanding = outer;
-    return true;
+    // One captured reference: small enough for std::function to store in
+    // place, so a copy costs no allocation (table cells call this per element).
+    const struct {
+        void* dst;
+        const void* src;
+        std::size_t n;
+    } copy{dst, src, n};
+    return tryGuardedRun([&copy] { std::memcpy(copy.dst, copy.src, copy.n); });
 }
 
 std::string fileChangedMessage(const Node& leaf) {
