@@ -61,23 +61,7 @@ done
 # --- the toolchain and the core's dependencies (no libtorch: the fuzz build does not use it)
 packages=(clang-14 libclang-rt-14-dev build-essential cmake ninja-build pkg-config qt6-base-dev
           libisal-dev liblzma-dev libbz2-dev zlib1g-dev rapidjson-dev)
-missing=()
-for pkg in "${packages[@]}"; do
-    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-        missing+=("$pkg")
-    fi
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "Installing ${#missing[@]} Debian packages: ${missing[*]}" >&2
-    sudo=""
-    if [ "$(id -u)" -ne 0 ]; then
-        command -v sudo >/dev/null || { echo "error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
-        sudo="sudo"
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -q
-    $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+"$source_dir/packaging/install-deps.sh" "${packages[@]}"
 
 # --- build
 cd "$source_dir"

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Installs the Debian packages listed in packaging/debian-packages.txt that are
-# missing on this machine. Safe to run again: it does nothing when all are there.
+# Installs the Debian packages listed in packaging/debian-packages.txt (or,
+# given as arguments, those packages instead) that are missing on this
+# machine. Safe to run again: it does nothing when all are there.
+# usage: install-deps.sh [PACKAGE...]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-mapfile -t wanted < <(grep -vE '^\s*(#|$)' "$here/debian-packages.txt")
+if [ $# -gt 0 ]; then
+    wanted=("$@")
+else
+    mapfile -t wanted < <(grep -vE '^\s*(#|$)' "$here/debian-packages.txt")
+fi
 
 missing=()
 for pkg in "${wanted[@]}"; do

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -149,8 +150,10 @@ public:
         std::string raw(entry.central.compressedSize, '\0');
         readAt(payload, raw.data(), raw.size());
         std::string text(entry.central.size, '\0');
-        inflateInto(entry, reinterpret_cast<const std::byte*>(raw.data()), raw.size(),
-                    reinterpret_cast<std::byte*>(text.data()), text.size());
+        auto* out = reinterpret_cast<std::byte*>(text.data());
+        if (!inflateEntry(entry, reinterpret_cast<const std::byte*>(raw.data()), raw.size(),
+                          text.size(), [out](std::uint64_t offset) { return out + offset; }, {}))
+            throw Error(where, "CRC mismatch: the entry is corrupt");  // metadata: refused
         return text;
     }
 
@@ -316,35 +319,52 @@ private:
         return out;
     }
 
-    // Inflates the first `size` bytes of an entry into `out`, with SIGBUS
-    // from a truncated archive turned into an Error; a full entry's CRC-32
-    // is checked (a mismatch is reported, not fatal).
-    void guardedInflate(const Entry& entry, const std::byte* payload, std::byte* out,
-                        std::uint64_t size) const {
+    // Decodes the first `size` bytes of an entry from `payload` (compressed,
+    // `payloadSize` bytes), 4 MiB at a time: each step decodes into
+    // destination(offset) and is then handed to written(data, n, offset).
+    // SIGBUS from a truncated archive becomes an Error. Returns whether the
+    // CRC-32 matched (true when only part of the entry was decoded).
+    bool inflateEntry(
+        const Entry& entry, const std::byte* payload, std::size_t payloadSize, std::uint64_t size,
+        const std::function<std::byte*(std::uint64_t)>& destination,
+        const std::function<void(const std::byte*, std::size_t, std::uint64_t)>& written) const {
         const std::string where = describe(entry.central.name);
-        auto decoder = Decompressor::create(entry.central.method, payload,
-                                            entry.central.compressedSize, where);
+        auto decoder = Decompressor::create(entry.central.method, payload, payloadSize, where);
         std::uint32_t crc = 0;
         std::uint64_t done = 0;
         constexpr std::size_t kStep = 4u << 20;
         while (done < size) {
             const std::size_t want =
                 static_cast<std::size_t>(std::min<std::uint64_t>(kStep, size - done));
+            std::byte* out = destination(done);
             std::size_t got = 0;
-            if (!tryGuardedRun([&] { got = decoder->read(out + done, want); }))
+            if (!tryGuardedRun([&] { got = decoder->read(out, want); }))
                 throw Error(where,
                             "the archive changed while it was read (truncated or replaced "
                             "by another program); open it again");
-            crc = crc32(crc, out + done, got);
+            crc = crc32(crc, out, got);
+            if (written)
+                written(out, got, done);
             done += got;
             if (got != want)
                 throw Error(where, "compressed data ends after " + std::to_string(done) + " of " +
                                        std::to_string(size) + " bytes");
         }
-        if (size == entry.central.size && crc != entry.central.crc)
-            reportIntegrityProblem(stat(entry.central.name).value(),
-                                   "CRC-32 mismatch: the inflated data does not match the "
-                                   "entry's checksum (corrupt archive)");
+        return size != entry.central.size || crc == entry.central.crc;
+    }
+
+    // A leaf's entry inflated into `out`; a CRC mismatch marks the leaf.
+    void guardedInflate(const Entry& entry, const std::byte* payload, std::byte* out,
+                        std::uint64_t size) const {
+        if (!inflateEntry(entry, payload, entry.central.compressedSize, size,
+                          [out](std::uint64_t offset) { return out + offset; }, {}))
+            reportCrcMismatch(entry);
+    }
+
+    void reportCrcMismatch(const Entry& entry) const {
+        reportIntegrityProblem(stat(entry.central.name).value(),
+                               "CRC-32 mismatch: the inflated data does not match the "
+                               "entry's checksum (corrupt archive)");
     }
 
     LeafBytes inflateToTemporaryFile(const Entry& entry, const std::byte* payload,
@@ -355,40 +375,25 @@ private:
             int fd;
             ~Close() { ::close(fd); }
         } closeLater{fd};
-        auto decoder = Decompressor::create(entry.central.method, payload,
-                                            entry.central.compressedSize, where);
-        constexpr std::size_t kStep = 4u << 20;
-        std::unique_ptr<std::byte[]> buffer(new std::byte[kStep]);
-        std::uint32_t crc = 0;
-        std::uint64_t done = 0;
-        while (done < nbytes) {
-            const std::size_t want =
-                static_cast<std::size_t>(std::min<std::uint64_t>(kStep, nbytes - done));
-            std::size_t got = 0;
-            if (!tryGuardedRun([&] { got = decoder->read(buffer.get(), want); }))
-                throw Error(where,
-                            "the archive changed while it was read (truncated or replaced "
-                            "by another program); open it again");
-            crc = crc32(crc, buffer.get(), got);
-            for (std::size_t w = 0; w < got;) {
-                const ssize_t n =
-                    ::pwrite(fd, buffer.get() + w, got - w, static_cast<off_t>(done + w));
-                if (n < 0 && errno == EINTR)
-                    continue;
-                if (n <= 0)
-                    throw Error(where, std::string("cannot inflate into a temporary file: ") +
-                                           std::strerror(errno));
-                w += static_cast<std::size_t>(n);
-            }
-            done += got;
-            if (got != want)
-                throw Error(where, "compressed data ends after " + std::to_string(done) + " of " +
-                                       std::to_string(nbytes) + " bytes");
-        }
-        if (nbytes == entry.central.size && crc != entry.central.crc)
-            reportIntegrityProblem(stat(entry.central.name).value(),
-                                   "CRC-32 mismatch: the inflated data does not match the "
-                                   "entry's checksum (corrupt archive)");
+        // Through a buffer and pwrite, not a writable mapping: a full disk is
+        // then an error (ENOSPC), not a SIGBUS.
+        std::unique_ptr<std::byte[]> buffer(new std::byte[4u << 20]);
+        const bool crcMatches = inflateEntry(
+            entry, payload, entry.central.compressedSize, nbytes,
+            [&buffer](std::uint64_t) { return buffer.get(); },
+            [&](const std::byte* data, std::size_t n, std::uint64_t offset) {
+                for (std::size_t w = 0; w < n;) {
+                    const ssize_t k = ::pwrite(fd, data + w, n - w, static_cast<off_t>(offset + w));
+                    if (k < 0 && errno == EINTR)
+                        continue;
+                    if (k <= 0)
+                        throw Error(where, std::string("cannot inflate into a temporary file: ") +
+                                               std::strerror(errno));
+                    w += static_cast<std::size_t>(k);
+                }
+            });
+        if (!crcMatches)
+            reportCrcMismatch(entry);
         return mapFilePrivate(fd, nbytes, where);
     }
 
@@ -407,20 +412,6 @@ private:
             throw Error(where, "cannot create a temporary file in " + dir +
                                    " to inflate into: " + std::strerror(errno));
         return fd;
-    }
-
-    // Inflates a whole entry and checks its CRC-32.
-    void inflateInto(const Entry& entry, const std::byte* compressed, std::size_t compressedSize,
-                     std::byte* out, std::size_t size) const {
-        const std::string where = describe(entry.central.name);
-        auto decoder =
-            Decompressor::create(entry.central.method, compressed, compressedSize, where);
-        const std::size_t got = decoder->read(out, size);
-        if (got != size)
-            throw Error(where, "compressed data ends after " + std::to_string(got) + " of " +
-                                   std::to_string(size) + " bytes");
-        if (crc32Of(out, size) != entry.central.crc)
-            throw Error(where, "CRC mismatch: the entry is corrupt");
     }
 
     LeafBytes archiveMapping() const {

@@ -248,6 +248,40 @@ private Q_SLOTS:
             QCOMPARE(QString::fromStdString(leaf.find("sha256")->asString()), expected);
     }
 
+    void largeEntriesInflateIntoATemporaryFile() {
+        // Past the inflate cache's cap an entry is inflated into an unlinked
+        // temporary file and mapped; smaller ones are cached in memory.
+        QByteArray big(4 << 20, '\0'), small(1024, '\0');
+        for (int i = 0; i < big.size(); ++i)
+            big[i] = static_cast<char>(i * 7 % 251);
+        for (int i = 0; i < small.size(); ++i)
+            small[i] = static_cast<char>(i % 13);
+        TensorDict td = TensorDict::create();
+        td.mutableRoot().addBytes("big", DType::UInt8, {big.size()}, ownedBytes(big));
+        td.mutableRoot().addBytes("small", DType::UInt8, {small.size()}, ownedBytes(small));
+        const QString path = scratch_.path() + "/two-sizes.tdz";
+        SaveOptions options;
+        options.compression = kZipDeflate;
+        save(td, path.toStdString(), options);
+
+        LoadOptions capped;
+        capped.inflateCacheBytes = 1 << 20;
+        const TensorDict loaded = load(path.toStdString(), capped);
+        const Node& b = *loaded.root().child("big");
+        const LeafBytes bytes = b.bytes();
+        QCOMPARE(QByteArray(reinterpret_cast<const char*>(bytes.data.get()), int(bytes.size)), big);
+        QVERIFY(!b.isMaterialized());  // not in the cache: its own file mapping
+        QVERIFY(testsupport::mappedFrom(bytes.data.get()).file.contains("(deleted)") ||
+                testsupport::mappedFrom(bytes.data.get()).file.contains("tdstudio-inflate"));
+        QVERIFY(b.integrityWarning().empty());
+        const Node& s = *loaded.root().child("small");
+        const LeafBytes smallBytes = s.bytes();
+        QCOMPARE(
+            QByteArray(reinterpret_cast<const char*>(smallBytes.data.get()), int(smallBytes.size)),
+            small);
+        QVERIFY(s.isMaterialized());  // cached
+    }
+
 private:
     // VmHWM of this process in KiB; `reset` first resets the peak to now.
     static qint64 peakResidentKiB(bool reset) {

@@ -60,6 +60,13 @@ const char* const kSourceChanged =
     "the leaf's data changed while it was exported (its file was truncated or replaced); "
     "reload and export again";
 
+// Element (r, c) of the slice, copied through the guarded path.
+bool copyElement(std::byte* out, const tensordict::LeafBytes& bytes, const TensorSlice& slice,
+                 std::int64_t r, std::int64_t c, std::size_t item) {
+    return tensordict::tryGuardedCopy(
+        out, bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(r, c)) * item, item);
+}
+
 }  // namespace
 
 QString writeCsv(const QString& path, DType dtype, const tensordict::LeafBytes& bytes,
@@ -74,10 +81,7 @@ QString writeCsv(const QString& path, DType dtype, const tensordict::LeafBytes& 
             if (c)
                 out << ',';
             std::byte element[16];
-            if (!tensordict::tryGuardedCopy(
-                    element,
-                    bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(r, c)) * item,
-                    item))
+            if (!copyElement(element, bytes, slice, r, c, item))
                 return path + ": " + kSourceChanged;  // QSaveFile discards the partial file
             out << QString::fromStdString(tensordict::formatElement(element, dtype));
         }
@@ -116,10 +120,7 @@ QString writeNpy(const QString& path, DType dtype, const tensordict::LeafBytes& 
     for (std::int64_t r = 0; r < slice.rows(); ++r) {
         for (std::int64_t c = 0; c < slice.cols(); ++c) {
             std::byte source[16];
-            if (!tensordict::tryGuardedCopy(
-                    source,
-                    bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(r, c)) * item,
-                    item))
+            if (!copyElement(source, bytes, slice, r, c, item))
                 return path + ": " + kSourceChanged;  // QSaveFile discards the partial file
             const std::byte* p = source;
             char element[16];
