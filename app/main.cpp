@@ -1,180 +1,243 @@
 #include <QApplication>
-#include <QCommandLineParser>
+#include <QTextStream>
 #include <QTimer>
 #include <cstdio>
-#include <cstring>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 
-#include "command_line.h"
+#include "compare_image_view.h"
+#include "compare_panel.h"
+#include "compare_view.h"
+#include "image_view.h"
 #include "main_window.h"
+#include "node_text.h"
+#include "options.h"
+#include "plot_view.h"
 #include "preview_panel.h"
-#include "tensordict/value.h"
+#include "statistics_view.h"
 #include "tensordict/version.h"
+
+// The icon lives in tdstudio_ui, a static library: its resources must be
+// registered by name or the linker drops them (outside any namespace, as
+// Q_INIT_RESOURCE requires).
+static void registerResources() {
+    Q_INIT_RESOURCE(resources);
+}
 
 namespace {
 
-void describeOptions(QCommandLineParser& parser) {
-    parser.setApplicationDescription(
-        "tdstudio: browse PyTorch tensordict memmap directories and .tdz archives.");
-    parser.addHelpOption();
-    parser.addOption(
-        {{"v", "version"}, "Print the versions of tdstudio and of the libraries it uses."});
-    parser.addPositionalArgument("path", "A .tdz archive or a memmap directory to open.", "[path]");
-    parser.addOption(
-        {"info",
-         "Print every node, leaf and non-tensor value of PATH and exit (no display needed)."});
-    parser.addOption(
-        {"json", "With --info: one JSON document (the fixtures' .expected.json conventions)."});
-    parser.addOption({"sha256", "With --info: the sha256 of each leaf's raw C-order bytes."});
-    parser.addOption(
-        {"screenshot", "Open PATH, save the main window as a PNG to FILE, and exit.", "FILE"});
-    parser.addOption({"select", "Select the key K when PATH opens (a/b, or a JSON list).", "K"});
-    parser.addOption(
-        {"view", "Show the selected leaf as: table, image, plot or statistics.", "MODE"});
-    parser.addOption(
-        {"save",
-         "Convert or export: tdstudio --save SRC DEST (a directory, or an archive for *.tdz)."});
-    parser.addOption(
-        {"archive", "With --save: write one .tdz zip archive whatever DEST is called."});
-    parser.addOption(
-        {"compression", "With --save: stored, deflate, bzip2 or lzma (archives only).", "M"});
-    parser.addOption({"level", "With --save: compression level.", "N", "-1"});
-    parser.addOption({"threads", "With --save: writer threads (0 or 1: one).", "N", "0"});
-    parser.addOption({"atomic", "With --save: write under a temporary name and rename onto DEST."});
-    parser.addOption({"no-robust-key", "With --save: raw key names as file names (legacy)."});
-    parser.addOption({"allow-outside-links",
-                      "With --save: copy files that the source links to from outside its "
-                      "directory (refused by default)."});
-    parser.addOption(
-        {"key", "With --save: export only this subtree (a/b, or a JSON list); repeatable.", "K"});
+static_assert(int(cli::View::Table) == PreviewPanel::TableMode &&
+                  int(cli::View::Image) == PreviewPanel::ImageMode &&
+                  int(cli::View::Plot) == PreviewPanel::PlotMode &&
+                  int(cli::View::Statistics) == PreviewPanel::StatisticsMode,
+              "--view names PreviewPanel's modes in their order");
+
+void nameApplication() {
+    QCoreApplication::setOrganizationName("tdstudio");
+    QCoreApplication::setApplicationName("tdstudio");
+    QCoreApplication::setApplicationVersion(TDSTUDIO_VERSION);
 }
 
-bool wantsConsoleOnly(int argc, char** argv) {
-    for (int i = 1; i < argc; ++i)
-        if (!std::strcmp(argv[i], "--info") || !std::strcmp(argv[i], "--save") ||
-            !std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h") ||
-            !std::strcmp(argv[i], "--version") || !std::strcmp(argv[i], "-v"))
-            return true;
-    return false;
+void printVersion() {
+    QTextStream out(stdout);
+    out << "tdstudio " << TDSTUDIO_VERSION << "\nlibtensordict "
+        << QString::fromStdString(tensordict::version()) << '\n';
+    for (const auto& [name, version] : tensordict::libraryVersions())
+        out << QString::fromStdString(name) << ' ' << QString::fromStdString(version) << '\n';
+}
+
+int runConsole(int argc, char** argv, const cli::Options& options) {
+    QCoreApplication app(argc, argv);  // settings and threads; never a display
+    nameApplication();
+    QTextStream out(stdout), err(stderr);
+    switch (options.mode) {
+        case cli::Mode::Info:
+            return cli::printInfo(options.info, out, err);
+        case cli::Mode::Save:
+            return cli::save(options.save, err, cli::progressStyleForStderr());
+        case cli::Mode::Diff:
+            return cli::diff(options.diff, out, err);
+        default:
+            return 2;
+    }
+}
+
+// Calls `then` once, on the first of `signals` that `sender` emits.
+template <typename Sender, typename... Signals>
+void onFirst(Sender* sender, std::function<void()> then, Signals... signals) {
+    auto* context = new QObject(sender);  // owns the connections
+    auto once = [context, fired = std::make_shared<bool>(false), then] {
+        if (std::exchange(*fired, true))
+            return;
+        context->deleteLater();
+        then();
+    };
+    (QObject::connect(sender, signals, context, once), ...);
+}
+
+// Calls `done` once the view the preview shows has drawn its leaf: the
+// image, plot and statistics views draw on worker threads after the leaf
+// is ready (they started in PreviewPanel::leafLoaded, or in setMode for
+// statistics), the table as it paints.
+void whenViewDrawn(PreviewPanel* preview, const tensordict::Node& leaf,
+                   const std::function<void()>& done) {
+    if (leaf.numel > 0 && preview->canShow(preview->mode())) {
+        switch (preview->mode()) {
+            case PreviewPanel::ImageMode:
+                return onFirst(preview->imageView(), done, &ImageView::rendered,
+                               &ImageView::sourceChanged);
+            case PreviewPanel::PlotMode:
+                return onFirst(preview->plotView(), done, &PlotView::plotted,
+                               &PlotView::sourceChanged);
+            case PreviewPanel::StatisticsMode:
+                return onFirst(preview->statisticsView(), done, &StatisticsView::finished);
+            case PreviewPanel::TableMode:
+                break;
+        }
+    }
+    done();
+}
+
+// Calls `done` once the preview shows the selected node in full. A tensor
+// leaf is mapped (or inflated) on a worker thread when it is selected; once
+// it is ready, an explicit --view is applied: after the mode the preview
+// restored for the leaf's shape, so that it wins.
+void whenPreviewShown(MainWindow& window, std::optional<cli::View> view,
+                      const std::function<void()>& done) {
+    PreviewPanel* preview = window.previewPanel();
+    const tensordict::Node* node = window.selectedNode();
+    const bool leaf = node && node->kind == tensordict::NodeKind::Tensor && !node->isNested;
+    if (view && node && !leaf)
+        std::fprintf(stderr, "tdstudio: --view: %s is not a tensor leaf\n",
+                     qPrintable(nodetext::keyPathText(node->keyPath())));
+    if (!leaf)
+        return done();
+    auto ready = [preview, node, view, done] {
+        if (!preview->message().isEmpty()) {  // the leaf could not be read
+            std::fprintf(stderr, "tdstudio: %s\n", qPrintable(preview->message()));
+            return done();
+        }
+        if (view) {
+            const auto mode = static_cast<PreviewPanel::Mode>(*view);
+            if (preview->canShow(mode))
+                preview->setMode(mode);
+            else
+                std::fprintf(stderr, "tdstudio: --view: %s of shape %s has no %s view\n",
+                             qPrintable(nodetext::keyPathText(node->keyPath())),
+                             qPrintable(nodetext::shapeText(node->shape)),
+                             qPrintable(cli::viewName(*view)));
+        }
+        whenViewDrawn(preview, *node, done);
+    };
+    onFirst(preview, ready, &PreviewPanel::leafReady, &PreviewPanel::leafFailed);
+}
+
+// Calls `done` once the comparison panel shows the selected key in full:
+// both leaves mapped on the worker, and the A, B and A - B images drawn.
+void whenComparisonShown(MainWindow& window, const std::function<void()>& done) {
+    ComparePanel* panel = window.compareView()->panel();
+    auto drawn = [panel, done] {
+        if (panel->showsValues() && panel->mode() == ComparePanel::ImageMode &&
+            panel->imageView()->isRendering())
+            return onFirst(panel->imageView(), done, &CompareImageView::rendered,
+                           &CompareImageView::sourceChanged);
+        done();
+    };
+    if (panel->isLoading())
+        return onFirst(panel, drawn, &ComparePanel::leafReady);
+    drawn();
+}
+
+int runWindow(int argc, char** argv, const cli::WindowRequest& request) {
+    QApplication app(argc, argv);
+    registerResources();
+    nameApplication();
+    MainWindow window;
+
+    // Saves the window once every event already posted (layouts, results
+    // of worker threads) has been handled, then quits with `code`.
+    auto screenshot = [&window, file = request.screenshot](int code) {
+        QTimer::singleShot(0, &window, [&window, file, code] {
+            QCoreApplication::processEvents();
+            const bool ok = window.grab().save(file);
+            if (!ok)
+                std::fprintf(stderr, "tdstudio: cannot write %s\n", qPrintable(file));
+            QCoreApplication::exit(ok ? code : 1);
+        });
+    };
+    // The window shows what was asked, or all it can of it (code 1): the
+    // first to say so takes the screenshot.
+    auto shown = [&request, screenshot, taken = std::make_shared<bool>(false)](int code) {
+        if (!request.screenshot.isEmpty() && !std::exchange(*taken, true))
+            screenshot(code);
+    };
+    auto failed = [&request, shown](const QString& message) {
+        if (request.screenshot.isEmpty())
+            return;  // the window says it
+        std::fprintf(stderr, "tdstudio: %s\n", qPrintable(message));
+        shown(1);
+    };
+
+    // What was asked applies to the first document only, not to later opens.
+    const QMetaObject::Connection loaded = QObject::connect(
+        &window, &MainWindow::documentLoaded, &window,
+        [&window, &request, shown, failed] {
+            std::optional<cli::View> view = request.view;
+            if (!request.select.isEmpty() && !window.selectKeyPath(request.select)) {
+                std::fprintf(stderr, "tdstudio: no key %s\n", qPrintable(request.selectText));
+                view.reset();  // said once is enough
+            }
+            if (request.compare.isEmpty())
+                return whenPreviewShown(window, view, [shown] { shown(0); });
+            // The comparison takes the preview's place and keeps the selected key.
+            QObject::connect(&window, &MainWindow::comparisonFailed, &window, failed,
+                             Qt::SingleShotConnection);
+            onFirst(
+                &window, [&window, shown] { whenComparisonShown(window, [shown] { shown(0); }); },
+                &MainWindow::comparisonFinished);
+            window.compareWith(request.compare);
+        },
+        Qt::SingleShotConnection);
+    QObject::connect(
+        &window, &MainWindow::documentFailed, &window,
+        [loaded, failed](const QString& message) {
+            QObject::disconnect(loaded);  // a later open is the user's own
+            failed(message);
+        },
+        Qt::SingleShotConnection);
+    window.show();
+    if (!request.path.isEmpty())
+        window.openPath(request.path);
+    return app.exec();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    // Console modes must work without a display: no QApplication for them.
-    std::unique_ptr<QCoreApplication> app(wantsConsoleOnly(argc, argv)
-                                              ? new QCoreApplication(argc, argv)
-                                              : new QApplication(argc, argv));
-    QCoreApplication::setOrganizationName("tdstudio");
-    QCoreApplication::setApplicationName("tdstudio");
-    QCoreApplication::setApplicationVersion(TDSTUDIO_VERSION);
-
-    QCommandLineParser parser;
-    describeOptions(parser);
-    parser.process(*app);
-    const QStringList args = parser.positionalArguments();
-
-    if (parser.isSet("version")) {
-        QTextStream out(stdout);
-        out << "tdstudio " << TDSTUDIO_VERSION << "\nlibtensordict "
-            << QString::fromStdString(tensordict::version()) << '\n';
-        for (const auto& [name, version] : tensordict::libraryVersions())
-            out << QString::fromStdString(name) << ' ' << QString::fromStdString(version) << '\n';
-        return 0;
-    }
-
-    if (parser.isSet("info")) {
-        QTextStream out(stdout), err(stderr);
-        if (args.size() != 1) {
-            err << "tdstudio: --info needs exactly one PATH\n";
-            return 2;
-        }
-        return cli::printInfo(args.front(), parser.isSet("json"), parser.isSet("sha256"), out, err);
-    }
-
-    if (parser.isSet("save")) {
+    // Everything is parsed and checked before any application object
+    // exists: a mistake never needs a display, and the window opens only
+    // for a valid command line.
+    QStringList arguments;
+    for (int i = 0; i < argc; ++i)
+        arguments << QString::fromLocal8Bit(argv[i]);
+    const cli::ParseResult parsed = cli::parseArguments(arguments);
+    if (!parsed.error.isEmpty()) {
         QTextStream err(stderr);
-        if (args.size() != 2) {
-            err << "tdstudio: --save needs SRC and DEST\n";
-            return 2;
-        }
-        cli::SaveRequest request;
-        request.source = args[0];
-        request.destination = args[1];
-        request.archive = parser.isSet("archive");
-        request.compression = parser.value("compression");
-        request.level = parser.value("level").toInt();
-        request.threads = parser.value("threads").toInt();
-        request.atomic = parser.isSet("atomic");
-        request.robustKey = !parser.isSet("no-robust-key");
-        request.allowOutsideLinks = parser.isSet("allow-outside-links");
-        request.keys = parser.values("key");
-        return cli::save(request, err);
+        err << cli::usageText() << "tdstudio: " << parsed.error << '\n';
+        return 2;
     }
-
-    MainWindow window;
-    const QString select = parser.value("select");
-    const QString view = parser.value("view");
-    if (!select.isEmpty() || !view.isEmpty()) {
-        QObject::connect(&window, &MainWindow::documentLoaded, &window, [&window, select, view] {
-            QStringList path;
-            if (select.startsWith('[')) {
-                try {
-                    const tensordict::Value keys =
-                        tensordict::parseJson(select.toStdString(), "--select");
-                    if (keys.isList())
-                        for (const auto& k : keys.asList())
-                            if (k.isString())
-                                path << QString::fromStdString(k.asString());
-                } catch (const std::exception& e) {
-                    std::fprintf(stderr, "tdstudio: %s\n", e.what());
-                }
-            } else if (!select.isEmpty()) {
-                path = select.split('/');
-            }
-            if (!path.isEmpty() && !window.selectKeyPath(path))
-                std::fprintf(stderr, "tdstudio: no key %s\n", qPrintable(select));
-            const QStringList modes{"table", "image", "plot", "statistics"};
-            if (modes.contains(view)) {
-                auto* preview = window.previewPanel();
-                auto apply = [preview, mode = modes.indexOf(view)] {
-                    preview->setMode(static_cast<PreviewPanel::Mode>(mode));
-                };
-                if (preview->isLoading())
-                    QObject::connect(preview, &PreviewPanel::leafReady, preview, apply,
-                                     Qt::SingleShotConnection);
-                else
-                    apply();
-            }
-        });
+    switch (parsed.options.mode) {
+        case cli::Mode::Help:
+            QTextStream(stdout) << cli::helpText();
+            return 0;
+        case cli::Mode::Version:
+            printVersion();
+            return 0;
+        case cli::Mode::Gui:
+            return runWindow(argc, argv, parsed.options.window);
+        default:
+            return runConsole(argc, argv, parsed.options);
     }
-    const QString screenshot = parser.value("screenshot");
-    if (!screenshot.isEmpty()) {
-        if (args.isEmpty()) {
-            std::fprintf(stderr, "tdstudio: --screenshot needs a PATH to open\n");
-            return 2;
-        }
-        // The slots below run from the event loop, after this block has ended:
-        // they hold their own copies of `save` (which refers only to `window`,
-        // alive until main() returns, and to a copy of `screenshot`).
-        auto save = [&window, screenshot](int code) {
-            // Let the view lay out and paint once before grabbing.
-            QTimer::singleShot(1200, &window, [&window, screenshot, code] {
-                const bool ok = window.grab().save(screenshot);
-                if (!ok)
-                    std::fprintf(stderr, "tdstudio: cannot write %s\n", qPrintable(screenshot));
-                QCoreApplication::exit(ok ? code : 1);
-            });
-        };
-        QObject::connect(&window, &MainWindow::documentLoaded, &window, [save] { save(0); });
-        QObject::connect(&window, &MainWindow::documentFailed, &window,
-                         [save](const QString& message) {
-                             std::fprintf(stderr, "tdstudio: %s\n", qPrintable(message));
-                             save(1);
-                         });
-    }
-    window.show();
-    if (!args.isEmpty())
-        window.openPath(args.front());
-    return app->exec();
 }

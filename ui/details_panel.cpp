@@ -9,6 +9,7 @@
 #include <QVBoxLayout>
 
 #include "key_tree_model.h"
+#include "node_text.h"
 #include "tensordict/node.h"
 #include "tensordict/value.h"
 
@@ -73,24 +74,24 @@ void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
         title_->setText(tr("Nothing selected"));
         return;
     }
-    keyPath_ = KeyTreeModel::keyPathText(node->keyPath());
-    title_->setText(node->parent ? KeyTreeModel::displayKey(node->key) : tr("(root)"));
+    keyPath_ = nodetext::keyPathText(node->keyPath());
+    title_->setText(node->parent ? nodetext::displayKey(node->key) : tr("(root)"));
     addRow(tr("Key path"), node->parent ? keyPath_ : tr("(root)"));
-    addRow(tr("Kind"), KeyTreeModel::kindText(*node));
+    addRow(tr("Kind"), nodetext::kindText(*node));
 
     switch (node->kind) {
         case NodeKind::Tensor: {
             addRow(tr("DType"), QString::fromStdString(node->className));
-            addRow(tr("Shape"), KeyTreeModel::shapeText(node->shape));
+            addRow(tr("Shape"), nodetext::shapeText(node->shape));
             if (node->isNested)
                 addRow(tr("Nested parts"), QString::number(node->nestedShapes.size()));
             addRow(tr("Elements"), QString::number(node->numel));
-            addRow(tr("Size"), KeyTreeModel::byteSizeText(node->nbytes) +
+            addRow(tr("Size"), nodetext::byteSizeText(node->nbytes) +
                                    (node->nbytes >= 1024 ? QString(" (%1 bytes)").arg(node->nbytes)
                                                          : QString()));
             if (node->device)
                 addRow(tr("Saved from device"), QString::fromStdString(*node->device));
-            addRow(tr("Storage"), KeyTreeModel::storageText(*node));
+            addRow(tr("Storage"), nodetext::storageText(*node));
             if (node->storage.kind != tensordict::StorageKind::None) {
                 const bool archive = node->storage.kind != tensordict::StorageKind::File;
                 addRow(archive ? tr("Archive entry") : tr("File"),
@@ -116,7 +117,7 @@ void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
                     addRow(
                         tr("Compression"),
                         QString::fromStdString(tensordict::zipMethodName(node->storage.zipMethod)));
-                    addRow(tr("Stored size"), KeyTreeModel::byteSizeText(node->storage.storedSize));
+                    addRow(tr("Stored size"), nodetext::byteSizeText(node->storage.storedSize));
                 }
                 if (node->storage.size > node->nbytes)
                     addRow(tr("File size"),
@@ -129,7 +130,7 @@ void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
         case NodeKind::NonTensorData:
         case NodeKind::NonTensorStack:
             addRow(tr("Class"), QString::fromStdString(node->className));
-            addRow(tr("Batch size"), KeyTreeModel::shapeText(node->batchSize));
+            addRow(tr("Batch size"), nodetext::shapeText(node->batchSize));
             if (!node->pickleFile.empty())
                 addRow(tr("Pickle sidecar"),
                        QString::fromStdString(node->pickleFile) +
@@ -149,13 +150,13 @@ void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
             break;
         default:  // collections
             addRow(tr("Class"), QString::fromStdString(node->className));
-            addRow(tr("Batch size"), KeyTreeModel::shapeText(node->batchSize));
+            addRow(tr("Batch size"), nodetext::shapeText(node->batchSize));
             addRow(tr("Device"), node->device ? QString::fromStdString(*node->device) : tr("none"));
             if (node->kind == NodeKind::LazyStack)
                 addRow(tr("Stack dim"), QString::number(node->stackDim));
             addRow(tr("Keys"), QString::number(node->children.size()));
             if (model)
-                addRow(tr("Tensor bytes"), KeyTreeModel::byteSizeText(model->totalBytes(node)));
+                addRow(tr("Tensor bytes"), nodetext::byteSizeText(model->totalBytes(node)));
             addRow(tr("Directory"),
                    QString::fromStdString(node->directory.empty() ? "." : node->directory));
             if (!node->attributes.empty())

@@ -1,5 +1,7 @@
 #include "key_tree_model.h"
 
+#include "node_text.h"
+
 #include <QApplication>
 #include <QBrush>
 #include <QColor>
@@ -125,87 +127,6 @@ void KeyTreeModel::ensureFetched(const Node* n) {
         fetchMore(parent);
 }
 
-QString KeyTreeModel::displayKey(const std::string& key) {
-    if (key.empty())
-        return QStringLiteral("\"\"");
-    QString out;
-    for (const QChar c : QString::fromStdString(key)) {
-        if (c == '\t')
-            out += "\\t";
-        else if (c == '\n')
-            out += "\\n";
-        else if (c.unicode() < 0x20 || c.unicode() == 0x7f)
-            out += QString("\\x%1").arg(c.unicode(), 2, 16, QChar('0'));
-        else
-            out += c;
-    }
-    return out;
-}
-
-std::uint64_t KeyTreeModel::totalBytesOf(const Node& node) {
-    std::uint64_t total = node.kind == NodeKind::Tensor ? node.nbytes : 0;
-    for (const auto& c : node.children)
-        total += totalBytesOf(*c);
-    return total;
-}
-
-QString KeyTreeModel::shapeText(const std::vector<std::int64_t>& shape) {
-    QString text(QLatin1Char('['));
-    for (std::size_t i = 0; i < shape.size(); ++i) {
-        if (i)
-            text += QLatin1String(", ");
-        text += QString::number(shape[i]);
-    }
-    return text + QLatin1Char(']');
-}
-
-QString KeyTreeModel::byteSizeText(std::uint64_t bytes) {
-    static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    double v = static_cast<double>(bytes);
-    int u = 0;
-    while (v >= 1024 && u < 5)
-        v /= 1024, ++u;
-    return u == 0 ? QString("%1 B").arg(bytes)
-                  : QString("%1 %2").arg(v, 0, 'f', v < 10 ? 2 : 1).arg(units[u]);
-}
-
-QString KeyTreeModel::keyPathText(const std::vector<std::string>& path) {
-    // A Python expression that indexes the tensordict: td["a", "b"].
-    QStringList parts;
-    for (const auto& k : path) {
-        QString s = QString::fromStdString(k);
-        s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\t", "\\t").replace("\n", "\\n");
-        parts << "\"" + s + "\"";
-    }
-    if (parts.size() == 1)
-        return parts.front();
-    return "(" + parts.join(", ") + ")";
-}
-
-QString KeyTreeModel::kindText(const Node& node) {
-    return QString::fromUtf8(tensordict::kindName(node.kind).data(),
-                             static_cast<int>(tensordict::kindName(node.kind).size()));
-}
-
-QString KeyTreeModel::storageText(const Node& node) {
-    using tensordict::StorageKind;
-    switch (node.storage.kind) {
-        case StorageKind::None:
-            return node.kind == NodeKind::Tensor ? tr("no file (empty)") : QString();
-        case StorageKind::File:
-            return node.storage.outsideTarget.empty() ? tr("file")
-                                                      : tr("file, linked from outside the dataset");
-        case StorageKind::Memory:
-            return tr("memory");
-        case StorageKind::StoredEntry:
-            return tr("stored entry");
-        case StorageKind::CompressedEntry:
-            return tr("compressed entry (%1)")
-                .arg(QString::fromStdString(tensordict::zipMethodName(node.storage.zipMethod)));
-    }
-    return {};
-}
-
 QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
     const Node* n = node(index);
     if (!n)
@@ -215,18 +136,18 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
         case Qt::DisplayRole:
             switch (index.column()) {
                 case KeyColumn:
-                    return isRoot ? rootLabel_ : displayKey(n->key);
+                    return isRoot ? rootLabel_ : nodetext::displayKey(n->key);
                 case KindColumn:
                     if (n->kind == NodeKind::TensorClass || n->kind == NodeKind::View)
-                        return kindText(*n) + " " + QString::fromStdString(n->className);
-                    return kindText(*n);
+                        return nodetext::kindText(*n) + " " + QString::fromStdString(n->className);
+                    return nodetext::kindText(*n);
                 case ShapeColumn:
                     if (n->kind == NodeKind::Tensor)
                         return n->isNested ? tr("nested, %1 parts").arg(n->nestedShapes.size())
-                                           : shapeText(n->shape);
+                                           : nodetext::shapeText(n->shape);
                     if (n->kind == NodeKind::Error)
                         return {};
-                    return shapeText(n->batchSize);
+                    return nodetext::shapeText(n->batchSize);
                 case DTypeColumn:
                     return n->kind == NodeKind::Tensor ? QString::fromStdString(n->className)
                                                        : QVariant();
@@ -234,17 +155,17 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
                     return n->kind == NodeKind::Error || n->kind == NodeKind::NonTensorData ||
                                    n->kind == NodeKind::NonTensorStack
                                ? QVariant()
-                               : byteSizeText(bytes_.value(n));
+                               : nodetext::byteSizeText(bytes_.value(n));
                 case StorageColumn:
                     return n->kind == NodeKind::Error ? QString::fromStdString(n->error)
-                                                      : storageText(*n);
+                                                      : nodetext::storageText(*n);
             }
             return {};
         case Qt::ToolTipRole:
             if (n->kind == NodeKind::Error)
                 return QString::fromStdString(n->error);
             if (index.column() == KeyColumn)
-                return keyPathText(n->keyPath());
+                return nodetext::keyPathText(n->keyPath());
             return {};
         case Qt::ForegroundRole:
             if (n->kind == NodeKind::Error)

@@ -50,16 +50,6 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
 
-    // Text helpers shared with the details panel and the command line.
-    // A key as shown: control characters escaped (\t, \x01), the empty key as "".
-    static QString displayKey(const std::string& key);
-    static QString shapeText(const std::vector<std::int64_t>& shape);
-    static QString byteSizeText(std::uint64_t bytes);
-    static QString keyPathText(const std::vector<std::string>& path);
-    static QString kindText(const tensordict::Node& node);
-    static QString storageText(const tensordict::Node& node);
-    // Bytes of all tensors under `node`, counted afresh.
-    static std::uint64_t totalBytesOf(const tensordict::Node& node);
     // Bytes of all tensors under `node` (computed once per tree).
     std::uint64_t totalBytes(const tensordict::Node* node) const { return bytes_.value(node); }
 

@@ -17,14 +17,17 @@
 #include <QMimeData>
 #include <QSettings>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include "compare_view.h"
 #include "details_panel.h"
 #include "document.h"
 #include "key_filter_model.h"
 #include "key_tree_model.h"
+#include "node_text.h"
 #include "preview_panel.h"
 #include "save_job.h"
 #include "save_options_dialog.h"
@@ -44,7 +47,9 @@ MainWindow::MainWindow(QWidget* parent)
       filterEdit_(new QLineEdit),
       details_(new DetailsPanel),
       preview_(new PreviewPanel),
-      statusLabel_(new QLabel) {
+      statusLabel_(new QLabel),
+      pages_(new QStackedWidget),
+      compare_(new CompareView) {
     setWindowTitle("tdstudio");
     setWindowIcon(QIcon(":/tdstudio.svg"));
     setAcceptDrops(true);
@@ -81,10 +86,13 @@ MainWindow::MainWindow(QWidget* parent)
     splitter->setStretchFactor(1, 3);
     splitter->setSizes({520, 880});
     right->setSizes({560, 300});
-    setCentralWidget(splitter);
+    pages_->addWidget(splitter);
+    pages_->addWidget(compare_);
+    setCentralWidget(pages_);
     connect(details_, &DetailsPanel::copyKeyPathRequested, this, &MainWindow::copySelectedKeyPath);
 
     statusBar()->addPermanentWidget(statusLabel_);
+    statusBar()->addPermanentWidget(compare_->statusWidget());
     statusBar()->showMessage(
         tr("Open a .tdz archive or a memmap directory (File > Open, or drop it here)."));
 
@@ -92,6 +100,25 @@ MainWindow::MainWindow(QWidget* parent)
             [this](const QString& path) { statusBar()->showMessage(tr("Opening %1…").arg(path)); });
     connect(document_, &Document::loaded, this, &MainWindow::showLoaded);
     connect(document_, &Document::failed, this, &MainWindow::showFailure);
+    connect(compare_, &CompareView::message, this, [this](const QString& text, int timeoutMs) {
+        statusBar()->showMessage(text, timeoutMs);
+    });
+    connect(compare_, &CompareView::comparing, this, [this] {
+        showComparison(true);
+        Q_EMIT comparisonStarted();
+    });
+    connect(compare_, &CompareView::finished, this, &MainWindow::comparisonFinished);
+    connect(compare_, &CompareView::loadFailed, this, [this](const QString& message) {
+        showComparison(false);
+        statusBar()->showMessage(tr("Could not open for comparison: %1").arg(message));
+        auto* box = new QMessageBox(QMessageBox::Critical, tr("Cannot compare"),
+                                    tr("tdstudio could not open the tensordict to compare with."),
+                                    QMessageBox::Ok, this);
+        box->setInformativeText(message);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+        Q_EMIT comparisonFailed(message);
+    });
 
     createMenus();
     resize(1400, 860);
@@ -106,6 +133,14 @@ void MainWindow::createMenus() {
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
     file->addSeparator();
+    compareMenu_ = file->addMenu(tr("&Compare With"));
+    compareMenu_->addAction(tr("&Archive…"), this, [this] { chooseComparison(false); });
+    compareMenu_->addAction(tr("&Directory…"), this, [this] { chooseComparison(true); });
+    compareMenu_->setEnabled(false);
+    closeCompareAction_ =
+        file->addAction(tr("C&lose Comparison"), this, &MainWindow::closeComparison);
+    closeCompareAction_->setEnabled(false);
+    file->addSeparator();
     saveAction_ = file->addAction(tr("&Save As / Export…"), this, &MainWindow::saveAs);
     saveAction_->setShortcut(QKeySequence::SaveAs);
     saveAction_->setEnabled(false);
@@ -116,8 +151,9 @@ void MainWindow::createMenus() {
     QAction* copy = edit->addAction(tr("&Copy Key Path"), this, &MainWindow::copySelectedKeyPath);
     copy->setShortcut(QKeySequence::Copy);
     QAction* find = edit->addAction(tr("&Filter Keys"), this, [this] {
-        filterEdit_->setFocus();
-        filterEdit_->selectAll();
+        QLineEdit* filter = isComparing() ? compare_->filterEdit() : filterEdit_;
+        filter->setFocus();
+        filter->selectAll();
     });
     find->setShortcut(QKeySequence::Find);
 
@@ -151,6 +187,63 @@ void MainWindow::chooseDirectory() {
         openPath(path);
 }
 
+void MainWindow::chooseComparison(bool directory) {
+    const QString path =
+        directory
+            ? QFileDialog::getExistingDirectory(this, tr("Compare with memmap directory"))
+            : QFileDialog::getOpenFileName(this, tr("Compare with tensordict archive"), QString(),
+                                           tr("tensordict archives (*.tdz *.zip);;All files (*)"));
+    if (!path.isEmpty())
+        compareWith(path);
+}
+
+void MainWindow::compareWith(const QString& path) {
+    if (document_->isLoading()) {  // A first
+        connect(
+            this, &MainWindow::documentLoaded, this, [this, path] { compareWith(path); },
+            Qt::SingleShotConnection);
+        return;
+    }
+    auto td = model_->tensorDict();
+    if (!td) {
+        statusBar()->showMessage(tr("Open a tensordict first, then compare it with another."));
+        return;
+    }
+    QStringList keys;  // the selected key stays selected
+    if (isComparing())
+        keys = compare_->currentKeyPath();
+    else if (const tensordict::Node* node = selectedNode())
+        for (const std::string& k : node->keyPath())
+            keys << QString::fromStdString(k);
+    compare_->start(td, path, keys);
+    closeCompareAction_->setEnabled(true);
+}
+
+void MainWindow::closeComparison() {
+    const QStringList keys = compare_->currentKeyPath();
+    compare_->close();
+    showComparison(false);
+    if (!keys.isEmpty())
+        selectKeyPath(keys);
+}
+
+bool MainWindow::isComparing() const {
+    return compare_->isActive();
+}
+
+void MainWindow::showComparison(bool on) {
+    pages_->setCurrentIndex(on ? 1 : 0);
+    statusLabel_->setVisible(!on);
+    closeCompareAction_->setEnabled(compare_->isActive());
+    auto td = model_->tensorDict();
+    const QString label = td ? QFileInfo(QString::fromStdString(td->path())).fileName() : QString();
+    if (on)
+        setWindowTitle(
+            tr("%1 ↔ %2 — tdstudio").arg(label, QFileInfo(compare_->pathB()).fileName()));
+    else if (td)
+        setWindowTitle(tr("%1 — tdstudio").arg(label));
+}
+
 void MainWindow::reload() {
     const QString path = currentPath();
     if (path.isEmpty())
@@ -167,6 +260,8 @@ void MainWindow::reload() {
 }
 
 void MainWindow::openPath(const QString& path) {
+    if (isComparing())
+        closeComparison();
     lastError_.clear();
     document_->open(path);
 }
@@ -189,13 +284,14 @@ void MainWindow::showLoaded() {
     setWindowTitle(tr("%1 — tdstudio").arg(label));
     addRecentFile(QString::fromStdString(td->path()));
     saveAction_->setEnabled(saveJob_ == nullptr);
+    compareMenu_->setEnabled(true);
 
     const auto errors = td->errors();
     const QString format =
         td->format() == tensordict::SourceFormat::Archive ? tr("archive") : tr("directory");
     statusLabel_->setText(tr("%1 · %2 · %3 of tensors")
                               .arg(format, QString::fromStdString(td->root().className),
-                                   KeyTreeModel::byteSizeText(model_->totalBytes(&td->root()))));
+                                   nodetext::byteSizeText(model_->totalBytes(&td->root()))));
     if (errors.empty())
         statusBar()->showMessage(tr("Opened %1").arg(QString::fromStdString(td->path())), 5000);
     else
@@ -227,6 +323,8 @@ void MainWindow::updateDetails() {
 }
 
 bool MainWindow::selectKeyPath(const QStringList& path) {
+    if (isComparing())
+        return compare_->selectKeyPath(path);
     auto td = model_->tensorDict();
     if (!td)
         return false;
@@ -246,10 +344,19 @@ bool MainWindow::selectKeyPath(const QStringList& path) {
 }
 
 void MainWindow::copySelectedKeyPath() {
-    const tensordict::Node* node = selectedNode();
-    if (!node)
-        return;
-    const QString text = KeyTreeModel::keyPathText(node->keyPath());
+    std::vector<std::string> path;
+    if (isComparing()) {
+        if (!compare_->treeView()->currentIndex().isValid())
+            return;
+        for (const QString& k : compare_->currentKeyPath())
+            path.push_back(k.toStdString());
+    } else {
+        const tensordict::Node* node = selectedNode();
+        if (!node)
+            return;
+        path = node->keyPath();
+    }
+    const QString text = nodetext::keyPathText(path);
     QApplication::clipboard()->setText(text);
     statusBar()->showMessage(tr("Copied %1").arg(text), 3000);
 }
@@ -299,7 +406,12 @@ void MainWindow::dropEvent(QDropEvent* event) {
     const auto urls = event->mimeData()->urls();
     if (urls.isEmpty() || !urls.front().isLocalFile())
         return;
-    openPath(urls.front().toLocalFile());
+    // Ctrl or Alt held: compare with the open tensordict instead of opening.
+    const QString path = urls.front().toLocalFile();
+    if ((event->modifiers() & (Qt::ControlModifier | Qt::AltModifier)) && model_->tensorDict())
+        compareWith(path);
+    else
+        openPath(path);
     event->acceptProposedAction();
 }
 
@@ -322,7 +434,7 @@ std::shared_ptr<const tensordict::TensorDict> MainWindow::saveScope(QString* des
     std::shared_ptr<const tensordict::TensorDict> scope = td;
     if (!whole && !paths.empty())
         scope = std::make_shared<const tensordict::TensorDict>(tensordict::select(*td, paths));
-    *bytes = KeyTreeModel::totalBytesOf(scope->root());
+    *bytes = nodetext::totalBytesOf(scope->root());
     *description = scope == td ? tr("the whole tensordict (%1)")
                                      .arg(QFileInfo(QString::fromStdString(td->path())).fileName())
                                : tr("%n selected key(s)", "", static_cast<int>(paths.size()));

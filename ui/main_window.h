@@ -10,7 +10,9 @@
 class QLabel;
 class QLineEdit;
 class QMenu;
+class QStackedWidget;
 class QTreeView;
+class CompareView;
 class Document;
 class DetailsPanel;
 class KeyFilterModel;
@@ -57,9 +59,25 @@ public:
     SaveJob* currentSave() const { return saveJob_; }
     SaveProgressDialog* saveProgressDialog() const;
 
+    // File > Compare With: compares the open tensordict (A) with the one at
+    // `path` (B) side by side, keeping the selected key. Called while A is
+    // still opening, it waits for A.
+    void compareWith(const QString& path);
+    // File > Close Comparison: back to A alone.
+    void closeComparison();
+    // A comparison is shown (or its B is opening).
+    bool isComparing() const;
+    CompareView* compareView() const { return compare_; }
+
 Q_SIGNALS:
     void documentLoaded();
     void documentFailed(const QString& message);
+    // B is open and the comparison runs (the tree fills in from now).
+    void comparisonStarted();
+    // The comparison is complete, cancelled or failed.
+    void comparisonFinished();
+    // B could not be opened.
+    void comparisonFailed(const QString& message);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -76,6 +94,8 @@ private:
     void rebuildRecentMenu();
     void chooseFile();
     void chooseDirectory();
+    void chooseComparison(bool directory);
+    void showComparison(bool on);
 
     Document* document_;
     KeyTreeModel* model_;
@@ -85,11 +105,15 @@ private:
     DetailsPanel* details_;
     PreviewPanel* preview_;
     QMenu* recentMenu_ = nullptr;
+    QMenu* compareMenu_ = nullptr;
     QLabel* statusLabel_;
     QString lastError_;
     SaveJob* saveJob_ = nullptr;
     QPointer<SaveProgressDialog> progressDialog_;  // deletes itself when closed
     QAction* saveAction_ = nullptr;
+    QStackedWidget* pages_;  // the document alone, or the comparison
+    CompareView* compare_;
+    QAction* closeCompareAction_ = nullptr;
 
     std::shared_ptr<const tensordict::TensorDict> saveScope(QString* description,
                                                             std::uint64_t* bytes) const;

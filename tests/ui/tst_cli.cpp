@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSettings>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -187,12 +188,143 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(dir.path() + "/d"));
         run = tdstudio(
             {"--save", testsupport::fixturePath("simple"), archive, "--compression", "zstd"});
-        QCOMPARE(run.exitCode, 1);
-        QVERIFY(run.err.contains("unknown compression"));
+        QCOMPARE(run.exitCode, 2);  // refused before anything is read
+        QVERIFY(run.err.contains("--compression: \"zstd\" is not one of stored, deflate"));
         run = tdstudio(
             {"--save", testsupport::fixturePath("simple"), dir.path() + "/x", "--key", "nope"});
         QCOMPARE(run.exitCode, 1);
         QVERIFY(run.err.contains("nope"));
+    }
+
+    void commandLineErrors_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        const QString d = testsupport::fixturePath("simple");
+        const QString x = scratch_.path() + "/never";  // must stay unwritten
+        QTest::newRow("unknown option") << QStringList{"--bogus"} << "Unknown option 'bogus'.";
+        QTest::newRow("unknown option with a path")
+            << QStringList{d, "--bogus"} << "Unknown option 'bogus'.";
+        QTest::newRow("level") << QStringList{"--save", d, x + ".tdz", "--level", "abc"}
+                               << "--level: \"abc\" is not an integer (-1, or 0 to 9 for deflate)";
+        QTest::newRow("threads") << QStringList{"--save", d, x, "--threads", "abc"}
+                                 << "--threads: \"abc\" is not an integer (0 or more";
+        QTest::newRow("view") << QStringList{d, "--select", "a", "--view", "bogus"}
+                              << "--view: \"bogus\" is not one of table, image, plot, statistics";
+        QTest::newRow("compression")
+            << QStringList{"--save", d, x + ".tdz", "--compression", "zip64"}
+            << "--compression: \"zip64\" is not one of stored, deflate, bzip2, lzma";
+        QTest::newRow("rtol") << QStringList{"--diff", d, d, "--rtol", "-1"}
+                              << "--rtol: \"-1\" is not a number of 0 or more";
+        QTest::newRow("json without a mode")
+            << QStringList{d, "--json"} << "--json needs --info or --diff";
+        QTest::newRow("save option in the window")
+            << QStringList{d, "--compression", "deflate"} << "--compression needs --save";
+        QTest::newRow("two modes") << QStringList{"--info", d, "--save", d, x}
+                                   << "--info and --save cannot be used together";
+        QTest::newRow("window option with info")
+            << QStringList{"--info", d, "--select", "a"}
+            << "--select cannot be used with --info (it is for the window)";
+        QTest::newRow("extra path") << QStringList{d, "x"} << "unexpected argument \"x\"";
+        QTest::newRow("extra path to info")
+            << QStringList{"--info", d, "x"} << "unexpected argument \"x\"";
+        QTest::newRow("screenshot without a path")
+            << QStringList{"--screenshot", x + ".png"} << "--screenshot needs a PATH to open";
+        QTest::newRow("key") << QStringList{"--save", d, x, "--key", "[1]"}
+                             << "--key: \"[1]\" is not a key";
+    }
+    void commandLineErrors() {
+        // Refused before any application object exists: no display needed,
+        // none asked for, and nothing read or written.
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Run run = tdstudio(args);
+        QCOMPARE(run.exitCode, 2);
+        const QString err = QString::fromUtf8(run.err);
+        QVERIFY2(err.startsWith("Usage: tdstudio "), qPrintable(err));
+        QVERIFY2(err.contains("\ntdstudio: " + message), qPrintable(err));
+        QVERIFY2(!err.contains("platform plugin", Qt::CaseInsensitive) &&
+                     !err.contains("display", Qt::CaseInsensitive),
+                 qPrintable(err));
+        QVERIFY(run.out.isEmpty());
+        QVERIFY(QDir(scratch_.path()).entryList({"never*"}, QDir::AllEntries).isEmpty());
+    }
+
+    void helpAndVersionNeedNoDisplay() {
+        Run run = tdstudio({"--help"});
+        QCOMPARE(run.exitCode, 0);
+        QVERIFY(run.out.startsWith("Usage: tdstudio "));
+        for (const char* option : {"--info", "--save", "--diff", "--compare", "--screenshot"})
+            QVERIFY2(run.out.contains(option), option);
+        QVERIFY(run.err.isEmpty());
+        run = tdstudio({"--version"});
+        QCOMPARE(run.exitCode, 0);
+        QVERIFY(run.out.startsWith("tdstudio "));
+        QVERIFY(run.out.contains("libtensordict "));
+        QVERIFY(run.err.isEmpty());
+    }
+
+    void saveProgressInALogIsPlainLines() {
+        // stderr is a pipe here, not a terminal: whole lines, no \r, no escapes.
+        QTemporaryDir dir;
+        const QString archive = dir.path() + "/out.tdz";
+        const Run run = tdstudio({"--save", testsupport::fixturePath("nested3"), archive,
+                                  "--compression", "deflate", "--threads", "2"});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QVERIFY2(!run.err.contains('\r') && !run.err.contains('\x1b'), run.err.constData());
+        const QList<QByteArray> lines = run.err.trimmed().split('\n');
+        QVERIFY2(lines.size() >= 2, run.err.constData());
+        QVERIFY(lines[lines.size() - 2].startsWith("100.0%  "));
+        QVERIFY(lines.last().startsWith("saved " + archive.toUtf8() + " in "));
+    }
+
+    void screenshotAppliesViewOverTheRememberedMode() {
+        // The preview remembers the image mode for 2-D leaves; --view table
+        // must still win: it is applied once the leaf is ready, after the
+        // remembered mode was restored, and so becomes the one remembered.
+        QTemporaryDir dir;
+        const QString config = dir.path() + "/config/tdstudio/tdstudio.conf";
+        QSettings(config, QSettings::IniFormat).setValue("preview/mode/2d", 1);  // image
+        QProcessEnvironment env;
+        env.insert("XDG_CONFIG_HOME", dir.path() + "/config");
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        const QString png = dir.path() + "/shot.png";
+        const Run run = tdstudio({testsupport::fixturePath("simple"), "--select", "b/c", "--view",
+                                  "table", "--screenshot", png},
+                                 false, env);
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QVERIFY(!QImage(png).isNull());
+        QCOMPARE(QSettings(config, QSettings::IniFormat).value("preview/mode/2d").toInt(), 0);
+    }
+
+    void screenshotOfAMissingKeyStillRenders() {
+        QTemporaryDir dir;
+        const QString png = dir.path() + "/shot.png";
+        const Run run = tdstudio(
+            {testsupport::fixturePath("simple"), "--select", "nope", "--screenshot", png}, false);
+        QCOMPARE(run.exitCode, 0);
+        QVERIFY(run.err.contains("tdstudio: no key nope"));
+        QVERIFY(!QImage(png).isNull());
+    }
+
+    void screenshotOfAComparison() {
+        // Saved once the comparison is complete; a B that cannot be opened is
+        // reported and still leaves a screenshot, with exit code 1.
+        QTemporaryDir dir;
+        const QString png = dir.path() + "/shot.png";
+        Run run = tdstudio({testsupport::fixturePath("simple"), "--compare",
+                            testsupport::fixturePath("archive_simple.tdz"), "--select", "b/c",
+                            "--screenshot", png},
+                           false);
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QVERIFY(!QImage(png).isNull());
+        QVERIFY(QFile::remove(png));
+        run = tdstudio({testsupport::fixturePath("simple"), "--compare", dir.path() + "/missing",
+                        "--screenshot", png},
+                       false);
+        QCOMPARE(run.exitCode, 1);
+        QVERIFY2(run.err.contains("tdstudio: " + dir.path().toUtf8() + "/missing"),
+                 run.err.constData());
+        QVERIFY(!QImage(png).isNull());
     }
 
     void screenshotRendersTheWindow() {

@@ -8,6 +8,7 @@
 
 #include "key_filter_model.h"
 #include "key_tree_model.h"
+#include "node_text.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
 
@@ -164,10 +165,10 @@ private Q_SLOTS:
     }
 
     void controlCharactersAndEmptyKeysAreVisible() {
-        QCOMPARE(KeyTreeModel::displayKey("tab\tkey"), QString("tab\\tkey"));
-        QCOMPARE(KeyTreeModel::displayKey(""), QString("\"\""));
-        QCOMPARE(KeyTreeModel::keyPathText({"sub/dir", "x y"}), QString("(\"sub/dir\", \"x y\")"));
-        QCOMPARE(KeyTreeModel::keyPathText({"q\"uote"}), QString("\"q\\\"uote\""));
+        QCOMPARE(nodetext::displayKey("tab\tkey"), QString("tab\\tkey"));
+        QCOMPARE(nodetext::displayKey(""), QString("\"\""));
+        QCOMPARE(nodetext::keyPathText({"sub/dir", "x y"}), QString("(\"sub/dir\", \"x y\")"));
+        QCOMPARE(nodetext::keyPathText({"q\"uote"}), QString("\"q\\\"uote\""));
     }
 
     void errorNodesAreMarked() {

@@ -31,7 +31,7 @@ QVector<QRgb> interpolate(const std::vector<QRgb>& samples) {
 }  // namespace
 
 QStringList colormapNames() {
-    return {"gray", "viridis", "magma", "inferno", "coolwarm"};
+    return {"gray", "viridis", "magma", "inferno", "coolwarm", "bwr"};
 }
 
 QVector<QRgb> colormapTable(Colormap map) {
@@ -48,6 +48,21 @@ QVector<QRgb> colormapTable(Colormap map) {
         case Colormap::Coolwarm:
             return interpolate({0x3b4cc0, 0x6282ea, 0x8db0fe, 0xb8d0f9, 0xdddcdc, 0xf5c4ad,
                                 0xf49a7b, 0xde604d, 0xb40426, 0xb40426});
+        case Colormap::BlueWhiteRed: {
+            // Linear from white to each end, so that 0 (the middle) is white.
+            QVector<QRgb> table(256);
+            const QRgb blue = qRgb(0x21, 0x66, 0xac), red = qRgb(0xb2, 0x18, 0x2b);
+            for (int i = 0; i < 256; ++i) {
+                const double t = (i - 127.5) / 127.5;
+                const QRgb end = t < 0 ? blue : red;
+                const double f = std::abs(t);
+                auto mix = [f](int e) {
+                    return static_cast<int>(std::lround(255 + (e - 255) * f));
+                };
+                table[i] = qRgb(mix(qRed(end)), mix(qGreen(end)), mix(qBlue(end)));
+            }
+            return table;
+        }
         case Colormap::Gray:
         default: {
             QVector<QRgb> table(256);
@@ -58,101 +73,201 @@ QVector<QRgb> colormapTable(Colormap map) {
     }
 }
 
-ImageResult renderImage(const ImageRequest& r, const std::atomic<bool>* cancel) {
-    ImageResult out;
-    if (!r.bytes.data)
-        return out;
-    const std::int64_t rows = r.slice.rows(), cols = r.slice.cols();
-    out.stride = static_cast<int>(
-        std::max<std::int64_t>(1, (std::max(rows, cols) + r.maxSide - 1) / r.maxSide));
-    const int h = static_cast<int>((rows + out.stride - 1) / out.stride);
-    const int w = static_cast<int>((cols + out.stride - 1) / out.stride);
-    const std::size_t item = tensordict::itemSize(r.dtype);
-    const int channels =
-        r.channelDim >= 0 ? static_cast<int>(r.slice.shape[static_cast<std::size_t>(r.channelDim)])
-                          : 1;
+namespace {
 
-    // Values of the drawn pixels, channel-major.
-    std::vector<double> values(static_cast<std::size_t>(h) * w * channels);
-    TensorSlice s = r.slice;
-    bool cancelled = false;
+// The drawn pixels' values of a slice, channel-major.
+struct Samples {
+    std::vector<double> values;
+    int w = 0, h = 0, channels = 1, stride = 1;
+    bool lost = false, cancelled = false;
+};
+
+Samples sample(const ImageRequest& r, const std::atomic<bool>* cancel) {
+    Samples s;
+    const std::int64_t rows = r.slice.rows(), cols = r.slice.cols();
+    s.stride = static_cast<int>(
+        std::max<std::int64_t>(1, (std::max(rows, cols) + r.maxSide - 1) / r.maxSide));
+    s.h = static_cast<int>((rows + s.stride - 1) / s.stride);
+    s.w = static_cast<int>((cols + s.stride - 1) / s.stride);
+    const std::size_t item = tensordict::itemSize(r.dtype);
+    s.channels = r.channelDim >= 0
+                     ? static_cast<int>(r.slice.shape[static_cast<std::size_t>(r.channelDim)])
+                     : 1;
+    s.values.resize(static_cast<std::size_t>(s.h) * s.w * s.channels);
+    TensorSlice slice = r.slice;
     // Reads the mapping in place, guarded: a file truncated meanwhile ends
     // the render with sourceChanged instead of SIGBUS.
     const bool read = tensordict::tryGuardedRun([&] {
-        for (int c = 0; c < channels; ++c) {
+        for (int c = 0; c < s.channels; ++c) {
             if (r.channelDim >= 0)
-                s.index[static_cast<std::size_t>(r.channelDim)] = c;
-            for (int y = 0; y < h; ++y) {
+                slice.index[static_cast<std::size_t>(r.channelDim)] = c;
+            for (int y = 0; y < s.h; ++y) {
                 if (cancel && *cancel) {
-                    cancelled = true;
+                    s.cancelled = true;
                     return;
                 }
-                for (int x = 0; x < w; ++x) {
+                for (int x = 0; x < s.w; ++x) {
                     const std::int64_t flat =
-                        s.elementIndex(std::int64_t(y) * out.stride, std::int64_t(x) * out.stride);
+                        slice.elementIndex(std::int64_t(y) * s.stride, std::int64_t(x) * s.stride);
                     const std::byte* p = r.bytes.data.get() + static_cast<std::size_t>(flat) * item;
-                    values[(static_cast<std::size_t>(c) * h + y) * w + x] =
+                    s.values[(static_cast<std::size_t>(c) * s.h + y) * s.w + x] =
                         tensordict::elementAsDouble(p, r.dtype);
                 }
             }
         }
     });
-    if (!read) {
-        ImageResult lost;
-        lost.sourceChanged = true;
-        return lost;
-    }
-    if (cancelled)
-        return {};
+    s.lost = !read;
+    return s;
+}
+
+// The range of the finite values: min to max, or the 1st to the 99th percentile.
+void finiteRange(const std::vector<double>& values, ImageScale scale, double* low, double* high) {
     std::vector<double> finite;
     finite.reserve(values.size());
     for (double v : values)
         if (std::isfinite(v))
             finite.push_back(v);
-    if (!finite.empty()) {
-        if (r.scale == ImageScale::Percentile) {
-            auto lo =
-                finite.begin() + static_cast<std::ptrdiff_t>(0.01 * double(finite.size() - 1));
-            auto hi =
-                finite.begin() + static_cast<std::ptrdiff_t>(0.99 * double(finite.size() - 1));
-            std::nth_element(finite.begin(), lo, finite.end());
-            out.low = *lo;
-            std::nth_element(finite.begin(), hi, finite.end());
-            out.high = *hi;
-        } else {
-            const auto [mn, mx] = std::minmax_element(finite.begin(), finite.end());
-            out.low = *mn, out.high = *mx;
-        }
+    if (finite.empty())
+        return;
+    if (scale == ImageScale::Percentile) {
+        auto lo = finite.begin() + static_cast<std::ptrdiff_t>(0.01 * double(finite.size() - 1));
+        auto hi = finite.begin() + static_cast<std::ptrdiff_t>(0.99 * double(finite.size() - 1));
+        std::nth_element(finite.begin(), lo, finite.end());
+        *low = *lo;
+        std::nth_element(finite.begin(), hi, finite.end());
+        *high = *hi;
+    } else {
+        const auto [mn, mx] = std::minmax_element(finite.begin(), finite.end());
+        *low = *mn, *high = *mx;
     }
-    // Colour images of bytes are shown as they are; others are scaled.
-    const bool rawBytes = channels >= 3 && r.dtype == tensordict::DType::UInt8;
-    const bool unitRange =
-        channels >= 3 && out.low >= 0 && out.high <= 1 && r.scale == ImageScale::MinMax;
-    const double low = rawBytes ? 0 : unitRange ? 0 : out.low;
-    const double high = rawBytes ? 255 : unitRange ? 1 : out.high;
+}
+
+// Colour images of bytes are shown as they are, colour images within [0, 1]
+// as such; others are scaled to [low, high].
+std::pair<double, double> colourRange(const Samples& s, bool bytes, ImageScale scale, double low,
+                                      double high) {
+    const bool rawBytes = s.channels >= 3 && bytes;
+    const bool unitRange = s.channels >= 3 && low >= 0 && high <= 1 && scale == ImageScale::MinMax;
+    if (rawBytes)
+        return {0, 255};
+    if (unitRange)
+        return {0, 1};
+    return {low, high};
+}
+
+QImage paint(const Samples& s, double low, double high, const QVector<QRgb>& table) {
     const double span = high > low ? high - low : 1;
     auto level = [&](double v) {
         if (!std::isfinite(v))
             return 0;
         return static_cast<int>(std::clamp((v - low) / span * 255.0, 0.0, 255.0) + 0.5);
     };
-    const QVector<QRgb> table = colormapTable(r.colormap);
-    QImage image(w, h, channels == 4 ? QImage::Format_ARGB32 : QImage::Format_RGB32);
-    for (int y = 0; y < h; ++y) {
+    QImage image(s.w, s.h, s.channels == 4 ? QImage::Format_ARGB32 : QImage::Format_RGB32);
+    for (int y = 0; y < s.h; ++y) {
         auto* line = reinterpret_cast<QRgb*>(image.scanLine(y));
-        for (int x = 0; x < w; ++x) {
-            auto at = [&](int c) { return values[(static_cast<std::size_t>(c) * h + y) * w + x]; };
-            if (channels >= 3) {
+        for (int x = 0; x < s.w; ++x) {
+            auto at = [&](int c) {
+                return s.values[(static_cast<std::size_t>(c) * s.h + y) * s.w + x];
+            };
+            if (s.channels >= 3) {
                 line[x] = qRgba(level(at(0)), level(at(1)), level(at(2)),
-                                channels == 4 ? level(at(3)) : 255);
+                                s.channels == 4 ? level(at(3)) : 255);
             } else {
                 const double v = at(0);
                 line[x] = std::isnan(v) ? qRgb(255, 0, 255) : table[level(v)];  // NaN in magenta
             }
         }
     }
-    out.image = image;
-    if (rawBytes)
+    return image;
+}
+
+}  // namespace
+
+ImageResult renderImage(const ImageRequest& r, const std::atomic<bool>* cancel) {
+    ImageResult out;
+    if (!r.bytes.data)
+        return out;
+    const Samples s = sample(r, cancel);
+    if (s.lost) {
+        out.sourceChanged = true;
+        return out;
+    }
+    if (s.cancelled)
+        return {};
+    out.stride = s.stride;
+    finiteRange(s.values, r.scale, &out.low, &out.high);
+    const bool bytes = r.dtype == tensordict::DType::UInt8;
+    const auto [low, high] = colourRange(s, bytes, r.scale, out.low, out.high);
+    out.image = paint(s, low, high, colormapTable(r.colormap));
+    if (s.channels >= 3 && bytes)
         out.low = 0, out.high = 255;
+    return out;
+}
+
+ComparisonImages renderComparison(const ImageRequest& a, const ImageRequest& b,
+                                  const std::atomic<bool>* cancel) {
+    ComparisonImages out;
+    if (!a.bytes.data || !b.bytes.data)
+        return out;
+    ImageRequest rb = a;  // the same slice, channels and size
+    rb.dtype = b.dtype;
+    rb.bytes = b.bytes;
+    const Samples sa = sample(a, cancel);
+    const Samples sb = sa.lost || sa.cancelled ? Samples{} : sample(rb, cancel);
+    if (sa.lost || sb.lost) {
+        out.sourceChanged = true;
+        return out;
+    }
+    if (sa.cancelled || sb.cancelled)
+        return {};
+
+    // A and B through one range: the same value has the same colour in both.
+    std::vector<double> both;
+    both.reserve(sa.values.size() * 2);
+    both.insert(both.end(), sa.values.begin(), sa.values.end());
+    both.insert(both.end(), sb.values.begin(), sb.values.end());
+    double low = 0, high = 0;
+    finiteRange(both, a.scale, &low, &high);
+    const bool bytes = a.dtype == tensordict::DType::UInt8 && b.dtype == tensordict::DType::UInt8;
+    const auto [lo, hi] = colourRange(sa, bytes, a.scale, low, high);
+    const QVector<QRgb> table = colormapTable(a.colormap);
+    for (ImageResult* r : {&out.a, &out.b}) {
+        r->image = paint(r == &out.a ? sa : sb, lo, hi, table);
+        r->low = lo, r->high = hi, r->stride = sa.stride;
+    }
+
+    // A - B: per pixel the channel whose difference is largest, with its sign.
+    Samples sd;
+    sd.w = sa.w, sd.h = sa.h, sd.stride = sa.stride;
+    sd.values.assign(static_cast<std::size_t>(sa.w) * sa.h, 0.0);
+    const std::size_t pixels = sd.values.size();
+    for (std::size_t i = 0; i < pixels; ++i) {
+        double best = 0;
+        for (int c = 0; c < sa.channels; ++c) {
+            const double x = sa.values[static_cast<std::size_t>(c) * pixels + i];
+            const double y = sb.values[static_cast<std::size_t>(c) * pixels + i];
+            if (x == y || (std::isnan(x) && std::isnan(y)))
+                continue;
+            const double d = x - y;
+            if (std::isnan(d)) {
+                best = d;  // NaN on one side: drawn in magenta
+                break;
+            }
+            if (std::abs(d) > std::abs(best))
+                best = d;
+        }
+        sd.values[i] = best;
+    }
+    std::vector<double> magnitudes;
+    magnitudes.reserve(pixels);
+    for (double d : sd.values)
+        if (std::isfinite(d))
+            magnitudes.push_back(std::abs(d));
+    double mLow = 0, mHigh = 0;
+    finiteRange(magnitudes, a.scale, &mLow, &mHigh);
+    out.maxAbsDiff = mHigh;
+    const double m = mHigh > 0 ? mHigh : 1;
+    out.difference.image = paint(sd, -m, m, colormapTable(Colormap::BlueWhiteRed));
+    out.difference.low = -m, out.difference.high = m, out.difference.stride = sa.stride;
     return out;
 }

@@ -8,7 +8,8 @@
 #include "tensor_slice.h"
 #include "tensordict/node.h"
 
-enum class Colormap { Gray, Viridis, Magma, Inferno, Coolwarm };
+// BlueWhiteRed is diverging: white in the middle, for differences around 0.
+enum class Colormap { Gray, Viridis, Magma, Inferno, Coolwarm, BlueWhiteRed };
 enum class ImageScale { MinMax, Percentile };  // percentile: 1st to 99th
 
 QStringList colormapNames();
@@ -36,3 +37,17 @@ struct ImageResult {
 
 // Renders on the calling thread (call it from a worker); checks `cancel`.
 ImageResult renderImage(const ImageRequest& request, const std::atomic<bool>* cancel = nullptr);
+
+// Two leaves of the same shape (the same slice and channels) and their difference.
+struct ComparisonImages {
+    ImageResult a, b;        // through one colour range, so equal values look equal
+    ImageResult difference;  // A - B (per pixel the channel that differs most), blue-white-red
+                             // symmetric around 0: white where they agree
+    double maxAbsDiff = 0;   // the largest finite |A - B| drawn
+    bool sourceChanged = false;
+};
+
+// Renders A (`a`), B (`b`: its slice and channels are a's) and A - B on the
+// calling thread; checks `cancel`.
+ComparisonImages renderComparison(const ImageRequest& a, const ImageRequest& b,
+                                  const std::atomic<bool>* cancel = nullptr);

@@ -77,15 +77,21 @@ PlotView::PlotView(QWidget* parent)
       selector_(new SliceSelector(SliceSelector::Mode::Plot)),
       chart_(new QChart),
       series_(new QLineSeries),
+      otherSeries_(new QLineSeries),
       xAxis_(new QValueAxis),
       yAxis_(new QValueAxis),
       status_(new QLabel) {
     chart_->addSeries(series_);
+    chart_->addSeries(otherSeries_);
     chart_->addAxis(xAxis_, Qt::AlignBottom);
     chart_->addAxis(yAxis_, Qt::AlignLeft);
-    series_->attachAxis(xAxis_);
-    series_->attachAxis(yAxis_);
+    for (QLineSeries* s : {series_, otherSeries_}) {
+        s->attachAxis(xAxis_);
+        s->attachAxis(yAxis_);
+    }
+    otherSeries_->setVisible(false);
     chart_->legend()->hide();
+    chart_->legend()->setAlignment(Qt::AlignTop);
     chart_->setMargins(QMargins(4, 4, 4, 4));
     xAxis_->setLabelFormat("%g");
     yAxis_->setLabelFormat("%g");
@@ -112,17 +118,20 @@ PlotView::PlotView(QWidget* parent)
             replot(min, max);  // a rubber-band zoom: fetch the detail of that range
     });
     connect(series_, &QLineSeries::hovered, this, &PlotView::hover);
+    connect(otherSeries_, &QLineSeries::hovered, this, &PlotView::hover);
     connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
-        const std::optional<QList<QPointF>> read = watcher_.result();
+        const std::optional<Lines> read = watcher_.result();
         if (!read) {
             Q_EMIT sourceChanged();
             return;
         }
-        const QList<QPointF>& points = *read;
+        const QList<QPointF>& points = read->points;
         series_->replace(points);
+        otherSeries_->replace(read->otherPoints);
         double lo = INFINITY, hi = -INFINITY;
-        for (const QPointF& p : points)
-            lo = std::min(lo, p.y()), hi = std::max(hi, p.y());
+        for (const QList<QPointF>* line : {&points, &read->otherPoints})
+            for (const QPointF& p : *line)
+                lo = std::min(lo, p.y()), hi = std::max(hi, p.y());
         if (std::isfinite(lo)) {
             const double pad = hi > lo ? (hi - lo) * 0.05 : 0.5;
             settingRange_ = true;
@@ -143,15 +152,38 @@ void PlotView::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
     dtype_ = dtype;
     bytes_ = std::move(bytes);
     TensorSlice slice = TensorSlice::defaultFor(shape);
-    if (shape.size() >= 2)
-        slice.setDims(static_cast<int>(shape.size()) - 1, -1);
+    if (shape.size() >= 2) {
+        // Along the last dimension with more than one element: [N, 1] plots its N values.
+        int x = static_cast<int>(shape.size()) - 1;
+        while (x > 0 && shape[static_cast<std::size_t>(x)] == 1)
+            --x;
+        slice.setDims(x, -1);
+    }
     selector_->setSlice(slice);
     replot(0, double(slice.rows()));
 }
 
 void PlotView::clear() {
     bytes_ = {};
+    other_ = {};
     series_->clear();
+    otherSeries_->clear();
+    otherSeries_->setVisible(false);
+    chart_->legend()->hide();
+}
+
+void PlotView::setOther(tensordict::DType dtype, tensordict::LeafBytes bytes, const QString& name,
+                        const QString& otherName) {
+    otherDtype_ = dtype;
+    other_ = std::move(bytes);
+    series_->setName(name);
+    otherSeries_->setName(otherName);
+    otherSeries_->setVisible(other_.data != nullptr);
+    chart_->legend()->setVisible(other_.data != nullptr);
+}
+
+int PlotView::otherPointCount() const {
+    return static_cast<int>(otherSeries_->count());
 }
 
 void PlotView::zoomTo(double first, double last) {
@@ -172,8 +204,20 @@ void PlotView::replot(double first, double last) {
     const TensorSlice slice = selector_->slice();
     const auto b = static_cast<std::int64_t>(std::floor(first)),
                e = static_cast<std::int64_t>(std::ceil(last)) + 1;
-    watcher_.setFuture(QtConcurrent::run([dtype = dtype_, bytes = bytes_, slice, b, e] {
-        return plotPoints(dtype, bytes, slice, b, e);
+    watcher_.setFuture(QtConcurrent::run([dtype = dtype_, bytes = bytes_, otherDtype = otherDtype_,
+                                          other = other_, slice, b, e]() -> std::optional<Lines> {
+        Lines lines;
+        auto points = plotPoints(dtype, bytes, slice, b, e);
+        if (!points)
+            return std::nullopt;
+        lines.points = std::move(*points);
+        if (other.data) {
+            points = plotPoints(otherDtype, other, slice, b, e);
+            if (!points)
+                return std::nullopt;
+            lines.otherPoints = std::move(*points);
+        }
+        return lines;
     }));
 }
 
@@ -184,16 +228,28 @@ void PlotView::hover(const QPointF& point, bool state) {
     const TensorSlice slice = selector_->slice();
     if (i < 0 || i >= slice.rows())
         return;
-    const std::byte* p = bytes_.data.get() + static_cast<std::size_t>(slice.elementIndex(i, 0)) *
-                                                 tensordict::itemSize(dtype_);
-    std::byte element[16];
-    if (!tensordict::tryGuardedCopy(element, p, tensordict::itemSize(dtype_))) {
+    // Through the guarded path: the file may have shrunk under the mapping.
+    auto read = [&](tensordict::DType dtype, const tensordict::LeafBytes& bytes, QString* text) {
+        const std::size_t item = tensordict::itemSize(dtype);
+        std::byte element[16];
+        if (!tensordict::tryGuardedCopy(
+                element,
+                bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(i, 0)) * item, item))
+            return false;
+        *text = QString::fromStdString(tensordict::formatElement(element, dtype));
+        return true;
+    };
+    QString value, other;
+    if (!read(dtype_, bytes_, &value) || (other_.data && !read(otherDtype_, other_, &other))) {
         Q_EMIT sourceChanged();
         return;
     }
-    status_->setText(tr("[%1] = %2")
-                         .arg(i)
-                         .arg(QString::fromStdString(tensordict::formatElement(element, dtype_))));
+    if (other_.data)
+        status_->setText(tr("[%1]  %2 = %3  ·  %4 = %5")
+                             .arg(i)
+                             .arg(series_->name(), value, otherSeries_->name(), other));
+    else
+        status_->setText(tr("[%1] = %2").arg(i).arg(value));
 }
 
 QString PlotView::hoverText() const {

@@ -35,8 +35,13 @@ public:
     void setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
                  const std::vector<std::int64_t>& shape);
     void clear();
+    // A second leaf of the same shape, drawn over the first with a legend
+    // naming both (call it before setLeaf()); clear() drops it.
+    void setOther(tensordict::DType dtype, tensordict::LeafBytes bytes, const QString& name,
+                  const QString& otherName);
     void zoomTo(double first, double last);
     int pointCount() const;
+    int otherPointCount() const;
     SliceSelector* sliceSelector() const { return selector_; }
     QString hoverText() const;
 
@@ -48,15 +53,23 @@ private:
     void replot(double first, double last);
     void hover(const QPointF& point, bool state);
 
+    // The points of the leaf and of the other leaf (empty without one).
+    struct Lines {
+        QList<QPointF> points, otherPoints;
+    };
+
     tensordict::DType dtype_ = tensordict::DType::Float32;
     tensordict::LeafBytes bytes_;
+    tensordict::DType otherDtype_ = tensordict::DType::Float32;
+    tensordict::LeafBytes other_;
     SliceSelector* selector_;
     QChart* chart_;
     QChartView* view_;
     QLineSeries* series_;
+    QLineSeries* otherSeries_;
     QValueAxis* xAxis_;
     QValueAxis* yAxis_;
     QLabel* status_;
-    QFutureWatcher<std::optional<QList<QPointF>>> watcher_;
+    QFutureWatcher<std::optional<Lines>> watcher_;
     bool settingRange_ = false;
 };

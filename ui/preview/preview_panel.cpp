@@ -16,8 +16,8 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "../key_tree_model.h"
 #include "image_view.h"
+#include "node_text.h"
 #include "plot_view.h"
 #include "slice_export.h"
 #include "slice_selector.h"
@@ -184,6 +184,10 @@ void PreviewPanel::setMode(Mode mode) {
     tabs_->setCurrentIndex(mode);
 }
 
+bool PreviewPanel::canShow(Mode mode) const {
+    return tabs_->isTabEnabled(mode);
+}
+
 void PreviewPanel::modeChosen(int index) {
     if (!node_ || node_->kind != NodeKind::Tensor)
         return;
@@ -268,7 +272,7 @@ void PreviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner,
         return;
     }
     showMessage(node->storage.kind == tensordict::StorageKind::CompressedEntry
-                    ? tr("Inflating %1…").arg(KeyTreeModel::byteSizeText(node->nbytes))
+                    ? tr("Inflating %1…").arg(nodetext::byteSizeText(node->nbytes))
                     : tr("Mapping…"));
     // Mapping is quick, inflating a compressed entry is not: never on this thread.
     watcher_.setFuture(QtConcurrent::run([node, owner = owner_] { return node->bytes(); }));
@@ -281,14 +285,14 @@ void PreviewPanel::leafLoaded() {
         bytes_ = watcher_.result();
     } catch (const std::exception& e) {
         showMessage(tr("Cannot read this leaf: %1").arg(QString::fromUtf8(e.what())));
+        Q_EMIT leafFailed(message());
         return;
     }
     const Node& leaf = *node_;
     title_->setText(tr("<b>%1</b> · %2 · %3 · %4")
-                        .arg(KeyTreeModel::keyPathText(leaf.keyPath()).toHtmlEscaped(),
+                        .arg(nodetext::keyPathText(leaf.keyPath()).toHtmlEscaped(),
                              QString::fromStdString(leaf.className),
-                             KeyTreeModel::shapeText(leaf.shape),
-                             KeyTreeModel::byteSizeText(leaf.nbytes)));
+                             nodetext::shapeText(leaf.shape), nodetext::byteSizeText(leaf.nbytes)));
     const TensorSlice slice = TensorSlice::defaultFor(leaf.shape);
     tableSlice_->setSlice(slice);
     tableModel_->setLeaf(leaf.dtype, bytes_, slice);

@@ -40,6 +40,8 @@ public:
 
     Mode mode() const;
     void setMode(Mode mode);
+    // Whether `mode` suits the shown leaf (its tab is enabled).
+    bool canShow(Mode mode) const;
     // "0d", "1d", "2d", "hwc", "chw" or "nd": which views suit a shape.
     static QString shapeKind(const std::vector<std::int64_t>& shape);
 
@@ -59,6 +61,8 @@ public:
 
 Q_SIGNALS:
     void leafReady();
+    // The shown leaf's bytes could not be read; the preview says why.
+    void leafFailed(const QString& message);
     // The user asked to open the document again (its files changed).
     void reloadRequested();
 

@@ -144,7 +144,7 @@ public:
     template <typename F>
     auto dispatch(F&& f) const {
         const std::byte* base = r_.bytes.data.get();
-        if (!r_.slice) {
+        if (!r_.slice && !r_.other.data) {
             switch (r_.dtype) {
                 case DType::Float32:
                     return f([p = reinterpret_cast<const float*>(base)](std::int64_t i) {
@@ -178,6 +178,8 @@ private:
         const std::int64_t flat =
             r_.slice ? r_.slice->elementIndex(i / r_.slice->cols(), i % r_.slice->cols()) : i;
         const std::byte* p = base + static_cast<std::size_t>(flat) * item_;
+        if (r_.other.data)
+            return difference(p, r_.other.data.get() + static_cast<std::size_t>(flat) * otherItem_);
         if (tensordict::dtypeInfo(r_.dtype).category == tensordict::DTypeCategory::Complex) {
             const auto c = tensordict::elementAsComplex(p, r_.dtype);
             return std::hypot(c.re, c.im);
@@ -185,8 +187,22 @@ private:
         return tensordict::elementAsDouble(p, r_.dtype);
     }
 
+    double difference(const std::byte* p, const std::byte* q) const {
+        using tensordict::DTypeCategory;
+        if (tensordict::dtypeInfo(r_.dtype).category == DTypeCategory::Complex ||
+            tensordict::dtypeInfo(r_.otherDtype).category == DTypeCategory::Complex) {
+            const auto a = tensordict::elementAsComplex(p, r_.dtype);
+            const auto b = tensordict::elementAsComplex(q, r_.otherDtype);
+            return std::hypot(a.re - b.re, a.im - b.im);
+        }
+        const double a = tensordict::elementAsDouble(p, r_.dtype);
+        const double b = tensordict::elementAsDouble(q, r_.otherDtype);
+        return a == b ? 0.0 : a - b;  // equal infinities differ by nothing
+    }
+
     const StatisticsRequest& r_;
     std::size_t item_;
+    std::size_t otherItem_ = tensordict::itemSize(r_.otherDtype);
 };
 
 // Runs `task(begin, end)` over chunks on a pool, merging into `acc` on this thread.
@@ -254,12 +270,13 @@ Statistics computeStatistics(const StatisticsRequest& request,
     const std::byte* base = request.bytes.data.get();
     std::atomic<bool> lost{false};
     bool ok;
-    if (!request.slice && request.dtype == DType::Float32) {
+    const bool plain = !request.slice && !request.other.data;  // the leaf itself, contiguous
+    if (plain && request.dtype == DType::Float32) {
         const auto* p = reinterpret_cast<const float*>(base);
         ok = runChunks<Partial>(
             total, request.threads, progress, 0.0, 0.5,
             [p](std::int64_t b, std::int64_t e) { return scanContiguous(p, b, e); }, merge, lost);
-    } else if (!request.slice && request.dtype == DType::Float64) {
+    } else if (plain && request.dtype == DType::Float64) {
         const auto* p = reinterpret_cast<const double*>(base);
         ok = runChunks<Partial>(
             total, request.threads, progress, 0.0, 0.5,
@@ -324,7 +341,7 @@ Statistics computeStatistics(const StatisticsRequest& request,
         return folded;
     };
     bool ok2;
-    if (!request.slice && request.dtype == DType::Float32 && bins < 255) {
+    if (plain && request.dtype == DType::Float32 && bins < 255) {
         // float32: the top 20 bits of a value (sign, exponent, 11 mantissa
         // bits) pick a narrow range of values. Where that whole range falls
         // in one bin, a table gives the bin; the few ranges that straddle an

@@ -29,6 +29,10 @@ struct StatisticsRequest {
     std::int64_t numel = 0;            // elements of the whole leaf
     int threads = 1;
     int bins = 64;  // 0: summary only (no histogram pass)
+    // With `other` (the same shape): the statistics of bytes - other, element
+    // by element (complex: the magnitude of the difference).
+    tensordict::DType otherDtype = tensordict::DType::Float32;
+    tensordict::LeafBytes other;
 };
 
 // Computes in chunks (memory stays bounded; the bytes are read in place) on

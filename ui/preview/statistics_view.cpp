@@ -113,11 +113,19 @@ void StatisticsView::setLeaf(tensordict::DType dtype, tensordict::LeafBytes byte
     watcher_.waitForFinished();
     dtype_ = dtype;
     bytes_ = std::move(bytes);
+    other_ = {};
     numel_ = numel;
     slice_ = {};
     show({});
     progress_->setValue(0);
     progress_->setFormat("%p%");
+}
+
+void StatisticsView::setOther(tensordict::DType dtype, tensordict::LeafBytes bytes) {
+    cancel();
+    watcher_.waitForFinished();
+    otherDtype_ = dtype;
+    other_ = std::move(bytes);
 }
 
 void StatisticsView::clear() {
@@ -135,6 +143,8 @@ void StatisticsView::compute() {
     StatisticsRequest request;
     request.dtype = dtype_;
     request.bytes = bytes_;
+    request.otherDtype = otherDtype_;
+    request.other = other_;
     request.numel = numel_;
     request.threads = threads_->value();
     if (scope_->currentIndex() == 1 && !slice_.shape.empty())

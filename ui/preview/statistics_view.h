@@ -25,6 +25,8 @@ public:
     ~StatisticsView() override;
 
     void setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes, std::int64_t numel);
+    // Statistics of the leaf minus `bytes` (the same shape), after setLeaf().
+    void setOther(tensordict::DType dtype, tensordict::LeafBytes bytes);
     void setCurrentSlice(const TensorSlice& slice) { slice_ = slice; }
     void clear();
     void compute();
@@ -42,6 +44,8 @@ private:
 
     tensordict::DType dtype_ = tensordict::DType::Float32;
     tensordict::LeafBytes bytes_;
+    tensordict::DType otherDtype_ = tensordict::DType::Float32;
+    tensordict::LeafBytes other_;
     std::int64_t numel_ = 0;
     TensorSlice slice_;
     QComboBox* scope_;

@@ -21,23 +21,20 @@ std::int64_t TensorSlice::numel() const {
     return n;
 }
 
-std::vector<std::int64_t> TensorSlice::strides() const {
-    std::vector<std::int64_t> st(shape.size(), 1);
-    for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d)
-        st[static_cast<std::size_t>(d)] =
-            st[static_cast<std::size_t>(d) + 1] * shape[static_cast<std::size_t>(d) + 1];
-    return st;
-}
-
-std::int64_t TensorSlice::elementIndex(std::int64_t row, std::int64_t col) const {
-    const auto st = strides();
-    std::int64_t flat = 0;
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-        const int dim = static_cast<int>(d);
-        const std::int64_t i = dim == rowDim ? row : dim == colDim ? col : index[d];
-        flat += i * st[d];
+TensorSlice::Layout TensorSlice::layout() const {
+    Layout l;
+    std::int64_t stride = 1;  // C order: the last dimension is contiguous
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+        const auto u = static_cast<std::size_t>(d);
+        if (d == rowDim)
+            l.rowStride = stride;
+        else if (d == colDim)
+            l.colStride = stride;
+        else
+            l.base += (u < index.size() ? index[u] : 0) * stride;
+        stride *= shape[u];
     }
-    return flat;
+    return l;
 }
 
 std::vector<int> TensorSlice::fixedDims() const {

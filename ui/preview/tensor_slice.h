@@ -20,7 +20,20 @@ struct TensorSlice {
     std::int64_t numel() const;  // of the whole tensor
     std::int64_t sliceSize() const { return rows() * cols(); }
     // Flat C-order index of the element at (row, col) of the slice.
-    std::int64_t elementIndex(std::int64_t row, std::int64_t col) const;
+    std::int64_t elementIndex(std::int64_t row, std::int64_t col) const {
+        return layout().at(row, col);
+    }
+    // The slice as an affine map over the flat index: computed once, then
+    // each element costs two multiply-adds (no per-element allocation).
+    struct Layout {
+        std::int64_t base = 0;       // flat index of (0, 0)
+        std::int64_t rowStride = 0;  // flat step from one row to the next
+        std::int64_t colStride = 0;
+        std::int64_t at(std::int64_t row, std::int64_t col) const {
+            return base + row * rowStride + col * colStride;
+        }
+    };
+    Layout layout() const;
     // The dimensions fixed at an index (neither rows nor columns).
     std::vector<int> fixedDims() const;
     // Moves rows/cols to other dimensions, keeping them distinct and valid.
@@ -28,7 +41,4 @@ struct TensorSlice {
     bool operator==(const TensorSlice& o) const {
         return shape == o.shape && rowDim == o.rowDim && colDim == o.colDim && index == o.index;
     }
-
-private:
-    std::vector<std::int64_t> strides() const;
 };

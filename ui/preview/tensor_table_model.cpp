@@ -16,6 +16,8 @@ void TensorTableModel::setLeaf(tensordict::DType dtype, tensordict::LeafBytes by
     active_ = true;
     dtype_ = dtype;
     bytes_ = std::move(bytes);
+    other_ = {};
+    shown_ = Shown::Leaf;
     sourceLost_ = false;
     slice_ = slice;
     firstRow_ = firstCol_ = 0;
@@ -26,6 +28,8 @@ void TensorTableModel::clear() {
     beginResetModel();
     active_ = false;
     bytes_ = {};
+    other_ = {};
+    shown_ = Shown::Leaf;
     slice_ = {};
     firstRow_ = firstCol_ = 0;
     endResetModel();
@@ -81,22 +85,95 @@ void TensorTableModel::setFloatFormat(tensordict::FloatFormat format, int precis
         Q_EMIT dataChanged(index(0, 0), index(windowRows() - 1, windowCols() - 1));
 }
 
-QString TensorTableModel::text(std::int64_t row, std::int64_t col) const {
-    if (!active_ || !bytes_.data || row < 0 || col < 0 || row >= totalRows() || col >= totalCols())
-        return {};
-    const std::size_t item = tensordict::itemSize(dtype_);
-    const auto offset = static_cast<std::size_t>(slice_.elementIndex(row, col)) * item;
-    if (offset + item > bytes_.size)
-        return {};
-    // Through the guarded path: the file may have shrunk under the mapping.
-    std::byte element[16];
-    if (sourceLost_ || !tensordict::tryGuardedCopy(element, bytes_.data.get() + offset, item)) {
+void TensorTableModel::setOther(tensordict::DType dtype, tensordict::LeafBytes bytes,
+                                const tensordict::Tolerance& tolerance) {
+    beginResetModel();
+    otherDtype_ = dtype;
+    other_ = std::move(bytes);
+    tolerance_ = tolerance;
+    endResetModel();
+}
+
+void TensorTableModel::setShown(Shown shown) {
+    shown_ = shown;
+    if (windowRows() > 0 && windowCols() > 0)
+        Q_EMIT dataChanged(index(0, 0), index(windowRows() - 1, windowCols() - 1));
+}
+
+bool TensorTableModel::readElement(const tensordict::LeafBytes& bytes, tensordict::DType dtype,
+                                   std::int64_t flat, std::byte* out) const {
+    const std::size_t item = tensordict::itemSize(dtype);
+    const auto offset = static_cast<std::size_t>(flat) * item;
+    if (sourceLost_ || offset + item > bytes.size ||
+        !tensordict::tryGuardedCopy(out, bytes.data.get() + offset, item)) {
         if (!std::exchange(sourceLost_, true))
             QMetaObject::invokeMethod(const_cast<TensorTableModel*>(this),
                                       &TensorTableModel::sourceChanged, Qt::QueuedConnection);
-        return QStringLiteral("?");
+        return false;
     }
-    return QString::fromStdString(tensordict::formatElement(element, dtype_, format_, precision_));
+    return true;
+}
+
+QString TensorTableModel::text(std::int64_t row, std::int64_t col, Shown which) const {
+    if (!active_ || !bytes_.data || row < 0 || col < 0 || row >= totalRows() || col >= totalCols())
+        return {};
+    if (!other_.data)
+        which = Shown::Leaf;
+    const std::int64_t flat = slice_.elementIndex(row, col);
+    std::byte a[16], b[16];
+    if (which != Shown::Other && !readElement(bytes_, dtype_, flat, a))
+        return QStringLiteral("?");
+    if (which != Shown::Leaf && !readElement(other_, otherDtype_, flat, b))
+        return QStringLiteral("?");
+    switch (which) {
+        case Shown::Leaf:
+            return QString::fromStdString(
+                tensordict::formatElement(a, dtype_, format_, precision_));
+        case Shown::Other:
+            return QString::fromStdString(
+                tensordict::formatElement(b, otherDtype_, format_, precision_));
+        case Shown::Difference:
+            return differenceText(a, b);
+    }
+    return {};
+}
+
+QString TensorTableModel::differenceText(const std::byte* a, const std::byte* b) const {
+    using tensordict::DTypeCategory;
+    const auto category = [](tensordict::DType d) { return tensordict::dtypeInfo(d).category; };
+    const auto integral = [&](tensordict::DType d) {
+        return category(d) != DTypeCategory::Float && category(d) != DTypeCategory::Complex;
+    };
+    if (category(dtype_) == DTypeCategory::Complex ||
+        category(otherDtype_) == DTypeCategory::Complex) {
+        const auto x = tensordict::elementAsComplex(a, dtype_);
+        const auto y = tensordict::elementAsComplex(b, otherDtype_);
+        const double d[2] = {x.re - y.re, x.im - y.im};
+        return QString::fromStdString(
+            tensordict::formatElement(reinterpret_cast<const std::byte*>(d),
+                                      tensordict::DType::Complex128, format_, precision_));
+    }
+    const double x = tensordict::elementAsDouble(a, dtype_);
+    const double y = tensordict::elementAsDouble(b, otherDtype_);
+    if (integral(dtype_) && integral(otherDtype_)) {
+        const auto d = static_cast<std::int64_t>(x) - static_cast<std::int64_t>(y);
+        return QString::fromStdString(tensordict::formatElement(
+            reinterpret_cast<const std::byte*>(&d), tensordict::DType::Int64, format_, precision_));
+    }
+    const double d = x == y ? 0.0 : x - y;  // equal infinities differ by nothing
+    return QString::fromStdString(tensordict::formatElement(
+        reinterpret_cast<const std::byte*>(&d), tensordict::DType::Float64, format_, precision_));
+}
+
+bool TensorTableModel::differs(std::int64_t row, std::int64_t col) const {
+    if (!active_ || !bytes_.data || !other_.data || row < 0 || col < 0 || row >= totalRows() ||
+        col >= totalCols())
+        return false;
+    const std::int64_t flat = slice_.elementIndex(row, col);
+    std::byte a[16], b[16];
+    if (!readElement(bytes_, dtype_, flat, a) || !readElement(other_, otherDtype_, flat, b))
+        return false;
+    return !tensordict::elementsClose(a, dtype_, b, otherDtype_, tolerance_);
 }
 
 QString TensorTableModel::toTsv(const QModelIndexList& cells) const {
@@ -134,8 +211,17 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const {
     const std::int64_t row = firstRow_ + index.row(), col = firstCol_ + index.column();
     switch (role) {
         case Qt::DisplayRole:
-        case Qt::ToolTipRole:
             return text(row, col);
+        case Qt::ToolTipRole:
+            if (other_.data)
+                return tr("A: %1\nB: %2\nA − B: %3")
+                    .arg(text(row, col, Shown::Leaf), text(row, col, Shown::Other),
+                         text(row, col, Shown::Difference));
+            return text(row, col);
+        case Qt::BackgroundRole:
+            if (differs(row, col))
+                return QBrush(QColor(0xff, 0xc8, 0x7a));  // the comparison's amber, stronger
+            return {};
         case Qt::TextAlignmentRole:
             return int(Qt::AlignRight | Qt::AlignVCenter);
         case Qt::ForegroundRole: {

@@ -3,6 +3,7 @@
 #include <QAbstractTableModel>
 
 #include "tensor_slice.h"
+#include "tensordict/compare.h"
 #include "tensordict/element.h"
 #include "tensordict/node.h"
 
@@ -30,8 +31,23 @@ public:
     std::int64_t totalCols() const { return active_ ? slice_.cols() : 0; }
 
     void setFloatFormat(tensordict::FloatFormat format, int precision);
-    // The text of the element at slice coordinates (row, col).
-    QString text(std::int64_t row, std::int64_t col) const;
+
+    // Comparison with another leaf of the same shape (B; this one is A):
+    // cells whose elements are not close within `tolerance` are highlighted,
+    // tool tips show A, B and A - B, and setShown() picks what cells show.
+    // setLeaf() and clear() drop it.
+    enum class Shown { Leaf, Other, Difference };
+    void setOther(tensordict::DType dtype, tensordict::LeafBytes bytes,
+                  const tensordict::Tolerance& tolerance);
+    bool hasOther() const { return other_.data != nullptr; }
+    void setShown(Shown shown);
+    Shown shown() const { return shown_; }
+    // Whether the elements at slice coordinates (row, col) differ (false without another leaf).
+    bool differs(std::int64_t row, std::int64_t col) const;
+
+    // The text of the element at slice coordinates (row, col), as shown.
+    QString text(std::int64_t row, std::int64_t col) const { return text(row, col, shown_); }
+    QString text(std::int64_t row, std::int64_t col, Shown which) const;
     // The given cells (window coordinates) as tab-separated lines.
     QString toTsv(const QModelIndexList& cells) const;
 
@@ -48,6 +64,11 @@ Q_SIGNALS:
 private:
     int windowRows() const;
     int windowCols() const;
+    // Copies element `flat` of a leaf through the guarded path (the file may
+    // have shrunk under the mapping); false, and sourceChanged(), if it did.
+    bool readElement(const tensordict::LeafBytes& bytes, tensordict::DType dtype, std::int64_t flat,
+                     std::byte* out) const;
+    QString differenceText(const std::byte* a, const std::byte* b) const;
 
     bool active_ = false;
     tensordict::DType dtype_ = tensordict::DType::Float32;
@@ -58,4 +79,8 @@ private:
     int rows_ = 50, cols_ = 10;
     tensordict::FloatFormat format_ = tensordict::FloatFormat::Shortest;
     int precision_ = 6;
+    tensordict::DType otherDtype_ = tensordict::DType::Float32;
+    tensordict::LeafBytes other_;
+    tensordict::Tolerance tolerance_;
+    Shown shown_ = Shown::Leaf;
 };

@@ -133,6 +133,30 @@ void TensorTableView::scrollToEnd() {
     scrollTo(maxFirstRow(), firstCol_);
 }
 
+void TensorTableView::showCell(std::int64_t row, std::int64_t col) {
+    // The last row and column on screen may be cut off: the cell stays clear of them.
+    const int rows = std::max(1, visibleRows_ - 1), cols = std::max(1, visibleCols_ - 1);
+    std::int64_t top = firstRow_, left = firstCol_;
+    if (row < top || row >= top + rows)
+        top = row - rows / 2;
+    if (col < left || col >= left + cols)
+        left = col - cols / 2;
+    scrollTo(top, left);
+    const QModelIndex cell = model_->index(static_cast<int>(row - model_->firstRow()),
+                                           static_cast<int>(col - model_->firstCol()));
+    if (cell.isValid())
+        table_->setCurrentIndex(cell);
+}
+
+bool TensorTableView::currentCell(std::int64_t* row, std::int64_t* col) const {
+    const QModelIndex cell = table_->currentIndex();
+    if (!cell.isValid())
+        return false;
+    *row = model_->firstRow() + cell.row();
+    *col = model_->firstCol() + cell.column();
+    return true;
+}
+
 void TensorTableView::copySelection() const {
     const QString text = model_->toTsv(table_->selectionModel()->selectedIndexes());
     if (!text.isEmpty())

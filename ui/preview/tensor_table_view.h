@@ -20,6 +20,10 @@ public:
     // Scrolls so that (row, col) of the slice is the top-left cell on screen.
     void scrollTo(std::int64_t row, std::int64_t col);
     void scrollToEnd();
+    // Scrolls as little as needed to show (row, col) of the slice, and makes it the current cell.
+    void showCell(std::int64_t row, std::int64_t col);
+    // The current cell in slice coordinates; false when there is none.
+    bool currentCell(std::int64_t* row, std::int64_t* col) const;
     // Copies the selected cells as tab-separated text.
     void copySelection() const;
     // Re-reads the slice size (after the model's slice or leaf changed).

@@ -19,7 +19,7 @@
 #include <QVBoxLayout>
 #include <optional>
 
-#include "key_tree_model.h"
+#include "node_text.h"
 
 using tensordict::kZipBzip2;
 using tensordict::kZipDeflate;
@@ -227,8 +227,8 @@ void SaveOptionsDialog::validate() {
     const QString parent = info.absolutePath();
     const std::optional<std::uint64_t> free = freeBytesAt(parent);
     sizes_->setText(tr("%1 to write · %2 free at the destination")
-                        .arg(KeyTreeModel::byteSizeText(bytes_),
-                             free ? KeyTreeModel::byteSizeText(*free) : tr("unknown")));
+                        .arg(nodetext::byteSizeText(bytes_),
+                             free ? nodetext::byteSizeText(*free) : tr("unknown")));
     if (dest.isEmpty()) {
         problem_ = tr("Choose a destination.");
     } else if (!QFileInfo(parent).isDir()) {
@@ -243,7 +243,7 @@ void SaveOptionsDialog::validate() {
         problem_ = tr("This is the archive being read; save to another name.");
     } else if (free && *free < bytes_) {
         problem_ = tr("Not enough free space: %1 needed, %2 free.")
-                       .arg(KeyTreeModel::byteSizeText(bytes_), KeyTreeModel::byteSizeText(*free));
+                       .arg(nodetext::byteSizeText(bytes_), nodetext::byteSizeText(*free));
     } else if (info.exists() && !(info.isDir() && QDir(dest).isEmpty())) {
         warning_ = atomic_->isChecked()
                        ? tr("%1 exists and will be replaced when the save completes.").arg(dest)

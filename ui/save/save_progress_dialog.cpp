@@ -6,7 +6,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-#include "key_tree_model.h"
+#include "node_text.h"
 #include "save_job.h"
 
 namespace {
@@ -90,10 +90,10 @@ void SaveProgressDialog::update(const tensordict::SaveProgress& p) {
         p.bytesTotal ? static_cast<int>(1000.0 * double(p.bytesDone) / double(p.bytesTotal)) : 0);
     detail_->setText(
         tr("%1 of %2 · files %3 of %4 · %5/s · %6\n%7")
-            .arg(KeyTreeModel::byteSizeText(p.bytesDone), KeyTreeModel::byteSizeText(p.bytesTotal))
+            .arg(nodetext::byteSizeText(p.bytesDone), nodetext::byteSizeText(p.bytesTotal))
             .arg(p.filesDone)
             .arg(p.filesTotal)
-            .arg(KeyTreeModel::byteSizeText(static_cast<std::uint64_t>(job_->bytesPerSecond())),
+            .arg(nodetext::byteSizeText(static_cast<std::uint64_t>(job_->bytesPerSecond())),
                  duration(job_->secondsLeft()), QString::fromStdString(p.currentPath)));
 }
 

@@ -1,11 +1,10 @@
-#include "command_line.h"
+#include "info_command.h"
 
-#include "document.h"
-#include "key_tree_model.h"
+#include <QSettings>
+#include <optional>
+
+#include "node_text.h"
 #include "tensordict/report.h"
-#include "tensordict/save.h"
-
-#include <QElapsedTimer>
 
 namespace cli {
 namespace {
@@ -42,7 +41,7 @@ void printNode(const tensordict::Node& node, bool sha256, const std::string& par
             text += "  " + node.className + "  shape ";
             appendShape(text, node.shape);
             text += "  " + std::to_string(node.nbytes) + " bytes  " +
-                    KeyTreeModel::storageText(node).toStdString();
+                    nodetext::storageText(node).toStdString();
             if (node.storage.kind != tensordict::StorageKind::None)
                 text += " " + node.storage.path;
             if (sha256) {
@@ -93,91 +92,32 @@ void reportIntegrityWarnings(const tensordict::Node& node, QTextStream& err) {
         reportIntegrityWarnings(*child, err);
 }
 
-}  // namespace
-
-int save(const SaveRequest& request, QTextStream& err) {
-    tensordict::SaveOptions options;
-    if (!request.compression.isEmpty()) {
-        const auto method = tensordict::zipMethodFromName(request.compression.toStdString());
-        if (!method) {
-            err << "tdstudio: unknown compression \"" << request.compression
-                << "\" (stored, deflate, bzip2, lzma)\n";
-            return 1;
-        }
-        options.compression = *method;
-    }
-    if (request.archive)
-        options.archive = true;
-    options.compressionLevel = request.level;
-    options.numThreads = request.threads;
-    options.atomic = request.atomic;
-    options.robustKey = request.robustKey;
-    options.allowOutsideLinks = request.allowOutsideLinks;
-    options.copyExisting = true;  // converting means copying out of the source
-    QElapsedTimer clock;
-    clock.start();
-    options.progress = [&err, &clock](const tensordict::SaveProgress& p) {
-        const double percent =
-            p.bytesTotal ? 100.0 * double(p.bytesDone) / double(p.bytesTotal) : 100.0;
-        const double seconds = std::max(1e-3, clock.elapsed() / 1000.0);
-        err << QString("\r%1%  %2 / %3  files %4/%5  %6/s  %7")
-                   .arg(percent, 5, 'f', 1)
-                   .arg(KeyTreeModel::byteSizeText(p.bytesDone),
-                        KeyTreeModel::byteSizeText(p.bytesTotal))
-                   .arg(p.filesDone)
-                   .arg(p.filesTotal)
-                   .arg(KeyTreeModel::byteSizeText(
-                       static_cast<std::uint64_t>(double(p.bytesDone) / seconds)))
-                   .arg(QString::fromStdString(p.currentPath).left(60))
-            << "\x1b[K";
-        err.flush();
-    };
-    try {
-        tensordict::LoadOptions loadOptions;
-        tensordict::TensorDict source = tensordict::load(request.source.toStdString(), loadOptions);
-        if (!request.keys.isEmpty()) {
-            std::vector<std::vector<std::string>> paths;
-            for (const QString& key : request.keys) {
-                std::vector<std::string> path;
-                if (key.startsWith('[')) {
-                    const tensordict::Value v = tensordict::parseJson(key.toStdString(), "--key");
-                    if (!v.isList())
-                        throw tensordict::Error("--key", "expected a JSON list of keys");
-                    for (const auto& k : v.asList()) {
-                        if (!k.isString())
-                            throw tensordict::Error("--key", "keys must be strings");
-                        path.push_back(k.asString());
-                    }
-                } else {
-                    for (const QString& part : key.split('/'))
-                        path.push_back(part.toStdString());
-                }
-                paths.push_back(std::move(path));
-            }
-            source = tensordict::select(source, paths);
-        }
-        const tensordict::TensorDict saved =
-            tensordict::save(source, request.destination.toStdString(), options);
-        err << "\rsaved " << QString::fromStdString(saved.path()) << " in "
-            << clock.elapsed() / 1000.0 << " s\x1b[K\n";
-        return 0;
-    } catch (const std::exception& e) {
-        err << "\ntdstudio: " << e.what() << '\n';
-        return 1;
-    }
+// As the window loads (Document::loadNow): what can be read is shown and
+// the rest reported; the memory for inflated entries is the user's setting.
+tensordict::LoadOptions loadOptions() {
+    tensordict::LoadOptions options;
+    options.throwOnError = false;
+    const qint64 cacheMiB = QSettings().value("archive/inflateCacheMiB", 512).toLongLong();
+    if (cacheMiB > 0)
+        options.inflateCacheBytes = static_cast<std::uint64_t>(cacheMiB) << 20;
+    return options;
 }
 
-int printInfo(const QString& path, bool json, bool sha256, QTextStream& out, QTextStream& err) {
-    const Document::LoadResult result = Document::loadNow(path);
-    if (!result.tensordict) {
-        err << "tdstudio: " << result.error << '\n';
+}  // namespace
+
+int printInfo(const InfoRequest& request, QTextStream& out, QTextStream& err) {
+    std::optional<tensordict::TensorDict> loaded;
+    try {
+        loaded.emplace(tensordict::load(request.path.toStdString(), loadOptions()));
+    } catch (const std::exception& e) {
+        err << "tdstudio: " << QString::fromUtf8(e.what()) << '\n';
         return 1;
     }
-    const tensordict::TensorDict& td = *result.tensordict;
+    const tensordict::TensorDict& td = *loaded;
     try {
-        if (json) {
+        if (request.json) {
             tensordict::DescribeOptions options;
-            options.sha256 = sha256;
+            options.sha256 = request.sha256;
             options.firstValues = 16;
             out << QString::fromStdString(tensordict::toJson(tensordict::describe(td, options),
                                                              tensordict::JsonStyle::Pretty))
@@ -187,12 +127,12 @@ int printInfo(const QString& path, bool json, bool sha256, QTextStream& out, QTe
                 << (td.format() == tensordict::SourceFormat::Archive ? "archive" : "directory")
                 << ")\n";
             std::string text;
-            printNode(td.root(), sha256, {}, text, out);
+            printNode(td.root(), request.sha256, {}, text, out);
             out << QString::fromStdString(text);
         }
     } catch (const std::exception& e) {
         out.flush();
-        err << "tdstudio: " << e.what() << '\n';
+        err << "tdstudio: " << QString::fromUtf8(e.what()) << '\n';
         return 1;
     }
     out.flush();

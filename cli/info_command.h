@@ -1,0 +1,20 @@
+#pragma once
+
+#include <QString>
+#include <QTextStream>
+
+namespace cli {
+
+// tdstudio --info PATH [--json] [--sha256]
+struct InfoRequest {
+    QString path;
+    bool json = false;    // one JSON document (the fixtures' .expected.json conventions)
+    bool sha256 = false;  // the sha256 of each leaf's raw C-order bytes
+};
+
+// Prints every node, leaf and non-tensor value of the request's path.
+// Returns the process exit code (0, or 1 when anything could not be read;
+// the reasons go to `err`).
+int printInfo(const InfoRequest& request, QTextStream& out, QTextStream& err);
+
+}  // namespace cli

@@ -1,0 +1,474 @@
+#include "options.h"
+
+#include "tensordict/error.h"
+
+#include <QCommandLineParser>
+#include <cmath>
+
+#include "tensordict/save.h"
+#include "tensordict/value.h"
+
+namespace cli {
+namespace {
+
+const QStringList kViews{"table", "image", "plot", "statistics"};
+
+const char kUsage[] =
+    "Usage: tdstudio [PATH] [--select K [--view MODE]] [--compare B] [--screenshot FILE]\n"
+    "       tdstudio --info PATH [--json] [--sha256]\n"
+    "       tdstudio --save SRC DEST [--archive] [--compression M] [--level N] [--threads N]\n"
+    "                [--atomic] [--no-robust-key] [--allow-outside-links] [--key K ...]\n"
+    "       tdstudio --diff A B [--rtol R] [--atol T] [--equal-nan] [--key K ...] [--json]\n"
+    "                [--threads N]\n"
+    "       tdstudio --help | --version\n";
+
+// Qt's own GUI arguments. QApplication takes them out of argv itself; the
+// parser must not refuse them as unknown options.
+struct QtArgument {
+    const char* name;
+    bool takesValue;
+};
+const QtArgument kQtArguments[] = {
+    {"platform", true},        {"platformpluginpath", true},
+    {"platformtheme", true},   {"plugin", true},
+    {"qwindowgeometry", true}, {"qwindowtitle", true},
+    {"qwindowicon", true},     {"geometry", true},
+    {"title", true},           {"icon", true},
+    {"display", true},         {"name", true},
+    {"session", true},         {"style", true},
+    {"stylesheet", true},      {"qmljsdebugger", true},
+    {"reverse", false},        {"widgetcount", false},
+    {"nograb", false},         {"dograb", false},
+    {"sync", false},
+};
+
+QStringList withoutQtArguments(const QStringList& arguments) {
+    QStringList kept;
+    for (qsizetype i = 0; i < arguments.size(); ++i) {
+        const QString& argument = arguments[i];
+        if (argument == "--") {  // the rest are positional arguments
+            kept += arguments.mid(i);
+            break;
+        }
+        const QtArgument* qt = nullptr;
+        QString name = argument.mid(argument.startsWith("--") ? 2 : 1);
+        const qsizetype equals = name.indexOf('=');
+        if (equals >= 0)
+            name.truncate(equals);
+        if (i > 0 && argument.startsWith('-'))
+            for (const QtArgument& a : kQtArguments)
+                if (name == QLatin1String(a.name))
+                    qt = &a;
+        if (!qt)
+            kept << argument;
+        else if (qt->takesValue && equals < 0)
+            ++i;  // and its value
+    }
+    return kept;
+}
+
+void describe(QCommandLineParser& parser) {
+    parser.setApplicationDescription(
+        "tdstudio: browse PyTorch tensordict memmap directories and .tdz archives.\n\n"
+        "Exit codes: 0 success; 1 when something could not be read or written (--diff:\n"
+        "the two differ); 2 for a command-line error (--diff: any error).");
+    // Not addHelpOption(): its --help-all promises Qt's options, which QApplication takes.
+    parser.addOption({{"?", "h", "help"}, "Print this help and exit."});
+    parser.addOption(
+        {{"v", "version"}, "Print the versions of tdstudio and of the libraries it uses."});
+    parser.addPositionalArgument(
+        "path", "A .tdz archive or a memmap directory to open (--save: SRC DEST; --diff: A B).",
+        "[path]");
+    parser.addOption(
+        {"info",
+         "Print every node, leaf and non-tensor value of PATH and exit (no display needed)."});
+    parser.addOption({"json",
+                      "With --info: one JSON document (the fixtures' .expected.json "
+                      "conventions). With --diff: the differences as JSON."});
+    parser.addOption({"sha256", "With --info: the sha256 of each leaf's raw C-order bytes."});
+    parser.addOption({"select", "Select the key K when PATH opens (a/b, or a JSON list).", "K"});
+    parser.addOption({"view",
+                      "With --select: show the leaf as a table, image, plot or statistics "
+                      "(instead of the mode last used for its shape).",
+                      "MODE"});
+    parser.addOption({"compare", "Open B beside PATH to compare them.", "B"});
+    parser.addOption({"screenshot",
+                      "Open PATH, save the main window as a PNG to FILE once it shows what was "
+                      "asked, and exit.",
+                      "FILE"});
+    parser.addOption(
+        {"save",
+         "Convert or export: tdstudio --save SRC DEST (a directory, or an archive for *.tdz)."});
+    parser.addOption(
+        {"archive", "With --save: write one .tdz zip archive whatever DEST is called."});
+    parser.addOption(
+        {"compression", "With --save: stored, deflate, bzip2 or lzma (archives only).", "M"});
+    parser.addOption({"level",
+                      "With --save and --compression: the level, -1 (the default) or 0 to 9 "
+                      "(bzip2: 1 to 9).",
+                      "N", "-1"});
+    parser.addOption({"threads",
+                      "With --save: writer threads (0 or 1: one). With --diff: comparing "
+                      "threads (0: one per core).",
+                      "N", "0"});
+    parser.addOption({"atomic", "With --save: write under a temporary name and rename onto DEST."});
+    parser.addOption({"no-robust-key", "With --save: raw key names as file names (legacy)."});
+    parser.addOption({"allow-outside-links",
+                      "With --save: copy files that the source links to from outside its "
+                      "directory (refused by default)."});
+    parser.addOption({"key",
+                      "With --save or --diff: only this subtree (a/b, or a JSON list); "
+                      "repeatable.",
+                      "K"});
+    parser.addOption({"diff",
+                      "Compare two tensordicts: tdstudio --diff A B. Exit code 0 when "
+                      "they are equal, 1 when they differ."});
+    parser.addOption(
+        {"rtol", "With --diff: relative tolerance, as torch.testing.assert_close.", "R", "0"});
+    parser.addOption({"atol", "With --diff: absolute tolerance.", "T", "0"});
+    parser.addOption({"equal-nan", "With --diff: NaN equals NaN."});
+}
+
+constexpr unsigned bit(Mode mode) {
+    return 1u << static_cast<unsigned>(mode);
+}
+
+// The modes each option belongs to.
+struct OptionModes {
+    const char* name;
+    unsigned modes;
+};
+const OptionModes kOptionModes[] = {
+    {"json", bit(Mode::Info) | bit(Mode::Diff)},
+    {"sha256", bit(Mode::Info)},
+    {"select", bit(Mode::Gui)},
+    {"view", bit(Mode::Gui)},
+    {"compare", bit(Mode::Gui)},
+    {"screenshot", bit(Mode::Gui)},
+    {"archive", bit(Mode::Save)},
+    {"compression", bit(Mode::Save)},
+    {"level", bit(Mode::Save)},
+    {"threads", bit(Mode::Save) | bit(Mode::Diff)},
+    {"atomic", bit(Mode::Save)},
+    {"no-robust-key", bit(Mode::Save)},
+    {"allow-outside-links", bit(Mode::Save)},
+    {"key", bit(Mode::Save) | bit(Mode::Diff)},
+    {"rtol", bit(Mode::Diff)},
+    {"atol", bit(Mode::Diff)},
+    {"equal-nan", bit(Mode::Diff)},
+};
+// Options that take one value; --key is the repeatable one.
+const char* const kSingleValued[] = {"select",      "view",  "compare", "screenshot", "rtol",
+                                     "compression", "level", "threads", "atol"};
+
+QString modeOption(Mode mode) {
+    switch (mode) {
+        case Mode::Info:
+            return "--info";
+        case Mode::Save:
+            return "--save";
+        case Mode::Diff:
+            return "--diff";
+        default:
+            return {};
+    }
+}
+
+// "--json needs --info or --diff", "--sha256 cannot be used with --save (only with --info)".
+QString misplaced(const OptionModes& option, Mode mode) {
+    const QString name = QString("--") + option.name;
+    QStringList consoleModes;
+    for (Mode m : {Mode::Info, Mode::Save, Mode::Diff})
+        if (option.modes & bit(m))
+            consoleModes << modeOption(m);
+    if (mode == Mode::Gui)
+        return name + " needs " + consoleModes.join(" or ");
+    if (option.modes & bit(Mode::Gui))
+        return name + " cannot be used with " + modeOption(mode) + " (it is for the window)";
+    return name + " cannot be used with " + modeOption(mode) + " (only with " +
+           consoleModes.join(" or ") + ")";
+}
+
+std::optional<int> integerValue(const QCommandLineParser& parser, const QString& name, int min,
+                                int max, const QString& allowed, QString* error) {
+    const QString text = parser.value(name);
+    bool ok = false;
+    const int value = text.toInt(&ok);
+    if (!ok)
+        *error = QString("--%1: \"%2\" is not an integer (%3)").arg(name, text, allowed);
+    else if (value < min || value > max)
+        *error = QString("--%1: %2 is out of range (%3)").arg(name, text, allowed);
+    return ok && error->isEmpty() ? std::optional<int>(value) : std::nullopt;
+}
+
+std::optional<double> toleranceValue(const QCommandLineParser& parser, const QString& name,
+                                     QString* error) {
+    const QString text = parser.value(name);
+    bool ok = false;
+    const double value = text.toDouble(&ok);
+    if (!ok || !std::isfinite(value) || value < 0) {
+        *error =
+            QString("--%1: \"%2\" is not a number of 0 or more (such as 1e-5)").arg(name, text);
+        return std::nullopt;
+    }
+    return value;
+}
+
+// The checks in order; each returns the error, or an empty string.
+QString checkSyntax(QCommandLineParser& parser, const QStringList& arguments) {
+    if (!parser.parse(withoutQtArguments(arguments)))
+        return parser.errorText();
+    for (const char* name : kSingleValued)
+        if (parser.values(name).size() > 1)
+            return QString("--%1 is given more than once").arg(name);
+    return {};
+}
+
+QString checkModes(const QCommandLineParser& parser, Mode* mode) {
+    QStringList modes;
+    for (Mode m : {Mode::Info, Mode::Save, Mode::Diff})
+        if (parser.isSet(modeOption(m).mid(2))) {
+            modes << modeOption(m);
+            *mode = m;
+        }
+    if (modes.size() > 1)
+        return modes.join(" and ") + " cannot be used together";
+    for (const OptionModes& option : kOptionModes)
+        if (parser.isSet(option.name) && !(option.modes & bit(*mode)))
+            return misplaced(option, *mode);
+    return {};
+}
+
+QString checkPositional(const QStringList& args, Mode mode) {
+    qsizetype needed = 1;
+    QString missing;
+    switch (mode) {
+        case Mode::Info:
+            missing = "--info needs a PATH";
+            break;
+        case Mode::Save:
+            needed = 2, missing = "--save needs SRC and DEST";
+            break;
+        case Mode::Diff:
+            needed = 2, missing = "--diff needs A and B";
+            break;
+        default:  // the window: PATH is optional
+            break;
+    }
+    if (args.size() < needed && !missing.isEmpty())
+        return missing;
+    if (args.size() > needed)
+        return QString("unexpected argument \"%1\"").arg(args[needed]);
+    return {};
+}
+
+QString readWindow(const QCommandLineParser& parser, const QStringList& args,
+                   WindowRequest* window) {
+    window->path = args.value(0);
+    for (const char* name : {"select", "view", "compare", "screenshot"})
+        if (parser.isSet(name) && window->path.isEmpty())
+            return QString("--%1 needs a PATH to open").arg(name);
+    if (parser.isSet("select")) {
+        window->selectText = parser.value("select");
+        QString error;
+        const std::optional<QStringList> path = parseKeyPath(window->selectText, &error);
+        if (!path)
+            return "--select: " + error;
+        window->select = *path;
+    }
+    if (parser.isSet("view")) {
+        const qsizetype view = kViews.indexOf(parser.value("view"));
+        if (view < 0)
+            return QString("--view: \"%1\" is not one of %2")
+                .arg(parser.value("view"), kViews.join(", "));
+        if (!parser.isSet("select"))
+            return "--view needs --select (the leaf to show)";
+        if (parser.isSet("compare"))
+            return "--view cannot be used with --compare (the comparison replaces the preview)";
+        window->view = static_cast<View>(view);
+    }
+    if (parser.isSet("compare") && parser.value("compare").isEmpty())
+        return "--compare needs the path B to compare with";
+    if (parser.isSet("screenshot") && parser.value("screenshot").isEmpty())
+        return "--screenshot needs a FILE";
+    window->compare = parser.value("compare");
+    window->screenshot = parser.value("screenshot");
+    return {};
+}
+
+QString readKeys(const QCommandLineParser& parser, QStringList* keys) {
+    for (const QString& key : parser.values("key")) {
+        QString error;
+        if (!parseKeyPath(key, &error))
+            return "--key: " + error;
+        *keys << key;
+    }
+    return {};
+}
+
+QString readSave(const QCommandLineParser& parser, const QStringList& args, SaveRequest* save) {
+    save->source = args[0];
+    save->destination = args[1];
+    QString methodName = "deflate";  // for messages about --level without --compression
+    if (parser.isSet("compression")) {
+        methodName = parser.value("compression");
+        save->compression = tensordict::zipMethodFromName(methodName.toStdString());
+        if (!save->compression)
+            return QString("--compression: \"%1\" is not one of stored, deflate, bzip2, lzma")
+                .arg(methodName);
+        methodName = QString::fromStdString(tensordict::zipMethodName(*save->compression));
+    }
+    if (parser.isSet("level")) {
+        // zlib and liblzma take 0 to 9, libbz2 1 to 9; -1 is each one's default.
+        const bool bzip2 = save->compression == tensordict::kZipBzip2;
+        const QString allowed = QString("-1, or %1 to 9 for %2").arg(bzip2 ? 1 : 0).arg(methodName);
+        QString error;
+        const std::optional<int> level = integerValue(parser, "level", -1, 9, allowed, &error);
+        if (!level)
+            return error;
+        if (!save->compression || *save->compression == tensordict::kZipStored)
+            return "--level needs --compression deflate, bzip2 or lzma";
+        if (bzip2 && *level == 0)
+            return QString("--level: 0 is out of range (%1)").arg(allowed);
+        save->level = *level;
+    }
+    QString error;
+    const std::optional<int> threads =
+        integerValue(parser, "threads", 0, 1 << 16, "0 or more; 0 or 1: one", &error);
+    if (!threads)
+        return error;
+    save->threads = *threads;
+    save->archive = parser.isSet("archive");
+    save->atomic = parser.isSet("atomic");
+    save->robustKey = !parser.isSet("no-robust-key");
+    save->allowOutsideLinks = parser.isSet("allow-outside-links");
+    return readKeys(parser, &save->keys);
+}
+
+QString readDiff(const QCommandLineParser& parser, const QStringList& args, DiffRequest* diff) {
+    diff->a = args[0];
+    diff->b = args[1];
+    QString error;
+    const std::optional<double> rtol = toleranceValue(parser, "rtol", &error);
+    if (!rtol)
+        return error;
+    const std::optional<double> atol = toleranceValue(parser, "atol", &error);
+    if (!atol)
+        return error;
+    const std::optional<int> threads =
+        integerValue(parser, "threads", 0, 1 << 16, "0 or more; 0: one per core", &error);
+    if (!threads)
+        return error;
+    diff->rtol = *rtol;
+    diff->atol = *atol;
+    diff->threads = *threads;
+    diff->equalNan = parser.isSet("equal-nan");
+    diff->json = parser.isSet("json");
+    return readKeys(parser, &diff->keys);
+}
+
+}  // namespace
+
+std::optional<QStringList> parseKeyPath(const QString& key, QString* error) {
+    const QString expected = QString(
+                                 "\"%1\" is not a key (a/b, or a JSON list of strings such "
+                                 "as [\"a/b\", \"c\"])")
+                                 .arg(key);
+    if (key.isEmpty()) {
+        *error = expected;
+        return std::nullopt;
+    }
+    if (!key.startsWith('['))
+        return key.split('/');
+    QStringList path;
+    try {
+        const tensordict::Value list = tensordict::parseJson(key.toStdString(), "key");
+        if (list.isList())
+            for (const tensordict::Value& k : list.asList()) {
+                if (!k.isString())
+                    break;
+                path << QString::fromStdString(k.asString());
+            }
+        if (!list.isList() || path.size() != static_cast<qsizetype>(list.asList().size()) ||
+            path.isEmpty()) {
+            *error = expected;
+            return std::nullopt;
+        }
+    } catch (const std::exception&) {
+        *error = expected;
+        return std::nullopt;
+    }
+    return path;
+}
+
+ParseResult parseArguments(const QStringList& arguments) {
+    ParseResult result;
+    Options& options = result.options;
+    QCommandLineParser parser;
+    describe(parser);
+    result.error = checkSyntax(parser, arguments);
+    if (!result.error.isEmpty())
+        return result;
+    if (parser.isSet("help")) {
+        options.mode = Mode::Help;
+        return result;
+    }
+    if (parser.isSet("version")) {
+        options.mode = Mode::Version;
+        return result;
+    }
+    const QStringList args = parser.positionalArguments();
+    result.error = checkModes(parser, &options.mode);
+    if (result.error.isEmpty())
+        result.error = checkPositional(args, options.mode);
+    if (!result.error.isEmpty())
+        return result;
+    switch (options.mode) {
+        case Mode::Info:
+            options.info = {args[0], parser.isSet("json"), parser.isSet("sha256")};
+            break;
+        case Mode::Save:
+            result.error = readSave(parser, args, &options.save);
+            break;
+        case Mode::Diff:
+            result.error = readDiff(parser, args, &options.diff);
+            break;
+        default:
+            result.error = readWindow(parser, args, &options.window);
+            break;
+    }
+    return result;
+}
+
+QString viewName(View view) {
+    return kViews.value(static_cast<qsizetype>(view));
+}
+
+QString usageText() {
+    return QString::fromLatin1(kUsage);
+}
+
+QString helpText() {
+    QCommandLineParser parser;
+    describe(parser);
+    // Qt's first line names the executable as started (or "<executable_name>"
+    // without an application object): the usage of every mode instead.
+    const QString qt = parser.helpText();
+    return usageText() + qt.mid(qt.indexOf('\n') + 1);
+}
+
+std::vector<std::vector<std::string>> keyPaths(const QStringList& keys) {
+    std::vector<std::vector<std::string>> paths;
+    for (const QString& key : keys) {
+        QString error;
+        const std::optional<QStringList> path = parseKeyPath(key, &error);
+        if (!path)
+            throw tensordict::Error("--key", error.toStdString());
+        std::vector<std::string>& parts = paths.emplace_back();
+        for (const QString& part : *path)
+            parts.push_back(part.toStdString());
+    }
+    return paths;
+}
+
+}  // namespace cli

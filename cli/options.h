@@ -1,0 +1,65 @@
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diff_command.h"
+#include "info_command.h"
+#include "save_command.h"
+
+// tdstudio's command line, parsed and checked in full before any
+// application object exists: a mistake is reported at once, with the
+// option and what it accepts, and never needs a display.
+namespace cli {
+
+enum class Mode { Gui, Info, Save, Diff, Help, Version };
+
+// The preview modes --view names, in the order of PreviewPanel::Mode.
+enum class View { Table, Image, Plot, Statistics };
+// "table", "image", "plot", "statistics"
+QString viewName(View view);
+
+// tdstudio [PATH] [--select K] [--view MODE] [--compare B] [--screenshot FILE]
+struct WindowRequest {
+    QString path;        // empty: an empty window
+    QStringList select;  // the key path to select once PATH is open; empty: none
+    QString selectText;  // --select as given, for messages
+    std::optional<View> view;
+    QString compare;     // open beside PATH to compare them
+    QString screenshot;  // save the window as a PNG once it shows what was asked, and exit
+};
+
+struct Options {
+    Mode mode = Mode::Gui;
+    WindowRequest window;  // Mode::Gui
+    InfoRequest info;      // Mode::Info
+    SaveRequest save;      // Mode::Save
+    DiffRequest diff;      // Mode::Diff
+};
+
+struct ParseResult {
+    Options options;
+    QString error;  // why the command line is refused, naming the option; empty when valid
+};
+
+// Parses tdstudio's arguments (arguments[0] is the program). Needs no
+// QCoreApplication. Qt's own GUI arguments (-platform, -style, ...) are
+// left to QApplication.
+ParseResult parseArguments(const QStringList& arguments);
+
+// A key as --key and --select take it: "a/b", or a JSON list of strings
+// such as ["a/b", "c"] for keys that contain '/'. nullopt, with the reason
+// in `error`, when it is neither.
+std::optional<QStringList> parseKeyPath(const QString& key, QString* error);
+// Every key of --key, as the library takes key paths. Throws tensordict::Error.
+std::vector<std::vector<std::string>> keyPaths(const QStringList& keys);
+
+// The usage lines of every mode, printed before a command-line error.
+QString usageText();
+// What --help prints.
+QString helpText();
+
+}  // namespace cli

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <QTextStream>
+#include <optional>
+
+namespace cli {
+
+// tdstudio --save SRC DEST [--archive] [--compression M] [--level N] ...
+struct SaveRequest {
+    QString source, destination;
+    bool archive = false;            // force an archive whatever the name
+    std::optional<int> compression;  // zip method (tensordict::kZip*); none: stored
+    int level = -1;                  // -1: the method's default
+    int threads = 0;
+    bool atomic = false;
+    bool robustKey = true;
+    bool allowOutsideLinks = false;  // copy files linked from outside the source
+    QStringList keys;                // subtrees to export: "a/b" or a JSON list ["a/b", "c"]
+};
+
+// How progress is shown: one line rewritten in place (a terminal), or
+// plain lines for logs and pipes.
+enum class ProgressStyle { Terminal, Lines };
+
+// The style that suits standard error: Terminal when it is a terminal.
+ProgressStyle progressStyleForStderr();
+
+// Converts or exports the request's source to its destination, progress on
+// `err`. Returns 0, or 1 with the reason on `err`.
+int save(const SaveRequest& request, QTextStream& err, ProgressStyle style);
+
+}  // namespace cli

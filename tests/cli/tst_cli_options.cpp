@@ -1,0 +1,285 @@
+// The command line as parsed before any application object exists: every
+// mode, every value converted, every mistake refused with the option's name
+// and what it accepts; and --save's progress in its plain form for logs.
+
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "options.h"
+#include "tensordict/save.h"
+#include "testsupport.h"
+
+namespace {
+
+cli::ParseResult parse(QStringList args) {
+    args.prepend("tdstudio");
+    return cli::parseArguments(args);
+}
+
+}  // namespace
+
+class CliOptionsTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void window() {
+        cli::ParseResult r = parse({});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.options.mode, cli::Mode::Gui);
+        QVERIFY(r.options.window.path.isEmpty());
+
+        r = parse(
+            {"data.tdz", "--select", "obs/pixels", "--view", "image", "--screenshot", "shot.png"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        const cli::WindowRequest& w = r.options.window;
+        QCOMPARE(r.options.mode, cli::Mode::Gui);
+        QCOMPARE(w.path, QString("data.tdz"));
+        QCOMPARE(w.select, QStringList({"obs", "pixels"}));
+        QCOMPARE(w.selectText, QString("obs/pixels"));
+        QCOMPARE(w.view, std::optional<cli::View>(cli::View::Image));
+        QCOMPARE(w.screenshot, QString("shot.png"));
+        QVERIFY(w.compare.isEmpty());
+
+        r = parse({"a.tdz", "--compare", "b.tdz", "--select", "x"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.options.window.compare, QString("b.tdz"));
+
+        r = parse({"d", "--select", "[\"sub/dir\", \"x\"]", "--view", "statistics"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.options.window.select, QStringList({"sub/dir", "x"}));
+        QCOMPARE(r.options.window.view, std::optional<cli::View>(cli::View::Statistics));
+        QCOMPARE(cli::viewName(cli::View::Plot), QString("plot"));
+    }
+
+    void qtArgumentsAreLeftToQApplication() {
+        const cli::ParseResult r =
+            parse({"-platform", "offscreen", "d", "-style=fusion", "--reverse", "-qwindowgeometry",
+                   "800x600", "--select", "a"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.options.window.path, QString("d"));
+        QCOMPARE(r.options.window.select, QStringList({"a"}));
+        // After "--" everything is a path, even a name Qt would take.
+        QCOMPARE(parse({"--", "-platform"}).options.window.path, QString("-platform"));
+    }
+
+    void info() {
+        cli::ParseResult r = parse({"--info", "d"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.options.mode, cli::Mode::Info);
+        QCOMPARE(r.options.info.path, QString("d"));
+        QVERIFY(!r.options.info.json && !r.options.info.sha256);
+        r = parse({"d", "--sha256", "--info", "--json"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QVERIFY(r.options.info.json && r.options.info.sha256);
+    }
+
+    void save() {
+        cli::ParseResult r = parse({"--save", "src", "dst"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.options.mode, cli::Mode::Save);
+        const cli::SaveRequest defaults = r.options.save;
+        QCOMPARE(defaults.source, QString("src"));
+        QCOMPARE(defaults.destination, QString("dst"));
+        QVERIFY(!defaults.compression && defaults.level == -1 && defaults.threads == 0);
+        QVERIFY(!defaults.archive && !defaults.atomic && defaults.robustKey &&
+                !defaults.allowOutsideLinks && defaults.keys.isEmpty());
+
+        r = parse({"--save", "src", "dst", "--archive", "--compression", "bzip2", "--level", "9",
+                   "--threads", "4", "--atomic", "--no-robust-key", "--allow-outside-links",
+                   "--key", "a/b", "--key", "[\"c/d\"]"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        const cli::SaveRequest& s = r.options.save;
+        QCOMPARE(s.compression, std::optional<int>(tensordict::kZipBzip2));
+        QCOMPARE(s.level, 9);
+        QCOMPARE(s.threads, 4);
+        QVERIFY(s.archive && s.atomic && !s.robustKey && s.allowOutsideLinks);
+        QCOMPARE(s.keys, QStringList({"a/b", "[\"c/d\"]"}));
+
+        for (const auto& [name, method] : {std::pair{"stored", tensordict::kZipStored},
+                                           {"deflate", tensordict::kZipDeflate},
+                                           {"lzma", tensordict::kZipLzma}}) {
+            r = parse({"--save", "s", "d", "--compression", name});
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(r.options.save.compression, std::optional<int>(method));
+        }
+        r = parse({"--save", "s", "d", "--compression", "deflate", "--level", "-1"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.options.save.level, -1);
+    }
+
+    void diff() {
+        cli::ParseResult r = parse({"--diff", "a", "b"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.options.mode, cli::Mode::Diff);
+        QCOMPARE(r.options.diff.a, QString("a"));
+        QCOMPARE(r.options.diff.b, QString("b"));
+        QCOMPARE(r.options.diff.rtol, 0.0);
+        QCOMPARE(r.options.diff.atol, 0.0);
+        QVERIFY(!r.options.diff.equalNan && !r.options.diff.json);
+
+        r = parse({"--diff", "a", "b", "--rtol", "1e-5", "--atol", "0.5", "--equal-nan", "--key",
+                   "x/y", "--key", "z", "--json", "--threads", "3"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        const cli::DiffRequest& d = r.options.diff;
+        QCOMPARE(d.rtol, 1e-5);
+        QCOMPARE(d.atol, 0.5);
+        QVERIFY(d.equalNan && d.json);
+        QCOMPARE(d.keys, QStringList({"x/y", "z"}));
+        QCOMPARE(d.threads, 3);
+    }
+
+    void helpAndVersion() {
+        for (const char* help : {"--help", "-h", "-?"})
+            QCOMPARE(parse({help}).options.mode, cli::Mode::Help);
+        for (const char* version : {"--version", "-v"})
+            QCOMPARE(parse({version}).options.mode, cli::Mode::Version);
+        // They win over whatever else is asked, as long as it is spelled right.
+        QCOMPARE(parse({"--info", "--help"}).options.mode, cli::Mode::Help);
+        QVERIFY(!parse({"--help", "--bogus"}).error.isEmpty());
+        const QString help = cli::helpText();
+        QVERIFY(help.startsWith(cli::usageText()));
+        for (const char* option : {"--info", "--save", "--diff", "--rtol", "--compare", "--view"})
+            QVERIFY2(help.contains(option), option);
+        QVERIFY(!help.contains("<executable_name>"));
+    }
+
+    void errors_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("error");
+        auto row = [](const char* name, const QStringList& args, const QString& error) {
+            QTest::newRow(name) << args << error;
+        };
+        row("unknown option", {"--bogus"}, "Unknown option 'bogus'.");
+        row("missing value", {"--save", "a", "b", "--level"}, "Missing value after '--level'.");
+        row("level not a number", {"--save", "a", "b", "--level", "abc"},
+            "--level: \"abc\" is not an integer (-1, or 0 to 9 for deflate)");
+        row("level out of range", {"--save", "a", "b", "--compression", "lzma", "--level", "10"},
+            "--level: 10 is out of range (-1, or 0 to 9 for lzma)");
+        row("bzip2 level 0", {"--save", "a", "b", "--compression", "bzip2", "--level", "0"},
+            "--level: 0 is out of range (-1, or 1 to 9 for bzip2)");
+        row("level when stored", {"--save", "a", "b", "--level", "3"},
+            "--level needs --compression deflate, bzip2 or lzma");
+        row("level twice",
+            {"--save", "a", "b", "--compression", "deflate", "--level", "1", "--level", "2"},
+            "--level is given more than once");
+        row("threads not a number", {"--save", "a", "b", "--threads", "abc"},
+            "--threads: \"abc\" is not an integer (0 or more; 0 or 1: one)");
+        row("threads negative", {"--diff", "a", "b", "--threads", "-1"},
+            "--threads: -1 is out of range (0 or more; 0: one per core)");
+        row("compression", {"--save", "a", "b", "--compression", "zstd"},
+            "--compression: \"zstd\" is not one of stored, deflate, bzip2, lzma");
+        row("view", {"d", "--select", "x", "--view", "bogus"},
+            "--view: \"bogus\" is not one of table, image, plot, statistics");
+        row("view without select", {"d", "--view", "table"},
+            "--view needs --select (the leaf to show)");
+        row("view with compare", {"d", "--compare", "b", "--select", "x", "--view", "plot"},
+            "--view cannot be used with --compare (the comparison replaces the preview)");
+        row("select without path", {"--select", "x"}, "--select needs a PATH to open");
+        row("screenshot without path", {"--screenshot", "f.png"},
+            "--screenshot needs a PATH to open");
+        row("compare without path", {"--compare", "b"}, "--compare needs a PATH to open");
+        row("empty screenshot", {"d", "--screenshot", ""}, "--screenshot needs a FILE");
+        row("select not a key", {"d", "--select", "[1]"},
+            "--select: \"[1]\" is not a key (a/b, or a JSON list of strings such as [\"a/b\", "
+            "\"c\"])");
+        row("key not json", {"--save", "a", "b", "--key", "[\"a\""},
+            "--key: \"[\"a\"\" is not a key (a/b, or a JSON list of strings such as [\"a/b\", "
+            "\"c\"])");
+        row("empty key", {"--diff", "a", "b", "--key", ""},
+            "--key: \"\" is not a key (a/b, or a JSON list of strings such as [\"a/b\", \"c\"])");
+        row("rtol", {"--diff", "a", "b", "--rtol", "x"},
+            "--rtol: \"x\" is not a number of 0 or more (such as 1e-5)");
+        row("atol negative", {"--diff", "a", "b", "--atol", "-1e-3"},
+            "--atol: \"-1e-3\" is not a number of 0 or more (such as 1e-5)");
+        row("atol infinite", {"--diff", "a", "b", "--atol", "inf"},
+            "--atol: \"inf\" is not a number of 0 or more (such as 1e-5)");
+        row("json alone", {"--json"}, "--json needs --info or --diff");
+        row("sha256 with a path", {"d", "--sha256"}, "--sha256 needs --info");
+        row("key in the window", {"d", "--key", "a"}, "--key needs --save or --diff");
+        row("threads in the window", {"d", "--threads", "2"}, "--threads needs --save or --diff");
+        row("atomic in the window", {"d", "--atomic"}, "--atomic needs --save");
+        row("rtol with save", {"--save", "a", "b", "--rtol", "1"},
+            "--rtol cannot be used with --save (only with --diff)");
+        row("sha256 with diff", {"--diff", "a", "b", "--sha256"},
+            "--sha256 cannot be used with --diff (only with --info)");
+        row("screenshot with info", {"--info", "d", "--screenshot", "f"},
+            "--screenshot cannot be used with --info (it is for the window)");
+        row("info and save", {"--info", "--save", "a", "b"},
+            "--info and --save cannot be used together");
+        row("save and diff", {"--save", "--diff", "a", "b"},
+            "--save and --diff cannot be used together");
+        row("info without path", {"--info"}, "--info needs a PATH");
+        row("info with two paths", {"--info", "a", "x"}, "unexpected argument \"x\"");
+        row("save without dest", {"--save", "a"}, "--save needs SRC and DEST");
+        row("save with three paths", {"--save", "a", "b", "x"}, "unexpected argument \"x\"");
+        row("diff without b", {"--diff", "a"}, "--diff needs A and B");
+        row("diff with three paths", {"--diff", "a", "b", "x"}, "unexpected argument \"x\"");
+        row("two paths to open", {"a", "x"}, "unexpected argument \"x\"");
+    }
+    void errors() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, error);
+        QCOMPARE(parse(args).error, error);
+    }
+
+    void keyPaths() {
+        QString error;
+        QCOMPARE(cli::parseKeyPath("a/b", &error), std::optional<QStringList>({"a", "b"}));
+        QCOMPARE(cli::parseKeyPath("[\"a/b\", \"\"]", &error),
+                 std::optional<QStringList>({"a/b", ""}));
+        for (const char* bad : {"", "[]", "[1]", "[\"a\"", "[\"a\", 2]"}) {
+            error.clear();
+            QVERIFY2(!cli::parseKeyPath(bad, &error), bad);
+            QVERIFY(error.contains("is not a key"));
+        }
+    }
+
+    void saveProgressForLogs() {
+        // Not a terminal: whole lines, no carriage returns, no escapes.
+        QTemporaryDir dir;
+        cli::SaveRequest request;
+        request.source = testsupport::fixturePath("dtypes");
+        request.destination = dir.path() + "/out.tdz";
+        request.compression = tensordict::kZipDeflate;
+        QString text;
+        QTextStream err(&text);
+        QCOMPARE(cli::save(request, err, cli::ProgressStyle::Lines), 0);
+        err.flush();
+        QVERIFY2(!text.contains('\r') && !text.contains('\x1b'), qPrintable(text));
+        const QStringList lines = text.split('\n', Qt::SkipEmptyParts);
+        QVERIFY2(lines.size() >= 2 && lines.size() <= 12, qPrintable(text));
+        QVERIFY2(lines[lines.size() - 2].startsWith("100.0%  "), qPrintable(text));
+        QVERIFY2(lines.last().startsWith("saved " + request.destination + " in "),
+                 qPrintable(text));
+    }
+
+    void saveProgressOnATerminal() {
+        QTemporaryDir dir;
+        cli::SaveRequest request;
+        request.source = testsupport::fixturePath("dtypes");
+        request.destination = dir.path() + "/out";
+        QString text;
+        QTextStream err(&text);
+        QCOMPARE(cli::save(request, err, cli::ProgressStyle::Terminal), 0);
+        err.flush();
+        QVERIFY(text.startsWith('\r'));
+        QVERIFY(text.contains("\x1b[K"));
+        QVERIFY(text.endsWith("\x1b[K\n"));
+        QCOMPARE(text.count('\n'), 1);  // one line, rewritten in place
+    }
+
+    void saveErrorsInLogs() {
+        QTemporaryDir dir;
+        cli::SaveRequest request;
+        request.source = dir.path() + "/missing";
+        request.destination = dir.path() + "/out";
+        QString text;
+        QTextStream err(&text);
+        QCOMPARE(cli::save(request, err, cli::ProgressStyle::Lines), 1);
+        err.flush();
+        QVERIFY2(text.startsWith("tdstudio: ") && text.contains("missing"), qPrintable(text));
+    }
+};
+
+QTEST_GUILESS_MAIN(CliOptionsTest)
+#include "tst_cli_options.moc"

@@ -1,0 +1,99 @@
+#include "node_text.h"
+
+#include <QCoreApplication>
+#include <QStringList>
+
+using tensordict::Node;
+using tensordict::NodeKind;
+
+namespace nodetext {
+namespace {
+
+QString tr(const char* text) {
+    return QCoreApplication::translate("nodetext", text);
+}
+
+}  // namespace
+
+QString displayKey(const std::string& key) {
+    if (key.empty())
+        return QStringLiteral("\"\"");
+    QString out;
+    for (const QChar c : QString::fromStdString(key)) {
+        if (c == '\t')
+            out += "\\t";
+        else if (c == '\n')
+            out += "\\n";
+        else if (c.unicode() < 0x20 || c.unicode() == 0x7f)
+            out += QString("\\x%1").arg(c.unicode(), 2, 16, QChar('0'));
+        else
+            out += c;
+    }
+    return out;
+}
+
+std::uint64_t totalBytesOf(const Node& node) {
+    std::uint64_t total = node.kind == NodeKind::Tensor ? node.nbytes : 0;
+    for (const auto& c : node.children)
+        total += totalBytesOf(*c);
+    return total;
+}
+
+QString shapeText(const std::vector<std::int64_t>& shape) {
+    QString text(QLatin1Char('['));
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i)
+            text += QLatin1String(", ");
+        text += QString::number(shape[i]);
+    }
+    return text + QLatin1Char(']');
+}
+
+QString byteSizeText(std::uint64_t bytes) {
+    static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = static_cast<double>(bytes);
+    int u = 0;
+    while (v >= 1024 && u < 5)
+        v /= 1024, ++u;
+    return u == 0 ? QString("%1 B").arg(bytes)
+                  : QString("%1 %2").arg(v, 0, 'f', v < 10 ? 2 : 1).arg(units[u]);
+}
+
+QString keyPathText(const std::vector<std::string>& path) {
+    // A Python expression that indexes the tensordict: td["a", "b"].
+    QStringList parts;
+    for (const auto& k : path) {
+        QString s = QString::fromStdString(k);
+        s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\t", "\\t").replace("\n", "\\n");
+        parts << "\"" + s + "\"";
+    }
+    if (parts.size() == 1)
+        return parts.front();
+    return "(" + parts.join(", ") + ")";
+}
+
+QString kindText(const Node& node) {
+    const std::string_view name = tensordict::kindName(node.kind);
+    return QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));
+}
+
+QString storageText(const Node& node) {
+    using tensordict::StorageKind;
+    switch (node.storage.kind) {
+        case StorageKind::None:
+            return node.kind == NodeKind::Tensor ? tr("no file (empty)") : QString();
+        case StorageKind::File:
+            return node.storage.outsideTarget.empty() ? tr("file")
+                                                      : tr("file, linked from outside the dataset");
+        case StorageKind::Memory:
+            return tr("memory");
+        case StorageKind::StoredEntry:
+            return tr("stored entry");
+        case StorageKind::CompressedEntry:
+            return tr("compressed entry (%1)")
+                .arg(QString::fromStdString(tensordict::zipMethodName(node.storage.zipMethod)));
+    }
+    return {};
+}
+
+}  // namespace nodetext

@@ -1,0 +1,179 @@
+#include "compare_image_view.h"
+
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "image_view.h"
+#include "slice_selector.h"
+#include "tensordict/element.h"
+#include "tensordict/guarded_read.h"
+
+CompareImageView::CompareImageView(QWidget* parent)
+    : QWidget(parent),
+      selector_(new SliceSelector(SliceSelector::Mode::Image)),
+      colormap_(new QComboBox),
+      scale_(new QComboBox),
+      status_(new QLabel) {
+    colormap_->addItems(colormapNames());
+    colormap_->setCurrentIndex(static_cast<int>(Colormap::Viridis));
+    scale_->addItem(tr("min–max"));
+    scale_->addItem(tr("1–99 percentile"));
+    auto* fit = new QPushButton(tr("Fit"));
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("A and B colormap:")));
+    bar->addWidget(colormap_);
+    bar->addWidget(new QLabel(tr("Scale:")));
+    bar->addWidget(scale_);
+    bar->addWidget(fit);
+    bar->addStretch();
+
+    auto* grid = new QGridLayout;
+    const QString names[3] = {tr("A"), tr("B"), tr("A − B")};
+    for (int i = 0; i < 3; ++i) {
+        captions_[i] = new QLabel(names[i]);
+        captions_[i]->setAlignment(Qt::AlignCenter);
+        canvases_[i] = new ImageCanvas;
+        canvases_[i]->setMinimumSize(120, 100);  // three fit side by side
+        grid->addWidget(captions_[i], 0, i);
+        grid->addWidget(canvases_[i], 1, i);
+        grid->setColumnStretch(i, 1);
+        connect(fit, &QPushButton::clicked, canvases_[i], &ImageCanvas::fit);
+        connect(canvases_[i], &ImageCanvas::hovered, this, &CompareImageView::showHover);
+    }
+    grid->setRowStretch(1, 1);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addWidget(selector_);
+    layout->addLayout(grid, 1);
+    layout->addWidget(status_);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    connect(colormap_, &QComboBox::currentIndexChanged, this, &CompareImageView::render);
+    connect(scale_, &QComboBox::currentIndexChanged, this, &CompareImageView::render);
+    connect(selector_, &SliceSelector::sliceChanged, this, &CompareImageView::render);
+    connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
+        if (watcher_.isCanceled())
+            return;
+        if (watcher_.result().sourceChanged) {
+            Q_EMIT sourceChanged();
+            return;
+        }
+        result_ = watcher_.result();
+        canvases_[0]->setImage(result_.a.image);
+        canvases_[1]->setImage(result_.b.image);
+        canvases_[2]->setImage(result_.difference.image);
+        captions_[0]->setText(tr("A"));
+        captions_[1]->setText(tr("B"));
+        captions_[2]->setText(
+            result_.maxAbsDiff > 0
+                ? tr("A − B (blue: A < B, red: A > B) ±%1").arg(result_.maxAbsDiff, 0, 'g', 4)
+                : tr("A − B: equal (white)"));
+        status_->setText(tr("%1 × %2 px%3 · A and B colour range %4 … %5")
+                             .arg(result_.a.image.width())
+                             .arg(result_.a.image.height())
+                             .arg(result_.a.stride > 1
+                                      ? tr(" (every %1th row and column)").arg(result_.a.stride)
+                                      : QString())
+                             .arg(result_.a.low, 0, 'g', 6)
+                             .arg(result_.a.high, 0, 'g', 6));
+        Q_EMIT rendered();
+        if (pending_)
+            render();
+    });
+}
+
+CompareImageView::~CompareImageView() {
+    if (cancel_)
+        *cancel_ = true;
+    watcher_.waitForFinished();
+}
+
+void CompareImageView::setLeaves(tensordict::DType aType, tensordict::LeafBytes a,
+                                 tensordict::DType bType, tensordict::LeafBytes b,
+                                 const std::vector<std::int64_t>& shape) {
+    aType_ = aType, bType_ = bType;
+    a_ = std::move(a), b_ = std::move(b);
+    // The default slice and channels of ImageView, for both leaves.
+    ImageView::canShow(shape, &channelDim_);
+    TensorSlice slice = TensorSlice::defaultFor(shape);
+    const int n = static_cast<int>(shape.size());
+    if (channelDim_ == n - 1)
+        slice.setDims(n - 3, n - 2);
+    if (channelDim_ >= 0 && channelDim_ == n - 3)
+        slice.setDims(n - 2, n - 1);
+    selector_->setSlice(slice, channelDim_);
+    render();
+}
+
+void CompareImageView::clear() {
+    a_ = {}, b_ = {};
+    result_ = {};
+    for (ImageCanvas* c : canvases_)
+        c->setImage({});
+    status_->clear();
+}
+
+void CompareImageView::render() {
+    if (!a_.data || !b_.data)
+        return;
+    if (watcher_.isRunning()) {  // one render at a time; the newest request wins
+        pending_ = true;
+        if (cancel_)
+            *cancel_ = true;
+        return;
+    }
+    pending_ = false;
+    ImageRequest a, b;
+    a.dtype = aType_, a.bytes = a_;
+    a.slice = selector_->slice();
+    a.channelDim = channelDim_;
+    a.colormap = static_cast<Colormap>(colormap_->currentIndex());
+    a.scale = static_cast<ImageScale>(scale_->currentIndex());
+    a.maxSide = 2048;  // three images: each smaller than a single one
+    b.dtype = bType_, b.bytes = b_;
+    renderedSlice_ = a.slice;
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    watcher_.setFuture(QtConcurrent::run(
+        [a, b, cancel = cancel_] { return renderComparison(a, b, cancel.get()); }));
+}
+
+void CompareImageView::showHover(int x, int y) {
+    if (x < 0 || !a_.data || !b_.data)
+        return;
+    TensorSlice s = renderedSlice_;
+    const std::int64_t row = std::int64_t(y) * result_.a.stride,
+                       col = std::int64_t(x) * result_.a.stride;
+    if (row >= s.rows() || col >= s.cols())
+        return;
+    const int channels =
+        channelDim_ >= 0 ? static_cast<int>(s.shape[static_cast<std::size_t>(channelDim_)]) : 1;
+    QStringList as, bs;
+    for (int c = 0; c < channels; ++c) {
+        if (channelDim_ >= 0)
+            s.index[static_cast<std::size_t>(channelDim_)] = c;
+        const auto flat = static_cast<std::size_t>(s.elementIndex(row, col));
+        std::byte ea[16], eb[16];
+        // Through the guarded path: a file may have shrunk under its mapping.
+        if (!tensordict::tryGuardedCopy(ea, a_.data.get() + flat * tensordict::itemSize(aType_),
+                                        tensordict::itemSize(aType_)) ||
+            !tensordict::tryGuardedCopy(eb, b_.data.get() + flat * tensordict::itemSize(bType_),
+                                        tensordict::itemSize(bType_))) {
+            Q_EMIT sourceChanged();
+            return;
+        }
+        as << QString::fromStdString(tensordict::formatElement(ea, aType_));
+        bs << QString::fromStdString(tensordict::formatElement(eb, bType_));
+    }
+    status_->setText(
+        tr("[%1, %2]  A = %3  ·  B = %4").arg(row).arg(col).arg(as.join(", "), bs.join(", ")));
+}
+
+QString CompareImageView::hoverText() const {
+    return status_->text();
+}
