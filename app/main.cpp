@@ -14,6 +14,7 @@
 #include "main_window.h"
 #include "node_text.h"
 #include "options.h"
+#include "overview_panel.h"
 #include "plot_view.h"
 #include "preview_panel.h"
 #include "statistics_view.h"
@@ -112,8 +113,13 @@ void whenPreviewShown(MainWindow& window, std::optional<cli::View> view,
     if (view && node && !leaf)
         std::fprintf(stderr, "tdstudio: --view: %s is not a tensor leaf\n",
                      qPrintable(nodetext::keyPathText(node->keyPath())));
-    if (!leaf)
+    if (!leaf) {
+        // A collection shows its overview once its subtree is summarised.
+        OverviewPanel* overview = window.overviewPanel();
+        if (window.showsOverview() && !overview->isReady())
+            return onFirst(overview, done, &OverviewPanel::summaryReady);
         return done();
+    }
     auto ready = [preview, node, view, done] {
         if (!preview->message().isEmpty()) {  // the leaf could not be read
             std::fprintf(stderr, "tdstudio: %s\n", qPrintable(preview->message()));

@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "key_tree_model.h"
@@ -18,14 +19,22 @@ using tensordict::NodeKind;
 
 DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 2, 6, 4);
+    layout->setSpacing(2);
     auto* header = new QHBoxLayout;
+    toggle_ = new QToolButton;
+    toggle_->setText(tr("Details"));
+    toggle_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    toggle_->setArrowType(Qt::DownArrow);
+    toggle_->setAutoRaise(true);
+    toggle_->setToolTip(tr("Show or hide the details of the selected key"));
+    connect(toggle_, &QToolButton::clicked, this, [this] { setCollapsed(!isCollapsed()); });
     title_ = new QLabel(tr("Nothing selected"));
     QFont f = title_->font();
     f.setBold(true);
-    f.setPointSizeF(f.pointSizeF() * 1.2);
     title_->setFont(f);
     title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    title_->setWordWrap(true);
+    header->addWidget(toggle_);
     copyButton_ = new QPushButton(tr("Copy key path"));
     copyButton_->setEnabled(false);
     copyButton_->setToolTip(
@@ -35,16 +44,40 @@ DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
     header->addWidget(copyButton_);
     layout->addLayout(header);
 
-    form_ = new QFormLayout;
-    form_->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-    form_->setLabelAlignment(Qt::AlignRight);
-    layout->addLayout(form_);
+    body_ = new QWidget;
+    auto* bodyLayout = new QVBoxLayout(body_);
+    bodyLayout->setContentsMargins(0, 0, 0, 0);
+    auto* columns = new QHBoxLayout;
+    columns->setSpacing(24);
+    for (QFormLayout*& form : forms_) {
+        form = new QFormLayout;
+        form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+        form->setLabelAlignment(Qt::AlignRight);
+        form->setVerticalSpacing(2);
+        columns->addLayout(form, 1);
+    }
+    bodyLayout->addLayout(columns);
 
     value_ = new QPlainTextEdit;
     value_->setReadOnly(true);
     value_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    value_->setPlaceholderText(tr("Non-tensor values and errors appear here."));
-    layout->addWidget(value_, 1);
+    value_->setVisible(false);  // only for non-tensor values, attributes and errors
+    bodyLayout->addWidget(value_, 1);
+    layout->addWidget(body_, 1);
+}
+
+bool DetailsPanel::isCollapsed() const {
+    return body_->isHidden();
+}
+
+void DetailsPanel::setCollapsed(bool collapsed) {
+    if (collapsed == isCollapsed())
+        return;
+    body_->setHidden(collapsed);
+    toggle_->setArrowType(collapsed ? Qt::RightArrow : Qt::DownArrow);
+    // Collapsed, the header is all there is: a splitter must not give it more.
+    setMaximumHeight(collapsed ? sizeHint().height() : QWIDGETSIZE_MAX);
+    Q_EMIT collapsedChanged(collapsed);
 }
 
 void DetailsPanel::addRow(const QString& label, const QString& value) {
@@ -52,7 +85,15 @@ void DetailsPanel::addRow(const QString& label, const QString& value) {
     v->setTextInteractionFlags(Qt::TextSelectableByMouse);
     v->setWordWrap(true);
     v->setObjectName(label);
-    form_->addRow(label + ":", v);
+    rows_.emplace_back(label, v);
+}
+
+void DetailsPanel::layOutRows() {
+    const std::size_t half = (rows_.size() + 1) / 2;
+    for (std::size_t i = 0; i < rows_.size(); ++i)
+        forms_[i < half ? 0 : 1]->addRow(rows_[i].first + ":", rows_[i].second);
+    rows_.clear();
+    value_->setVisible(!value_->toPlainText().isEmpty());
 }
 
 QString DetailsPanel::field(const QString& label) const {
@@ -65,9 +106,11 @@ QString DetailsPanel::valueText() const {
 }
 
 void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
-    while (form_->rowCount() > 0)
-        form_->removeRow(0);
+    for (QFormLayout* form : forms_)
+        while (form->rowCount() > 0)
+            form->removeRow(0);
     value_->clear();
+    value_->setVisible(false);
     keyPath_.clear();
     copyButton_->setEnabled(node != nullptr);
     if (!node) {
@@ -164,4 +207,5 @@ void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
                     tensordict::Value(node->attributes), tensordict::JsonStyle::Pretty)));
             break;
     }
+    layOutRows();
 }

@@ -1,11 +1,14 @@
 #pragma once
 
 #include <QWidget>
+#include <utility>
+#include <vector>
 
 class QFormLayout;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
+class QToolButton;
 class KeyTreeModel;
 namespace tensordict {
 class Node;
@@ -13,6 +16,8 @@ class Node;
 
 // Everything known about the selected node: key path, kind, class, batch
 // size, device, dtype and shape, where its bytes live, and non-tensor values.
+// Compact, so the preview keeps the room: fields in two columns, the value box
+// only when there is a value, and the whole body collapsible to its header.
 class DetailsPanel : public QWidget {
     Q_OBJECT
 
@@ -25,15 +30,23 @@ public:
     QString field(const QString& label) const;
     QString valueText() const;
     QString keyPathText() const { return keyPath_; }
+    bool isCollapsed() const;
+    void setCollapsed(bool collapsed);
 
 Q_SIGNALS:
     void copyKeyPathRequested();
+    void collapsedChanged(bool collapsed);
 
 private:
     void addRow(const QString& label, const QString& value);
+    // Splits the rows added between the two columns.
+    void layOutRows();
 
+    QToolButton* toggle_;
     QLabel* title_;
-    QFormLayout* form_;
+    QWidget* body_;
+    QFormLayout* forms_[2];
+    std::vector<std::pair<QString, QLabel*>> rows_;
     QPlainTextEdit* value_;
     QPushButton* copyButton_;
     QString keyPath_;

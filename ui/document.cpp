@@ -21,9 +21,10 @@ Document::LoadResult Document::loadNow(const QString& path) {
     try {
         return {std::make_shared<const tensordict::TensorDict>(
                     tensordict::load(path.toStdString(), options)),
-                {}};
+                {},
+                nullptr};
     } catch (const std::exception& e) {
-        return {nullptr, QString::fromUtf8(e.what())};
+        return {nullptr, QString::fromUtf8(e.what()), nullptr};
     }
 }
 
@@ -37,7 +38,13 @@ void Document::open(const QString& path) {
     path_ = path;
     watcher_ = new QFutureWatcher<LoadResult>(this);
     connect(watcher_, &QFutureWatcherBase::finished, this, &Document::finish);
-    watcher_->setFuture(QtConcurrent::run([path] { return loadNow(path); }));
+    watcher_->setFuture(QtConcurrent::run([path] {
+        LoadResult result = loadNow(path);
+        // The tree's whole walk happens here, never on the GUI thread.
+        if (result.tensordict)
+            result.keys = KeyIndex::build(result.tensordict);
+        return result;
+    }));
     Q_EMIT loadStarted(path);
 }
 
@@ -51,5 +58,6 @@ void Document::finish() {
         return;
     }
     tensordict_ = result.tensordict;
+    keys_ = result.keys;
     Q_EMIT loaded();
 }

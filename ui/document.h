@@ -5,6 +5,7 @@
 #include <QString>
 #include <memory>
 
+#include "key_index.h"
 #include "tensordict/tensordict.h"
 
 // One opened tensordict. Loading runs on a worker thread; the GUI thread only
@@ -16,6 +17,8 @@ public:
     struct LoadResult {
         std::shared_ptr<const tensordict::TensorDict> tensordict;
         QString error;  // "path: reason" when the whole load failed
+        // Every key and the size of every collection, indexed on the worker too.
+        std::shared_ptr<const KeyIndex> keys;
     };
 
     explicit Document(QObject* parent = nullptr);
@@ -27,6 +30,7 @@ public:
 
     const QString& path() const { return path_; }
     std::shared_ptr<const tensordict::TensorDict> tensordict() const { return tensordict_; }
+    std::shared_ptr<const KeyIndex> keyIndex() const { return keys_; }
 
     // Loads synchronously; used by the worker and by command-line tools.
     static LoadResult loadNow(const QString& path);
@@ -41,5 +45,6 @@ private:
 
     QString path_;
     std::shared_ptr<const tensordict::TensorDict> tensordict_;
+    std::shared_ptr<const KeyIndex> keys_;
     QFutureWatcher<LoadResult>* watcher_ = nullptr;
 };

@@ -1,130 +1,47 @@
 #include "key_tree_model.h"
 
+#include "node_icon.h"
 #include "node_text.h"
 
-#include <QApplication>
 #include <QBrush>
 #include <QColor>
-#include <QStyle>
+#include <QtConcurrent/QtConcurrentRun>
 
 using tensordict::Node;
 using tensordict::NodeKind;
 
-KeyTreeModel::KeyTreeModel(QObject* parent) : QAbstractItemModel(parent) {}
+KeyTreeModel::KeyTreeModel(QObject* parent) : LazyTreeModel(parent) {}
 
 void KeyTreeModel::setTensorDict(std::shared_ptr<const tensordict::TensorDict> td,
-                                 const QString& rootLabel) {
+                                 const QString& rootLabel, KeyIndexFuture keys) {
     beginResetModel();
     td_ = std::move(td);
     rootLabel_ = rootLabel;
-    row_.clear();
-    fetched_.clear();
-    bytes_.clear();
-    if (td_) {
-        row_.insert(&td_->root(), 0);
-        indexRows(td_->root());
-    }
+    countedBytes_.clear();
+    if (td_ && !keys.isValid())
+        keys = QtConcurrent::run(&KeyIndex::build, td_);
+    keys_ = td_ ? keys : KeyIndexFuture();
+    resetRoot(td_ ? &td_->root() : nullptr);
     endResetModel();
 }
 
-void KeyTreeModel::indexRows(const Node& node) {
-    std::uint64_t total = node.kind == NodeKind::Tensor ? node.nbytes : 0;
-    for (std::size_t i = 0; i < node.children.size(); ++i) {
-        row_.insert(node.children[i].get(), static_cast<int>(i));
-        indexRows(*node.children[i]);
-        total += bytes_.value(node.children[i].get());
-    }
-    bytes_.insert(&node, total);
-}
-
-const Node* KeyTreeModel::node(const QModelIndex& index) const {
-    return index.isValid() ? static_cast<const Node*>(index.internalPointer()) : nullptr;
-}
-
-QModelIndex KeyTreeModel::indexOf(const Node* n) const {
-    if (!n || !row_.contains(n))
-        return {};
-    return createIndex(row_.value(n), 0, const_cast<Node*>(n));
-}
-
-int KeyTreeModel::fetchedCount(const Node* n) const {
-    return fetched_.value(n, 0);
-}
-
-QModelIndex KeyTreeModel::index(int row, int column, const QModelIndex& parent) const {
-    if (!td_ || row < 0 || column < 0 || column >= ColumnCount)
-        return {};
-    if (!parent.isValid())
-        return row == 0 ? createIndex(0, column, const_cast<Node*>(&td_->root())) : QModelIndex();
-    const Node* p = node(parent);
-    if (row >= fetchedCount(p))
-        return {};
-    return createIndex(row, column, p->children[static_cast<std::size_t>(row)].get());
-}
-
-QModelIndex KeyTreeModel::parent(const QModelIndex& child) const {
-    const Node* n = node(child);
-    if (!n || !n->parent)
-        return {};
-    return indexOf(n->parent);
-}
-
-int KeyTreeModel::rowCount(const QModelIndex& parent) const {
-    if (!parent.isValid())
-        return td_ ? 1 : 0;
-    if (parent.column() != 0)
+std::uint64_t KeyTreeModel::totalBytes(const Node* n) const {
+    if (!n)
         return 0;
-    return fetchedCount(node(parent));
+    if (n->kind == NodeKind::Tensor)
+        return n->nbytes;
+    if (keys_.isValid() && keys_.isFinished() && keys_.result())
+        if (const auto bytes = keys_.result()->collectionBytes(n))
+            return *bytes;
+    // The index is still being built: count this subtree once.
+    const auto counted = countedBytes_.constFind(n);
+    if (counted != countedBytes_.constEnd())
+        return *counted;
+    return *countedBytes_.insert(n, nodetext::totalBytesOf(*n));
 }
 
 int KeyTreeModel::columnCount(const QModelIndex&) const {
     return ColumnCount;
-}
-
-bool KeyTreeModel::hasChildren(const QModelIndex& parent) const {
-    if (!parent.isValid())
-        return td_ != nullptr;
-    return parent.column() == 0 && !node(parent)->children.empty();
-}
-
-bool KeyTreeModel::canFetchMore(const QModelIndex& parent) const {
-    const Node* n = node(parent);
-    return n && parent.column() == 0 && fetchedCount(n) < static_cast<int>(n->children.size());
-}
-
-void KeyTreeModel::fetchMore(const QModelIndex& parent) {
-    if (!canFetchMore(parent))
-        return;
-    const Node* n = node(parent);
-    const int first = fetchedCount(n);
-    const int count = std::min(kFetchBatch, static_cast<int>(n->children.size()) - first);
-    beginInsertRows(parent, first, first + count - 1);
-    fetched_.insert(n, first + count);
-    endInsertRows();
-}
-
-void KeyTreeModel::fetchAll() {
-    if (!td_)
-        return;
-    std::vector<const Node*> stack{&td_->root()};
-    while (!stack.empty()) {
-        const Node* n = stack.back();
-        stack.pop_back();
-        const QModelIndex idx = indexOf(n);
-        while (canFetchMore(idx))
-            fetchMore(idx);
-        for (const auto& c : n->children)
-            stack.push_back(c.get());
-    }
-}
-
-void KeyTreeModel::ensureFetched(const Node* n) {
-    if (!n || !n->parent)
-        return;
-    ensureFetched(n->parent);
-    const QModelIndex parent = indexOf(n->parent);
-    while (fetchedCount(n->parent) <= row_.value(n) && canFetchMore(parent))
-        fetchMore(parent);
 }
 
 QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
@@ -155,7 +72,7 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
                     return n->kind == NodeKind::Error || n->kind == NodeKind::NonTensorData ||
                                    n->kind == NodeKind::NonTensorStack
                                ? QVariant()
-                               : nodetext::byteSizeText(bytes_.value(n));
+                               : nodetext::byteSizeText(totalBytes(n));
                 case StorageColumn:
                     return n->kind == NodeKind::Error ? QString::fromStdString(n->error)
                                                       : nodetext::storageText(*n);
@@ -175,24 +92,10 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
             if (index.column() == SizeColumn)
                 return int(Qt::AlignRight | Qt::AlignVCenter);
             return {};
-        case Qt::DecorationRole: {
+        case Qt::DecorationRole:
             if (index.column() != KeyColumn)
                 return {};
-            QStyle* style = QApplication::style();
-            if (!style)
-                return {};
-            switch (n->kind) {
-                case NodeKind::Error:
-                    return style->standardIcon(QStyle::SP_MessageBoxWarning);
-                case NodeKind::Tensor:
-                    return style->standardIcon(QStyle::SP_FileIcon);
-                case NodeKind::NonTensorData:
-                case NodeKind::NonTensorStack:
-                    return style->standardIcon(QStyle::SP_FileDialogDetailedView);
-                default:
-                    return style->standardIcon(QStyle::SP_DirIcon);
-            }
-        }
+            return nodeKindIcon(n->kind);
         case NodeRole:
             return QVariant::fromValue(reinterpret_cast<quintptr>(n));
         case KeyPathRole: {

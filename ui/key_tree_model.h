@@ -1,16 +1,19 @@
 #pragma once
 
-#include <QAbstractItemModel>
+#include <QFuture>
 #include <QHash>
 #include <memory>
 
+#include "key_index.h"
+#include "lazy_tree_model.h"
 #include "tensordict/tensordict.h"
 
 // A thin adapter from a loaded tensordict's node tree to Qt's item views.
 // The tree is plain data owned by the TensorDict; the model never does I/O.
-// Children are handed to the view in batches (canFetchMore/fetchMore) so a
-// node with millions of keys opens instantly.
-class KeyTreeModel : public QAbstractItemModel {
+// Children are handed to the view in batches (LazyTreeModel), so opening a
+// document looks at nothing beyond the rows the view asks for; sizes of
+// collections come from the document's KeyIndex, built off the GUI thread.
+class KeyTreeModel : public LazyTreeModel<tensordict::Node> {
     Q_OBJECT
 
 public:
@@ -24,42 +27,35 @@ public:
         ColumnCount
     };
     enum Role { NodeRole = Qt::UserRole + 1, KeyPathRole, IsErrorRole };
-    static constexpr int kFetchBatch = 256;
+    using KeyIndexFuture = QFuture<std::shared_ptr<const KeyIndex>>;
 
     explicit KeyTreeModel(QObject* parent = nullptr);
 
-    // Shows `td` (nullptr: nothing). The model keeps it alive.
-    void setTensorDict(std::shared_ptr<const tensordict::TensorDict> td, const QString& rootLabel);
+    // Shows `td` (nullptr: nothing). The model keeps it alive. `keys` is its
+    // KeyIndex (the Document builds it while loading); without one, it is
+    // built on a worker thread from here.
+    void setTensorDict(std::shared_ptr<const tensordict::TensorDict> td, const QString& rootLabel,
+                       KeyIndexFuture keys = {});
     std::shared_ptr<const tensordict::TensorDict> tensorDict() const { return td_; }
+    // The flat index of every key, for the filter (may still be building).
+    KeyIndexFuture keyIndex() const { return keys_; }
 
-    const tensordict::Node* node(const QModelIndex& index) const;
-    QModelIndex indexOf(const tensordict::Node* node) const;
-    // Hands every child of every node to the view (used while filtering).
-    void fetchAll();
-    // Hands `node` and its ancestors to the view, so it can be selected.
-    void ensureFetched(const tensordict::Node* node);
+    const tensordict::Node* node(const QModelIndex& index) const { return item(index); }
 
-    QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
-    QModelIndex parent(const QModelIndex& child) const override;
-    int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
-    bool hasChildren(const QModelIndex& parent = {}) const override;
-    bool canFetchMore(const QModelIndex& parent) const override;
-    void fetchMore(const QModelIndex& parent) override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
 
-    // Bytes of all tensors under `node` (computed once per tree).
-    std::uint64_t totalBytes(const tensordict::Node* node) const { return bytes_.value(node); }
+    // Bytes of all tensors under `node`: from the KeyIndex once it is built,
+    // else counted on first display and kept.
+    std::uint64_t totalBytes(const tensordict::Node* node) const;
+    // Collections whose size was counted here rather than taken from the KeyIndex.
+    qsizetype countedSizes() const { return countedBytes_.size(); }
 
 private:
-    int fetchedCount(const tensordict::Node* node) const;
-    void indexRows(const tensordict::Node& node);
-
     std::shared_ptr<const tensordict::TensorDict> td_;
     QString rootLabel_;
-    QHash<const tensordict::Node*, int> row_;      // a node's row under its parent
-    QHash<const tensordict::Node*, int> fetched_;  // children handed to the view so far
-    QHash<const tensordict::Node*, std::uint64_t> bytes_;
+    KeyIndexFuture keys_;
+    mutable QHash<const tensordict::Node*, std::uint64_t> countedBytes_;
 };

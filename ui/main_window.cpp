@@ -21,17 +21,25 @@
 #include <QStatusBar>
 #include <QTreeView>
 #include <QVBoxLayout>
+#include <utility>
 
+#include "compare_image_view.h"
+#include "compare_panel.h"
 #include "compare_view.h"
 #include "details_panel.h"
 #include "document.h"
+#include "image_view.h"
 #include "key_filter_model.h"
 #include "key_tree_model.h"
 #include "node_text.h"
+#include "overview_panel.h"
+#include "plot_view.h"
 #include "preview_panel.h"
 #include "save_job.h"
 #include "save_options_dialog.h"
 #include "save_progress_dialog.h"
+#include "shortcuts_dialog.h"
+#include "slice_selector.h"
 #include "tensordict/version.h"
 
 namespace {
@@ -47,6 +55,8 @@ MainWindow::MainWindow(QWidget* parent)
       filterEdit_(new QLineEdit),
       details_(new DetailsPanel),
       preview_(new PreviewPanel),
+      overview_(new OverviewPanel),
+      content_(new QStackedWidget),
       statusLabel_(new QLabel),
       pages_(new QStackedWidget),
       compare_(new CompareView) {
@@ -59,14 +69,35 @@ MainWindow::MainWindow(QWidget* parent)
     filterEdit_->setClearButtonEnabled(true);
     connect(preview_, &PreviewPanel::reloadRequested, this, &MainWindow::reload);
     connect(filterEdit_, &QLineEdit::textChanged, this, &MainWindow::applyFilter);
+    // The filter fetches and shows only the rows leading to its matches: open those.
+    connect(filter_, &KeyFilterModel::matchPathsShown, this, [this](const QModelIndexList& rows) {
+        for (const QModelIndex& row : rows)
+            tree_->expand(row);
+    });
 
     tree_->setModel(filter_);
     tree_->setUniformRowHeights(true);
     tree_->setAlternatingRowColors(true);
     tree_->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    tree_->header()->setStretchLastSection(true);
+    tree_->setAccessibleName(tr("Key tree"));
+    // Every column as wide as its contents (Qt measures a bounded number of
+    // rows, so huge trees stay fast); the key column takes the rest and
+    // elides when the pane is narrow.
+    tree_->header()->setStretchLastSection(false);
+    tree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    tree_->header()->setSectionResizeMode(KeyTreeModel::KeyColumn, QHeaderView::Stretch);
+    tree_->header()->setMinimumSectionSize(tree_->fontMetrics().horizontalAdvance("0000000"));
     connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
             &MainWindow::updateDetails);
+    // Several leaves of one length selected (Ctrl- or Shift-click): plotted together.
+    // After currentChanged, which showed the current one alone.
+    connect(tree_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        std::vector<const tensordict::Node*> nodes;
+        for (const QModelIndex& row :
+             tree_->selectionModel()->selectedRows(KeyTreeModel::KeyColumn))
+            nodes.push_back(model_->node(filter_->mapToSource(row)));
+        preview_->showSeries(model_->tensorDict(), nodes);
+    });
 
     auto* left = new QWidget;
     auto* leftLayout = new QVBoxLayout(left);
@@ -74,22 +105,38 @@ MainWindow::MainWindow(QWidget* parent)
     leftLayout->addWidget(filterEdit_);
     leftLayout->addWidget(tree_);
 
-    auto* right = new QSplitter(Qt::Vertical);
-    right->addWidget(preview_);
-    right->addWidget(details_);
-    right->setStretchFactor(0, 3);
-    right->setStretchFactor(1, 1);
-    auto* splitter = new QSplitter;
-    splitter->addWidget(left);
-    splitter->addWidget(right);
-    splitter->setStretchFactor(0, 2);
-    splitter->setStretchFactor(1, 3);
-    splitter->setSizes({520, 880});
-    right->setSizes({560, 300});
-    pages_->addWidget(splitter);
+    content_->addWidget(preview_);
+    content_->addWidget(overview_);
+    // The preview gets the room; the details keep what their fields need.
+    detailsSplitter_ = new QSplitter(Qt::Vertical);
+    detailsSplitter_->addWidget(content_);
+    detailsSplitter_->addWidget(details_);
+    detailsSplitter_->setStretchFactor(0, 1);
+    detailsSplitter_->setStretchFactor(1, 0);
+    detailsSplitter_->setCollapsible(0, false);
+    treeSplitter_ = new QSplitter;
+    treeSplitter_->addWidget(left);
+    treeSplitter_->addWidget(detailsSplitter_);
+    treeSplitter_->setStretchFactor(0, 2);
+    treeSplitter_->setStretchFactor(1, 3);
+    treeSplitter_->setSizes({580, 820});
+    detailsSplitter_->setSizes({650, 150});
+    pages_->addWidget(treeSplitter_);
     pages_->addWidget(compare_);
     setCentralWidget(pages_);
     connect(details_, &DetailsPanel::copyKeyPathRequested, this, &MainWindow::copySelectedKeyPath);
+    connect(details_, &DetailsPanel::collapsedChanged, this, [this](bool collapsed) {
+        if (!collapsed) {  // give the fields back the room they need, no more
+            const int total = detailsSplitter_->height();
+            const int wanted = std::clamp(details_->sizeHint().height(), total / 5, total / 3);
+            detailsSplitter_->setSizes({total - wanted, wanted});
+        }
+        saveLayout();
+    });
+    connect(overview_, &OverviewPanel::keyActivated, this,
+            [this](const QStringList& path) { selectKeyPath(path); });
+    for (QSplitter* s : {treeSplitter_, detailsSplitter_})
+        connect(s, &QSplitter::splitterMoved, this, &MainWindow::saveLayout);
 
     statusBar()->addPermanentWidget(statusLabel_);
     statusBar()->addPermanentWidget(compare_->statusWidget());
@@ -124,6 +171,29 @@ MainWindow::MainWindow(QWidget* parent)
     resize(1400, 860);
 }
 
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    // Once laid out at its real size: splitter sizes restored earlier would be
+    // scaled as the window grows to it.
+    if (!std::exchange(layoutRestored_, true))
+        restoreLayout();
+}
+
+void MainWindow::restoreLayout() {
+    QSettings settings;
+    const bool collapsed = settings.value("layout/detailsCollapsed", false).toBool();
+    treeSplitter_->restoreState(settings.value("layout/treeSplitter").toByteArray());
+    detailsSplitter_->restoreState(settings.value("layout/detailsSplitter").toByteArray());
+    details_->setCollapsed(collapsed);  // last: it saves the layout
+}
+
+void MainWindow::saveLayout() const {
+    QSettings settings;
+    settings.setValue("layout/treeSplitter", treeSplitter_->saveState());
+    settings.setValue("layout/detailsSplitter", detailsSplitter_->saveState());
+    settings.setValue("layout/detailsCollapsed", details_->isCollapsed());
+}
+
 void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* openFile = file->addAction(tr("&Open Archive…"), this, &MainWindow::chooseFile);
@@ -134,30 +204,56 @@ void MainWindow::createMenus() {
     rebuildRecentMenu();
     file->addSeparator();
     compareMenu_ = file->addMenu(tr("&Compare With"));
-    compareMenu_->addAction(tr("&Archive…"), this, [this] { chooseComparison(false); });
-    compareMenu_->addAction(tr("&Directory…"), this, [this] { chooseComparison(true); });
+    compareMenu_->addAction(tr("&Archive…"), this, [this] { chooseComparison(false); })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+    compareMenu_->addAction(tr("&Directory…"), this, [this] { chooseComparison(true); })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
     compareMenu_->setEnabled(false);
     closeCompareAction_ =
         file->addAction(tr("C&lose Comparison"), this, &MainWindow::closeComparison);
+    closeCompareAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_W));
     closeCompareAction_->setEnabled(false);
+    file->addAction(tr("Re&load"), this, &MainWindow::reload)->setShortcut(QKeySequence::Refresh);
     file->addSeparator();
     saveAction_ = file->addAction(tr("&Save As / Export…"), this, &MainWindow::saveAs);
-    saveAction_->setShortcut(QKeySequence::SaveAs);
+    // Not QKeySequence::SaveAs: some platforms have none.
+    saveAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
     saveAction_->setEnabled(false);
     file->addSeparator();
-    file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
+    file->addAction(tr("&Quit"), this, &QWidget::close)
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));  // QKeySequence::Quit is not everywhere
 
     QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    // Ctrl+C belongs to the widget with focus: the table copies its cells, the
+    // trees their key path (below); the menu's own shortcut works anywhere.
     QAction* copy = edit->addAction(tr("&Copy Key Path"), this, &MainWindow::copySelectedKeyPath);
-    copy->setShortcut(QKeySequence::Copy);
+    copy->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    for (QTreeView* view : {tree_, compare_->treeView()}) {
+        auto* treeCopy = new QAction(tr("Copy Key Path"), view);
+        treeCopy->setShortcut(QKeySequence::Copy);
+        treeCopy->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+        connect(treeCopy, &QAction::triggered, this, &MainWindow::copySelectedKeyPath);
+        view->addAction(treeCopy);
+    }
+    compare_->treeView()->setAccessibleName(tr("Comparison tree"));
     QAction* find = edit->addAction(tr("&Filter Keys"), this, [this] {
         QLineEdit* filter = isComparing() ? compare_->filterEdit() : filterEdit_;
         filter->setFocus();
         filter->selectAll();
     });
     find->setShortcut(QKeySequence::Find);
+    edit->addAction(
+            tr("Focus Key &Tree"), this,
+            [this] {
+                (isComparing() ? compare_->treeView() : tree_)->setFocus(Qt::ShortcutFocusReason);
+            })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+
+    createViewMenu();
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts)
+        ->setShortcut(QKeySequence::HelpContents);
     help->addAction(tr("&About tdstudio"), this, [this] {
         QString libraries;
         for (const auto& [name, version] : tensordict::libraryVersions())
@@ -171,6 +267,107 @@ void MainWindow::createMenus() {
                 .arg(QApplication::applicationVersion(),
                      QString::fromStdString(tensordict::version()), libraries));
     });
+}
+
+void MainWindow::createViewMenu() {
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    const QString modes[] = {tr("&Table"), tr("&Image"), tr("&Plot"), tr("&Statistics")};
+    for (int mode = PreviewPanel::TableMode; mode <= PreviewPanel::StatisticsMode; ++mode)
+        view->addAction(modes[mode], this, [this, mode] { showMode(mode); })
+            ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + mode)));
+    view->addSeparator();
+    // Not PgUp/PgDown or arrows: the table scrolls with those.
+    view->addAction(tr("&Next Slice"), this, [this] { stepSlice(1); })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+    view->addAction(tr("P&revious Slice"), this, [this] { stepSlice(-1); })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
+    view->addAction(tr("&Go to Slice…"), this, &MainWindow::goToSlice)
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+    view->addSeparator();
+    QAction* details = view->addAction(tr("&Details"));
+    details->setCheckable(true);
+    details->setChecked(!details_->isCollapsed());
+    details->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
+    connect(details, &QAction::toggled, this, [this](bool on) { details_->setCollapsed(!on); });
+    connect(details_, &DetailsPanel::collapsedChanged, details,
+            [details](bool collapsed) { details->setChecked(!collapsed); });
+}
+
+void MainWindow::showMode(int mode) {
+    if (isComparing()) {
+        compare_->panel()->setMode(static_cast<ComparePanel::Mode>(mode));
+        return;
+    }
+    const tensordict::Node* node = preview_->node();
+    const auto wanted = static_cast<PreviewPanel::Mode>(mode);
+    if (showsOverview() || !node || node->kind != tensordict::NodeKind::Tensor)
+        statusBar()->showMessage(tr("Select a tensor leaf to preview it."), 3000);
+    else if (!preview_->canShow(wanted))
+        statusBar()->showMessage(tr("This leaf has no such view."), 3000);
+    else
+        preview_->setMode(wanted);
+}
+
+SliceSelector* MainWindow::currentSliceSelector() const {
+    if (isComparing()) {
+        ComparePanel* panel = compare_->panel();
+        if (!panel->showsValues())
+            return nullptr;
+        switch (panel->mode()) {
+            case ComparePanel::ImageMode:
+                return panel->imageView()->sliceSelector();
+            case ComparePanel::PlotMode:
+                return panel->plotView()->sliceSelector();
+            default:
+                return panel->tableSlice();
+        }
+    }
+    const tensordict::Node* node = preview_->node();
+    if (showsOverview() || !node || node->kind != tensordict::NodeKind::Tensor)
+        return nullptr;
+    switch (preview_->mode()) {
+        case PreviewPanel::ImageMode:
+            return preview_->imageView()->sliceSelector();
+        case PreviewPanel::PlotMode:
+            return preview_->plotView()->sliceSelector();
+        default:  // the statistics of a slice are those of the table's
+            return preview_->tableSlice();
+    }
+}
+
+void MainWindow::stepSlice(int delta) {
+    SliceSelector* selector = currentSliceSelector();
+    if (!selector || !selector->step(delta))
+        statusBar()->showMessage(tr("This view shows the whole leaf: there is no other slice."),
+                                 3000);
+}
+
+void MainWindow::goToSlice() {
+    SliceSelector* selector = currentSliceSelector();
+    if (selector && selector->focusIndexBox())
+        return;
+    // No slider (a 2-D table): the row to go to.
+    if (selector && !isComparing() && preview_->mode() == PreviewPanel::TableMode) {
+        preview_->goToRowField()->setFocus(Qt::ShortcutFocusReason);
+        preview_->goToRowField()->selectAll();
+        return;
+    }
+    statusBar()->showMessage(tr("This view shows the whole leaf: there is no slice to go to."),
+                             3000);
+}
+
+ShortcutsDialog* MainWindow::shortcutsDialog() const {
+    return shortcutsDialog_.data();
+}
+
+void MainWindow::showShortcuts() {
+    if (!shortcutsDialog_) {
+        shortcutsDialog_ = new ShortcutsDialog(this, this);
+        shortcutsDialog_->setAttribute(Qt::WA_DeleteOnClose);
+    }
+    shortcutsDialog_->show();
+    shortcutsDialog_->raise();
+    shortcutsDialog_->activateWindow();
 }
 
 void MainWindow::chooseFile() {
@@ -273,14 +470,10 @@ QString MainWindow::currentPath() const {
 void MainWindow::showLoaded() {
     auto td = document_->tensordict();
     const QString label = QFileInfo(QString::fromStdString(td->path())).fileName();
-    model_->setTensorDict(td, label);
+    model_->setTensorDict(td, label, QtFuture::makeReadyFuture(document_->keyIndex()));
     const QModelIndex root = filter_->index(0, 0);
     tree_->expand(root);
     tree_->setCurrentIndex(root);
-    for (int c = 0; c < KeyTreeModel::ColumnCount - 1; ++c)
-        tree_->resizeColumnToContents(c);
-    if (!filter_->pattern().isEmpty())
-        applyFilter(filter_->pattern());
     setWindowTitle(tr("%1 — tdstudio").arg(label));
     addRecentFile(QString::fromStdString(td->path()));
     saveAction_->setEnabled(saveJob_ == nullptr);
@@ -320,6 +513,19 @@ const tensordict::Node* MainWindow::selectedNode() const {
 void MainWindow::updateDetails() {
     details_->showNode(selectedNode(), model_);
     preview_->showNode(model_->tensorDict(), selectedNode());
+    // A collection shows what takes its space; anything else, its preview.
+    const tensordict::Node* node = selectedNode();
+    if (node && node->isCollection()) {
+        overview_->showNode(model_->tensorDict(), node);
+        content_->setCurrentWidget(overview_);
+    } else {
+        overview_->clear();
+        content_->setCurrentWidget(preview_);
+    }
+}
+
+bool MainWindow::showsOverview() const {
+    return content_->currentWidget() == overview_;
 }
 
 bool MainWindow::selectKeyPath(const QStringList& path) {
@@ -363,8 +569,6 @@ void MainWindow::copySelectedKeyPath() {
 
 void MainWindow::applyFilter(const QString& text) {
     filter_->setPattern(text.trimmed());
-    if (!text.trimmed().isEmpty())
-        tree_->expandAll();
 }
 
 QStringList MainWindow::recentFiles() const {
@@ -494,6 +698,7 @@ SaveJob* MainWindow::startSave(const QString& prefix, const tensordict::SaveOpti
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+    saveLayout();
     if (!saveJob_) {
         event->accept();
         return;

@@ -10,6 +10,7 @@
 class QLabel;
 class QLineEdit;
 class QMenu;
+class QSplitter;
 class QStackedWidget;
 class QTreeView;
 class CompareView;
@@ -17,15 +18,19 @@ class Document;
 class DetailsPanel;
 class KeyFilterModel;
 class KeyTreeModel;
+class OverviewPanel;
 class PreviewPanel;
+class ShortcutsDialog;
+class SliceSelector;
 class SaveJob;
 class SaveProgressDialog;
 namespace tensordict {
 class Node;
 }
 
-// tdstudio's main window: the key tree with its filter on the left, the
-// details of the selected node on the right. Opening runs in the background.
+// tdstudio's main window: the key tree with its filter on the left; on the
+// right the preview of the selected leaf, or the overview of the selected
+// collection, above its compact details. Opening runs in the background.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 
@@ -45,6 +50,13 @@ public:
     QLineEdit* filterEdit() const { return filterEdit_; }
     DetailsPanel* detailsPanel() const { return details_; }
     PreviewPanel* previewPanel() const { return preview_; }
+    OverviewPanel* overviewPanel() const { return overview_; }
+    // The right column shows the overview (a collection is selected), not the preview.
+    bool showsOverview() const;
+    QSplitter* treeSplitter() const { return treeSplitter_; }        // tree | right column
+    QSplitter* detailsSplitter() const { return detailsSplitter_; }  // preview | details
+    // Help > Keyboard Shortcuts, once opened.
+    ShortcutsDialog* shortcutsDialog() const;
     KeyTreeModel* keyModel() const { return model_; }
     KeyFilterModel* filterModel() const { return filter_; }
     // The node of the current selection, if any.
@@ -81,11 +93,22 @@ Q_SIGNALS:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
 private:
     void createMenus();
+    void createViewMenu();
+    // The preview's mode (or the comparison's), from View > Table... Statistics.
+    void showMode(int mode);
+    // The slider of the view on screen: the table's, the image's or the plot's.
+    SliceSelector* currentSliceSelector() const;
+    void stepSlice(int delta);
+    void goToSlice();
+    void showShortcuts();
+    void restoreLayout();
+    void saveLayout() const;
     void showLoaded();
     void showFailure(const QString& message);
     void updateDetails();
@@ -104,6 +127,12 @@ private:
     QLineEdit* filterEdit_;
     DetailsPanel* details_;
     PreviewPanel* preview_;
+    OverviewPanel* overview_;
+    QStackedWidget* content_;  // the preview, or the overview of a collection
+    QSplitter* treeSplitter_ = nullptr;
+    QSplitter* detailsSplitter_ = nullptr;
+    QPointer<ShortcutsDialog> shortcutsDialog_;
+    bool layoutRestored_ = false;
     QMenu* recentMenu_ = nullptr;
     QMenu* compareMenu_ = nullptr;
     QLabel* statusLabel_;

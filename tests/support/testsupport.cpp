@@ -11,6 +11,7 @@
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTest>
+#include <algorithm>
 
 namespace testsupport {
 
@@ -83,6 +84,35 @@ void writeFile(const QString& path, const QByteArray& content) {
     QFile f(path);
     f.open(QIODevice::WriteOnly | QIODevice::Truncate);
     f.write(content);
+}
+
+void writeWideTree(const QString& dir, int groups, int leaves, int leafElements) {
+    // group_042, leaf_0777: zero-padded to the width of the largest number.
+    auto name = [](const char* prefix, int i, int count, int minDigits) {
+        const int digits = std::max(minDigits, int(QString::number(count - 1).size()));
+        return QString("%1_%2").arg(prefix).arg(i, digits, 10, QChar('0'));
+    };
+    const QByteArray tail =
+        R"("shape": [], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})";
+    const QByteArray leaf = QString(R"({"device": "cpu", "shape": [%1], "dtype": "torch.float32", )"
+                                    R"("is_nested": false}, )")
+                                .arg(leafElements)
+                                .toUtf8();
+    QByteArray root = "{";
+    for (int g = 0; g < groups; ++g) {
+        const QString group = groups == 1 ? QString("group") : name("group", g, groups, 3);
+        root += "\"" + group.toUtf8() + R"(": {"type": "TensorDict"}, )";
+        QByteArray meta = "{";
+        for (int l = 0; l < leaves; ++l) {
+            const QString key = name("leaf", l, leaves, 4);
+            meta += "\"" + key.toUtf8() + "\": " + leaf;
+            if (leafElements > 0)
+                writeFile(dir + "/" + group + "/" + key + ".memmap",
+                          QByteArray(qsizetype(leafElements) * 4, '\0'));
+        }
+        writeFile(dir + "/" + group + "/meta.json", meta + tail);
+    }
+    writeFile(dir + "/meta.json", root + tail);
 }
 
 MappedFrom mappedFrom(const void* address) {

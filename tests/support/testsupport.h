@@ -38,6 +38,12 @@ void isolateSettings(const QString& testName);
 // Writes `content` to `path`, creating its directory.
 void writeFile(const QString& path, const QByteArray& content);
 
+// Writes a memmap directory of `groups` TensorDicts "group_000", ... (one:
+// "group") each of `leaves` float32 leaves "leaf_0000", ... of `leafElements` elements (0:
+// no files to write, so 100k keys take a moment), in meta.json files only
+// and, for leafElements > 0, zero-filled .memmap files.
+void writeWideTree(const QString& dir, int groups, int leaves, int leafElements = 0);
+
 // The file and file offset that `address` is mapped from (/proc/self/maps).
 struct MappedFrom {
     QString file;

@@ -1,10 +1,13 @@
 // KeyTreeModel and KeyFilterModel over every fixture, checked by
-// QAbstractItemModelTester; lazy batches; key search at any depth.
+// QAbstractItemModelTester; lazy batches; key search at any depth, on a
+// worker, over 100k keys without looking at the rest of the tree.
 
 #include <QAbstractItemModelTester>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include "key_index.h"
 
 #include "key_filter_model.h"
 #include "key_tree_model.h"
@@ -27,6 +30,29 @@ QStringList childKeys(const QAbstractItemModel& m, const QModelIndex& parent) {
     for (int r = 0; r < m.rowCount(parent); ++r)
         keys << m.index(r, 0, parent).data().toString();
     return keys;
+}
+
+// Sets `pattern` and waits for its search to complete (the worker's batches
+// arrive through the event loop).
+bool filterAndWait(KeyFilterModel& filter, const QString& pattern) {
+    filter.setPattern(pattern);
+    return QTest::qWaitFor([&] { return !filter.isSearching(); }, 30000);
+}
+
+// The keys shown by the filter, as paths below the root row.
+QStringList shownPaths(const QAbstractItemModel& m, const QModelIndex& parent = {},
+                       const QString& prefix = {}) {
+    QStringList paths;
+    for (int r = 0; r < m.rowCount(parent); ++r) {
+        const QModelIndex child = m.index(r, 0, parent);
+        const QString path = parent.isValid()
+                                 ? prefix + (prefix.isEmpty() ? "" : "/") + child.data().toString()
+                                 : QString();
+        if (m.rowCount(child) == 0)
+            paths << path;
+        paths << shownPaths(m, child, path);
+    }
+    return paths;
 }
 
 }  // namespace
@@ -60,7 +86,7 @@ private Q_SLOTS:
             QAbstractItemModelTester filterTester(
                 &filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
             QVERIFY(!model.canFetchMore(model.index(0, 0)));
-            filter.setPattern("a");
+            QVERIFY(filterAndWait(filter, "a"));  // batches arrive under the testers' eyes
             filter.setPattern("");
             QCOMPARE(model.rowCount(), 1);
             QCOMPARE(model.index(0, 0).data().toString(), fixture);
@@ -149,7 +175,8 @@ private Q_SLOTS:
         KeyFilterModel filter;
         filter.setKeyModel(&model);
         model.setTensorDict(open(testsupport::fixturePath("nested3")), "nested3");
-        filter.setPattern("W");  // case-insensitive; l1/l2/l3/w is 4 levels down
+        QVERIFY(filterAndWait(filter, "W"));  // case-insensitive; l1/l2/l3/w is 4 levels down
+        QCOMPARE(filter.matchCount(), 1);
         QModelIndex idx = filter.index(0, 0);
         QStringList path;
         while (filter.rowCount(idx) > 0) {
@@ -158,10 +185,85 @@ private Q_SLOTS:
             path << idx.data().toString();
         }
         QCOMPARE(path, (QStringList{"l1", "l2", "l3", "w"}));
-        filter.setPattern("no-such-key");
+        QVERIFY(filterAndWait(filter, "no-such-key"));
         QCOMPARE(filter.rowCount(), 0);
         filter.setPattern("");
         QCOMPARE(filter.rowCount(), 1);
+    }
+
+    void openingLooksAtNothingBeyondTheFirstScreen() {
+        QTemporaryDir dir;
+        testsupport::writeWideTree(dir.path(), 100, 1000);
+        auto td = open(dir.path());
+        KeyTreeModel model;
+        // As the Document hands it over: indexed on its loader thread.
+        model.setTensorDict(td, "wide", QtFuture::makeReadyFuture(KeyIndex::build(td)));
+        QCOMPARE(model.handedOverCount(), 1);  // the root row, nothing below
+        const QModelIndex root = model.index(0, 0);
+        model.fetchMore(root);
+        QCOMPARE(model.handedOverCount(), 1 + 100);
+        QCOMPARE(model.fetchedCount(td->root().children[42].get()), 0);
+        // Sizes of the first screen come from the index: no subtree is walked here.
+        QCOMPARE(model.index(0, KeyTreeModel::SizeColumn).data().toString(), QString("0 B"));
+        QCOMPARE(model.index(42, KeyTreeModel::SizeColumn, root).data().toString(), QString("0 B"));
+        QCOMPARE(model.countedSizes(), 0);
+        QVERIFY(!model.canFetchMore(root));
+        QVERIFY(model.canFetchMore(model.index(42, 0, root)));
+
+        // Without an index (still building), a collection's size is counted once, when shown.
+        KeyTreeModel bare;
+        bare.setTensorDict(td, "wide");
+        QCOMPARE(bare.handedOverCount(), 1);
+        QCOMPARE(bare.totalBytes(&td->root()), std::uint64_t(0));
+        QVERIFY(bare.countedSizes() <= 1);
+    }
+
+    void filterFindsAKeyAmong100kFetchingOnlyItsPath() {
+        QTemporaryDir dir;
+        testsupport::writeWideTree(dir.path(), 100, 1000);
+        auto td = open(dir.path());
+        KeyTreeModel model;
+        KeyFilterModel filter;
+        filter.setKeyModel(&model);
+        model.setTensorDict(td, "wide");
+        QSignalSpy paths(&filter, &KeyFilterModel::matchPathsShown);
+        QVERIFY(filterAndWait(filter, "GROUP_042/leaf_07"));  // no key holds a '/'
+        QCOMPARE(filter.rowCount(), 0);
+        QVERIFY(filterAndWait(filter, "leaf_0300"));  // one in every group, row 300
+        QCOMPARE(filter.matchCount(), 100);
+        const QModelIndex root = filter.index(0, 0);
+        QCOMPARE(filter.rowCount(root), 100);
+        QCOMPARE(filter.rowCount(filter.index(42, 0, root)), 1);
+        QCOMPARE(filter.index(0, 0, filter.index(42, 0, root)).data().toString(),
+                 QString("leaf_0300"));
+        // Each group was handed to the view only up to its match's batch.
+        constexpr int kUpToMatch = 2 * KeyTreeModel::kFetchBatch;
+        QCOMPARE(model.fetchedCount(td->root().children[42].get()), kUpToMatch);
+        QCOMPARE(model.handedOverCount(), 1 + 100 + 100 * kUpToMatch);
+        QVERIFY(paths.count() >= 1);
+    }
+
+    void newerPatternSupersedesOlder() {
+        QTemporaryDir dir;
+        testsupport::writeWideTree(dir.path(), 100, 1000);
+        auto td = open(dir.path());
+        KeyTreeModel model;
+        KeyFilterModel filter;
+        filter.setKeyModel(&model);
+        model.setTensorDict(td, "wide", QtFuture::makeReadyFuture(KeyIndex::build(td)));
+        QSignalSpy finished(&filter, &KeyFilterModel::searchFinished);
+        // The older search has found everything and its batches are on their
+        // way (posted, not yet delivered)...
+        filter.setPattern("leaf_0001");
+        filter.search()->waitForWorker();
+        QCOMPARE(filter.matchCount(), 0);
+        // ...when a newer pattern replaces it: none of the older matches show.
+        QVERIFY(filterAndWait(filter, "group_099"));
+        QCOMPARE(finished.count(), 1);
+        QCOMPARE(finished.takeFirst().at(0).toInt(), 1);
+        QCOMPARE(filter.matchCount(), 1);
+        QCoreApplication::processEvents();  // anything the old search still posted
+        QCOMPARE(shownPaths(filter), QStringList{"group_099"});
     }
 
     void controlCharactersAndEmptyKeysAreVisible() {

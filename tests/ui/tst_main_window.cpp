@@ -2,6 +2,7 @@
 // details panel, copy a key path, survive bad input, remember recent files.
 
 #include <QClipboard>
+#include <QFile>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QMimeData>
@@ -47,6 +48,7 @@ private Q_SLOTS:
 
         // Type into the filter box as a user would.
         QTest::keyClicks(w.filterEdit(), "rew");
+        QVERIFY(QTest::qWaitFor([&] { return !w.filterModel()->isSearching(); }, 10000));
         QAbstractItemModel* view = w.treeView()->model();
         const QModelIndex root = view->index(0, 0);
         QCOMPARE(view->rowCount(root), 1);
@@ -79,6 +81,56 @@ private Q_SLOTS:
         QCOMPARE(d->field("Class"), QString("fixture_classes.MyTC"));
         QCOMPARE(d->field("Batch size"), QString("[3]"));
         QVERIFY(d->valueText().contains("\"info\": null"));
+    }
+
+    void filterFindsAKeyAmong100kWithoutExpandingTheRest() {
+        QTemporaryDir dir;
+        testsupport::writeWideTree(dir.path(), 100, 1000);
+        // One key unlike the others, in group_042 at row 700.
+        QFile group(dir.path() + "/group_042/meta.json");
+        QVERIFY(group.open(QIODevice::ReadOnly));
+        const QByteArray meta = group.readAll().replace("\"leaf_0700\"", "\"needle\"");
+        group.close();
+        testsupport::writeFile(group.fileName(), meta);
+
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, dir.path()));
+        QSignalSpy finished(w.filterModel(), &KeyFilterModel::searchFinished);
+        w.filterEdit()->setText("NEEDLE");
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(finished.at(0).at(0).toInt(), 1);
+
+        // The view shows the path to the match, opened.
+        QTreeView* tree = w.treeView();
+        QAbstractItemModel* view = tree->model();
+        const QModelIndex root = view->index(0, 0);
+        QCOMPARE(view->rowCount(root), 1);
+        const QModelIndex g42 = view->index(0, 0, root);
+        QCOMPARE(g42.data().toString(), QString("group_042"));
+        QCOMPARE(view->rowCount(g42), 1);
+        QCOMPARE(view->index(0, 0, g42).data().toString(), QString("needle"));
+        QVERIFY(tree->isExpanded(root));
+        QVERIFY(tree->isExpanded(g42));
+
+        // Nothing else was fetched or expanded, and the tree was never fully fetched.
+        KeyTreeModel* keys = w.keyModel();
+        const tensordict::Node& top = keys->tensorDict()->root();
+        QVERIFY(keys->fetchedCount(top.children[42].get()) > 700);
+        for (int g = 0; g < 100; ++g)
+            if (g != 42)
+                QCOMPARE(keys->fetchedCount(top.children[g].get()), 0);
+        QVERIFY(keys->handedOverCount() <= 1 + 100 + 1000);
+
+        // Clearing the filter shows every group again, closed but for the match's.
+        w.filterEdit()->clear();
+        QCOMPARE(view->rowCount(view->index(0, 0)), 100);
+        for (int g = 0; g < 100; ++g) {
+            const QModelIndex row =
+                w.filterModel()->mapFromSource(keys->indexOf(top.children[g].get()));
+            QVERIFY(row.isValid());
+            QCOMPARE(tree->isExpanded(row), g == 42);
+        }
     }
 
     void archiveDetailsShowTheEntry() {

@@ -11,10 +11,15 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSemaphore>
+#include <QSettings>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QThreadPool>
 #include <QtTest>
+#include <atomic>
 
+#include "image_render.h"
 #include "image_view.h"
 #include "main_window.h"
 #include "plot_view.h"
@@ -22,6 +27,7 @@
 #include "slice_export.h"
 #include "slice_selector.h"
 #include "statistics.h"
+#include "statistics_view.h"
 #include "tensor_table_model.h"
 #include "tensor_table_view.h"
 #include "tensordict/save.h"
@@ -40,6 +46,7 @@ private Q_SLOTS:
     void initTestCase() {
         QVERIFY(scratch_.isValid());
         testsupport::isolateSettings("tst_preview");
+        QSettings().clear();  // remembered modes of an earlier run
     }
 
     void tableModelOnEveryDtype_data() {
@@ -378,6 +385,162 @@ private Q_SLOTS:
         QTRY_VERIFY(preview->message().isEmpty());
         QCOMPARE(preview->tableModel()->totalRows(), 512);
         QCOMPARE(preview->tableModel()->text(511, 511), QString("0.5"));
+    }
+
+    void tableTabNeverRendersImages() {
+        // A 2-D leaf opens in the table: the image and plot tabs are hidden and do nothing.
+        const QString dir = scratch_.path() + "/table-only";
+        TensorDict td = TensorDict::create();
+        td.mutableRoot().addBytes("x", DType::Float32, {256, 300},
+                                  ownedBytes(QByteArray(256 * 300 * 4, '\1')));
+        save(td, dir.toStdString());
+        QSettings().setValue("preview/mode/2d", int(PreviewPanel::TableMode));
+        std::atomic<int> renders{0};
+        setRenderHooks({[&renders](const ImageRequest&) { ++renders; }, {}});
+        auto unhook = qScopeGuard([] { setRenderHooks({}); });
+
+        MainWindow w;
+        w.show();
+        QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        w.openPath(dir);
+        QTRY_COMPARE(loaded.count(), 1);
+        PreviewPanel* preview = w.previewPanel();
+        QSignalSpy ready(preview, &PreviewPanel::leafReady);
+        QVERIFY(w.selectKeyPath({"x"}));
+        QTRY_COMPARE(ready.count(), 1);
+        QCOMPARE(preview->mode(), PreviewPanel::TableMode);
+        w.grab();                           // the table paints
+        QCoreApplication::processEvents();  // queued starts of the shown tab's work
+        QThreadPool::globalInstance()->waitForDone();
+        QCoreApplication::processEvents();
+        QCOMPARE(renders.load(), 0);
+        QCOMPARE(preview->plotView()->pointCount(), 0);
+        QVERIFY(!preview->statisticsView()->isRunning());
+
+        preview->setMode(PreviewPanel::ImageMode);  // shown: now it renders
+        QTRY_VERIFY(!preview->imageView()->image().isNull());
+        QVERIFY(renders.load() >= 1);
+        QSettings().remove("preview/mode/2d");
+    }
+
+    void switchingLeavesCancelsTheOldLeafsWork() {
+        const QString dir = scratch_.path() + "/switch";
+        TensorDict td = TensorDict::create();
+        td.mutableRoot().addBytes("big", DType::Float32, {2048, 2048},
+                                  ownedBytes(QByteArray(2048 * 2048 * 4, '\0')));
+        td.mutableRoot().addBytes("small", DType::Float32, {40},  // no image: nothing supersedes
+                                  ownedBytes(QByteArray(40 * 4, '\0')));
+        save(td, dir.toStdString());
+        QSettings().setValue("preview/mode/2d", int(PreviewPanel::ImageMode));
+
+        // The first render of "big" waits in the hook until the test lets it go.
+        QSemaphore release;
+        std::atomic<bool> entered{false}, bigFinished{false}, bigCancelled{false};
+        const std::vector<std::int64_t> bigShape{2048, 2048};
+        setRenderHooks({[&](const ImageRequest& r) {
+                            if (r.slice.shape == bigShape) {
+                                entered = true;
+                                release.acquire();
+                            }
+                        },
+                        [&](const ImageResult& r) {
+                            if (r.image.isNull() && !bigFinished) {
+                                bigCancelled = r.cancelled;
+                                bigFinished = true;
+                            }
+                        }});
+        auto unhook = qScopeGuard([&] {
+            setRenderHooks({});
+            QSettings().remove("preview/mode/2d");
+        });
+
+        MainWindow w;
+        auto letGo = qScopeGuard([&] {  // before the window waits for its workers
+            release.release(100);
+            QThreadPool::globalInstance()->waitForDone();
+        });
+        w.show();
+        QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        w.openPath(dir);
+        QTRY_COMPARE(loaded.count(), 1);
+        PreviewPanel* preview = w.previewPanel();
+        ImageView* view = preview->imageView();
+        QList<QSize> shown;
+        connect(view, &ImageView::rendered, this, [&] { shown << view->image().size(); });
+        QSignalSpy ready(preview, &PreviewPanel::leafReady);
+        QVERIFY(w.selectKeyPath({"big"}));
+        QTRY_COMPARE(ready.count(), 1);
+        QCOMPARE(preview->mode(), PreviewPanel::ImageMode);
+        QTRY_VERIFY(entered.load());  // big's render is on a worker, held in the hook
+
+        QVERIFY(w.selectKeyPath({"small"}));  // the user moves on
+        QTRY_COMPARE(ready.count(), 2);
+        release.release();
+        QTRY_VERIFY(bigFinished.load());
+        QVERIFY2(bigCancelled.load(), "the old leaf's render ran to its end");
+        QCoreApplication::processEvents();  // the old job's end reaches the view: dropped
+        QVERIFY(shown.isEmpty());
+        QVERIFY(view->image().isNull());
+        QVERIFY(!view->isRendering());
+    }
+
+    void largeImageIsRenderedAtScreenResolution() {
+        const int side = 2048;
+        QByteArray raw(side * side * 4, '\0');
+        auto* v = reinterpret_cast<float*>(raw.data());
+        for (int i = 0; i < side * side; ++i)
+            v[i] = float(i % 1000);
+        ImageView view;
+        view.resize(520, 420);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy rendered(&view, &ImageView::rendered);
+        view.setLeaf(DType::Float32, ownedBytes(raw), {side, side});
+        QTRY_COMPARE(rendered.count(), 1);
+        const ImageCanvas* canvas = view.canvas();
+        const QSize screen = canvas->size() * canvas->devicePixelRatioF();
+        const QSize image = view.image().size();
+        QVERIFY2(image.width() <= screen.width() && image.height() <= screen.height(),
+                 qPrintable(QString("%1x%2 drawn on %3x%4")
+                                .arg(image.width())
+                                .arg(image.height())
+                                .arg(screen.width())
+                                .arg(screen.height())));
+        QVERIFY(image.width() >= screen.width() / 2 || image.height() >= screen.height() / 2);
+        QVERIFY(canvas->detail().isNull());  // at fit, nothing finer is needed
+
+        // Zoomed in to 4 screen pixels an element: the region on screen at 1:1.
+        view.canvas()->setZoom(4);
+        QTRY_COMPARE(rendered.count(), 2);
+        const QImage& detail = canvas->detail();
+        QVERIFY(!detail.isNull());
+        QVERIFY(detail.width() <= screen.width() && detail.height() <= screen.height());
+        const QRectF visible = canvas->visibleElements();
+        QVERIFY(visible.width() < 200);
+        QCOMPARE(view.image().size(), image);  // the whole-slice picture stays as it was
+    }
+
+    void stackFramesAreReadAhead() {
+        // [50, 3, 64, 64]: the neighbours of the shown frame are rendered ahead,
+        // so the slider shows the next one at once, without waiting for a worker.
+        const int frames = 50, pixels = 3 * 64 * 64;
+        QByteArray raw(frames * pixels, '\0');
+        for (int i = 0; i < raw.size(); ++i)
+            raw[i] = static_cast<char>(i / pixels);  // frame f is all f
+        ImageView view;
+        view.resize(400, 300);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy rendered(&view, &ImageView::rendered);
+        view.setLeaf(DType::UInt8, ownedBytes(raw), {frames, 3, 64, 64});
+        QTRY_COMPARE(rendered.count(), 1);
+        QTRY_VERIFY(view.cachedFrames() >= 3);  // this one, the next and the one after
+        for (int f = 1; f <= 2; ++f) {
+            view.sliceSelector()->setIndex(0, f);
+            QCOMPARE(rendered.count(), 1 + f);  // from the read-ahead, in the same call
+            QCOMPARE(QColor(view.image().pixel(0, 0)).red(), f);
+            QTRY_VERIFY(!view.isRendering() && view.cachedFrames() >= 3 + f);
+        }
     }
 
 private:

@@ -89,6 +89,9 @@ private Q_SLOTS:
         QTest::keyClicks(dialog.destinationEdit(), scratch_.path() + "/out-dir");
         QVERIFY(!dialog.archive());
         QVERIFY(!dialog.compressionBox()->isEnabled());
+        QVERIFY(!dialog.canSave());  // until the disk has been asked
+        dialog.finishPendingCheck();
+        QVERIFY(dialog.canSave());
         QVERIFY(save->isEnabled());
 
         // A .tdz name switches to an archive; compression and level become available.
@@ -111,12 +114,14 @@ private Q_SLOTS:
 
         // Impossible destinations are explained before Save.
         dialog.setDestination(scratch_.path() + "/missing/folder/x.tdz");
+        dialog.finishPendingCheck();
         QVERIFY(!save->isEnabled());
         QVERIFY(dialog.problem().contains("does not exist"));
         QFile file(scratch_.path() + "/a-file");
         QVERIFY(file.open(QIODevice::WriteOnly));
         file.close();
         dialog.setDestination(scratch_.path() + "/a-file");
+        dialog.finishPendingCheck();
         QVERIFY(dialog.problem().contains("is a file"));
 
         // An existing destination is a warning: Save becomes Replace.
@@ -125,6 +130,7 @@ private Q_SLOTS:
         QVERIFY(inside.open(QIODevice::WriteOnly));
         inside.close();
         dialog.setDestination(scratch_.path() + "/existing");
+        dialog.finishPendingCheck();
         QVERIFY(save->isEnabled());
         QVERIFY(dialog.warning().contains("will be replaced"));
         QCOMPARE(save->text(), QString("Replace"));
@@ -132,7 +138,46 @@ private Q_SLOTS:
         // More than the free space: refused.
         SaveOptionsDialog huge(std::uint64_t(1) << 62, "everything", QString());
         huge.setDestination(scratch_.path() + "/big.tdz");
+        huge.finishPendingCheck();
         QVERIFY(huge.problem().contains("Not enough free space"));
+    }
+
+    // Typing a destination does not ask the disk at every keystroke: the
+    // checks wait for typing to pause (a single-shot timer restarted by each
+    // edit, which cannot fire while keyClicks sends its events) and run once,
+    // on a worker. Save runs a pending check before it decides.
+    void destinationIsCheckedOncePerPause() {
+        SaveOptionsDialog dialog(1, "the whole tensordict", QString());
+        dialog.show();
+        QPushButton* save = dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Save);
+        QSignalSpy checked(&dialog, &SaveOptionsDialog::destinationChecked);
+        const QString typed = scratch_.path() + "/typed-destination";
+        QTest::keyClicks(dialog.destinationEdit(), typed);
+        QCOMPARE(dialog.destinationEdit()->text(), typed);
+        QCOMPARE(dialog.diskCheckCount(), 0);  // one edit per character, no disk yet
+        QVERIFY(dialog.isChecking());
+        QVERIFY(!dialog.canSave());
+        QVERIFY(checked.wait(10000));  // the pause: one check, off the GUI thread
+        QCOMPARE(dialog.diskCheckCount(), 1);
+        QVERIFY(!dialog.isChecking());
+        QVERIFY(save->isEnabled());
+        QCOMPARE(dialog.problem(), QString());
+
+        // Format and atomic choices reuse what the disk said.
+        dialog.setArchive(true);
+        dialog.atomicBox()->setChecked(false);
+        QCOMPARE(dialog.diskCheckCount(), 1);
+
+        // More typing, then Save before the pause: the check runs first, once.
+        dialog.setArchive(false);
+        QTest::keyClicks(dialog.destinationEdit(), "-more");
+        QCOMPARE(dialog.diskCheckCount(), 1);
+        QSignalSpy accepted(&dialog, &QDialog::accepted);
+        save->click();
+        QCOMPARE(dialog.diskCheckCount(), 2);
+        QCOMPARE(accepted.count(), 1);
+        QCOMPARE(dialog.destination(), typed + "-more");
+        QCOMPARE(checked.count(), 2);
     }
 
     void saveThroughTheGui_data() {
@@ -150,6 +195,7 @@ private Q_SLOTS:
         dialog.setDestination(prefix);
         if (target != "dir")
             dialog.setCompression(*zipMethodFromName(target.toStdString()));
+        dialog.finishPendingCheck();
         QVERIFY(dialog.canSave());
         SaveJob* job = w.startSave(dialog.destination(), dialog.options());
         QVERIFY(job);

@@ -65,9 +65,9 @@ CompareImageView::CompareImageView(QWidget* parent)
             return;
         }
         result_ = watcher_.result();
-        canvases_[0]->setImage(result_.a.image);
-        canvases_[1]->setImage(result_.b.image);
-        canvases_[2]->setImage(result_.difference.image);
+        canvases_[0]->setImage(result_.a.image, result_.a.stride);
+        canvases_[1]->setImage(result_.b.image, result_.b.stride);
+        canvases_[2]->setImage(result_.difference.image, result_.difference.stride);
         captions_[0]->setText(tr("A"));
         captions_[1]->setText(tr("B"));
         captions_[2]->setText(
@@ -135,7 +135,10 @@ void CompareImageView::render() {
     a.channelDim = channelDim_;
     a.colormap = static_cast<Colormap>(colormap_->currentIndex());
     a.scale = static_cast<ImageScale>(scale_->currentIndex());
-    a.maxSide = 2048;  // three images: each smaller than a single one
+    // Each image at most as large as its canvas on screen (the view's level of detail).
+    const ImageCanvas* canvas = canvases_[0];
+    a.maxSide = static_cast<int>(std::clamp(
+        std::max(canvas->width(), canvas->height()) * canvas->devicePixelRatioF(), 64.0, 2048.0));
     b.dtype = bType_, b.bytes = b_;
     renderedSlice_ = a.slice;
     cancel_ = std::make_shared<std::atomic<bool>>(false);
@@ -143,12 +146,10 @@ void CompareImageView::render() {
         [a, b, cancel = cancel_] { return renderComparison(a, b, cancel.get()); }));
 }
 
-void CompareImageView::showHover(int x, int y) {
-    if (x < 0 || !a_.data || !b_.data)
+void CompareImageView::showHover(qint64 col, qint64 row) {
+    if (col < 0 || !a_.data || !b_.data)
         return;
     TensorSlice s = renderedSlice_;
-    const std::int64_t row = std::int64_t(y) * result_.a.stride,
-                       col = std::int64_t(x) * result_.a.stride;
     if (row >= s.rows() || col >= s.cols())
         return;
     const int channels =

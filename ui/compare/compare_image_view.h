@@ -38,7 +38,7 @@ Q_SIGNALS:
 
 private:
     void render();
-    void showHover(int x, int y);
+    void showHover(qint64 col, qint64 row);  // a slice element
 
     tensordict::DType aType_ = tensordict::DType::Float32, bType_ = tensordict::DType::Float32;
     tensordict::LeafBytes a_, b_;

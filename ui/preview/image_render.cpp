@@ -1,7 +1,11 @@
 #include "image_render.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 
 #include "tensordict/element.h"
 #include "tensordict/guarded_read.h"
@@ -82,11 +86,48 @@ struct Samples {
     bool lost = false, cancelled = false;
 };
 
+// The value of the element at `p`; the common dtypes without the generic switch.
+double valueAt(const std::byte* p, tensordict::DType dtype) {
+    switch (dtype) {
+        case tensordict::DType::Float32:
+            return *reinterpret_cast<const float*>(p);
+        case tensordict::DType::UInt8:
+            return *reinterpret_cast<const std::uint8_t*>(p);
+        default:
+            return tensordict::elementAsDouble(p, dtype);
+    }
+}
+
+// Every `stride`th row of a decimated picture is a short run of the file: asks
+// the kernel for all of them at once, so that a cold page cache reads them in
+// parallel rather than one page fault after another.
+void adviseRows(const ImageRequest& r, const TensorSlice::Layout& at, std::int64_t top,
+                std::int64_t left, const Samples& s, std::size_t item) {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    for (int y = 0; y < s.h; ++y) {
+        const std::int64_t row = top + std::int64_t(y) * s.stride;
+        const auto begin = reinterpret_cast<std::uintptr_t>(
+            r.bytes.data.get() + static_cast<std::size_t>(at.at(row, left)) * item);
+        const auto end = reinterpret_cast<std::uintptr_t>(
+            r.bytes.data.get() +
+            static_cast<std::size_t>(at.at(row, left + std::int64_t(s.w - 1) * s.stride) + 1) *
+                item);
+        const std::uintptr_t first = begin / page * page;
+        ::madvise(reinterpret_cast<void*>(first), end - first, MADV_WILLNEED);
+    }
+}
+
 Samples sample(const ImageRequest& r, const std::atomic<bool>* cancel) {
     Samples s;
-    const std::int64_t rows = r.slice.rows(), cols = r.slice.cols();
-    s.stride = static_cast<int>(
-        std::max<std::int64_t>(1, (std::max(rows, cols) + r.maxSide - 1) / r.maxSide));
+    const std::int64_t top = std::clamp<std::int64_t>(r.top, 0, r.slice.rows());
+    const std::int64_t left = std::clamp<std::int64_t>(r.left, 0, r.slice.cols());
+    const std::int64_t rows = r.height < 0 ? r.slice.rows() - top
+                                           : std::min(r.height, r.slice.rows() - top),
+                       cols = r.width < 0 ? r.slice.cols() - left
+                                          : std::min(r.width, r.slice.cols() - left);
+    s.stride = r.stride > 0 ? r.stride
+                            : static_cast<int>(std::max<std::int64_t>(
+                                  1, (std::max(rows, cols) + r.maxSide - 1) / r.maxSide));
     s.h = static_cast<int>((rows + s.stride - 1) / s.stride);
     s.w = static_cast<int>((cols + s.stride - 1) / s.stride);
     const std::size_t item = tensordict::itemSize(r.dtype);
@@ -101,18 +142,21 @@ Samples sample(const ImageRequest& r, const std::atomic<bool>* cancel) {
         for (int c = 0; c < s.channels; ++c) {
             if (r.channelDim >= 0)
                 slice.index[static_cast<std::size_t>(r.channelDim)] = c;
+            // The slice as an affine map: two additions per pixel, nothing allocated.
+            const TensorSlice::Layout at = slice.layout();
+            if (s.stride > 1 && at.colStride == 1)
+                adviseRows(r, at, top, left, s, item);
+            const std::int64_t step = std::int64_t(s.stride) * at.colStride;
             for (int y = 0; y < s.h; ++y) {
                 if (cancel && *cancel) {
                     s.cancelled = true;
                     return;
                 }
-                for (int x = 0; x < s.w; ++x) {
-                    const std::int64_t flat =
-                        slice.elementIndex(std::int64_t(y) * s.stride, std::int64_t(x) * s.stride);
-                    const std::byte* p = r.bytes.data.get() + static_cast<std::size_t>(flat) * item;
-                    s.values[(static_cast<std::size_t>(c) * s.h + y) * s.w + x] =
-                        tensordict::elementAsDouble(p, r.dtype);
-                }
+                std::int64_t flat = at.at(top + std::int64_t(y) * s.stride, left);
+                double* out = s.values.data() + (static_cast<std::size_t>(c) * s.h + y) * s.w;
+                for (int x = 0; x < s.w; ++x, flat += step)
+                    out[x] = valueAt(r.bytes.data.get() + static_cast<std::size_t>(flat) * item,
+                                     r.dtype);
             }
         }
     });
@@ -183,24 +227,56 @@ QImage paint(const Samples& s, double low, double high, const QVector<QRgb>& tab
 
 }  // namespace
 
+namespace {
+
+std::mutex hooksMutex;
+RenderHooks hooks;
+
+RenderHooks currentHooks() {
+    std::lock_guard lock(hooksMutex);
+    return hooks;
+}
+
+}  // namespace
+
+void setRenderHooks(RenderHooks h) {
+    std::lock_guard lock(hooksMutex);
+    hooks = std::move(h);
+}
+
 ImageResult renderImage(const ImageRequest& r, const std::atomic<bool>* cancel) {
-    ImageResult out;
-    if (!r.bytes.data)
+    const RenderHooks h = currentHooks();
+    if (h.started)
+        h.started(r);
+    ImageResult out = [&] {
+        ImageResult out;
+        if (!r.bytes.data)
+            return out;
+        const Samples s = sample(r, cancel);
+        if (s.lost) {
+            out.sourceChanged = true;
+            return out;
+        }
+        if (s.cancelled) {
+            out.cancelled = true;
+            return out;
+        }
+        out.stride = s.stride;
+        out.top = std::clamp<std::int64_t>(r.top, 0, r.slice.rows());
+        out.left = std::clamp<std::int64_t>(r.left, 0, r.slice.cols());
+        if (r.fixedRange)
+            out.low = r.low, out.high = r.high;
+        else
+            finiteRange(s.values, r.scale, &out.low, &out.high);
+        const bool bytes = r.dtype == tensordict::DType::UInt8;
+        const auto [low, high] = colourRange(s, bytes, r.scale, out.low, out.high);
+        out.image = paint(s, low, high, colormapTable(r.colormap));
+        if (s.channels >= 3 && bytes)
+            out.low = 0, out.high = 255;
         return out;
-    const Samples s = sample(r, cancel);
-    if (s.lost) {
-        out.sourceChanged = true;
-        return out;
-    }
-    if (s.cancelled)
-        return {};
-    out.stride = s.stride;
-    finiteRange(s.values, r.scale, &out.low, &out.high);
-    const bool bytes = r.dtype == tensordict::DType::UInt8;
-    const auto [low, high] = colourRange(s, bytes, r.scale, out.low, out.high);
-    out.image = paint(s, low, high, colormapTable(r.colormap));
-    if (s.channels >= 3 && bytes)
-        out.low = 0, out.high = 255;
+    }();
+    if (h.finished)
+        h.finished(out);
     return out;
 }
 

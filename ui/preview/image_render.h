@@ -4,6 +4,7 @@
 #include <QString>
 #include <QVector>
 #include <atomic>
+#include <functional>
 
 #include "tensor_slice.h"
 #include "tensordict/node.h"
@@ -25,15 +26,35 @@ struct ImageRequest {
     int channelDim = -1;
     Colormap colormap = Colormap::Gray;
     ImageScale scale = ImageScale::MinMax;
-    int maxSide = 4096;  // larger slices are drawn with a stride
+    int maxSide = 4096;  // larger slices are drawn with a stride (unless `stride` is given)
+    // Level of detail: only rows [top, top + height) and columns [left,
+    // left + width) of the slice (-1: to the end), every `stride`th of them
+    // (0: the smallest stride that fits maxSide). Image pixel (x, y) is slice
+    // element (top + y * stride, left + x * stride).
+    std::int64_t top = 0, left = 0, height = -1, width = -1;
+    int stride = 0;
+    // The colour range to use, so that every region of a slice looks alike;
+    // without it the range comes from the drawn pixels themselves.
+    bool fixedRange = false;
+    double low = 0, high = 0;
 };
 
 struct ImageResult {
     QImage image;
-    double low = 0, high = 0;    // the values mapped to the ends of the colormap
-    int stride = 1;              // image pixel = `stride` slice rows/columns
-    bool sourceChanged = false;  // the mapped file lost pages while it was read
+    double low = 0, high = 0;        // the values mapped to the ends of the colormap
+    int stride = 1;                  // image pixel = `stride` slice rows/columns
+    std::int64_t top = 0, left = 0;  // the slice element of the image's pixel (0, 0)
+    bool sourceChanged = false;      // the mapped file lost pages while it was read
+    bool cancelled = false;          // stopped early: `cancel` was set
 };
+
+// Test hooks, called on the rendering thread at the start and the end of
+// every renderImage() (to count renders, or to hold one while the test acts).
+struct RenderHooks {
+    std::function<void(const ImageRequest&)> started;
+    std::function<void(const ImageResult&)> finished;
+};
+void setRenderHooks(RenderHooks hooks);
 
 // Renders on the calling thread (call it from a worker); checks `cancel`.
 ImageResult renderImage(const ImageRequest& request, const std::atomic<bool>* cancel = nullptr);

@@ -21,38 +21,89 @@ ImageCanvas::ImageCanvas(QWidget* parent) : QWidget(parent) {
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }
 
-void ImageCanvas::setImage(const QImage& image) {
-    const bool sameSize = image.size() == image_.size();
+void ImageCanvas::setImage(const QImage& image, int stride) {
+    const QSizeF before = covered();
+    const int strideBefore = stride_;
     image_ = image;
-    if (!sameSize || fitted_)
+    stride_ = std::max(1, stride);
+    // The same slice at another stride covers the same elements (up to a
+    // pixel's rounding): the zoom stays. Another slice is fitted.
+    const double slack = std::max(strideBefore, stride_);
+    const QSizeF now = covered();
+    const bool sameSlice = std::abs(now.width() - before.width()) <= slack &&
+                           std::abs(now.height() - before.height()) <= slack;
+    if (!sameSlice || fitted_)
         fit();
     update();
+}
+
+void ImageCanvas::setDetail(const QImage& image, std::int64_t top, std::int64_t left, int stride) {
+    detail_ = image;
+    detailAt_ = QPointF(double(left), double(top));
+    detailStride_ = std::max(1, stride);
+    update();
+}
+
+void ImageCanvas::clearDetail() {
+    detail_ = {};
+    update();
+}
+
+QSizeF ImageCanvas::covered() const {
+    return QSizeF(image_.size()) * stride_;
 }
 
 void ImageCanvas::fit() {
     fitted_ = true;
     if (image_.isNull())
         return;
-    zoom_ = std::min(double(width()) / image_.width(), double(height()) / image_.height());
+    const QSizeF size = covered();
+    zoom_ = std::min(width() / size.width(), height() / size.height());
     if (zoom_ > 1)
         zoom_ = std::floor(zoom_);  // crisp pixels when enlarging
-    offset_ =
-        QPointF((width() - image_.width() * zoom_) / 2, (height() - image_.height() * zoom_) / 2);
+    offset_ = QPointF((width() - size.width() * zoom_) / 2, (height() - size.height() * zoom_) / 2);
     update();
+    Q_EMIT viewChanged();
+}
+
+void ImageCanvas::setZoom(double zoom) {
+    const QPointF centre(width() / 2.0, height() / 2.0);
+    const QPointF at = (centre - offset_) / zoom_;
+    zoom_ = std::clamp(zoom, 1e-4, 256.0);
+    offset_ = centre - at * zoom_;
+    fitted_ = false;
+    update();
+    Q_EMIT viewChanged();
+}
+
+QRectF ImageCanvas::visibleElements() const {
+    const QRectF onScreen(-offset_ / zoom_, QSizeF(width(), height()) / zoom_);
+    return onScreen.intersected(QRectF(QPointF(0, 0), covered()));
+}
+
+double ImageCanvas::elementsPerDevicePixel() const {
+    return 1.0 / (zoom_ * devicePixelRatioF());
 }
 
 void ImageCanvas::resizeEvent(QResizeEvent*) {
     if (fitted_)
         fit();
+    else
+        Q_EMIT viewChanged();
 }
 
 void ImageCanvas::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.fillRect(rect(), palette().color(QPalette::Mid));
-    if (image_.isNull())
-        return;
-    p.setRenderHint(QPainter::SmoothPixmapTransform, zoom_ < 1);
-    p.drawImage(QRectF(offset_, QSizeF(image_.width() * zoom_, image_.height() * zoom_)), image_);
+    auto draw = [&](const QImage& image, QPointF at, int stride) {
+        if (image.isNull())
+            return;
+        const double scale = stride * zoom_;  // screen pixels per image pixel
+        p.setRenderHint(QPainter::SmoothPixmapTransform, scale * devicePixelRatioF() < 1);
+        p.drawImage(QRectF(offset_ + at * zoom_, QSizeF(image.size()) * scale), image);
+    };
+    draw(image_, {}, stride_);
+    draw(detail_, detailAt_, detailStride_);  // finer, over the coarse picture
 }
 
 void ImageCanvas::wheelEvent(QWheelEvent* event) {
@@ -60,11 +111,12 @@ void ImageCanvas::wheelEvent(QWheelEvent* event) {
         return;
     const double factor = std::pow(1.25, event->angleDelta().y() / 120.0);
     const QPointF at = event->position();
-    const QPointF imagePoint = (at - offset_) / zoom_;
-    zoom_ = std::clamp(zoom_ * factor, 0.01, 256.0);
-    offset_ = at - imagePoint * zoom_;
+    const QPointF slicePoint = (at - offset_) / zoom_;
+    zoom_ = std::clamp(zoom_ * factor, 1e-4, 256.0);
+    offset_ = at - slicePoint * zoom_;
     fitted_ = false;
     update();
+    Q_EMIT viewChanged();
 }
 
 void ImageCanvas::mousePressEvent(QMouseEvent* event) {
@@ -77,11 +129,12 @@ void ImageCanvas::mouseMoveEvent(QMouseEvent* event) {
         dragStart_ = event->position().toPoint();
         fitted_ = false;
         update();
+        Q_EMIT viewChanged();
     }
     const QPointF p = (event->position() - offset_) / zoom_;
-    const int x = static_cast<int>(std::floor(p.x())), y = static_cast<int>(std::floor(p.y()));
-    if (x >= 0 && y >= 0 && x < image_.width() && y < image_.height())
-        Q_EMIT hovered(x, y);
+    const QSizeF size = covered();
+    if (p.x() >= 0 && p.y() >= 0 && p.x() < size.width() && p.y() < size.height())
+        Q_EMIT hovered(static_cast<qint64>(p.x()), static_cast<qint64>(p.y()));
     else
         Q_EMIT hovered(-1, -1);
 }
@@ -113,38 +166,19 @@ ImageView::ImageView(QWidget* parent)
     layout->addWidget(status_);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-    connect(colormap_, &QComboBox::currentIndexChanged, this, &ImageView::render);
-    connect(scale_, &QComboBox::currentIndexChanged, this, &ImageView::render);
-    connect(selector_, &SliceSelector::sliceChanged, this, &ImageView::render);
+    connect(colormap_, &QComboBox::currentIndexChanged, this, &ImageView::runNext);
+    connect(scale_, &QComboBox::currentIndexChanged, this, &ImageView::runNext);
+    connect(selector_, &SliceSelector::sliceChanged, this, &ImageView::sliceChosen);
     connect(fit, &QPushButton::clicked, canvas_, &ImageCanvas::fit);
     connect(canvas_, &ImageCanvas::hovered, this, &ImageView::showHover);
+    connect(canvas_, &ImageCanvas::viewChanged, this, &ImageView::runNext);
     connect(exportButton, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Export image"), "slice.png",
                                                           tr("PNG images (*.png)"));
         if (!path.isEmpty())
             exportPng(path);
     });
-    connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
-        if (watcher_.isCanceled())
-            return;
-        if (watcher_.result().sourceChanged) {
-            Q_EMIT sourceChanged();
-            return;
-        }
-        result_ = watcher_.result();
-        canvas_->setImage(result_.image);
-        status_->setText(tr("%1 × %2 px%3 · colour range %4 … %5")
-                             .arg(result_.image.width())
-                             .arg(result_.image.height())
-                             .arg(result_.stride > 1
-                                      ? tr(" (every %1th row and column)").arg(result_.stride)
-                                      : QString())
-                             .arg(result_.low, 0, 'g', 6)
-                             .arg(result_.high, 0, 'g', 6));
-        Q_EMIT rendered();
-        if (pending_)
-            render();
-    });
+    connect(&watcher_, &QFutureWatcherBase::finished, this, &ImageView::jobFinished);
 }
 
 ImageView::~ImageView() {
@@ -167,6 +201,7 @@ bool ImageView::canShow(const std::vector<std::int64_t>& shape, int* channelDim)
 
 void ImageView::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
                         const std::vector<std::int64_t>& shape) {
+    clear();
     dtype_ = dtype;
     bytes_ = std::move(bytes);
     canShow(shape, &channelDim_);
@@ -176,13 +211,21 @@ void ImageView::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
         slice.setDims(n - 3, n - 2);
     if (channelDim_ >= 0 && channelDim_ == n - 3)
         slice.setDims(n - 2, n - 1);
-    selector_->setSlice(slice, channelDim_);
-    render();
+    readAheadDim_ = -1;
+    selector_->setSlice(slice, channelDim_);  // renders once visible (sliceChosen)
+    runNext();
 }
 
 void ImageView::clear() {
+    ++generation_;  // whatever is still on its way belongs to the old leaf
+    cancelRunning();
     bytes_ = {};
     result_ = {};
+    detail_ = {};
+    shown_.reset();
+    frames_.clear();
+    announce_ = needsScreen_ = false;
+    canvas_->clearDetail();
     canvas_->setImage({});
     status_->clear();
 }
@@ -191,37 +234,278 @@ void ImageView::setColormap(Colormap map) {
     colormap_->setCurrentIndex(static_cast<int>(map));
 }
 
-void ImageView::render() {
-    if (!bytes_.data)
-        return;
-    if (watcher_.isRunning()) {  // one render at a time; the newest request wins
-        pending_ = true;
-        if (cancel_)
-            *cancel_ = true;
-        return;
-    }
-    pending_ = false;
+bool ImageView::isRendering() const {
+    return needsScreen_ || announce_;
+}
+
+void ImageView::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    // Queued: a tab shown only for a moment (while another is chosen) costs nothing.
+    QMetaObject::invokeMethod(this, &ImageView::runNext, Qt::QueuedConnection);
+}
+
+void ImageView::hideEvent(QHideEvent* event) {
+    QWidget::hideEvent(event);
+    cancelRunning();  // nothing for what is not shown; runNext() picks it up again
+}
+
+void ImageView::cancelRunning() {
+    if (cancel_)
+        *cancel_ = true;
+}
+
+void ImageView::sliceChosen(const TensorSlice& slice) {
+    // The dimension that moved is the one to read ahead along.
+    if (shown_ && shown_->slice.shape == slice.shape)
+        for (int d : slice.fixedDims())
+            if (d != channelDim_ && slice.index[static_cast<std::size_t>(d)] !=
+                                        shown_->slice.index[static_cast<std::size_t>(d)])
+                readAheadDim_ = d;
+    runNext();
+}
+
+ImageRequest ImageView::requestFor(const TensorSlice& slice) const {
     ImageRequest request;
     request.dtype = dtype_;
     request.bytes = bytes_;
-    request.slice = selector_->slice();
+    request.slice = slice;
     request.channelDim = channelDim_;
     request.colormap = static_cast<Colormap>(colormap_->currentIndex());
     request.scale = static_cast<ImageScale>(scale_->currentIndex());
-    renderedSlice_ = request.slice;
-    cancel_ = std::make_shared<std::atomic<bool>>(false);
-    watcher_.setFuture(QtConcurrent::run(
-        [request, cancel = cancel_] { return renderImage(request, cancel.get()); }));
+    return request;
 }
 
-void ImageView::showHover(int x, int y) {
-    if (x < 0 || !bytes_.data) {
+// The smallest stride at which the whole slice fits the canvas's device pixels:
+// the first picture is never larger than the screen.
+int ImageView::overviewStride() const {
+    const TensorSlice slice = selector_->slice();
+    const double dpr = canvas_->devicePixelRatioF();
+    const double w = std::max(1.0, canvas_->width() * dpr),
+                 h = std::max(1.0, canvas_->height() * dpr);
+    const double need = std::max(double(slice.cols()) / w, double(slice.rows()) / h);
+    return static_cast<int>(std::max(1.0, std::ceil(need - 1e-9)));
+}
+
+const ImageView::Frame* ImageView::cachedFrame(const TensorSlice& slice, int stride) const {
+    const auto colormap = static_cast<Colormap>(colormap_->currentIndex());
+    const auto scale = static_cast<ImageScale>(scale_->currentIndex());
+    for (const Frame& f : frames_)
+        if (f.slice == slice && f.stride == stride && f.colormap == colormap && f.scale == scale)
+            return &f;
+    return nullptr;
+}
+
+void ImageView::keepFrame(const ImageRequest& request, const ImageResult& result) {
+    frames_.push_front({request.slice, request.colormap, request.scale, result.stride, result});
+    // A few frames, bounded in bytes too: a stack of large slices keeps fewer.
+    constexpr std::size_t maxFrames = 8;
+    constexpr qsizetype maxBytes = 48 << 20;
+    qsizetype bytes = 0;
+    std::size_t keep = 0;
+    while (keep < frames_.size() && keep < maxFrames &&
+           (keep == 0 || bytes + frames_[keep].result.image.sizeInBytes() <= maxBytes))
+        bytes += frames_[keep++].result.image.sizeInBytes();
+    frames_.resize(keep);
+}
+
+std::optional<ImageView::Job> ImageView::visibleJob() {
+    const TensorSlice slice = selector_->slice();
+    const int stride = overviewStride();
+    const auto colormap = static_cast<Colormap>(colormap_->currentIndex());
+    const auto scale = static_cast<ImageScale>(scale_->currentIndex());
+    const bool shownIsCurrent = shown_ && shown_->slice == slice && shown_->stride == stride &&
+                                shown_->colormap == colormap && shown_->scale == scale;
+    if (!shownIsCurrent) {
+        if (const Frame* f = cachedFrame(slice, stride)) {  // scrubbing back and forth
+            const Frame frame = *f;
+            showOverview(frame);
+        } else {
+            Job job{JobKind::Overview, generation_, requestFor(slice)};
+            job.request.stride = stride;
+            return job;
+        }
+    }
+    // Zoomed in past the whole-slice picture: the region on screen, finer.
+    const double perPixel = canvas_->elementsPerDevicePixel();
+    const int detailStride = static_cast<int>(std::max(1.0, std::ceil(perPixel - 1e-9)));
+    const QRectF visible = canvas_->visibleElements();
+    if (detailStride >= result_.stride || visible.isEmpty()) {
+        if (!detail_.image.isNull()) {
+            detail_ = {};
+            canvas_->clearDetail();
+        }
+        return std::nullopt;
+    }
+    const auto covers = [&](const ImageRequest& r) {
+        return r.slice == slice && r.stride == detailStride && r.colormap == colormap &&
+               r.scale == scale && double(r.left) <= visible.left() &&
+               double(r.top) <= visible.top() && double(r.left + r.width) >= visible.right() &&
+               double(r.top + r.height) >= visible.bottom();
+    };
+    if (!detail_.image.isNull() && covers(detailRequest_))
+        return std::nullopt;
+    if (running_ && running_->kind == JobKind::Detail && covers(running_->request))
+        return running_;
+    if (!detail_.image.isNull() && !(detailRequest_.slice == slice)) {
+        detail_ = {};  // another frame: its detail would mislead
+        canvas_->clearDetail();
+    }
+    // The visible region with a margin of a quarter screen on each side, so
+    // that a short pan needs nothing new; aligned to the stride.
+    const QRectF region =
+        visible
+            .adjusted(-visible.width() / 4, -visible.height() / 4, visible.width() / 4,
+                      visible.height() / 4)
+            .intersected(QRectF(0, 0, double(slice.cols()), double(slice.rows())));
+    Job job{JobKind::Detail, generation_, requestFor(slice)};
+    ImageRequest& r = job.request;
+    r.stride = detailStride;
+    r.left = static_cast<std::int64_t>(std::floor(region.left() / detailStride)) * detailStride;
+    r.top = static_cast<std::int64_t>(std::floor(region.top() / detailStride)) * detailStride;
+    r.width = static_cast<std::int64_t>(std::ceil(region.right())) - r.left;
+    r.height = static_cast<std::int64_t>(std::ceil(region.bottom())) - r.top;
+    r.fixedRange = true;  // the whole slice's range: the detail matches the picture under it
+    r.low = result_.low, r.high = result_.high;
+    return job;
+}
+
+std::optional<ImageView::Job> ImageView::readAheadJob() const {
+    const TensorSlice slice = selector_->slice();
+    int dim = readAheadDim_;
+    if (dim < 0)
+        for (int d : slice.fixedDims())
+            if (d != channelDim_ && slice.shape[static_cast<std::size_t>(d)] > 1) {
+                dim = d;
+                break;
+            }
+    if (dim < 0)
+        return std::nullopt;
+    const auto u = static_cast<std::size_t>(dim);
+    const int stride = overviewStride();
+    for (int delta : {1, -1, 2, -2}) {  // the next frames first: scrubbing goes on
+        TensorSlice next = slice;
+        next.index[u] += delta;
+        if (next.index[u] < 0 || next.index[u] >= slice.shape[u] || cachedFrame(next, stride))
+            continue;
+        Job job{JobKind::ReadAhead, generation_, requestFor(next)};
+        job.request.stride = stride;
+        return job;
+    }
+    return std::nullopt;
+}
+
+void ImageView::runNext() {
+    if (!bytes_.data || !isVisible() || canvas_->width() <= 0)
+        return;
+    std::optional<Job> job = visibleJob();
+    needsScreen_ = job.has_value();
+    if (!job) {
+        if (announce_) {
+            announce_ = false;
+            updateStatus();
+            Q_EMIT rendered();
+        }
+        job = readAheadJob();
+    }
+    if (running_) {
+        // One job at a time: a different need cancels it; jobFinished() comes back here.
+        const ImageRequest &a = job ? job->request : ImageRequest{}, &b = running_->request;
+        // A frame read ahead is the frame needed now when the slider got there first.
+        const auto whole = [](JobKind k) { return k != JobKind::Detail; };
+        const bool same = job && whole(job->kind) == whole(running_->kind) && a.slice == b.slice &&
+                          a.stride == b.stride && a.colormap == b.colormap && a.scale == b.scale &&
+                          a.left == b.left && a.top == b.top && a.width == b.width &&
+                          a.height == b.height;
+        if (!same)
+            cancelRunning();
+        return;
+    }
+    if (job)
+        start(*job);
+}
+
+void ImageView::start(Job job) {
+    running_ = job;
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    watcher_.setFuture(QtConcurrent::run(
+        [request = job.request, cancel = cancel_] { return renderImage(request, cancel.get()); }));
+}
+
+void ImageView::jobFinished() {
+    if (!running_)
+        return;
+    const Job job = *std::exchange(running_, std::nullopt);
+    const ImageResult result = watcher_.result();
+    if (job.generation != generation_ || result.cancelled)
+        return runNext();  // an older leaf's, or superseded: dropped
+    if (result.sourceChanged) {
+        Q_EMIT sourceChanged();
+        return;
+    }
+    switch (job.kind) {
+        case JobKind::Overview:
+            keepFrame(job.request, result);
+            if (job.request.slice == selector_->slice())
+                showOverview(frames_.front());  // with the colours it was drawn in
+            break;
+        case JobKind::ReadAhead:
+            keepFrame(job.request, result);
+            break;
+        case JobKind::Detail:
+            if (job.request.slice == selector_->slice()) {
+                detail_ = result;
+                detailRequest_ = job.request;
+                canvas_->setDetail(result.image, result.top, result.left, result.stride);
+                announce_ = true;
+            }
+            break;
+    }
+    runNext();
+}
+
+void ImageView::showOverview(const Frame& frame) {
+    result_ = frame.result;
+    shown_ = Frame{frame.slice, frame.colormap, frame.scale, frame.result.stride, {}};
+    canvas_->setImage(result_.image, result_.stride);
+    announce_ = true;
+    updateStatus();
+}
+
+void ImageView::updateStatus() {
+    const TensorSlice slice = selector_->slice();
+    const int stride = detail_.image.isNull() ? result_.stride : detail_.stride;
+    status_->setText(
+        tr("%1 × %2%3 · colour range %4 … %5")
+            .arg(slice.rows())
+            .arg(slice.cols())
+            .arg(stride > 1 ? tr(" · a pixel per %1 × %1 elements").arg(stride) : QString())
+            .arg(result_.low, 0, 'g', 6)
+            .arg(result_.high, 0, 'g', 6));
+}
+
+void ImageView::exportPng(const QString& path) {
+    if (!bytes_.data)
+        return Q_EMIT exported(false);
+    ImageRequest request = requestFor(selector_->slice());
+    request.fixedRange = shown_.has_value();  // as on screen
+    request.low = result_.low, request.high = result_.high;
+    auto* done = new QFutureWatcher<bool>(this);
+    connect(done, &QFutureWatcherBase::finished, this, [this, done] {
+        Q_EMIT exported(done->result());
+        done->deleteLater();
+    });
+    done->setFuture(QtConcurrent::run([request, path] {
+        const ImageResult r = renderImage(request);
+        return !r.image.isNull() && r.image.save(path, "PNG");
+    }));
+}
+
+void ImageView::showHover(qint64 col, qint64 row) {
+    TensorSlice s = selector_->slice();
+    if (col < 0 || !bytes_.data || !shown_ || row >= s.rows() || col >= s.cols()) {
         status_->setToolTip({});
         return;
     }
-    TensorSlice s = renderedSlice_;
-    const std::int64_t row = std::int64_t(y) * result_.stride,
-                       col = std::int64_t(x) * result_.stride;
     QStringList values;
     const int channels =
         channelDim_ >= 0 ? static_cast<int>(s.shape[static_cast<std::size_t>(channelDim_)]) : 1;

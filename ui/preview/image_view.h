@@ -3,7 +3,9 @@
 #include <QFutureWatcher>
 #include <QWidget>
 #include <atomic>
+#include <deque>
 #include <memory>
+#include <optional>
 
 #include "image_render.h"
 #include "tensordict/node.h"
@@ -12,18 +14,33 @@ class QComboBox;
 class QLabel;
 class SliceSelector;
 
-// Paints an image with zoom (wheel, around the cursor) and pan (drag).
+// Paints a slice as images with zoom (wheel, around the cursor) and pan
+// (drag), in the slice's coordinates: a picture of the whole slice at
+// screen resolution and, zoomed in, a finer one of the region on screen
+// drawn over it (level of detail: nothing is ever drawn at full size).
 class ImageCanvas : public QWidget {
     Q_OBJECT
 
 public:
     explicit ImageCanvas(QWidget* parent = nullptr);
-    void setImage(const QImage& image);
+    // The whole slice, every `stride`th row and column.
+    void setImage(const QImage& image, int stride = 1);
+    // Part of the slice: pixel (x, y) is element (top + y * stride, left + x * stride).
+    void setDetail(const QImage& image, std::int64_t top, std::int64_t left, int stride);
+    void clearDetail();
+    const QImage& detail() const { return detail_; }
     void fit();
+    // Screen pixels per slice element, and zooming to `zoom` around the centre.
     double zoom() const { return zoom_; }
+    void setZoom(double zoom);
+    // The slice elements on screen (within the slice), and how many slice
+    // elements one device pixel spans.
+    QRectF visibleElements() const;
+    double elementsPerDevicePixel() const;
 
 Q_SIGNALS:
-    void hovered(int x, int y);  // image pixel under the cursor, -1 outside
+    void hovered(qint64 col, qint64 row);  // slice element under the cursor, -1 outside
+    void viewChanged();                    // zoomed, panned or resized
 
 protected:
     void paintEvent(QPaintEvent*) override;
@@ -33,15 +50,26 @@ protected:
     void resizeEvent(QResizeEvent*) override;
 
 private:
+    QSizeF covered() const;  // slice elements the whole-slice image spans
+
     QImage image_;
+    int stride_ = 1;
+    QImage detail_;
+    QPointF detailAt_;  // slice (column, row) of the detail's top-left pixel
+    int detailStride_ = 1;
     double zoom_ = 1;
-    QPointF offset_;  // widget position of the image's top-left corner
+    QPointF offset_;  // widget position of the slice's top-left corner
     QPoint dragStart_;
     bool fitted_ = true;
 };
 
 // A slice of a leaf as an image: single-channel data through a colormap,
 // [H,W,3|4] and [3|4,H,W] as colour; stacks browse with the slice sliders.
+// Work is done only while the view is visible, off the GUI thread, for what
+// the screen shows: the whole slice at screen resolution first (its colour
+// range fixed from those pixels), then the region on screen when zoomed in.
+// A newer request cancels the running one; a few frames of a stack are
+// cached and the neighbours of the shown one rendered ahead.
 class ImageView : public QWidget {
     Q_OBJECT
 
@@ -51,23 +79,64 @@ public:
 
     // Whether `shape` can be shown as an image, and with which channel dimension.
     static bool canShow(const std::vector<std::int64_t>& shape, int* channelDim = nullptr);
+    // Takes the leaf; renders once the view is visible.
     void setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
                  const std::vector<std::int64_t>& shape);
+    // Drops the leaf and cancels its work; a result still on its way is dropped.
     void clear();
+    // The whole slice, at screen resolution.
     const QImage& image() const { return result_.image; }
+    ImageCanvas* canvas() const { return canvas_; }
     SliceSelector* sliceSelector() const { return selector_; }
     void setColormap(Colormap map);
-    bool isRendering() const { return watcher_.isRunning(); }
+    // Whether what the screen needs is still being drawn.
+    bool isRendering() const;
+    // Frames of a stack held rendered (the shown one and those read ahead).
+    int cachedFrames() const { return static_cast<int>(frames_.size()); }
     QString hoverText() const;
-    bool exportPng(const QString& path) const { return result_.image.save(path, "PNG"); }
+    // Renders the whole slice (up to 4096 pixels a side) on a worker and saves it.
+    void exportPng(const QString& path);
 
 Q_SIGNALS:
-    void rendered();
+    void rendered();  // the screen shows the current slice in full detail
+    void exported(bool ok);
     void sourceChanged();  // the leaf's file lost data while it was read
 
+protected:
+    void showEvent(QShowEvent* event) override;
+    void hideEvent(QHideEvent* event) override;
+
 private:
-    void render();
-    void showHover(int x, int y);
+    enum class JobKind { Overview, Detail, ReadAhead };
+    struct Job {
+        JobKind kind = JobKind::Overview;
+        std::uint64_t generation = 0;
+        ImageRequest request;
+    };
+    // A rendered whole slice, kept for scrubbing through a stack.
+    struct Frame {
+        TensorSlice slice;
+        Colormap colormap;
+        ImageScale scale;
+        int stride;
+        ImageResult result;
+    };
+
+    ImageRequest requestFor(const TensorSlice& slice) const;
+    int overviewStride() const;
+    const Frame* cachedFrame(const TensorSlice& slice, int stride) const;
+    void keepFrame(const ImageRequest& request, const ImageResult& result);
+    // Starts (or shows from the cache) what the screen needs next, else a read-ahead.
+    void runNext();
+    std::optional<Job> visibleJob();
+    std::optional<Job> readAheadJob() const;
+    void start(Job job);
+    void jobFinished();
+    void showOverview(const Frame& frame);
+    void cancelRunning();
+    void sliceChosen(const TensorSlice& slice);
+    void updateStatus();
+    void showHover(qint64 col, qint64 row);
 
     tensordict::DType dtype_ = tensordict::DType::Float32;
     tensordict::LeafBytes bytes_;
@@ -77,9 +146,16 @@ private:
     QComboBox* scale_;
     ImageCanvas* canvas_;
     QLabel* status_;
-    ImageResult result_;
-    TensorSlice renderedSlice_;
+    ImageResult result_;          // the shown whole slice
+    std::optional<Frame> shown_;  // what result_ is of
+    ImageResult detail_;          // the shown region, if any
+    ImageRequest detailRequest_;
+    std::uint64_t generation_ = 0;  // counts leaves: older jobs' results are dropped
+    std::deque<Frame> frames_;      // most recently used first
+    int readAheadDim_ = -1;         // the dimension last scrubbed
+    std::optional<Job> running_;
     QFutureWatcher<ImageResult> watcher_;
     std::shared_ptr<std::atomic<bool>> cancel_;
-    bool pending_ = false;
+    bool announce_ = false;     // the screen changed since `rendered` was last emitted
+    bool needsScreen_ = false;  // what the screen needs is not drawn yet
 };

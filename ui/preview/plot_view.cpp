@@ -2,13 +2,17 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLegend>
 #include <QLineSeries>
+#include <QListWidget>
 #include <QPushButton>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 #include <cmath>
 
 #include "slice_selector.h"
@@ -18,7 +22,8 @@
 std::optional<QList<QPointF>> plotPoints(tensordict::DType dtype,
                                          const tensordict::LeafBytes& bytes,
                                          const TensorSlice& slice, std::int64_t first,
-                                         std::int64_t last, int buckets) {
+                                         std::int64_t last, int buckets,
+                                         const std::atomic<bool>* cancel) {
     QList<QPointF> points;
     if (!bytes.data)
         return points;
@@ -27,10 +32,10 @@ std::optional<QList<QPointF>> plotPoints(tensordict::DType dtype,
         first = std::clamp<std::int64_t>(first, 0, slice.rows());
         last = std::clamp<std::int64_t>(last, first, slice.rows());
         const std::size_t item = tensordict::itemSize(dtype);
+        const TensorSlice::Layout at = slice.layout();  // once: no per-element index arithmetic
         auto value = [&](std::int64_t i) {
             return tensordict::elementAsDouble(
-                bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(i, 0)) * item,
-                dtype);
+                bytes.data.get() + static_cast<std::size_t>(at.at(i, 0)) * item, dtype);
         };
         const std::int64_t n = last - first;
         if (n <= 2 * buckets) {
@@ -41,7 +46,10 @@ std::optional<QList<QPointF>> plotPoints(tensordict::DType dtype,
             }
             return;
         }
+        // Bucket by bucket: the envelope holds 2 points per bucket, whatever the length.
         for (int b = 0; b < buckets; ++b) {
+            if (cancel && *cancel)
+                return;  // superseded, or the leaf is no longer shown
             const std::int64_t begin = first + n * b / buckets, end = first + n * (b + 1) / buckets;
             double mn = INFINITY, mx = -INFINITY;
             std::int64_t at_mn = begin, at_mx = begin;
@@ -72,24 +80,63 @@ std::optional<QList<QPointF>> plotPoints(tensordict::DType dtype,
     return points;
 }
 
+NiceTicks niceTicks(double lo, double hi, int intervals) {
+    NiceTicks ticks;
+    const double span = hi - lo;
+    if (!std::isfinite(span) || span <= 0 || intervals < 1)
+        return ticks;
+    const double raw = span / intervals;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    const double n = raw / magnitude;
+    ticks.step = (n < 1.5 ? 1 : n < 3 ? 2 : n < 7 ? 5 : 10) * magnitude;
+    const int stepExponent = static_cast<int>(std::floor(std::log10(ticks.step) + 1e-9));
+    const double largest = std::max(std::abs(lo), std::abs(hi));
+    if (largest >= 1e6 || stepExponent < -4) {
+        // As many mantissa digits as the step needs below the largest value's.
+        const int valueExponent = static_cast<int>(std::floor(std::log10(largest)));
+        ticks.format = QString("%.%1e").arg(std::clamp(valueExponent - stepExponent, 0, 6));
+    } else {
+        ticks.format = QString("%.%1f").arg(std::max(0, -stepExponent));
+    }
+    return ticks;
+}
+
+namespace {
+
+// numpy's spelling of `slice` with its x dimension as ":", e.g. "[:, 3]".
+QString indexText(const TensorSlice& slice) {
+    QStringList parts;
+    for (int d = 0; d < static_cast<int>(slice.shape.size()); ++d)
+        parts << (d == slice.rowDim ? QString(":")
+                                    : QString::number(slice.index[static_cast<std::size_t>(d)]));
+    return "[" + parts.join(", ") + "]";
+}
+
+// Dynamic ticks every nice step from a multiple of it.
+void applyTicks(QValueAxis* axis, const NiceTicks& ticks) {
+    axis->setTickType(QValueAxis::TicksDynamic);
+    axis->setTickAnchor(0);
+    axis->setTickInterval(ticks.step);
+    axis->setLabelFormat(ticks.format);
+}
+
+// The list shows this many indices at most; larger dimensions are chosen from their start.
+constexpr int kMaxListed = 4096;
+
+}  // namespace
+
 PlotView::PlotView(QWidget* parent)
     : QWidget(parent),
       selector_(new SliceSelector(SliceSelector::Mode::Plot)),
+      seriesPanel_(new QWidget),
+      seriesDimBox_(new QComboBox),
+      seriesList_(new QListWidget),
       chart_(new QChart),
-      series_(new QLineSeries),
-      otherSeries_(new QLineSeries),
       xAxis_(new QValueAxis),
       yAxis_(new QValueAxis),
       status_(new QLabel) {
-    chart_->addSeries(series_);
-    chart_->addSeries(otherSeries_);
     chart_->addAxis(xAxis_, Qt::AlignBottom);
     chart_->addAxis(yAxis_, Qt::AlignLeft);
-    for (QLineSeries* s : {series_, otherSeries_}) {
-        s->attachAxis(xAxis_);
-        s->attachAxis(yAxis_);
-    }
-    otherSeries_->setVisible(false);
     chart_->legend()->hide();
     chart_->legend()->setAlignment(Qt::AlignTop);
     chart_->setMargins(QMargins(4, 4, 4, 4));
@@ -103,43 +150,42 @@ PlotView::PlotView(QWidget* parent)
     bar->addWidget(new QLabel(tr("Drag to zoom into a range; right-click zooms out.")));
     bar->addStretch();
     bar->addWidget(reset);
+
+    // The lines to draw, beside the plot: which dimension, which of its indices.
+    auto* seriesLayout = new QVBoxLayout(seriesPanel_);
+    seriesLayout->setContentsMargins(0, 0, 0, 0);
+    seriesLayout->addWidget(new QLabel(tr("Series along:")));
+    seriesLayout->addWidget(seriesDimBox_);
+    seriesLayout->addWidget(seriesList_, 1);
+    seriesList_->setToolTip(tr("Check the indices to draw as lines (at most %1).").arg(kMaxLines));
+    seriesPanel_->setFixedWidth(150);
+    seriesPanel_->hide();
+    auto* plotRow = new QHBoxLayout;
+    plotRow->addWidget(view_, 1);
+    plotRow->addWidget(seriesPanel_);
+
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(bar);
     layout->addWidget(selector_);
-    layout->addWidget(view_, 1);
+    layout->addLayout(plotRow, 1);
     layout->addWidget(status_);
 
-    connect(selector_, &SliceSelector::sliceChanged, this,
-            [this] { replot(0, double(selector_->slice().rows())); });
-    connect(reset, &QPushButton::clicked, this,
-            [this] { replot(0, double(selector_->slice().rows())); });
+    connect(selector_, &SliceSelector::sliceChanged, this, &PlotView::replotAll);
+    connect(reset, &QPushButton::clicked, this, &PlotView::replotAll);
     connect(xAxis_, &QValueAxis::rangeChanged, this, [this](qreal min, qreal max) {
         if (!settingRange_)
             replot(min, max);  // a rubber-band zoom: fetch the detail of that range
     });
-    connect(series_, &QLineSeries::hovered, this, &PlotView::hover);
-    connect(otherSeries_, &QLineSeries::hovered, this, &PlotView::hover);
+    connect(seriesDimBox_, &QComboBox::activated, this,
+            [this] { setSeriesDim(seriesDimBox_->currentData().toInt()); });
+    connect(seriesList_, &QListWidget::itemChanged, this, &PlotView::seriesChecked);
     connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
-        const std::optional<Lines> read = watcher_.result();
+        const std::optional<Points> read = watcher_.result();
         if (!read) {
             Q_EMIT sourceChanged();
             return;
         }
-        const QList<QPointF>& points = read->points;
-        series_->replace(points);
-        otherSeries_->replace(read->otherPoints);
-        double lo = INFINITY, hi = -INFINITY;
-        for (const QList<QPointF>* line : {&points, &read->otherPoints})
-            for (const QPointF& p : *line)
-                lo = std::min(lo, p.y()), hi = std::max(hi, p.y());
-        if (std::isfinite(lo)) {
-            const double pad = hi > lo ? (hi - lo) * 0.05 : 0.5;
-            settingRange_ = true;
-            yAxis_->setRange(lo - pad, hi + pad);
-            settingRange_ = false;
-        }
-        status_->setText(tr("%1 points drawn").arg(points.size()));
-        Q_EMIT plotted();
+        showPoints(*read);
     });
 }
 
@@ -149,41 +195,172 @@ PlotView::~PlotView() {
 
 void PlotView::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
                        const std::vector<std::int64_t>& shape) {
+    series_.clear();
     dtype_ = dtype;
     bytes_ = std::move(bytes);
     TensorSlice slice = TensorSlice::defaultFor(shape);
+    seriesDim_ = -1;
     if (shape.size() >= 2) {
-        // Along the last dimension with more than one element: [N, 1] plots its N values.
-        int x = static_cast<int>(shape.size()) - 1;
-        while (x > 0 && shape[static_cast<std::size_t>(x)] == 1)
-            --x;
+        // Along the longest dimension: [1000, 4] and [4, 1000] both plot 1000 values.
+        const auto longest = std::max_element(shape.begin(), shape.end());
+        const int x = static_cast<int>(longest - shape.begin());
         slice.setDims(x, -1);
+        // A short other dimension gives the lines (not when comparing: A and B are the lines).
+        for (int d = 0; d < static_cast<int>(shape.size()) && !other_.data; ++d) {
+            const std::int64_t size = shape[static_cast<std::size_t>(d)];
+            if (d != x && size >= 2 && size <= 8 &&
+                (seriesDim_ < 0 || size < shape[static_cast<std::size_t>(seriesDim_)]))
+                seriesDim_ = d;
+        }
     }
-    selector_->setSlice(slice);
-    replot(0, double(slice.rows()));
+    selector_->setSlice(slice, seriesDim_);
+    chosen_ = defaultIndices(seriesDim_);
+    fillSeriesPanel();
+    replotAll();
+}
+
+void PlotView::setSeries(std::vector<Series> leaves, std::int64_t length) {
+    bytes_ = {};
+    other_ = {};
+    series_ = std::move(leaves);
+    seriesDim_ = -1;
+    chosen_.clear();
+    selector_->setSlice(TensorSlice::defaultFor({length}));
+    fillSeriesPanel();
+    replotAll();
 }
 
 void PlotView::clear() {
+    if (cancel_)
+        *cancel_ = true;  // the leaf is no longer shown: its reduction stops
     bytes_ = {};
     other_ = {};
-    series_->clear();
-    otherSeries_->clear();
-    otherSeries_->setVisible(false);
+    series_.clear();
+    drawn_.clear();
+    seriesDim_ = -1;
+    chosen_.clear();
+    for (QLineSeries* line : lines_)
+        line->clear();
     chart_->legend()->hide();
+    seriesPanel_->hide();
 }
 
 void PlotView::setOther(tensordict::DType dtype, tensordict::LeafBytes bytes, const QString& name,
                         const QString& otherName) {
     otherDtype_ = dtype;
     other_ = std::move(bytes);
-    series_->setName(name);
-    otherSeries_->setName(otherName);
-    otherSeries_->setVisible(other_.data != nullptr);
-    chart_->legend()->setVisible(other_.data != nullptr);
+    name_ = name;
+    otherName_ = otherName;
 }
 
-int PlotView::otherPointCount() const {
-    return static_cast<int>(otherSeries_->count());
+QList<qint64> PlotView::defaultIndices(int dim) const {
+    const TensorSlice& slice = selector_->slice();
+    if (dim < 0 || dim >= static_cast<int>(slice.shape.size()))
+        return {};
+    const std::int64_t size = slice.shape[static_cast<std::size_t>(dim)];
+    if (size > 8)
+        return {slice.index[static_cast<std::size_t>(dim)]};  // where its slider was
+    QList<qint64> all;
+    for (std::int64_t i = 0; i < size; ++i)
+        all << i;
+    return all;
+}
+
+void PlotView::setSeriesDim(int dim) {
+    if (!bytes_.data || other_.data)
+        return;
+    TensorSlice slice = selector_->slice();
+    const int n = static_cast<int>(slice.shape.size());
+    if (dim >= n || dim == seriesDim_)
+        return;
+    if (dim >= 0 && dim == slice.rowDim) {
+        // The x axis' dimension becomes the lines': x takes the old lines' dimension,
+        // or the longest other one.
+        int x = seriesDim_;
+        for (int d = 0; d < n && x < 0; ++d)
+            if (d != dim)
+                x = d;
+        for (int d = 0; d < n; ++d)
+            if (seriesDim_ < 0 && d != dim &&
+                slice.shape[static_cast<std::size_t>(d)] > slice.shape[static_cast<std::size_t>(x)])
+                x = d;
+        slice.setDims(x, -1);
+    }
+    seriesDim_ = dim;
+    selector_->setSlice(slice, seriesDim_);
+    chosen_ = defaultIndices(seriesDim_);
+    fillSeriesPanel();
+    replotAll();
+}
+
+void PlotView::setSeriesIndices(const QList<qint64>& indices) {
+    if (seriesDim_ < 0)
+        return;
+    const std::int64_t size = selector_->slice().shape[static_cast<std::size_t>(seriesDim_)];
+    chosen_.clear();
+    for (qint64 i : indices)
+        if (i >= 0 && i < size && !chosen_.contains(i))
+            chosen_ << i;
+    std::sort(chosen_.begin(), chosen_.end());
+    fillSeriesPanel();
+    replot(xAxis_->min(), xAxis_->max());
+}
+
+void PlotView::fillSeriesPanel() {
+    const TensorSlice& slice = selector_->slice();
+    const int n = static_cast<int>(slice.shape.size());
+    // Only a single leaf of two or more dimensions has indices to choose lines from.
+    seriesPanel_->setVisible(bytes_.data && !other_.data && n >= 2);
+    const QSignalBlocker blockBox(seriesDimBox_), blockList(seriesList_);
+    seriesDimBox_->clear();
+    seriesDimBox_->addItem(tr("— (one line)"), -1);
+    for (int d = 0; d < n; ++d)
+        seriesDimBox_->addItem(
+            tr("dim %1 (%2)").arg(d).arg(slice.shape[static_cast<std::size_t>(d)]), d);
+    seriesDimBox_->setCurrentIndex(std::max(0, seriesDimBox_->findData(seriesDim_)));
+    seriesList_->clear();
+    seriesList_->setEnabled(seriesDim_ >= 0);
+    if (seriesDim_ < 0)
+        return;
+    const std::int64_t size = slice.shape[static_cast<std::size_t>(seriesDim_)];
+    for (std::int64_t i = 0; i < std::min<std::int64_t>(size, kMaxListed); ++i) {
+        TensorSlice at = slice;
+        at.index[static_cast<std::size_t>(seriesDim_)] = i;
+        auto* item = new QListWidgetItem(indexText(at), seriesList_);
+        item->setData(Qt::UserRole, qint64(i));
+        item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+        item->setCheckState(chosen_.contains(i) ? Qt::Checked : Qt::Unchecked);
+    }
+}
+
+void PlotView::seriesChecked() {
+    chosen_.clear();
+    for (int row = 0; row < seriesList_->count(); ++row)
+        if (seriesList_->item(row)->checkState() == Qt::Checked)
+            chosen_ << seriesList_->item(row)->data(Qt::UserRole).toLongLong();
+    replot(xAxis_->min(), xAxis_->max());
+}
+
+std::vector<PlotView::Line> PlotView::linesToDraw() const {
+    const TensorSlice& slice = selector_->slice();
+    std::vector<Line> lines;
+    if (!series_.empty()) {
+        for (const Series& s : series_)
+            lines.push_back({s.name, s.dtype, s.bytes, slice});
+    } else if (other_.data) {
+        lines.push_back({name_, dtype_, bytes_, slice});
+        lines.push_back({otherName_, otherDtype_, other_, slice});
+    } else if (seriesDim_ >= 0) {
+        for (qint64 i : chosen_) {
+            Line line{{}, dtype_, bytes_, slice};
+            line.slice.index[static_cast<std::size_t>(seriesDim_)] = i;
+            line.name = indexText(line.slice);
+            lines.push_back(std::move(line));
+        }
+    } else if (bytes_.data) {
+        lines.push_back({indexText(slice), dtype_, bytes_, slice});
+    }
+    return lines;
 }
 
 void PlotView::zoomTo(double first, double last) {
@@ -191,65 +368,131 @@ void PlotView::zoomTo(double first, double last) {
 }
 
 int PlotView::pointCount() const {
-    return static_cast<int>(series_->count());
+    return lines_.empty() ? 0 : static_cast<int>(lines_[0]->count());
+}
+
+int PlotView::otherPointCount() const {
+    return lines_.size() < 2 ? 0 : static_cast<int>(lines_[1]->count());
+}
+
+void PlotView::replotAll() {
+    replot(0, double(selector_->slice().rows()));
 }
 
 void PlotView::replot(double first, double last) {
-    if (!bytes_.data)
+    if (!hasData())
         return;
+    if (cancel_)
+        *cancel_ = true;  // a newer range: the running reduction stops at its next bucket
     watcher_.waitForFinished();
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
     settingRange_ = true;
     xAxis_->setRange(first, std::max(last, first + 1));
+    // Whole indices on x: a step of at least one.
+    NiceTicks ticks = niceTicks(xAxis_->min(), xAxis_->max(), 8);
+    if (ticks.step <= 1)
+        ticks = {1, "%.0f"};
+    applyTicks(xAxis_, ticks);
     settingRange_ = false;
-    const TensorSlice slice = selector_->slice();
+    drawing_ = linesToDraw();
+    leftOut_ = std::max(0, static_cast<int>(drawing_.size()) - kMaxLines);
+    drawing_.resize(std::min<std::size_t>(drawing_.size(), kMaxLines));
     const auto b = static_cast<std::int64_t>(std::floor(first)),
                e = static_cast<std::int64_t>(std::ceil(last)) + 1;
-    watcher_.setFuture(QtConcurrent::run([dtype = dtype_, bytes = bytes_, otherDtype = otherDtype_,
-                                          other = other_, slice, b, e]() -> std::optional<Lines> {
-        Lines lines;
-        auto points = plotPoints(dtype, bytes, slice, b, e);
-        if (!points)
-            return std::nullopt;
-        lines.points = std::move(*points);
-        if (other.data) {
-            points = plotPoints(otherDtype, other, slice, b, e);
-            if (!points)
+    watcher_.setFuture(QtConcurrent::run([lines = drawing_, b, e,
+                                          cancel = cancel_]() -> std::optional<Points> {
+        Points points;
+        for (const Line& line : lines) {
+            auto read = plotPoints(line.dtype, line.bytes, line.slice, b, e, 2000, cancel.get());
+            if (!read)
                 return std::nullopt;
-            lines.otherPoints = std::move(*points);
+            points.push_back(std::move(*read));
         }
-        return lines;
+        return points;
     }));
 }
 
+void PlotView::showPoints(const Points& points) {
+    drawn_ = drawing_;
+    // As many line series as lines; kept from one plot to the next so that they keep their colours.
+    while (lines_.size() > points.size()) {
+        chart_->removeSeries(lines_.back());
+        delete lines_.back();
+        lines_.pop_back();
+    }
+    while (lines_.size() < points.size()) {
+        auto* line = new QLineSeries;
+        chart_->addSeries(line);
+        line->attachAxis(xAxis_);
+        line->attachAxis(yAxis_);
+        connect(line, &QLineSeries::hovered, this, &PlotView::hover);
+        lines_.push_back(line);
+    }
+    double lo = INFINITY, hi = -INFINITY;
+    int total = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        lines_[i]->setName(drawn_[i].name);
+        lines_[i]->replace(points[i]);
+        total += static_cast<int>(points[i].size());
+        for (const QPointF& p : points[i])
+            lo = std::min(lo, p.y()), hi = std::max(hi, p.y());
+    }
+    chart_->legend()->setVisible(points.size() > 1);
+    if (std::isfinite(lo)) {
+        const double pad = hi > lo ? (hi - lo) * 0.05 : std::max(0.5, std::abs(hi) * 0.05);
+        // The range runs from tick to tick, so that its ends are labelled with round values.
+        const NiceTicks ticks = niceTicks(lo - pad, hi + pad, 6);
+        double bottom = std::floor((lo - pad) / ticks.step) * ticks.step;
+        double top = std::ceil((hi + pad) / ticks.step) * ticks.step;
+        if (top <= bottom)
+            top = bottom + ticks.step;
+        settingRange_ = true;
+        yAxis_->setRange(bottom, top);
+        applyTicks(yAxis_, ticks);
+        settingRange_ = false;
+    }
+    QString status = points.size() > 1 ? tr("%n lines, ", "", static_cast<int>(points.size())) +
+                                             tr("%n points drawn", "", total)
+                                       : tr("%n points drawn", "", total);
+    if (points.empty() && seriesDim_ >= 0)
+        status = tr("Check the series to draw.");
+    if (leftOut_ > 0)
+        status += tr(" · %n more chosen, not drawn", "", leftOut_);
+    status_->setText(status);
+    Q_EMIT plotted();
+}
+
 void PlotView::hover(const QPointF& point, bool state) {
-    if (!state || !bytes_.data)
+    if (!state || drawn_.empty())
         return;
     const auto i = static_cast<std::int64_t>(std::llround(point.x()));
-    const TensorSlice slice = selector_->slice();
-    if (i < 0 || i >= slice.rows())
+    if (i < 0 || i >= drawn_.front().slice.rows())
         return;
     // Through the guarded path: the file may have shrunk under the mapping.
-    auto read = [&](tensordict::DType dtype, const tensordict::LeafBytes& bytes, QString* text) {
-        const std::size_t item = tensordict::itemSize(dtype);
+    QStringList values;
+    for (const Line& line : drawn_) {
+        const std::size_t item = tensordict::itemSize(line.dtype);
         std::byte element[16];
         if (!tensordict::tryGuardedCopy(
                 element,
-                bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(i, 0)) * item, item))
-            return false;
-        *text = QString::fromStdString(tensordict::formatElement(element, dtype));
-        return true;
-    };
-    QString value, other;
-    if (!read(dtype_, bytes_, &value) || (other_.data && !read(otherDtype_, other_, &other))) {
-        Q_EMIT sourceChanged();
-        return;
+                line.bytes.data.get() +
+                    static_cast<std::size_t>(line.slice.elementIndex(i, 0)) * item,
+                item)) {
+            Q_EMIT sourceChanged();
+            return;
+        }
+        const QString value =
+            QString::fromStdString(tensordict::formatElement(element, line.dtype));
+        values << (drawn_.size() == 1 ? value : tr("%1 = %2").arg(line.name, value));
     }
-    if (other_.data)
-        status_->setText(tr("[%1]  %2 = %3  ·  %4 = %5")
-                             .arg(i)
-                             .arg(series_->name(), value, otherSeries_->name(), other));
+    if (drawn_.size() == 1)
+        status_->setText(tr("[%1] = %2").arg(i).arg(values.front()));
     else
-        status_->setText(tr("[%1] = %2").arg(i).arg(value));
+        status_->setText(tr("[%1]  %2").arg(i).arg(values.join(QStringLiteral("  ·  "))));
+}
+
+QString PlotView::statusText() const {
+    return status_->text();
 }
 
 QString PlotView::hoverText() const {

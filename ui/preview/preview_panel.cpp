@@ -2,12 +2,14 @@
 
 #include <QComboBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QProgressDialog>
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
@@ -82,8 +84,20 @@ PreviewPanel::PreviewPanel(QWidget* parent)
     showMessage(tr("Select a tensor leaf to see its values."));
 
     connect(&watcher_, &QFutureWatcherBase::finished, this, &PreviewPanel::leafLoaded);
+    connect(&seriesWatcher_, &QFutureWatcherBase::finished, this, &PreviewPanel::seriesLoaded);
     connect(tableModel_, &TensorTableModel::sourceChanged, this, &PreviewPanel::sourceChanged);
     connect(imageView_, &ImageView::sourceChanged, this, &PreviewPanel::sourceChanged);
+    connect(imageView_, &ImageView::exported, this, [this](bool ok) {
+        if (ok)
+            return;
+        // Not exec(): never block the event loop.
+        auto* box = new QMessageBox(QMessageBox::Warning, tr("Export failed"),
+                                    tr("The image could not be written as a PNG file. Check that "
+                                       "its folder exists and that you may write there."),
+                                    QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    });
     connect(plotView_, &PlotView::sourceChanged, this, &PreviewPanel::sourceChanged);
     connect(statisticsView_, &StatisticsView::sourceChanged, this, &PreviewPanel::sourceChanged);
     connect(tableSlice_, &SliceSelector::sliceChanged, this, [this](const TensorSlice& slice) {
@@ -95,6 +109,7 @@ PreviewPanel::PreviewPanel(QWidget* parent)
 
 PreviewPanel::~PreviewPanel() {
     watcher_.waitForFinished();
+    seriesWatcher_.waitForFinished();
 }
 
 QWidget* PreviewPanel::makeTablePage() {
@@ -137,20 +152,18 @@ QWidget* PreviewPanel::makeTablePage() {
             tableView_->scrollTo(row < 0 ? tableModel_->totalRows() + row : row,
                                  tableModel_->firstCol());
     });
-    auto exportTo = [this](const QString& filter, const QString& suffix, auto write) {
+    auto exportTo = [this](const QString& filter, const QString& suffix,
+                           SliceExportJob::Format format) {
         const QString path = QFileDialog::getSaveFileName(
             this, tr("Export slice"), QString::fromStdString(node_ ? node_->key : "slice") + suffix,
             filter);
-        if (path.isEmpty())
-            return;
-        const QString error = (this->*write)(path);
-        if (!error.isEmpty())
-            QMessageBox::warning(this, tr("Export failed"), error);
+        if (!path.isEmpty())
+            exportSlice(format, path);
     };
     connect(csv, &QPushButton::clicked, this,
-            [=] { exportTo(tr("CSV files (*.csv)"), ".csv", &PreviewPanel::exportCsv); });
+            [=] { exportTo(tr("CSV files (*.csv)"), ".csv", SliceExportJob::Format::Csv); });
     connect(npy, &QPushButton::clicked, this,
-            [=] { exportTo(tr("NumPy arrays (*.npy)"), ".npy", &PreviewPanel::exportNpy); });
+            [=] { exportTo(tr("NumPy arrays (*.npy)"), ".npy", SliceExportJob::Format::Npy); });
     return page;
 }
 
@@ -191,12 +204,29 @@ bool PreviewPanel::canShow(Mode mode) const {
 void PreviewPanel::modeChosen(int index) {
     if (!node_ || node_->kind != NodeKind::Tensor)
         return;
-    if (!restoringMode_)  // remember the user's choice for this kind of shape
+    if (!restoringMode_ && seriesNodes_.empty())  // remember the choice for this kind of shape
         QSettings().setValue("preview/mode/" + shapeKind(node_->shape), index);
-    if (index == StatisticsMode && statisticsStale_ && bytes_.data) {
+    if (index != StatisticsMode && statisticsView_->isRunning()) {
+        statisticsView_->cancel();  // nothing for a hidden tab; computed again when shown
+        statisticsStale_ = true;
+    }
+    // Queued: when a mode is restored and then overridden at once (--view),
+    // only the tab finally shown starts its work.
+    QMetaObject::invokeMethod(this, &PreviewPanel::startShownWork, Qt::QueuedConnection);
+}
+
+void PreviewPanel::startShownWork() {
+    if (!bytes_.data || pages_->currentWidget() != tensorPage_)
+        return;
+    if (mode() == StatisticsMode && statisticsStale_) {
         statisticsStale_ = false;
         statisticsView_->compute();
     }
+    if (mode() == PlotMode && plotStale_) {
+        plotStale_ = false;
+        plotView_->setLeaf(node_->dtype, bytes_, node_->shape);
+    }
+    // The image view starts on its own when it is shown.
 }
 
 void PreviewPanel::showMessage(const QString& text, bool offerReload) {
@@ -236,6 +266,7 @@ void PreviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner,
     // tree alive); the watcher only reports the newest.
     owner_ = std::move(owner);
     node_ = node;
+    seriesNodes_.clear();
     bytes_ = {};
     tableModel_->clear();
     imageView_->clear();
@@ -279,7 +310,7 @@ void PreviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner,
 }
 
 void PreviewPanel::leafLoaded() {
-    if (!node_ || node_->kind != NodeKind::Tensor)
+    if (!node_ || node_->kind != NodeKind::Tensor || !seriesNodes_.empty())
         return;
     try {
         bytes_ = watcher_.result();
@@ -299,12 +330,13 @@ void PreviewPanel::leafLoaded() {
     tableView_->fitColumns();
     const bool image = leaf.shape.size() >= 2 && leaf.numel > 0;
     const bool plot = !leaf.shape.empty() && leaf.numel > 0;
+    tabs_->setTabEnabled(TableMode, true);
     tabs_->setTabEnabled(ImageMode, image);
     tabs_->setTabEnabled(PlotMode, plot);
+    tabs_->setTabEnabled(StatisticsMode, true);
     if (image)
         imageView_->setLeaf(leaf.dtype, bytes_, leaf.shape);
-    if (plot)
-        plotView_->setLeaf(leaf.dtype, bytes_, leaf.shape);
+    plotStale_ = plot;  // read when the plot tab is shown (startShownWork)
     statisticsView_->setLeaf(leaf.dtype, bytes_, leaf.numel);
     statisticsView_->setCurrentSlice(slice);
     statisticsStale_ = true;
@@ -322,14 +354,114 @@ void PreviewPanel::leafLoaded() {
     Q_EMIT leafReady();
 }
 
-QString PreviewPanel::exportCsv(const QString& path) const {
-    if (!node_ || !bytes_.data)
-        return tr("nothing to export");
-    return slice_export::writeCsv(path, node_->dtype, bytes_, tableModel_->slice());
+bool PreviewPanel::areSeries(const std::vector<const Node*>& nodes) {
+    if (nodes.size() < 2)
+        return false;
+    for (const Node* n : nodes) {
+        if (!n || n->kind != NodeKind::Tensor || n->isNested || n->numel < 2 ||
+            n->numel != nodes.front()->numel)
+            return false;
+        // One dimension holds every element: [N], [N, 1], [1, N]...
+        if (std::none_of(n->shape.begin(), n->shape.end(), [n](auto d) { return d == n->numel; }))
+            return false;
+    }
+    return true;
 }
 
-QString PreviewPanel::exportNpy(const QString& path) const {
-    if (!node_ || !bytes_.data)
-        return tr("nothing to export");
-    return slice_export::writeNpy(path, node_->dtype, bytes_, tableModel_->slice());
+bool PreviewPanel::showSeries(std::shared_ptr<const tensordict::TensorDict> owner,
+                              const std::vector<const Node*>& nodes) {
+    if (!areSeries(nodes))
+        return false;
+    // As showNode() does; a single leaf's read still running is ignored (seriesNodes_).
+    owner_ = std::move(owner);
+    node_ = nodes.front();
+    seriesNodes_ = nodes;
+    bytes_ = {};
+    tableModel_->clear();
+    imageView_->clear();
+    plotView_->clear();
+    statisticsView_->clear();
+    showMessage(tr("Mapping %n leaves…", "", static_cast<int>(nodes.size())));
+    seriesWatcher_.setFuture(QtConcurrent::run([nodes, owner = owner_] {
+        std::vector<tensordict::LeafBytes> bytes;
+        for (const Node* n : nodes)
+            bytes.push_back(n->bytes());
+        return bytes;
+    }));
+    return true;
+}
+
+void PreviewPanel::seriesLoaded() {
+    if (seriesNodes_.empty())
+        return;
+    std::vector<tensordict::LeafBytes> bytes;
+    try {
+        bytes = seriesWatcher_.result();
+    } catch (const std::exception& e) {
+        showMessage(tr("Cannot read these leaves: %1").arg(QString::fromUtf8(e.what())));
+        Q_EMIT leafFailed(message());
+        return;
+    }
+    if (bytes.size() != seriesNodes_.size())
+        return;  // a read for another selection
+    std::vector<PlotView::Series> series;
+    QStringList names;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        const Node& leaf = *seriesNodes_[i];
+        names << nodetext::keyPathText(leaf.keyPath());
+        // The legend names the path plainly: next/reward rather than ("next", "reward").
+        QStringList parts;
+        for (const std::string& key : leaf.keyPath())
+            parts << nodetext::displayKey(key);
+        series.push_back({parts.join('/'), leaf.dtype, std::move(bytes[i])});
+    }
+    title_->setText(tr("<b>%n series</b> · %1 · %2 values each", "", static_cast<int>(names.size()))
+                        .arg(names.join(", ").toHtmlEscaped())
+                        .arg(seriesNodes_.front()->numel));
+    // Only the plot shows several leaves at once.
+    for (Mode m : {TableMode, ImageMode, StatisticsMode})
+        tabs_->setTabEnabled(m, false);
+    tabs_->setTabEnabled(PlotMode, true);
+    plotView_->setSeries(std::move(series), seriesNodes_.front()->numel);
+    restoringMode_ = true;
+    tabs_->setCurrentIndex(PlotMode);
+    restoringMode_ = false;
+    pages_->setCurrentWidget(tensorPage_);
+    Q_EMIT leafReady();
+}
+
+SliceExportJob* PreviewPanel::exportSlice(SliceExportJob::Format format, const QString& path) {
+    if (!node_ || !bytes_.data || exportJob_)
+        return nullptr;
+    auto* job = new SliceExportJob(format, path, node_->dtype, bytes_, tableModel_->slice(), this);
+    exportJob_ = job;
+    job->setWorkerHook(exportHook_);
+    auto* progress = new QProgressDialog(tr("Exporting %1…").arg(QFileInfo(path).fileName()),
+                                         tr("Cancel"), 0, 1000, this);
+    progress->setWindowTitle(tr("Export slice"));
+    progress->setAttribute(Qt::WA_DeleteOnClose);
+    progress->setAutoClose(false);
+    progress->setAutoReset(false);
+    progress->setMinimumDuration(300);  // quick exports finish before it shows
+    progress->setValue(0);
+    exportProgress_ = progress;
+    connect(progress, &QProgressDialog::canceled, job, &SliceExportJob::cancel);
+    connect(job, &SliceExportJob::progressed, progress, [progress](qint64 done, qint64 rows) {
+        progress->setValue(rows > 0 ? static_cast<int>(done * 1000 / rows) : 1000);
+    });
+    connect(job, &SliceExportJob::finished, this,
+            [this, job, progress](const QString& error, bool cancelled) {
+                if (progress)
+                    progress->close();
+                job->deleteLater();
+                if (!error.isEmpty()) {
+                    auto* box = new QMessageBox(QMessageBox::Warning, tr("Export failed"), error,
+                                                QMessageBox::Ok, this);
+                    box->setAttribute(Qt::WA_DeleteOnClose);
+                    box->open();  // not exec(): never block the event loop
+                }
+                Q_EMIT exportFinished(error, cancelled);
+            });
+    job->start();
+    return job;
 }

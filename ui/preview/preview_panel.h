@@ -1,8 +1,13 @@
 #pragma once
 
 #include <QFutureWatcher>
+#include <QPointer>
+#include <QProgressDialog>
 #include <QWidget>
 #include <memory>
+#include <vector>
+
+#include "slice_export.h"
 
 #include "tensordict/tensordict.h"
 
@@ -36,6 +41,15 @@ public:
     void showNode(std::shared_ptr<const tensordict::TensorDict> owner,
                   const tensordict::Node* node);
     const tensordict::Node* node() const { return node_; }
+    // Several leaves of one length, each with one dimension of more than one
+    // element (1-D, or [N, 1]), plotted together with a legend. Returns false,
+    // changing nothing, when `nodes` are not such leaves.
+    bool showSeries(std::shared_ptr<const tensordict::TensorDict> owner,
+                    const std::vector<const tensordict::Node*>& nodes);
+    // Whether `nodes` can be plotted together by showSeries().
+    static bool areSeries(const std::vector<const tensordict::Node*>& nodes);
+    // The leaves shown by showSeries() (empty when one node is shown).
+    const std::vector<const tensordict::Node*>& seriesNodes() const { return seriesNodes_; }
     bool isLoading() const { return watcher_.isRunning(); }
 
     Mode mode() const;
@@ -48,6 +62,7 @@ public:
     TensorTableModel* tableModel() const { return tableModel_; }
     TensorTableView* tableView() const { return tableView_; }
     SliceSelector* tableSlice() const { return tableSlice_; }
+    QLineEdit* goToRowField() const { return goTo_; }
     ImageView* imageView() const { return imageView_; }
     PlotView* plotView() const { return plotView_; }
     StatisticsView* statisticsView() const { return statisticsView_; }
@@ -56,8 +71,15 @@ public:
     bool offersReload() const;
     QString valueText() const;
 
-    QString exportCsv(const QString& path) const;
-    QString exportNpy(const QString& path) const;
+    // Exports the table's slice on a worker, with a progress dialog and
+    // Cancel; nullptr when no leaf is shown or an export is running. Its end
+    // is also reported by exportFinished (an error also in a message box).
+    SliceExportJob* exportSlice(SliceExportJob::Format format, const QString& path);
+    QProgressDialog* exportProgress() const { return exportProgress_; }
+    // For tests: given to every export job (SliceExportJob::setWorkerHook).
+    void setExportWorkerHook(std::function<void(std::int64_t, std::int64_t)> hook) {
+        exportHook_ = std::move(hook);
+    }
 
 Q_SIGNALS:
     void leafReady();
@@ -65,13 +87,17 @@ Q_SIGNALS:
     void leafFailed(const QString& message);
     // The user asked to open the document again (its files changed).
     void reloadRequested();
+    void exportFinished(const QString& error, bool cancelled);
 
 private:
     void showMessage(const QString& text, bool offerReload = false);
     // A view found that the leaf's file lost data under its mapping.
     void sourceChanged();
     void leafLoaded();
+    void seriesLoaded();
     void modeChosen(int index);
+    // Starts the work of the tab on screen (statistics, plot), if not done yet.
+    void startShownWork();
     QWidget* makeTablePage();
     void applyFormat();
 
@@ -96,7 +122,13 @@ private:
     PlotView* plotView_;
     StatisticsView* statisticsView_;
     QFutureWatcher<tensordict::LeafBytes> watcher_;
+    std::vector<const tensordict::Node*> seriesNodes_;
+    QFutureWatcher<std::vector<tensordict::LeafBytes>> seriesWatcher_;
+    QPointer<SliceExportJob> exportJob_;
+    QPointer<QProgressDialog> exportProgress_;
+    std::function<void(std::int64_t, std::int64_t)> exportHook_;
     QString loadError_;
     bool restoringMode_ = false;
     bool statisticsStale_ = true;
+    bool plotStale_ = false;  // the leaf is not given to the plot until its tab shows
 };

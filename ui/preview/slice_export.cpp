@@ -1,8 +1,12 @@
 #include "slice_export.h"
 
 #include <QFile>
+#include <QImage>
+#include <QImageWriter>
 #include <QSaveFile>
 #include <QTextStream>
+#include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 #include <cstring>
 
 #include "tensordict/guarded_read.h"
@@ -67,15 +71,40 @@ bool copyElement(std::byte* out, const tensordict::LeafBytes& bytes, const Tenso
         out, bytes.data.get() + static_cast<std::size_t>(slice.elementIndex(r, c)) * item, item);
 }
 
+// Reports progress every `step` rows (about 64 Ki elements) and at the end.
+class Reporter {
+public:
+    Reporter(const Progress& progress, const TensorSlice& slice)
+        : progress_(progress),
+          rows_(slice.rows()),
+          step_(std::max<std::int64_t>(1, 65536 / std::max<std::int64_t>(1, slice.cols()))) {}
+    // False when the export is to stop.
+    bool after(std::int64_t row) {
+        const std::int64_t done = row + 1;
+        if (!progress_ || (done % step_ != 0 && done != rows_))
+            return true;
+        return progress_(done, rows_);
+    }
+
+private:
+    const Progress& progress_;
+    std::int64_t rows_, step_;
+};
+
 }  // namespace
 
+QString cancelledMessage() {
+    return QObject::tr("export cancelled");
+}
+
 QString writeCsv(const QString& path, DType dtype, const tensordict::LeafBytes& bytes,
-                 const TensorSlice& slice) {
+                 const TensorSlice& slice, const Progress& progress) {
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
         return path + ": " + file.errorString();
     QTextStream out(&file);
     const std::size_t item = tensordict::itemSize(dtype);
+    Reporter reporter(progress, slice);
     for (std::int64_t r = 0; r < slice.rows(); ++r) {
         for (std::int64_t c = 0; c < slice.cols(); ++c) {
             if (c)
@@ -86,13 +115,15 @@ QString writeCsv(const QString& path, DType dtype, const tensordict::LeafBytes& 
             out << QString::fromStdString(tensordict::formatElement(element, dtype));
         }
         out << '\n';
+        if (!reporter.after(r))
+            return cancelledMessage();  // QSaveFile discards the partial file
     }
     out.flush();
     return file.commit() ? QString() : path + ": " + file.errorString();
 }
 
 QString writeNpy(const QString& path, DType dtype, const tensordict::LeafBytes& bytes,
-                 const TensorSlice& slice) {
+                 const TensorSlice& slice, const Progress& progress) {
     const auto [descr, outItem] = npyType(dtype);
     QStringList dims;
     for (auto d : sliceShape(slice))
@@ -117,6 +148,7 @@ QString writeNpy(const QString& path, DType dtype, const tensordict::LeafBytes& 
     const std::size_t item = tensordict::itemSize(dtype);
     QByteArray buffer;
     buffer.reserve(1 << 20);
+    Reporter reporter(progress, slice);
     for (std::int64_t r = 0; r < slice.rows(); ++r) {
         for (std::int64_t c = 0; c < slice.cols(); ++c) {
             std::byte source[16];
@@ -140,9 +172,67 @@ QString writeNpy(const QString& path, DType dtype, const tensordict::LeafBytes& 
             file.write(buffer);
             buffer.clear();
         }
+        if (!reporter.after(r))
+            return cancelledMessage();  // QSaveFile discards the partial file
     }
     file.write(buffer);
     return file.commit() ? QString() : path + ": " + file.errorString();
 }
 
+QString writePng(const QString& path, const QImage& image) {
+    if (image.isNull())
+        return QObject::tr("there is no image to export");
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return path + ": " + file.errorString();
+    QImageWriter writer(&file, "png");
+    if (!writer.write(image))
+        return path + ": " + writer.errorString();
+    return file.commit() ? QString() : path + ": " + file.errorString();
+}
+
 }  // namespace slice_export
+
+SliceExportJob::SliceExportJob(Format format, QString path, tensordict::DType dtype,
+                               tensordict::LeafBytes bytes, TensorSlice slice, QObject* parent)
+    : QObject(parent),
+      format_(format),
+      path_(std::move(path)),
+      dtype_(dtype),
+      bytes_(std::move(bytes)),
+      slice_(std::move(slice)) {
+    connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
+        const QString error = watcher_.result();
+        const bool cancelled = cancelled_ && error == slice_export::cancelledMessage();
+        Q_EMIT finished(cancelled ? QString() : error, cancelled);
+    });
+}
+
+SliceExportJob::~SliceExportJob() {
+    cancelled_ = true;
+    watcher_.waitForFinished();
+}
+
+void SliceExportJob::setWorkerHook(std::function<void(std::int64_t, std::int64_t)> hook) {
+    hook_ = std::move(hook);
+}
+
+void SliceExportJob::start() {
+    // The worker owns copies of everything it reads; the mapping stays alive through bytes_.
+    watcher_.setFuture(QtConcurrent::run([this, format = format_, path = path_, dtype = dtype_,
+                                          bytes = bytes_, slice = slice_, hook = hook_] {
+        int reported = -1;  // permille: at most a thousand queued signals however long
+        const slice_export::Progress progress = [&](std::int64_t done, std::int64_t rows) {
+            if (hook)
+                hook(done, rows);
+            const int permille = rows > 0 ? static_cast<int>(done * 1000 / rows) : 1000;
+            if (permille != reported) {
+                reported = permille;
+                Q_EMIT progressed(done, rows);
+            }
+            return !cancelled_.load();
+        };
+        return format == Format::Csv ? slice_export::writeCsv(path, dtype, bytes, slice, progress)
+                                     : slice_export::writeNpy(path, dtype, bytes, slice, progress);
+    }));
+}

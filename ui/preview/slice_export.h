@@ -1,20 +1,72 @@
 #pragma once
 
+#include <QFutureWatcher>
+#include <QObject>
 #include <QString>
+#include <atomic>
+#include <functional>
+#include <memory>
 
 #include "tensor_slice.h"
 #include "tensordict/element.h"
 #include "tensordict/node.h"
 
+class QImage;
+
 // Writing the current slice of a leaf to files other tools read.
 namespace slice_export {
 
+// Called with the rows written so far, every few thousand rows and at the
+// end; returning false cancels the export (nothing is left at `path`).
+using Progress = std::function<bool(std::int64_t rowsDone, std::int64_t rows)>;
+
+// What a cancelled export returns.
+QString cancelledMessage();
+
 // Comma-separated values, one line per row. Returns "" or the error.
 QString writeCsv(const QString& path, tensordict::DType dtype, const tensordict::LeafBytes& bytes,
-                 const TensorSlice& slice);
+                 const TensorSlice& slice, const Progress& progress = {});
 // NumPy's .npy (format 1.0): shape (rows, cols) of the slice. Dtypes numpy
 // lacks are widened: bfloat16, float8 -> float32, complex32 -> complex64.
 QString writeNpy(const QString& path, tensordict::DType dtype, const tensordict::LeafBytes& bytes,
-                 const TensorSlice& slice);
+                 const TensorSlice& slice, const Progress& progress = {});
+// A PNG image. Returns "" or the error.
+QString writePng(const QString& path, const QImage& image);
 
 }  // namespace slice_export
+
+// One slice export on a worker thread: progress as queued signals, Cancel,
+// and a partial file never left behind (QSaveFile discards it).
+class SliceExportJob : public QObject {
+    Q_OBJECT
+
+public:
+    enum class Format { Csv, Npy };
+    SliceExportJob(Format format, QString path, tensordict::DType dtype,
+                   tensordict::LeafBytes bytes, TensorSlice slice, QObject* parent = nullptr);
+    ~SliceExportJob() override;  // cancels and waits for the worker
+
+    // For tests: runs on the worker at every progress report, before the
+    // cancel check, so that a test can hold the export mid-way.
+    void setWorkerHook(std::function<void(std::int64_t rowsDone, std::int64_t rows)> hook);
+    void start();
+    void cancel() { cancelled_ = true; }
+    bool isRunning() const { return watcher_.isRunning(); }
+    QString path() const { return path_; }
+    std::int64_t rows() const { return slice_.rows(); }
+
+Q_SIGNALS:
+    void progressed(std::int64_t rowsDone, std::int64_t rows);
+    // `error` is "" on success; a cancelled export reports cancelled = true.
+    void finished(const QString& error, bool cancelled);
+
+private:
+    Format format_;
+    QString path_;
+    tensordict::DType dtype_;
+    tensordict::LeafBytes bytes_;
+    TensorSlice slice_;
+    std::function<void(std::int64_t, std::int64_t)> hook_;
+    std::atomic<bool> cancelled_{false};
+    QFutureWatcher<QString> watcher_;
+};

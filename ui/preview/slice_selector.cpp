@@ -48,6 +48,38 @@ void SliceSelector::setIndex(int dim, std::int64_t index) {
     Q_EMIT sliceChanged(slice_);
 }
 
+int SliceSelector::steppedDim() const {
+    int first = -1;
+    for (QWidget* w : fixedControls_) {
+        if (qobject_cast<QLabel*>(w))
+            continue;
+        if (w->hasFocus())
+            return w->property("dim").toInt();
+        if (first < 0)
+            first = w->property("dim").toInt();
+    }
+    return first;
+}
+
+bool SliceSelector::step(int delta) {
+    const int dim = steppedDim();
+    if (dim < 0)
+        return false;
+    setIndex(dim, slice_.index[static_cast<std::size_t>(dim)] + delta);
+    return true;
+}
+
+bool SliceSelector::focusIndexBox() {
+    const int dim = steppedDim();
+    for (QWidget* w : fixedControls_)
+        if (auto* box = qobject_cast<QSpinBox*>(w); box && w->property("dim").toInt() == dim) {
+            box->setFocus(Qt::ShortcutFocusReason);
+            box->selectAll();
+            return true;
+        }
+    return false;
+}
+
 void SliceSelector::axesChosen() {
     if (updating_)
         return;

@@ -24,6 +24,13 @@ public:
     const TensorSlice& slice() const { return slice_; }
     // Sets the index of a fixed dimension (as the slider would).
     void setIndex(int dim, std::int64_t index);
+    // The dimension that next/previous slice step: the one whose slider or
+    // index box has focus, else the first with a slider; -1 when none has one.
+    int steppedDim() const;
+    // Moves the stepped dimension's index by `delta` (clamped); false when there is none.
+    bool step(int delta);
+    // Focuses the stepped dimension's index box with its text selected, to type an index.
+    bool focusIndexBox();
 
 Q_SIGNALS:
     void sliceChanged(const TensorSlice& slice);

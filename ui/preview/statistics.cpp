@@ -137,7 +137,11 @@ Partial scanContiguous(const T* p, std::int64_t begin, std::int64_t end) {
 // Typed access to element i of the leaf or the slice, as a double.
 class Reader {
 public:
-    explicit Reader(const StatisticsRequest& r) : r_(r), item_(tensordict::itemSize(r.dtype)) {}
+    explicit Reader(const StatisticsRequest& r)
+        : r_(r),
+          item_(tensordict::itemSize(r.dtype)),
+          layout_(r.slice ? r.slice->layout() : TensorSlice::Layout{}),
+          cols_(r.slice ? std::max<std::int64_t>(1, r.slice->cols()) : 1) {}
 
     std::int64_t size() const { return r_.slice ? r_.slice->sliceSize() : r_.numel; }
 
@@ -175,8 +179,7 @@ public:
 
 private:
     double value(const std::byte* base, std::int64_t i) const {
-        const std::int64_t flat =
-            r_.slice ? r_.slice->elementIndex(i / r_.slice->cols(), i % r_.slice->cols()) : i;
+        const std::int64_t flat = r_.slice ? layout_.at(i / cols_, i % cols_) : i;
         const std::byte* p = base + static_cast<std::size_t>(flat) * item_;
         if (r_.other.data)
             return difference(p, r_.other.data.get() + static_cast<std::size_t>(flat) * otherItem_);
@@ -203,6 +206,8 @@ private:
     const StatisticsRequest& r_;
     std::size_t item_;
     std::size_t otherItem_ = tensordict::itemSize(r_.otherDtype);
+    TensorSlice::Layout layout_;  // of the slice: two multiply-adds per element
+    std::int64_t cols_;
 };
 
 // Runs `task(begin, end)` over chunks on a pool, merging into `acc` on this thread.

@@ -20,6 +20,7 @@ void TensorTableModel::setLeaf(tensordict::DType dtype, tensordict::LeafBytes by
     shown_ = Shown::Leaf;
     sourceLost_ = false;
     slice_ = slice;
+    layout_ = slice_.layout();
     firstRow_ = firstCol_ = 0;
     endResetModel();
 }
@@ -31,6 +32,7 @@ void TensorTableModel::clear() {
     other_ = {};
     shown_ = Shown::Leaf;
     slice_ = {};
+    layout_ = {};
     firstRow_ = firstCol_ = 0;
     endResetModel();
 }
@@ -38,6 +40,7 @@ void TensorTableModel::clear() {
 void TensorTableModel::setSlice(const TensorSlice& slice) {
     beginResetModel();
     slice_ = slice;
+    layout_ = slice_.layout();
     firstRow_ = std::min<std::int64_t>(firstRow_, std::max<std::int64_t>(0, slice_.rows() - 1));
     firstCol_ = std::min<std::int64_t>(firstCol_, std::max<std::int64_t>(0, slice_.cols() - 1));
     endResetModel();
@@ -119,7 +122,7 @@ QString TensorTableModel::text(std::int64_t row, std::int64_t col, Shown which) 
         return {};
     if (!other_.data)
         which = Shown::Leaf;
-    const std::int64_t flat = slice_.elementIndex(row, col);
+    const std::int64_t flat = layout_.at(row, col);
     std::byte a[16], b[16];
     if (which != Shown::Other && !readElement(bytes_, dtype_, flat, a))
         return QStringLiteral("?");
@@ -169,7 +172,7 @@ bool TensorTableModel::differs(std::int64_t row, std::int64_t col) const {
     if (!active_ || !bytes_.data || !other_.data || row < 0 || col < 0 || row >= totalRows() ||
         col >= totalCols())
         return false;
-    const std::int64_t flat = slice_.elementIndex(row, col);
+    const std::int64_t flat = layout_.at(row, col);
     std::byte a[16], b[16];
     if (!readElement(bytes_, dtype_, flat, a) || !readElement(other_, otherDtype_, flat, b))
         return false;

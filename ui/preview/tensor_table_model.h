@@ -75,6 +75,7 @@ private:
     tensordict::LeafBytes bytes_;
     mutable bool sourceLost_ = false;
     TensorSlice slice_;
+    TensorSlice::Layout layout_;  // slice_ as an affine map, computed once per slice
     std::int64_t firstRow_ = 0, firstCol_ = 0;
     int rows_ = 50, cols_ = 10;
     tensordict::FloatFormat format_ = tensordict::FloatFormat::Shortest;

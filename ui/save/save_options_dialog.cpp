@@ -17,6 +17,7 @@
 #include <QSpinBox>
 #include <QThread>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 #include <optional>
 
 #include "node_text.h"
@@ -41,6 +42,21 @@ std::optional<std::uint64_t> freeBytesAt(QString path) {
             return std::nullopt;
         path = up;
     }
+}
+
+DestinationFacts checkDestination(const QString& dest, const QString& sourcePath) {
+    DestinationFacts facts;
+    facts.destination = dest;
+    const QFileInfo info(dest);
+    facts.parent = info.absolutePath();
+    facts.parentIsDir = QFileInfo(facts.parent).isDir();
+    facts.exists = info.exists();
+    facts.isDir = info.isDir();
+    facts.isEmptyDir = facts.isDir && QDir(dest).isEmpty();
+    facts.isSource = facts.exists && QFileInfo(sourcePath).exists() &&
+                     info.canonicalFilePath() == QFileInfo(sourcePath).canonicalFilePath();
+    facts.freeBytes = freeBytesAt(facts.parent);
+    return facts;
 }
 
 }  // namespace
@@ -138,7 +154,14 @@ SaveOptionsDialog::SaveOptionsDialog(std::uint64_t bytes, const QString& scope,
 
     connect(browse, &QPushButton::clicked, this, &SaveOptionsDialog::browse);
     connect(destination_, &QLineEdit::textEdited, this, &SaveOptionsDialog::destinationEdited);
-    connect(destination_, &QLineEdit::textChanged, this, &SaveOptionsDialog::validate);
+    connect(destination_, &QLineEdit::textChanged, this, [this] {
+        checkTimer_.start();  // restarted by every keystroke: checked once typing pauses
+        validate();
+    });
+    checkTimer_.setSingleShot(true);
+    checkTimer_.setInterval(kCheckDelayMs);
+    connect(&checkTimer_, &QTimer::timeout, this, &SaveOptionsDialog::startCheck);
+    connect(&checkWatcher_, &QFutureWatcherBase::finished, this, &SaveOptionsDialog::checkFinished);
     connect(asArchive_, &QRadioButton::toggled, this, [this] {
         archiveChosenByHand_ = true;
         validate();
@@ -146,7 +169,7 @@ SaveOptionsDialog::SaveOptionsDialog(std::uint64_t bytes, const QString& scope,
     connect(compression_, &QComboBox::currentIndexChanged, this, &SaveOptionsDialog::validate);
     connect(atomic_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
     connect(copyExisting_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
-    connect(buttons_, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons_, &QDialogButtonBox::accepted, this, &SaveOptionsDialog::trySave);
     connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
     validate();
 }
@@ -209,7 +232,47 @@ tensordict::SaveOptions SaveOptionsDialog::options() const {
 }
 
 bool SaveOptionsDialog::canSave() const {
-    return problem_.isEmpty();
+    return problem_.isEmpty() && !isChecking();
+}
+
+bool SaveOptionsDialog::isChecking() const {
+    return checkTimer_.isActive() || !checkApplied_ ||
+           (!destination().isEmpty() && (!facts_ || facts_->destination != destination()));
+}
+
+void SaveOptionsDialog::startCheck() {
+    checkTimer_.stop();
+    if (destination().isEmpty() || checkWatcher_.isRunning())
+        return;  // a running check starts the next one when it finishes
+    ++diskChecks_;
+    checkApplied_ = false;
+    checkWatcher_.setFuture(QtConcurrent::run(checkDestination, destination(), sourcePath_));
+}
+
+void SaveOptionsDialog::checkFinished() {
+    if (checkApplied_)
+        return;  // already applied by finishPendingCheck()
+    checkApplied_ = true;
+    facts_ = checkWatcher_.result();
+    if (facts_->destination != destination() && !checkTimer_.isActive())
+        startCheck();  // edited while it ran, and typing has paused since
+    validate();
+    Q_EMIT destinationChecked();
+}
+
+void SaveOptionsDialog::finishPendingCheck() {
+    while (isChecking() && !destination().isEmpty()) {
+        if (!checkWatcher_.isRunning() && checkApplied_)
+            startCheck();
+        checkWatcher_.waitForFinished();
+        checkFinished();
+    }
+}
+
+void SaveOptionsDialog::trySave() {
+    finishPendingCheck();  // Save decides on what the disk says now
+    if (canSave())
+        accept();
 }
 
 void SaveOptionsDialog::validate() {
@@ -223,35 +286,41 @@ void SaveOptionsDialog::validate() {
     problem_.clear();
     warning_.clear();
     const QString dest = destination();
-    const QFileInfo info(dest);
-    const QString parent = info.absolutePath();
-    const std::optional<std::uint64_t> free = freeBytesAt(parent);
+    // What the disk said about this destination; none while it is being checked.
+    const DestinationFacts* facts = facts_ && facts_->destination == dest ? &*facts_ : nullptr;
+    const std::uint64_t* free = facts && facts->freeBytes ? &*facts->freeBytes : nullptr;
     sizes_->setText(tr("%1 to write · %2 free at the destination")
-                        .arg(nodetext::byteSizeText(bytes_),
-                             free ? nodetext::byteSizeText(*free) : tr("unknown")));
+                        .arg(nodetext::byteSizeText(bytes_), free ? nodetext::byteSizeText(*free)
+                                                             : facts || dest.isEmpty()
+                                                                 ? tr("unknown")
+                                                                 : tr("checking…")));
+    bool checking = false;
     if (dest.isEmpty()) {
         problem_ = tr("Choose a destination.");
-    } else if (!QFileInfo(parent).isDir()) {
-        problem_ = tr("The folder %1 does not exist.").arg(parent);
-    } else if (archive() && info.isDir()) {
+    } else if (!facts) {
+        checking = true;  // Save stays offered: it waits for the check, then decides
+    } else if (!facts->parentIsDir) {
+        problem_ = tr("The folder %1 does not exist.").arg(facts->parent);
+    } else if (archive() && facts->isDir) {
         problem_ = tr("%1 is a directory; an archive needs a file name ending in .tdz.").arg(dest);
-    } else if (!archive() && info.exists() && !info.isDir()) {
+    } else if (!archive() && facts->exists && !facts->isDir) {
         problem_ = tr("%1 is a file; choose a directory, or Archive.").arg(dest);
-    } else if (info.exists() && QFileInfo(sourcePath_).exists() &&
-               info.canonicalFilePath() == QFileInfo(sourcePath_).canonicalFilePath() &&
-               archive()) {
+    } else if (facts->isSource && archive()) {
         problem_ = tr("This is the archive being read; save to another name.");
     } else if (free && *free < bytes_) {
         problem_ = tr("Not enough free space: %1 needed, %2 free.")
                        .arg(nodetext::byteSizeText(bytes_), nodetext::byteSizeText(*free));
-    } else if (info.exists() && !(info.isDir() && QDir(dest).isEmpty())) {
+    } else if (facts->exists && !facts->isEmptyDir) {
         warning_ = atomic_->isChecked()
                        ? tr("%1 exists and will be replaced when the save completes.").arg(dest)
                        : tr("%1 exists: files are overwritten in place, others stay. Atomic "
                             "replaces it as a whole.")
                              .arg(dest);
     }
-    if (!problem_.isEmpty()) {
+    if (checking) {
+        message_->setStyleSheet("color: #5e5c64;");
+        message_->setText(tr("Checking the destination…"));
+    } else if (!problem_.isEmpty()) {
         message_->setStyleSheet("color: #c01c28;");
         message_->setText(problem_);
     } else if (!warning_.isEmpty()) {

@@ -1,7 +1,10 @@
 #pragma once
 
 #include <QDialog>
+#include <QFutureWatcher>
+#include <QTimer>
 #include <cstdint>
+#include <optional>
 
 #include "tensordict/save.h"
 
@@ -13,8 +16,22 @@ class QLineEdit;
 class QRadioButton;
 class QSpinBox;
 
+// What the disk says about a destination, gathered on a worker thread.
+struct DestinationFacts {
+    QString destination;  // as typed, trimmed
+    QString parent;       // its folder, absolute
+    bool parentIsDir = false;
+    bool exists = false;
+    bool isDir = false;
+    bool isEmptyDir = false;
+    bool isSource = false;  // the same file as the archive being read
+    std::optional<std::uint64_t> freeBytes;
+};
+
 // Every option of tensordict::save, explained, with invalid combinations
-// made impossible or reported inline before the user presses Save.
+// made impossible or reported inline before the user presses Save. The
+// destination's checks (existence, free space) touch the disk: they run on
+// a worker, once typing pauses, not on every keystroke.
 class SaveOptionsDialog : public QDialog {
     Q_OBJECT
 
@@ -30,10 +47,19 @@ public:
     void setCompression(int zipMethod);
     tensordict::SaveOptions options() const;
 
-    // What the dialog says about the current choices ("" when all is well).
+    // What the dialog says about the current choices ("" when all is well, or
+    // while the destination is being checked).
     QString problem() const { return problem_; }
     QString warning() const { return warning_; }
     bool canSave() const;
+    // Whether the destination's disk checks are waiting for a pause in typing or running.
+    bool isChecking() const;
+    // Runs the pending disk check now and waits for it (Save does this; so do tests).
+    void finishPendingCheck();
+    // How many times the destination was checked on disk.
+    int diskCheckCount() const { return diskChecks_; }
+    // How long typing must pause before the destination is checked.
+    static constexpr int kCheckDelayMs = 300;
 
     QLineEdit* destinationEdit() const { return destination_; }
     QComboBox* compressionBox() const { return compression_; }
@@ -44,10 +70,16 @@ public:
     QCheckBox* copyExistingBox() const { return copyExisting_; }
     QCheckBox* allowOutsideLinksBox() const { return allowOutsideLinks_; }
 
+Q_SIGNALS:
+    void destinationChecked();
+
 private:
     void browse();
     void destinationEdited();
     void validate();
+    void startCheck();
+    void checkFinished();
+    void trySave();
 
     std::uint64_t bytes_;
     QString sourcePath_;
@@ -66,5 +98,10 @@ private:
     QLabel* message_;
     QDialogButtonBox* buttons_;
     QString problem_, warning_;
+    QTimer checkTimer_;
+    QFutureWatcher<DestinationFacts> checkWatcher_;
+    bool checkApplied_ = true;
+    std::optional<DestinationFacts> facts_;
+    int diskChecks_ = 0;
     bool archiveChosenByHand_ = false;
 };

@@ -1,0 +1,247 @@
+// The overview of a collection: what takes the space under the selected
+// node (largest keys and leaves, bytes by dtype and storage, counts,
+// problems), computed off the GUI thread from metadata only, its bars
+// selecting keys; the demo opens on it.
+
+#include <QFile>
+#include <QListWidget>
+#include <QTemporaryDir>
+#include <QTreeView>
+#include <QtTest>
+
+#include "collection_summary.h"
+#include "key_tree_model.h"
+#include "main_window.h"
+#include "overview_panel.h"
+#include "preview_panel.h"
+#include "size_bar_chart.h"
+#include "tensordict/tensordict.h"
+#include "testsupport.h"
+
+using tensordict::Node;
+
+namespace {
+
+// Opens `path`; true once the document is loaded and the overview of its
+// root (selected on load) is on screen.
+bool openOnOverview(MainWindow& w, const QString& path) {
+    QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+    QSignalSpy failed(&w, &MainWindow::documentFailed);
+    w.openPath(path);
+    if (!QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 20000) ||
+        loaded.count() != 1)
+        return false;
+    return QTest::qWaitFor([&] { return w.overviewPanel()->isReady(); }, 20000);
+}
+
+QStringList labels(const SizeBarChart* chart) {
+    QStringList out;
+    for (const auto& bar : chart->bars())
+        out << bar.label;
+    return out;
+}
+
+std::vector<std::uint64_t> sizes(const std::vector<CollectionSummary::Entry>& entries) {
+    std::vector<std::uint64_t> out;
+    for (const auto& e : entries)
+        out.push_back(e.bytes);
+    return out;
+}
+
+}  // namespace
+
+class OverviewTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() { testsupport::isolateSettings("tst_overview"); }
+
+    void demoOpensOnItsOverview() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openOnOverview(w, TDSTUDIO_DEMO_PATH));
+        QVERIFY(w.showsOverview());
+        OverviewPanel* o = w.overviewPanel();
+        QVERIFY(o->isVisible());
+        QVERIFY(!w.previewPanel()->isVisible());
+        const CollectionSummary& s = o->summary();
+        QVERIFY(s.keyPath.isEmpty());
+        QCOMPARE(s.className, QString("TensorDict"));
+        QCOMPARE(s.batchSize, (std::vector<std::int64_t>{300}));
+        // images, rgb, labels, features, audio, episode/{reward, step, done}, description
+        QCOMPARE(s.keys, std::int64_t(10));
+        QCOMPARE(s.leaves, std::int64_t(8));
+        QCOMPARE(s.nonTensors, std::int64_t(1));
+        QCOMPARE(s.collections, std::int64_t(1));
+        QCOMPARE(s.totalBytes, std::uint64_t(6097500));
+
+        // The largest children in order, with their sizes.
+        QCOMPARE(labels(o->childrenChart()), QStringList({"audio", "rgb", "images", "features",
+                                                          "episode", "labels", "description"}));
+        QCOMPARE(sizes(s.largestChildren),
+                 (std::vector<std::uint64_t>{300 * 4096 * 4, 300 * 32 * 32 * 3, 300 * 28 * 28,
+                                             300 * 16 * 4, 300 * 8 + 300 * 4 + 300, 300 * 8, 0}));
+        QCOMPARE(s.largestChildren[4].kind, QString("TensorDict"));
+        QCOMPARE(s.largestChildren[0].keyPath, QStringList({"audio"}));
+        // The largest leaves at any depth, named by their path below the collection.
+        QCOMPARE(s.largestLeaves.size(), std::size_t(8));
+        QCOMPARE(labels(o->leavesChart()).mid(0, 4),
+                 QStringList({"audio", "rgb", "images", "features"}));
+        QVERIFY(labels(o->leavesChart()).contains("(\"episode\", \"reward\")"));
+        QCOMPARE(s.largestLeaves.back().label, QString("(\"episode\", \"done\")"));
+        QCOMPARE(s.largestLeaves.back().keyPath, QStringList({"episode", "done"}));
+        QCOMPARE(s.largestLeaves.back().bytes, std::uint64_t(300));
+
+        // Bytes by dtype, largest first (ties in name order).
+        QStringList dtypes;
+        for (const auto& d : s.byDType)
+            dtypes << QString("%1 %2 %3").arg(d.dtype).arg(d.bytes).arg(d.leaves);
+        QCOMPARE(dtypes, QStringList({"float32 4934400 2", "uint8 1156800 2", "float64 2400 1",
+                                      "int64 2400 1", "int32 1200 1", "bool 300 1"}));
+        QCOMPARE(labels(o->dtypeChart()).front(), QString("float32"));
+
+        // By storage: the demo is a stored archive, every byte on disk as it is.
+        QCOMPARE(s.byStorage.size(), std::size_t(1));
+        QCOMPARE(s.byStorage[0].kind, tensordict::StorageKind::StoredEntry);
+        QCOMPARE(s.byStorage[0].name, QString("stored entry"));
+        QCOMPARE(s.byStorage[0].bytes, std::uint64_t(6097500));
+        QCOMPARE(s.byStorage[0].storedBytes, std::uint64_t(6097500));
+        QCOMPARE(s.byStorage[0].leaves, std::int64_t(8));
+        QCOMPARE(s.byStorage[0].compressionRatio(), 1.0);
+
+        QCOMPARE(s.problemCount, std::int64_t(0));
+        QCOMPARE(o->problemList()->count(), 1);
+        QVERIFY(o->problemList()->item(0)->text().startsWith("None found"));
+        QVERIFY2(o->headline().contains("batch size [300]") && o->headline().contains("8 leaves") &&
+                     o->headline().contains("10 keys in all (1 nested collection, 1 non-tensor)"),
+                 qPrintable(o->headline()));
+    }
+
+    void clickingABarSelectsTheKey() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openOnOverview(w, TDSTUDIO_DEMO_PATH));
+        SizeBarChart* chart = w.overviewPanel()->childrenChart();
+        const QRect rgb = chart->barRect(1);
+        QCOMPARE(chart->bars()[1].label, QString("rgb"));
+        QSignalSpy leaf(w.previewPanel(), &PreviewPanel::leafReady);
+        QTest::mouseClick(chart, Qt::LeftButton, {}, rgb.center());
+        QVERIFY(w.selectedNode());
+        QCOMPARE(QString::fromStdString(w.selectedNode()->key), QString("rgb"));
+        QVERIFY(!w.showsOverview());
+        QVERIFY(leaf.wait(20000) || leaf.count() == 1);
+
+        // A nested collection gets its own overview; a leaf bar there selects the leaf.
+        QVERIFY(w.selectKeyPath({"episode"}));
+        QVERIFY(w.showsOverview());
+        QTRY_VERIFY(w.overviewPanel()->isReady());
+        QCOMPARE(w.overviewPanel()->summary().keyPath, QStringList({"episode"}));
+        QCOMPARE(labels(w.overviewPanel()->childrenChart()),
+                 QStringList({"reward", "step", "done"}));
+        SizeBarChart* leaves = w.overviewPanel()->leavesChart();
+        QTest::mouseClick(leaves, Qt::LeftButton, {}, leaves->barRect(2).center());
+        QCOMPARE(w.selectedNode()->keyPath(), (std::vector<std::string>{"episode", "done"}));
+
+        // Bars that are not keys (dtypes) select nothing.
+        QVERIFY(w.selectKeyPath({}));
+        QTRY_VERIFY(w.overviewPanel()->isReady());
+        SizeBarChart* dtypes = w.overviewPanel()->dtypeChart();
+        QTest::mouseClick(dtypes, Qt::LeftButton, {}, dtypes->barRect(0).center());
+        QVERIFY(w.selectedNode() && !w.selectedNode()->parent);
+    }
+
+    void collectionsOfEveryKindHaveAnOverview() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openOnOverview(w, testsupport::fixturePath("lazy_stack")));
+        QVERIFY(w.selectKeyPath({"ls"}));
+        QVERIFY(w.showsOverview());
+        QTRY_VERIFY(w.overviewPanel()->isReady());
+        QCOMPARE(w.overviewPanel()->summary().collections, std::int64_t(2));  // "0" and "1"
+        QStringList leaves = labels(w.overviewPanel()->leavesChart());
+        leaves.sort();
+        QCOMPARE(leaves, QStringList({"(\"0\", \"x\")", "(\"1\", \"x\")"}));
+
+        QVERIFY(openOnOverview(w, testsupport::fixturePath("tensorclass")));
+        QCOMPARE(w.overviewPanel()->summary().className.contains("MyTC"), true);
+    }
+
+    void problemsAreListedAndSelectable() {
+        QTemporaryDir dir;
+        testsupport::copyTree(testsupport::fixturePath("nested3"), dir.path() + "/n");
+        QFile::remove(dir.path() + "/n/l1/y.memmap");  // an error node
+        // A leaf whose file is a link out of the dataset.
+        QVERIFY(QFile::rename(dir.path() + "/n/x.memmap", dir.path() + "/outside.memmap"));
+        QVERIFY(QFile::link(dir.path() + "/outside.memmap", dir.path() + "/n/x.memmap"));
+
+        MainWindow w;
+        w.show();
+        QVERIFY(openOnOverview(w, dir.path() + "/n"));
+        const CollectionSummary& s = w.overviewPanel()->summary();
+        QCOMPARE(s.problemCount, std::int64_t(2));
+        QListWidget* list = w.overviewPanel()->problemList();
+        QCOMPARE(list->count(), 2);
+        QStringList texts;
+        for (int i = 0; i < list->count(); ++i)
+            texts << list->item(i)->text();
+        QVERIFY2(texts.filter("linked from outside the dataset").size() == 1 &&
+                     texts.filter("outside.memmap").size() == 1,
+                 qPrintable(texts.join('\n')));
+        QVERIFY2(texts.filter("(\"l1\", \"y\")").size() == 1, qPrintable(texts.join('\n')));
+
+        // Clicking a problem selects its key.
+        const int errorRow = texts.indexOf(texts.filter("(\"l1\", \"y\")").front());
+        QListWidgetItem* item = list->item(errorRow);
+        QTest::mouseClick(list->viewport(), Qt::LeftButton, {},
+                          list->visualItemRect(item).center());
+        QCOMPARE(w.selectedNode()->keyPath(), (std::vector<std::string>{"l1", "y"}));
+    }
+
+    // 100k keys: the walk runs on a worker. Deterministic: the summary can
+    // only arrive through the event loop, so right after showNode() returns
+    // nothing has been summarised on this thread.
+    void largeTreesAreSummarisedOffTheGuiThread() {
+        auto td = std::make_shared<tensordict::TensorDict>(tensordict::TensorDict::create({}));
+        Node& root = td->mutableRoot();
+        constexpr int kKeys = 100000;
+        for (int i = 0; i < kKeys; ++i)
+            root.addBytes("k" + std::to_string(i), tensordict::DType::Float32, {i % 7 + 1},
+                          tensordict::ownedBytes(std::vector<float>(std::size_t(i % 7 + 1))));
+        OverviewPanel overview;
+        QSignalSpy ready(&overview, &OverviewPanel::summaryReady);
+        overview.showNode(td, &td->root());
+        QVERIFY(!overview.isReady());
+        QCOMPARE(overview.summary().keys, std::int64_t(0));
+        QVERIFY(ready.wait(60000));
+        QCOMPARE(overview.summary().keys, std::int64_t(kKeys));
+        QCOMPARE(overview.summary().leaves, std::int64_t(kKeys));
+        QCOMPARE(overview.summary().largestChildren.size(), std::size_t(10));
+        QCOMPARE(overview.summary().largestChildren.front().bytes, std::uint64_t(7 * 4));
+        QCOMPARE(overview.summary().largestChildren.front().label, QString("k6"));
+
+        // Another node chosen while a walk runs: only the newest is reported.
+        overview.showNode(td, &td->root());
+        overview.showNode(td, &td->root());
+        QVERIFY(ready.wait(60000));
+        QCOMPARE(ready.count(), 2);
+        QCOMPARE(overview.summary().keys, std::int64_t(kKeys));
+    }
+
+    void summaryCanBeCancelled() {
+        auto td = tensordict::TensorDict::create({});
+        Node& root = td.mutableRoot();
+        for (int i = 0; i < 10000; ++i)
+            root.addTensorDict("d" + std::to_string(i));
+        std::atomic<bool> cancel{true};
+        const CollectionSummary s = summarizeCollection(td.root(), 10, &cancel);
+        QVERIFY(s.cancelled);
+        QVERIFY(s.keys < 10000);
+        const CollectionSummary full = summarizeCollection(td.root(), 10, nullptr);
+        QVERIFY(!full.cancelled);
+        QCOMPARE(full.keys, std::int64_t(10000));
+        QCOMPARE(full.collections, std::int64_t(10000));
+    }
+};
+
+QTEST_MAIN(OverviewTest)
+#include "tst_overview.moc"

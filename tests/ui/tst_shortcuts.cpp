@@ -1,0 +1,256 @@
+// The window's keyboard: every action has a shortcut, listed in Help >
+// Keyboard Shortcuts; preview modes, slices, focus, Ctrl+C where the focus
+// is; and the layout that gives the preview the room, remembered.
+
+#include <QAction>
+#include <QClipboard>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableView>
+#include <QTableWidget>
+#include <QTreeView>
+#include <QtTest>
+
+#include "details_panel.h"
+#include "image_view.h"
+#include "key_tree_model.h"
+#include "main_window.h"
+#include "overview_panel.h"
+#include "preview_panel.h"
+#include "shortcuts_dialog.h"
+#include "slice_selector.h"
+#include "tensor_table_model.h"
+#include "tensor_table_view.h"
+#include "testsupport.h"
+
+namespace {
+
+bool openAndWait(MainWindow& w, const QString& path) {
+    QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+    QSignalSpy failed(&w, &MainWindow::documentFailed);
+    w.openPath(path);
+    return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 20000) &&
+           loaded.count() == 1;
+}
+
+// Selects the leaf `key` of the demo and waits until its preview is ready.
+bool showLeaf(MainWindow& w, const QString& key) {
+    QSignalSpy ready(w.previewPanel(), &PreviewPanel::leafReady);
+    return w.selectKeyPath({key}) && (ready.count() == 1 || ready.wait(20000));
+}
+
+void press(MainWindow& w, int key, Qt::KeyboardModifiers modifiers = Qt::ControlModifier) {
+    QWidget* target = QApplication::focusWidget() ? QApplication::focusWidget() : &w;
+    QTest::keyClick(target, static_cast<Qt::Key>(key), modifiers);
+}
+
+}  // namespace
+
+class ShortcutsTest : public QObject {
+    Q_OBJECT
+
+private:
+    // A shown, active window on the demo.
+    bool openDemo(MainWindow& w) {
+        w.show();
+        w.activateWindow();
+        return QTest::qWaitForWindowActive(&w) && openAndWait(w, TDSTUDIO_DEMO_PATH);
+    }
+
+private Q_SLOTS:
+    void initTestCase() { testsupport::isolateSettings("tst_shortcuts"); }
+    void init() { QSettings().clear(); }
+
+    void modesSwitchWithCtrlDigits() {
+        MainWindow w;
+        QVERIFY(openDemo(w));
+        QVERIFY(showLeaf(w, "audio"));
+        w.treeView()->setFocus();
+        PreviewPanel* p = w.previewPanel();
+        press(w, Qt::Key_3);
+        QCOMPARE(p->mode(), PreviewPanel::PlotMode);
+        press(w, Qt::Key_4);
+        QCOMPARE(p->mode(), PreviewPanel::StatisticsMode);
+        press(w, Qt::Key_2);
+        QCOMPARE(p->mode(), PreviewPanel::ImageMode);
+        press(w, Qt::Key_1);
+        QCOMPARE(p->mode(), PreviewPanel::TableMode);
+    }
+
+    void slicesStepAndJump() {
+        MainWindow w;
+        QVERIFY(openDemo(w));
+        QVERIFY(showLeaf(w, "images"));  // [300, 28, 28]: rows 1, columns 2, a slider for dim 0
+        w.previewPanel()->setMode(PreviewPanel::TableMode);
+        w.treeView()->setFocus();
+        SliceSelector* slice = w.previewPanel()->tableSlice();
+        QCOMPARE(slice->slice().index[0], std::int64_t(0));
+        press(w, Qt::Key_Period);
+        QCOMPARE(slice->slice().index[0], std::int64_t(1));
+        press(w, Qt::Key_Period);
+        QCOMPARE(slice->slice().index[0], std::int64_t(2));
+        QCOMPARE(w.previewPanel()->tableModel()->slice().index[0], std::int64_t(2));
+        press(w, Qt::Key_Comma);
+        QCOMPARE(slice->slice().index[0], std::int64_t(1));
+        press(w, Qt::Key_Comma);
+        press(w, Qt::Key_Comma);  // stays at the first slice
+        QCOMPARE(slice->slice().index[0], std::int64_t(0));
+
+        // Ctrl+G: the slider's index box, ready to type into.
+        press(w, Qt::Key_G);
+        auto* box = qobject_cast<QSpinBox*>(QApplication::focusWidget());
+        QVERIFY(box);
+        QVERIFY(slice->isAncestorOf(box));
+        QTest::keyClicks(box, "42");
+        QTest::keyClick(box, Qt::Key_Enter);
+        QCOMPARE(slice->slice().index[0], std::int64_t(42));
+
+        // The image view steps its own slider.
+        press(w, Qt::Key_2);
+        QCOMPARE(w.previewPanel()->mode(), PreviewPanel::ImageMode);
+        SliceSelector* image = w.previewPanel()->imageView()->sliceSelector();
+        const std::int64_t before = image->slice().index[0];
+        press(w, Qt::Key_Period);
+        QCOMPARE(image->slice().index[0], before + 1);
+
+        // A 2-D table has no slider: Ctrl+G goes to the row field.
+        QVERIFY(showLeaf(w, "features"));
+        w.previewPanel()->setMode(PreviewPanel::TableMode);
+        w.treeView()->setFocus();
+        press(w, Qt::Key_G);
+        QCOMPARE(QApplication::focusWidget(), w.previewPanel()->goToRowField());
+    }
+
+    void focusFilterAndTree() {
+        MainWindow w;
+        QVERIFY(openDemo(w));
+        w.treeView()->setFocus();
+        press(w, Qt::Key_F);
+        QCOMPARE(QApplication::focusWidget(), w.filterEdit());
+        press(w, Qt::Key_L);
+        QCOMPARE(QApplication::focusWidget(), w.treeView());
+    }
+
+    void ctrlCCopiesWhatHasFocus() {
+        MainWindow w;
+        QVERIFY(openDemo(w));
+        QVERIFY(showLeaf(w, "features"));
+        w.previewPanel()->setMode(PreviewPanel::TableMode);
+        QClipboard* clipboard = QGuiApplication::clipboard();
+
+        // The table: its cells.
+        auto* table = w.previewPanel()->tableView()->findChild<QTableView*>();
+        QVERIFY(table);
+        table->setFocus();
+        table->setCurrentIndex(table->model()->index(0, 1));
+        const QString cell = w.previewPanel()->tableModel()->text(0, 1);
+        QVERIFY(!cell.isEmpty());
+        clipboard->clear();
+        QTest::keyClick(table, Qt::Key_C, Qt::ControlModifier);
+        QCOMPARE(clipboard->text(), cell + '\n');  // tab-separated lines
+
+        // The tree: the key path.
+        w.treeView()->setFocus();
+        QTest::keyClick(w.treeView(), Qt::Key_C, Qt::ControlModifier);
+        QCOMPARE(clipboard->text(), QString("\"features\""));
+
+        // Edit > Copy Key Path (Ctrl+Shift+C) works from anywhere, the table included.
+        clipboard->setText("x");
+        table->setFocus();
+        QTest::keyClick(table, Qt::Key_C, Qt::ControlModifier | Qt::ShiftModifier);
+        QCOMPARE(clipboard->text(), QString("\"features\""));
+    }
+
+    void shortcutsDialogListsEveryAction() {
+        MainWindow w;
+        QVERIFY(openDemo(w));
+        w.treeView()->setFocus();
+        press(w, Qt::Key_F1, Qt::NoModifier);
+        ShortcutsDialog* dialog = w.shortcutsDialog();
+        QVERIFY(dialog);
+        QTRY_VERIFY(dialog->isVisible());
+        QTableWidget* table = dialog->table();
+        QStringList rows;
+        for (int r = 0; r < table->rowCount(); ++r)
+            rows << table->item(r, 0)->text() + " | " + table->item(r, 1)->text() + " | " +
+                        table->item(r, 2)->text();
+        int withShortcut = 0;
+        for (QAction* action : w.findChildren<QAction*>()) {
+            if (action->shortcut().isEmpty())
+                continue;
+            ++withShortcut;
+            const QString keys = action->shortcut().toString(QKeySequence::NativeText);
+            QVERIFY2(!rows.filter(" | " + keys + " | ").isEmpty(),
+                     qPrintable(action->text() + " " + keys + " missing from\n" + rows.join('\n')));
+        }
+        QCOMPARE(table->rowCount(), withShortcut);
+        for (const QString& expected :
+             {QString("Table | Ctrl+1 | View"), QString("Statistics | Ctrl+4 | View"),
+              QString("Next Slice | Ctrl+. | View"), QString("Previous Slice | Ctrl+, | View"),
+              QString("Go to Slice | Ctrl+G | View"), QString("Filter Keys | Ctrl+F | Edit"),
+              QString("Focus Key Tree | Ctrl+L | Edit"),
+              QString("Copy Key Path | Ctrl+Shift+C | Edit"),
+              QString("Copy Key Path | Ctrl+C | Key tree"),
+              QString("Archive | Ctrl+D | File > Compare With")})
+            QVERIFY2(rows.contains(expected),
+                     qPrintable(expected + "\nnot in\n" + rows.join('\n')));
+        // Every menu item but About and the recent files has one.
+        for (QAction* top : w.menuBar()->actions())
+            for (QAction* action : top->menu()->actions())
+                if (!action->isSeparator() && !action->menu() && !action->text().contains("About"))
+                    QVERIFY2(!action->shortcut().isEmpty(), qPrintable(action->text()));
+    }
+
+    void theDetailsToggleAndTheLayoutIsRemembered() {
+        QList<int> treeSizes, detailsSizes;
+        {
+            MainWindow w;
+            QVERIFY(openDemo(w));
+            // At 1400x860 the preview gets most of the right column.
+            QVERIFY2(w.detailsPanel()->height() * 3 < w.detailsSplitter()->height(),
+                     qPrintable(QString("details %1 of %2")
+                                    .arg(w.detailsPanel()->height())
+                                    .arg(w.detailsSplitter()->height())));
+            // The tree's columns fit their contents: Storage is not cut off.
+            QTreeView* tree = w.treeView();
+            const QModelIndex root = tree->model()->index(0, 0);
+            QVERIFY(tree->model()->rowCount(root) >= 7);
+            for (int row = 0; row < tree->model()->rowCount(root); ++row)
+                for (int c = KeyTreeModel::KindColumn; c < KeyTreeModel::ColumnCount; ++c) {
+                    const QString text = tree->model()->index(row, c, root).data().toString();
+                    QVERIFY2(tree->header()->sectionSize(c) >
+                                 tree->fontMetrics().horizontalAdvance(text),
+                             qPrintable(text));
+                }
+            QVERIFY(tree->header()->sectionPosition(KeyTreeModel::StorageColumn) +
+                        tree->header()->sectionSize(KeyTreeModel::StorageColumn) <=
+                    tree->viewport()->width());
+
+            press(w, Qt::Key_I);  // View > Details off
+            QVERIFY(w.detailsPanel()->isCollapsed());
+            QVERIFY(w.detailsPanel()->height() < 60);
+            w.treeSplitter()->setSizes({400, 1000});
+            treeSizes = w.treeSplitter()->sizes();
+            detailsSizes = w.detailsSplitter()->sizes();
+            w.close();
+        }
+        MainWindow again;
+        again.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&again));
+        QVERIFY(again.detailsPanel()->isCollapsed());
+        QCOMPARE(again.treeSplitter()->sizes(), treeSizes);
+        QCOMPARE(again.detailsSplitter()->sizes(), detailsSizes);
+        again.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&again));
+        QTest::keyClick(&again, Qt::Key_I, Qt::ControlModifier);
+        QVERIFY(!again.detailsPanel()->isCollapsed());
+        QTRY_VERIFY(again.detailsPanel()->height() > 60);
+    }
+};
+
+QTEST_MAIN(ShortcutsTest)
+#include "tst_shortcuts.moc"

@@ -1,0 +1,177 @@
+#include "collection_summary.h"
+
+#include <QCoreApplication>
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "node_text.h"
+
+using tensordict::Node;
+using tensordict::NodeKind;
+using tensordict::StorageKind;
+
+namespace {
+
+QString tr(const char* text) {
+    return QCoreApplication::translate("CollectionSummary", text);
+}
+
+QStringList keyPathOf(const Node& node) {
+    QStringList path;
+    for (const std::string& key : node.keyPath())
+        path << QString::fromStdString(key);
+    return path;
+}
+
+// Keeps the `top` largest entries seen, largest first.
+class Largest {
+public:
+    explicit Largest(int top) : top_(static_cast<std::size_t>(std::max(0, top))) {}
+    bool wants(std::uint64_t bytes) const {
+        return top_ > 0 && (entries_.size() < top_ || bytes > entries_.back().second);
+    }
+    void add(const Node* node, std::uint64_t bytes) {
+        if (!wants(bytes))
+            return;
+        auto at = std::upper_bound(entries_.begin(), entries_.end(), bytes,
+                                   [](std::uint64_t b, const auto& e) { return b > e.second; });
+        entries_.insert(at, {node, bytes});
+        if (entries_.size() > top_)
+            entries_.pop_back();
+    }
+    const std::vector<std::pair<const Node*, std::uint64_t>>& entries() const { return entries_; }
+
+private:
+    std::size_t top_;
+    std::vector<std::pair<const Node*, std::uint64_t>> entries_;
+};
+
+struct Walk {
+    CollectionSummary& summary;
+    const std::atomic<bool>* cancel;
+    Largest leaves;
+    std::map<QString, CollectionSummary::DTypeBytes> dtypes;
+    std::map<std::pair<StorageKind, int>, CollectionSummary::StorageBytes> storage;
+    std::int64_t visited = 0;
+
+    void problem(const Node& node, const QString& text) {
+        ++summary.problemCount;
+        if (summary.problems.size() < std::size_t(CollectionSummary::kMaxProblems))
+            summary.problems.push_back({keyPathOf(node), text});
+    }
+
+    bool cancelled() {
+        // Checked now and then: an atomic load per node would be cheap too, but not free.
+        if (++visited % 4096 == 0 && cancel && cancel->load(std::memory_order_relaxed))
+            summary.cancelled = true;
+        return summary.cancelled;
+    }
+
+    void leaf(const Node& node) {
+        ++summary.leaves;
+        leaves.add(&node, node.nbytes);
+        const std::string_view full = tensordict::dtypeName(node.dtype);
+        QString name = QString::fromUtf8(full.data(), static_cast<qsizetype>(full.size()));
+        name.remove(QStringLiteral("torch."));
+        auto& d = dtypes[name];
+        d.dtype = name;
+        d.bytes += node.nbytes;
+        ++d.leaves;
+
+        const StorageKind kind = node.storage.kind;
+        const int method = kind == StorageKind::CompressedEntry ? node.storage.zipMethod : -1;
+        auto& s = storage[{kind, method}];
+        s.kind = kind;
+        if (s.name.isEmpty()) {
+            s.name = nodetext::storageText(node);
+            s.name.remove(tr(", linked from outside the dataset"));
+        }
+        s.bytes += node.nbytes;
+        // Bytes on disk: the file, or the archive entry as stored (compressed or not).
+        s.storedBytes += node.storage.storedSize;
+        ++s.leaves;
+
+        if (!node.storage.outsideTarget.empty())
+            problem(node, tr("linked from outside the dataset: %1")
+                              .arg(QString::fromStdString(node.storage.outsideTarget)));
+        if (const std::string warning = node.integrityWarning(); !warning.empty())
+            problem(node, QString::fromStdString(warning));
+    }
+
+    // Tensor bytes under `node`.
+    std::uint64_t visit(const Node& node) {
+        if (cancelled())
+            return 0;
+        switch (node.kind) {
+            case NodeKind::Tensor:
+                leaf(node);
+                return node.nbytes;
+            case NodeKind::NonTensorData:
+            case NodeKind::NonTensorStack:
+                ++summary.nonTensors;
+                return 0;
+            case NodeKind::Error:
+                problem(node, QString::fromStdString(node.error));
+                return 0;
+            default:
+                ++summary.collections;
+                break;
+        }
+        std::uint64_t bytes = 0;
+        for (const auto& child : node.children) {
+            ++summary.keys;
+            bytes += visit(*child);
+        }
+        return bytes;
+    }
+};
+
+CollectionSummary::Entry entryFor(const Node& node, std::uint64_t bytes, const Node& collection) {
+    CollectionSummary::Entry e;
+    e.keyPath = keyPathOf(node);
+    // The path below the collection, as a Python index would read it.
+    std::vector<std::string> relative;
+    for (const Node* n = &node; n && n != &collection; n = n->parent)
+        relative.insert(relative.begin(), n->key);
+    e.label = relative.size() == 1 ? nodetext::displayKey(relative.front())
+                                   : nodetext::keyPathText(relative);
+    e.kind = nodetext::kindText(node);
+    e.bytes = bytes;
+    return e;
+}
+
+}  // namespace
+
+CollectionSummary summarizeCollection(const Node& collection, int top,
+                                      const std::atomic<bool>* cancel) {
+    CollectionSummary summary;
+    summary.keyPath = keyPathOf(collection);
+    summary.className = QString::fromStdString(collection.className);
+    summary.batchSize = collection.batchSize;
+
+    Walk walk{summary, cancel, Largest(top), {}, {}, 0};
+    Largest children(top);
+    for (const auto& child : collection.children) {
+        ++summary.keys;
+        const std::uint64_t bytes = walk.visit(*child);
+        summary.totalBytes += bytes;
+        children.add(child.get(), bytes);
+        if (summary.cancelled)
+            return summary;
+    }
+    for (const auto& [node, bytes] : children.entries())
+        summary.largestChildren.push_back(entryFor(*node, bytes, collection));
+    for (const auto& [node, bytes] : walk.leaves.entries())
+        summary.largestLeaves.push_back(entryFor(*node, bytes, collection));
+    for (auto& [name, d] : walk.dtypes)
+        summary.byDType.push_back(std::move(d));
+    for (auto& [key, s] : walk.storage)
+        summary.byStorage.push_back(std::move(s));
+    // Largest first; ties in name order, so the order is the same every time.
+    std::stable_sort(summary.byDType.begin(), summary.byDType.end(),
+                     [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+    std::stable_sort(summary.byStorage.begin(), summary.byStorage.end(),
+                     [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+    return summary;
+}

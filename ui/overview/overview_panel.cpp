@@ -1,0 +1,232 @@
+#include "overview_panel.h"
+
+#include <QGridLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QLocale>
+#include <QScrollArea>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "node_text.h"
+#include "size_bar_chart.h"
+
+using tensordict::Node;
+
+namespace {
+
+constexpr int kTop = 10;
+
+// "1 leaf", "8 leaves": English without a translation file says it right.
+QString count(std::int64_t n, const QString& one, const QString& many) {
+    return QString("%1 %2").arg(QLocale().toString(qlonglong(n)), n == 1 ? one : many);
+}
+
+QString leavesText(std::int64_t n) {
+    return count(n, QObject::tr("leaf"), QObject::tr("leaves"));
+}
+
+QString keyPathText(const QStringList& path) {
+    std::vector<std::string> keys;
+    for (const QString& k : path)
+        keys.push_back(k.toStdString());
+    return nodetext::keyPathText(keys);
+}
+
+QLabel* heading(const QString& text) {
+    auto* label = new QLabel(text);
+    QFont f = label->font();
+    f.setBold(true);
+    label->setFont(f);
+    return label;
+}
+
+std::vector<SizeBarChart::Bar> keyBars(const std::vector<CollectionSummary::Entry>& entries) {
+    std::vector<SizeBarChart::Bar> bars;
+    for (const auto& e : entries)
+        bars.push_back({e.label, e.bytes, nodetext::byteSizeText(e.bytes), e.keyPath,
+                        QObject::tr("%1 (%2): %3 — click to select")
+                            .arg(e.label, e.kind, nodetext::byteSizeText(e.bytes))});
+    return bars;
+}
+
+}  // namespace
+
+OverviewPanel::OverviewPanel(QWidget* parent)
+    : QWidget(parent),
+      title_(new QLabel),
+      counts_(new QLabel),
+      childrenTitle_(heading(tr("Largest keys here"))),
+      children_(new SizeBarChart),
+      leaves_(new SizeBarChart),
+      dtypes_(new SizeBarChart),
+      storage_(new SizeBarChart),
+      problemsTitle_(heading(tr("Problems"))),
+      problems_(new QListWidget) {
+    QFont big = title_->font();
+    big.setBold(true);
+    big.setPointSizeF(big.pointSizeF() * 1.25);
+    title_->setFont(big);
+    title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    counts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    counts_->setWordWrap(true);
+    problems_->setToolTip(tr("Click a problem to select its key"));
+
+    auto* content = new QWidget;
+    auto* grid = new QGridLayout(content);
+    grid->setHorizontalSpacing(24);
+    grid->addWidget(title_, 0, 0, 1, 2);
+    grid->addWidget(counts_, 1, 0, 1, 2);
+    grid->addWidget(childrenTitle_, 2, 0);
+    grid->addWidget(heading(tr("Largest leaves (any depth)")), 2, 1);
+    grid->addWidget(children_, 3, 0, Qt::AlignTop);
+    grid->addWidget(leaves_, 3, 1, Qt::AlignTop);
+    grid->addWidget(heading(tr("Bytes by dtype")), 4, 0);
+    grid->addWidget(heading(tr("Bytes by storage (on disk, compression)")), 4, 1);
+    grid->addWidget(dtypes_, 5, 0, Qt::AlignTop);
+    grid->addWidget(storage_, 5, 1, Qt::AlignTop);
+    grid->addWidget(problemsTitle_, 6, 0, 1, 2);
+    grid->addWidget(problems_, 7, 0, 1, 2);
+    grid->setRowStretch(8, 1);
+    grid->setColumnStretch(0, 1);
+    grid->setColumnStretch(1, 1);
+    for (int row : {2, 4, 6})
+        grid->setRowMinimumHeight(row, title_->fontMetrics().height() + 12);
+
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(content);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(scroll);
+
+    for (SizeBarChart* chart : {children_, leaves_})
+        connect(chart, &SizeBarChart::keyActivated, this, &OverviewPanel::keyActivated);
+    connect(problems_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
+        const QStringList path = item->data(Qt::UserRole).toStringList();
+        if (item->data(Qt::UserRole + 1).toBool())  // a problem, not the "none found" line
+            Q_EMIT keyActivated(path);
+    });
+    connect(&watcher_, &QFutureWatcherBase::finished, this, &OverviewPanel::summarized);
+}
+
+OverviewPanel::~OverviewPanel() {
+    if (cancel_)
+        *cancel_ = true;
+    watcher_.waitForFinished();
+}
+
+void OverviewPanel::clear() {
+    if (cancel_)
+        *cancel_ = true;  // a walk still running stops soon; its result is dropped
+    cancel_.reset();
+    owner_.reset();
+    node_ = nullptr;
+    summary_ = {};
+    ready_ = false;
+}
+
+void OverviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner,
+                             const Node* collection) {
+    clear();
+    if (!collection)
+        return;
+    owner_ = std::move(owner);
+    node_ = collection;
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    title_->setText(collection->parent ? nodetext::keyPathText(collection->keyPath())
+                                       : tr("(root)"));
+    counts_->setText(
+        tr("Summarising %1…")
+            .arg(count(std::int64_t(collection->children.size()), tr("key"), tr("keys"))));
+    // Even a large subtree never stalls the window: the walk runs on a worker,
+    // keeping its tree alive, and stops when another node is chosen.
+    watcher_.setFuture(QtConcurrent::run([collection, owner = owner_, cancel = cancel_] {
+        return summarizeCollection(*collection, kTop, cancel.get());
+    }));
+}
+
+void OverviewPanel::summarized() {
+    if (!node_ || !cancel_ || *cancel_)
+        return;  // another node was chosen since
+    CollectionSummary result = watcher_.result();
+    if (result.cancelled)
+        return;
+    summary_ = std::move(result);
+    showSummary();
+    ready_ = true;
+    Q_EMIT summaryReady();
+}
+
+QString OverviewPanel::headline() const {
+    return title_->text() + '\n' + counts_->text();
+}
+
+void OverviewPanel::showSummary() {
+    const CollectionSummary& s = summary_;
+    title_->setText((s.keyPath.isEmpty() ? tr("(root)") : title_->text()) + " — " + s.className);
+    QStringList parts;
+    parts << tr("batch size %1").arg(nodetext::shapeText(s.batchSize));
+    parts << tr("%1 of tensors in %2")
+                 .arg(nodetext::byteSizeText(s.totalBytes), leavesText(s.leaves));
+    QString keys = tr("%1 in all").arg(count(s.keys, tr("key"), tr("keys")));
+    QStringList more;
+    if (s.collections > 0)
+        more << count(s.collections, tr("nested collection"), tr("nested collections"));
+    if (s.nonTensors > 0)
+        more << count(s.nonTensors, tr("non-tensor"), tr("non-tensors"));
+    if (!more.isEmpty())
+        keys += " (" + more.join(", ") + ")";
+    parts << keys;
+    counts_->setText(parts.join(" · "));
+
+    childrenTitle_->setText(tr("Largest keys here (%1 of %2)")
+                                .arg(s.largestChildren.size())
+                                .arg(node_ ? node_->children.size() : 0));
+    children_->setBars(keyBars(s.largestChildren), tr("No keys"));
+    leaves_->setBars(keyBars(s.largestLeaves), tr("No tensor leaves"));
+
+    std::vector<SizeBarChart::Bar> dtypes;
+    for (const auto& d : s.byDType)
+        dtypes.push_back({d.dtype,
+                          d.bytes,
+                          tr("%1 · %2").arg(nodetext::byteSizeText(d.bytes), leavesText(d.leaves)),
+                          {},
+                          {}});
+    dtypes_->setBars(std::move(dtypes), tr("No tensor leaves"));
+
+    std::vector<SizeBarChart::Bar> storage;
+    for (const auto& st : s.byStorage) {
+        QString value = tr("%1 · %2").arg(nodetext::byteSizeText(st.bytes), leavesText(st.leaves));
+        if (st.kind == tensordict::StorageKind::CompressedEntry)
+            value += tr(" · %1 on disk (%2×)")
+                         .arg(nodetext::byteSizeText(st.storedBytes))
+                         .arg(st.compressionRatio(), 0, 'f', 1);
+        storage.push_back({st.name, st.bytes, value, {}, {}});
+    }
+    storage_->setBars(std::move(storage), tr("No tensor leaves"));
+
+    problems_->clear();
+    problemsTitle_->setText(s.problemCount > 0 ? tr("Problems (%1)").arg(s.problemCount)
+                                               : tr("Problems"));
+    for (const auto& p : s.problems) {
+        auto* item = new QListWidgetItem(QString("%1: %2").arg(
+            p.keyPath.isEmpty() ? tr("(root)") : keyPathText(p.keyPath), p.text));
+        item->setForeground(QColor(0xc0, 0x20, 0x20));
+        item->setData(Qt::UserRole, p.keyPath);
+        item->setData(Qt::UserRole + 1, true);
+        problems_->addItem(item);
+    }
+    if (s.problemCount > static_cast<std::int64_t>(s.problems.size()))
+        problems_->addItem(
+            tr("… and %1 more").arg(s.problemCount - std::int64_t(s.problems.size())));
+    if (s.problemCount == 0)
+        problems_->addItem(
+            tr("None found: every part could be read, no integrity warning, "
+               "no link out of the dataset."));
+    // As tall as its lines, up to a few.
+    const int rows = std::min(problems_->count(), 6);
+    problems_->setFixedHeight(rows * problems_->sizeHintForRow(0) + 2 * problems_->frameWidth() +
+                              4);
+}

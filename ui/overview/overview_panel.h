@@ -1,0 +1,66 @@
+#pragma once
+
+#include <QFutureWatcher>
+#include <QWidget>
+#include <atomic>
+#include <memory>
+
+#include "collection_summary.h"
+#include "tensordict/tensordict.h"
+
+class QLabel;
+class QListWidget;
+class SizeBarChart;
+
+// What takes the space under the selected collection: its largest keys and
+// leaves, bytes by dtype and by storage, counts, and the problems found.
+// The subtree is summarised on a worker thread from metadata only.
+class OverviewPanel : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit OverviewPanel(QWidget* parent = nullptr);
+    ~OverviewPanel() override;
+
+    // `owner` keeps the node's tree alive while it is summarised and shown.
+    void showNode(std::shared_ptr<const tensordict::TensorDict> owner,
+                  const tensordict::Node* collection);
+    void clear();
+    // The summary of the node shown is on screen (summaryReady was emitted for it).
+    bool isReady() const { return ready_; }
+    // The summary shown (empty until summaryReady).
+    const CollectionSummary& summary() const { return summary_; }
+    const tensordict::Node* node() const { return node_; }
+
+    SizeBarChart* childrenChart() const { return children_; }
+    SizeBarChart* leavesChart() const { return leaves_; }
+    SizeBarChart* dtypeChart() const { return dtypes_; }
+    SizeBarChart* storageChart() const { return storage_; }
+    QListWidget* problemList() const { return problems_; }
+    QString headline() const;
+
+Q_SIGNALS:
+    void summaryReady();
+    // The user clicked a key (a bar or a problem): select it in the tree.
+    void keyActivated(const QStringList& keyPath);
+
+private:
+    void summarized();
+    void showSummary();
+
+    std::shared_ptr<const tensordict::TensorDict> owner_;
+    const tensordict::Node* node_ = nullptr;
+    std::shared_ptr<std::atomic<bool>> cancel_;
+    QFutureWatcher<CollectionSummary> watcher_;
+    CollectionSummary summary_;
+    bool ready_ = false;
+    QLabel* title_;
+    QLabel* counts_;
+    QLabel* childrenTitle_;
+    SizeBarChart* children_;
+    SizeBarChart* leaves_;
+    SizeBarChart* dtypes_;
+    SizeBarChart* storage_;
+    QLabel* problemsTitle_;
+    QListWidget* problems_;
+};

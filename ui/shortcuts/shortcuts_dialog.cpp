@@ -1,0 +1,91 @@
+#include "shortcuts_dialog.h"
+
+#include <QAction>
+#include <QDialogButtonBox>
+#include <QHeaderView>
+#include <QMainWindow>
+#include <QMenu>
+#include <QMenuBar>
+#include <QSet>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+namespace {
+
+QString plain(QString text) {
+    text.remove(QChar('&'));
+    text.remove(QChar(0x2026));  // the ellipsis of "Open…"
+    return text.trimmed();
+}
+
+QString shortcutText(const QAction* action) {
+    QStringList keys;
+    for (const QKeySequence& k : action->shortcuts())
+        keys << k.toString(QKeySequence::NativeText);
+    return keys.join(", ");
+}
+
+// Where an action outside the menus applies: the nearest widget with an accessible name.
+QString scopeOf(const QAction* action) {
+    for (const QObject* o = action->parent(); o; o = o->parent())
+        if (const auto* w = qobject_cast<const QWidget*>(o); w && !w->accessibleName().isEmpty())
+            return w->accessibleName();
+    return QObject::tr("Window");
+}
+
+void collectMenu(const QMenu* menu, const QString& where, std::vector<ShortcutsDialog::Row>& rows,
+                 QSet<const QAction*>& seen) {
+    for (QAction* action : menu->actions()) {
+        seen.insert(action);
+        if (action->menu())
+            collectMenu(action->menu(), where + " > " + plain(action->text()), rows, seen);
+        else if (!action->isSeparator() && !action->shortcuts().isEmpty())
+            rows.push_back({where, plain(action->text()), shortcutText(action), action});
+    }
+}
+
+}  // namespace
+
+std::vector<ShortcutsDialog::Row> ShortcutsDialog::collect(QWidget* window) {
+    std::vector<Row> rows;
+    QSet<const QAction*> seen;
+    if (auto* main = qobject_cast<QMainWindow*>(window))
+        for (QAction* top : main->menuBar()->actions())
+            if (top->menu())
+                collectMenu(top->menu(), plain(top->text()), rows, seen);
+    for (QAction* action : window->findChildren<QAction*>())
+        if (!seen.contains(action) && !action->shortcuts().isEmpty())
+            rows.push_back({scopeOf(action), plain(action->text()), shortcutText(action), action});
+    return rows;
+}
+
+ShortcutsDialog::ShortcutsDialog(QWidget* window, QWidget* parent)
+    : QDialog(parent), table_(new QTableWidget) {
+    setWindowTitle(tr("Keyboard Shortcuts"));
+    const std::vector<Row> rows = collect(window);
+    table_->setColumnCount(3);
+    table_->setHorizontalHeaderLabels({tr("Action"), tr("Shortcut"), tr("Where")});
+    table_->setRowCount(static_cast<int>(rows.size()));
+    for (int r = 0; r < static_cast<int>(rows.size()); ++r) {
+        const Row& row = rows[static_cast<std::size_t>(r)];
+        const QStringList cells{row.action, row.shortcuts, row.where};
+        for (int c = 0; c < cells.size(); ++c) {
+            auto* item = new QTableWidgetItem(cells[c]);
+            item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+            table_->setItem(r, c, item);
+        }
+    }
+    table_->verticalHeader()->hide();
+    table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setAlternatingRowColors(true);
+    table_->resizeColumnsToContents();
+    table_->horizontalHeader()->setStretchLastSection(true);
+
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(table_);
+    layout->addWidget(buttons);
+    resize(560, 700);
+}
