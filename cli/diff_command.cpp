@@ -87,8 +87,12 @@ std::string describeChange(const tensordict::KeyComparison& k) {
             case Difference::Values: {
                 const auto& v = *k.values;
                 const std::uint64_t total = a.nbytes / tensordict::itemSize(a.dtype);
+                std::string nans;
+                if (v.nanDiffering)
+                    nans = " (" + std::to_string(v.nanDiffering) +
+                           " with NaN: equal only with --equal-nan)";
                 add(name + ": " + std::to_string(v.differing) + " of " + std::to_string(total) +
-                    " elements differ, max abs diff " + numberText(v.maxAbsDiff) +
+                    " elements differ" + nans + ", max abs diff " + numberText(v.maxAbsDiff) +
                     ", max rel diff " + numberText(v.maxRelDiff) + ", first at " +
                     shapeText(k.firstIndex));
                 break;

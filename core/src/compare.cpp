@@ -86,18 +86,22 @@ struct Tally {
     double maxAbs = 0;
     double maxRel = 0;
     std::int64_t first = -1;
+    std::uint64_t nans = 0;
 
     void add(std::int64_t index, double absDiff, double relDiff) {
         ++differing;
         if (first < 0 || index < first)
             first = index;
-        if (!std::isnan(absDiff))
+        if (std::isnan(absDiff))
+            ++nans;
+        else
             maxAbs = std::max(maxAbs, absDiff);
         if (!std::isnan(relDiff))
             maxRel = std::max(maxRel, relDiff);
     }
     void merge(const Tally& o) {
         differing += o.differing;
+        nans += o.nans;
         maxAbs = std::max(maxAbs, o.maxAbs);
         maxRel = std::max(maxRel, o.maxRel);
         if (o.first >= 0 && (first < 0 || o.first < first))
@@ -426,6 +430,7 @@ ValueDifference toValueDifference(const Tally& tally) {
     v.maxAbsDiff = tally.maxAbs;
     v.maxRelDiff = tally.maxRel;
     v.firstIndex = tally.first;
+    v.nanDiffering = tally.nans;
     return v;
 }
 

@@ -1,7 +1,10 @@
 // Writes tdstudio's demo dataset with libtensordict's own save(): a small
 // labelled image dataset with features, audio-like signals, a nested dict
-// and a string, the kind of data tdstudio is for.
-// usage: make_demo OUTPUT.tdz
+// and a string, the kind of data tdstudio is for. With a second path it
+// also writes the same dataset as a later run left it (a few images and
+// rewards changed, a key dropped, one added), to try the comparison on:
+//   tdstudio demo.tdz --compare demo-next.tdz
+// usage: make_demo OUTPUT.tdz [NEXT.tdz]
 
 #include <cmath>
 #include <cstdio>
@@ -20,8 +23,8 @@ constexpr int kCount = 300;
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: make_demo OUTPUT.tdz\n");
+    if (argc != 2 && argc != 3) {
+        std::fprintf(stderr, "usage: make_demo OUTPUT.tdz [NEXT.tdz]\n");
         return 2;
     }
     std::mt19937 rng(2026);
@@ -82,25 +85,46 @@ int main(int argc, char** argv) {
         done[n] = n % 50 == 49;
     }
 
-    try {
+    // The later run: a square patched into the first colour images, some
+    // rewards re-estimated, "done" dropped and a priority added.
+    auto writeDemo = [&](const char* path, bool later) {
+        std::vector<std::uint8_t> rgbNow = rgb;
+        std::vector<double> rewardNow = reward;
+        if (later) {
+            for (int n = 0; n < 3; ++n)
+                for (int y = 20; y < 26; ++y)
+                    for (int x = 20; x < 28; ++x)
+                        rgbNow[((std::size_t(n) * 32 + y) * 32 + x) * 3] = 255;
+            for (int n = 100; n < 110; ++n)
+                rewardNow[n] += 0.25;
+        }
         TensorDict td = TensorDict::create({kCount});
         Node& root = td.mutableRoot();
         root.addBytes("images", DType::UInt8, {kCount, 28, 28}, ownedBytes(images));
-        root.addBytes("rgb", DType::UInt8, {kCount, 32, 32, 3}, ownedBytes(rgb));
+        root.addBytes("rgb", DType::UInt8, {kCount, 32, 32, 3}, ownedBytes(std::move(rgbNow)));
         root.addBytes("labels", DType::Int64, {kCount}, ownedBytes(labels));
         root.addBytes("features", DType::Float32, {kCount, 16}, ownedBytes(features));
         root.addBytes("audio", DType::Float32, {kCount, 4096}, ownedBytes(audio));
         Node& episode = root.addTensorDict("episode");
-        episode.addBytes("reward", DType::Float64, {kCount}, ownedBytes(reward));
+        episode.addBytes("reward", DType::Float64, {kCount}, ownedBytes(std::move(rewardNow)));
         episode.addBytes("step", DType::Int32, {kCount}, ownedBytes(step));
-        episode.addBytes("done", DType::Bool, {kCount}, ownedBytes(done));
+        if (!later)
+            episode.addBytes("done", DType::Bool, {kCount}, ownedBytes(done));
+        else
+            episode.addBytes("priority", DType::Float32, {kCount},
+                             ownedBytes(std::vector<float>(kCount, 1.0f)));
         root.addNonTensor(
             "description",
             Value("tdstudio demo: 300 synthetic samples (rings whose radius is the label, "
                   "colour discs, chirps) with features that miss some values"));
         SaveOptions options;
         options.atomic = true;
-        save(td, argv[1], options);
+        save(td, path, options);
+    };
+    try {
+        writeDemo(argv[1], false);
+        if (argc == 3)
+            writeDemo(argv[2], true);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "make_demo: %s\n", e.what());
         return 1;

@@ -777,8 +777,10 @@ private Q_SLOTS:
             QCOMPARE(k->firstIndex, (std::vector<std::int64_t>{0, 1}));
             QCOMPARE(k->values->maxAbsDiff, 0.0);  // NaN counts, but not in the maxima
             QCOMPARE(k->values->maxRelDiff, 0.0);
+            QCOMPARE(k->values->nanDiffering, std::uint64_t(2));  // said so, for the reader
             k = entryAt(r, {"d"});
             QCOMPARE(k->values->differing, std::uint64_t(1));
+            QCOMPARE(k->values->nanDiffering, std::uint64_t(1));
             QCOMPARE(k->values->firstIndex, std::int64_t(0));
             k = entryAt(r, {"c"});
             QCOMPARE(k->values->differing, std::uint64_t(1));

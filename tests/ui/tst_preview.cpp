@@ -497,6 +497,10 @@ private Q_SLOTS:
         QSignalSpy rendered(&view, &ImageView::rendered);
         view.setLeaf(DType::Float32, ownedBytes(raw), {side, side});
         QTRY_COMPARE(rendered.count(), 1);
+        // The sample sees only even values: the exact range (0 … 999) redraws it once.
+        QTRY_VERIFY(view.rangeIsExact() && !view.isRendering());
+        QCOMPARE(view.rangeHigh(), 999.0);
+        const int before = rendered.count();
         const ImageCanvas* canvas = view.canvas();
         const QSize screen = canvas->size() * canvas->devicePixelRatioF();
         const QSize image = view.image().size();
@@ -511,7 +515,7 @@ private Q_SLOTS:
 
         // Zoomed in to 4 screen pixels an element: the region on screen at 1:1.
         view.canvas()->setZoom(4);
-        QTRY_COMPARE(rendered.count(), 2);
+        QTRY_COMPARE(rendered.count(), before + 1);
         const QImage& detail = canvas->detail();
         QVERIFY(!detail.isNull());
         QVERIFY(detail.width() <= screen.width() && detail.height() <= screen.height());
@@ -541,6 +545,141 @@ private Q_SLOTS:
             QCOMPARE(QColor(view.image().pixel(0, 0)).red(), f);
             QTRY_VERIFY(!view.isRendering() && view.cachedFrames() >= 3 + f);
         }
+    }
+
+    void sliceRangeMatchesTheRenderersRange_data() {
+        QTest::addColumn<int>("scale");
+        QTest::addColumn<bool>("continuous");  // float64, (nearly) all distinct: every radix pass
+        QTest::newRow("min-max") << int(ImageScale::MinMax) << false;
+        QTest::newRow("percentile") << int(ImageScale::Percentile) << false;
+        QTest::newRow("percentile, float64") << int(ImageScale::Percentile) << true;
+    }
+    void sliceRangeMatchesTheRenderersRange() {
+        // The renderer at stride 1 sees every element: the exact range is its range.
+        QFETCH(int, scale);
+        QFETCH(bool, continuous);
+        const int rows = 301, cols = 257;
+        ImageRequest r;
+        QByteArray raw;
+        std::uint32_t x = 12345;
+        const auto next = [&x] { return x = x * 1664525u + 1013904223u; };
+        if (continuous) {
+            r.dtype = DType::Float64;
+            raw.resize(rows * cols * 8);
+            auto* v = reinterpret_cast<double*>(raw.data());
+            for (int i = 0; i < rows * cols; ++i)
+                v[i] = (double(next()) - 2e9) * 1e-7 + double(next()) * 1e-17;
+            v[7] = std::numeric_limits<double>::quiet_NaN();
+        } else {
+            raw.resize(rows * cols * 4);
+            auto* v = reinterpret_cast<float*>(raw.data());
+            for (int i = 0; i < rows * cols; ++i)
+                v[i] = float(int(next() >> 20) % 2000 - 700) * 0.25f;  // repeats, negatives, zeros
+            v[7] = std::numeric_limits<float>::quiet_NaN();
+            v[8] = std::numeric_limits<float>::infinity();
+            v[9] = -std::numeric_limits<float>::infinity();
+        }
+        r.bytes = ownedBytes(raw);
+        r.slice = TensorSlice::defaultFor({rows, cols});
+        r.scale = static_cast<ImageScale>(scale);
+        r.stride = 1;
+        const ImageResult drawn = renderImage(r);
+        QCOMPARE(drawn.stride, 1);
+        const RangeResult exact = sliceRange(r);
+        QVERIFY(!exact.cancelled && !exact.sourceChanged);
+        QCOMPARE(exact.low, drawn.low);
+        QCOMPARE(exact.high, drawn.high);
+        QVERIFY(exact.low < exact.high);
+
+        std::atomic<bool> cancel{true};
+        QVERIFY(sliceRange(r, &cancel).cancelled);
+    }
+
+    void colourRangeIsRefinedToTheExactOne() {
+        // 4096 x 4096 zeros and one 1000 at a prime row and column: the first
+        // picture (a pixel per several elements) cannot see it.
+        const int side = 4096, row = 4093, col = 4091;
+        QByteArray raw(side * side * 4, '\0');
+        reinterpret_cast<float*>(raw.data())[std::int64_t(row) * side + col] = 1000;
+        QSemaphore release;
+        std::atomic<bool> entered{false};
+        setRangeHooks({[&](const ImageRequest&) {
+                           if (!entered.exchange(true))  // the first one only
+                               release.acquire();
+                       },
+                       {}});
+        auto unhook = qScopeGuard([&] {
+            setRangeHooks({});
+            release.release(100);
+            QThreadPool::globalInstance()->waitForDone();
+        });
+        ImageView view;
+        view.resize(520, 420);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy rendered(&view, &ImageView::rendered);
+        view.setLeaf(DType::Float32, ownedBytes(raw), {side, side});
+        QTRY_COMPARE(rendered.count(), 1);
+        QVERIFY(view.image().width() < side);
+        QVERIFY(!view.rangeIsExact());
+        QCOMPARE(view.rangeHigh(), 0.0);
+        QVERIFY2(view.hoverText().contains("colour range 0 … 0 (sampled)"),
+                 qPrintable(view.hoverText()));
+        QTRY_VERIFY(entered.load());  // after the first picture, held in the hook
+
+        release.release();
+        QTRY_VERIFY(view.rangeIsExact());
+        QCOMPARE(view.rangeLow(), 0.0);
+        QCOMPARE(view.rangeHigh(), 1000.0);
+        QVERIFY2(view.hoverText().contains("colour range 0 … 1000 (exact)"),
+                 qPrintable(view.hoverText()));
+        QTRY_VERIFY(!view.isRendering());
+        QCOMPARE(rendered.count(), 2);  // redrawn once with the exact range
+
+        // Percentile: the one outlier is above the 99th: the sample was right.
+        view.setScale(ImageScale::Percentile);
+        QTRY_VERIFY(view.rangeIsExact() && !view.isRendering());
+        QCOMPARE(view.rangeHigh(), 0.0);
+    }
+
+    void rangeRefinementIsDroppedWhenTheLeafChanges() {
+        const int sideA = 4096, sideB = 2048;
+        QByteArray a(sideA * sideA * 4, '\0'), b(sideB * sideB * 4, '\0');
+        reinterpret_cast<float*>(a.data())[std::int64_t(4093) * sideA + 4091] = 1000;
+        reinterpret_cast<float*>(b.data())[std::int64_t(2039) * sideB + 2029] = 7;
+        // A's range is computed (0 … 1000), then held on its way back.
+        QSemaphore release;
+        std::atomic<bool> heldA{false};
+        setRangeHooks({{}, [&](const RangeResult& r) {
+                           if (r.high == 1000 && !heldA) {
+                               heldA = true;
+                               release.acquire();
+                           }
+                       }});
+        auto unhook = qScopeGuard([&] {
+            setRangeHooks({});
+            release.release(100);
+            QThreadPool::globalInstance()->waitForDone();
+        });
+        ImageView view;
+        view.resize(520, 420);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy rendered(&view, &ImageView::rendered);
+        view.setLeaf(DType::Float32, ownedBytes(a), {sideA, sideA});
+        QTRY_COMPARE(rendered.count(), 1);
+        QTRY_VERIFY(heldA.load());
+
+        view.setLeaf(DType::Float32, ownedBytes(b), {sideB, sideB});  // the user moves on
+        release.release();
+        QTRY_VERIFY(view.rangeIsExact() && !view.isRendering());
+        QCOMPARE(view.rangeLow(), 0.0);
+        QCOMPARE(view.rangeHigh(), 7.0);  // B's, never A's 1000
+        QVERIFY2(view.hoverText().contains("colour range 0 … 7 (exact)"),
+                 qPrintable(view.hoverText()));
+        QThreadPool::globalInstance()->waitForDone();
+        QCoreApplication::processEvents();
+        QCOMPARE(view.rangeHigh(), 7.0);
     }
 
 private:

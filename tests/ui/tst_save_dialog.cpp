@@ -104,6 +104,7 @@ private Q_SLOTS:
         QVERIFY(dialog.levelBox()->isEnabled());
         QCOMPARE(dialog.options().compression, int(kZipLzma));
         QCOMPARE(dialog.options().archive.value(), true);
+        dialog.finishPendingCheck();  // the picture shows what the disk said
         screenshot(&dialog, "save-dialog-archive.png");
 
         // Back to a directory name: compression resets, it cannot apply.
@@ -254,12 +255,13 @@ private Q_SLOTS:
         QVERIFY(testsupport::ageFiles(prefix));
         const QStringList before = testsupport::fileFingerprints(prefix);
 
-        // The writers stop at their first report, with part of the data
-        // written, until Cancel has been clicked: the cancel lands in the
-        // middle of the save whatever the speed of the machine.
+        // The writers stop at their first report past half of the data
+        // until Cancel has been clicked: the cancel lands in the middle of
+        // the save whatever the speed of the machine.
         std::atomic<bool> once{false};
-        testsupport::SaveHold hold(
-            [&once](const SaveProgress& p) { return p.bytesDone > 0 && !once.exchange(true); });
+        testsupport::SaveHold hold([&once](const SaveProgress& p) {
+            return p.bytesDone * 2 >= p.bytesTotal && !once.exchange(true);
+        });
         MainWindow w;
         const auto letGo = qScopeGuard([&hold] { hold.open(); });
         QVERIFY(openAndWait(w, source));

@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 
 #include "tensordict/element.h"
@@ -231,10 +233,16 @@ namespace {
 
 std::mutex hooksMutex;
 RenderHooks hooks;
+RangeHooks rangeHooks;
 
 RenderHooks currentHooks() {
     std::lock_guard lock(hooksMutex);
     return hooks;
+}
+
+RangeHooks currentRangeHooks() {
+    std::lock_guard lock(hooksMutex);
+    return rangeHooks;
 }
 
 }  // namespace
@@ -242,6 +250,11 @@ RenderHooks currentHooks() {
 void setRenderHooks(RenderHooks h) {
     std::lock_guard lock(hooksMutex);
     hooks = std::move(h);
+}
+
+void setRangeHooks(RangeHooks h) {
+    std::lock_guard lock(hooksMutex);
+    rangeHooks = std::move(h);
 }
 
 ImageResult renderImage(const ImageRequest& r, const std::atomic<bool>* cancel) {
@@ -273,6 +286,159 @@ ImageResult renderImage(const ImageRequest& r, const std::atomic<bool>* cancel) 
         out.image = paint(s, low, high, colormapTable(r.colormap));
         if (s.channels >= 3 && bytes)
             out.low = 0, out.high = 255;
+        return out;
+    }();
+    if (h.finished)
+        h.finished(out);
+    return out;
+}
+
+namespace {
+
+// Calls `f` on the value of every element of the whole slice, every channel,
+// reading the mapping in place, guarded. `f` must not allocate (a fault
+// leaves by a jump). Checks `cancel` every row and every 64Ki elements of it.
+template <typename F>
+void scanSlice(const ImageRequest& r, const std::atomic<bool>* cancel, RangeResult* out, F&& f) {
+    const std::size_t item = tensordict::itemSize(r.dtype);
+    const int channels =
+        r.channelDim >= 0 ? static_cast<int>(r.slice.shape[static_cast<std::size_t>(r.channelDim)])
+                          : 1;
+    const std::int64_t rows = r.slice.rows(), cols = r.slice.cols();
+    constexpr std::int64_t chunk = 1 << 16;
+    TensorSlice slice = r.slice;
+    const bool read = tensordict::tryGuardedRun([&] {
+        for (int c = 0; c < channels; ++c) {
+            if (r.channelDim >= 0)
+                slice.index[static_cast<std::size_t>(r.channelDim)] = c;
+            const TensorSlice::Layout at = slice.layout();
+            for (std::int64_t y = 0; y < rows; ++y)
+                for (std::int64_t x0 = 0; x0 < cols; x0 += chunk) {
+                    if (cancel && *cancel) {
+                        out->cancelled = true;
+                        return;
+                    }
+                    const std::int64_t end = std::min(cols, x0 + chunk);
+                    std::int64_t flat = at.at(y, x0);
+                    for (std::int64_t x = x0; x < end; ++x, flat += at.colStride)
+                        f(valueAt(r.bytes.data.get() + static_cast<std::size_t>(flat) * item,
+                                  r.dtype));
+                }
+        }
+    });
+    out->sourceChanged = !read;
+}
+
+// Doubles as unsigned keys in the same order (-0 as +0), for a radix select.
+std::uint64_t orderedKey(double v) {
+    if (v == 0)
+        v = 0;
+    std::uint64_t u;
+    std::memcpy(&u, &v, sizeof u);
+    return u >> 63 ? ~u : u | (std::uint64_t(1) << 63);
+}
+
+double fromKey(std::uint64_t key) {
+    const std::uint64_t u = key >> 63 ? key & ~(std::uint64_t(1) << 63) : ~key;
+    double v;
+    std::memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+// The value of rank `rank` (0-based, as nth_element) among the finite values,
+// found 16 bits of its key a pass: at most four passes over the slice, 512 KiB
+// of counts, however large the slice.
+struct RadixTarget {
+    std::uint64_t rank = 0;
+    std::uint64_t prefix = 0;  // the key's leading `bits` bits, once known
+    int bits = 0;
+    bool done = false;
+    double value = 0;
+    std::uint64_t matched = 0, minKey = 0, maxKey = 0;  // of the keys with that prefix
+    std::vector<std::uint64_t> counts = std::vector<std::uint64_t>(1 << 16);
+
+    bool matches(std::uint64_t key) const { return bits == 0 || key >> (64 - bits) == prefix; }
+    void add(std::uint64_t key) {
+        if (matched++ == 0)
+            minKey = maxKey = key;
+        minKey = std::min(minKey, key), maxKey = std::max(maxKey, key);
+        ++counts[(key >> (48 - bits)) & 0xffff];
+    }
+    // After a pass: the value if the keys seen decide it, else 16 more bits.
+    void settle() {
+        if (rank == 0 || minKey == maxKey || rank + 1 == matched) {
+            value = fromKey(rank == 0 || minKey == maxKey ? minKey : maxKey);
+            done = true;
+            return;
+        }
+        std::size_t bucket = 0;
+        while (rank >= counts[bucket])
+            rank -= counts[bucket++];
+        prefix = prefix << 16 | bucket;
+        bits += 16;
+        if (bits == 64) {
+            value = fromKey(prefix);
+            done = true;
+        }
+        std::fill(counts.begin(), counts.end(), 0);
+        matched = 0;
+    }
+};
+
+}  // namespace
+
+RangeResult sliceRange(const ImageRequest& r, const std::atomic<bool>* cancel) {
+    const RangeHooks h = currentRangeHooks();
+    if (h.started)
+        h.started(r);
+    RangeResult out = [&] {
+        RangeResult out;
+        if (!r.bytes.data)
+            return out;
+        if (r.scale == ImageScale::MinMax) {
+            double low = INFINITY, high = -INFINITY;
+            scanSlice(r, cancel, &out, [&](double v) {
+                if (std::isfinite(v))
+                    low = std::min(low, v), high = std::max(high, v);
+            });
+            if (low <= high)
+                out.low = low, out.high = high;
+            return out;
+        }
+        // The first pass counts the finite values, so both ranks are known after it.
+        std::array<RadixTarget, 2> targets;
+        std::uint64_t finite = 0;
+        scanSlice(r, cancel, &out, [&](double v) {
+            if (std::isfinite(v)) {
+                ++finite;
+                targets[0].add(orderedKey(v));
+            }
+        });
+        if (out.cancelled || out.sourceChanged || finite == 0)
+            return out;
+        targets[1].counts = targets[0].counts;
+        targets[1].matched = targets[0].matched;
+        targets[1].minKey = targets[0].minKey, targets[1].maxKey = targets[0].maxKey;
+        targets[0].rank = static_cast<std::uint64_t>(0.01 * double(finite - 1));
+        targets[1].rank = static_cast<std::uint64_t>(0.99 * double(finite - 1));
+        for (RadixTarget& t : targets)
+            t.settle();
+        while (!targets[0].done || !targets[1].done) {
+            scanSlice(r, cancel, &out, [&](double v) {
+                if (!std::isfinite(v))
+                    return;
+                const std::uint64_t key = orderedKey(v);
+                for (RadixTarget& t : targets)
+                    if (!t.done && t.matches(key))
+                        t.add(key);
+            });
+            if (out.cancelled || out.sourceChanged)
+                return out;
+            for (RadixTarget& t : targets)
+                if (!t.done)
+                    t.settle();
+        }
+        out.low = targets[0].value, out.high = targets[1].value;
         return out;
     }();
     if (h.finished)

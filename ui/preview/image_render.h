@@ -59,6 +59,26 @@ void setRenderHooks(RenderHooks hooks);
 // Renders on the calling thread (call it from a worker); checks `cancel`.
 ImageResult renderImage(const ImageRequest& request, const std::atomic<bool>* cancel = nullptr);
 
+// The exact colour range of the whole slice (every row, column and channel;
+// `request`'s region, stride and fixed range are ignored): min to max, or the
+// 1st to the 99th percentile, of the finite values, as renderImage() takes it
+// from the pixels it draws. Reads the slice a few times in place, guarded,
+// in bounded memory (a radix select, never a copy of the slice); checks
+// `cancel` every chunk. low = high = 0 without any finite value.
+struct RangeResult {
+    double low = 0, high = 0;
+    bool sourceChanged = false;
+    bool cancelled = false;
+};
+RangeResult sliceRange(const ImageRequest& request, const std::atomic<bool>* cancel = nullptr);
+
+// Test hooks, called on the worker at the start and the end of every sliceRange().
+struct RangeHooks {
+    std::function<void(const ImageRequest&)> started;
+    std::function<void(const RangeResult&)> finished;
+};
+void setRangeHooks(RangeHooks hooks);
+
 // Two leaves of the same shape (the same slice and channels) and their difference.
 struct ComparisonImages {
     ImageResult a, b;        // through one colour range, so equal values look equal

@@ -234,6 +234,10 @@ void ImageView::setColormap(Colormap map) {
     colormap_->setCurrentIndex(static_cast<int>(map));
 }
 
+void ImageView::setScale(ImageScale scale) {
+    scale_->setCurrentIndex(static_cast<int>(scale));
+}
+
 bool ImageView::isRendering() const {
     return needsScreen_ || announce_;
 }
@@ -272,7 +276,23 @@ ImageRequest ImageView::requestFor(const TensorSlice& slice) const {
     request.channelDim = channelDim_;
     request.colormap = static_cast<Colormap>(colormap_->currentIndex());
     request.scale = static_cast<ImageScale>(scale_->currentIndex());
+    if (const Frame* f = exactFrame(slice)) {  // known: no sample, no refinement
+        request.fixedRange = true;
+        request.low = f->result.low, request.high = f->result.high;
+    }
     return request;
+}
+
+const ImageView::Frame* ImageView::exactFrame(const TensorSlice& slice) const {
+    const auto scale = static_cast<ImageScale>(scale_->currentIndex());
+    for (const Frame& f : frames_)
+        if (f.exact && f.slice == slice && f.scale == scale)
+            return &f;
+    return nullptr;
+}
+
+bool ImageView::rawColour() const {
+    return channelDim_ >= 0 && dtype_ == tensordict::DType::UInt8;
 }
 
 // The smallest stride at which the whole slice fits the canvas's device pixels:
@@ -295,8 +315,9 @@ const ImageView::Frame* ImageView::cachedFrame(const TensorSlice& slice, int str
     return nullptr;
 }
 
-void ImageView::keepFrame(const ImageRequest& request, const ImageResult& result) {
-    frames_.push_front({request.slice, request.colormap, request.scale, result.stride, result});
+void ImageView::keepFrame(const ImageRequest& request, const ImageResult& result, bool exact) {
+    frames_.push_front(
+        {request.slice, request.colormap, request.scale, result.stride, result, exact});
     // A few frames, bounded in bytes too: a stack of large slices keeps fewer.
     constexpr std::size_t maxFrames = 8;
     constexpr qsizetype maxBytes = 48 << 20;
@@ -338,8 +359,9 @@ std::optional<ImageView::Job> ImageView::visibleJob() {
     }
     const auto covers = [&](const ImageRequest& r) {
         return r.slice == slice && r.stride == detailStride && r.colormap == colormap &&
-               r.scale == scale && double(r.left) <= visible.left() &&
-               double(r.top) <= visible.top() && double(r.left + r.width) >= visible.right() &&
+               r.scale == scale && r.low == result_.low && r.high == result_.high &&
+               double(r.left) <= visible.left() && double(r.top) <= visible.top() &&
+               double(r.left + r.width) >= visible.right() &&
                double(r.top + r.height) >= visible.bottom();
     };
     if (!detail_.image.isNull() && covers(detailRequest_))
@@ -366,6 +388,16 @@ std::optional<ImageView::Job> ImageView::visibleJob() {
     r.height = static_cast<std::int64_t>(std::ceil(region.bottom())) - r.top;
     r.fixedRange = true;  // the whole slice's range: the detail matches the picture under it
     r.low = result_.low, r.high = result_.high;
+    return job;
+}
+
+// Called when the screen has all it needs: the shown slice's exact range, unless known.
+std::optional<ImageView::Job> ImageView::rangeJob() const {
+    if (!shown_ || shown_->exact || rawColour())
+        return std::nullopt;
+    Job job{JobKind::Range, generation_, requestFor(shown_->slice)};
+    job.request.stride = shown_->stride;  // the overview to redraw if the sample missed
+    job.request.fixedRange = false;
     return job;
 }
 
@@ -405,14 +437,18 @@ void ImageView::runNext() {
             updateStatus();
             Q_EMIT rendered();
         }
-        job = readAheadJob();
+        job = rangeJob();  // before reading ahead: it changes what is on screen
+        if (!job)
+            job = readAheadJob();
     }
     if (running_) {
         // One job at a time: a different need cancels it; jobFinished() comes back here.
         const ImageRequest &a = job ? job->request : ImageRequest{}, &b = running_->request;
         // A frame read ahead is the frame needed now when the slider got there first.
-        const auto whole = [](JobKind k) { return k != JobKind::Detail; };
-        const bool same = job && whole(job->kind) == whole(running_->kind) && a.slice == b.slice &&
+        const auto group = [](JobKind k) {
+            return k == JobKind::ReadAhead ? JobKind::Overview : k;
+        };
+        const bool same = job && group(job->kind) == group(running_->kind) && a.slice == b.slice &&
                           a.stride == b.stride && a.colormap == b.colormap && a.scale == b.scale &&
                           a.left == b.left && a.top == b.top && a.width == b.width &&
                           a.height == b.height;
@@ -427,8 +463,27 @@ void ImageView::runNext() {
 void ImageView::start(Job job) {
     running_ = job;
     cancel_ = std::make_shared<std::atomic<bool>>(false);
+    if (job.kind != JobKind::Range) {
+        watcher_.setFuture(QtConcurrent::run([request = job.request, cancel = cancel_] {
+            return renderImage(request, cancel.get());
+        }));
+        return;
+    }
+    // The exact range; the overview again with it only if the sample's differs.
     watcher_.setFuture(QtConcurrent::run(
-        [request = job.request, cancel = cancel_] { return renderImage(request, cancel.get()); }));
+        [request = job.request, sampled = std::pair(result_.low, result_.high), cancel = cancel_] {
+            const RangeResult range = sliceRange(request, cancel.get());
+            ImageResult out;
+            out.low = range.low, out.high = range.high;
+            out.sourceChanged = range.sourceChanged;
+            out.cancelled = range.cancelled;
+            if (out.sourceChanged || out.cancelled || std::pair(out.low, out.high) == sampled)
+                return out;
+            ImageRequest redraw = request;
+            redraw.fixedRange = true;
+            redraw.low = range.low, redraw.high = range.high;
+            return renderImage(redraw, cancel.get());
+        }));
 }
 
 void ImageView::jobFinished() {
@@ -442,14 +497,19 @@ void ImageView::jobFinished() {
         Q_EMIT sourceChanged();
         return;
     }
+    // A whole slice drawn at stride 1 saw every element: its own range is exact.
+    const bool exactAsDrawn = job.request.fixedRange || result.stride == 1 || rawColour();
     switch (job.kind) {
         case JobKind::Overview:
-            keepFrame(job.request, result);
+            keepFrame(job.request, result, exactAsDrawn);
             if (job.request.slice == selector_->slice())
                 showOverview(frames_.front());  // with the colours it was drawn in
             break;
         case JobKind::ReadAhead:
-            keepFrame(job.request, result);
+            keepFrame(job.request, result, exactAsDrawn);
+            break;
+        case JobKind::Range:
+            rangeFinished(job, result);
             break;
         case JobKind::Detail:
             if (job.request.slice == selector_->slice()) {
@@ -463,9 +523,37 @@ void ImageView::jobFinished() {
     runNext();
 }
 
+void ImageView::rangeFinished(const Job& job, const ImageResult& result) {
+    const ImageRequest& r = job.request;
+    // The cached frames of this slice now know its range: those drawn with
+    // another (a sample's) would show different colours, so they go.
+    const auto ofSlice = [&](const Frame& f) { return f.slice == r.slice && f.scale == r.scale; };
+    const auto right = [&](const Frame& f) {
+        return f.result.low == result.low && f.result.high == result.high;
+    };
+    frames_.erase(std::remove_if(frames_.begin(), frames_.end(),
+                                 [&](const Frame& f) { return ofSlice(f) && !right(f); }),
+                  frames_.end());
+    for (Frame& f : frames_)
+        if (ofSlice(f))
+            f.exact = true;
+    const bool shownIsJobs = shown_ && shown_->slice == r.slice && shown_->scale == r.scale &&
+                             shown_->colormap == r.colormap && shown_->stride == r.stride;
+    if (result.image.isNull()) {  // the sample had it right
+        if (shownIsJobs && result_.low == result.low && result_.high == result.high) {
+            shown_->exact = true;
+            updateStatus();
+        }
+        return;
+    }
+    keepFrame(r, result, true);
+    if (shownIsJobs)
+        showOverview(frames_.front());
+}
+
 void ImageView::showOverview(const Frame& frame) {
     result_ = frame.result;
-    shown_ = Frame{frame.slice, frame.colormap, frame.scale, frame.result.stride, {}};
+    shown_ = Frame{frame.slice, frame.colormap, frame.scale, frame.result.stride, {}, frame.exact};
     canvas_->setImage(result_.image, result_.stride);
     announce_ = true;
     updateStatus();
@@ -475,12 +563,13 @@ void ImageView::updateStatus() {
     const TensorSlice slice = selector_->slice();
     const int stride = detail_.image.isNull() ? result_.stride : detail_.stride;
     status_->setText(
-        tr("%1 × %2%3 · colour range %4 … %5")
+        tr("%1 × %2%3 · colour range %4 … %5 %6")
             .arg(slice.rows())
             .arg(slice.cols())
             .arg(stride > 1 ? tr(" · a pixel per %1 × %1 elements").arg(stride) : QString())
             .arg(result_.low, 0, 'g', 6)
-            .arg(result_.high, 0, 'g', 6));
+            .arg(result_.high, 0, 'g', 6)
+            .arg(shown_ && shown_->exact ? tr("(exact)") : tr("(sampled)")));
 }
 
 void ImageView::exportPng(const QString& path) {

@@ -67,9 +67,10 @@ private:
 // [H,W,3|4] and [3|4,H,W] as colour; stacks browse with the slice sliders.
 // Work is done only while the view is visible, off the GUI thread, for what
 // the screen shows: the whole slice at screen resolution first (its colour
-// range fixed from those pixels), then the region on screen when zoomed in.
-// A newer request cancels the running one; a few frames of a stack are
-// cached and the neighbours of the shown one rendered ahead.
+// range fixed from those pixels, a sample), then the region on screen when
+// zoomed in; then the exact range of the whole slice, redrawing with it if the
+// sample missed. A newer request cancels the running one; a few frames of a
+// stack are cached and the neighbours of the shown one rendered ahead.
 class ImageView : public QWidget {
     Q_OBJECT
 
@@ -89,10 +90,16 @@ public:
     ImageCanvas* canvas() const { return canvas_; }
     SliceSelector* sliceSelector() const { return selector_; }
     void setColormap(Colormap map);
+    void setScale(ImageScale scale);
     // Whether what the screen needs is still being drawn.
     bool isRendering() const;
     // Frames of a stack held rendered (the shown one and those read ahead).
     int cachedFrames() const { return static_cast<int>(frames_.size()); }
+    // Whether the shown colour range is the whole slice's, not a sample's.
+    bool rangeIsExact() const { return shown_ && shown_->exact; }
+    // The shown colour range.
+    double rangeLow() const { return result_.low; }
+    double rangeHigh() const { return result_.high; }
     QString hoverText() const;
     // Renders the whole slice (up to 4096 pixels a side) on a worker and saves it.
     void exportPng(const QString& path);
@@ -107,7 +114,9 @@ protected:
     void hideEvent(QHideEvent* event) override;
 
 private:
-    enum class JobKind { Overview, Detail, ReadAhead };
+    // Range: the exact colour range of the shown slice, and the overview
+    // redrawn with it when it differs from the sampled one.
+    enum class JobKind { Overview, Detail, Range, ReadAhead };
     struct Job {
         JobKind kind = JobKind::Overview;
         std::uint64_t generation = 0;
@@ -120,18 +129,25 @@ private:
         ImageScale scale;
         int stride;
         ImageResult result;
+        bool exact = false;  // result's range is the whole slice's, not a sample's
     };
 
     ImageRequest requestFor(const TensorSlice& slice) const;
     int overviewStride() const;
     const Frame* cachedFrame(const TensorSlice& slice, int stride) const;
-    void keepFrame(const ImageRequest& request, const ImageResult& result);
+    // The exact range of `slice` at the current scale, if a cached frame knows it.
+    const Frame* exactFrame(const TensorSlice& slice) const;
+    // Colour images of bytes are drawn as they are: nothing to refine.
+    bool rawColour() const;
+    void keepFrame(const ImageRequest& request, const ImageResult& result, bool exact);
     // Starts (or shows from the cache) what the screen needs next, else a read-ahead.
     void runNext();
     std::optional<Job> visibleJob();
+    std::optional<Job> rangeJob() const;
     std::optional<Job> readAheadJob() const;
     void start(Job job);
     void jobFinished();
+    void rangeFinished(const Job& job, const ImageResult& result);
     void showOverview(const Frame& frame);
     void cancelRunning();
     void sliceChosen(const TensorSlice& slice);

@@ -69,7 +69,8 @@ struct ValueDifference {
     // counts as differing but not in these maxima.
     double maxAbsDiff = 0;
     double maxRelDiff = 0;
-    std::int64_t firstIndex = -1;  // flat C-order index of the first differing element
+    std::int64_t firstIndex = -1;    // flat C-order index of the first differing element
+    std::uint64_t nanDiffering = 0;  // of `differing`, those with a NaN on one side or both
 };
 
 enum class KeyStatus {
