@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <QFile>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -104,6 +105,77 @@ private Q_SLOTS:
         const PeakRun run = runForPeak({"--info", bomb, "--sha256"});
         QCOMPARE(run.exitCode, 0);
         QVERIFY2(run.maxRssKiB < 150 * 1024, qPrintable(QString::number(run.maxRssKiB)));
+    }
+
+    // --diff as diff(1): 0 equal (a directory and its deflated archive), 1
+    // different (saying what and where), 2 on an error; text and JSON.
+    void diffExitCodesTextAndJson() {
+        const QString a = scratch_.path() + "/diff-a", c = scratch_.path() + "/diff-c";
+        const QString tdz = scratch_.path() + "/diff-a.tdz";
+        testsupport::copyTree(testsupport::fixturePath("batch_4x2"), a);
+        testsupport::copyTree(testsupport::fixturePath("batch_4x2"), c);
+        QCOMPARE(tdstudio({"--save", a, tdz, "--compression", "deflate"}).exitCode, 0);
+
+        Run run = tdstudio({"--diff", a, tdz});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QVERIFY2(run.out.endsWith("equal\n"), run.out.constData());
+
+        // obs is [4, 2, 3] float32: element [2, 1, 2] (flat 17) gets 0.5 more.
+        QFile obs(c + "/obs.memmap");
+        QVERIFY(obs.open(QIODevice::ReadWrite));
+        float value = 0;
+        QVERIFY(obs.seek(17 * 4) && obs.read(reinterpret_cast<char*>(&value), 4) == 4);
+        value += 0.5f;
+        QVERIFY(obs.seek(17 * 4) && obs.write(reinterpret_cast<const char*>(&value), 4) == 4);
+        obs.close();
+        run = tdstudio({"--diff", tdz, c});
+        QVERIFY2(run.exitCode == 1, run.err.constData());
+        const QString text = QString::fromUtf8(run.out);
+        QVERIFY2(text.contains("changed:   [\"obs\"]\n    values: 1 of 24 elements differ, max abs "
+                               "diff 0.5") &&
+                     text.contains("first at [2, 1, 2]") && text.endsWith("different\n"),
+                 qPrintable(text));
+        // Within the tolerance it is equal again.
+        QCOMPARE(tdstudio({"--diff", tdz, c, "--atol", "0.6"}).exitCode, 0);
+
+        run = tdstudio({"--diff", tdz, c, "--json"});
+        QCOMPARE(run.exitCode, 1);
+        const QJsonObject doc = QJsonDocument::fromJson(run.out).object();
+        QCOMPARE(doc.value("equal").toBool(true), false);
+        QCOMPARE(doc.value("only_in_a").toArray().size(), 0);
+        QCOMPARE(doc.value("only_in_b").toArray().size(), 0);
+        const QJsonArray changed = doc.value("changed").toArray();
+        QCOMPARE(changed.size(), 1);
+        const QJsonObject obsChange = changed[0].toObject();
+        QCOMPARE(obsChange.value("key").toArray(), QJsonArray({"obs"}));
+        QCOMPARE(obsChange.value("kinds").toArray(), QJsonArray({"values"}));
+        QCOMPARE(obsChange.value("differing").toInt(), 1);
+        QCOMPARE(obsChange.value("max_abs_diff").toDouble(), 0.5);
+        QCOMPARE(obsChange.value("first_index").toArray(), QJsonArray({2, 1, 2}));
+
+        // A key dropped from B's metadata: only in A; exit 1.
+        QFile meta(c + "/meta.json");
+        QVERIFY(meta.open(QIODevice::ReadOnly));
+        QByteArray json = meta.readAll();
+        meta.close();
+        json.replace(
+            R"("done": {"device": "cpu", "shape": [4, 2, 1], "dtype": "torch.bool", "is_nested": false}, )",
+            "");
+        QVERIFY(meta.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        meta.write(json);
+        meta.close();
+        run = tdstudio({"--diff", a, c, "--json", "--key", "done"});
+        QCOMPARE(run.exitCode, 1);
+        QCOMPARE(QJsonDocument::fromJson(run.out).object().value("only_in_a").toArray(),
+                 QJsonArray({QJsonArray({"done"})}));
+
+        // Errors: a missing side, a key in neither.
+        run = tdstudio({"--diff", a, scratch_.path() + "/nowhere"});
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY2(run.err.contains("nowhere"), run.err.constData());
+        run = tdstudio({"--diff", a, tdz, "--key", "nokey"});
+        QCOMPARE(run.exitCode, 2);
+        QVERIFY2(run.err.contains("nokey"), run.err.constData());
     }
 
     void infoJsonMatchesExpected_data() {
