@@ -15,7 +15,9 @@
 template <typename Item>
 class LazyTreeModel : public QAbstractItemModel {
 public:
-    static constexpr int kFetchBatch = 256;
+    // Each batch makes the view lay out every row it holds again: large
+    // batches keep scrolling through 100k children smooth (bench_tree).
+    static constexpr int kFetchBatch = 4096;
 
     using QAbstractItemModel::QAbstractItemModel;
 

@@ -495,7 +495,7 @@ private Q_SLOTS:
         auto make = [](bool changed) {
             TensorDict td = TensorDict::create();
             Node& many = td.mutableRoot().addTensorDict("many");
-            for (int i = 0; i < 600; ++i)
+            for (int i = 0; i < CompareTreeModel::kFetchBatch + 100; ++i)
                 many.addBytes("k" + std::to_string(i), DType::Float32, {1},
                               ownedBytes(std::vector<float>{changed && i == 500 ? 1.f : 0.f}));
             return std::make_shared<const TensorDict>(std::move(td));
