@@ -105,6 +105,11 @@ std::string describeChange(const tensordict::KeyComparison& k) {
     return text;
 }
 
+// Plain JSON has no infinity (a relative difference where b is 0): null.
+Value finiteOrNull(double x) {
+    return std::isfinite(x) ? Value(x) : Value();
+}
+
 Value jsonReport(const tensordict::CompareResult& result) {
     Value::List onlyA, onlyB, changed, errors;
     for (const auto* k : result.onlyInA())
@@ -118,8 +123,8 @@ Value jsonReport(const tensordict::CompareResult& result) {
         Value::Object entry{{"key", keyValue(k->key)}, {"kinds", Value(std::move(kinds))}};
         if (hasDifference(k->differences, tensordict::Difference::Values)) {
             entry.emplace_back("differing", Value(static_cast<std::int64_t>(k->values->differing)));
-            entry.emplace_back("max_abs_diff", Value(k->values->maxAbsDiff));
-            entry.emplace_back("max_rel_diff", Value(k->values->maxRelDiff));
+            entry.emplace_back("max_abs_diff", finiteOrNull(k->values->maxAbsDiff));
+            entry.emplace_back("max_rel_diff", finiteOrNull(k->values->maxRelDiff));
             entry.emplace_back("first_index", indexValue(k->firstIndex));
         }
         changed.emplace_back(std::move(entry));

@@ -8,7 +8,9 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <system_error>
 #include <thread>
+#include <unordered_map>
 
 #include "store.h"
 #include "tensordict/element.h"
@@ -88,14 +90,16 @@ struct Tally {
     std::int64_t first = -1;
     std::uint64_t nans = 0;
 
-    void add(std::int64_t index, double absDiff, double relDiff) {
+    // `nan`: a NaN on one side or both; such elements count, but not in the maxima.
+    void add(std::int64_t index, double absDiff, double relDiff, bool nan) {
         ++differing;
         if (first < 0 || index < first)
             first = index;
-        if (std::isnan(absDiff))
+        if (nan) {
             ++nans;
-        else
-            maxAbs = std::max(maxAbs, absDiff);
+            return;
+        }
+        maxAbs = std::max(maxAbs, absDiff);
         if (!std::isnan(relDiff))
             maxRel = std::max(maxRel, relDiff);
     }
@@ -137,7 +141,11 @@ T loadRaw(const std::byte* p) {
     return v;
 }
 
-std::int64_t loadInteger(const std::byte* p, DType d) {
+// Integers compare exactly in 128 bits: every int64 and uint64 value, and
+// their differences, fit.
+__extension__ typedef __int128 Wide;
+
+Wide loadInteger(const std::byte* p, DType d) {
     switch (d) {
         case DType::Bool:
             return loadRaw<std::uint8_t>(p) != 0;
@@ -156,9 +164,9 @@ std::int64_t loadInteger(const std::byte* p, DType d) {
         case DType::UInt32:
             return loadRaw<std::uint32_t>(p);
         case DType::UInt64:
-            return static_cast<std::int64_t>(loadRaw<std::uint64_t>(p));
+            return loadRaw<std::uint64_t>(p);
         default:
-            return static_cast<std::int64_t>(elementAsDouble(p, d));
+            return static_cast<Wide>(elementAsDouble(p, d));
     }
 }
 
@@ -193,15 +201,14 @@ bool closeUnequal(double x, double y, const Tolerance& t) {
 }
 
 // |x - y| without overflow or the rounding of large values through double.
-std::uint64_t exactAbsDiff(std::int64_t x, std::int64_t y) {
-    return x > y ? std::uint64_t(x) - std::uint64_t(y) : std::uint64_t(y) - std::uint64_t(x);
+double exactAbsDiff(Wide x, Wide y) {
+    return static_cast<double>(x > y ? x - y : y - x);
 }
 
-bool closeUnequal(std::int64_t x, std::int64_t y, const Tolerance& t) {
+bool closeUnequal(Wide x, Wide y, const Tolerance& t) {
     if (t.rtol == 0 && t.atol == 0)
         return false;
-    const double diff = double(exactAbsDiff(x, y));
-    return diff <= t.atol + std::abs(t.rtol * double(y));
+    return exactAbsDiff(x, y) <= t.atol + std::abs(t.rtol * static_cast<double>(y));
 }
 
 bool isNan(const std::complex<double>& z) {
@@ -219,17 +226,17 @@ bool closeUnequal(std::complex<double> x, std::complex<double> y, const Toleranc
 
 void record(Tally& tally, std::int64_t index, double x, double y) {
     const double absDiff = std::abs(x - y);
-    tally.add(index, absDiff, absDiff / std::abs(y));
+    tally.add(index, absDiff, absDiff / std::abs(y), std::isnan(x) || std::isnan(y));
 }
 
-void record(Tally& tally, std::int64_t index, std::int64_t x, std::int64_t y) {
-    const double absDiff = double(exactAbsDiff(x, y));
-    tally.add(index, absDiff, absDiff / std::abs(double(y)));
+void record(Tally& tally, std::int64_t index, Wide x, Wide y) {
+    const double absDiff = exactAbsDiff(x, y);
+    tally.add(index, absDiff, absDiff / std::abs(static_cast<double>(y)), false);
 }
 
 void record(Tally& tally, std::int64_t index, std::complex<double> x, std::complex<double> y) {
     const double absDiff = std::abs(x - y);
-    tally.add(index, absDiff, absDiff / std::abs(y));
+    tally.add(index, absDiff, absDiff / std::abs(y), isNan(x) || isNan(y));
 }
 
 // Compares n elements; `base` is the flat index of the first. Returns true
@@ -311,20 +318,17 @@ bool compareRange(const std::byte* a, DType aType, const std::byte* b, DType bTy
             case DType::Float64:
                 return scan<double>(a, 8, b, 8, n, base, t, firstOnly, tally, loadRaw<double>,
                                     loadRaw<double>);
-            case DType::Int64:
-                return scan<std::int64_t>(a, 8, b, 8, n, base, t, firstOnly, tally,
-                                          loadRaw<std::int64_t>, loadRaw<std::int64_t>);
+            case DType::Int64: {
+                auto load = [](const std::byte* p) -> Wide { return loadRaw<std::int64_t>(p); };
+                return scan<Wide>(a, 8, b, 8, n, base, t, firstOnly, tally, load, load);
+            }
             case DType::Int32: {
-                auto load = [](const std::byte* p) -> std::int64_t {
-                    return loadRaw<std::int32_t>(p);
-                };
-                return scan<std::int64_t>(a, 4, b, 4, n, base, t, firstOnly, tally, load, load);
+                auto load = [](const std::byte* p) -> Wide { return loadRaw<std::int32_t>(p); };
+                return scan<Wide>(a, 4, b, 4, n, base, t, firstOnly, tally, load, load);
             }
             case DType::UInt8: {
-                auto load = [](const std::byte* p) -> std::int64_t {
-                    return loadRaw<std::uint8_t>(p);
-                };
-                return scan<std::int64_t>(a, 1, b, 1, n, base, t, firstOnly, tally, load, load);
+                auto load = [](const std::byte* p) -> Wide { return loadRaw<std::uint8_t>(p); };
+                return scan<Wide>(a, 1, b, 1, n, base, t, firstOnly, tally, load, load);
             }
             default:
                 break;
@@ -332,7 +336,7 @@ bool compareRange(const std::byte* a, DType aType, const std::byte* b, DType bTy
     }
     switch (domainOf(aType, bType)) {
         case Domain::Integer:
-            return scan<std::int64_t>(
+            return scan<Wide>(
                 a, aStep, b, bStep, n, base, t, firstOnly, tally,
                 [aType](const std::byte* p) { return loadInteger(p, aType); },
                 [bType](const std::byte* p) { return loadInteger(p, bType); });
@@ -455,8 +459,13 @@ unsigned metadataDifferences(const Node& a, const Node& b) {
     if (a.kind == NodeKind::Tensor && b.kind == NodeKind::Tensor) {
         if (a.dtype != b.dtype)
             flags = flags | Difference::DType;
-        if (a.shape != b.shape || a.isNested != b.isNested || a.nestedShapes != b.nestedShapes)
+        // Equal shapes with other element counts cannot come from the loader,
+        // but trees built in memory are compared too.
+        if (a.shape != b.shape || a.isNested != b.isNested || a.nestedShapes != b.nestedShapes ||
+            elementCount(a) != elementCount(b))
             flags = flags | Difference::Shape;
+        if (a.device != b.device)
+            flags = flags | Difference::Device;
         return flags;
     }
     if (a.kind == NodeKind::Tensor || b.kind == NodeKind::Tensor)
@@ -470,6 +479,9 @@ unsigned metadataDifferences(const Node& a, const Node& b) {
         return n.kind == NodeKind::NonTensorData || n.kind == NodeKind::NonTensorStack;
     };
     if (isNonTensor(a) && isNonTensor(b) && !sameNonTensor(a, b))
+        flags = flags | Difference::NonTensor;
+    // A tensorclass's non-tensor fields and a view's parameters.
+    if (a.attributes != b.attributes)
         flags = flags | Difference::NonTensor;
     return flags;
 }
@@ -501,7 +513,7 @@ public:
         if (options_.keys.empty()) {
             walk(&a, &b, {});
         } else {
-            for (const auto& path : options_.keys) {
+            for (const auto& path : requestedKeys()) {
                 const Node* na = a.find(path);
                 const Node* nb = b.find(path);
                 if (!na && !nb)
@@ -514,11 +526,39 @@ public:
             if (!entry.pending)
                 emit(entry);
         work();
+        if (failure_)  // a callback threw: the caller gets it, not a terminated thread
+            std::rethrow_exception(failure_);
         result_.cancelled = cancelled_.load();
         return std::move(result_);
     }
 
 private:
+    // options_.keys without repeats and without paths inside another one.
+    std::vector<std::vector<std::string>> requestedKeys() const {
+        const auto& keys = options_.keys;
+        auto inside = [](const std::vector<std::string>& p, const std::vector<std::string>& q) {
+            return q.size() <= p.size() && std::equal(q.begin(), q.end(), p.begin());
+        };
+        std::vector<std::vector<std::string>> out;
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            bool covered = false;
+            for (std::size_t j = 0; j < keys.size() && !covered; ++j)
+                covered = j != i && inside(keys[i], keys[j]) && (keys[i] != keys[j] || j < i);
+            if (!covered)
+                out.push_back(keys[i]);
+        }
+        return out;
+    }
+
+    // A collection's children by key (Node::child scans: wide dicts would be quadratic).
+    static std::unordered_map<std::string_view, const Node*> childrenByKey(const Node& n) {
+        std::unordered_map<std::string_view, const Node*> map;
+        map.reserve(n.children.size());
+        for (const auto& c : n.children)
+            map.emplace(c->key, c.get());
+        return map;
+    }
+
     void walk(const Node* a, const Node* b, std::vector<std::string> key) {
         KeyComparison entry;
         entry.key = std::move(key);
@@ -564,10 +604,13 @@ private:
             p.push_back(k);
             return p;
         };
-        for (const auto& child : a->children)
-            walk(child.get(), b->child(child->key), childPath(child->key));
+        const auto inA = childrenByKey(*a), inB = childrenByKey(*b);
+        for (const auto& child : a->children) {
+            const auto match = inB.find(child->key);
+            walk(child.get(), match == inB.end() ? nullptr : match->second, childPath(child->key));
+        }
         for (const auto& child : b->children)
-            if (!a->child(child->key))
+            if (!inA.count(child->key))
                 walk(nullptr, child.get(), childPath(child->key));
     }
 
@@ -591,22 +634,42 @@ private:
         unsigned threads = options_.numThreads > 0
                                ? static_cast<unsigned>(options_.numThreads)
                                : std::max(1u, std::thread::hardware_concurrency());
-        threads = static_cast<unsigned>(std::min<std::size_t>(threads, tasks_.size()));
+        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+        threads = static_cast<unsigned>(
+            std::min<std::size_t>({threads, 4 * std::size_t(cores), tasks_.size()}));
         std::vector<std::thread> helpers;
-        for (unsigned i = 1; i < threads; ++i)
-            helpers.emplace_back([this] { workLoop(); });
+        for (unsigned i = 1; i < threads; ++i) {
+            try {
+                helpers.emplace_back([this] { workLoop(); });
+            } catch (const std::system_error&) {
+                break;  // no more threads to be had: those running share the tasks
+            }
+        }
         workLoop();
         for (auto& t : helpers)
             t.join();
     }
 
+    // Never lets an exception out of a thread: the first one cancels the
+    // comparison and compare() rethrows it.
     void workLoop() {
         while (!cancelled_.load(std::memory_order_relaxed)) {
             const std::size_t i = next_.fetch_add(1);
             if (i >= tasks_.size())
                 return;
-            runTask(tasks_[i]);
+            try {
+                runTask(tasks_[i]);
+            } catch (...) {
+                fail(std::current_exception());
+            }
         }
+    }
+
+    void fail(std::exception_ptr e) {
+        std::lock_guard<std::mutex> lock(failureMutex_);
+        if (!failure_)
+            failure_ = e;
+        cancelled_ = true;
     }
 
     void runTask(const Task& task) {
@@ -619,7 +682,7 @@ private:
                 compareStreamed(*job.a, *job.b, 0, options_.tolerance, false, tally,
                                 [this, &reported](std::uint64_t bytes) {
                                     reported += bytes;
-                                    return advance(bytes, false);
+                                    return advanceQuietly(bytes);
                                 });
             } else {
                 LeafBytes aBytes, bBytes;
@@ -673,7 +736,9 @@ private:
             if (job.tally.differing) {
                 entry.differences = entry.differences | Difference::Values;
                 entry.status = KeyStatus::Changed;
-                entry.firstIndex = unflattenIndex(job.tally.first, job.a->shape);
+                // A nested leaf's elements run through its components: a flat index.
+                entry.firstIndex = job.a->isNested ? std::vector<std::int64_t>{job.tally.first}
+                                                   : unflattenIndex(job.tally.first, job.a->shape);
             }
         }
         if (options_.onKey)
@@ -684,6 +749,16 @@ private:
         std::lock_guard<std::mutex> lock(emitMutex_);
         if (options_.onKey)
             options_.onKey(entry);
+    }
+
+    // advance() for the middle of a task: a throwing callback cancels.
+    bool advanceQuietly(std::uint64_t bytes) {
+        try {
+            return advance(bytes, false);
+        } catch (...) {
+            fail(std::current_exception());
+            return false;
+        }
     }
 
     // Counts compared bytes; calls the progress callback at most every
@@ -714,6 +789,8 @@ private:
     std::atomic<bool> cancelled_{false};
     std::mutex emitMutex_;
     std::mutex progressMutex_;
+    std::mutex failureMutex_;
+    std::exception_ptr failure_;
     CompareProgress progress_;
     bool reportedOnce_ = false;
     std::chrono::steady_clock::time_point lastReport_;

@@ -1417,6 +1417,88 @@ private Q_SLOTS:
         QVERIFY2(thrown.contains(file), qPrintable("compareValues: " + thrown));
     }
 
+    // uint64 values past 2^63 compare exactly: -1 as int64 and 2^64 - 1 as
+    // uint64 share their bits but differ by 2^64 - 1 (and the dtype).
+    void uint64ComparesExactly() {
+        const std::uint64_t big = std::numeric_limits<std::uint64_t>::max();
+        TensorDict a = TensorDict::create(), b = TensorDict::create();
+        a.mutableRoot().addBytes("x", DType::Int64, {1}, ownedBytes(std::vector<std::int64_t>{-1}));
+        b.mutableRoot().addBytes("x", DType::UInt64, {1},
+                                 ownedBytes(std::vector<std::uint64_t>{big}));
+        a.mutableRoot().addBytes("u", DType::UInt64, {2},
+                                 ownedBytes(std::vector<std::uint64_t>{big, 1ull << 63}));
+        b.mutableRoot().addBytes("u", DType::UInt64, {2},
+                                 ownedBytes(std::vector<std::uint64_t>{big - 1, (1ull << 63) - 1}));
+        CompareResult r = compare(a, b);
+        const KeyComparison* x = entryAt(r, {"x"});
+        QVERIFY(x && x->differences == (Difference::DType | Difference::Values));
+        QCOMPARE(x->values->differing, std::uint64_t(1));
+        QCOMPARE(x->values->maxAbsDiff, double(big));
+        const KeyComparison* u = entryAt(r, {"u"});
+        QCOMPARE(u->values->differing, std::uint64_t(2));
+        QCOMPARE(u->values->maxAbsDiff, 1.0);
+        // Within atol 1, across 2^63 and at the top of the range.
+        CompareOptions o;
+        o.tolerance.atol = 1;
+        r = compare(a, b, o);
+        QCOMPARE(entryAt(r, {"u"})->status, KeyStatus::Same);
+        QCOMPARE(entryAt(r, {"x"})->values->differing, std::uint64_t(1));
+    }
+
+    // A tensorclass's non-tensor fields and a leaf's device are compared.
+    void attributesAndLeafDeviceAreCompared() {
+        auto make = [](const std::string& name, const std::string& device) {
+            TensorDict td = TensorDict::create();
+            Node& tc = td.mutableRoot().addTensorDict("tc");
+            tc.kind = NodeKind::TensorClass;
+            tc.className = "my.Class";
+            tc.attributes.emplace_back("name", Value(name));
+            Node& leaf = tc.addBytes("x", DType::Float32, {1}, ownedBytes(std::vector<float>{1}));
+            leaf.device = device;
+            return td;
+        };
+        const CompareResult r = compare(make("run-1", "cpu"), make("run-2", "cuda:0"));
+        QCOMPARE(entryAt(r, {"tc"})->differences, unsigned(Difference::NonTensor));
+        QCOMPARE(entryAt(r, {"tc", "x"})->differences, unsigned(Difference::Device));
+        QVERIFY(compare(make("same", "cpu"), make("same", "cpu")).equal());
+    }
+
+    // --key a --key a/b --key a: the subtree once.
+    void overlappingKeysAreComparedOnce() {
+        TensorDict td = TensorDict::create();
+        Node& sub = td.mutableRoot().addTensorDict("a");
+        sub.addBytes("b", DType::Float32, {1}, ownedBytes(std::vector<float>{1}));
+        CompareOptions o;
+        o.keys = {{"a"}, {"a", "b"}, {"a"}};
+        const CompareResult r = compare(td, td, o);
+        QCOMPARE(r.keys.size(), std::size_t(2));  // a, a/b
+        QVERIFY(r.equal());
+    }
+
+    // A callback that throws cancels the comparison and leaves compare() as
+    // the exception, from whichever thread it was called on.
+    void throwingCallbackLeavesCompare() {
+        TensorDict a = TensorDict::create(), b = TensorDict::create();
+        for (int i = 0; i < 8; ++i) {
+            const std::string key = "x" + std::to_string(i);
+            a.mutableRoot().addBytes(key, DType::Float32, {1 << 18},
+                                     ownedBytes(std::vector<float>(1 << 18, 0.f)));
+            b.mutableRoot().addBytes(key, DType::Float32, {1 << 18},
+                                     ownedBytes(std::vector<float>(1 << 18, 1.f)));
+        }
+        CompareOptions o;
+        o.numThreads = 2;
+        o.onKey = [](const KeyComparison& k) {
+            if (k.status == KeyStatus::Changed)
+                throw std::runtime_error("onKey gave up");
+        };
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, compare(a, b, o));
+        CompareOptions p;
+        p.numThreads = 2;
+        p.progress = [](const CompareProgress&) -> bool { throw std::runtime_error("no"); };
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, compare(a, b, p));
+    }
+
 private:
     // A writable copy of a fixture directory.
     QString copyFixture(const QString& fixture, const QString& tag) {

@@ -47,10 +47,14 @@ void CompareJob::start() {
     // The task holds its own references: the trees and the queue outlive this object if need be.
     watcher_.setFuture(
         QtConcurrent::run([a = a_, b = b_, tolerance = tolerance_, shared = shared_]() -> Outcome {
-            auto tree = std::make_unique<CompareTree>(a->root(), b->root());
-            {
+            Outcome outcome;
+            try {
+                auto tree = std::make_unique<CompareTree>(a->root(), b->root());
                 const std::lock_guard<std::mutex> lock(shared->mutex);
                 shared->tree = std::move(tree);
+            } catch (const std::exception& e) {  // out of memory: said, not thrown into the GUI
+                outcome.error = QString::fromUtf8(e.what());
+                return outcome;
             }
             tensordict::CompareOptions options;
             options.tolerance = tolerance;
@@ -64,7 +68,6 @@ void CompareJob::start() {
                 shared->progressed = true;
                 return !shared->cancel.load();
             };
-            Outcome outcome;
             try {
                 outcome.cancelled = tensordict::compare(*a, *b, options).cancelled;
             } catch (const std::exception& e) {

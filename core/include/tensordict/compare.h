@@ -31,11 +31,12 @@ namespace tensordict {
 enum class Difference : unsigned {
     Class = 1u << 0,      // node kind or class name (tensor vs TensorDict, tensorclass type)
     BatchSize = 1u << 1,  // batch size (and a lazy stack's stack dim)
-    Device = 1u << 2,
+    Device = 1u << 2,     // a collection's device, or the device a tensor was saved from
     DType = 1u << 3,
     Shape = 1u << 4,  // tensor shape (and a nested tensor's component shapes)
     Values = 1u << 5,
-    NonTensor = 1u << 6,  // a non-tensor value (or stack of values)
+    NonTensor = 1u << 6,  // a non-tensor value or stack, a tensorclass's non-tensor fields,
+                          // a view's parameters
 };
 constexpr unsigned operator|(Difference a, Difference b) {
     return static_cast<unsigned>(a) | static_cast<unsigned>(b);
@@ -65,8 +66,8 @@ bool elementsClose(const std::byte* a, DType aType, const std::byte* b, DType bT
 struct ValueDifference {
     std::uint64_t differing = 0;  // elements not close
     // Over the differing elements, as assert_close reports them: the largest
-    // |a - b| and |a - b| / |b| (infinite where b is 0). A NaN on one side
-    // counts as differing but not in these maxima.
+    // |a - b| and |a - b| / |b| (infinite where b is 0). An element with a
+    // NaN counts as differing (nanDiffering) but not in these maxima.
     double maxAbsDiff = 0;
     double maxRelDiff = 0;
     std::int64_t firstIndex = -1;    // flat C-order index of the first differing element
@@ -93,8 +94,9 @@ struct KeyComparison {
     const Node* b = nullptr;   // nullptr when only in A
     // Tensor leaves of the same shape whose values were compared.
     std::optional<ValueDifference> values;
-    std::vector<std::int64_t> firstIndex;  // values->firstIndex over the leaf's shape
-    std::string error;                     // why a side could not be read (status Error)
+    // values->firstIndex over the leaf's shape (a nested leaf: the flat index)
+    std::vector<std::int64_t> firstIndex;
+    std::string error;  // why a side could not be read (status Error)
     // Values still to be compared: reported again through onKey when they
     // are; still true after a cancelled comparison.
     bool pending = false;
@@ -113,7 +115,9 @@ struct CompareOptions {
     std::vector<std::vector<std::string>> keys;
     int numThreads = 0;  // 0: one per core
     // Each key's comparison as soon as it is known, keys whose values need
-    // no reading first. Called from the comparing threads, one at a time.
+    // no reading first. Called from the comparing threads, one at a time
+    // (but possibly while `progress` runs on another). An exception from
+    // either callback cancels the comparison and leaves compare().
     std::function<void(const KeyComparison&)> onKey;
     // Called as bytes are compared, one call at a time, from the comparing
     // threads. Returning false cancels: compare() returns what it has, with
