@@ -378,7 +378,10 @@ bool isStreamed(const Node& leaf) {
     std::byte last;
     guardedCopy(&last, aBytes.data.get() + aBytes.size - 1, 1, a);
     guardedCopy(&last, bBytes.data.get() + bBytes.size - 1, 1, b);
-    throw Error(formatKeyPath(a.keyPath()), fileChangedMessage(a));
+    // Both still end where they should: a page in the middle went away.
+    throw Error(formatKeyPath(a.keyPath()),
+                "the data of A or B changed while it was read (a file was truncated or replaced "
+                "by another program); reload to see the current contents");
 }
 
 // Elements [begin, end) of two mapped leaves, guarded against files that
@@ -571,7 +574,10 @@ private:
         }
         if (a->kind == NodeKind::Error || b->kind == NodeKind::Error) {
             entry.status = KeyStatus::Error;
-            entry.error = a->kind == NodeKind::Error ? a->error : b->error;
+            if (a->kind == NodeKind::Error)
+                entry.error = "A: " + a->error;
+            if (b->kind == NodeKind::Error)
+                entry.error += (entry.error.empty() ? "B: " : "; B: ") + b->error;
             result_.keys.push_back(std::move(entry));
             return;
         }
