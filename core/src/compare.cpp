@@ -407,8 +407,9 @@ bool compareMapped(const Node& a, const LeafBytes& aBytes, const Node& b, const 
 
 // Both leaves front to back through LeafReader (compressed entries are
 // inflated as they are read), from element `from` on. `onChunk` gets the
-// bytes of both sides each chunk covered; returning false stops.
-void compareStreamed(const Node& a, const Node& b, std::uint64_t from, const Tolerance& t,
+// bytes of both sides each chunk covered; returning false stops. True when
+// stopped that way, before the end.
+bool compareStreamed(const Node& a, const Node& b, std::uint64_t from, const Tolerance& t,
                      bool firstOnly, Tally& tally,
                      const std::function<bool(std::uint64_t)>& onChunk) {
     const std::size_t chunk = chunkElements(a, b);
@@ -425,10 +426,11 @@ void compareStreamed(const Node& a, const Node& b, std::uint64_t from, const Tol
         const std::size_t skip = i < from ? static_cast<std::size_t>(from - i) : 0;
         if (compareRange(bufA.data() + skip * aStep, a.dtype, bufB.data() + skip * bStep, b.dtype,
                          n - skip, static_cast<std::int64_t>(i + skip), t, firstOnly, tally))
-            return;
+            return false;
         if (onChunk && !onChunk(n * (aStep + bStep)))
-            return;
+            return i + n < total;
     }
+    return false;
 }
 
 ValueDifference toValueDifference(const Tally& tally) {
@@ -499,6 +501,7 @@ struct LeafJob {
     std::mutex mutex;  // guards the fields below
     Tally tally;
     std::string error;
+    bool cutShort = false;     // a streamed leaf stopped by a cancel before its end
     LeafBytes aBytes, bBytes;  // mapped once, by the first task that needs them
     bool mapped = false;
 };
@@ -683,13 +686,14 @@ private:
         Tally tally;
         std::string error;
         std::uint64_t reported = 0;
+        bool cutShort = false;
         try {
             if (job.streamed) {
-                compareStreamed(*job.a, *job.b, 0, options_.tolerance, false, tally,
-                                [this, &reported](std::uint64_t bytes) {
-                                    reported += bytes;
-                                    return advanceQuietly(bytes);
-                                });
+                cutShort = compareStreamed(*job.a, *job.b, 0, options_.tolerance, false, tally,
+                                           [this, &reported](std::uint64_t bytes) {
+                                               reported += bytes;
+                                               return advanceQuietly(bytes);
+                                           });
             } else {
                 LeafBytes aBytes, bBytes;
                 {
@@ -715,6 +719,7 @@ private:
         {
             std::lock_guard<std::mutex> lock(job.mutex);
             job.tally.merge(tally);
+            job.cutShort = job.cutShort || cutShort;
             if (!error.empty() && job.error.empty())
                 job.error = error;
             last = job.remaining.fetch_sub(1) == 1;
@@ -725,11 +730,14 @@ private:
         }
         if (last)
             finish(job);
-        advance(bytes > reported ? bytes - reported : 0, last);
+        // A leaf cut short counts the bytes it read, not those it skipped.
+        advance(bytes > reported && !cutShort ? bytes - reported : 0, last);
     }
 
+    // Every task of `job` ran; a cancel may have cut a streamed one short,
+    // which then stays pending.
     void finish(LeafJob& job) {
-        if (cancelled_.load())  // its values may be cut short: still pending
+        if (job.cutShort)
             return;
         std::lock_guard<std::mutex> lock(emitMutex_);
         KeyComparison& entry = result_.keys[job.entry];
