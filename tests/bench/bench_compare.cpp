@@ -21,7 +21,6 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <QCoreApplication>
@@ -327,32 +326,14 @@ int main(int argc, char** argv) {
     mib -= mib % (4 * kLeaves);  // whole float32 leaves
     const bench::Args args = bench::parseArgs(arguments, 5, false);
     const int rounds = args.rounds;
-    QString base = args.scratch;
-    if (base.isEmpty())
-        base = QFileInfo("/var/tmp").isWritable() ? QString("/var/tmp") : QDir::tempPath();
-
     const std::uint64_t total = mib * kMiB, leafBytes = total / kLeaves;
-    const std::uint64_t needed = total * 7 / 2;
-    struct statvfs fs {};
-    if (statvfs(QFile::encodeName(base).constData(), &fs) != 0) {
-        std::fprintf(stderr, "bench_compare: cannot stat %s\n", qPrintable(base));
+    const bench::Scratch scratch =
+        bench::makeScratch("bench_compare", args.scratch, total * 7 / 2,
+                           "Pass a directory on a larger file system, or a smaller --mib.");
+    if (!scratch.dir)
         return 1;
-    }
-    const double freeGB = double(fs.f_bavail) * fs.f_frsize / 1e9;
-    if (std::uint64_t(fs.f_bavail) * fs.f_frsize < needed) {
-        std::printf(
-            "bench_compare: NOT ENOUGH SCRATCH SPACE in %s: %.2f GB free, ~%.1f GB needed.\n"
-            "Pass a directory on a larger file system, or a smaller --mib.\n",
-            qPrintable(base), freeGB, needed / 1e9);
-        return 1;
-    }
-    const QTemporaryDir tmp(base + "/bench-compare-XXXXXX");
-    if (!tmp.isValid()) {
-        std::fprintf(stderr, "bench_compare: cannot create a scratch directory in %s\n",
-                     qPrintable(base));
-        return 1;
-    }
-    const QString dir = tmp.path();
+    const QString dir = scratch.path();
+    const double freeGB = scratch.freeGB;
     std::printf("scratch: %s (%.1f GB free), %d rounds + 1 warm-up, medians; %u cores\n",
                 qPrintable(dir), freeGB, rounds, std::thread::hardware_concurrency());
 

@@ -13,7 +13,6 @@
 // usage: bench_save [--rounds N] [SCRATCH_DIR]   (rounds also from BENCH_ROUNDS,
 // default 3; needs ~3 GB of scratch, default a temporary directory in /var/tmp)
 
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <QCoreApplication>
@@ -193,31 +192,14 @@ int main(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     const bench::Args args = bench::parseArgs(app.arguments(), 3, false);
     const int rounds = args.rounds;
-    QString base = args.scratch;
-    if (base.isEmpty())
-        base = QFileInfo("/var/tmp").isWritable() ? QString("/var/tmp") : QDir::tempPath();
-
     // Free space first: the run needs ~3 GB.
-    struct statvfs fs {};
-    if (statvfs(QFile::encodeName(base).constData(), &fs) != 0) {
-        std::fprintf(stderr, "bench_save: cannot stat %s\n", qPrintable(base));
+    const bench::Scratch scratch =
+        bench::makeScratch("bench_save", args.scratch, kScratchNeeded,
+                           "Pass a directory on a larger file system: bench_save SCRATCH_DIR");
+    if (!scratch.dir)
         return 1;
-    }
-    const double freeGB = double(fs.f_bavail) * fs.f_frsize / 1e9;
-    if (std::uint64_t(fs.f_bavail) * fs.f_frsize < kScratchNeeded) {
-        std::printf(
-            "bench_save: NOT ENOUGH SCRATCH SPACE in %s: %.2f GB free, ~%.1f GB needed.\n"
-            "Pass a directory on a larger file system: bench_save SCRATCH_DIR\n",
-            qPrintable(base), freeGB, kScratchNeeded / 1e9);
-        return 1;
-    }
-    const QTemporaryDir tmp(base + "/bench-save-XXXXXX");
-    if (!tmp.isValid()) {
-        std::fprintf(stderr, "bench_save: cannot create a scratch directory in %s\n",
-                     qPrintable(base));
-        return 1;
-    }
-    const QString dir = tmp.path();
+    const QString dir = scratch.path();
+    const double freeGB = scratch.freeGB;
     std::printf("scratch: %s (%.1f GB free), %d rounds, medians; speed = input bytes / time\n",
                 qPrintable(dir), freeGB, rounds);
 

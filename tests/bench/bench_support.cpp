@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -85,6 +87,33 @@ ProcessRun runProcess(const QStringList& argv, const QString& stdoutPath, const 
     if (!run.ok)
         std::fprintf(stderr, "warning: %s failed\n", qPrintable(argv.join(' ')));
     return run;
+}
+
+Scratch makeScratch(const QString& program, QString base, std::uint64_t needed,
+                    const QString& hint) {
+    Scratch scratch;
+    if (base.isEmpty())
+        base = QFileInfo("/var/tmp").isWritable() ? QString("/var/tmp") : QDir::tempPath();
+    struct statvfs fs {};
+    if (statvfs(QFile::encodeName(base).constData(), &fs) != 0) {
+        std::fprintf(stderr, "%s: cannot stat %s\n", qPrintable(program), qPrintable(base));
+        return scratch;
+    }
+    scratch.freeGB = double(fs.f_bavail) * fs.f_frsize / 1e9;
+    if (std::uint64_t(fs.f_bavail) * fs.f_frsize < needed) {
+        std::printf("%s: NOT ENOUGH SCRATCH SPACE in %s: %.2f GB free, ~%.1f GB needed.\n%s\n",
+                    qPrintable(program), qPrintable(base), scratch.freeGB, needed / 1e9,
+                    qPrintable(hint));
+        return scratch;
+    }
+    auto dir = std::make_unique<QTemporaryDir>(base + "/" + program + "-XXXXXX");
+    if (!dir->isValid()) {
+        std::fprintf(stderr, "%s: cannot create a scratch directory in %s\n", qPrintable(program),
+                     qPrintable(base));
+        return scratch;
+    }
+    scratch.dir = std::move(dir);
+    return scratch;
 }
 
 }  // namespace bench

@@ -1,8 +1,11 @@
-// Helpers shared by the benchmarks in tests/bench (bench_open, bench_save).
+// Helpers shared by the benchmarks in tests/bench (bench_open, bench_save, bench_compare).
 #pragma once
 
 #include <QString>
 #include <QStringList>
+#include <QTemporaryDir>
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace bench {
@@ -38,5 +41,18 @@ struct ProcessRun {
 // inherits from us at fork().
 ProcessRun runProcess(const QStringList& argv, const QString& stdoutPath = "/dev/null",
                       const QString& cwd = {});
+
+// A temporary directory for a benchmark's data, removed with this object.
+struct Scratch {
+    std::unique_ptr<QTemporaryDir> dir;  // null when it could not be made (the reason printed)
+    double freeGB = 0;                   // free space of its file system when it was made
+    QString path() const { return dir ? dir->path() : QString(); }
+};
+
+// A scratch directory under `base` ("": /var/tmp if writable, else the temporary
+// directory) on a file system with at least `needed` bytes free. Otherwise
+// prints why, naming `program`, with `hint` on what to pass instead.
+Scratch makeScratch(const QString& program, QString base, std::uint64_t needed,
+                    const QString& hint);
 
 }  // namespace bench
