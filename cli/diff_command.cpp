@@ -1,5 +1,6 @@
 #include "diff_command.h"
 
+#include "load_settings.h"
 #include "options.h"
 
 #include <cmath>
@@ -176,8 +177,10 @@ std::string textReport(const tensordict::CompareResult& result) {
 
 int diff(const DiffRequest& request, QTextStream& out, QTextStream& err) {
     try {
-        const tensordict::TensorDict a = tensordict::load(request.a.toStdString());
-        const tensordict::TensorDict b = tensordict::load(request.b.toStdString());
+        const tensordict::TensorDict a =
+            tensordict::load(request.a.toStdString(), loadOptionsFromSettings(/*tolerant=*/false));
+        const tensordict::TensorDict b =
+            tensordict::load(request.b.toStdString(), loadOptionsFromSettings(/*tolerant=*/false));
         tensordict::CompareOptions options;
         options.tolerance = {request.rtol, request.atol, request.equalNan};
         options.numThreads = request.threads;

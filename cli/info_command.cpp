@@ -1,6 +1,7 @@
 #include "info_command.h"
 
-#include <QSettings>
+#include "load_settings.h"
+
 #include <optional>
 
 #include "node_text.h"
@@ -92,23 +93,13 @@ void reportIntegrityWarnings(const tensordict::Node& node, QTextStream& err) {
         reportIntegrityWarnings(*child, err);
 }
 
-// As the window loads (Document::loadNow): what can be read is shown and
-// the rest reported; the memory for inflated entries is the user's setting.
-tensordict::LoadOptions loadOptions() {
-    tensordict::LoadOptions options;
-    options.throwOnError = false;
-    const qint64 cacheMiB = QSettings().value("archive/inflateCacheMiB", 512).toLongLong();
-    if (cacheMiB > 0)
-        options.inflateCacheBytes = static_cast<std::uint64_t>(cacheMiB) << 20;
-    return options;
-}
-
 }  // namespace
 
 int printInfo(const InfoRequest& request, QTextStream& out, QTextStream& err) {
     std::optional<tensordict::TensorDict> loaded;
     try {
-        loaded.emplace(tensordict::load(request.path.toStdString(), loadOptions()));
+        loaded.emplace(tensordict::load(request.path.toStdString(),
+                                        loadOptionsFromSettings(/*tolerant=*/true)));
     } catch (const std::exception& e) {
         err << "tdstudio: " << QString::fromUtf8(e.what()) << '\n';
         return 1;

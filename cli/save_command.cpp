@@ -1,5 +1,7 @@
 #include "save_command.h"
 
+#include "load_settings.h"
+
 #include <unistd.h>
 
 #include <QElapsedTimer>
@@ -97,7 +99,8 @@ int save(const SaveRequest& request, QTextStream& err, ProgressStyle style) {
     options.progress = [&printer](const tensordict::SaveProgress& p) { printer.update(p); };
     try {
         const std::vector<std::vector<std::string>> paths = keyPaths(request.keys);
-        tensordict::TensorDict source = tensordict::load(request.source.toStdString());
+        tensordict::TensorDict source = tensordict::load(
+            request.source.toStdString(), loadOptionsFromSettings(/*tolerant=*/false));
         if (!paths.empty())
             source = tensordict::select(source, paths);
         const tensordict::TensorDict saved =

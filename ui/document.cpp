@@ -1,6 +1,7 @@
 #include "document.h"
 
-#include <QSettings>
+#include "load_settings.h"
+
 #include <QtConcurrent/QtConcurrentRun>
 
 Document::Document(QObject* parent) : QObject(parent) {}
@@ -11,13 +12,8 @@ Document::~Document() {
 }
 
 Document::LoadResult Document::loadNow(const QString& path) {
-    tensordict::LoadOptions options;
-    options.throwOnError = false;  // show what can be read, mark the rest
-    // Memory for inflated compressed entries (setting "archive/inflateCacheMiB");
-    // larger entries are inflated into a temporary file instead.
-    const qint64 cacheMiB = QSettings().value("archive/inflateCacheMiB", 512).toLongLong();
-    if (cacheMiB > 0)
-        options.inflateCacheBytes = static_cast<std::uint64_t>(cacheMiB) << 20;
+    // Show what can be read, mark the rest.
+    const tensordict::LoadOptions options = loadOptionsFromSettings(/*tolerant=*/true);
     try {
         return {std::make_shared<const tensordict::TensorDict>(
                     tensordict::load(path.toStdString(), options)),
