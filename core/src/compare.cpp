@@ -556,15 +556,6 @@ private:
         return out;
     }
 
-    // A collection's children by key (Node::child scans: wide dicts would be quadratic).
-    static std::unordered_map<std::string_view, const Node*> childrenByKey(const Node& n) {
-        std::unordered_map<std::string_view, const Node*> map;
-        map.reserve(n.children.size());
-        for (const auto& c : n.children)
-            map.emplace(c->key, c.get());
-        return map;
-    }
-
     void walk(const Node* a, const Node* b, std::vector<std::string> key) {
         KeyComparison entry;
         entry.key = std::move(key);
@@ -613,14 +604,8 @@ private:
             p.push_back(k);
             return p;
         };
-        const auto inA = childrenByKey(*a), inB = childrenByKey(*b);
-        for (const auto& child : a->children) {
-            const auto match = inB.find(child->key);
-            walk(child.get(), match == inB.end() ? nullptr : match->second, childPath(child->key));
-        }
-        for (const auto& child : b->children)
-            if (!inA.count(child->key))
-                walk(nullptr, child.get(), childPath(child->key));
+        for (const ChildPair& pair : matchChildren(a, b))
+            walk(pair.a, pair.b, childPath(pair.key()));
     }
 
     void planTasks() {
@@ -811,6 +796,32 @@ private:
 };
 
 }  // namespace
+
+std::vector<ChildPair> matchChildren(const Node* a, const Node* b) {
+    // By a hash of keys: Node::child scans, and wide dicts would be quadratic.
+    auto byKey = [](const Node* n) {
+        std::unordered_map<std::string_view, const Node*> map;
+        if (n) {
+            map.reserve(n->children.size());
+            for (const auto& c : n->children)
+                map.emplace(c->key, c.get());
+        }
+        return map;
+    };
+    const auto inA = byKey(a), inB = byKey(b);
+    std::vector<ChildPair> pairs;
+    pairs.reserve(inA.size() + inB.size());
+    if (a)
+        for (const auto& child : a->children) {
+            const auto match = inB.find(child->key);
+            pairs.push_back({child.get(), match == inB.end() ? nullptr : match->second});
+        }
+    if (b)
+        for (const auto& child : b->children)
+            if (!inA.count(child->key))
+                pairs.push_back({nullptr, child.get()});
+    return pairs;
+}
 
 bool elementsClose(const std::byte* a, DType aType, const std::byte* b, DType bType,
                    const Tolerance& tolerance) {

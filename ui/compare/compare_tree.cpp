@@ -1,8 +1,6 @@
 #include "compare_tree.h"
 
 #include <algorithm>
-#include <string_view>
-#include <unordered_set>
 
 using tensordict::KeyComparison;
 using tensordict::KeyStatus;
@@ -10,9 +8,6 @@ using tensordict::Node;
 using tensordict::NodeKind;
 
 namespace {
-
-// Beyond this many children, keys are matched through a hash (Node::child is linear).
-constexpr std::size_t kLinearLookup = 16;
 
 CompareTree::Status statusOf(KeyStatus status) {
     switch (status) {
@@ -63,42 +58,17 @@ void CompareTree::build(Item& item) {
         byNode_.emplace(item.b, &item);
     if (!item.a || !item.b)
         item.status = item.a ? Status::OnlyInA : Status::OnlyInB;
-    static const std::vector<std::unique_ptr<Node>> none;
-    const auto& aChildren = item.a ? item.a->children : none;
-    const auto& bChildren = item.b ? item.b->children : none;
-
-    // B's children by key, when there are many.
-    std::unordered_map<std::string_view, const Node*> bByKey;
-    if (bChildren.size() > kLinearLookup)
-        for (const auto& c : bChildren)
-            bByKey.emplace(c->key, c.get());
-    auto inB = [&](const std::string& key) -> const Node* {
-        if (bChildren.size() > kLinearLookup) {
-            const auto it = bByKey.find(key);
-            return it == bByKey.end() ? nullptr : it->second;
-        }
-        return item.b->child(key);
-    };
-    std::unordered_set<std::string_view> aKeys;
-    auto add = [&item](const std::string& key, const Node* a, const Node* b) {
+    const std::vector<tensordict::ChildPair> pairs = tensordict::matchChildren(item.a, item.b);
+    item.children.reserve(pairs.size());
+    for (const tensordict::ChildPair& pair : pairs) {
         auto child = std::make_unique<Item>();
-        child->key = key;
-        child->a = a;
-        child->b = b;
+        child->key = pair.key();
+        child->a = pair.a;
+        child->b = pair.b;
         child->parent = &item;
         child->row = static_cast<int>(item.children.size());
         item.children.push_back(std::move(child));
-    };
-    item.children.reserve(aChildren.size() + bChildren.size());
-    for (const auto& c : aChildren) {
-        add(c->key, c.get(), bChildren.empty() ? nullptr : inB(c->key));
-        if (!bChildren.empty())
-            aKeys.insert(c->key);
     }
-    for (const auto& c : bChildren)
-        if (!aKeys.count(c->key))
-            add(c->key, nullptr, c.get());
-    item.children.shrink_to_fit();
     for (auto& c : item.children)
         build(*c);
 }

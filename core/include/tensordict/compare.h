@@ -151,6 +151,17 @@ CompareResult compare(const Node& a, const Node& b, const CompareOptions& option
 ValueDifference compareValues(const Node& a, const Node& b, const Tolerance& tolerance,
                               std::int64_t from = 0, bool firstOnly = false);
 
+// The children of two nodes matched by key: A's in their order (with B's
+// child of the same key, or nullptr), then B's keys that A lacks (with
+// nullptr). Either node may be nullptr. The union of keys that compare()
+// walks, for views that show it.
+struct ChildPair {
+    const Node* a = nullptr;
+    const Node* b = nullptr;
+    const std::string& key() const { return a ? a->key : b->key; }
+};
+std::vector<ChildPair> matchChildren(const Node* a, const Node* b);
+
 // Flat C-order index -> per-dimension index.
 std::vector<std::int64_t> unflattenIndex(std::int64_t flat, const std::vector<std::int64_t>& shape);
 
