@@ -114,8 +114,7 @@ int printInfo(const InfoRequest& request, QTextStream& out, QTextStream& err) {
                                                              tensordict::JsonStyle::Pretty))
                 << '\n';
         } else {
-            out << QString::fromStdString(td.path()) << "  ("
-                << (td.format() == tensordict::SourceFormat::Archive ? "archive" : "directory")
+            out << QString::fromStdString(td.path()) << "  (" << QString::fromStdString(td.format())
                 << ")\n";
             std::string text;
             printNode(td.root(), request.sha256, {}, text, out);

@@ -480,8 +480,7 @@ void MainWindow::showLoaded() {
     compareMenu_->setEnabled(true);
 
     const auto errors = td->errors();
-    const QString format =
-        td->format() == tensordict::SourceFormat::Archive ? tr("archive") : tr("directory");
+    const QString format = QString::fromStdString(td->format());
     statusLabel_->setText(tr("%1 · %2 · %3 of tensors")
                               .arg(format, QString::fromStdString(td->root().className),
                                    nodetext::byteSizeText(model_->totalBytes(&td->root()))));

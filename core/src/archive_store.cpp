@@ -1,14 +1,14 @@
-// Reading .tdz archives (FORMAT.md section 8; the container in zip_layout.h).
+// Reading .tdz archives (core/FORMAT.md section 8; the container in zip_layout.h).
 //
 // Opening reads the end records and the central directory, nothing more:
 // the loader then reads the meta.json entries it needs. A leaf's local
-// header is read when the leaf is first mapped, which gives its payload
+// header is read when the leaf is first read, which gives its payload
 // offset. Stored payloads are used in place from one private mapping of the
-// whole archive; compressed ones are inflated into memory on first access
-// and their CRC-32 checked.
+// whole archive where the source can map (else read by range); compressed
+// ones are inflated into a bounded cache on first access and their CRC-32
+// checked.
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,13 +16,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <list>
 #include <mutex>
 #include <unordered_map>
 
+#include "builtin_stores.h"
 #include "codec.h"
+#include "lru_cache.h"
 #include "mapping.h"
-#include "store.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
 #include "zip_layout.h"
@@ -72,30 +72,18 @@ bool isSupportedMethod(int method) {
 
 class ArchiveStore final : public Store {
 public:
-    ArchiveStore(std::string path, std::uint64_t cacheBytes)
-        : path_(std::move(path)), cacheCap_(cacheBytes) {
-        // The archive stays open: later reads come from this file even if a
-        // save replaces the path meanwhile.
-        fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        if (fd_ < 0)
-            throw Error(path_, std::strerror(errno));
-        struct stat st {};
-        if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-            ::close(fd_);
-            throw Error(path_, "not a regular file");
-        }
-        fileSize_ = static_cast<std::uint64_t>(st.st_size);
-        try {
-            readDirectory();
-        } catch (...) {
-            ::close(fd_);
-            throw;
-        }
+    // The source stays open: later reads come from this file even if a save
+    // replaces the path meanwhile.
+    ArchiveStore(std::shared_ptr<const ByteSource> source, std::uint64_t cacheBytes)
+        : source_(std::move(source)),
+          path_(source_->name()),
+          fileSize_(source_->size()),
+          cacheCap_(cacheBytes),
+          inflatedCache_(cacheBytes, LruBytesCache::Cost::Bytes) {
+        readDirectory();
     }
 
-    ~ArchiveStore() override { ::close(fd_); }
-
-    SourceFormat format() const override { return SourceFormat::Archive; }
+    std::string_view format() const override { return "archive"; }
     const std::string& location() const override { return path_; }
     std::string describe(const std::string& rel) const override {
         return rel.empty() ? path_ : path_ + ":" + rel;
@@ -157,8 +145,8 @@ public:
         return text;
     }
 
-    LeafBytes map(const StorageInfo& info, std::uint64_t nbytes,
-                  std::size_t alignment) const override {
+    LeafBytes leafBytes(const StorageInfo& info, std::uint64_t nbytes,
+                        std::size_t alignment) const override {
         const Entry& entry = find(info.path);
         const std::string where = describe(entry.central.name);
         if (nbytes > entry.central.size)
@@ -171,6 +159,15 @@ public:
                         "unsupported compression method " + zipMethodName(entry.central.method));
         const std::uint64_t payload = payloadOffset(entry);
         LeafBytes whole = archiveMapping();
+        if (!whole.data) {
+            // A source that cannot map: the payload is read by range.
+            if (entry.central.method == zip::kStored) {
+                LeafBytes copy = allocateOwnedBuffer(nbytes);
+                readAt(payload, copy.data.get(), nbytes);
+                return copy;
+            }
+            return inflated(entry, readPayload(entry, payload).data.get(), nbytes);
+        }
         std::byte* p = whole.data.get() + payload;
         if (entry.central.method == zip::kStored) {
             if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0) {
@@ -194,13 +191,14 @@ public:
                                                  zipMethodName(entry.central.method) + ")");
         const std::uint64_t payload = payloadOffset(entry);
         LeafBytes whole = archiveMapping();
+        if (!whole.data)
+            return readPayload(entry, payload);
         return {std::shared_ptr<std::byte>(whole.data, whole.data.get() + payload),
                 static_cast<std::size_t>(entry.central.compressedSize)};
     }
 
     bool isResident(const StorageInfo& info) const override {
-        std::lock_guard<std::mutex> lock(cacheMutex_);
-        return cache_.count(info.path) != 0;
+        return inflatedCache_.contains(info.path);
     }
 
     std::optional<std::uint64_t> payloadOffset(const StorageInfo& info) const override {
@@ -214,19 +212,17 @@ private:
     };
 
     void readAt(std::uint64_t offset, void* out, std::size_t n) const {
-        std::size_t done = 0;
-        while (done < n) {
-            const ssize_t r = ::pread(fd_, static_cast<char*>(out) + done, n - done,
-                                      static_cast<off_t>(offset + done));
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r < 0)
-                throw Error(path_, std::string("read failed: ") + std::strerror(errno));
-            if (r == 0)
-                throw Error(path_, "the archive ends at " + std::to_string(offset + done) +
-                                       " bytes, before the data it describes (truncated file?)");
-            done += static_cast<std::size_t>(r);
-        }
+        if (offset > fileSize_ || n > fileSize_ - offset)
+            throw Error(path_, "the archive ends at " + std::to_string(fileSize_) +
+                                   " bytes, before the data it describes (truncated file?)");
+        source_->readAt(offset, out, n);
+    }
+
+    // A compressed payload read into memory (sources that cannot map).
+    LeafBytes readPayload(const Entry& entry, std::uint64_t payload) const {
+        LeafBytes raw = allocateOwnedBuffer(entry.central.compressedSize);
+        readAt(payload, raw.data.get(), raw.size);
+        return raw;
     }
 
     void readDirectory() {
@@ -288,34 +284,13 @@ private:
     // really goes, not an allocation of its declared size).
     LeafBytes inflated(const Entry& entry, const std::byte* payload, std::uint64_t nbytes) const {
         const std::string& name = entry.central.name;
-        {
-            std::lock_guard<std::mutex> lock(cacheMutex_);
-            auto it = cache_.find(name);
-            if (it != cache_.end() && it->second.bytes.size >= nbytes) {
-                lru_.splice(lru_.begin(), lru_, it->second.position);
-                return {it->second.bytes.data, static_cast<std::size_t>(nbytes)};
-            }
-        }
-        const std::string where = describe(name);
-        LeafBytes out;
-        if (nbytes > cacheCap_) {
-            out = inflateToTemporaryFile(entry, payload, nbytes);
-            return out;
-        }
-        out = allocateOwnedBuffer(nbytes);
+        if (auto kept = inflatedCache_.find(name, nbytes))
+            return {kept->data, static_cast<std::size_t>(nbytes)};
+        if (nbytes > cacheCap_)
+            return inflateToTemporaryFile(entry, payload, nbytes);
+        LeafBytes out = allocateOwnedBuffer(nbytes);
         guardedInflate(entry, payload, out.data.get(), nbytes);
-        std::lock_guard<std::mutex> lock(cacheMutex_);
-        if (!cache_.count(name)) {
-            lru_.push_front(name);
-            cache_[name] = {out, lru_.begin()};
-            cached_ += out.size;
-            while (cached_ > cacheCap_ && lru_.size() > 1) {
-                const auto victim = cache_.find(lru_.back());
-                cached_ -= victim->second.bytes.size;
-                cache_.erase(victim);
-                lru_.pop_back();
-            }
-        }
+        inflatedCache_.insert(name, out);
         return out;
     }
 
@@ -414,37 +389,55 @@ private:
         return fd;
     }
 
+    // One mapping of the whole archive, made on first use; empty when the
+    // source cannot map.
     LeafBytes archiveMapping() const {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (!mapping_.data)
-            mapping_ = mapFilePrivate(fd_, fileSize_, path_);
+        if (!mappingTried_) {
+            mappingTried_ = true;
+            mapping_ = source_->map();
+        }
         return mapping_;
     }
 
-    struct Cached {
-        LeafBytes bytes;
-        std::list<std::string>::iterator position;
-    };
-
+    std::shared_ptr<const ByteSource> source_;
     std::string path_;
-    std::uint64_t cacheCap_;
-    mutable std::mutex cacheMutex_;
-    mutable std::list<std::string> lru_;  // most recently used first
-    mutable std::unordered_map<std::string, Cached> cache_;
-    mutable std::uint64_t cached_ = 0;
-    int fd_ = -1;
     std::uint64_t fileSize_ = 0;
+    std::uint64_t cacheCap_;
+    mutable LruBytesCache inflatedCache_;
     std::vector<Entry> entries_;  // in directory order
     std::unordered_map<std::string_view, std::size_t> index_;
     mutable std::vector<std::string_view> sortedNames_;
     mutable std::mutex mutex_;
     mutable LeafBytes mapping_;
+    mutable bool mappingTried_ = false;
+};
+
+// Any file that is not claimed by a more specific format is tried as an
+// archive: the error then says why it is not one.
+class ArchiveFormat final : public StoreFormat {
+public:
+    std::string_view name() const override { return "archive"; }
+    int score(const StoreProbe& probe) const override {
+        if (probe.info.kind != SourceInfo::Kind::File || !probe.source)
+            return 0;
+        return probe.head.compare(0, 4, "PK\x03\x04") == 0 ? 50 : 1;
+    }
+    std::shared_ptr<const Store> open(const StoreProbe& probe,
+                                      const StoreOptions& options) const override {
+        return std::make_shared<ArchiveStore>(probe.source, options.inflateCacheBytes);
+    }
 };
 
 }  // namespace
 
-std::shared_ptr<const Store> openArchiveStore(const std::string& path, std::uint64_t cacheBytes) {
-    return std::make_shared<ArchiveStore>(path, cacheBytes);
+std::shared_ptr<const StoreFormat> archiveFormat() {
+    return std::make_shared<ArchiveFormat>();
+}
+
+std::shared_ptr<const Store> openArchiveStore(std::shared_ptr<const ByteSource> source,
+                                              std::uint64_t inflateCacheBytes) {
+    return std::make_shared<ArchiveStore>(std::move(source), inflateCacheBytes);
 }
 
 }  // namespace tensordict

@@ -12,7 +12,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "store.h"
+#include "tensordict/store.h"
 #include "tensordict/element.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"

@@ -1,141 +1,128 @@
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+// Memmap directories (core/FORMAT.md section 2): one meta.json per node,
+// one raw file per leaf, read through a Transport.
+//
+// Leaves are read into memory when small and mapped when large. Mappings
+// are kept in a cache of at most kKeptMappings, so that a directory of any
+// number of leaves never holds more than a few thousand mappings (the
+// kernel allows a process 65,530): a leaf's bytes live while someone uses
+// them, and the cache keeps the most recently used for the next reader.
 
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
+#include "builtin_stores.h"
+#include "lru_cache.h"
 #include "mapping.h"
-#include "store.h"
 #include "tensordict/error.h"
 
 namespace tensordict {
 namespace {
 
-class FileDescriptor {
-public:
-    explicit FileDescriptor(int fd) : fd_(fd) {}
-    ~FileDescriptor() {
-        if (fd_ >= 0)
-            ::close(fd_);
-    }
-    FileDescriptor(const FileDescriptor&) = delete;
-    FileDescriptor& operator=(const FileDescriptor&) = delete;
-    int get() const { return fd_; }
+// Mappings of large leaves kept for reuse.
+constexpr std::uint64_t kKeptMappings = 256;
 
-private:
-    int fd_;
-};
-
-// A memmap directory: one meta.json per node, one raw file per leaf.
 class DirectoryStore final : public Store {
 public:
-    explicit DirectoryStore(std::string root) : root_(std::move(root)) {
-        char* real = ::realpath(root_.c_str(), nullptr);
-        realRoot_ = real ? real : root_;
-        std::free(real);
-    }
+    // Files smaller than `mapFrom` are read with one pread into memory: for
+    // small files that is cheaper than mapping, faulting and unmapping
+    // (bench_save: 20,000 leaves of 5 KiB), and it holds no mapping.
+    DirectoryStore(std::shared_ptr<const Transport> transport, std::string root,
+                   std::uint64_t mapFrom)
+        : transport_(std::move(transport)),
+          root_(std::move(root)),
+          realRoot_(transport_->resolvedPath(root_)),
+          mapFrom_(mapFrom),
+          mappings_(kKeptMappings, LruBytesCache::Cost::Count) {}
 
-    SourceFormat format() const override { return SourceFormat::Directory; }
+    std::string_view format() const override { return "directory"; }
     const std::string& location() const override { return root_; }
     std::string describe(const std::string& rel) const override {
-        return rel.empty() ? root_ : root_ + "/" + rel;
+        return rel.empty() ? root_ : transport_->join(root_, rel);
     }
 
     std::optional<StorageInfo> stat(const std::string& rel) const override {
         const std::string path = describe(rel);
-        struct stat st {};
-        if (::lstat(path.c_str(), &st) != 0)
-            return std::nullopt;
-        const bool link = S_ISLNK(st.st_mode);
-        if ((link && ::stat(path.c_str(), &st) != 0) || !S_ISREG(st.st_mode))
+        const SourceInfo found = transport_->stat(path);
+        if (found.kind != SourceInfo::Kind::File)
             return std::nullopt;
         StorageInfo info;
         // A link, or a file in a directory reached through one, may lead out
         // of the dataset; a plain file in a plain directory never does.
         const auto slash = rel.rfind('/');
-        if (link || directoryLeavesRoot(slash == std::string::npos ? "" : rel.substr(0, slash)))
+        if (found.isLink ||
+            directoryLeavesRoot(slash == std::string::npos ? "" : rel.substr(0, slash)))
             info.outsideTarget = outsideTarget(path);
         info.kind = StorageKind::File;
         info.path = rel;
         info.container = root_;
-        info.size = static_cast<std::uint64_t>(st.st_size);
-        info.storedSize = info.size;
-        info.inode = static_cast<std::uint64_t>(st.st_ino);
-        info.mtimeNs =
-            static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + st.st_mtim.tv_nsec;
+        info.size = found.size;
+        info.storedSize = found.size;
+        std::lock_guard<std::mutex> lock(mutex_);
+        versions_[rel] = found.version;
         return info;
     }
 
     bool hasDirectory(const std::string& rel) const override {
-        struct stat st {};
-        return ::stat(describe(rel).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+        return transport_->stat(describe(rel)).kind == SourceInfo::Kind::Directory;
     }
 
     std::string read(const std::string& rel, std::uint64_t cap) const override {
-        const std::string path = describe(rel);
-        FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-        if (fd.get() < 0)
-            throw Error(path, std::string("cannot open: ") + std::strerror(errno));
-        struct stat st {};
-        if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
-            throw Error(path, "not a regular file");
-        if (static_cast<std::uint64_t>(st.st_size) > cap)
-            throw Error(path, "file is " + std::to_string(st.st_size) +
-                                  " bytes, over the metadata size limit of " + std::to_string(cap) +
-                                  " bytes");
-        std::string out(static_cast<std::size_t>(st.st_size), '\0');
-        std::size_t done = 0;
-        while (done < out.size()) {
-            const ssize_t n = ::read(fd.get(), out.data() + done, out.size() - done);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0)
-                throw Error(path, std::string("read failed: ") + std::strerror(errno));
-            if (n == 0)
-                break;
-            done += static_cast<std::size_t>(n);
-        }
-        out.resize(done);
+        const auto source = transport_->open(describe(rel));
+        if (source->size() > cap)
+            throw Error(source->name(), "file is " + std::to_string(source->size()) +
+                                            " bytes, over the metadata size limit of " +
+                                            std::to_string(cap) + " bytes");
+        std::string out(static_cast<std::size_t>(source->size()), '\0');
+        source->readAt(0, out.data(), out.size());
         return out;
     }
 
-    LeafBytes map(const StorageInfo& info, std::uint64_t nbytes, std::size_t) const override {
-        // Page-aligned mappings suit every dtype.
-        const std::string path = describe(info.path);
-        FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-        if (fd.get() < 0)
-            throw Error(path, std::string("cannot open: ") + std::strerror(errno));
-        struct stat st {};
-        if (::fstat(fd.get(), &st) != 0)
-            throw Error(path, std::strerror(errno));
-        if (!S_ISREG(st.st_mode))
-            throw Error(path, "not a regular file");
-        if (info.inode &&
-            (static_cast<std::uint64_t>(st.st_ino) != info.inode ||
-             static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000000000ull + st.st_mtim.tv_nsec !=
-                 info.mtimeNs))
-            throw Error(
-                path,
-                "the file was replaced or changed since the tensordict was opened; open it again");
-        if (static_cast<std::uint64_t>(st.st_size) < nbytes)
-            throw Error(path, "file is " + std::to_string(st.st_size) +
-                                  " bytes but the leaf needs " + std::to_string(nbytes) +
-                                  " (was it truncated after opening?)");
-        return mapFilePrivate(fd.get(), nbytes, path);
+    LeafBytes leafBytes(const StorageInfo& info, std::uint64_t nbytes, std::size_t) const override {
+        if (nbytes == 0)
+            return {};
+        if (auto kept = mappings_.find(info.path, nbytes))
+            return {kept->data, static_cast<std::size_t>(nbytes)};
+        const auto source = openUnchanged(info);
+        if (source->size() < nbytes)
+            throw Error(source->name(), "file is " + std::to_string(source->size()) +
+                                            " bytes but the leaf needs " + std::to_string(nbytes) +
+                                            " (was it truncated after opening?)");
+        if (nbytes >= mapFrom_) {
+            // Page-aligned mappings suit every dtype.
+            LeafBytes mapped = source->map();
+            if (mapped.data) {
+                mappings_.insert(info.path, mapped);
+                return {mapped.data, static_cast<std::size_t>(nbytes)};
+            }
+        }
+        LeafBytes copy = allocateOwnedBuffer(nbytes);
+        source->readAt(0, copy.data.get(), nbytes);
+        return copy;
     }
 
 private:
-    // realpath(path) when it is not under the root's real path, else "".
+    // The leaf's file, refused if it is not the one the tree was built from.
+    std::shared_ptr<const ByteSource> openUnchanged(const StorageInfo& info) const {
+        auto source = transport_->open(describe(info.path));
+        std::string expected;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            const auto it = versions_.find(info.path);
+            if (it != versions_.end())
+                expected = it->second;
+        }
+        if (!expected.empty() && source->version() != expected)
+            throw Error(
+                source->name(),
+                "the file was replaced or changed since the tensordict was opened; open it again");
+        return source;
+    }
+
+    // The real path when it is not under the root's real path, else "".
     std::string outsideTarget(const std::string& path) const {
-        char* real = ::realpath(path.c_str(), nullptr);
-        if (!real)
+        const std::string target = transport_->resolvedPath(path);
+        if (target.empty() || realRoot_.empty())
             return {};
-        std::string target = real;
-        std::free(real);
         const bool inside =
             target == realRoot_ || (target.size() > realRoot_.size() &&
                                     target.compare(0, realRoot_.size(), realRoot_) == 0 &&
@@ -155,34 +142,36 @@ private:
         return it->second;
     }
 
+    std::shared_ptr<const Transport> transport_;
     std::string root_;
     std::string realRoot_;
+    std::uint64_t mapFrom_;
     mutable std::mutex mutex_;
     mutable std::unordered_map<std::string, bool> leavesRoot_;
+    // The version of each file when it was first seen: a replaced file is refused, not mixed in.
+    mutable std::unordered_map<std::string, std::string> versions_;
+    mutable LruBytesCache mappings_;
+};
+
+class DirectoryFormat final : public StoreFormat {
+public:
+    std::string_view name() const override { return "directory"; }
+    int score(const StoreProbe& probe) const override {
+        return probe.info.kind == SourceInfo::Kind::Directory ? 100 : 0;
+    }
+    std::shared_ptr<const Store> open(const StoreProbe& probe,
+                                      const StoreOptions& options) const override {
+        std::string root = probe.location;
+        while (root.size() > 1 && root.back() == '/')
+            root.pop_back();
+        return std::make_shared<DirectoryStore>(probe.transport, root, options.mapLeavesFrom);
+    }
 };
 
 }  // namespace
 
-std::string joinPath(const std::string& dir, const std::string& name) {
-    return dir.empty() ? name : dir + "/" + name;
-}
-
-std::shared_ptr<const Store> openDirectoryStore(const std::string& path) {
-    std::string root = path;
-    while (root.size() > 1 && root.back() == '/')
-        root.pop_back();
-    return std::make_shared<DirectoryStore>(root);
-}
-
-std::shared_ptr<const Store> openStore(const std::string& path, std::uint64_t inflateCacheBytes) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)
-        throw Error(path, std::strerror(errno));
-    if (S_ISDIR(st.st_mode))
-        return openDirectoryStore(path);
-    if (S_ISREG(st.st_mode))
-        return openArchiveStore(path, inflateCacheBytes);
-    throw Error(path, "neither a directory nor a regular file");
+std::shared_ptr<const StoreFormat> directoryFormat() {
+    return std::make_shared<DirectoryFormat>();
 }
 
 }  // namespace tensordict

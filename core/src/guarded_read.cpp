@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "codec.h"
-#include "store.h"
+#include "tensordict/store.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
 

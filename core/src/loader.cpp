@@ -7,9 +7,9 @@
 #include <unordered_map>
 
 #include "pickle.h"
-#include "store.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
+#include "tensordict/store.h"
 #include "tensordict/tensordict.h"
 
 namespace tensordict {
@@ -515,7 +515,7 @@ TensorDict TensorDict::create(std::vector<std::int64_t> batchSize) {
     root->typeString = "<class 'tensordict._td.TensorDict'>";
     root->batchSize = std::move(batchSize);
     root->device = "cpu";
-    return adopt(std::move(root), {}, SourceFormat::Directory);
+    return adopt(std::move(root), {}, "directory");
 }
 
 Node& TensorDict::mutableRoot() {
@@ -524,11 +524,11 @@ Node& TensorDict::mutableRoot() {
     return *root_;
 }
 
-TensorDict TensorDict::adopt(std::shared_ptr<Node> root, std::string path, SourceFormat format) {
+TensorDict TensorDict::adopt(std::shared_ptr<Node> root, std::string path, std::string format) {
     TensorDict td;
     td.root_ = std::move(root);
     td.path_ = std::move(path);
-    td.format_ = format;
+    td.format_ = std::move(format);
     return td;
 }
 
@@ -576,9 +576,12 @@ TensorDict load(const std::string& path, const LoadOptions& options) {
             target = "/";
     }
     TensorDict td;
-    std::shared_ptr<const Store> store = openStore(target, options.inflateCacheBytes);
+    StoreOptions storeOptions;
+    storeOptions.inflateCacheBytes = options.inflateCacheBytes;
+    storeOptions.mapLeavesFrom = options.mapLeavesFrom;
+    std::shared_ptr<const Store> store = openStore(target, storeOptions);
     td.path_ = store->location();
-    td.format_ = store->format();
+    td.format_ = std::string(store->format());
     Loader loader(store, options);
     td.root_ = loader.loadRoot();
     return td;

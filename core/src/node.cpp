@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "store.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
+#include "tensordict/store.h"
 
 namespace tensordict {
 
@@ -79,7 +79,7 @@ bool Node::isMaterialized() const {
     if (storage.kind == StorageKind::CompressedEntry && store)
         return store->isResident(storage);
     std::lock_guard<std::mutex> lock(mutex_);
-    return bytes_.has_value();
+    return bytes_.has_value() || !inUse_.expired();
 }
 
 std::string Node::integrityWarning() const {
@@ -95,26 +95,37 @@ std::optional<std::uint64_t> Node::payloadOffset() const {
 LeafBytes Node::bytes() const {
     if (kind != NodeKind::Tensor)
         throw Error(formatKeyPath(keyPath()), "not a tensor leaf");
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
+    const auto held = [this]() -> std::optional<LeafBytes> {
         if (bytes_)
             return *bytes_;
+        if (auto data = inUse_.lock())
+            return LeafBytes{std::move(data), static_cast<std::size_t>(nbytes)};
+        return std::nullopt;
+    };
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (auto b = held())
+            return *b;
     }
-    // Mapped or inflated without holding the lock (it may take long); if two
-    // threads race, the first result is kept.
-    LeafBytes fresh;
-    if (storage.kind != StorageKind::None && nbytes != 0) {
-        if (!store)
-            throw Error(formatKeyPath(keyPath()), "leaf has no storage");
-        fresh = store->map(storage, nbytes, itemSize(dtype));
-        // Inflated entries belong to the store's bounded cache, not to the
-        // node: a tree whose leaves were all viewed does not hold them all.
-        if (storage.kind == StorageKind::CompressedEntry)
-            return fresh;
-    }
+    if (storage.kind == StorageKind::None || nbytes == 0)
+        return {};
+    if (!store)
+        throw Error(formatKeyPath(keyPath()), "leaf has no storage");
+    // Read without holding the lock (it may take long); if two threads race,
+    // the first result is shared.
+    LeafBytes fresh = store->leafBytes(storage, nbytes, itemSize(dtype));
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto b = held())
+        return *b;
+    inUse_ = fresh.data;
+    return fresh;
+}
+
+LeafBytes Node::pinnedBytes() const {
+    LeafBytes b = bytes();
     std::lock_guard<std::mutex> lock(mutex_);
     if (!bytes_)
-        bytes_ = std::move(fresh);
+        bytes_ = b;
     return *bytes_;
 }
 

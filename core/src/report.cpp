@@ -163,7 +163,7 @@ Value describe(const TensorDict& td, const DescribeOptions& options) {
     c.visit(td.root());
     Value::Object out{
         {"path", Value(td.path())},
-        {"format", Value(td.format() == SourceFormat::Archive ? "archive" : "directory")},
+        {"format", Value(td.format())},
         // type(td).__name__, as Python reports it
         {"root_class", Value(td.root().className.substr(td.root().className.rfind('.') + 1))},
         {"batch_size", intsValue(td.root().batchSize)},

@@ -239,7 +239,7 @@ TensorDict saveToMemory(const TensorDict& data, const SaveOptions& options) {
     std::shared_ptr<Node> root = data.root().clone();
     moveLeavesToSharedMemory(*root, progress);
     lockAndShare(*root, options.shareNonTensor);
-    return TensorDict::adopt(std::move(root), {}, SourceFormat::Directory);
+    return TensorDict::adopt(std::move(root), {}, "directory");
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "pickle.h"
-#include "store.h"
+#include "tensordict/store.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
 #include "tensordict/value.h"

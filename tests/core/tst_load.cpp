@@ -7,6 +7,7 @@
 #include <QtTest>
 #include <cmath>
 
+#include "libzip_reader.h"
 #include "tensordict/report.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
@@ -20,10 +21,14 @@ class LoadTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void cleanup() { testsupport::verifyArchivesWithLibzip(scratch_.path()); }
+
     void initTestCase() { QVERIFY(scratch_.isValid()); }
 
     void directoryLeafIsMappedFromItsFile() {
-        TensorDict td = load(testsupport::fixturePath("simple").toStdString());
+        LoadOptions options;
+        options.mapLeavesFrom = 1;  // the fixture's leaves are small: map them all
+        TensorDict td = load(testsupport::fixturePath("simple").toStdString(), options);
         const Node* c = td.root().find({"b", "c"});
         QVERIFY(c);
         QVERIFY(!c->isMaterialized());  // lazy: nothing mapped by opening
@@ -36,6 +41,26 @@ private Q_SLOTS:
         QCOMPARE(t.data_ptr(), static_cast<void*>(c->bytes().data.get()));
         QCOMPARE(t.sizes().vec(), (std::vector<int64_t>{3, 2}));
         QCOMPARE(t.sum().item<float>(), 6.0f);
+    }
+
+    void smallDirectoryLeavesAreReadNotMapped() {
+        // Under LoadOptions::mapLeavesFrom a leaf is read into memory: no
+        // mapping per small file. A tensor over it is still the node's bytes,
+        // and a change made through it is seen by the next reader, as with a
+        // mapped leaf; the file never changes.
+        const QStringList before =
+            testsupport::fileFingerprints(testsupport::fixturePath("simple"));
+        TensorDict td = load(testsupport::fixturePath("simple").toStdString());
+        const Node* c = td.root().find({"b", "c"});
+        QVERIFY(c && c->nbytes < LoadOptions{}.mapLeavesFrom);
+        at::Tensor t = c->tensor();
+        QVERIFY(mappedFrom(t.data_ptr()).file !=
+                QFileInfo(testsupport::fixturePath("simple/b/c.memmap")).canonicalFilePath());
+        QCOMPARE(t.sum().item<float>(), 6.0f);
+        t.add_(1);
+        t = at::Tensor();
+        QCOMPARE(c->tensor().sum().item<float>(), 12.0f);
+        QCOMPARE(testsupport::fileFingerprints(testsupport::fixturePath("simple")), before);
     }
 
     void storedArchiveLeafIsMappedInPlace() {

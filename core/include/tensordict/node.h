@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tensordict/bytes.h"
 #include "tensordict/dtype.h"
 #include "tensordict/value.h"
 
@@ -53,32 +54,12 @@ struct StorageInfo {
     std::uint64_t storedSize = 0;        // bytes on disk: file size, or compressed entry size
     int zipMethod = -1;                  // zip compression method of an entry
     std::optional<std::uint32_t> crc32;  // an archive entry's CRC-32, as its directory says
-    // Identity of a file when it was opened: a replaced file is refused, not mixed in.
-    std::uint64_t inode = 0;
-    std::uint64_t mtimeNs = 0;
     // A file reached through a symbolic link that leads out of the dataset's
     // root: where it really is. Saving refuses to copy it unless allowed.
     std::string outsideTarget;
 };
 
 std::string zipMethodName(int method);
-
-// A leaf's raw C-order bytes, kept alive by `data`'s owner (a mapping or a
-// decompressed buffer).
-struct LeafBytes {
-    std::shared_ptr<std::byte> data;
-    std::size_t size = 0;
-};
-
-// Bytes owned by a contiguous container (std::vector, std::string,
-// QByteArray, ...), moved in: for leaves built in memory with addBytes().
-template <typename Container>
-LeafBytes ownedBytes(Container container) {
-    auto holder = std::make_shared<Container>(std::move(container));
-    auto* data = reinterpret_cast<std::byte*>(holder->data());
-    const std::size_t size = static_cast<std::size_t>(holder->size()) * sizeof(*holder->data());
-    return {std::shared_ptr<std::byte>(std::move(holder), data), size};
-}
 
 // A node of a loaded tensordict: plain data built from metadata only. A
 // tensor leaf maps its file the first time bytes() or tensor() is called.
@@ -120,11 +101,17 @@ public:
     const Node* child(std::string_view key) const;
     const Node* find(const std::vector<std::string>& path) const;
 
-    // The leaf's raw bytes (exactly nbytes), mapped on first use; compressed
-    // entries come from the store's bounded cache (or a temporary file past
-    // its cap). Read them through guarded_read.h: the file may change
-    // underneath. Throws Error.
+    // The leaf's raw bytes (exactly nbytes), from its store: large files
+    // mapped, small ones read, compressed entries inflated (the store keeps
+    // recent ones in bounded caches). Callers share the bytes while any of
+    // them holds them; the node itself keeps none, so a tree of any number
+    // of leaves holds a bounded number of mappings. Read them through
+    // guarded_read.h: the file may change underneath. Throws Error.
     LeafBytes bytes() const;
+    // The same bytes, kept by the node from now on: writes into them (a
+    // tensor changed in place) are seen by every later reader, as with
+    // Python's memory-mapped tensors. The torch part's tensors use these.
+    LeafBytes pinnedBytes() const;
     // The leaf as an at::Tensor over those bytes, without a copy. Throws
     // Error for dtypes libtorch cannot represent and for nested leaves.
     // Part of the torch part: include <tensordict/torch.h>, link tensordict::torch.
@@ -172,7 +159,8 @@ private:
     void checkUnlocked() const;
 
     mutable std::mutex mutex_;
-    mutable std::optional<LeafBytes> bytes_;
+    mutable std::optional<LeafBytes> bytes_;  // leaves built in memory, and pinned bytes
+    mutable std::weak_ptr<std::byte> inUse_;  // bytes some reader holds now
 };
 
 }  // namespace tensordict

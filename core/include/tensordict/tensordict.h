@@ -10,8 +10,6 @@
 
 namespace tensordict {
 
-enum class SourceFormat { Directory, Archive };
-
 struct LoadOptions {
     // Keys to descend into before loading (Python's `subpath`).
     std::vector<std::string> subpath;
@@ -27,6 +25,9 @@ struct LoadOptions {
     // used dropped first). A larger entry is inflated into a temporary file
     // that is mapped instead of memory.
     std::uint64_t inflateCacheBytes = 512ull << 20;
+    // Leaf files of a directory this large or larger are mapped; smaller
+    // ones are read into memory (cheaper for small files, and no mapping).
+    std::uint64_t mapLeavesFrom = 256u << 10;
 };
 
 // One loaded tensordict: its tree and the storage it maps.
@@ -34,7 +35,8 @@ class TensorDict {
 public:
     const Node& root() const { return *root_; }
     const std::string& path() const { return path_; }
-    SourceFormat format() const { return format_; }
+    // The container format it was read from: "directory", "archive", ...
+    const std::string& format() const { return format_; }
     // Every error node, in tree order.
     std::vector<const Node*> errors() const;
 
@@ -45,14 +47,14 @@ public:
     // Trees returned by save() are locked, as in Python.
     bool isLocked() const { return root_ && root_->locked; }
     // Wraps a finished tree (used by the writers).
-    static TensorDict adopt(std::shared_ptr<Node> root, std::string path, SourceFormat format);
+    static TensorDict adopt(std::shared_ptr<Node> root, std::string path, std::string format);
 
 private:
     friend TensorDict load(const std::string&, const LoadOptions&);
 
     std::shared_ptr<Node> root_;
     std::string path_;
-    SourceFormat format_ = SourceFormat::Directory;
+    std::string format_ = "directory";
 };
 
 // Python's td.select(*keys): a new tree with only the subtrees at `keyPaths`
@@ -60,7 +62,8 @@ private:
 // naming a key path that does not exist.
 TensorDict select(const TensorDict& td, const std::vector<std::vector<std::string>>& keyPaths);
 
-// Reads a memmap directory or a .tdz archive (told apart by content).
+// Reads a memmap directory or a .tdz archive (told apart by content), at a
+// local path or any location a registered transport serves (source.h).
 // Builds the tree from metadata only; leaf data is mapped lazily.
 TensorDict load(const std::string& path, const LoadOptions& options = {});
 

@@ -73,7 +73,7 @@ at::Tensor Node::tensor() const {
     const auto options = at::TensorOptions().dtype(*type).device(at::kCPU);
     if (numel == 0)
         return at::empty(shape, options);
-    LeafBytes b = bytes();
+    LeafBytes b = pinnedBytes();
     auto keepAlive = b.data;
     return at::from_blob(
         b.data.get(), shape, [keepAlive](void*) mutable { keepAlive.reset(); }, options);

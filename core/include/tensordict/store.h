@@ -1,0 +1,107 @@
+#pragma once
+
+// Containers of a tensordict's files, and the registry that picks one for
+// a location by its content.
+//
+// A Store reads one container (a memmap directory, a .tdz archive) through
+// a Transport and its ByteSources (source.h). Paths inside a store are
+// relative to its root and use '/' ("b/c.memmap"). The loader builds the
+// node tree from a store's metadata; a leaf asks its store for its bytes
+// the first time they are needed. A new container format is one Store
+// class plus one StoreFormat registered with registerStoreFormat().
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tensordict/bytes.h"
+#include "tensordict/node.h"
+#include "tensordict/source.h"
+
+namespace tensordict {
+
+// Thread-safe: leaves may be read from worker threads.
+class Store {
+public:
+    virtual ~Store() = default;
+
+    // The container format's name: "directory", "archive".
+    virtual std::string_view format() const = 0;
+    // The container's location: a directory or a file, as opened.
+    virtual const std::string& location() const = 0;
+    // How to name a relative path in messages: "/data/ds/b/c.memmap" or "/data/ds.tdz:b/c.memmap".
+    virtual std::string describe(const std::string& rel) const = 0;
+    // A regular file (or archive entry) at rel, or nullopt.
+    virtual std::optional<StorageInfo> stat(const std::string& rel) const = 0;
+    // A directory at rel (in an archive: any entry under "rel/").
+    virtual bool hasDirectory(const std::string& rel) const = 0;
+    // The whole content of a small file; throws Error if missing or over `cap` bytes.
+    virtual std::string read(const std::string& rel, std::uint64_t cap) const = 0;
+    // The first `nbytes` of a leaf's file as writable (copy-on-write) memory
+    // whose address is a multiple of `alignment`: mapped in place where the
+    // source can map, otherwise read or inflated. The file never changes.
+    virtual LeafBytes leafBytes(const StorageInfo& info, std::uint64_t nbytes,
+                                std::size_t alignment) const = 0;
+    // Where an archive entry's payload starts in the archive (read from its
+    // local header once); nullopt for files of a directory.
+    virtual std::optional<std::uint64_t> payloadOffset(const StorageInfo&) const {
+        return std::nullopt;
+    }
+    // A compressed entry's payload, still compressed.
+    virtual LeafBytes compressedPayload(const StorageInfo& info) const;
+    // Whether leafBytes() would return bytes already in memory (no inflating).
+    virtual bool isResident(const StorageInfo&) const { return false; }
+
+    // Integrity problems found by readers (a CRC-32 mismatch), per file.
+    void reportIntegrityProblem(const StorageInfo& info, const std::string& message) const;
+    std::string integrityProblem(const StorageInfo& info) const;
+
+private:
+    mutable std::mutex problemsMutex_;
+    mutable std::map<std::string, std::string> problems_;
+};
+
+struct StoreOptions {
+    // Memory for compressed entries kept inflated (LoadOptions::inflateCacheBytes).
+    std::uint64_t inflateCacheBytes = 512ull << 20;
+    // Leaf files this large or larger are mapped, smaller ones read (LoadOptions::mapLeavesFrom).
+    std::uint64_t mapLeavesFrom = 256u << 10;
+};
+
+// What a format is shown to decide whether it reads a location.
+struct StoreProbe {
+    std::string location;
+    std::shared_ptr<const Transport> transport;
+    SourceInfo info;
+    // Files only: the file, opened once, and its first bytes (up to 4 KiB).
+    std::shared_ptr<const ByteSource> source;
+    std::string head;
+};
+
+// One container format.
+class StoreFormat {
+public:
+    virtual ~StoreFormat() = default;
+    virtual std::string_view name() const = 0;
+    // How well this format reads the probed location: 0 not at all; the
+    // format with the highest score opens it.
+    virtual int score(const StoreProbe& probe) const = 0;
+    virtual std::shared_ptr<const Store> open(const StoreProbe& probe,
+                                              const StoreOptions& options) const = 0;
+};
+
+// Adds a format to the registry (one with the same name is replaced).
+void registerStoreFormat(std::shared_ptr<const StoreFormat> format);
+
+// Opens `location` (a path or a URL) with the registered format that reads
+// it best. Throws Error naming the location when none does.
+std::shared_ptr<const Store> openStore(const std::string& location, const StoreOptions& options);
+
+// Joins relative store paths: joinPath("", "a") == "a", joinPath("a", "b") == "a/b".
+std::string joinPath(const std::string& dir, const std::string& name);
+
+}  // namespace tensordict

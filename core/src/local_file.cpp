@@ -1,0 +1,130 @@
+// The local file system as a transport: pread for ranges, mmap for the
+// fast path.
+
+#include "local_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "mapping.h"
+#include "tensordict/error.h"
+
+namespace tensordict {
+namespace {
+
+std::string versionOf(const struct stat& st) {
+    return std::to_string(st.st_ino) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec);
+}
+
+// "file:///data/x.tdz" -> "/data/x.tdz"; plain paths unchanged.
+std::string localPath(const std::string& location) {
+    constexpr std::string_view prefix = "file://";
+    if (location.compare(0, prefix.size(), prefix) == 0)
+        return location.substr(prefix.size());
+    return location;
+}
+
+// An open file: later reads come from this file even if its path is
+// replaced meanwhile.
+class LocalFile final : public ByteSource {
+public:
+    explicit LocalFile(std::string path) : path_(std::move(path)) {
+        fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd_ < 0)
+            throw Error(path_, std::string("cannot open: ") + std::strerror(errno));
+        struct stat st {};
+        const bool statted = ::fstat(fd_, &st) == 0;
+        if (!statted || !S_ISREG(st.st_mode)) {
+            const std::string why = !statted              ? std::strerror(errno)
+                                    : S_ISDIR(st.st_mode) ? "is a directory, not a file"
+                                                          : "not a regular file";
+            ::close(fd_);
+            throw Error(path_, why);
+        }
+        size_ = static_cast<std::uint64_t>(st.st_size);
+        version_ = versionOf(st);
+    }
+    ~LocalFile() override { ::close(fd_); }
+    LocalFile(const LocalFile&) = delete;
+    LocalFile& operator=(const LocalFile&) = delete;
+
+    const std::string& name() const override { return path_; }
+    std::uint64_t size() const override { return size_; }
+    const std::string& version() const override { return version_; }
+
+    void readAt(std::uint64_t offset, void* out, std::size_t n) const override {
+        std::size_t done = 0;
+        while (done < n) {
+            const ssize_t r = ::pread(fd_, static_cast<char*>(out) + done, n - done,
+                                      static_cast<off_t>(offset + done));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0)
+                throw Error(path_, std::string("read failed: ") + std::strerror(errno));
+            if (r == 0)
+                throw Error(path_, "the file ends at " + std::to_string(offset + done) +
+                                       " bytes, before the data it should hold (truncated?)");
+            done += static_cast<std::size_t>(r);
+        }
+    }
+
+    LeafBytes map() const override { return mapFilePrivate(fd_, size_, path_); }
+
+private:
+    std::string path_;
+    int fd_ = -1;
+    std::uint64_t size_ = 0;
+    std::string version_;
+};
+
+class LocalTransport final : public Transport {
+public:
+    std::string_view scheme() const override { return "file"; }
+
+    SourceInfo stat(const std::string& location) const override {
+        const std::string path = localPath(location);
+        SourceInfo info;
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) != 0)
+            return info;
+        info.isLink = S_ISLNK(st.st_mode);
+        if (info.isLink && ::stat(path.c_str(), &st) != 0)
+            return info;  // a dangling link
+        if (S_ISREG(st.st_mode)) {
+            info.kind = SourceInfo::Kind::File;
+            info.size = static_cast<std::uint64_t>(st.st_size);
+            info.version = versionOf(st);
+        } else {
+            info.kind = S_ISDIR(st.st_mode) ? SourceInfo::Kind::Directory : SourceInfo::Kind::Other;
+        }
+        return info;
+    }
+
+    std::shared_ptr<const ByteSource> open(const std::string& location) const override {
+        return std::make_shared<LocalFile>(localPath(location));
+    }
+
+    std::string resolvedPath(const std::string& location) const override {
+        char* real = ::realpath(localPath(location).c_str(), nullptr);
+        if (!real)
+            return {};
+        std::string out = real;
+        std::free(real);
+        return out;
+    }
+};
+
+}  // namespace
+
+std::shared_ptr<const Transport> localTransport() {
+    static const auto transport = std::make_shared<LocalTransport>();
+    return transport;
+}
+
+}  // namespace tensordict

@@ -1,0 +1,146 @@
+// The registries of transports (by URL scheme) and container formats (by
+// content), and what every Store shares.
+
+#include <algorithm>
+#include <cctype>
+#include <mutex>
+#include <vector>
+
+#include "builtin_stores.h"
+#include "local_file.h"
+#include "tensordict/error.h"
+
+namespace tensordict {
+namespace {
+
+struct Registry {
+    std::mutex mutex;
+    std::vector<std::shared_ptr<const Transport>> transports;
+    std::vector<std::shared_ptr<const StoreFormat>> formats;
+
+    Registry() {
+        transports.push_back(localTransport());
+        formats.push_back(directoryFormat());
+        formats.push_back(archiveFormat());
+    }
+};
+
+Registry& registry() {
+    static Registry instance;
+    return instance;
+}
+
+// "https" of "https://host/x.tdz"; "" for a plain path.
+std::string schemeOf(const std::string& location) {
+    const auto colon = location.find("://");
+    if (colon == std::string::npos || colon == 0)
+        return {};
+    std::string scheme = location.substr(0, colon);
+    const bool valid = std::isalpha(static_cast<unsigned char>(scheme[0])) &&
+                       std::all_of(scheme.begin(), scheme.end(), [](unsigned char c) {
+                           return std::isalnum(c) || c == '+' || c == '-' || c == '.';
+                       });
+    if (!valid)
+        return {};
+    std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return scheme;
+}
+
+}  // namespace
+
+std::string Transport::join(const std::string& location, const std::string& relative) const {
+    if (relative.empty())
+        return location;
+    return !location.empty() && location.back() == '/' ? location + relative
+                                                       : location + "/" + relative;
+}
+
+void registerTransport(std::shared_ptr<const Transport> transport) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto& list = r.transports;
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [&](const auto& t) { return t->scheme() == transport->scheme(); }),
+               list.end());
+    list.push_back(std::move(transport));
+}
+
+std::shared_ptr<const Transport> transportFor(const std::string& location) {
+    const std::string scheme = schemeOf(location);
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    for (const auto& t : r.transports)
+        if (t->scheme() == (scheme.empty() ? "file" : scheme))
+            return t;
+    throw Error(location, "no transport for \"" + scheme + "://\" locations");
+}
+
+void registerStoreFormat(std::shared_ptr<const StoreFormat> format) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    auto& list = r.formats;
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [&](const auto& f) { return f->name() == format->name(); }),
+               list.end());
+    list.push_back(std::move(format));
+}
+
+std::shared_ptr<const Store> openStore(const std::string& location, const StoreOptions& options) {
+    StoreProbe probe;
+    probe.location = location;
+    probe.transport = transportFor(location);
+    probe.info = probe.transport->stat(location);
+    switch (probe.info.kind) {
+        case SourceInfo::Kind::Missing:
+            throw Error(location, "No such file or directory");
+        case SourceInfo::Kind::Other:
+            throw Error(location, "neither a directory nor a regular file");
+        case SourceInfo::Kind::File: {
+            probe.source = probe.transport->open(location);
+            probe.head.resize(
+                static_cast<std::size_t>(std::min<std::uint64_t>(4096, probe.source->size())));
+            probe.source->readAt(0, probe.head.data(), probe.head.size());
+            break;
+        }
+        case SourceInfo::Kind::Directory:
+            break;
+    }
+    std::vector<std::shared_ptr<const StoreFormat>> formats;
+    {
+        Registry& r = registry();
+        std::lock_guard<std::mutex> lock(r.mutex);
+        formats = r.formats;
+    }
+    std::shared_ptr<const StoreFormat> best;
+    int bestScore = 0;
+    for (const auto& format : formats) {
+        const int score = format->score(probe);
+        if (score > bestScore)
+            best = format, bestScore = score;
+    }
+    if (!best)
+        throw Error(location, "not a tensordict: no registered format reads it");
+    return best->open(probe, options);
+}
+
+LeafBytes Store::compressedPayload(const StorageInfo& info) const {
+    throw Error(describe(info.path), "not a compressed entry");
+}
+
+void Store::reportIntegrityProblem(const StorageInfo& info, const std::string& message) const {
+    std::lock_guard<std::mutex> lock(problemsMutex_);
+    problems_[info.path] = message;
+}
+
+std::string Store::integrityProblem(const StorageInfo& info) const {
+    std::lock_guard<std::mutex> lock(problemsMutex_);
+    const auto it = problems_.find(info.path);
+    return it == problems_.end() ? std::string() : it->second;
+}
+
+std::string joinPath(const std::string& dir, const std::string& name) {
+    return dir.empty() ? name : dir + "/" + name;
+}
+
+}  // namespace tensordict
