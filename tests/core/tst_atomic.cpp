@@ -19,6 +19,7 @@
 
 #include "tensordict/save.h"
 #include "tensordict/tensordict.h"
+#include "libzip_reader.h"
 #include "testsupport.h"
 
 using namespace tensordict;
@@ -123,6 +124,8 @@ class AtomicTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void cleanup() { testsupport::verifyArchivesWithLibzip(scratch_.path()); }
+
     void initTestCase() { QVERIFY(scratch_.isValid()); }
 
     void sigkillAtChosenMoments_data() {

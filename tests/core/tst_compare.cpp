@@ -20,6 +20,7 @@
 #include "tensordict/element.h"
 #include "tensordict/keys.h"
 #include "tensordict/save.h"
+#include "libzip_reader.h"
 #include "testsupport.h"
 
 using namespace tensordict;
@@ -546,6 +547,8 @@ class CompareTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void cleanup() { testsupport::verifyArchivesWithLibzip(scratch_.path()); }
+
     void initTestCase() { QVERIFY(scratch_.isValid()); }
 
     // ---------------------------------------------------------------------

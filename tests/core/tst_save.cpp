@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "libzip_reader.h"
 #include "tensordict/report.h"
 #include "tensordict/save.h"
 #include "testsupport.h"
@@ -68,6 +69,8 @@ class SaveTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void cleanup() { testsupport::verifyArchivesWithLibzip(scratch_.path()); }
+
     void initTestCase() { QVERIFY(scratch_.isValid()); }
 
     void comparisonCanFail() {
@@ -78,6 +81,32 @@ private Q_SLOTS:
                      testsupport::readJsonFile(testsupport::fixturePath("nested3.expected.json")),
                      false)
                      .isEmpty());
+    }
+
+    void libzipNoticesACorruptEntry() {
+        // The libzip reading every archive goes through does notice damage:
+        // one payload byte flipped, its CRC-32 left as it was.
+        const QString archive = scratch_.path() + "/flipped.tdz";
+        SaveOptions options;
+        options.compression = kZipDeflate;
+        save(load(testsupport::fixturePath("dtypes").toStdString()), archive.toStdString(),
+             options);
+        QCOMPARE(testsupport::readWithLibzip(archive).error, QString());
+        const TensorDict saved = load(archive.toStdString());
+        const Node* leaf = saved.root().child("float64");
+        QVERIFY(leaf && leaf->payloadOffset());
+        const qint64 offset = qint64(*leaf->payloadOffset()) + 2;
+        QFile file(archive);
+        QVERIFY(file.open(QIODevice::ReadWrite));
+        QVERIFY(file.seek(offset));
+        const char byte = file.read(1).at(0);
+        QVERIFY(file.seek(offset));
+        QCOMPARE(file.write(QByteArray(1, char(byte ^ 0x10))), qint64(1));
+        file.close();
+        const testsupport::LibzipReading reading = testsupport::readWithLibzip(archive);
+        QVERIFY2(!reading.error.isEmpty(), "libzip read a damaged entry without complaint");
+        QVERIFY2(reading.error.contains("float64"), qPrintable(reading.error));
+        QFile::remove(archive);  // damaged on purpose: not for cleanup()'s check
     }
 
     void roundTrip_data() {

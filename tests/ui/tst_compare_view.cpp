@@ -29,6 +29,7 @@
 #include "tensor_table_model.h"
 #include "tensor_table_view.h"
 #include "tensordict/save.h"
+#include "libzip_reader.h"
 #include "testsupport.h"
 
 using namespace tensordict;
@@ -120,6 +121,8 @@ class CompareViewTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void cleanup() { testsupport::verifyArchivesWithLibzip(scratch_.path()); }
+
     void initTestCase() {
         QVERIFY(scratch_.isValid());
         testsupport::isolateSettings("tst_compare_view");

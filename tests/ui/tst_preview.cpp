@@ -31,6 +31,7 @@
 #include "tensor_table_model.h"
 #include "tensor_table_view.h"
 #include "tensordict/save.h"
+#include "libzip_reader.h"
 #include "testsupport.h"
 
 using namespace tensordict;
@@ -43,6 +44,8 @@ class PreviewTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void cleanup() { testsupport::verifyArchivesWithLibzip(scratch_.path()); }
+
     void initTestCase() {
         QVERIFY(scratch_.isValid());
         testsupport::isolateSettings("tst_preview");

@@ -24,6 +24,7 @@
 #include "save_options_dialog.h"
 #include "save_progress_dialog.h"
 #include "tensordict/report.h"
+#include "libzip_reader.h"
 #include "testsupport.h"
 
 using namespace tensordict;
@@ -70,6 +71,8 @@ class SaveDialogTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    void cleanup() { testsupport::verifyArchivesWithLibzip(scratch_.path()); }
+
     void initTestCase() {
         QVERIFY(scratch_.isValid());
         testsupport::isolateSettings("tst_save_dialog");
