@@ -17,6 +17,7 @@
 #include "overview_panel.h"
 #include "plot_view.h"
 #include "preview_panel.h"
+#include "slice_export.h"
 #include "statistics_view.h"
 #include "tensordict/version.h"
 
@@ -167,10 +168,10 @@ int runWindow(int argc, char** argv, const cli::WindowRequest& request) {
     auto screenshot = [&window, file = request.screenshot](int code) {
         QTimer::singleShot(0, &window, [&window, file, code] {
             QCoreApplication::processEvents();
-            const bool ok = window.grab().save(file);
-            if (!ok)
-                std::fprintf(stderr, "tdstudio: cannot write %s\n", qPrintable(file));
-            QCoreApplication::exit(ok ? code : 1);
+            const QString error = slice_export::writePng(file, window.grab().toImage());
+            if (!error.isEmpty())
+                std::fprintf(stderr, "tdstudio: %s\n", qPrintable(error));
+            QCoreApplication::exit(error.isEmpty() ? code : 1);
         });
     };
     // The window shows what was asked, or all it can of it (code 1): the

@@ -115,7 +115,6 @@ protected:
         if (root_)
             row_.insert(root_, 0);
     }
-    const Item* rootItem() const { return root_; }
 
 private:
     const Item* root_ = nullptr;

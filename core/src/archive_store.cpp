@@ -1,4 +1,4 @@
-// Reading .tdz archives (core/FORMAT.md section 8; the container in zip_layout.h).
+// Reading .tdz archives (core/FORMAT.md 8.5; the container in zip_layout.h).
 //
 // Opening reads the end records and the central directory, nothing more:
 // the loader then reads the meta.json entries it needs. A leaf's local

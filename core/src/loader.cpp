@@ -1,5 +1,5 @@
 // Builds the node tree of a saved tensordict from its meta.json files
-// (FORMAT.md sections 2, 3, 5 and 7), reading metadata only.
+// (core/FORMAT.md sections 2-7), reading metadata only.
 
 #include <algorithm>
 #include <cstring>
@@ -217,8 +217,8 @@ private:
         } else if (name == "NonTensorStack") {
             if (meta.find("data"))
                 loadNonTensorStack(*node, meta, dir);
-            else
-                loadLazyStack(*node, meta, dir);  // a stack saved without "data" (FORMAT.md 2.5)
+            else  // a stack saved without "data" (core/FORMAT.md 2.5)
+                loadLazyStack(*node, meta, dir);
         } else if (isViewClass(name)) {
             loadView(*node, meta, dir, parentBatch);
         } else {

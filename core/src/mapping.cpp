@@ -39,11 +39,4 @@ LeafBytes allocateOwnedBuffer(std::size_t size) {
         size};
 }
 
-LeafBytes copyToOwnedBuffer(const std::byte* data, std::size_t size) {
-    LeafBytes out = allocateOwnedBuffer(size);
-    if (size)
-        std::memcpy(out.data.get(), data, size);
-    return out;
-}
-
 }  // namespace tensordict

@@ -13,8 +13,7 @@ namespace tensordict {
 // the file in errors.
 LeafBytes mapFilePrivate(int fd, std::uint64_t length, const std::string& where);
 
-// Copies `size` bytes into a fresh buffer aligned for any dtype.
-LeafBytes copyToOwnedBuffer(const std::byte* data, std::size_t size);
+// A fresh buffer of `size` bytes, aligned for any dtype.
 LeafBytes allocateOwnedBuffer(std::size_t size);
 
 }  // namespace tensordict

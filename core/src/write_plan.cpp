@@ -1,4 +1,4 @@
-// The meta.json files and data files of a save (FORMAT.md sections 2-5),
+// The meta.json files and data files of a save (core/FORMAT.md sections 2-6 and 9.1),
 // byte for byte as Python's stdlib-json writer produces them.
 
 #include "write_plan.h"
@@ -259,7 +259,7 @@ private:
     WritePlan& plan_;
 };
 
-// FORMAT.md 8.1: per directory, meta.json first, then the other files by
+// core/FORMAT.md 8.1: per directory, meta.json first, then the other files by
 // name, then the sub-directories by name, recursively.
 bool archiveOrder(const PlannedFile& a, const PlannedFile& b) {
     auto split = [](const std::string& p) {

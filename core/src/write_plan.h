@@ -32,7 +32,8 @@ struct WritePlan {
 
 enum class PlanOrder {
     Directory,  // Python's sequential order: a TensorDict's meta.json after its children
-    Archive,    // FORMAT.md 8.1: per directory meta.json, other files by name, then sub-directories
+    // core/FORMAT.md 8.1: per directory meta.json, other files by name, then sub-directories
+    Archive,
 };
 
 // Throws Error naming the key for what Python's format cannot carry.

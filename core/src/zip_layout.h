@@ -1,6 +1,6 @@
 #pragma once
 
-// The zip container of .tdz archives (PKWARE APPNOTE 6.3.x; FORMAT.md 8),
+// The zip container of .tdz archives (PKWARE APPNOTE 6.3.x; core/FORMAT.md 8),
 // read and written here by hand. libzip and QuaZip cannot do what the format
 // needs at speed: open from the central directory alone (QuaZip reads every
 // local header at open), write payloads at offsets known in advance from

@@ -182,7 +182,7 @@ private Q_SLOTS:
         {
             QFile f(path);
             QVERIFY(f.open(QIODevice::ReadWrite));
-            QVERIFY(f.seek(320));  // a.memmap's payload (FORMAT.md 8.2)
+            QVERIFY(f.seek(320));  // a.memmap's payload (core/FORMAT.md 8.2)
             QVERIFY(f.write(QByteArray(1, '\x7f')) == 1);
         }
         const TensorDict td = load(path.toStdString());

@@ -10,6 +10,7 @@
 #include "libzip_reader.h"
 #include "tensordict/report.h"
 #include "tensordict/tensordict.h"
+#include "tensordict/version.h"
 #include "testsupport.h"
 
 using namespace tensordict;
@@ -273,6 +274,20 @@ private Q_SLOTS:
     void metaJsonPathOpensItsDirectory() {
         TensorDict td = load((testsupport::fixturePath("simple") + "/meta.json").toStdString());
         QVERIFY(td.root().child("a"));
+    }
+
+    void versionsNameTheirLibraries() {
+        // The core lists the libraries it runs on, never libtorch, which it
+        // does not load; the torch part reports the libtorch it was built on.
+        QStringList names;
+        for (const auto& [name, version] : tensordict::libraryVersions()) {
+            names << QString::fromStdString(name);
+            QVERIFY2(!version.empty(), name.c_str());
+        }
+        QCOMPARE(names, QStringList({"Qt", "liblzma", "zlib", "ISA-L", "bzip2"}));
+        const QString torch = QString::fromStdString(tensordict::torch::libtorchVersion());
+        QVERIFY2(QRegularExpression("^\\d+\\.\\d+\\.\\d+").match(torch).hasMatch(),
+                 qPrintable(torch));
     }
 
 private:

@@ -23,7 +23,7 @@ private Q_SLOTS:
     void encodeKey_data() {
         QTest::addColumn<QString>("key");
         QTest::addColumn<QString>("encoded");
-        // FORMAT.md section 5, as the robust_keys fixture shows.
+        // core/FORMAT.md 5.1, as the robust_keys fixture shows.
         QTest::newRow("slash") << "a/b"
                                << "a%2Fb";
         QTest::newRow("space") << "weird key!"

@@ -271,6 +271,38 @@ private Q_SLOTS:
         QCOMPARE(out.trimmed(), QString("float32 (4,)"));
     }
 
+    void pngExportsReplaceTheFileAtomically() {
+        // The export goes to a new file renamed over the old one, never into
+        // the old file: a second name of the old file keeps the old bytes.
+        const QString png = scratch_.path() + "/atomic.png";
+        const QString other = scratch_.path() + "/atomic-link.png";
+        {
+            QFile f(png);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            QCOMPARE(f.write("old bytes"), qint64(9));
+        }
+        QCOMPARE(::link(QFile::encodeName(png).constData(), QFile::encodeName(other).constData()),
+                 0);
+        QImage image(5, 3, QImage::Format_RGB32);
+        image.fill(QColor(10, 20, 30));
+        QCOMPARE(slice_export::writePng(png, image), QString());
+        QImage back;
+        QVERIFY(back.load(png, "PNG"));
+        QCOMPARE(back.size(), QSize(5, 3));
+        QCOMPARE(QColor(back.pixel(4, 2)), QColor(10, 20, 30));
+        QFile old(other);
+        QVERIFY(old.open(QIODevice::ReadOnly));
+        QCOMPARE(old.readAll(), QByteArray("old bytes"));
+        // Nothing else was left beside them.
+        QCOMPARE(QDir(scratch_.path()).entryList({"atomic*"}, QDir::Files).size(), 2);
+
+        // Errors name the path; a failed export leaves nothing behind.
+        const QString missing = scratch_.path() + "/no-such-dir/x.png";
+        QVERIFY(slice_export::writePng(missing, image).startsWith(missing + ": "));
+        QVERIFY(slice_export::writePng(png, QImage()).startsWith(png + ": "));
+        QVERIFY(back.load(png, "PNG"));  // the earlier export is still whole
+    }
+
     void previewInTheMainWindow() {
         const QString prefix = scratch_.path() + "/demo.tdz";
         TensorDict td = TensorDict::create({4});

@@ -46,8 +46,6 @@ public:
     QString countsText() const;
     bool selectKeyPath(const QStringList& path);
     QStringList currentKeyPath() const;
-    const tensordict::Tolerance& tolerance() const { return tolerance_; }
-    void setTolerance(const tensordict::Tolerance& tolerance) { tolerance_ = tolerance; }
 
     QTreeView* treeView() const { return tree_; }
     CompareTreeModel* treeModel() const { return model_; }
@@ -79,7 +77,7 @@ private:
     bool active_ = false;
     std::shared_ptr<const tensordict::TensorDict> a_;
     QStringList select_;
-    tensordict::Tolerance tolerance_;
+    tensordict::Tolerance tolerance_;  // exact, NaN equal to NaN (set in the constructor)
     Document* documentB_;
     CompareJob* job_ = nullptr;
     CompareTreeModel* model_;

@@ -11,6 +11,7 @@
 #include <QWheelEvent>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "slice_export.h"
 #include "slice_selector.h"
 #include "tensordict/element.h"
 #include "tensordict/guarded_read.h"
@@ -574,19 +575,17 @@ void ImageView::updateStatus() {
 
 void ImageView::exportPng(const QString& path) {
     if (!bytes_.data)
-        return Q_EMIT exported(false);
+        return Q_EMIT exported(path + ": " + tr("there is no image to export"));
     ImageRequest request = requestFor(selector_->slice());
     request.fixedRange = shown_.has_value();  // as on screen
     request.low = result_.low, request.high = result_.high;
-    auto* done = new QFutureWatcher<bool>(this);
+    auto* done = new QFutureWatcher<QString>(this);
     connect(done, &QFutureWatcherBase::finished, this, [this, done] {
         Q_EMIT exported(done->result());
         done->deleteLater();
     });
-    done->setFuture(QtConcurrent::run([request, path] {
-        const ImageResult r = renderImage(request);
-        return !r.image.isNull() && r.image.save(path, "PNG");
-    }));
+    done->setFuture(QtConcurrent::run(
+        [request, path] { return slice_export::writePng(path, renderImage(request).image); }));
 }
 
 void ImageView::showHover(qint64 col, qint64 row) {

@@ -101,12 +101,14 @@ public:
     double rangeLow() const { return result_.low; }
     double rangeHigh() const { return result_.high; }
     QString hoverText() const;
-    // Renders the whole slice (up to 4096 pixels a side) on a worker and saves it.
+    // Renders the whole slice (up to 4096 pixels a side) on a worker and
+    // saves it atomically (slice_export::writePng); then emits exported().
     void exportPng(const QString& path);
 
 Q_SIGNALS:
     void rendered();  // the screen shows the current slice in full detail
-    void exported(bool ok);
+    // The end of exportPng(): "" on success, or the error, naming the path.
+    void exported(const QString& error);
     void sourceChanged();  // the leaf's file lost data while it was read
 
 protected:

@@ -87,13 +87,14 @@ PreviewPanel::PreviewPanel(QWidget* parent)
     connect(&seriesWatcher_, &QFutureWatcherBase::finished, this, &PreviewPanel::seriesLoaded);
     connect(tableModel_, &TensorTableModel::sourceChanged, this, &PreviewPanel::sourceChanged);
     connect(imageView_, &ImageView::sourceChanged, this, &PreviewPanel::sourceChanged);
-    connect(imageView_, &ImageView::exported, this, [this](bool ok) {
-        if (ok)
+    connect(imageView_, &ImageView::exported, this, [this](const QString& error) {
+        if (error.isEmpty())
             return;
         // Not exec(): never block the event loop.
         auto* box = new QMessageBox(QMessageBox::Warning, tr("Export failed"),
-                                    tr("The image could not be written as a PNG file. Check that "
-                                       "its folder exists and that you may write there."),
+                                    tr("The image could not be written as a PNG file: %1. Check "
+                                       "that its folder exists and that you may write there.")
+                                        .arg(error),
                                     QMessageBox::Ok, this);
         box->setAttribute(Qt::WA_DeleteOnClose);
         box->open();

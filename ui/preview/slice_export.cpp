@@ -2,7 +2,6 @@
 
 #include <QFile>
 #include <QImage>
-#include <QImageWriter>
 #include <QSaveFile>
 #include <QTextStream>
 #include <QtConcurrent/QtConcurrentRun>
@@ -181,13 +180,14 @@ QString writeNpy(const QString& path, DType dtype, const tensordict::LeafBytes& 
 
 QString writePng(const QString& path, const QImage& image) {
     if (image.isNull())
-        return QObject::tr("there is no image to export");
+        return path + ": " + QObject::tr("there is no image to export");
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
         return path + ": " + file.errorString();
-    QImageWriter writer(&file, "png");
-    if (!writer.write(image))
-        return path + ": " + writer.errorString();
+    if (!image.save(&file, "PNG"))  // QSaveFile discards the partial file
+        return path + ": " +
+               (file.error() != QFileDevice::NoError ? file.errorString()
+                                                     : QObject::tr("cannot encode a PNG image"));
     return file.commit() ? QString() : path + ": " + file.errorString();
 }
 

@@ -30,7 +30,9 @@ QString writeCsv(const QString& path, tensordict::DType dtype, const tensordict:
 // lacks are widened: bfloat16, float8 -> float32, complex32 -> complex64.
 QString writeNpy(const QString& path, tensordict::DType dtype, const tensordict::LeafBytes& bytes,
                  const TensorSlice& slice, const Progress& progress = {});
-// A PNG image. Returns "" or the error.
+// A PNG image, written atomically: through a QSaveFile, so that a failure
+// leaves no partial file and an existing one as it was. Returns "" or the
+// error, naming the path. Every PNG export of tdstudio goes through it.
 QString writePng(const QString& path, const QImage& image);
 
 }  // namespace slice_export

@@ -6,7 +6,7 @@
 
 namespace tensordict {
 
-// Robust key encoding (FORMAT.md section 5): each key is one path component.
+// Robust key encoding (core/FORMAT.md 5.1): each key is one path component.
 //   ""  -> "%",   "." -> "%2E",   ".." -> "%2E%2E"
 //   otherwise / < > : " | ? * \ space % NUL, 0x01-0x1F and DEL become %XX
 //   (uppercase hex of the byte); everything else, all non-ASCII included,

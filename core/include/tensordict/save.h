@@ -37,7 +37,7 @@ struct SaveOptions {
     int numThreads = 0;
     // Non-tensor values of the result live in shared memory, seen across fork().
     bool shareNonTensor = false;
-    // Percent-encoded file names (FORMAT.md 5); false writes raw names.
+    // Percent-encoded file names (core/FORMAT.md 5); false writes raw names.
     bool robustKey = true;
     // One .tdz zip archive; nullopt: when the prefix ends in ".tdz".
     std::optional<bool> archive;

@@ -23,7 +23,9 @@ std::optional<at::ScalarType> scalarType(DType dtype);
 // The format dtype of a libtorch type; nullopt if the format has none.
 std::optional<DType> dtypeOf(at::ScalarType type);
 
-// The version of the libtorch this part was built against ("1.13.1").
+// The version of the libtorch this part was built against, as its headers
+// say ("1.13.0" for Debian 12's 1.13.1): the torch part's addition to
+// tensordict::libraryVersions(), which lists the core's libraries only.
 std::string libtorchVersion();
 
 }  // namespace tensordict::torch

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Regenerates the README's screenshots (docs/*.png) from the demo datasets,
+# Regenerates the README's screenshots (resources/screenshots/*.png) from the demo datasets,
 # with tdstudio's own --screenshot: each is taken once the window shows what
 # was asked. The save dialog's progress is caught by its test, which holds
 # a save half-way (its screenshots go to $TDSTUDIO_SCREENSHOT_DIR).
-# usage: docs/make_screenshots.sh [BUILD_DIR]    (default: build/, built by packaging/build.sh)
+# usage: resources/screenshots/make_screenshots.sh [BUILD_DIR]    (default: build/, built by packaging/build.sh)
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${1:-$root/build}"
-out="$root/docs"
+out="$root/resources/screenshots"
 tdstudio="$build/app/tdstudio"
 demo="$build/resources/demo.tdz"
 next="$build/resources/demo-next.tdz"
@@ -25,7 +25,7 @@ shot() {  # shot NAME ARGS...
     local name="$1"
     shift
     "$tdstudio" "$@" --screenshot "$out/$name.png" 2>/dev/null
-    echo "docs/$name.png"
+    echo "resources/screenshots/$name.png"
 }
 shot overview "$demo"
 shot table "$demo" --select features --view table
@@ -37,5 +37,5 @@ shot compare "$demo" --compare "$next" --select rgb
 TDSTUDIO_SCREENSHOT_DIR="$out" "$build/tests/tst_save_dialog" \
     dialogStatesAndInlineValidation cancelKeepsTheDestination >/dev/null
 mv "$out/save-dialog-archive.png" "$out/save-options.png"
-echo "docs/save-options.png"
-echo "docs/save-progress.png"
+echo "resources/screenshots/save-options.png"
+echo "resources/screenshots/save-progress.png"
