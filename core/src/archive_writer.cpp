@@ -14,6 +14,7 @@
 #include "codec.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
+#include "worker_threads.h"
 #include "zip_layout.h"
 
 namespace tensordict {
@@ -80,6 +81,7 @@ public:
         fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
         if (fd_ < 0)
             throw Error(path_, sysError("cannot create archive"));
+        progress_.started(path_);
         std::uint64_t end = 0;
         if (method_ == zip::kStored)
             end = writeStored();
@@ -245,25 +247,18 @@ private:
         window_ = static_cast<std::size_t>(threads_) * 4;
 
         std::uint64_t cursor = 0;
-        std::vector<std::thread> workers;
         const int helpers = threads_ > 1 ? threads_ : 0;
-        std::exception_ptr failure;
         {
-            struct Join {
-                ArchiveWriter& w;
-                std::vector<std::thread>& threads;
-                ~Join() {
+            // Compressors run ahead of this thread, which writes in order.
+            const WorkerThreads compressors(
+                helpers, [this] { guarded([this] { compressWorker(); }); }, false,
+                [this] {
                     {
-                        std::lock_guard<std::mutex> lock(w.mutex_);
-                        w.stop_ = true;
+                        std::lock_guard<std::mutex> lock(mutex_);
+                        stop_ = true;
                     }
-                    w.changed_.notify_all();
-                    for (auto& t : threads)
-                        t.join();
-                }
-            } join{*this, workers};
-            for (int t = 0; t < helpers; ++t)
-                workers.emplace_back([this] { guarded([this] { compressWorker(); }); });
+                    changed_.notify_all();
+                });
             std::uint32_t crc = 0;
             std::uint64_t compressedSize = 0;
             for (std::size_t k = 0; k < units_.size(); ++k) {
@@ -421,12 +416,11 @@ private:
     // Runs `work` on the calling thread and `extra` more threads.
     template <typename F>
     void runWorkers(int extra, F work) {
-        std::vector<std::thread> threads;
-        for (int t = 0; t < extra; ++t)
-            threads.emplace_back([this, work] { guarded(work); });
-        guarded(work);
-        for (auto& t : threads)
-            t.join();
+        {
+            const WorkerThreads helpers(
+                extra, [this, work] { guarded(work); }, false);
+            guarded(work);
+        }
         rethrowFirstError();
     }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "tensordict/cancel.h"
 #include "tensordict/error.h"
 
 namespace tensordict {
@@ -26,7 +27,7 @@ AtExit(F) -> AtExit<F>;
 
 void checkInput(const std::function<bool(std::uint64_t)>& onInput, std::uint64_t n) {
     if (onInput && !onInput(n))
-        throw Error("", "cancelled");
+        throw Cancelled("");
 }
 
 std::string deflateRaw(const std::byte* data, std::size_t size, int level,

@@ -24,7 +24,7 @@ std::uint32_t crc32Combine(std::uint32_t crcA, std::uint32_t crcB, std::uint64_t
 // bzip2 stream (12), or LZMA as APPNOTE 5.8.8 / Python's zipfile write it
 // (14: version, properties size, LZMA1 properties, raw stream with end
 // marker). `level` -1 is the codec's default. `onInput(bytes)` reports
-// progress and returns false to stop (Error "cancelled").
+// progress and returns false to stop (throws Cancelled).
 std::string compressPayload(const std::byte* data, std::size_t size, int method, int level,
                             const std::function<bool(std::uint64_t)>& onInput);
 

@@ -12,11 +12,12 @@
 #include <thread>
 #include <unordered_map>
 
-#include "tensordict/store.h"
 #include "tensordict/element.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
 #include "tensordict/keys.h"
+#include "tensordict/store.h"
+#include "worker_threads.h"
 
 namespace tensordict {
 
@@ -631,23 +632,17 @@ private:
         const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
         threads = static_cast<unsigned>(
             std::min<std::size_t>({threads, 4 * std::size_t(cores), tasks_.size()}));
-        std::vector<std::thread> helpers;
-        for (unsigned i = 1; i < threads; ++i) {
-            try {
-                helpers.emplace_back([this] { workLoop(); });
-            } catch (const std::system_error&) {
-                break;  // no more threads to be had: those running share the tasks
-            }
-        }
-        workLoop();
-        for (auto& t : helpers)
-            t.join();
+        runOnThreads(static_cast<int>(threads), [this] { workLoop(); });
     }
 
     // Never lets an exception out of a thread: the first one cancels the
     // comparison and compare() rethrows it.
     void workLoop() {
         while (!cancelled_.load(std::memory_order_relaxed)) {
+            if (options_.cancel.isCancelled()) {
+                cancelled_ = true;
+                return;
+            }
             const std::size_t i = next_.fetch_add(1);
             if (i >= tasks_.size())
                 return;
@@ -767,6 +762,8 @@ private:
         progress_.bytesDone += bytes;
         if (keyDone)
             ++progress_.keysDone;
+        if (options_.cancel.isCancelled())
+            cancelled_ = true;
         if (!options_.progress || cancelled_.load())
             return !cancelled_.load();
         const auto now = std::chrono::steady_clock::now();
@@ -774,7 +771,8 @@ private:
         if (!reportedOnce_ || done || now - lastReport_ >= std::chrono::milliseconds(50)) {
             reportedOnce_ = true;
             lastReport_ = now;
-            if (!options_.progress(progress_))
+            options_.progress(progress_);
+            if (options_.cancel.isCancelled())
                 cancelled_ = true;
         }
         return !cancelled_.load();

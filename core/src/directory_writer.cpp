@@ -5,14 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <QFuture>
-#include <QThreadPool>
-#include <QtConcurrent/QtConcurrentRun>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
 
+#include "tensordict/cancel.h"
 #include "tensordict/error.h"
+#include "worker_threads.h"
 
 namespace tensordict {
 namespace {
@@ -62,7 +62,7 @@ void writeFile(const std::string& root, const PlannedFile& file, ProgressTracker
     while (done < bytes.size) {
         if (progress.cancelled()) {
             ::close(fd);
-            throw Error(path, "cancelled");
+            throw Cancelled(path);
         }
         const std::size_t n = std::min(kWriteChunk, bytes.size - done);
         const ssize_t w = ::pwrite(fd, bytes.data.get() + done, n, static_cast<off_t>(done));
@@ -96,6 +96,7 @@ void writeDirectory(const std::string& root, const WritePlan& plan, int threads,
     makeDirectory(root);
     for (const std::string& dir : plan.directories)
         makeDirectory(root + "/" + dir);
+    progress.started(root);
 
     auto writeOne = [&](const PlannedFile& file) {
         if (keep.count(file.path)) {
@@ -110,19 +111,17 @@ void writeDirectory(const std::string& root, const WritePlan& plan, int threads,
             writeOne(file);
         return;
     }
-    // Python's threaded writer: every file is an independent task.
-    QThreadPool pool;
-    pool.setMaxThreadCount(threads);
+    // Python's threaded writer: every file is an independent task, taken in
+    // turn by `threads` threads.
     std::mutex mutex;
     std::string firstWhere, firstWhy;
     std::atomic<bool> failed{false};
-    std::vector<QFuture<void>> futures;
-    for (const PlannedFile& file : plan.files) {
-        futures.push_back(QtConcurrent::run(&pool, [&, f = &file] {
-            if (failed)
-                return;
+    std::atomic<std::size_t> next{0};
+    runOnThreads(threads, [&] {
+        for (std::size_t i = next++; i < plan.files.size() && !failed; i = next++) {
+            const PlannedFile& file = plan.files[i];
             try {
-                writeOne(*f);
+                writeOne(file);
             } catch (const Error& e) {
                 std::lock_guard<std::mutex> lock(mutex);
                 if (!failed.exchange(true))
@@ -130,12 +129,10 @@ void writeDirectory(const std::string& root, const WritePlan& plan, int threads,
             } catch (const std::exception& e) {
                 std::lock_guard<std::mutex> lock(mutex);
                 if (!failed.exchange(true))
-                    firstWhere = root + "/" + f->path, firstWhy = e.what();
+                    firstWhere = root + "/" + file.path, firstWhy = e.what();
             }
-        }));
-    }
-    for (auto& f : futures)
-        f.waitForFinished();
+        }
+    });
     if (failed)
         throw Error(firstWhere, firstWhy);
 }

@@ -22,6 +22,18 @@ public:
         state_.filesTotal = totalFiles;
     }
 
+    // The output exists, nothing is written yet: a report of 0 bytes and
+    // the totals (not throttling the first report with bytes), then the
+    // first cancel check.
+    void started(const std::string& path) {
+        if (options_.progress) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            state_.currentPath = path;
+            options_.progress(state_);
+        }
+        throwIfCancelled(path);
+    }
+
     void add(std::uint64_t bytes, const std::string& path) {
         const std::uint64_t done = bytes_.fetch_add(bytes) + bytes;
         if (!options_.progress)
@@ -47,10 +59,9 @@ public:
             report(now);
     }
 
-    bool cancelled() const { return options_.isCancelled && options_.isCancelled(); }
+    bool cancelled() const { return options_.cancel.isCancelled(); }
     void throwIfCancelled(const std::string& where) const {
-        if (cancelled())
-            throw Error(where, "cancelled");
+        options_.cancel.throwIfCancelled(where);
     }
 
 private:

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <QPromise>
+#include <QScopeGuard>
 #include <QtConcurrent/QtConcurrentRun>
 #include <cerrno>
 #include <cstring>
@@ -350,14 +351,18 @@ TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveO
     } catch (const std::exception& e) {
         const auto* err = dynamic_cast<const Error*>(&e);
         const std::string where = err ? err->where() : writeTo;
-        const std::string reason = err ? err->reason() : e.what();
+        std::string reason = err ? err->reason() : e.what();
         if (viaTemporary) {
             std::error_code ec;
             fs::remove_all(writeTo, ec);
-            throw Error(where, reason + " (nothing was changed at " + cleanTarget.string() + ")");
+            reason += " (nothing was changed at " + cleanTarget.string() + ")";
+        } else {
+            reason += " (the partly written output is left at " + cleanTarget.string() + ")";
         }
-        throw Error(
-            where, reason + " (the partly written output is left at " + cleanTarget.string() + ")");
+        // Writer threads pass errors on as Error: a cancel is told by the token.
+        if (options.cancel.isCancelled())
+            throw Cancelled(where, reason);
+        throw Error(where, reason);
     }
 
     LoadOptions loadOptions;
@@ -389,11 +394,15 @@ QFuture<TensorDict> saveAsync(std::shared_ptr<const TensorDict> data, std::strin
     return QtConcurrent::run([data = std::move(data), prefix = std::move(prefix),
                               options = std::move(options)](QPromise<TensorDict>& promise) mutable {
         auto userProgress = options.progress;
-        auto userCancel = options.isCancelled;
-        options.isCancelled = [&promise, userCancel] {
-            return promise.isCanceled() || (userCancel && userCancel());
-        };
-        options.progress = [&promise, userProgress](const SaveProgress& p) {
+        // A cancel of the future cancels the save at its next report.
+        options.progress = [&promise, userProgress,
+                            cancel = options.cancel](const SaveProgress& p) {
+            if (promise.isCanceled())
+                cancel.cancel();
+            const auto cancelAfter = qScopeGuard([&] {
+                if (promise.isCanceled())  // while the caller's callback ran
+                    cancel.cancel();
+            });
             // QFuture progress is an int: report KiB.
             promise.setProgressRange(
                 0, static_cast<int>(std::min<std::uint64_t>(p.bytesTotal / 1024, INT32_MAX)));

@@ -17,9 +17,9 @@
 #include <QtTest>
 #include <atomic>
 
+#include "libzip_reader.h"
 #include "tensordict/save.h"
 #include "tensordict/tensordict.h"
-#include "libzip_reader.h"
 #include "testsupport.h"
 
 using namespace tensordict;
@@ -63,7 +63,7 @@ QString classify(const QString& prefix) {
 
 // Where the child stops, signals the parent and waits for its SIGKILL.
 enum class KillPoint {
-    FirstPoll,    // the first cancel poll: the temporary sibling exists, nothing written
+    Started,      // the first progress report: the temporary sibling exists, nothing written
     FirstBytes,   // the first progress report: some tensor bytes written
     HalfBytes,    // the first progress report at half of the bytes or more
     AllWritten,   // every file written (the last file's report), not yet flushed nor renamed
@@ -86,15 +86,12 @@ pid_t forkSave(const TensorDict& td, const QString& prefix, int threads, KillPoi
         options.atomic = true;
         options.numThreads = threads;
         auto stopped = std::make_shared<std::atomic<bool>>(false);
-        options.isCancelled = [=] {
-            if (point == KillPoint::FirstPoll && !stopped->exchange(true))
-                signalAndWait(fd, 'p');
-            return false;
-        };
-        // Reports are throttled, but the first one and the one for the last
-        // file are always made: every point below is reached.
+        // Reports are throttled, but the one when the output is made, the
+        // first with bytes and the one for the last file are always made:
+        // every point below is reached.
         options.progress = [=](const SaveProgress& p) {
-            const bool here = (point == KillPoint::FirstBytes && p.bytesDone > 0) ||
+            const bool here = (point == KillPoint::Started && p.bytesDone == 0) ||
+                              (point == KillPoint::FirstBytes && p.bytesDone > 0) ||
                               (point == KillPoint::HalfBytes && p.bytesDone * 2 >= p.bytesTotal) ||
                               (point == KillPoint::AllWritten && p.filesDone == p.filesTotal);
             if (here && !stopped->exchange(true))
@@ -138,7 +135,7 @@ private Q_SLOTS:
             KillPoint point;
             const char* expected;
         } points[] = {
-            {"first cancel poll", KillPoint::FirstPoll, "old"},
+            {"output made, nothing written", KillPoint::Started, "old"},
             {"first bytes", KillPoint::FirstBytes, "old"},
             {"half of the bytes", KillPoint::HalfBytes, "old"},
             {"all files written, before the rename", KillPoint::AllWritten, "old"},

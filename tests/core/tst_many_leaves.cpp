@@ -135,7 +135,6 @@ private Q_SLOTS:
             compareOptions.numThreads = 2;
             compareOptions.progress = [&comparePeak](const CompareProgress&) {
                 comparePeak.sample();
-                return true;
             };
             const CompareResult result = compare(td, saved, compareOptions);
             QVERIFY(!result.cancelled);

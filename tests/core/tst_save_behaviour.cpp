@@ -218,6 +218,39 @@ private Q_SLOTS:
         QCOMPARE(temporarySiblings(scratch_.path()), QStringList());
     }
 
+    void cancelThrowsCancelled_data() {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("directory") << "typed-cancel";
+        QTest::newRow("archive") << "typed-cancel.tdz";
+    }
+    void cancelThrowsCancelled() {
+        // A token cancelled at the first report (the output made, nothing
+        // written): save() throws the Cancelled type, naming the output, and
+        // leaves nothing behind.
+        QFETCH(QString, name);
+        const QString prefix = scratch_.path() + "/" + name;
+        SaveOptions options;
+        options.atomic = true;
+        int reports = 0;
+        options.progress = [&](const SaveProgress& p) {
+            if (reports++ == 0) {
+                QCOMPARE(p.bytesDone, std::uint64_t(0));
+                options.cancel.cancel();
+            }
+        };
+        try {
+            save(makeData(2, 2, 1.0f), prefix.toStdString(), options);
+            QFAIL("the save ran to its end");
+        } catch (const Cancelled& e) {
+            QVERIFY2(QString(e.what()).contains(prefix), e.what());
+        } catch (const Error& e) {
+            QFAIL(qPrintable(QString("not Cancelled: ") + e.what()));
+        }
+        QCOMPARE(reports, 1);
+        QVERIFY(!QFileInfo::exists(prefix));
+        QCOMPARE(temporarySiblings(scratch_.path()), QStringList());
+    }
+
     void refusalsNameTheKey() {
         TensorDict td = TensorDict::create();
         td.mutableRoot().addTensor("shape", at::zeros({2}));

@@ -18,7 +18,7 @@ struct CompareJob::Shared {
     std::vector<tensordict::KeyComparison> keys;
     tensordict::CompareProgress progress;
     bool progressed = false;
-    std::atomic<bool> cancel{false};
+    tensordict::CancelToken cancel;
 };
 
 CompareJob::CompareJob(std::shared_ptr<const tensordict::TensorDict> a,
@@ -35,7 +35,7 @@ CompareJob::CompareJob(std::shared_ptr<const tensordict::TensorDict> a,
 }
 
 CompareJob::~CompareJob() {
-    shared_->cancel = true;
+    shared_->cancel.cancel();
     watcher_.waitForFinished();
 }
 
@@ -58,6 +58,7 @@ void CompareJob::start() {
             }
             tensordict::CompareOptions options;
             options.tolerance = tolerance;
+            options.cancel = shared->cancel;
             options.onKey = [&shared](const tensordict::KeyComparison& k) {
                 const std::lock_guard<std::mutex> lock(shared->mutex);
                 shared->keys.push_back(k);
@@ -66,7 +67,6 @@ void CompareJob::start() {
                 const std::lock_guard<std::mutex> lock(shared->mutex);
                 shared->progress = p;
                 shared->progressed = true;
-                return !shared->cancel.load();
             };
             try {
                 outcome.cancelled = tensordict::compare(*a, *b, options).cancelled;
@@ -78,7 +78,7 @@ void CompareJob::start() {
 }
 
 void CompareJob::cancel() {
-    shared_->cancel = true;
+    shared_->cancel.cancel();
 }
 
 std::unique_ptr<CompareTree> CompareJob::takeTree() {

@@ -20,17 +20,11 @@ void SaveJob::start(std::shared_ptr<const tensordict::TensorDict> data, const QS
     prefix_ = prefix;
     atomic_ = options.atomic;
     progress_ = {};
-    cancel_ = std::make_shared<std::atomic<bool>>(false);
-    // The caller's own callbacks, if any, still run on the writer threads
-    // (tests use them to hold the writers at a chosen point). A cancel they
-    // ask for is reported as a cancel.
-    auto userCancel = std::move(options.isCancelled);
+    // The caller's token, if any, cancels the job as Cancel does. The
+    // caller's own progress callback still runs on the writer threads
+    // (tests use it to hold the writers at a chosen point).
+    cancel_ = options.cancel;
     auto userProgress = std::move(options.progress);
-    options.isCancelled = [flag = cancel_, userCancel] {
-        if (!flag->load() && userCancel && userCancel())
-            flag->store(true);
-        return flag->load();
-    };
     // Called on writer threads: leave the numbers for the GUI thread and
     // wake it, then call the caller's callback. The numbers go through a
     // std::mutex rather than inside the queued call, so that
@@ -53,8 +47,7 @@ void SaveJob::start(std::shared_ptr<const tensordict::TensorDict> data, const QS
 }
 
 void SaveJob::cancel() {
-    if (cancel_)
-        *cancel_ = true;
+    cancel_.cancel();
 }
 
 void SaveJob::deliverProgress() {
@@ -91,10 +84,9 @@ void SaveJob::finish() {
         const tensordict::TensorDict result = watcher_.result();
         progress_.bytesDone = progress_.bytesTotal;
         Q_EMIT succeeded(result);
+    } catch (const tensordict::Cancelled&) {
+        Q_EMIT cancelled();
     } catch (const std::exception& e) {
-        if (cancel_ && *cancel_)
-            Q_EMIT cancelled();
-        else
-            Q_EMIT failed(QString::fromUtf8(e.what()));
+        Q_EMIT failed(QString::fromUtf8(e.what()));
     }
 }

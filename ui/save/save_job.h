@@ -19,8 +19,9 @@ public:
     explicit SaveJob(QObject* parent = nullptr);
     ~SaveJob() override;
 
-    // options.progress and options.isCancelled, when set, are called as well
-    // (on the writer threads), after this job's own handling.
+    // options.progress, when set, is called as well (on the writer threads,
+    // after this job's own handling); options.cancel cancels the job as
+    // cancel() does.
     void start(std::shared_ptr<const tensordict::TensorDict> data, const QString& prefix,
                tensordict::SaveOptions options);
     void cancel();
@@ -50,7 +51,7 @@ private:
     QElapsedTimer clock_;
     QString prefix_;
     bool atomic_ = false;
-    std::shared_ptr<std::atomic<bool>> cancel_;
+    tensordict::CancelToken cancel_;
     std::mutex pendingMutex_;
     std::optional<tensordict::SaveProgress> pending_;
 };

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tensordict/cancel.h"
 #include "tensordict/dtype.h"
 #include "tensordict/tensordict.h"
 
@@ -119,10 +120,11 @@ struct CompareOptions {
     // (but possibly while `progress` runs on another). An exception from
     // either callback cancels the comparison and leaves compare().
     std::function<void(const KeyComparison&)> onKey;
-    // Called as bytes are compared, one call at a time, from the comparing
-    // threads. Returning false cancels: compare() returns what it has, with
+    // Called as bytes are compared, one call at a time, from the comparing threads.
+    std::function<void(const CompareProgress&)> progress;
+    // Cancelled (from any thread): compare() returns what it has, with
     // CompareResult::cancelled set.
-    std::function<bool(const CompareProgress&)> progress;
+    CancelToken cancel;
 };
 
 struct CompareResult {

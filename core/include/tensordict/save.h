@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "tensordict/cancel.h"
 #include "tensordict/tensordict.h"
 
 namespace tensordict {
@@ -55,8 +56,8 @@ struct SaveOptions {
 
     // Called from writer threads as bytes are written (throttled).
     std::function<void(const SaveProgress&)> progress;
-    // Polled while writing; true stops the save with Error("cancelled").
-    std::function<bool()> isCancelled;
+    // Cancelled (from any thread): the save stops, throwing Cancelled.
+    CancelToken cancel;
 };
 
 // Writes `data` to `prefix` (a directory, or an archive) in Python
