@@ -85,7 +85,7 @@ void onFirst(Sender* sender, std::function<void()> then, Signals... signals) {
 // statistics), the table as it paints.
 void whenViewDrawn(PreviewPanel* preview, const tensordict::Node& leaf,
                    const std::function<void()>& done) {
-    if (leaf.numel > 0 && preview->canShow(preview->mode())) {
+    if (leaf.leaf().numel > 0 && preview->canShow(preview->mode())) {
         switch (preview->mode()) {
             case PreviewPanel::ImageMode:
                 return onFirst(preview->imageView(), done, &ImageView::rendered,
@@ -110,7 +110,7 @@ void whenPreviewShown(MainWindow& window, std::optional<cli::View> view,
                       const std::function<void()>& done) {
     PreviewPanel* preview = window.previewPanel();
     const tensordict::Node* node = window.selectedNode();
-    const bool leaf = node && node->kind == tensordict::NodeKind::Tensor && !node->isNested;
+    const bool leaf = node && node->isTensor() && !node->leaf().isNested;
     if (view && node && !leaf)
         std::fprintf(stderr, "tdstudio: --view: %s is not a tensor leaf\n",
                      qPrintable(nodetext::keyPathText(node->keyPath())));
@@ -133,7 +133,7 @@ void whenPreviewShown(MainWindow& window, std::optional<cli::View> view,
             else
                 std::fprintf(stderr, "tdstudio: --view: %s of shape %s has no %s view\n",
                              qPrintable(nodetext::keyPathText(node->keyPath())),
-                             qPrintable(nodetext::shapeText(node->shape)),
+                             qPrintable(nodetext::shapeText(node->leaf().shape)),
                              qPrintable(cli::viewName(*view)));
         }
         whenViewDrawn(preview, *node, done);

@@ -118,34 +118,35 @@ void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
         return;
     }
     keyPath_ = nodetext::keyPathText(node->keyPath());
-    title_->setText(node->parent ? nodetext::displayKey(node->key) : tr("(root)"));
-    addRow(tr("Key path"), node->parent ? keyPath_ : tr("(root)"));
+    title_->setText(node->parent() ? nodetext::displayKey(node->key()) : tr("(root)"));
+    addRow(tr("Key path"), node->parent() ? keyPath_ : tr("(root)"));
     addRow(tr("Kind"), nodetext::kindText(*node));
 
-    switch (node->kind) {
+    switch (node->kind()) {
         case NodeKind::Tensor: {
-            addRow(tr("DType"), QString::fromStdString(node->className));
-            addRow(tr("Shape"), nodetext::shapeText(node->shape));
-            if (node->isNested)
-                addRow(tr("Nested parts"), QString::number(node->nestedShapes.size()));
-            addRow(tr("Elements"), QString::number(node->numel));
-            addRow(tr("Size"), nodetext::byteSizeText(node->nbytes) +
-                                   (node->nbytes >= 1024 ? QString(" (%1 bytes)").arg(node->nbytes)
-                                                         : QString()));
-            if (node->device)
-                addRow(tr("Saved from device"), QString::fromStdString(*node->device));
+            addRow(tr("DType"), nodetext::torchDtypeText(node->leaf().dtype));
+            addRow(tr("Shape"), nodetext::shapeText(node->leaf().shape));
+            if (node->leaf().isNested)
+                addRow(tr("Nested parts"), QString::number(node->leaf().nestedShapes.size()));
+            addRow(tr("Elements"), QString::number(node->leaf().numel));
+            addRow(tr("Size"), nodetext::byteSizeText(node->leaf().nbytes) +
+                                   (node->leaf().nbytes >= 1024
+                                        ? QString(" (%1 bytes)").arg(node->leaf().nbytes)
+                                        : QString()));
+            if (node->device())
+                addRow(tr("Saved from device"), QString::fromStdString(*node->device()));
             addRow(tr("Storage"), nodetext::storageText(*node));
-            if (node->storage.kind != tensordict::StorageKind::None) {
-                const bool archive = node->storage.kind != tensordict::StorageKind::File;
+            if (node->leaf().storage.kind != tensordict::StorageKind::None) {
+                const bool archive = node->leaf().storage.kind != tensordict::StorageKind::File;
                 addRow(archive ? tr("Archive entry") : tr("File"),
-                       QString::fromStdString(node->storage.path));
+                       QString::fromStdString(node->leaf().storage.path));
                 addRow(archive ? tr("Archive") : tr("Directory"),
-                       QString::fromStdString(node->storage.container));
-                if (!node->storage.outsideTarget.empty())
+                       QString::fromStdString(node->leaf().storage.container));
+                if (!node->leaf().storage.outsideTarget.empty())
                     addRow(tr("Linked from outside"),
                            tr("%1 (a symbolic link out of the dataset: saving it is refused "
                               "unless allowed)")
-                               .arg(QString::fromStdString(node->storage.outsideTarget)));
+                               .arg(QString::fromStdString(node->leaf().storage.outsideTarget)));
                 std::optional<std::uint64_t> offset;
                 try {
                     offset = node->payloadOffset();  // one small read of the local header, once
@@ -157,54 +158,58 @@ void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
                            QString("%1 (%2)").arg(*offset).arg(
                                *offset % 64 == 0 ? tr("64-byte aligned") : tr("unaligned")));
                 if (archive) {
-                    addRow(
-                        tr("Compression"),
-                        QString::fromStdString(tensordict::zipMethodName(node->storage.zipMethod)));
-                    addRow(tr("Stored size"), nodetext::byteSizeText(node->storage.storedSize));
+                    addRow(tr("Compression"), QString::fromStdString(tensordict::zipMethodName(
+                                                  node->leaf().storage.zipMethod)));
+                    addRow(tr("Stored size"),
+                           nodetext::byteSizeText(node->leaf().storage.storedSize));
                 }
-                if (node->storage.size > node->nbytes)
+                if (node->leaf().storage.size > node->leaf().nbytes)
                     addRow(tr("File size"),
                            tr("%1 (longer than needed; the first %2 bytes are used)")
-                               .arg(node->storage.size)
-                               .arg(node->nbytes));
+                               .arg(node->leaf().storage.size)
+                               .arg(node->leaf().nbytes));
             }
             break;
         }
         case NodeKind::NonTensorData:
         case NodeKind::NonTensorStack:
-            addRow(tr("Class"), QString::fromStdString(node->className));
-            addRow(tr("Batch size"), nodetext::shapeText(node->batchSize));
-            if (!node->pickleFile.empty())
+            addRow(tr("Class"), QString::fromStdString(node->className()));
+            addRow(tr("Batch size"), nodetext::shapeText(node->batchSize()));
+            if (!node->nonTensor().pickleFile.empty())
                 addRow(tr("Pickle sidecar"),
-                       QString::fromStdString(node->pickleFile) +
-                           (node->pickleOpaque ? tr(" (holds Python objects; never unpickled)")
-                                               : tr(" (plain data, decoded safely)")));
-            if (node->pickleOpaque)
-                value_->setPlainText(tr("<pickled Python object in %1: not shown, never unpickled>")
-                                         .arg(QString::fromStdString(node->pickleFile)));
+                       QString::fromStdString(node->nonTensor().pickleFile) +
+                           (node->nonTensor().pickleOpaque
+                                ? tr(" (holds Python objects; never unpickled)")
+                                : tr(" (plain data, decoded safely)")));
+            if (node->nonTensor().pickleOpaque)
+                value_->setPlainText(
+                    tr("<pickled Python object in %1: not shown, never unpickled>")
+                        .arg(QString::fromStdString(node->nonTensor().pickleFile)));
             else
                 value_->setPlainText(QString::fromStdString(
-                    tensordict::toJson(node->data, tensordict::JsonStyle::Pretty)));
+                    tensordict::toJson(node->value(), tensordict::JsonStyle::Pretty)));
             break;
         case NodeKind::Error:
             addRow(tr("Directory"),
-                   QString::fromStdString(node->directory.empty() ? "." : node->directory));
-            value_->setPlainText(QString::fromStdString(node->error));
+                   QString::fromStdString(node->directory().empty() ? "." : node->directory()));
+            value_->setPlainText(QString::fromStdString(node->error()));
             break;
         default:  // collections
-            addRow(tr("Class"), QString::fromStdString(node->className));
-            addRow(tr("Batch size"), nodetext::shapeText(node->batchSize));
-            addRow(tr("Device"), node->device ? QString::fromStdString(*node->device) : tr("none"));
-            if (node->kind == NodeKind::LazyStack)
-                addRow(tr("Stack dim"), QString::number(node->stackDim));
-            addRow(tr("Keys"), QString::number(node->children.size()));
+            addRow(tr("Class"), QString::fromStdString(node->className()));
+            addRow(tr("Batch size"), nodetext::shapeText(node->batchSize()));
+            addRow(tr("Device"),
+                   node->device() ? QString::fromStdString(*node->device()) : tr("none"));
+            if (node->kind() == NodeKind::LazyStack)
+                addRow(tr("Stack dim"), QString::number(node->collection().stackDim));
+            addRow(tr("Keys"), QString::number(node->children().size()));
             if (model)
                 addRow(tr("Tensor bytes"), nodetext::byteSizeText(model->totalBytes(node)));
             addRow(tr("Directory"),
-                   QString::fromStdString(node->directory.empty() ? "." : node->directory));
-            if (!node->attributes.empty())
-                value_->setPlainText(QString::fromStdString(tensordict::toJson(
-                    tensordict::Value(node->attributes), tensordict::JsonStyle::Pretty)));
+                   QString::fromStdString(node->directory().empty() ? "." : node->directory()));
+            if (!node->collection().attributes.empty())
+                value_->setPlainText(QString::fromStdString(
+                    tensordict::toJson(tensordict::Value(node->collection().attributes),
+                                       tensordict::JsonStyle::Pretty)));
             break;
     }
     layOutRows();

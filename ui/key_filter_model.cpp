@@ -51,7 +51,7 @@ void KeyFilterModel::showMatches(const KeySearch::Matches& matches) {
     for (const Node* match : matches) {
         shown_.insert(match);
         shownBefore |= keys_->isHandedOver(match);
-        for (const Node* up = match->parent; up && !shown_.contains(up); up = up->parent) {
+        for (const Node* up = match->parent(); up && !shown_.contains(up); up = up->parent()) {
             shown_.insert(up);
             newPaths.push_back(up);
             shownBefore |= keys_->isHandedOver(up);

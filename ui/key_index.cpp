@@ -16,16 +16,16 @@ std::shared_ptr<const KeyIndex> KeyIndex::build(std::shared_ptr<const tensordict
 }
 
 std::uint64_t KeyIndex::add(const Node& node) {
-    if (node.parent) {  // the root is labelled with the file name: never matched
+    if (node.parent()) {  // the root is labelled with the file name: never matched
         nodes_.push_back(&node);
         starts_.push_back(foldedKeys_.size());
-        foldedKeys_ += nodetext::displayKey(node.key).toCaseFolded();
+        foldedKeys_ += nodetext::displayKey(node.key()).toCaseFolded();
         foldedKeys_ += QLatin1Char('\n');
     }
-    if (node.kind == NodeKind::Tensor)
-        return node.nbytes;
+    if (node.isTensor())
+        return node.leaf().nbytes;
     std::uint64_t total = 0;
-    for (const auto& child : node.children)
+    for (const auto& child : node.children())
         total += add(*child);
     collectionBytes_.emplace(&node, total);
     return total;

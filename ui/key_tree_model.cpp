@@ -28,8 +28,8 @@ void KeyTreeModel::setTensorDict(std::shared_ptr<const tensordict::TensorDict> t
 std::uint64_t KeyTreeModel::totalBytes(const Node* n) const {
     if (!n)
         return 0;
-    if (n->kind == NodeKind::Tensor)
-        return n->nbytes;
+    if (n->isTensor())
+        return n->leaf().nbytes;
     if (keys_.isValid() && keys_.isFinished() && keys_.result())
         if (const auto bytes = keys_.result()->collectionBytes(n))
             return *bytes;
@@ -48,44 +48,46 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
     const Node* n = node(index);
     if (!n)
         return {};
-    const bool isRoot = n->parent == nullptr;
+    const bool isRoot = n->parent() == nullptr;
     switch (role) {
         case Qt::DisplayRole:
             switch (index.column()) {
                 case KeyColumn:
-                    return isRoot ? rootLabel_ : nodetext::displayKey(n->key);
+                    return isRoot ? rootLabel_ : nodetext::displayKey(n->key());
                 case KindColumn:
-                    if (n->kind == NodeKind::TensorClass || n->kind == NodeKind::View)
-                        return nodetext::kindText(*n) + " " + QString::fromStdString(n->className);
+                    if (n->kind() == NodeKind::TensorClass || n->kind() == NodeKind::View)
+                        return nodetext::kindText(*n) + " " +
+                               QString::fromStdString(n->className());
                     return nodetext::kindText(*n);
                 case ShapeColumn:
-                    if (n->kind == NodeKind::Tensor)
-                        return n->isNested ? tr("nested, %1 parts").arg(n->nestedShapes.size())
-                                           : nodetext::shapeText(n->shape);
-                    if (n->kind == NodeKind::Error)
+                    if (n->isTensor())
+                        return n->leaf().isNested
+                                   ? tr("nested, %1 parts").arg(n->leaf().nestedShapes.size())
+                                   : nodetext::shapeText(n->leaf().shape);
+                    if (n->isError())
                         return {};
-                    return nodetext::shapeText(n->batchSize);
+                    return nodetext::shapeText(n->batchSize());
                 case DTypeColumn:
-                    return n->kind == NodeKind::Tensor ? QString::fromStdString(n->className)
-                                                       : QVariant();
+                    return n->isTensor() ? QVariant(nodetext::torchDtypeText(n->leaf().dtype))
+                                         : QVariant();
                 case SizeColumn:
-                    return n->kind == NodeKind::Error || n->kind == NodeKind::NonTensorData ||
-                                   n->kind == NodeKind::NonTensorStack
+                    return n->isError() || n->kind() == NodeKind::NonTensorData ||
+                                   n->kind() == NodeKind::NonTensorStack
                                ? QVariant()
                                : nodetext::byteSizeText(totalBytes(n));
                 case StorageColumn:
-                    return n->kind == NodeKind::Error ? QString::fromStdString(n->error)
-                                                      : nodetext::storageText(*n);
+                    return n->isError() ? QString::fromStdString(n->error())
+                                        : nodetext::storageText(*n);
             }
             return {};
         case Qt::ToolTipRole:
-            if (n->kind == NodeKind::Error)
-                return QString::fromStdString(n->error);
+            if (n->isError())
+                return QString::fromStdString(n->error());
             if (index.column() == KeyColumn)
                 return nodetext::keyPathText(n->keyPath());
             return {};
         case Qt::ForegroundRole:
-            if (n->kind == NodeKind::Error)
+            if (n->isError())
                 return QBrush(QColor(0xc0, 0x1c, 0x28));
             return {};
         case Qt::TextAlignmentRole:
@@ -95,7 +97,7 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
         case Qt::DecorationRole:
             if (index.column() != KeyColumn)
                 return {};
-            return nodeKindIcon(n->kind);
+            return nodeKindIcon(n->kind());
         case NodeRole:
             return QVariant::fromValue(reinterpret_cast<quintptr>(n));
         case KeyPathRole: {
@@ -105,7 +107,7 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
             return path;
         }
         case IsErrorRole:
-            return n->kind == NodeKind::Error;
+            return n->isError();
     }
     return {};
 }

@@ -8,6 +8,15 @@
 #include "lazy_tree_model.h"
 #include "tensordict/tensordict.h"
 
+template <>
+struct TreeItemTraits<tensordict::Node> {
+    static const tensordict::Node* parent(const tensordict::Node& n) { return n.parent(); }
+    static std::size_t childCount(const tensordict::Node& n) { return n.children().size(); }
+    static const tensordict::Node* child(const tensordict::Node& n, std::size_t row) {
+        return n.children()[row];
+    }
+};
+
 // A thin adapter from a loaded tensordict's node tree to Qt's item views.
 // The tree is plain data owned by the TensorDict; the model never does I/O.
 // Children are handed to the view in batches (LazyTreeModel), so opening a

@@ -5,15 +5,24 @@
 #include <algorithm>
 #include <vector>
 
-// The lazy part of a tree model over plain data whose items have a `parent`
-// pointer and a `children` vector of unique_ptrs (tensordict::Node,
-// CompareTree::Item). Children are handed to the view in batches
+// How a tree model reaches an item's parent and children: specialised
+// beside each item type (tensordict::Node, CompareTree::Item) with
+//   static const Item* parent(const Item&);
+//   static std::size_t childCount(const Item&);
+//   static const Item* child(const Item&, std::size_t row);
+template <typename Item>
+struct TreeItemTraits;
+
+// The lazy part of a tree model over plain data (tensordict::Node,
+// CompareTree::Item), reached through TreeItemTraits. Children are handed to the view in batches
 // (canFetchMore/fetchMore), and an item's row is recorded when its batch is
 // handed over: a new tree costs nothing until the view asks for rows, and a
 // node with a million children opens at once. The tree has one root item,
 // row 0 under the invisible root; children hang under column 0.
 template <typename Item>
 class LazyTreeModel : public QAbstractItemModel {
+    using Traits = TreeItemTraits<Item>;
+
 public:
     // Each batch makes the view lay out every row it holds again: large
     // batches keep scrolling through 100k children smooth (bench_tree).
@@ -29,7 +38,7 @@ public:
         const auto row = row_.constFind(item);
         if (!item || row == row_.constEnd())
             return {};
-        return createIndex(*row, column, const_cast<Item*>(item));
+        return createIndex(*row, column, item);
     }
     bool isHandedOver(const Item* item) const { return row_.contains(item); }
     // Children of `parent` handed to the view so far.
@@ -49,17 +58,17 @@ public:
             const QModelIndex idx = indexOf(i);
             while (canFetchMore(idx))
                 fetchMore(idx);
-            for (const auto& c : i->children)
-                stack.push_back(c.get());
+            for (std::size_t c = 0; c < Traits::childCount(*i); ++c)
+                stack.push_back(Traits::child(*i, c));
         }
     }
     // Hands `item` and its ancestors to the view, so it can be shown or
     // selected: only the batches up to it, nothing beside the path.
     void ensureFetched(const Item* item) {
-        if (!item || !item->parent || isHandedOver(item))
+        if (!item || !Traits::parent(*item) || isHandedOver(item))
             return;
-        ensureFetched(item->parent);
-        const QModelIndex parent = indexOf(item->parent);
+        ensureFetched(Traits::parent(*item));
+        const QModelIndex parent = indexOf(Traits::parent(*item));
         while (!isHandedOver(item) && canFetchMore(parent))
             fetchMore(parent);
     }
@@ -68,15 +77,15 @@ public:
         if (!root_ || row < 0 || column < 0 || column >= columnCount(parent))
             return {};
         if (!parent.isValid())
-            return row == 0 ? createIndex(0, column, const_cast<Item*>(root_)) : QModelIndex();
+            return row == 0 ? createIndex(0, column, root_) : QModelIndex();
         const Item* p = item(parent);
         if (parent.column() != 0 || row >= fetchedCount(p))
             return {};
-        return createIndex(row, column, p->children[static_cast<std::size_t>(row)].get());
+        return createIndex(row, column, Traits::child(*p, static_cast<std::size_t>(row)));
     }
     QModelIndex parent(const QModelIndex& child) const override {
         const Item* i = item(child);
-        return i && i->parent ? indexOf(i->parent) : QModelIndex();
+        return i && Traits::parent(*i) ? indexOf(Traits::parent(*i)) : QModelIndex();
     }
     int rowCount(const QModelIndex& parent = {}) const override {
         if (!parent.isValid())
@@ -86,21 +95,22 @@ public:
     bool hasChildren(const QModelIndex& parent = {}) const override {
         if (!parent.isValid())
             return root_ != nullptr;
-        return parent.column() == 0 && !item(parent)->children.empty();
+        return parent.column() == 0 && Traits::childCount(*item(parent)) > 0;
     }
     bool canFetchMore(const QModelIndex& parent) const override {
         const Item* i = item(parent);
-        return i && parent.column() == 0 && fetchedCount(i) < static_cast<int>(i->children.size());
+        return i && parent.column() == 0 &&
+               fetchedCount(i) < static_cast<int>(Traits::childCount(*i));
     }
     void fetchMore(const QModelIndex& parent) override {
         if (!canFetchMore(parent))
             return;
         const Item* p = item(parent);
         const int first = fetchedCount(p);
-        const int count = std::min(kFetchBatch, static_cast<int>(p->children.size()) - first);
+        const int count = std::min(kFetchBatch, static_cast<int>(Traits::childCount(*p)) - first);
         beginInsertRows(parent, first, first + count - 1);
         for (int row = first; row < first + count; ++row)
-            row_.insert(p->children[static_cast<std::size_t>(row)].get(), row);
+            row_.insert(Traits::child(*p, static_cast<std::size_t>(row)), row);
         fetched_.insert(p, first + count);
         endInsertRows();
     }

@@ -300,7 +300,7 @@ void MainWindow::showMode(int mode) {
     }
     const tensordict::Node* node = preview_->node();
     const auto wanted = static_cast<PreviewPanel::Mode>(mode);
-    if (showsOverview() || !node || node->kind != tensordict::NodeKind::Tensor)
+    if (showsOverview() || !node || !node->isTensor())
         statusBar()->showMessage(tr("Select a tensor leaf to preview it."), 3000);
     else if (!preview_->canShow(wanted))
         statusBar()->showMessage(tr("This leaf has no such view."), 3000);
@@ -323,7 +323,7 @@ SliceSelector* MainWindow::currentSliceSelector() const {
         }
     }
     const tensordict::Node* node = preview_->node();
-    if (showsOverview() || !node || node->kind != tensordict::NodeKind::Tensor)
+    if (showsOverview() || !node || !node->isTensor())
         return nullptr;
     switch (preview_->mode()) {
         case PreviewPanel::ImageMode:
@@ -482,7 +482,7 @@ void MainWindow::showLoaded() {
     const auto errors = td->errors();
     const QString format = QString::fromStdString(td->format());
     statusLabel_->setText(tr("%1 · %2 · %3 of tensors")
-                              .arg(format, QString::fromStdString(td->root().className),
+                              .arg(format, QString::fromStdString(td->root().className()),
                                    nodetext::byteSizeText(model_->totalBytes(&td->root()))));
     if (errors.empty())
         statusBar()->showMessage(tr("Opened %1").arg(QString::fromStdString(td->path())), 5000);
@@ -629,7 +629,7 @@ std::shared_ptr<const tensordict::TensorDict> MainWindow::saveScope(QString* des
     for (const QModelIndex& proxy :
          tree_->selectionModel()->selectedRows(KeyTreeModel::KeyColumn)) {
         const tensordict::Node* node = model_->node(filter_->mapToSource(proxy));
-        if (!node || !node->parent)
+        if (!node || !node->parent())
             whole = true;
         else
             paths.push_back(node->keyPath());

@@ -361,15 +361,16 @@ bool compareRange(const std::byte* a, DType aType, const std::byte* b, DType bTy
 constexpr std::size_t kChunkBytes = 1u << 20;
 
 std::size_t chunkElements(const Node& a, const Node& b) {
-    return std::max<std::size_t>(1, kChunkBytes / std::max(itemSize(a.dtype), itemSize(b.dtype)));
+    return std::max<std::size_t>(
+        1, kChunkBytes / std::max(itemSize(a.leaf().dtype), itemSize(b.leaf().dtype)));
 }
 
 std::uint64_t elementCount(const Node& leaf) {
-    return leaf.nbytes / itemSize(leaf.dtype);
+    return leaf.leaf().nbytes / itemSize(leaf.leaf().dtype);
 }
 
 bool isStreamed(const Node& leaf) {
-    return leaf.storage.kind == StorageKind::CompressedEntry && !leaf.isMaterialized();
+    return leaf.leaf().storage.kind == StorageKind::CompressedEntry && !leaf.isMaterialized();
 }
 
 // After a guarded read of two mappings failed: the error naming the file
@@ -391,14 +392,14 @@ bool compareMapped(const Node& a, const LeafBytes& aBytes, const Node& b, const 
                    std::uint64_t begin, std::uint64_t end, const Tolerance& t, bool firstOnly,
                    Tally& tally) {
     const std::size_t chunk = chunkElements(a, b);
-    const std::size_t aStep = itemSize(a.dtype), bStep = itemSize(b.dtype);
+    const std::size_t aStep = itemSize(a.leaf().dtype), bStep = itemSize(b.leaf().dtype);
     bool stopped = false;
     const bool completed = tryGuardedRun([&] {
         for (std::uint64_t i = begin; i < end && !stopped; i += chunk) {
             const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, end - i));
-            stopped =
-                compareRange(aBytes.data.get() + i * aStep, a.dtype, bBytes.data.get() + i * bStep,
-                             b.dtype, n, static_cast<std::int64_t>(i), t, firstOnly, tally);
+            stopped = compareRange(aBytes.data.get() + i * aStep, a.leaf().dtype,
+                                   bBytes.data.get() + i * bStep, b.leaf().dtype, n,
+                                   static_cast<std::int64_t>(i), t, firstOnly, tally);
         }
     });
     if (!completed)
@@ -414,7 +415,7 @@ bool compareStreamed(const Node& a, const Node& b, std::uint64_t from, const Tol
                      bool firstOnly, Tally& tally,
                      const std::function<bool(std::uint64_t)>& onChunk) {
     const std::size_t chunk = chunkElements(a, b);
-    const std::size_t aStep = itemSize(a.dtype), bStep = itemSize(b.dtype);
+    const std::size_t aStep = itemSize(a.leaf().dtype), bStep = itemSize(b.leaf().dtype);
     const std::uint64_t total = elementCount(a);
     LeafReader readerA(a), readerB(b);
     std::vector<std::byte> bufA(chunk * aStep), bufB(chunk * bStep);
@@ -425,8 +426,9 @@ bool compareStreamed(const Node& a, const Node& b, std::uint64_t from, const Tol
         if (i + n <= from)
             continue;
         const std::size_t skip = i < from ? static_cast<std::size_t>(from - i) : 0;
-        if (compareRange(bufA.data() + skip * aStep, a.dtype, bufB.data() + skip * bStep, b.dtype,
-                         n - skip, static_cast<std::int64_t>(i + skip), t, firstOnly, tally))
+        if (compareRange(bufA.data() + skip * aStep, a.leaf().dtype, bufB.data() + skip * bStep,
+                         b.leaf().dtype, n - skip, static_cast<std::int64_t>(i + skip), t,
+                         firstOnly, tally))
             return false;
         if (onChunk && !onChunk(n * (aStep + bStep)))
             return i + n < total;
@@ -448,46 +450,46 @@ ValueDifference toValueDifference(const Tally& tally) {
 // The comparison of two trees
 
 bool sameNonTensor(const Node& a, const Node& b) {
-    if (a.pickleOpaque || b.pickleOpaque) {
+    if (a.nonTensor().pickleOpaque || b.nonTensor().pickleOpaque) {
         // Values we never unpickle: equal when their sidecars hold the same bytes.
-        if (!(a.pickleOpaque && b.pickleOpaque) || !a.store || !b.store)
+        if (!(a.nonTensor().pickleOpaque && b.nonTensor().pickleOpaque) || !a.store() || !b.store())
             return false;
         constexpr std::uint64_t cap = 1ull << 30;
-        return a.store->read(a.pickleFile, cap) == b.store->read(b.pickleFile, cap);
+        return a.store()->read(a.nonTensor().pickleFile, cap) ==
+               b.store()->read(b.nonTensor().pickleFile, cap);
     }
     return a.value() == b.value();
 }
 
 unsigned metadataDifferences(const Node& a, const Node& b) {
     unsigned flags = 0;
-    if (a.kind != b.kind || (a.kind != NodeKind::Tensor && a.className != b.className))
+    if (a.kind() != b.kind() || (!a.isTensor() && a.className() != b.className()))
         flags = flags | Difference::Class;
-    if (a.kind == NodeKind::Tensor && b.kind == NodeKind::Tensor) {
-        if (a.dtype != b.dtype)
+    if (a.isTensor() && b.isTensor()) {
+        if (a.leaf().dtype != b.leaf().dtype)
             flags = flags | Difference::DType;
         // Equal shapes with other element counts cannot come from the loader,
         // but trees built in memory are compared too.
-        if (a.shape != b.shape || a.isNested != b.isNested || a.nestedShapes != b.nestedShapes ||
-            elementCount(a) != elementCount(b))
+        if (a.leaf().shape != b.leaf().shape || a.leaf().isNested != b.leaf().isNested ||
+            a.leaf().nestedShapes != b.leaf().nestedShapes || elementCount(a) != elementCount(b))
             flags = flags | Difference::Shape;
-        if (a.device != b.device)
+        if (a.device() != b.device())
             flags = flags | Difference::Device;
         return flags;
     }
-    if (a.kind == NodeKind::Tensor || b.kind == NodeKind::Tensor)
+    if (a.isTensor() || b.isTensor())
         return flags;
-    if (a.batchSize != b.batchSize || (a.kind == NodeKind::LazyStack &&
-                                       b.kind == NodeKind::LazyStack && a.stackDim != b.stackDim))
+    if (a.batchSize() != b.batchSize() ||
+        (a.kind() == NodeKind::LazyStack && b.kind() == NodeKind::LazyStack &&
+         a.collection().stackDim != b.collection().stackDim))
         flags = flags | Difference::BatchSize;
-    if (a.isCollection() && b.isCollection() && a.device != b.device)
+    if (a.isCollection() && b.isCollection() && a.device() != b.device())
         flags = flags | Difference::Device;
-    const auto isNonTensor = [](const Node& n) {
-        return n.kind == NodeKind::NonTensorData || n.kind == NodeKind::NonTensorStack;
-    };
-    if (isNonTensor(a) && isNonTensor(b) && !sameNonTensor(a, b))
+    if (a.isNonTensor() && b.isNonTensor() && !sameNonTensor(a, b))
         flags = flags | Difference::NonTensor;
     // A tensorclass's non-tensor fields and a view's parameters.
-    if (a.attributes != b.attributes)
+    if (a.isCollection() && b.isCollection() &&
+        a.collection().attributes != b.collection().attributes)
         flags = flags | Difference::NonTensor;
     return flags;
 }
@@ -567,12 +569,12 @@ private:
             result_.keys.push_back(std::move(entry));
             return;
         }
-        if (a->kind == NodeKind::Error || b->kind == NodeKind::Error) {
+        if (a->isError() || b->isError()) {
             entry.status = KeyStatus::Error;
-            if (a->kind == NodeKind::Error)
-                entry.error = "A: " + a->error;
-            if (b->kind == NodeKind::Error)
-                entry.error += (entry.error.empty() ? "B: " : "; B: ") + b->error;
+            if (a->isError())
+                entry.error = "A: " + a->error();
+            if (b->isError())
+                entry.error += (entry.error.empty() ? "B: " : "; B: ") + b->error();
             result_.keys.push_back(std::move(entry));
             return;
         }
@@ -584,7 +586,7 @@ private:
         }
         if (entry.status != KeyStatus::Error && entry.differences)
             entry.status = KeyStatus::Changed;
-        const bool compareValues = a->kind == NodeKind::Tensor && b->kind == NodeKind::Tensor &&
+        const bool compareValues = a->isTensor() && b->isTensor() &&
                                    !hasDifference(entry.differences, Difference::Shape) &&
                                    elementCount(*a) > 0 && elementCount(*a) == elementCount(*b);
         if (compareValues) {
@@ -617,7 +619,7 @@ private:
             for (std::uint64_t i = 0; i < n; i += step, ++count)
                 tasks_.push_back({job.get(), i, std::min(n, i + step)});
             job->remaining = count;
-            progress_.bytesTotal += job->a->nbytes + job->b->nbytes;
+            progress_.bytesTotal += job->a->leaf().nbytes + job->b->leaf().nbytes;
         }
         progress_.keysTotal = result_.keys.size();
         progress_.keysDone = result_.keys.size() - jobs_.size();
@@ -693,8 +695,8 @@ private:
         } catch (const std::exception& e) {
             error = e.what();
         }
-        const std::uint64_t bytes =
-            (task.end - task.begin) * (itemSize(job.a->dtype) + itemSize(job.b->dtype));
+        const std::uint64_t bytes = (task.end - task.begin) *
+                                    (itemSize(job.a->leaf().dtype) + itemSize(job.b->leaf().dtype));
         bool last = false;
         {
             std::lock_guard<std::mutex> lock(job.mutex);
@@ -731,8 +733,9 @@ private:
                 entry.differences = entry.differences | Difference::Values;
                 entry.status = KeyStatus::Changed;
                 // A nested leaf's elements run through its components: a flat index.
-                entry.firstIndex = job.a->isNested ? std::vector<std::int64_t>{job.tally.first}
-                                                   : unflattenIndex(job.tally.first, job.a->shape);
+                entry.firstIndex = job.a->leaf().isNested
+                                       ? std::vector<std::int64_t>{job.tally.first}
+                                       : unflattenIndex(job.tally.first, job.a->leaf().shape);
             }
         }
         if (options_.onKey)
@@ -797,27 +800,14 @@ private:
 
 std::vector<ChildPair> matchChildren(const Node* a, const Node* b) {
     // By a hash of keys: Node::child scans, and wide dicts would be quadratic.
-    auto byKey = [](const Node* n) {
-        std::unordered_map<std::string_view, const Node*> map;
-        if (n) {
-            map.reserve(n->children.size());
-            for (const auto& c : n->children)
-                map.emplace(c->key, c.get());
-        }
-        return map;
-    };
-    const auto inA = byKey(a), inB = byKey(b);
     std::vector<ChildPair> pairs;
-    pairs.reserve(inA.size() + inB.size());
     if (a)
-        for (const auto& child : a->children) {
-            const auto match = inB.find(child->key);
-            pairs.push_back({child.get(), match == inB.end() ? nullptr : match->second});
-        }
+        for (const Node* child : a->children())
+            pairs.push_back({child, b ? b->child(child->key()) : nullptr});
     if (b)
-        for (const auto& child : b->children)
-            if (!inA.count(child->key))
-                pairs.push_back({nullptr, child.get()});
+        for (const Node* child : b->children())
+            if (!a || !a->child(child->key()))
+                pairs.push_back({nullptr, child});
     return pairs;
 }
 
@@ -870,7 +860,7 @@ CompareResult compare(const TensorDict& a, const TensorDict& b, const CompareOpt
 
 ValueDifference compareValues(const Node& a, const Node& b, const Tolerance& tolerance,
                               std::int64_t from, bool firstOnly) {
-    if (a.kind != NodeKind::Tensor || b.kind != NodeKind::Tensor)
+    if (!a.isTensor() || !b.isTensor())
         throw Error(formatKeyPath(a.keyPath()), "not a pair of tensor leaves");
     const std::uint64_t n = elementCount(a);
     if (n != elementCount(b))

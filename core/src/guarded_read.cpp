@@ -7,9 +7,9 @@
 #include <mutex>
 
 #include "codec.h"
-#include "tensordict/store.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
+#include "tensordict/store.h"
 
 namespace tensordict {
 namespace {
@@ -82,11 +82,11 @@ std::string fileChangedMessage(const Node& leaf) {
 }
 
 static std::string fileOf(const Node& leaf) {
-    if (leaf.storage.kind == StorageKind::File)
-        return leaf.storage.container + "/" + leaf.storage.path;
-    if (leaf.storage.kind == StorageKind::StoredEntry ||
-        leaf.storage.kind == StorageKind::CompressedEntry)
-        return leaf.storage.container + ":" + leaf.storage.path;
+    if (leaf.leaf().storage.kind == StorageKind::File)
+        return leaf.leaf().storage.container + "/" + leaf.leaf().storage.path;
+    if (leaf.leaf().storage.kind == StorageKind::StoredEntry ||
+        leaf.leaf().storage.kind == StorageKind::CompressedEntry)
+        return leaf.leaf().storage.container + ":" + leaf.leaf().storage.path;
     return formatKeyPath(leaf.keyPath());
 }
 
@@ -129,23 +129,24 @@ struct LeafReader::Stream {
 };
 
 LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
-    if (leaf.kind != NodeKind::Tensor)
+    if (!leaf.isTensor())
         throw Error(formatKeyPath(leaf.keyPath()), "not a tensor leaf");
-    size_ = leaf.nbytes;
+    size_ = leaf.leaf().nbytes;
     if (size_ == 0)
         return;
-    if (leaf.storage.kind == StorageKind::CompressedEntry && leaf.store &&
-        !leaf.store->isResident(leaf.storage)) {
+    if (leaf.leaf().storage.kind == StorageKind::CompressedEntry && leaf.store() &&
+        !leaf.store()->isResident(leaf.leaf().storage)) {
         // Inflated as it is read: a leaf of any size costs one chunk of memory.
         stream_ = std::make_unique<Stream>();
-        stream_->payload = leaf.store->compressedPayload(leaf.storage);
-        stream_->decoder = Decompressor::create(leaf.storage.zipMethod, stream_->payload.data.get(),
-                                                stream_->payload.size, fileOf(leaf));
+        stream_->payload = leaf.store()->compressedPayload(leaf.leaf().storage);
+        stream_->decoder =
+            Decompressor::create(leaf.leaf().storage.zipMethod, stream_->payload.data.get(),
+                                 stream_->payload.size, fileOf(leaf));
     } else {
         mapped_ = leaf.bytes();
     }
     // The CRC covers the whole entry: checked when the leaf is all of it.
-    checkCrc_ = leaf.storage.crc32.has_value() && leaf.storage.size == size_;
+    checkCrc_ = leaf.leaf().storage.crc32.has_value() && leaf.leaf().storage.size == size_;
 }
 
 LeafReader::~LeafReader() = default;
@@ -172,9 +173,9 @@ std::size_t LeafReader::read(std::byte* dst, std::size_t n) {
 }
 
 void LeafReader::finish() {
-    if (checkCrc_ && crc_ != *leaf_.storage.crc32 && leaf_.store)
-        leaf_.store->reportIntegrityProblem(
-            leaf_.storage,
+    if (checkCrc_ && crc_ != *leaf_.leaf().storage.crc32 && leaf_.store())
+        leaf_.store()->reportIntegrityProblem(
+            leaf_.leaf().storage,
             "CRC-32 mismatch: the entry's data does not match the checksum in the "
             "archive (stale after an in-place write, or corrupt)");
 }

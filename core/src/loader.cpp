@@ -6,6 +6,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "node_builder.h"
 #include "pickle.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
@@ -111,7 +112,7 @@ public:
             key = k;
         }
         // The root must load: there is no tree to mark an error in.
-        return loadNodeOrThrow(dir, key, nullptr, {});
+        return loadNodeOrThrow(dir, key, 0, {});
     }
 
 private:
@@ -164,81 +165,72 @@ private:
         return child;
     }
 
-    std::unique_ptr<Node> errorNode(const std::string& key, Node* parent, const std::string& dir,
+    std::unique_ptr<Node> errorNode(const std::string& key, const std::string& dir,
                                     const Error& e) {
         if (options_.throwOnError)
             throw e;
-        auto node = std::make_unique<Node>();
-        node->kind = NodeKind::Error;
-        node->key = key;
-        node->parent = parent;
-        node->directory = dir;
-        node->error = e.what();
+        auto node = NodeBuilder::error(key, e.what());
+        NodeBuilder(*node).setDirectory(dir);
         return node;
     }
 
-    std::unique_ptr<Node> loadNode(const std::string& dir, const std::string& key, Node* parent,
+    std::unique_ptr<Node> loadNode(const std::string& dir, const std::string& key, int depth,
                                    const std::vector<std::int64_t>& parentBatch) {
         try {
-            return loadNodeOrThrow(dir, key, parent, parentBatch);
+            return loadNodeOrThrow(dir, key, depth, parentBatch);
         } catch (const Error& e) {
-            return errorNode(key, parent, dir, e);
+            return errorNode(key, dir, e);
         }
     }
 
-    std::unique_ptr<Node> loadNodeOrThrow(const std::string& dir, const std::string& key,
-                                          Node* parent,
+    std::unique_ptr<Node> loadNodeOrThrow(const std::string& dir, const std::string& key, int depth,
                                           const std::vector<std::int64_t>& parentBatch) {
-        int depth = 0;
-        for (const Node* p = parent; p; p = p->parent)
-            ++depth;
         if (depth > kMaxDepth)
             throw Error(store_->describe(dir),
                         "nested deeper than " + std::to_string(kMaxDepth) + " levels");
         Value meta = readMeta(dir);
-        auto node = std::make_unique<Node>();
-        node->key = key;
-        node->parent = parent;
-        node->directory = dir;
-        node->store = store_;  // pickle sidecars are copied from it when re-saving
+        auto node = NodeBuilder::create(NodeKind::TensorDict, key);
+        NodeBuilder b(*node);
+        b.setDirectory(dir);
+        b.setStore(store_);  // pickle sidecars are copied from it when re-saving
         const Value* type = meta.find("_type");
-        node->typeString =
+        std::string typeString =
             type && type->isString() ? type->asString() : "<class 'tensordict._td.TensorDict'>";
-        const std::string path = classPath(node->typeString);
-        node->className = displayClassName(path);
-        const std::string& name = node->className;
+        const std::string path = classPath(typeString);
+        const std::string name = displayClassName(path);
+        b.setClass(name, std::move(typeString));
 
         if (isTensorDictClass(path)) {
-            loadTensorDict(*node, meta, dir);
+            loadTensorDict(b, meta, dir, depth);
         } else if (name == "LazyStackedTensorDict") {
-            loadLazyStack(*node, meta, dir);
+            loadLazyStack(b, meta, dir, depth);
         } else if (name == "NonTensorData" || name == "MetaData") {
-            loadNonTensorData(*node, meta, dir, parentBatch);
+            loadNonTensorData(b, meta, dir, parentBatch);
         } else if (name == "NonTensorStack") {
             if (meta.find("data"))
-                loadNonTensorStack(*node, meta, dir);
+                loadNonTensorStack(b, meta, dir);
             else  // a stack saved without "data" (core/FORMAT.md 2.5)
-                loadLazyStack(*node, meta, dir);
+                loadLazyStack(b, meta, dir, depth);
         } else if (isViewClass(name)) {
-            loadView(*node, meta, dir, parentBatch);
+            loadView(b, meta, dir, depth, parentBatch);
         } else {
-            loadTensorClass(*node, meta, dir);
+            loadTensorClass(b, meta, dir, depth);
         }
         return node;
     }
 
-    void readNodeKeys(Node& node, const Value& meta, const std::string& where) {
+    void readNodeKeys(NodeBuilder& b, const Value& meta, const std::string& where) {
         if (const Value* shape = meta.find("shape"); shape && shape->isList())
-            node.batchSize = intList(*shape, where, "\"shape\" (batch size)");
+            b.setBatchSize(intList(*shape, where, "\"shape\" (batch size)"));
         if (const Value* device = meta.find("device");
             device && device->isString() && device->asString() != "None")
-            node.device = device->asString();
+            b.setDevice(device->asString());
     }
 
-    void loadTensorDict(Node& node, const Value& meta, const std::string& dir) {
-        node.kind = NodeKind::TensorDict;
+    void loadTensorDict(NodeBuilder& b, const Value& meta, const std::string& dir, int depth) {
+        b.setKind(NodeKind::TensorDict);
         const std::string where = store_->describe(joinPath(dir, "meta.json"));
-        readNodeKeys(node, meta, where);
+        readNodeKeys(b, meta, where);
         // Python's dict keeps the first position of a duplicated key and its last value.
         std::vector<std::pair<std::string, const Value*>> entries;
         std::unordered_map<std::string, std::size_t> position;
@@ -260,9 +252,9 @@ private:
             if (!v->find("dtype") || !v->find("shape"))
                 continue;  // Python skips these silently
             try {
-                node.children.push_back(loadLeaf(node, k, *v, dir, where));
+                b.append(loadLeaf(k, *v, dir, where));
             } catch (const Error& e) {
-                node.children.push_back(errorNode(k, &node, dir, e));
+                b.append(errorNode(k, dir, e));
             }
         }
         // Leaves first, then sub-nodes, as Python's loader orders them.
@@ -271,36 +263,37 @@ private:
             try {
                 childDir = findChildDirectory(dir, k);
             } catch (const Error& e) {
-                node.children.push_back(errorNode(k, &node, dir, e));
+                b.append(errorNode(k, dir, e));
                 continue;
             }
-            node.children.push_back(loadNode(childDir, k, &node, node.batchSize));
+            b.append(loadNode(childDir, k, depth + 1, b.node().batchSize()));
         }
     }
 
-    std::unique_ptr<Node> loadLeaf(Node& parent, const std::string& key, const Value& entry,
+    std::unique_ptr<Node> loadLeaf(const std::string& key, const Value& entry,
                                    const std::string& dir, const std::string& metaWhere) {
         const std::string where = metaWhere + ": key \"" + key + "\"";
-        auto leaf = std::make_unique<Node>();
-        leaf->kind = NodeKind::Tensor;
-        leaf->key = key;
-        leaf->parent = &parent;
-        leaf->directory = dir;
-        leaf->store = store_;
+        auto node = NodeBuilder::create(NodeKind::Tensor, key);
+        NodeBuilder b(*node);
+        b.setDirectory(dir);
+        b.setStore(store_);
+        TensorLeaf& leaf = b.leaf();
         const Value& dtype = *entry.find("dtype");
         if (!dtype.isString())
             throw Error(where, "\"dtype\" is not a string");
         const auto dt = dtypeFromString(dtype.asString());
         if (!dt)
             throw Error(where, "unknown dtype \"" + dtype.asString() + "\"");
-        leaf->dtype = *dt;
-        leaf->className = std::string(dtypeName(*dt));
-        leaf->shape = intList(*entry.find("shape"), where, "\"shape\"");
+        leaf.dtype = *dt;
+        leaf.shape = intList(*entry.find("shape"), where, "\"shape\"");
         if (const Value* device = entry.find("device"); device && device->isString())
-            leaf->device = device->asString();
+            b.setDevice(device->asString());
         if (const Value* nested = entry.find("is_nested"); nested && nested->isBool())
-            leaf->isNested = nested->asBool();
+            leaf.isNested = nested->asBool();
         const std::size_t item = itemSize(*dt);
+        const auto describeLeaf = [&] {
+            return std::string(dtypeName(leaf.dtype)) + " " + shapeText(leaf.shape);
+        };
 
         const std::string fileName = options_.robustKey ? encodeKey(key) : key;
         if (!options_.robustKey && !isSafeLegacyKey(key, false))
@@ -312,33 +305,31 @@ private:
             stem = key;
         }
 
-        if (leaf->isNested) {
-            loadNestedShapes(*leaf, joinPath(dir, stem + ".shape.memmap"), where);
+        if (leaf.isNested) {
+            loadNestedShapes(leaf, joinPath(dir, stem + ".shape.memmap"), where);
         } else {
-            leaf->numel = checkedNumel(leaf->shape, where);
+            leaf.numel = checkedNumel(leaf.shape, where);
         }
-        if (static_cast<std::uint64_t>(leaf->numel) >
+        if (static_cast<std::uint64_t>(leaf.numel) >
             std::numeric_limits<std::uint64_t>::max() / item)
             throw Error(where, "tensor too large");
-        leaf->nbytes = static_cast<std::uint64_t>(leaf->numel) * item;
+        leaf.nbytes = static_cast<std::uint64_t>(leaf.numel) * item;
 
         if (!file) {
-            if (leaf->numel == 0)
-                return leaf;  // zero-element leaves have no data file
+            if (leaf.numel == 0)
+                return node;  // zero-element leaves have no data file
             throw Error(store_->describe(joinPath(dir, fileName + ".memmap")),
-                        "missing data file for key \"" + key + "\" (" + leaf->className + " " +
-                            shapeText(leaf->shape) + ")");
+                        "missing data file for key \"" + key + "\" (" + describeLeaf() + ")");
         }
-        leaf->storage = *file;
-        if (file->size < leaf->nbytes)
+        leaf.storage = *file;
+        if (file->size < leaf.nbytes)
             throw Error(store_->describe(file->path),
                         "file is " + std::to_string(file->size) + " bytes but key \"" + key +
-                            "\" (" + leaf->className + " " + shapeText(leaf->shape) + ") needs " +
-                            std::to_string(leaf->nbytes));
-        return leaf;
+                            "\" (" + describeLeaf() + ") needs " + std::to_string(leaf.nbytes));
+        return node;
     }
 
-    void loadNestedShapes(Node& leaf, const std::string& rel, const std::string& where) {
+    void loadNestedShapes(TensorLeaf& leaf, const std::string& rel, const std::string& where) {
         const std::optional<StorageInfo> table = store_->stat(rel);
         if (!table)
             throw Error(store_->describe(rel), "missing shape table of nested leaf");
@@ -367,11 +358,12 @@ private:
         }
     }
 
-    void loadLazyStack(Node& node, const Value& meta, const std::string& dir) {
-        node.kind = NodeKind::LazyStack;
+    void loadLazyStack(NodeBuilder& b, const Value& meta, const std::string& dir, int depth) {
+        b.setKind(NodeKind::LazyStack);
         const std::string where = store_->describe(joinPath(dir, "meta.json"));
+        int& stackDim = b.collection().stackDim;
         if (const Value* sd = meta.find("stack_dim"); sd && sd->isInt())
-            node.stackDim = static_cast<int>(sd->asInt());
+            stackDim = static_cast<int>(sd->asInt());
         // Members 0, 1, ... until a member's directory is absent. A member that
         // is there but cannot be read (no meta.json, say) is an error, as in
         // Python: the stack is never silently cut short.
@@ -379,114 +371,114 @@ private:
             const std::string childDir = joinPath(dir, std::to_string(i));
             if (!store_->hasDirectory(childDir))
                 break;
-            node.children.push_back(loadNode(childDir, std::to_string(i), &node, {}));
+            b.append(loadNode(childDir, std::to_string(i), depth + 1, {}));
         }
         // The stacked batch size: the members' common batch size with the
         // stack's length inserted at stack_dim.
         std::vector<std::int64_t> common;
         bool first = true, uniform = true;
-        for (const auto& child : node.children) {
-            if (child->kind == NodeKind::Error)
+        for (const Node* child : b.node().children()) {
+            if (child->isError())
                 continue;
             if (first)
-                common = child->batchSize, first = false;
-            else if (child->batchSize != common)
+                common = child->batchSize(), first = false;
+            else if (child->batchSize() != common)
                 uniform = false;
         }
         if (!uniform)
             throw Error(where, "stacked members have different batch sizes");
-        int dim =
-            node.stackDim < 0 ? node.stackDim + static_cast<int>(common.size()) + 1 : node.stackDim;
+        const int dim = stackDim < 0 ? stackDim + static_cast<int>(common.size()) + 1 : stackDim;
         if (dim < 0 || dim > static_cast<int>(common.size()))
-            throw Error(where, "stack_dim " + std::to_string(node.stackDim) + " out of range");
-        common.insert(common.begin() + dim, static_cast<std::int64_t>(node.children.size()));
-        node.batchSize = common;
+            throw Error(where, "stack_dim " + std::to_string(stackDim) + " out of range");
+        common.insert(common.begin() + dim, static_cast<std::int64_t>(b.node().children().size()));
+        b.setBatchSize(std::move(common));
         if (const Value* device = meta.find("device");
             device && device->isString() && device->asString() != "None")
-            node.device = device->asString();
+            b.setDevice(device->asString());
     }
 
     // A pickle sidecar: decoded if it holds plain data, else left opaque.
-    std::optional<Value> readPickle(Node& node, const std::string& rel) {
-        node.pickleFile = rel;
+    template <typename Record>  // NonTensor, Collection
+    std::optional<Value> readPickle(Record& record, const std::string& rel) {
+        record.pickleFile = rel;
         std::optional<Value> v = decodePlainPickle(store_->read(rel, options_.maxMetadataBytes));
-        node.pickleOpaque = !v.has_value();
+        record.pickleOpaque = !v.has_value();
         return v;
     }
 
-    void loadNonTensorData(Node& node, const Value& meta, const std::string& dir,
+    void loadNonTensorData(NodeBuilder& b, const Value& meta, const std::string& dir,
                            const std::vector<std::int64_t>& parentBatch) {
-        node.kind = NodeKind::NonTensorData;
-        node.batchSize = parentBatch;  // NonTensorData stores none; it takes its parent's
+        b.setKind(NodeKind::NonTensorData);
+        b.setBatchSize(parentBatch);  // NonTensorData stores none; it takes its parent's
         if (const Value* data = meta.find("data")) {
-            node.data = *data;
+            b.setValue(*data);
             return;
         }
         const std::string pickle = joinPath(dir, "other.pickle");
         if (store_->stat(pickle)) {
-            if (auto v = readPickle(node, pickle)) {
+            if (auto v = readPickle(b.nonTensor(), pickle)) {
                 if (const Value* data = v->find("data"))
-                    node.data = *data;
+                    b.setValue(*data);
                 else
-                    node.pickleOpaque = true;
+                    b.nonTensor().pickleOpaque = true;
             }
         }
     }
 
-    void loadNonTensorStack(Node& node, const Value& meta, const std::string& dir) {
-        node.kind = NodeKind::NonTensorStack;
-        node.data = *meta.find("data");
-        if (node.data.isString() && node.data.asString() == "pickle.pkl" &&
+    void loadNonTensorStack(NodeBuilder& b, const Value& meta, const std::string& dir) {
+        b.setKind(NodeKind::NonTensorStack);
+        Value data = *meta.find("data");
+        if (data.isString() && data.asString() == "pickle.pkl" &&
             store_->stat(joinPath(dir, "pickle.pkl"))) {
-            node.data = Value();
-            if (auto v = readPickle(node, joinPath(dir, "pickle.pkl")))
-                node.data = std::move(*v);
+            data = Value();
+            if (auto v = readPickle(b.nonTensor(), joinPath(dir, "pickle.pkl")))
+                data = std::move(*v);
         }
         if (const Value* sd = meta.find("stack_dim"); sd && sd->isInt())
-            node.stackDim = static_cast<int>(sd->asInt());
+            b.nonTensor().stackDim = static_cast<int>(sd->asInt());
         if (const Value* device = meta.find("device"); device && device->isString())
-            node.device = device->asString();
-        node.batchSize = node.pickleOpaque ? std::vector<std::int64_t>{} : stackDims(node.data);
+            b.setDevice(device->asString());
+        b.setBatchSize(b.nonTensor().pickleOpaque ? std::vector<std::int64_t>{} : stackDims(data));
+        b.setValue(std::move(data));
     }
 
-    void loadView(Node& node, const Value& meta, const std::string& dir,
+    void loadView(NodeBuilder& b, const Value& meta, const std::string& dir, int depth,
                   const std::vector<std::int64_t>& parentBatch) {
-        node.kind = NodeKind::View;
-        readNodeKeys(node, meta, store_->describe(joinPath(dir, "meta.json")));
+        b.setKind(NodeKind::View);
+        readNodeKeys(b, meta, store_->describe(joinPath(dir, "meta.json")));
         for (const auto& [k, v] : meta.asObject())
             if (k != "_type" && k != "shape" && k != "device")
-                node.attributes.emplace_back(k, v);
-        node.children.push_back(loadNode(joinPath(dir, "_source"), "_source", &node, parentBatch));
-        if (!meta.find("shape") && node.children.back()->kind != NodeKind::Error)
-            node.batchSize = node.children.back()->batchSize;
+                b.collection().attributes.emplace_back(k, v);
+        const Node& source =
+            b.append(loadNode(joinPath(dir, "_source"), "_source", depth + 1, parentBatch));
+        if (!meta.find("shape") && !source.isError())
+            b.setBatchSize(source.batchSize());
     }
 
-    void loadTensorClass(Node& node, const Value& meta, const std::string& dir) {
-        node.kind = NodeKind::TensorClass;
+    void loadTensorClass(NodeBuilder& b, const Value& meta, const std::string& dir, int depth) {
+        b.setKind(NodeKind::TensorClass);
         for (const auto& [k, v] : meta.asObject())
             if (k != "_type")
-                node.attributes.emplace_back(k, v);
+                b.collection().attributes.emplace_back(k, v);
         const std::string pickle = joinPath(dir, "other.pickle");
         if (store_->stat(pickle)) {
-            if (auto v = readPickle(node, pickle); v && v->isObject())
+            if (auto v = readPickle(b.collection(), pickle); v && v->isObject())
                 for (auto& [k, val] : v->asObject())
-                    node.attributes.emplace_back(k, val);
+                    b.collection().attributes.emplace_back(k, val);
         }
         const std::string inner = joinPath(dir, "_tensordict");
         if (!hasNode(inner))
-            throw Error(store_->describe(dir), "unknown node class \"" + node.typeString +
+            throw Error(store_->describe(dir), "unknown node class \"" + b.node().typeString() +
                                                    "\" with no _tensordict/ directory");
-        // The fields live in _tensordict/; they become this node's children.
-        // Loaded under this node, so that the nesting depth keeps counting.
+        // The fields live in _tensordict/; they become this node's children,
+        // one level deeper for the nesting limit.
         Node fields;
-        fields.parent = &node;
-        loadTensorDict(fields, readMeta(inner), inner);
-        node.batchSize = fields.batchSize;
-        node.device = fields.device;
-        for (auto& child : fields.children) {
-            child->parent = &node;
-            node.children.push_back(std::move(child));
-        }
+        NodeBuilder f(fields);
+        loadTensorDict(f, readMeta(inner), inner, depth + 1);
+        b.setBatchSize(fields.batchSize());
+        b.setDevice(fields.device());
+        for (auto& child : f.takeChildren())
+            b.append(std::move(child));
     }
 
     std::shared_ptr<const Store> store_;
@@ -494,9 +486,9 @@ private:
 };
 
 void collectErrors(const Node& node, std::vector<const Node*>& out) {
-    if (node.kind == NodeKind::Error)
+    if (node.isError())
         out.push_back(&node);
-    for (const auto& child : node.children)
+    for (const Node* child : node.children())
         collectErrors(*child, out);
 }
 
@@ -511,15 +503,15 @@ std::vector<const Node*> TensorDict::errors() const {
 
 TensorDict TensorDict::create(std::vector<std::int64_t> batchSize) {
     auto root = std::make_shared<Node>();
-    root->className = "TensorDict";
-    root->typeString = "<class 'tensordict._td.TensorDict'>";
-    root->batchSize = std::move(batchSize);
-    root->device = "cpu";
+    NodeBuilder b(*root);
+    b.setClass("TensorDict", "<class 'tensordict._td.TensorDict'>");
+    b.setBatchSize(std::move(batchSize));
+    b.setDevice("cpu");
     return adopt(std::move(root), {}, "directory");
 }
 
 Node& TensorDict::mutableRoot() {
-    if (root_->locked)
+    if (root_->isLocked())
         throw Error(path_, "the tensordict is locked (saved tensordicts are read-only)");
     return *root_;
 }
@@ -534,8 +526,7 @@ TensorDict TensorDict::adopt(std::shared_ptr<Node> root, std::string path, std::
 
 TensorDict select(const TensorDict& td, const std::vector<std::vector<std::string>>& keyPaths) {
     // Copy the root's own fields, then graft each selected subtree along its path.
-    auto root = td.root().clone();
-    root->children.clear();
+    std::shared_ptr<Node> root = NodeBuilder::shallowCopy(td.root());
     for (const auto& path : keyPaths) {
         const Node* source = td.root().find(path);
         if (!source || path.empty())
@@ -544,20 +535,12 @@ TensorDict select(const TensorDict& td, const std::vector<std::vector<std::strin
         const Node* sourceParent = &td.root();
         for (std::size_t i = 0; i + 1 < path.size(); ++i) {
             sourceParent = sourceParent->child(path[i]);
-            Node* next = const_cast<Node*>(target->child(path[i]));
-            if (!next) {
-                auto shell = sourceParent->clone(target);
-                shell->children.clear();
-                target->children.push_back(std::move(shell));
-                next = target->children.back().get();
-            }
+            Node* next = NodeBuilder(*target).child(path[i]);
+            if (!next)
+                next = &NodeBuilder(*target).append(NodeBuilder::shallowCopy(*sourceParent));
             target = next;
         }
-        for (auto& c : target->children)
-            if (c->key == path.back())
-                c = source->clone(target), source = nullptr;
-        if (source)
-            target->children.push_back(source->clone(target));
+        NodeBuilder(*target).put(source->clone());
     }
     return TensorDict::adopt(std::move(root), td.path(), td.format());
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "node_builder.h"
+#include "shared_value.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
 #include "tensordict/store.h"
@@ -46,23 +48,34 @@ std::string_view storageKindName(StorageKind kind) {
     return "?";
 }
 
+Node::~Node() = default;
+
 bool Node::isCollection() const {
-    return kind == NodeKind::TensorDict || kind == NodeKind::TensorClass ||
-           kind == NodeKind::LazyStack || kind == NodeKind::View;
+    return kind_ == NodeKind::TensorDict || kind_ == NodeKind::TensorClass ||
+           kind_ == NodeKind::LazyStack || kind_ == NodeKind::View;
+}
+
+bool Node::isLocked() const {
+    for (const Node* n = this; n; n = n->parent_)
+        if (n->locked_)
+            return true;
+    return false;
 }
 
 std::vector<std::string> Node::keyPath() const {
     std::vector<std::string> path;
-    for (const Node* n = this; n && n->parent; n = n->parent)
-        path.push_back(n->key);
+    for (const Node* n = this; n && n->parent_; n = n->parent_)
+        path.push_back(n->key_);
     return {path.rbegin(), path.rend()};
 }
 
+std::string Node::where() const {
+    return formatKeyPath(keyPath());
+}
+
 const Node* Node::child(std::string_view k) const {
-    for (const auto& c : children)
-        if (c->key == k)
-            return c.get();
-    return nullptr;
+    const auto it = childIndex_.find(k);
+    return it == childIndex_.end() ? nullptr : children_[it->second].get();
 }
 
 const Node* Node::find(const std::vector<std::string>& path) const {
@@ -75,31 +88,59 @@ const Node* Node::find(const std::vector<std::string>& path) const {
     return n;
 }
 
+const TensorLeaf& Node::leaf() const {
+    if (const auto* l = std::get_if<TensorLeaf>(&payload_))
+        return *l;
+    throw Error(where(), "not a tensor leaf");
+}
+
+const Collection& Node::collection() const {
+    if (const auto* c = std::get_if<Collection>(&payload_))
+        return *c;
+    throw Error(where(), "not a collection");
+}
+
+const NonTensor& Node::nonTensor() const {
+    if (const auto* v = std::get_if<NonTensor>(&payload_))
+        return *v;
+    throw Error(where(), "not a non-tensor value");
+}
+
+const std::string& Node::error() const {
+    static const std::string none;
+    const auto* e = std::get_if<ErrorInfo>(&payload_);
+    return e ? e->message : none;
+}
+
 bool Node::isMaterialized() const {
-    if (storage.kind == StorageKind::CompressedEntry && store)
-        return store->isResident(storage);
+    const TensorLeaf* l = asLeaf();
+    if (!l)
+        return false;
+    if (l->storage.kind == StorageKind::CompressedEntry && store_)
+        return store_->isResident(l->storage);
     std::lock_guard<std::mutex> lock(mutex_);
     return bytes_.has_value() || !inUse_.expired();
 }
 
 std::string Node::integrityWarning() const {
-    return store && kind == NodeKind::Tensor ? store->integrityProblem(storage) : std::string();
+    const TensorLeaf* l = asLeaf();
+    return store_ && l ? store_->integrityProblem(l->storage) : std::string();
 }
 
 std::optional<std::uint64_t> Node::payloadOffset() const {
-    if (kind != NodeKind::Tensor || !store || storage.kind == StorageKind::None)
+    const TensorLeaf* l = asLeaf();
+    if (!l || !store_ || l->storage.kind == StorageKind::None)
         return std::nullopt;
-    return store->payloadOffset(storage);
+    return store_->payloadOffset(l->storage);
 }
 
 LeafBytes Node::bytes() const {
-    if (kind != NodeKind::Tensor)
-        throw Error(formatKeyPath(keyPath()), "not a tensor leaf");
-    const auto held = [this]() -> std::optional<LeafBytes> {
+    const TensorLeaf& l = leaf();
+    const auto held = [this, &l]() -> std::optional<LeafBytes> {
         if (bytes_)
             return *bytes_;
         if (auto data = inUse_.lock())
-            return LeafBytes{std::move(data), static_cast<std::size_t>(nbytes)};
+            return LeafBytes{std::move(data), static_cast<std::size_t>(l.nbytes)};
         return std::nullopt;
     };
     {
@@ -107,13 +148,13 @@ LeafBytes Node::bytes() const {
         if (auto b = held())
             return *b;
     }
-    if (storage.kind == StorageKind::None || nbytes == 0)
+    if (l.storage.kind == StorageKind::None || l.nbytes == 0)
         return {};
-    if (!store)
-        throw Error(formatKeyPath(keyPath()), "leaf has no storage");
+    if (!store_)
+        throw Error(where(), "leaf has no storage");
     // Read without holding the lock (it may take long); if two threads race,
     // the first result is shared.
-    LeafBytes fresh = store->leafBytes(storage, nbytes, itemSize(dtype));
+    LeafBytes fresh = store_->leafBytes(l.storage, l.nbytes, itemSize(l.dtype));
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto b = held())
         return *b;
@@ -129,129 +170,263 @@ LeafBytes Node::pinnedBytes() const {
     return *bytes_;
 }
 
-std::unique_ptr<Node> Node::clone(Node* newParent) const {
-    auto n = std::make_unique<Node>();
-    n->kind = kind;
-    n->key = key;
-    n->parent = newParent;
-    n->className = className;
-    n->typeString = typeString;
-    n->batchSize = batchSize;
-    n->device = device;
-    n->stackDim = stackDim;
-    n->attributes = attributes;
-    n->directory = directory;
-    n->dtype = dtype;
-    n->shape = shape;
-    n->numel = numel;
-    n->nbytes = nbytes;
-    n->isNested = isNested;
-    n->nestedShapes = nestedShapes;
-    n->storage = storage;
-    n->data = value();
-    n->pickleFile = pickleFile;
-    n->pickleOpaque = pickleOpaque;
-    n->error = error;
-    n->store = store;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        n->bytes_ = bytes_;
-    }
-    for (const auto& c : children)
-        n->children.push_back(c->clone(n.get()));
+std::unique_ptr<Node> Node::clone() const {
+    auto n = NodeBuilder::shallowCopy(*this);
+    for (const auto& c : children_)
+        n->insertChild(c->clone());
     return n;
 }
 
-void Node::adoptBytes(LeafBytes b) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    bytes_ = std::move(b);
+void Node::checkUnlocked() const {
+    if (isLocked())
+        throw Error(where(), "the tensordict is locked");
 }
 
-void Node::checkUnlocked() const {
-    for (const Node* n = this; n; n = n->parent)
-        if (n->locked)
-            throw Error(formatKeyPath(keyPath()), "the tensordict is locked");
+void Node::checkCollection() const {
+    checkUnlocked();
     if (!isCollection())
-        throw Error(formatKeyPath(keyPath()), "only collections can hold keys");
+        throw Error(where(), "only collections can hold keys");
 }
 
 Node& Node::insertChild(std::unique_ptr<Node> child) {
-    child->parent = this;
-    for (auto& c : children) {
-        if (c->key == child->key) {
-            c = std::move(child);
-            return *c;
-        }
+    child->parent_ = this;
+    const auto it = childIndex_.find(child->key_);
+    if (it != childIndex_.end()) {
+        const std::size_t at = it->second;
+        childIndex_.erase(it);  // its key lives in the child being replaced
+        children_[at] = std::move(child);
+        childIndex_.emplace(children_[at]->key_, at);
+        return *children_[at];
     }
-    children.push_back(std::move(child));
-    return *children.back();
+    children_.push_back(std::move(child));
+    childIndex_.emplace(children_.back()->key_, children_.size() - 1);
+    return *children_.back();
+}
+
+Node& Node::mutableChild(std::string_view k) {
+    checkUnlocked();
+    const auto it = childIndex_.find(k);
+    if (it == childIndex_.end())
+        throw Error(where() + (parent_ ? "/" : "") + std::string(k), "no such key");
+    return *children_[it->second];
 }
 
 Node& Node::addBytes(const std::string& key, DType dtype, std::vector<std::int64_t> shape,
                      LeafBytes bytes) {
-    checkUnlocked();
-    const std::string where = formatKeyPath(keyPath()) + (keyPath().empty() ? "" : "/") + key;
-    if (shape.size() < batchSize.size() ||
-        !std::equal(batchSize.begin(), batchSize.end(), shape.begin()))
-        throw Error(where, "tensor shape does not start with the batch size");
-    auto leaf = std::make_unique<Node>();
-    leaf->kind = NodeKind::Tensor;
-    leaf->key = key;
-    leaf->dtype = dtype;
-    leaf->className = std::string(dtypeName(dtype));
-    leaf->device = "cpu";
-    leaf->shape = std::move(shape);
-    leaf->numel = 1;
-    for (auto d : leaf->shape) {
+    checkCollection();
+    const std::string at = where() + (parent_ ? "/" : "") + key;
+    if (shape.size() < batchSize_.size() ||
+        !std::equal(batchSize_.begin(), batchSize_.end(), shape.begin()))
+        throw Error(at, "tensor shape does not start with the batch size");
+    auto node = std::make_unique<Node>();
+    node->kind_ = NodeKind::Tensor;
+    node->key_ = key;
+    node->device_ = "cpu";
+    TensorLeaf l;
+    l.dtype = dtype;
+    l.shape = std::move(shape);
+    l.numel = 1;
+    for (auto d : l.shape) {
         if (d < 0)
-            throw Error(where, "negative dimension");
-        if (d != 0 && leaf->numel > INT64_MAX / d)
-            throw Error(where, "too many elements");
-        leaf->numel *= d;
+            throw Error(at, "negative dimension");
+        if (d != 0 && l.numel > INT64_MAX / d)
+            throw Error(at, "too many elements");
+        l.numel *= d;
     }
-    leaf->nbytes = static_cast<std::uint64_t>(leaf->numel) * itemSize(dtype);
-    if (bytes.size != leaf->nbytes)
-        throw Error(where, "got " + std::to_string(bytes.size) + " bytes for a leaf of " +
-                               std::to_string(leaf->nbytes));
-    leaf->storage.kind = leaf->nbytes ? StorageKind::Memory : StorageKind::None;
-    leaf->storage.size = leaf->nbytes;
-    leaf->adoptBytes(std::move(bytes));
-    return insertChild(std::move(leaf));
+    l.nbytes = static_cast<std::uint64_t>(l.numel) * itemSize(dtype);
+    if (bytes.size != l.nbytes)
+        throw Error(at, "got " + std::to_string(bytes.size) + " bytes for a leaf of " +
+                            std::to_string(l.nbytes));
+    l.storage.kind = l.nbytes ? StorageKind::Memory : StorageKind::None;
+    l.storage.size = l.nbytes;
+    node->payload_ = std::move(l);
+    node->bytes_ = std::move(bytes);
+    return insertChild(std::move(node));
 }
 
 Node& Node::addTensorDict(const std::string& key) {
-    checkUnlocked();
+    checkCollection();
     auto child = std::make_unique<Node>();
-    child->key = key;
-    child->className = "TensorDict";
-    child->typeString = "<class 'tensordict._td.TensorDict'>";
-    child->batchSize = batchSize;
-    child->device = device;
+    child->key_ = key;
+    child->className_ = "TensorDict";
+    child->typeString_ = "<class 'tensordict._td.TensorDict'>";
+    child->batchSize_ = batchSize_;
+    child->device_ = device_;
     return insertChild(std::move(child));
 }
 
 Node& Node::addNonTensor(const std::string& key, Value value) {
-    checkUnlocked();
+    checkCollection();
     auto child = std::make_unique<Node>();
-    child->kind = NodeKind::NonTensorData;
-    child->key = key;
-    child->className = "NonTensorData";
-    child->typeString = "<class 'tensordict.tensorclass.NonTensorData'>";
-    child->batchSize = batchSize;
-    child->data = std::move(value);
+    child->kind_ = NodeKind::NonTensorData;
+    child->payload_ = NonTensor{};
+    child->key_ = key;
+    child->className_ = "NonTensorData";
+    child->typeString_ = "<class 'tensordict.tensorclass.NonTensorData'>";
+    child->batchSize_ = batchSize_;
+    child->value_ = std::move(value);
     return insertChild(std::move(child));
 }
 
 Node& Node::addNonTensorStack(const std::string& key, Value::List values) {
-    checkUnlocked();
+    checkCollection();
     auto child = std::make_unique<Node>();
-    child->kind = NodeKind::NonTensorStack;
-    child->key = key;
-    child->className = "NonTensorStack";
-    child->typeString = "<class 'tensordict.tensorclass.NonTensorStack'>";
-    child->batchSize = {static_cast<std::int64_t>(values.size())};
-    child->data = Value(std::move(values));
+    child->kind_ = NodeKind::NonTensorStack;
+    child->payload_ = NonTensor{};
+    child->key_ = key;
+    child->className_ = "NonTensorStack";
+    child->typeString_ = "<class 'tensordict.tensorclass.NonTensorStack'>";
+    child->batchSize_ = {static_cast<std::int64_t>(values.size())};
+    child->value_ = Value(std::move(values));
     return insertChild(std::move(child));
+}
+
+// NodeBuilder
+
+std::unique_ptr<Node> NodeBuilder::create(NodeKind kind, std::string key) {
+    auto node = std::make_unique<Node>();
+    node->key_ = std::move(key);
+    NodeBuilder(*node).setKind(kind);
+    return node;
+}
+
+std::unique_ptr<Node> NodeBuilder::error(std::string key, std::string message) {
+    auto node = create(NodeKind::Error, std::move(key));
+    std::get<ErrorInfo>(node->payload_).message = std::move(message);
+    return node;
+}
+
+std::unique_ptr<Node> NodeBuilder::shallowCopy(const Node& from) {
+    auto n = std::make_unique<Node>();
+    n->kind_ = from.kind_;
+    n->key_ = from.key_;
+    n->className_ = from.className_;
+    n->typeString_ = from.typeString_;
+    n->batchSize_ = from.batchSize_;
+    n->device_ = from.device_;
+    n->directory_ = from.directory_;
+    n->payload_ = from.payload_;
+    n->value_ = from.value();
+    n->store_ = from.store_;
+    std::lock_guard<std::mutex> lock(from.mutex_);
+    n->bytes_ = from.bytes_;
+    return n;
+}
+
+void NodeBuilder::setKey(std::string key) {
+    if (node_.parent_)
+        throw Error(node_.where(), "a node's key is fixed once it has a parent");
+    node_.key_ = std::move(key);
+}
+
+void NodeBuilder::setKind(NodeKind kind) {
+    node_.kind_ = kind;
+    // A new record only when the kind needs another one: the loader names
+    // a collection's kind once it has read its meta.json.
+    switch (kind) {
+        case NodeKind::Tensor:
+            if (!std::holds_alternative<TensorLeaf>(node_.payload_))
+                node_.payload_ = TensorLeaf{};
+            break;
+        case NodeKind::NonTensorData:
+        case NodeKind::NonTensorStack:
+            if (!std::holds_alternative<NonTensor>(node_.payload_))
+                node_.payload_ = NonTensor{};
+            break;
+        case NodeKind::Error:
+            if (!std::holds_alternative<ErrorInfo>(node_.payload_))
+                node_.payload_ = ErrorInfo{};
+            break;
+        default:
+            if (!std::holds_alternative<Collection>(node_.payload_))
+                node_.payload_ = Collection{};
+    }
+}
+
+void NodeBuilder::setClass(std::string className, std::string typeString) {
+    node_.className_ = std::move(className);
+    node_.typeString_ = std::move(typeString);
+}
+
+void NodeBuilder::setBatchSize(std::vector<std::int64_t> batchSize) {
+    node_.batchSize_ = std::move(batchSize);
+}
+
+void NodeBuilder::setDevice(std::optional<std::string> device) {
+    node_.device_ = std::move(device);
+}
+
+void NodeBuilder::setDirectory(std::string directory) {
+    node_.directory_ = std::move(directory);
+}
+
+void NodeBuilder::setStore(std::shared_ptr<const Store> store) {
+    node_.store_ = std::move(store);
+}
+
+TensorLeaf& NodeBuilder::leaf() {
+    return std::get<TensorLeaf>(node_.payload_);
+}
+
+Collection& NodeBuilder::collection() {
+    return std::get<Collection>(node_.payload_);
+}
+
+NonTensor& NodeBuilder::nonTensor() {
+    return std::get<NonTensor>(node_.payload_);
+}
+
+void NodeBuilder::setValue(Value value) {
+    node_.value_ = std::move(value);
+}
+
+const Value& NodeBuilder::rawValue() const {
+    return node_.value_;
+}
+
+Node& NodeBuilder::append(std::unique_ptr<Node> child) {
+    child->parent_ = &node_;
+    node_.children_.push_back(std::move(child));
+    Node& added = *node_.children_.back();
+    // A repeated key keeps the first as the one child() finds, as Python's loader does.
+    node_.childIndex_.emplace(added.key_, node_.children_.size() - 1);
+    return added;
+}
+
+Node& NodeBuilder::put(std::unique_ptr<Node> child) {
+    return node_.insertChild(std::move(child));
+}
+
+Node* NodeBuilder::child(std::string_view key) {
+    const auto it = node_.childIndex_.find(key);
+    return it == node_.childIndex_.end() ? nullptr : node_.children_[it->second].get();
+}
+
+Node& NodeBuilder::childAt(std::size_t i) {
+    return *node_.children_[i];
+}
+
+void NodeBuilder::clearChildren() {
+    node_.childIndex_.clear();
+    node_.children_.clear();
+}
+
+std::vector<std::unique_ptr<Node>> NodeBuilder::takeChildren() {
+    node_.childIndex_.clear();
+    return std::move(node_.children_);
+}
+
+void NodeBuilder::lockAndShare(bool shareNonTensor) {
+    node_.locked_ = true;
+    if (shareNonTensor && node_.isNonTensor())
+        node_.sharedValue_ = std::make_shared<SharedValue>(node_.value_);
+    for (auto& c : node_.children_)
+        NodeBuilder(*c).lockAndShare(shareNonTensor);
+}
+
+void NodeBuilder::adoptBytes(LeafBytes bytes) {
+    std::lock_guard<std::mutex> lock(node_.mutex_);
+    node_.bytes_ = std::move(bytes);
 }
 
 }  // namespace tensordict

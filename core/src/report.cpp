@@ -29,7 +29,7 @@ struct Collector {
     Value::List nodes, leaves, nonTensor, errors;
 
     void visit(const Node& node) {
-        switch (node.kind) {
+        switch (node.kind()) {
             case NodeKind::TensorDict:
             case NodeKind::TensorClass:
             case NodeKind::View:
@@ -45,39 +45,40 @@ struct Collector {
                 break;
             case NodeKind::Error:
                 errors.emplace_back(
-                    Value::Object{{"key", keyValue(node)}, {"error", Value(node.error)}});
+                    Value::Object{{"key", keyValue(node)}, {"error", Value(node.error())}});
                 break;
         }
-        for (const auto& child : node.children)
+        for (const auto& child : node.children())
             visit(*child);
     }
 
     void addNode(const Node& node) {
-        Value::Object o{{"key", keyValue(node)}, {"class", Value(node.className)}};
-        if (node.kind == NodeKind::TensorClass)
+        Value::Object o{{"key", keyValue(node)}, {"class", Value(node.className())}};
+        if (node.kind() == NodeKind::TensorClass)
             o.emplace_back("is_tensorclass", Value(true));
-        o.emplace_back("batch_size", intsValue(node.batchSize));
-        if (node.kind == NodeKind::LazyStack)
-            o.emplace_back("stack_dim", Value(std::int64_t{node.stackDim}));
+        o.emplace_back("batch_size", intsValue(node.batchSize()));
+        if (node.kind() == NodeKind::LazyStack)
+            o.emplace_back("stack_dim", Value(std::int64_t{node.collection().stackDim}));
         else
-            o.emplace_back("device", node.device ? Value(*node.device) : Value());
-        if (node.kind == NodeKind::TensorClass || node.kind == NodeKind::View) {
-            o.emplace_back(node.kind == NodeKind::TensorClass ? "non_tensor_fields" : "attributes",
-                           Value(node.attributes));
+            o.emplace_back("device", node.device() ? Value(*node.device()) : Value());
+        if (node.kind() == NodeKind::TensorClass || node.kind() == NodeKind::View) {
+            o.emplace_back(
+                node.kind() == NodeKind::TensorClass ? "non_tensor_fields" : "attributes",
+                Value(node.collection().attributes));
         }
         nodes.emplace_back(std::move(o));
     }
 
     void addLeaf(const Node& leaf) {
         Value::Object o{{"key", keyValue(leaf)},
-                        {"dtype", Value(std::string(dtypeName(leaf.dtype)))},
-                        {"shape", intsValue(leaf.shape)},
-                        {"numel", Value(leaf.numel)},
-                        {"nbytes", Value(static_cast<std::int64_t>(leaf.nbytes))}};
-        if (leaf.isNested) {
+                        {"dtype", Value(std::string(dtypeName(leaf.leaf().dtype)))},
+                        {"shape", intsValue(leaf.leaf().shape)},
+                        {"numel", Value(leaf.leaf().numel)},
+                        {"nbytes", Value(static_cast<std::int64_t>(leaf.leaf().nbytes))}};
+        if (leaf.leaf().isNested) {
             o.emplace_back("is_nested", Value(true));
             Value::List shapes;
-            for (const auto& s : leaf.nestedShapes)
+            for (const auto& s : leaf.leaf().nestedShapes)
                 shapes.push_back(intsValue(s));
             o.emplace_back("nested_shapes", Value(std::move(shapes)));
         }
@@ -88,14 +89,14 @@ struct Collector {
         }
         if (options.firstValues > 0)
             o.emplace_back("first_values", firstValues(leaf, options.firstValues));
-        o.emplace_back("storage", Value(std::string(storageKindName(leaf.storage.kind))));
-        if (leaf.storage.kind == StorageKind::None) {
+        o.emplace_back("storage", Value(std::string(storageKindName(leaf.leaf().storage.kind))));
+        if (leaf.leaf().storage.kind == StorageKind::None) {
             o.emplace_back("file", Value());
         } else {
-            o.emplace_back("file", Value(leaf.storage.path));
-            o.emplace_back("file_size", Value(static_cast<std::int64_t>(leaf.storage.size)));
-            if (leaf.storage.kind != StorageKind::File) {
-                o.emplace_back("zip_method", Value(zipMethodName(leaf.storage.zipMethod)));
+            o.emplace_back("file", Value(leaf.leaf().storage.path));
+            o.emplace_back("file_size", Value(static_cast<std::int64_t>(leaf.leaf().storage.size)));
+            if (leaf.leaf().storage.kind != StorageKind::File) {
+                o.emplace_back("zip_method", Value(zipMethodName(leaf.leaf().storage.zipMethod)));
                 std::optional<std::uint64_t> offset;
                 try {
                     offset = leaf.payloadOffset();
@@ -111,12 +112,12 @@ struct Collector {
 
     void addNonTensor(const Node& node) {
         Value::Object o{{"key", keyValue(node)},
-                        {"class", Value(node.className)},
-                        {"batch_size", intsValue(node.batchSize)},
-                        {"data", node.data}};
-        if (!node.pickleFile.empty()) {
-            o.emplace_back("pickle", Value(node.pickleFile));
-            o.emplace_back("pickle_opaque", Value(node.pickleOpaque));
+                        {"class", Value(node.className())},
+                        {"batch_size", intsValue(node.batchSize())},
+                        {"data", node.value()}};
+        if (!node.nonTensor().pickleFile.empty()) {
+            o.emplace_back("pickle", Value(node.nonTensor().pickleFile));
+            o.emplace_back("pickle_opaque", Value(node.nonTensor().pickleOpaque));
         }
         nonTensor.emplace_back(std::move(o));
     }
@@ -139,9 +140,9 @@ std::string leafSha256(const Node& leaf) {
 Value firstValues(const Node& leaf, int count) {
     // Only the first bytes are read (or inflated).
     Value::List values;
-    const std::size_t item = itemSize(leaf.dtype);
+    const std::size_t item = itemSize(leaf.leaf().dtype);
     const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(
-        static_cast<std::uint64_t>(std::max(count, 0)), leaf.nbytes / item));
+        static_cast<std::uint64_t>(std::max(count, 0)), leaf.leaf().nbytes / item));
     std::vector<std::byte> head(n * item);
     if (n) {
         LeafReader reader(leaf);
@@ -154,7 +155,7 @@ Value firstValues(const Node& leaf, int count) {
         }
     }
     for (std::size_t i = 0; i < n; ++i)
-        values.push_back(elementValue(head.data() + i * item, leaf.dtype));
+        values.push_back(elementValue(head.data() + i * item, leaf.leaf().dtype));
     return Value(std::move(values));
 }
 
@@ -165,8 +166,8 @@ Value describe(const TensorDict& td, const DescribeOptions& options) {
         {"path", Value(td.path())},
         {"format", Value(td.format())},
         // type(td).__name__, as Python reports it
-        {"root_class", Value(td.root().className.substr(td.root().className.rfind('.') + 1))},
-        {"batch_size", intsValue(td.root().batchSize)},
+        {"root_class", Value(td.root().className().substr(td.root().className().rfind('.') + 1))},
+        {"batch_size", intsValue(td.root().batchSize())},
         {"nodes", Value(std::move(c.nodes))},
         {"leaves", Value(std::move(c.leaves))},
         {"non_tensor", Value(std::move(c.nonTensor))},

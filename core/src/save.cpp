@@ -22,6 +22,7 @@
 #include "archive_writer.h"
 #include "directory_writer.h"
 #include "mapping.h"
+#include "node_builder.h"
 #include "progress.h"
 #include "shared_value.h"
 #include "tensordict/error.h"
@@ -133,9 +134,10 @@ std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& 
     std::set<std::string> keep;
     std::map<FileId, std::string> sources;  // files some leaf is read from
     for (const PlannedFile& file : plan.files) {
-        if (!file.leaf || file.leaf->storage.kind != StorageKind::File)
+        if (!file.leaf || file.leaf->leaf().storage.kind != StorageKind::File)
             continue;
-        const std::string source = file.leaf->storage.container + "/" + file.leaf->storage.path;
+        const std::string source =
+            file.leaf->leaf().storage.container + "/" + file.leaf->leaf().storage.path;
         const auto id = fileId(source);
         if (id)
             sources[*id] = file.keyText;
@@ -166,19 +168,10 @@ std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& 
     return keep;
 }
 
-void lockAndShare(Node& node, bool shareNonTensor) {
-    node.locked = true;
-    if (shareNonTensor &&
-        (node.kind == NodeKind::NonTensorData || node.kind == NodeKind::NonTensorStack))
-        node.sharedValue = std::make_shared<SharedValue>(node.data);
-    for (auto& c : node.children)
-        lockAndShare(*c, shareNonTensor);
-}
-
 LeafBytes toSharedMemory(const Node& leaf, ProgressTracker& progress) {
     const std::string where = formatKeyPath(leaf.keyPath());
     const LeafBytes source = leaf.bytes();
-    const int fd = ::memfd_create(("tensordict:" + leaf.key).substr(0, 240).c_str(), MFD_CLOEXEC);
+    const int fd = ::memfd_create(("tensordict:" + leaf.key()).substr(0, 240).c_str(), MFD_CLOEXEC);
     if (fd < 0)
         throw Error(where, sysError("cannot create shared memory"));
     if (::ftruncate(fd, static_cast<off_t>(source.size)) != 0) {
@@ -199,29 +192,31 @@ LeafBytes toSharedMemory(const Node& leaf, ProgressTracker& progress) {
         progress.throwIfCancelled(where);
         const std::size_t n = std::min(kChunk, size - done);
         std::memcpy(out.data.get() + done, source.data.get() + done, n);
-        progress.add(n, leaf.key);
+        progress.add(n, leaf.key());
     }
-    progress.fileDone(leaf.key);
+    progress.fileDone(leaf.key());
     return out;
 }
 
 // Every leaf of `node` moves into its own memfd.
 void moveLeavesToSharedMemory(Node& node, ProgressTracker& progress) {
-    if (node.kind == NodeKind::Error)
+    if (node.isError())
         throw Error(formatKeyPath(node.keyPath()),
-                    "cannot save a part that could not be read: " + node.error);
-    if (node.kind == NodeKind::Tensor) {
-        node.device = "cpu";
-        if (node.nbytes) {
-            node.adoptBytes(toSharedMemory(node, progress));
-            node.storage = StorageInfo{};
-            node.storage.kind = StorageKind::Memory;
-            node.storage.size = node.nbytes;
+                    "cannot save a part that could not be read: " + node.error());
+    NodeBuilder b(node);
+    if (node.isTensor()) {
+        b.setDevice("cpu");
+        if (node.leaf().nbytes) {
+            b.adoptBytes(toSharedMemory(node, progress));
+            StorageInfo& storage = b.leaf().storage;
+            storage = StorageInfo{};
+            storage.kind = StorageKind::Memory;
+            storage.size = node.leaf().nbytes;
         }
-        node.store = nullptr;
+        b.setStore(nullptr);
     }
-    for (auto& c : node.children)
-        moveLeavesToSharedMemory(*c, progress);
+    for (std::size_t i = 0; i < node.children().size(); ++i)
+        moveLeavesToSharedMemory(b.childAt(i), progress);
 }
 
 TensorDict saveToMemory(const TensorDict& data, const SaveOptions& options) {
@@ -231,15 +226,15 @@ TensorDict saveToMemory(const TensorDict& data, const SaveOptions& options) {
     while (!stack.empty()) {
         const Node* n = stack.back();
         stack.pop_back();
-        if (n->kind == NodeKind::Tensor && n->nbytes)
-            total += n->nbytes, ++files;
-        for (const auto& c : n->children)
-            stack.push_back(c.get());
+        if (n->isTensor() && n->leaf().nbytes)
+            total += n->leaf().nbytes, ++files;
+        for (const auto& c : n->children())
+            stack.push_back(c);
     }
     ProgressTracker progress(options, total, files);
     std::shared_ptr<Node> root = data.root().clone();
     moveLeavesToSharedMemory(*root, progress);
-    lockAndShare(*root, options.shareNonTensor);
+    NodeBuilder(*root).lockAndShare(options.shareNonTensor);
     return TensorDict::adopt(std::move(root), {}, "directory");
 }
 
@@ -374,16 +369,15 @@ TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveO
         while (!stack.empty()) {
             const Node* n = stack.back();
             stack.pop_back();
-            const auto offset = n->kind == NodeKind::Tensor ? n->payloadOffset() : std::nullopt;
+            const auto offset = n->isTensor() ? n->payloadOffset() : std::nullopt;
             if (offset && *offset % 64 != 0)
-                throw Error(cleanTarget.string() + ":" + n->storage.path,
+                throw Error(cleanTarget.string() + ":" + n->leaf().storage.path,
                             "payload is not 64-byte aligned");
-            for (const auto& c : n->children)
-                stack.push_back(c.get());
+            for (const auto& c : n->children())
+                stack.push_back(c);
         }
     }
-    Node& root = const_cast<Node&>(result.root());
-    lockAndShare(root, options.shareNonTensor);
+    NodeBuilder(result.mutableRoot()).lockAndShare(options.shareNonTensor);
     return result;
 }
 

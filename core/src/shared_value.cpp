@@ -66,18 +66,21 @@ void SharedValue::set(const Value& value) {
 }
 
 Value Node::value() const {
-    return sharedValue ? sharedValue->get() : data;
+    return sharedValue_ ? sharedValue_->get() : value_;
+}
+
+void Node::setSharedValue(Value v) const {
+    if (!sharedValue_)
+        throw Error(where(), isLocked() ? "the tensordict is locked and the value is not shared"
+                                        : "the value is not shared (setValue() changes it)");
+    sharedValue_->set(v);
 }
 
 void Node::setValue(Value v) {
-    if (sharedValue)
-        sharedValue->set(v);
-    else {
-        for (const Node* n = this; n; n = n->parent)
-            if (n->locked)
-                throw Error(key, "the tensordict is locked");
-        data = std::move(v);
-    }
+    checkUnlocked();
+    if (!isNonTensor())
+        throw Error(where(), "not a non-tensor value");
+    value_ = std::move(v);
 }
 
 }  // namespace tensordict

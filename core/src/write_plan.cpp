@@ -6,9 +6,9 @@
 #include <algorithm>
 
 #include "pickle.h"
-#include "tensordict/store.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
+#include "tensordict/store.h"
 #include "tensordict/value.h"
 
 namespace tensordict {
@@ -36,8 +36,8 @@ bool jsonSerializable(const Value& v) {
 
 // type(value).__name__ as the parent's {"type": ...} entry records it.
 std::string shortTypeName(const Node& node) {
-    const auto dot = node.className.rfind('.');
-    return dot == std::string::npos ? node.className : node.className.substr(dot + 1);
+    const auto dot = node.className().rfind('.');
+    return dot == std::string::npos ? node.className() : node.className().substr(dot + 1);
 }
 
 class Planner {
@@ -45,9 +45,9 @@ public:
     Planner(bool robustKey, WritePlan& plan) : robustKey_(robustKey), plan_(plan) {}
 
     void node(const Node& n, const std::string& dir) {
-        switch (n.kind) {
+        switch (n.kind()) {
             case NodeKind::TensorDict:
-                tensorDict(n, dir, n.typeString.empty() ? kTensorDictType : n.typeString);
+                tensorDict(n, dir, n.typeString().empty() ? kTensorDictType : n.typeString());
                 break;
             case NodeKind::TensorClass:
                 tensorClass(n, dir);
@@ -75,12 +75,12 @@ private:
     static std::string keyText(const Node& n) { return formatKeyPath(n.keyPath()); }
 
     [[noreturn]] static void unreadable(const Node& n) {
-        throw Error(keyText(n), "cannot save a part that could not be read: " + n.error);
+        throw Error(keyText(n), "cannot save a part that could not be read: " + n.error());
     }
 
     std::string fileName(const Node& parent, const std::string& key, bool collection) {
         if (key == "shape" || key == "device" || key == "_type")
-            throw Error(formatKeyPath(parent.keyPath()) + (parent.parent ? "/" : "") + key,
+            throw Error(formatKeyPath(parent.keyPath()) + (parent.parent() ? "/" : "") + key,
                         "a key named \"" + key +
                             "\" collides with node metadata in meta.json and cannot be saved "
                             "(Python would silently drop it); rename it");
@@ -118,63 +118,64 @@ private:
     void tensorDict(const Node& n, const std::string& dir, const std::string& typeString) {
         addDir(dir);
         Value::Object meta;
-        for (const auto& childPtr : n.children) {
+        for (const auto& childPtr : n.children()) {
             const Node& c = *childPtr;
-            if (c.kind == NodeKind::Error)
+            if (c.isError())
                 unreadable(c);
-            const std::string name = fileName(n, c.key, c.kind != NodeKind::Tensor);
-            if (c.kind == NodeKind::Tensor) {
+            const std::string name = fileName(n, c.key(), !c.isTensor());
+            if (c.isTensor()) {
                 meta.emplace_back(
-                    c.key, Value(Value::Object{{"device", Value("cpu")},
-                                               {"shape", ints(c.shape)},
-                                               {"dtype", Value(std::string(dtypeName(c.dtype)))},
-                                               {"is_nested", Value(c.isNested)}}));
+                    c.key(),
+                    Value(Value::Object{{"device", Value("cpu")},
+                                        {"shape", ints(c.leaf().shape)},
+                                        {"dtype", Value(std::string(dtypeName(c.leaf().dtype)))},
+                                        {"is_nested", Value(c.leaf().isNested)}}));
                 leafFiles(c, dir, name);
             } else {
-                meta.emplace_back(c.key, Value(Value::Object{{"type", Value(shortTypeName(c))}}));
+                meta.emplace_back(c.key(), Value(Value::Object{{"type", Value(shortTypeName(c))}}));
                 node(c, joinPath(dir, name));
             }
         }
-        meta.emplace_back("shape", ints(n.batchSize));
+        meta.emplace_back("shape", ints(n.batchSize()));
         meta.emplace_back("device", Value("cpu"));  // memmap results always live on the CPU
         meta.emplace_back("_type", Value(typeString));
         addMeta(dir, n, Value(std::move(meta)));
     }
 
     void leafFiles(const Node& leaf, const std::string& dir, const std::string& name) {
-        if (leaf.isNested) {
+        if (leaf.leaf().isNested) {
             std::string table;
-            for (const auto& component : leaf.nestedShapes)
+            for (const auto& component : leaf.leaf().nestedShapes)
                 for (std::int64_t d : component)
                     table.append(reinterpret_cast<const char*>(&d), sizeof d);
             addContent(joinPath(dir, name + ".shape.memmap"), leaf, std::move(table));
         }
-        if (leaf.nbytes == 0)
+        if (leaf.leaf().nbytes == 0)
             return;  // zero-element leaves get no file
         PlannedFile f;
         f.path = joinPath(dir, name + ".memmap");
         f.keyText = keyText(leaf);
         f.leaf = &leaf;
-        f.size = leaf.nbytes;
+        f.size = leaf.leaf().nbytes;
         f.isTensorData = true;
-        f.outsideTarget = leaf.storage.outsideTarget;
+        f.outsideTarget = leaf.leaf().storage.outsideTarget;
         plan_.totalBytes += f.size;
         plan_.files.push_back(std::move(f));
     }
 
     void tensorClass(const Node& n, const std::string& dir) {
         addDir(dir);
-        Value::Object meta{{"_type", Value(n.typeString)}};
+        Value::Object meta{{"_type", Value(n.typeString())}};
         Value::Object pickled;
-        for (const auto& [k, v] : n.attributes) {
+        for (const auto& [k, v] : n.collection().attributes) {
             if (jsonSerializable(v))
                 meta.emplace_back(k, v);
             else
                 pickled.emplace_back(k, v);
         }
         addMeta(dir, n, Value(std::move(meta)));
-        if (n.pickleOpaque)  // fields we could not decode travel as they are
-            addSidecar(joinPath(dir, "other.pickle"), n);
+        if (n.collection().pickleOpaque)  // fields we could not decode travel as they are
+            addSidecar(joinPath(dir, "other.pickle"), n, n.collection().pickleFile);
         else if (!pickled.empty())
             addContent(joinPath(dir, "other.pickle"), n,
                        encodePlainPickle(Value(std::move(pickled))));
@@ -185,53 +186,54 @@ private:
         addDir(dir);
         addMeta(dir, n,
                 Value(Value::Object{
-                    {"_type",
-                     Value(n.typeString.empty() ? "<class 'tensordict._lazy.LazyStackedTensorDict'>"
-                                                : n.typeString)},
-                    {"stack_dim", Value(std::int64_t{n.stackDim})}}));
-        for (std::size_t i = 0; i < n.children.size(); ++i)
-            node(*n.children[i], joinPath(dir, std::to_string(i)));
+                    {"_type", Value(n.typeString().empty()
+                                        ? "<class 'tensordict._lazy.LazyStackedTensorDict'>"
+                                        : n.typeString())},
+                    {"stack_dim", Value(std::int64_t{n.collection().stackDim})}}));
+        for (std::size_t i = 0; i < n.children().size(); ++i)
+            node(*n.children()[i], joinPath(dir, std::to_string(i)));
     }
 
     void view(const Node& n, const std::string& dir) {
         addDir(dir);
         Value::Object meta;
-        if (n.className != "_SubTensorDict") {
-            meta.emplace_back("shape", ints(n.batchSize));
+        if (n.className() != "_SubTensorDict") {
+            meta.emplace_back("shape", ints(n.batchSize()));
             meta.emplace_back("device", Value("cpu"));
         }
-        meta.emplace_back("_type", Value(n.typeString));
-        for (const auto& kv : n.attributes)
+        meta.emplace_back("_type", Value(n.typeString()));
+        for (const auto& kv : n.collection().attributes)
             meta.push_back(kv);
         addMeta(dir, n, Value(std::move(meta)));
-        for (const auto& c : n.children)
-            node(*c, joinPath(dir, c->key));
+        for (const auto& c : n.children())
+            node(*c, joinPath(dir, c->key()));
     }
 
     // An opaque pickle is copied byte for byte from its source.
-    void addSidecar(const std::string& path, const Node& n) {
-        if (!n.store)
+    void addSidecar(const std::string& path, const Node& n, const std::string& sidecar) {
+        if (!n.store())
             throw Error(keyText(n), "pickled value has no source to copy from");
-        const auto source = n.store->stat(n.pickleFile);
-        addContent(path, n, n.store->read(n.pickleFile, 1ull << 34));
+        const auto source = n.store()->stat(sidecar);
+        addContent(path, n, n.store()->read(sidecar, 1ull << 34));
         if (source)
             plan_.files.back().outsideTarget = source->outsideTarget;
     }
 
     void nonTensorData(const Node& n, const std::string& dir) {
         addDir(dir);
-        const std::string type =
-            n.typeString.empty() ? "<class 'tensordict.tensorclass.NonTensorData'>" : n.typeString;
+        const std::string type = n.typeString().empty()
+                                     ? "<class 'tensordict.tensorclass.NonTensorData'>"
+                                     : n.typeString();
         const Value value = n.value();
-        const bool inline_ = !n.pickleOpaque && jsonSerializable(value);
+        const bool inline_ = !n.nonTensor().pickleOpaque && jsonSerializable(value);
         Value::Object meta{{"_type", Value(type)}};
         if (inline_)
             meta.emplace_back("data", value);
         meta.emplace_back("_is_non_tensor", Value(true));
         meta.emplace_back("_metadata", Value());
         addMeta(dir, n, Value(std::move(meta)));
-        if (n.pickleOpaque)
-            addSidecar(joinPath(dir, "other.pickle"), n);
+        if (n.nonTensor().pickleOpaque)
+            addSidecar(joinPath(dir, "other.pickle"), n, n.nonTensor().pickleFile);
         else if (!inline_)
             addContent(joinPath(dir, "other.pickle"), n,
                        encodePlainPickle(Value(Value::Object{{"data", value}})));
@@ -240,17 +242,17 @@ private:
     void nonTensorStack(const Node& n, const std::string& dir) {
         addDir(dir);
         const Value value = n.value();
-        const bool inline_ = !n.pickleOpaque && jsonSerializable(value);
-        Value::Object meta{
-            {"_type", Value(n.typeString.empty() ? "<class 'tensordict.tensorclass.NonTensorStack'>"
-                                                 : n.typeString)},
-            {"stack_dim", Value(std::int64_t{n.stackDim})},
-            {"device", Value()},
-            {"data", inline_ ? value : Value("pickle.pkl")}};
+        const bool inline_ = !n.nonTensor().pickleOpaque && jsonSerializable(value);
+        Value::Object meta{{"_type", Value(n.typeString().empty()
+                                               ? "<class 'tensordict.tensorclass.NonTensorStack'>"
+                                               : n.typeString())},
+                           {"stack_dim", Value(std::int64_t{n.nonTensor().stackDim})},
+                           {"device", Value()},
+                           {"data", inline_ ? value : Value("pickle.pkl")}};
         // Python writes this one file with separators=(",", ":").
         addMeta(dir, n, Value(std::move(meta)), JsonStyle::PythonCompact);
-        if (n.pickleOpaque)
-            addSidecar(joinPath(dir, "pickle.pkl"), n);
+        if (n.nonTensor().pickleOpaque)
+            addSidecar(joinPath(dir, "pickle.pkl"), n, n.nonTensor().pickleFile);
         else if (!inline_)
             addContent(joinPath(dir, "pickle.pkl"), n, encodePlainPickle(value));
     }

@@ -93,7 +93,8 @@ void writeLeaf(const QString& dir, std::int64_t count, bool randomData) {
 struct PaintedTable {
     explicit PaintedTable(const QString& dir)
         : td(load(dir.toStdString())), leaf(td.root().child("x")), view(&model) {
-        model.setLeaf(leaf->dtype, leaf->bytes(), TensorSlice::defaultFor(leaf->shape));
+        model.setLeaf(leaf->leaf().dtype, leaf->bytes(),
+                      TensorSlice::defaultFor(leaf->leaf().shape));
         view.resize(900, 700);
         view.fitColumns();
         view.grab();
@@ -362,7 +363,7 @@ int main(int argc, char** argv) {
         const Node* x = table.leaf;
         const double before = residentMiB();
         for (int step = 1; step <= 100; ++step) {  // drag the scroll bar down to the end
-            view.scrollTo(x->numel / 100 * step, 0);
+            view.scrollTo(x->leaf().numel / 100 * step, 0);
             view.grab();
         }
         view.scrollToEnd();

@@ -32,8 +32,8 @@ constexpr int kLeafFloats = 1 << 20;  // 4 MiB each
 TensorDict makeData(float value, bool withNote) {
     TensorDict td = TensorDict::create();
     for (int i = 0; i < kLeaves; ++i)
-        td.mutableRoot().addTensor("leaf" + std::to_string(i),
-                                   at::full({kLeafFloats}, value + float(i)));
+        tensordict::torch::addTensor(td.mutableRoot(), "leaf" + std::to_string(i),
+                                     at::full({kLeafFloats}, value + float(i)));
     if (withNote)
         td.mutableRoot().addNonTensor("note", Value("new"));
     return td;
@@ -44,14 +44,14 @@ QString classify(const QString& prefix) {
     try {
         const TensorDict td = load(prefix.toStdString());
         const bool hasNote = td.root().child("note") != nullptr;
-        if (td.root().children.size() != size_t(kLeaves + (hasNote ? 1 : 0)))
+        if (td.root().children().size() != size_t(kLeaves + (hasNote ? 1 : 0)))
             return "wrong number of keys";
         const float base = hasNote ? 2.0f : 1.0f;
         for (int i = 0; i < kLeaves; ++i) {
             const Node* leaf = td.root().child("leaf" + std::to_string(i));
-            if (!leaf || leaf->numel != kLeafFloats)
+            if (!leaf || leaf->leaf().numel != kLeafFloats)
                 return "leaf missing or resized";
-            const at::Tensor t = leaf->tensor();
+            const at::Tensor t = tensordict::torch::tensor(*leaf);
             if (!t.eq(base + float(i)).all().item<bool>())
                 return QString("leaf%1 has mixed content").arg(i);
         }

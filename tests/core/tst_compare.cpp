@@ -17,6 +17,7 @@
 #include <map>
 
 #include "libzip_reader.h"
+#include "node_builder.h"
 #include "tensordict/compare.h"
 #include "tensordict/element.h"
 #include "tensordict/keys.h"
@@ -86,9 +87,9 @@ void preorder(const Node& node, KeyPath key, std::vector<KeyPath>& out) {
     out.push_back(key);
     if (!node.isCollection())
         return;
-    for (const auto& child : node.children) {
+    for (const auto& child : node.children()) {
         KeyPath k = key;
-        k.push_back(child->key);
+        k.push_back(child->key());
         preorder(*child, std::move(k), out);
     }
 }
@@ -520,15 +521,15 @@ TensorDict oneLeaf(DType dtype, const std::vector<std::int64_t>& shape, const QB
 }
 
 bool hasNan(const Node& leaf) {
-    if (leaf.kind != NodeKind::Tensor || leaf.numel == 0)
+    if (!leaf.isTensor() || leaf.leaf().numel == 0)
         return false;
-    const DTypeCategory c = dtypeInfo(leaf.dtype).category;
+    const DTypeCategory c = dtypeInfo(leaf.leaf().dtype).category;
     if (c != DTypeCategory::Float && c != DTypeCategory::Complex)
         return false;
     const LeafBytes bytes = leaf.bytes();
-    for (std::int64_t i = 0; i < leaf.numel; ++i) {
+    for (std::int64_t i = 0; i < leaf.leaf().numel; ++i) {
         const ComplexValue v =
-            elementAsComplex(bytes.data.get() + i * itemSize(leaf.dtype), leaf.dtype);
+            elementAsComplex(bytes.data.get() + i * itemSize(leaf.leaf().dtype), leaf.leaf().dtype);
         if (std::isnan(v.re) || std::isnan(v.im))
             return true;
     }
@@ -537,7 +538,7 @@ bool hasNan(const Node& leaf) {
 
 void forEachNode(const Node& node, const std::function<void(const Node&)>& f) {
     f(node);
-    for (const auto& child : node.children)
+    for (const auto& child : node.children())
         forEachNode(*child, f);
 }
 
@@ -727,7 +728,7 @@ private Q_SLOTS:
                     QCOMPARE(k.a, a.root().find(k.key));
                     QCOMPARE(k.b, b.root().find(k.key));
                     // Identical bytes: compared, and the same.
-                    if (k.a->kind == NodeKind::Tensor && k.a->numel > 0) {
+                    if (k.a->isTensor() && k.a->leaf().numel > 0) {
                         QVERIFY2(k.values.has_value(), qPrintable(describe(k)));
                         QCOMPARE(k.values->differing, std::uint64_t(0));
                         QCOMPARE(k.values->firstIndex, std::int64_t(-1));
@@ -833,7 +834,7 @@ private Q_SLOTS:
         deflate.compression = kZipDeflate;
         save(a, tdz.toStdString(), deflate);
         const TensorDict z = load(tdz.toStdString());
-        QCOMPARE(z.root().child("obs")->storage.kind, StorageKind::CompressedEntry);
+        QCOMPARE(z.root().child("obs")->leaf().storage.kind, StorageKind::CompressedEntry);
         const QString problem = exactlyOneDifference(compare(z, b), e);
         QVERIFY2(problem.isEmpty(), qPrintable(problem));
         // A tolerance that covers it: equal.
@@ -939,7 +940,7 @@ private Q_SLOTS:
         QVERIFY2(error.isEmpty(), qPrintable(error));
         const TensorDict a = load(testsupport::fixturePath("simple").toStdString());
         const TensorDict b = load(copy.toStdString());
-        QCOMPARE(b.root().child("a")->dtype, DType::Float64);
+        QCOMPARE(b.root().child("a")->leaf().dtype, DType::Float64);
         Expected e;
         e.key = {"a"};
         e.differences = unsigned(Difference::DType);
@@ -1005,8 +1006,8 @@ private Q_SLOTS:
         Expected e;
         for (const QString& k : key)
             e.key.push_back(k.toStdString());
-        QCOMPARE(b.root().find(e.key)->kind, NodeKind::TensorClass);
-        QCOMPARE(b.root().find(e.key)->className, std::string("fixture_classes.OtherTC"));
+        QCOMPARE(b.root().find(e.key)->kind(), NodeKind::TensorClass);
+        QCOMPARE(b.root().find(e.key)->className(), std::string("fixture_classes.OtherTC"));
         e.differences = unsigned(Difference::Class);
         const QString problem = exactlyOneDifference(compare(a, b), e);
         QVERIFY2(problem.isEmpty(), qPrintable(problem));
@@ -1298,8 +1299,8 @@ private Q_SLOTS:
         const TensorDict a = load(dir.toStdString()), b = load(dir.toStdString());
         std::uint64_t leafBytes = 0;
         forEachNode(a.root(), [&](const Node& n) {
-            if (n.kind == NodeKind::Tensor)
-                leafBytes += 2 * n.nbytes;
+            if (n.isTensor())
+                leafBytes += 2 * n.leaf().nbytes;
         });
         std::vector<CompareProgress> seen;
         std::atomic<int> inside{0};
@@ -1452,11 +1453,12 @@ private Q_SLOTS:
         auto make = [](const std::string& name, const std::string& device) {
             TensorDict td = TensorDict::create();
             Node& tc = td.mutableRoot().addTensorDict("tc");
-            tc.kind = NodeKind::TensorClass;
-            tc.className = "my.Class";
-            tc.attributes.emplace_back("name", Value(name));
+            NodeBuilder classBuilder(tc);
+            classBuilder.setKind(NodeKind::TensorClass);
+            classBuilder.setClass("my.Class", "<class 'my.Class'>");
+            classBuilder.collection().attributes.emplace_back("name", Value(name));
             Node& leaf = tc.addBytes("x", DType::Float32, {1}, ownedBytes(std::vector<float>{1}));
-            leaf.device = device;
+            NodeBuilder(leaf).setDevice(device);
             return td;
         };
         const CompareResult r = compare(make("run-1", "cpu"), make("run-2", "cuda:0"));

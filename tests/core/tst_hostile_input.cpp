@@ -50,8 +50,8 @@ private Q_SLOTS:
         const TensorDict td = load(dir.toStdString());
         const Node* blob = td.root().child("blob");
         QVERIFY(blob);
-        QCOMPARE(blob->kind, NodeKind::NonTensorData);
-        QVERIFY(blob->pickleOpaque);  // shown as an opaque pickle, never unpickled
+        QCOMPARE(blob->kind(), NodeKind::NonTensorData);
+        QVERIFY(blob->nonTensor().pickleOpaque);  // shown as an opaque pickle, never unpickled
     }
 
     void tensorclassChainCountsTowardsTheDepthLimit() {
@@ -92,9 +92,9 @@ private Q_SLOTS:
         const TensorDict td = load(dir.toStdString(), tolerant);
         const Node* stack = td.root().child("ls");
         QVERIFY(stack);
-        QCOMPARE(stack->children.size(), std::size_t(3));  // member 2 is not dropped
-        QCOMPARE(stack->children[1]->kind, NodeKind::Error);
-        QCOMPARE(stack->children[2]->kind, NodeKind::TensorDict);
+        QCOMPARE(stack->children().size(), std::size_t(3));  // member 2 is not dropped
+        QCOMPARE(stack->children()[1]->kind(), NodeKind::Error);
+        QCOMPARE(stack->children()[2]->kind(), NodeKind::TensorDict);
         QCOMPARE(td.errors().size(), std::size_t(1));
     }
 
@@ -111,9 +111,9 @@ private Q_SLOTS:
 
         const TensorDict td = load(dir.toStdString());
         const Node* a = td.root().child("a");
-        QCOMPARE(QString::fromStdString(a->storage.outsideTarget),
+        QCOMPARE(QString::fromStdString(a->leaf().storage.outsideTarget),
                  QFileInfo(secret).canonicalFilePath());
-        QVERIFY(td.root().find({"b", "c"})->storage.outsideTarget.empty());
+        QVERIFY(td.root().find({"b", "c"})->leaf().storage.outsideTarget.empty());
 
         SaveOptions options;
         options.copyExisting = true;
@@ -232,7 +232,7 @@ private Q_SLOTS:
                  qPrintable(error));
         QVERIFY(QFileInfo(path).size() < (8 << 20));
         const TensorDict td = load(path.toStdString());
-        QCOMPARE(td.root().child("z0")->storage.kind, StorageKind::CompressedEntry);
+        QCOMPARE(td.root().child("z0")->leaf().storage.kind, StorageKind::CompressedEntry);
 
         const qint64 before = peakResidentKiB(true);
         DescribeOptions options;

@@ -33,7 +33,7 @@ private Q_SLOTS:
         const Node* c = td.root().find({"b", "c"});
         QVERIFY(c);
         QVERIFY(!c->isMaterialized());  // lazy: nothing mapped by opening
-        const at::Tensor t = c->tensor();
+        const at::Tensor t = tensordict::torch::tensor(*c);
         QVERIFY(c->isMaterialized());
         const MappedFrom from = mappedFrom(t.data_ptr());
         QCOMPARE(from.file,
@@ -53,14 +53,14 @@ private Q_SLOTS:
             testsupport::fileFingerprints(testsupport::fixturePath("simple"));
         TensorDict td = load(testsupport::fixturePath("simple").toStdString());
         const Node* c = td.root().find({"b", "c"});
-        QVERIFY(c && c->nbytes < LoadOptions{}.mapLeavesFrom);
-        at::Tensor t = c->tensor();
+        QVERIFY(c && c->leaf().nbytes < LoadOptions{}.mapLeavesFrom);
+        at::Tensor t = tensordict::torch::tensor(*c);
         QVERIFY(mappedFrom(t.data_ptr()).file !=
                 QFileInfo(testsupport::fixturePath("simple/b/c.memmap")).canonicalFilePath());
         QCOMPARE(t.sum().item<float>(), 6.0f);
         t.add_(1);
         t = at::Tensor();
-        QCOMPARE(c->tensor().sum().item<float>(), 12.0f);
+        QCOMPARE(tensordict::torch::tensor(*c).sum().item<float>(), 12.0f);
         QCOMPARE(testsupport::fileFingerprints(testsupport::fixturePath("simple")), before);
     }
 
@@ -69,9 +69,9 @@ private Q_SLOTS:
         TensorDict td = load(archive.toStdString());
         const Node* a = td.root().child("a");
         QVERIFY(a);
-        QCOMPARE(a->storage.kind, StorageKind::StoredEntry);
+        QCOMPARE(a->leaf().storage.kind, StorageKind::StoredEntry);
         QCOMPARE(a->payloadOffset().value(), std::uint64_t(320));  // from the fixture's zip_entries
-        const at::Tensor t = a->tensor();
+        const at::Tensor t = tensordict::torch::tensor(*a);
         const MappedFrom from = mappedFrom(t.data_ptr());
         QCOMPARE(from.file, QFileInfo(archive).canonicalFilePath());
         QCOMPARE(from.offset, quint64(320));
@@ -82,10 +82,10 @@ private Q_SLOTS:
         QVERIFY(testsupport::packWithPython(testsupport::fixturePath("dtypes"), zip, "deflate"));
         TensorDict td = load(zip.toStdString());
         const Node* f = td.root().child("float64");
-        QCOMPARE(f->storage.kind, StorageKind::CompressedEntry);
-        QCOMPARE(f->storage.zipMethod, 8);
+        QCOMPARE(f->leaf().storage.kind, StorageKind::CompressedEntry);
+        QCOMPARE(f->leaf().storage.zipMethod, 8);
         QVERIFY(!f->isMaterialized());
-        QCOMPARE(f->tensor()[0][1].item<double>(), 10000000000.001);
+        QCOMPARE(tensordict::torch::tensor(*f)[0][1].item<double>(), 10000000000.001);
         QVERIFY(f->isMaterialized());
     }
 
@@ -108,13 +108,13 @@ private Q_SLOTS:
         const QStringList before = testsupport::fileFingerprints(path);
         {
             TensorDict td = load(path.toStdString());
-            for (const auto& leaf : td.root().children) {
-                at::Tensor t = leaf->tensor();
+            for (const auto& leaf : td.root().children()) {
+                at::Tensor t = tensordict::torch::tensor(*leaf);
                 if (t.scalar_type() == at::kBool)
                     t.fill_(true);
                 else
-                    t.fill_(42);                   // in-place write into the mapping
-                QVERIFY(leaf->tensor().equal(t));  // the same memory
+                    t.fill_(42);  // in-place write into the mapping
+                QVERIFY(tensordict::torch::tensor(*leaf).equal(t));  // the same memory
             }
             describe(td, {true, 8});
         }
@@ -125,15 +125,15 @@ private Q_SLOTS:
         LoadOptions options;
         options.subpath = {"b"};
         TensorDict td = load(testsupport::fixturePath("simple").toStdString(), options);
-        QCOMPARE(td.root().key, std::string("b"));
+        QCOMPARE(td.root().key(), std::string("b"));
         QVERIFY(td.root().child("c"));
-        QCOMPARE(td.root().children.size(), size_t(1));
+        QCOMPARE(td.root().children().size(), size_t(1));
 
         options.subpath = {"tc", "label"};  // through a tensorclass's _tensordict/
         TensorDict label =
             load(testsupport::fixturePath("tensorclass_nested").toStdString(), options);
-        QCOMPARE(label.root().kind, NodeKind::NonTensorData);
-        QCOMPARE(label.root().data, Value("nested"));
+        QCOMPARE(label.root().kind(), NodeKind::NonTensorData);
+        QCOMPARE(label.root().value(), Value("nested"));
 
         options.subpath = {"nope"};
         try {
@@ -156,17 +156,18 @@ private Q_SLOTS:
             "{\"_type\": \"<class 'tensordict.tensorclass.NonTensorData'>\", \"data\": "
             "[NaN, Infinity, -Infinity, 1.5, \"\xc3\xa9t\xc3\xa9\"], \"_is_non_tensor\": true}");
         TensorDict td = load(dir.toStdString());
-        QCOMPARE(td.root().batchSize, (std::vector<std::int64_t>{3}));
-        QCOMPARE(td.root().children[0]->key, std::string("a"));  // leaves first, as Python
+        QCOMPARE(td.root().batchSize(), (std::vector<std::int64_t>{3}));
+        QCOMPARE(td.root().children()[0]->key(), std::string("a"));  // leaves first, as Python
         const Node* s = td.root().child("s");
         QVERIFY(s);
-        const auto& list = s->data.asList();
+        const Value value = s->value();
+        const auto& list = value.asList();
         QVERIFY(std::isnan(list[0].asDouble()));
         QCOMPARE(list[1].asDouble(), INFINITY);
         QCOMPARE(list[2].asDouble(), -INFINITY);
         QCOMPARE(list[4].asString(), std::string("\xc3\xa9t\xc3\xa9"));
-        QCOMPARE(s->batchSize, (std::vector<std::int64_t>{3}));  // the parent's
-        QCOMPARE(toJson(s->data),
+        QCOMPARE(s->batchSize(), (std::vector<std::int64_t>{3}));  // the parent's
+        QCOMPARE(toJson(s->value()),
                  std::string(R"([NaN, Infinity, -Infinity, 1.5, "\u00e9t\u00e9"])"));
     }
 
@@ -179,7 +180,7 @@ private Q_SLOTS:
         f.close();
         TensorDict td = load(dir.toStdString());
         const Node* a = td.root().child("a");
-        QCOMPARE(a->storage.size, std::uint64_t(112));
+        QCOMPARE(a->leaf().storage.size, std::uint64_t(112));
         QCOMPARE(leafSha256(*a),
                  std::string("15ec7bf0b50732b49f8228e07d24365338f9e3ab994b00af08e5a3bffe55fd8b"));
     }
@@ -193,12 +194,12 @@ private Q_SLOTS:
         writeFile(dir + "/f8.memmap", QByteArray::fromHex("38c0"));  // 1.0, -2.0
         TensorDict td = load(dir.toStdString());
         const Node* u = td.root().child("u");
-        QCOMPARE(u->dtype, DType::UInt16);
+        QCOMPARE(u->leaf().dtype, DType::UInt16);
         QCOMPARE(firstValues(*u, 2), Value(Value::List{Value(65535), Value(1)}));
         QCOMPARE(firstValues(*td.root().child("f8"), 2),
                  Value(Value::List{Value(1.0), Value(-2.0)}));
         try {
-            u->tensor();
+            tensordict::torch::tensor(*u);
             QFAIL("expected an error");
         } catch (const Error& e) {
             QVERIFY2(QString(e.what()).contains("torch.uint16"), e.what());
@@ -222,9 +223,9 @@ private Q_SLOTS:
                       "9394732e"));
         TensorDict td = load(dir.toStdString());
         const Node* x = td.root().child("x");
-        QVERIFY(x->pickleOpaque);
-        QCOMPARE(x->pickleFile, std::string("x/other.pickle"));
-        QVERIFY(x->data.isNull());
+        QVERIFY(x->nonTensor().pickleOpaque);
+        QCOMPARE(x->nonTensor().pickleFile, std::string("x/other.pickle"));
+        QVERIFY(x->value().isNull());
     }
 
     void tolerantLoadMarksBrokenParts() {
@@ -239,9 +240,9 @@ private Q_SLOTS:
         const auto errors = td.errors();
         QCOMPARE(errors.size(), size_t(2));
         QCOMPARE(errors[0]->keyPath(), (std::vector<std::string>{"l1", "y"}));
-        QVERIFY(QString::fromStdString(errors[0]->error).contains("y.memmap"));
+        QVERIFY(QString::fromStdString(errors[0]->error()).contains("y.memmap"));
         QCOMPARE(errors[1]->keyPath(), (std::vector<std::string>{"l1", "l2"}));
-        QVERIFY(QString::fromStdString(errors[1]->error).contains("l1/l2/meta.json"));
+        QVERIFY(QString::fromStdString(errors[1]->error()).contains("l1/l2/meta.json"));
         QVERIFY_THROWS_EXCEPTION(Error, load(dir.toStdString()));
     }
 

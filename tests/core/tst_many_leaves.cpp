@@ -92,7 +92,7 @@ private Q_SLOTS:
         LoadOptions options;
         options.mapLeavesFrom = mapLeavesFrom;
         const TensorDict td = load(source_.toStdString(), options);
-        QCOMPARE(int(td.root().children.size()), kGroups);
+        QCOMPARE(int(td.root().children().size()), kGroups);
 
         // Hashed, as --info --sha256 does.
         DescribeOptions describeOptions;

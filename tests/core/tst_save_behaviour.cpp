@@ -14,6 +14,7 @@
 #include <QtTest>
 
 #include "libzip_reader.h"
+#include "node_builder.h"
 #include "tensordict/report.h"
 #include "tensordict/save.h"
 #include "testsupport.h"
@@ -22,11 +23,23 @@ using namespace tensordict;
 
 namespace {
 
+// A copy of `node` under another key.
+std::unique_ptr<Node> renamed(const Node& node, const std::string& key) {
+    auto copy = node.clone();
+    NodeBuilder(*copy).setKey(key);
+    return copy;
+}
+
+}  // namespace
+
+namespace {
+
 // A tensordict of `leaves` float32 leaves of `mib` MiB each, all equal to `value`.
 TensorDict makeData(int leaves, int mib, float value) {
     TensorDict td = TensorDict::create();
     for (int i = 0; i < leaves; ++i)
-        td.mutableRoot().addTensor("leaf" + std::to_string(i), at::full({mib * 262144}, value));
+        tensordict::torch::addTensor(td.mutableRoot(), "leaf" + std::to_string(i),
+                                     at::full({mib * 262144}, value));
     return td;
 }
 
@@ -55,7 +68,7 @@ private Q_SLOTS:
         const TensorDict m = save(td, "");
         QVERIFY(m.isLocked());
         const Node* a = m.root().child("a");
-        QCOMPARE(a->storage.kind, StorageKind::Memory);
+        QCOMPARE(a->leaf().storage.kind, StorageKind::Memory);
         const LeafBytes bytes = a->bytes();
         QVERIFY2(testsupport::mappedFrom(bytes.data.get()).file.startsWith("/memfd:tensordict:a"),
                  qPrintable(testsupport::mappedFrom(bytes.data.get()).file));
@@ -70,7 +83,7 @@ private Q_SLOTS:
         int status = 0;
         waitpid(pid, &status, 0);
         QCOMPARE(firstFloat(m, "a"), 42.0f);  // the child's write is the parent's
-        QCOMPARE(a->tensor()[0].item<float>(), 42.0f);
+        QCOMPARE(tensordict::torch::tensor(*a)[0].item<float>(), 42.0f);
         QVERIFY_THROWS_EXCEPTION(Error, const_cast<TensorDict&>(m).mutableRoot());
     }
 
@@ -80,11 +93,11 @@ private Q_SLOTS:
         options.shareNonTensor = true;
         options.copyExisting = true;
         const TensorDict m = save(td, (scratch_.path() + "/shared").toStdString(), options);
-        Node* s = const_cast<Node*>(m.root().child("s"));
+        const Node* s = m.root().child("s");
         QCOMPARE(s->value(), Value("hello world"));
         const pid_t pid = fork();
         if (pid == 0) {
-            s->setValue(Value(Value::List{Value("from"), Value("child")}));
+            s->setSharedValue(Value(Value::List{Value("from"), Value("child")}));
             _exit(0);
         }
         int status = 0;
@@ -92,8 +105,30 @@ private Q_SLOTS:
         QCOMPARE(s->value(), Value(Value::List{Value("from"), Value("child")}));
         // Without sharing, the saved tree is locked: values cannot change behind the files.
         const TensorDict plain = save(td, "");
-        QVERIFY_THROWS_EXCEPTION(Error,
-                                 const_cast<Node*>(plain.root().child("s"))->setValue(Value(1)));
+        QVERIFY_THROWS_EXCEPTION(Error, plain.root().child("s")->setSharedValue(Value(1)));
+        QCOMPARE(plain.root().child("s")->value(), Value("hello world"));
+    }
+
+    void everyReaderSeesTheSharedValue() {
+        // After a shared value changes, the report (what --info and the
+        // fixtures' expectations print) shows the new value, as value() does.
+        const TensorDict td = load(testsupport::fixturePath("nontensor_string").toStdString());
+        SaveOptions options;
+        options.shareNonTensor = true;
+        options.copyExisting = true;
+        const TensorDict m = save(td, (scratch_.path() + "/shared-report").toStdString(), options);
+        m.root().child("s")->setSharedValue(Value("changed"));
+        const Value report = describe(m);
+        const Value* entries = report.find("non_tensor");
+        QVERIFY(entries && entries->isList());
+        const Value* data = nullptr;
+        for (const Value& entry : entries->asList())
+            if (*entry.find("key") == Value(Value::List{Value("s")}))
+                data = entry.find("data");
+        QVERIFY(data);
+        QCOMPARE(*data, Value("changed"));
+        // A copy takes the value as it is now.
+        QCOMPARE(m.root().child("s")->clone()->value(), Value("changed"));
     }
 
     void copyExistingBothWays() {
@@ -117,7 +152,7 @@ private Q_SLOTS:
         SaveOptions options;
         options.copyExisting = true;
         const TensorDict copied = save(td, dst.toStdString(), options);
-        QCOMPARE(QString::fromStdString(copied.root().child("a")->storage.container), dst);
+        QCOMPARE(QString::fromStdString(copied.root().child("a")->leaf().storage.container), dst);
 
         // Saving onto its own files reuses them: not rewritten (a rewrite
         // would replace the file, a new inode, or at least move its mtime
@@ -133,17 +168,14 @@ private Q_SLOTS:
 
         // Never truncate a file another leaf still has to be read from.
         TensorDict swapped = TensorDict::create({3});
-        auto a = td.root().find({"b", "c"})->clone();
-        a->key = "a";
-        a->shape = {3};  // the first 12 bytes of b/c.memmap
-        a->numel = 3;
-        a->nbytes = 12;
-        swapped.mutableRoot().children.push_back(std::move(a));
-        swapped.mutableRoot().children.back()->parent = &swapped.mutableRoot();
+        auto a = renamed(*td.root().find({"b", "c"}), "a");
+        TensorLeaf& part = NodeBuilder(*a).leaf();
+        part.shape = {3};  // the first 12 bytes of b/c.memmap
+        part.numel = 3;
+        part.nbytes = 12;
+        NodeBuilder(swapped.mutableRoot()).put(std::move(a));
         Node& b = swapped.mutableRoot().addTensorDict("b");
-        auto c = td.root().child("a")->clone(&b);
-        c->key = "c";
-        b.children.push_back(std::move(c));
+        NodeBuilder(b).put(renamed(*td.root().child("a"), "c"));
         try {
             save(swapped, src.toStdString(), options);
             QFAIL("overwrote a file still to be read");
@@ -167,7 +199,7 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(watcher.isFinished(), 60000);
         const TensorDict result = watcher.result();
         QVERIFY(result.isLocked());
-        QCOMPARE(result.root().children.size(), size_t(8));
+        QCOMPARE(result.root().children().size(), size_t(8));
         QCOMPARE(firstFloat(result, "leaf7"), 1.5f);
         QVERIFY(progress.count() > 0);
         QCOMPARE(watcher.progressMaximum(), 32 * 1024);  // KiB
@@ -253,7 +285,7 @@ private Q_SLOTS:
 
     void refusalsNameTheKey() {
         TensorDict td = TensorDict::create();
-        td.mutableRoot().addTensor("shape", at::zeros({2}));
+        tensordict::torch::addTensor(td.mutableRoot(), "shape", at::zeros({2}));
         try {
             save(td, (scratch_.path() + "/reserved").toStdString());
             QFAIL("reserved key saved");
@@ -277,8 +309,8 @@ private Q_SLOTS:
 
         TensorDict q = TensorDict::create();
         try {
-            q.mutableRoot().addTensor("q",
-                                      at::quantize_per_tensor(at::ones({2}), 0.1, 0, at::kQInt8));
+            tensordict::torch::addTensor(
+                q.mutableRoot(), "q", at::quantize_per_tensor(at::ones({2}), 0.1, 0, at::kQInt8));
             QFAIL("quantized dtype accepted");
         } catch (const Error& e) {
             QVERIFY2(QString(e.what()).contains("q") && QString(e.what()).contains("QInt8"),

@@ -21,13 +21,13 @@ constexpr std::uint64_t kMaxMetadataBytes = 1u << 20;
 
 inline void readNode(const tensordict::Node& node) {
     using tensordict::NodeKind;
-    switch (node.kind) {
+    switch (node.kind()) {
         case NodeKind::Tensor:
             try {
                 (void)node.payloadOffset();
             } catch (const tensordict::Error&) {
             }
-            if (node.nbytes <= kMaxLeafBytes) {
+            if (node.leaf().nbytes <= kMaxLeafBytes) {
                 try {
                     (void)tensordict::leafSha256(node);
                     (void)tensordict::firstValues(node, 4);
@@ -43,7 +43,7 @@ inline void readNode(const tensordict::Node& node) {
             break;
     }
     // The loader bounds the depth of the tree.
-    for (const auto& child : node.children)
+    for (const auto& child : node.children())
         readNode(*child);
 }
 

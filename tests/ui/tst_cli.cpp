@@ -115,6 +115,24 @@ private Q_SLOTS:
         QVERIFY2(run.maxRssKiB < 150 * 1024, qPrintable(QString::number(run.maxRssKiB)));
     }
 
+    // A tensorclass whose fields differ is reported with both sets of
+    // fields (they are not a non-tensor value; asking one for its value
+    // once made --diff fail with exit 2).
+    void diffNamesTensorclassFields() {
+        const QString a = scratch_.path() + "/tc-a", b = scratch_.path() + "/tc-b";
+        testsupport::copyTree(testsupport::fixturePath("tensorclass"), a);
+        testsupport::copyTree(testsupport::fixturePath("tensorclass"), b);
+        QFile meta(b + "/meta.json");
+        QVERIFY(meta.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        meta.write(R"({"_type": "<class 'fixture_classes.MyTC'>", "label": "run-2"})");
+        meta.close();
+        const Run run = tdstudio({"--diff", a, b});
+        QVERIFY2(run.exitCode == 1, run.err.constData());
+        const QString text = QString::fromUtf8(run.out);
+        QVERIFY2(text.contains("changed:   []\n    non_tensor: {} -> {\"label\": \"run-2\"}\n"),
+                 qPrintable(text));
+    }
+
     // --diff as diff(1): 0 equal (a directory and its deflated archive), 1
     // different (saying what and where), 2 on an error; text and JSON.
     void diffExitCodesTextAndJson() {

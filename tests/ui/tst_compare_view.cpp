@@ -22,6 +22,7 @@
 #include "compare_tree.h"
 #include "compare_tree_model.h"
 #include "compare_view.h"
+#include "libzip_reader.h"
 #include "main_window.h"
 #include "plot_view.h"
 #include "slice_selector.h"
@@ -29,7 +30,6 @@
 #include "tensor_table_model.h"
 #include "tensor_table_view.h"
 #include "tensordict/save.h"
-#include "libzip_reader.h"
 #include "testsupport.h"
 
 using namespace tensordict;
@@ -438,7 +438,7 @@ private Q_SLOTS:
         QVERIFY(w.treeView()->isVisible());
         QVERIFY(!w.compareView()->countsLabel()->isVisible());
         QCOMPARE(w.windowTitle(), QString("a — tdstudio"));
-        QVERIFY(w.selectedNode() && w.selectedNode()->key == "x");
+        QVERIFY(w.selectedNode() && w.selectedNode()->key() == "x");
 
         // Without a modifier, a drop opens.
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);

@@ -205,7 +205,7 @@ private Q_SLOTS:
         const QModelIndex root = model.index(0, 0);
         model.fetchMore(root);
         QCOMPARE(model.handedOverCount(), 1 + 100);
-        QCOMPARE(model.fetchedCount(td->root().children[42].get()), 0);
+        QCOMPARE(model.fetchedCount(td->root().children()[42]), 0);
         // Sizes of the first screen come from the index: no subtree is walked here.
         QCOMPARE(model.index(0, KeyTreeModel::SizeColumn).data().toString(), QString("0 B"));
         QCOMPARE(model.index(42, KeyTreeModel::SizeColumn, root).data().toString(), QString("0 B"));
@@ -242,7 +242,7 @@ private Q_SLOTS:
         // Each group was handed to the view only up to its match's batch.
         constexpr int kUpToMatch =
             std::min(1000, (300 / KeyTreeModel::kFetchBatch + 1) * KeyTreeModel::kFetchBatch);
-        QCOMPARE(model.fetchedCount(td->root().children[42].get()), kUpToMatch);
+        QCOMPARE(model.fetchedCount(td->root().children()[42]), kUpToMatch);
         QCOMPARE(model.handedOverCount(), 1 + 100 + 100 * kUpToMatch);
         QVERIFY(paths.count() >= 1);
     }

@@ -116,10 +116,10 @@ private Q_SLOTS:
         // Nothing else was fetched or expanded, and the tree was never fully fetched.
         KeyTreeModel* keys = w.keyModel();
         const tensordict::Node& top = keys->tensorDict()->root();
-        QVERIFY(keys->fetchedCount(top.children[42].get()) > 700);
+        QVERIFY(keys->fetchedCount(top.children()[42]) > 700);
         for (int g = 0; g < 100; ++g)
             if (g != 42)
-                QCOMPARE(keys->fetchedCount(top.children[g].get()), 0);
+                QCOMPARE(keys->fetchedCount(top.children()[g]), 0);
         QVERIFY(keys->handedOverCount() <= 1 + 100 + 1000);
 
         // Clearing the filter shows every group again, closed but for the match's.
@@ -127,7 +127,7 @@ private Q_SLOTS:
         QCOMPARE(view->rowCount(view->index(0, 0)), 100);
         for (int g = 0; g < 100; ++g) {
             const QModelIndex row =
-                w.filterModel()->mapFromSource(keys->indexOf(top.children[g].get()));
+                w.filterModel()->mapFromSource(keys->indexOf(top.children()[g]));
             QVERIFY(row.isValid());
             QCOMPARE(tree->isExpanded(row), g == 42);
         }

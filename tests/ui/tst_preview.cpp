@@ -21,6 +21,7 @@
 
 #include "image_render.h"
 #include "image_view.h"
+#include "libzip_reader.h"
 #include "main_window.h"
 #include "plot_view.h"
 #include "preview_panel.h"
@@ -31,7 +32,6 @@
 #include "tensor_table_model.h"
 #include "tensor_table_view.h"
 #include "tensordict/save.h"
-#include "libzip_reader.h"
 #include "testsupport.h"
 
 using namespace tensordict;
@@ -136,9 +136,9 @@ private Q_SLOTS:
         const qint64 before = residentKiB();
         const TensorDict td = load(dir.toStdString());
         const Node* x = td.root().child("x");
-        QCOMPARE(x->numel, n);
+        QCOMPARE(x->leaf().numel, n);
         TensorTableModel model;
-        model.setLeaf(x->dtype, x->bytes(), TensorSlice::defaultFor(x->shape));
+        model.setLeaf(x->leaf().dtype, x->bytes(), TensorSlice::defaultFor(x->leaf().shape));
         QCOMPARE(model.totalRows(), n);
         TensorTableView view(&model);
         view.resize(600, 400);

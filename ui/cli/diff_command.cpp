@@ -42,18 +42,19 @@ std::string numberText(double x) {
 }
 
 std::string dimsText(const tensordict::Node& n) {
-    return n.kind == tensordict::NodeKind::Tensor ? shapeText(n.shape) : shapeText(n.batchSize);
+    return n.isTensor() ? shapeText(n.leaf().shape) : shapeText(n.batchSize());
 }
 
 std::string classText(const tensordict::Node& n) {
-    return std::string(tensordict::kindName(n.kind)) +
-           (n.kind == tensordict::NodeKind::Tensor ? "" : " " + n.className);
+    return std::string(tensordict::kindName(n.kind())) + (n.isTensor() ? "" : " " + n.className());
 }
 
+// A non-tensor's value, or a tensorclass's fields and a view's parameters.
 std::string nonTensorText(const tensordict::Node& n) {
-    if (n.pickleOpaque)
-        return "<pickle " + n.pickleFile + ">";
-    std::string text = tensordict::toJson(n.value());
+    if (n.isNonTensor() && n.nonTensor().pickleOpaque)
+        return "<pickle " + n.nonTensor().pickleFile + ">";
+    std::string text = tensordict::toJson(
+        n.isCollection() ? tensordict::Value(n.collection().attributes) : n.value());
     if (text.size() > 80)
         text = text.substr(0, 77) + "...";
     return text;
@@ -73,21 +74,22 @@ std::string describeChange(const tensordict::KeyComparison& k) {
                 add(name + ": " + classText(a) + " -> " + classText(b));
                 break;
             case Difference::BatchSize:
-                add(name + ": " + shapeText(a.batchSize) + " -> " + shapeText(b.batchSize));
+                add(name + ": " + shapeText(a.batchSize()) + " -> " + shapeText(b.batchSize()));
                 break;
             case Difference::Device:
-                add(name + ": " + a.device.value_or("None") + " -> " + b.device.value_or("None"));
+                add(name + ": " + a.device().value_or("None") + " -> " +
+                    b.device().value_or("None"));
                 break;
             case Difference::DType:
-                add(name + ": " + std::string(tensordict::dtypeName(a.dtype)) + " -> " +
-                    std::string(tensordict::dtypeName(b.dtype)));
+                add(name + ": " + std::string(tensordict::dtypeName(a.leaf().dtype)) + " -> " +
+                    std::string(tensordict::dtypeName(b.leaf().dtype)));
                 break;
             case Difference::Shape:
                 add(name + ": " + dimsText(a) + " -> " + dimsText(b));
                 break;
             case Difference::Values: {
                 const auto& v = *k.values;
-                const std::uint64_t total = a.nbytes / tensordict::itemSize(a.dtype);
+                const std::uint64_t total = a.leaf().nbytes / tensordict::itemSize(a.leaf().dtype);
                 std::string nans;
                 if (v.nanDiffering)
                     nans = " (" + std::to_string(v.nanDiffering) +

@@ -13,10 +13,10 @@ namespace {
 // The node's key path as a JSON list: ["a", "b"]. `parentKeys` is the
 // parent's list without its closing bracket, so each line costs one key.
 std::string keyList(const std::string& parentKeys, const tensordict::Node& node) {
-    if (!node.parent)
+    if (!node.parent())
         return "[";
     return parentKeys + (parentKeys.size() > 1 ? ", " : "") +
-           tensordict::toJson(tensordict::Value(node.key));
+           tensordict::toJson(tensordict::Value(node.key()));
 }
 
 void appendShape(std::string& line, const std::vector<std::int64_t>& shape) {
@@ -36,15 +36,15 @@ void printNode(const tensordict::Node& node, bool sha256, const std::string& par
     const std::string keys = keyList(parentKeys, node);
     text += keys;
     text += "]  ";
-    text += tensordict::kindName(node.kind);
-    switch (node.kind) {
+    text += tensordict::kindName(node.kind());
+    switch (node.kind()) {
         case NodeKind::Tensor:
-            text += "  " + node.className + "  shape ";
-            appendShape(text, node.shape);
-            text += "  " + std::to_string(node.nbytes) + " bytes  " +
+            text += "  " + std::string(tensordict::dtypeName(node.leaf().dtype)) + "  shape ";
+            appendShape(text, node.leaf().shape);
+            text += "  " + std::to_string(node.leaf().nbytes) + " bytes  " +
                     nodetext::storageText(node).toStdString();
-            if (node.storage.kind != tensordict::StorageKind::None)
-                text += " " + node.storage.path;
+            if (node.leaf().storage.kind != tensordict::StorageKind::None)
+                text += " " + node.leaf().storage.path;
             if (sha256) {
                 text += "  sha256 " + tensordict::leafSha256(node);
                 if (const std::string warning = node.integrityWarning(); !warning.empty())
@@ -53,24 +53,25 @@ void printNode(const tensordict::Node& node, bool sha256, const std::string& par
             break;
         case NodeKind::NonTensorData:
         case NodeKind::NonTensorStack:
-            text += "  " + node.className + "  batch ";
-            appendShape(text, node.batchSize);
+            text += "  " + node.className() + "  batch ";
+            appendShape(text, node.batchSize());
             text += "  ";
-            text += node.pickleOpaque ? "<pickle " + node.pickleFile + ", not unpickled>"
-                                      : tensordict::toJson(node.data);
+            text += node.nonTensor().pickleOpaque
+                        ? "<pickle " + node.nonTensor().pickleFile + ", not unpickled>"
+                        : tensordict::toJson(node.value());
             break;
         case NodeKind::Error:
-            text += "  " + node.error;
+            text += "  " + node.error();
             break;
         default:
-            text += "  " + node.className + "  batch ";
-            appendShape(text, node.batchSize);
-            if (node.kind == NodeKind::LazyStack)
-                text += "  stack_dim " + std::to_string(node.stackDim);
+            text += "  " + node.className() + "  batch ";
+            appendShape(text, node.batchSize());
+            if (node.kind() == NodeKind::LazyStack)
+                text += "  stack_dim " + std::to_string(node.collection().stackDim);
             else
-                text += "  device " + node.device.value_or("None");
-            if (!node.attributes.empty())
-                text += "  " + tensordict::toJson(tensordict::Value(node.attributes));
+                text += "  device " + node.device().value_or("None");
+            if (!node.collection().attributes.empty())
+                text += "  " + tensordict::toJson(tensordict::Value(node.collection().attributes));
             break;
     }
     text += '\n';
@@ -78,7 +79,7 @@ void printNode(const tensordict::Node& node, bool sha256, const std::string& par
         out << QString::fromStdString(text);
         text.clear();
     }
-    for (const auto& child : node.children)
+    for (const auto& child : node.children())
         printNode(*child, sha256, keys, text, out);
 }
 
@@ -86,10 +87,10 @@ void printNode(const tensordict::Node& node, bool sha256, const std::string& par
 // data was shown, with a warning naming the entry.
 void reportIntegrityWarnings(const tensordict::Node& node, QTextStream& err) {
     if (const std::string warning = node.integrityWarning(); !warning.empty())
-        err << "tdstudio: warning: " << QString::fromStdString(node.storage.container) << ':'
-            << QString::fromStdString(node.storage.path) << ": " << QString::fromStdString(warning)
-            << '\n';
-    for (const auto& child : node.children)
+        err << "tdstudio: warning: " << QString::fromStdString(node.leaf().storage.container) << ':'
+            << QString::fromStdString(node.leaf().storage.path) << ": "
+            << QString::fromStdString(warning) << '\n';
+    for (const auto& child : node.children())
         reportIntegrityWarnings(*child, err);
 }
 
@@ -129,7 +130,7 @@ int printInfo(const InfoRequest& request, QTextStream& out, QTextStream& err) {
     reportIntegrityWarnings(td.root(), err);
     const auto errors = td.errors();
     for (const auto* e : errors)
-        err << "tdstudio: " << QString::fromStdString(e->error) << '\n';
+        err << "tdstudio: " << QString::fromStdString(e->error()) << '\n';
     return errors.empty() ? 0 : 1;
 }
 

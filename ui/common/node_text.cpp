@@ -33,10 +33,22 @@ QString displayKey(const std::string& key) {
 }
 
 std::uint64_t totalBytesOf(const Node& node) {
-    std::uint64_t total = node.kind == NodeKind::Tensor ? node.nbytes : 0;
-    for (const auto& c : node.children)
+    std::uint64_t total = node.isTensor() ? node.leaf().nbytes : 0;
+    for (const auto& c : node.children())
         total += totalBytesOf(*c);
     return total;
+}
+
+QString torchDtypeText(tensordict::DType dtype) {
+    const std::string_view name = tensordict::dtypeName(dtype);
+    return QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size()));
+}
+
+QString dtypeText(tensordict::DType dtype) {
+    QString text = torchDtypeText(dtype);
+    if (text.startsWith(QLatin1String("torch.")))
+        text.remove(0, 6);
+    return text;
 }
 
 QString shapeText(const std::vector<std::int64_t>& shape) {
@@ -73,25 +85,29 @@ QString keyPathText(const std::vector<std::string>& path) {
 }
 
 QString kindText(const Node& node) {
-    const std::string_view name = tensordict::kindName(node.kind);
+    const std::string_view name = tensordict::kindName(node.kind());
     return QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));
 }
 
 QString storageText(const Node& node) {
     using tensordict::StorageKind;
-    switch (node.storage.kind) {
+    if (!node.isTensor())
+        return {};
+    switch (node.leaf().storage.kind) {
         case StorageKind::None:
-            return node.kind == NodeKind::Tensor ? tr("no file (empty)") : QString();
+            return tr("no file (empty)");
         case StorageKind::File:
-            return node.storage.outsideTarget.empty() ? tr("file")
-                                                      : tr("file, linked from outside the dataset");
+            return node.leaf().storage.outsideTarget.empty()
+                       ? tr("file")
+                       : tr("file, linked from outside the dataset");
         case StorageKind::Memory:
             return tr("memory");
         case StorageKind::StoredEntry:
             return tr("stored entry");
         case StorageKind::CompressedEntry:
             return tr("compressed entry (%1)")
-                .arg(QString::fromStdString(tensordict::zipMethodName(node.storage.zipMethod)));
+                .arg(QString::fromStdString(
+                    tensordict::zipMethodName(node.leaf().storage.zipMethod)));
     }
     return {};
 }

@@ -15,6 +15,10 @@ namespace nodetext {
 QString displayKey(const std::string& key);
 // [3, 4]
 QString shapeText(const std::vector<std::int64_t>& shape);
+// "float32" (the dtype without "torch.").
+QString dtypeText(tensordict::DType dtype);
+// "torch.float32", as Python prints it.
+QString torchDtypeText(tensordict::DType dtype);
 // 512 B, 1.50 KiB, 12.3 MiB
 QString byteSizeText(std::uint64_t bytes);
 // A Python index of the key path: "a", or ("a", "b").

@@ -55,8 +55,8 @@ QString colored(const QString& text, const QColor& color) {
 
 QString kindOf(const Node& n) {
     QString kind = nodetext::kindText(n);
-    if (n.kind == NodeKind::TensorClass || n.kind == NodeKind::View)
-        kind += " " + QString::fromStdString(n.className);
+    if (n.kind() == NodeKind::TensorClass || n.kind() == NodeKind::View)
+        kind += " " + QString::fromStdString(n.className());
     return kind;
 }
 
@@ -64,30 +64,31 @@ QString kindOf(const Node& n) {
 QString nodeProperty(const Node* n, const QString& name) {
     if (!n)
         return {};
-    const bool tensor = n->kind == NodeKind::Tensor;
+    const bool tensor = n->isTensor();
     const bool nonTensor =
-        n->kind == NodeKind::NonTensorData || n->kind == NodeKind::NonTensorStack;
+        n->kind() == NodeKind::NonTensorData || n->kind() == NodeKind::NonTensorStack;
     if (name == "kind")
         return kindOf(*n);
     if (name == "shape" && tensor)
-        return n->isNested ? QObject::tr("nested, %1 parts").arg(n->nestedShapes.size())
-                           : nodetext::shapeText(n->shape);
-    if (name == "batch" && !tensor && n->kind != NodeKind::Error)
-        return nodetext::shapeText(n->batchSize);
+        return n->leaf().isNested
+                   ? QObject::tr("nested, %1 parts").arg(n->leaf().nestedShapes.size())
+                   : nodetext::shapeText(n->leaf().shape);
+    if (name == "batch" && !tensor && !n->isError())
+        return nodetext::shapeText(n->batchSize());
     if (name == "dtype" && tensor)
-        return QString::fromStdString(n->className);
-    if (name == "device" && n->kind != NodeKind::Error)
-        return QString::fromStdString(n->device.value_or("—"));
+        return nodetext::torchDtypeText(n->leaf().dtype);
+    if (name == "device" && !n->isError())
+        return QString::fromStdString(n->device().value_or("—"));
     if (name == "elements" && tensor)
-        return QLocale().toString(qlonglong(n->numel));
+        return QLocale().toString(qlonglong(n->leaf().numel));
     if (name == "size" && tensor)
-        return nodetext::byteSizeText(n->nbytes);
+        return nodetext::byteSizeText(n->leaf().nbytes);
     if (name == "keys" && n->isCollection())
-        return QString::number(n->children.size());
+        return QString::number(n->children().size());
     if (name == "storage" && tensor)
         return nodetext::storageText(*n);
     if (name == "value" && nonTensor) {
-        if (n->pickleOpaque)
+        if (n->nonTensor().pickleOpaque)
             return QObject::tr("<pickled Python object, never unpickled>");
         QString json =
             QString::fromStdString(tensordict::toJson(n->value(), tensordict::JsonStyle::Pretty));
@@ -95,8 +96,8 @@ QString nodeProperty(const Node* n, const QString& name) {
             json = json.left(kMaxValueChars) + QStringLiteral("\n…");
         return json;
     }
-    if (name == "error" && n->kind == NodeKind::Error)
-        return QString::fromStdString(n->error);
+    if (name == "error" && n->isError())
+        return QString::fromStdString(n->error());
     return {};
 }
 
@@ -218,8 +219,8 @@ void ComparePanel::showItem(std::shared_ptr<const tensordict::TensorDict> a,
         showDescription();
         return;
     }
-    const bool inflate = item->a->storage.kind == tensordict::StorageKind::CompressedEntry ||
-                         item->b->storage.kind == tensordict::StorageKind::CompressedEntry;
+    const bool inflate = item->a->leaf().storage.kind == tensordict::StorageKind::CompressedEntry ||
+                         item->b->leaf().storage.kind == tensordict::StorageKind::CompressedEntry;
     showMessage(inflate ? tr("Inflating…") : tr("Mapping…"));
     // Mapping is quick, inflating a compressed entry is not: never on this thread.
     watcher_.setFuture(QtConcurrent::run([na = item->a, nb = item->b, a = a_, b = b_] {
@@ -286,8 +287,8 @@ QString ComparePanel::summaryHtml() const {
         html += ": " + what.toHtmlEscaped();
     auto side = [](const QString& name, const Node* n) {
         QString text = name + ": " + compare_status::sideText(n).toHtmlEscaped();
-        if (n && n->kind == NodeKind::Tensor)
-            text += " · " + nodetext::byteSizeText(n->nbytes);
+        if (n && n->isTensor())
+            text += " · " + nodetext::byteSizeText(n->leaf().nbytes);
         return text;
     };
     return html + "<br>" + side(tr("A"), i.a) + " &nbsp;&nbsp; " + side(tr("B"), i.b);
@@ -399,29 +400,29 @@ void ComparePanel::leavesLoaded() {
     }
     const Node& a = *item_->a;
     const Node& b = *item_->b;
-    const TensorSlice slice = TensorSlice::defaultFor(a.shape);
+    const TensorSlice slice = TensorSlice::defaultFor(a.leaf().shape);
     tableSlice_->setSlice(slice);
-    tableModel_->setLeaf(a.dtype, aBytes_, slice);
-    tableModel_->setOther(b.dtype, bBytes_, tolerance_);
+    tableModel_->setLeaf(a.leaf().dtype, aBytes_, slice);
+    tableModel_->setOther(b.leaf().dtype, bBytes_, tolerance_);
     tableModel_->setShown(static_cast<TensorTableModel::Shown>(shown_->currentIndex()));
     tableView_->fitColumns();
-    const bool image = a.shape.size() >= 2;
-    const bool plot = !a.shape.empty();
+    const bool image = a.leaf().shape.size() >= 2;
+    const bool plot = !a.leaf().shape.empty();
     tabs_->setTabEnabled(ImageMode, image);
     tabs_->setTabEnabled(PlotMode, plot);
     if (image)
-        imageView_->setLeaves(a.dtype, aBytes_, b.dtype, bBytes_, a.shape);
+        imageView_->setLeaves(a.leaf().dtype, aBytes_, b.leaf().dtype, bBytes_, a.leaf().shape);
     if (plot) {
-        plotView_->setOther(b.dtype, bBytes_, tr("A"), tr("B"));
-        plotView_->setLeaf(a.dtype, aBytes_, a.shape);
+        plotView_->setOther(b.leaf().dtype, bBytes_, tr("A"), tr("B"));
+        plotView_->setLeaf(a.leaf().dtype, aBytes_, a.leaf().shape);
     }
-    statisticsView_->setLeaf(a.dtype, aBytes_, a.numel);
-    statisticsView_->setOther(b.dtype, bBytes_);
+    statisticsView_->setLeaf(a.leaf().dtype, aBytes_, a.leaf().numel);
+    statisticsView_->setOther(b.leaf().dtype, bBytes_);
     statisticsView_->setCurrentSlice(slice);
     statisticsStale_ = true;
 
     // The mode last chosen for this kind of shape, as the preview does.
-    const QString kind = PreviewPanel::shapeKind(a.shape);
+    const QString kind = PreviewPanel::shapeKind(a.leaf().shape);
     const int fallback = kind == "hwc" || kind == "chw" ? ImageMode : TableMode;
     int wanted = QSettings().value("compare/mode/" + kind, fallback).toInt();
     if (wanted < 0 || wanted >= tabs_->count() || !tabs_->isTabEnabled(wanted))
@@ -439,7 +440,8 @@ void ComparePanel::modeChosen(int index) {
     if (!showsValues() || !item_)
         return;
     if (!restoringMode_)  // remember the user's choice for this kind of shape
-        QSettings().setValue("compare/mode/" + PreviewPanel::shapeKind(item_->a->shape), index);
+        QSettings().setValue("compare/mode/" + PreviewPanel::shapeKind(item_->a->leaf().shape),
+                             index);
     if (index == StatisticsMode && statisticsStale_ && aBytes_.data) {
         statisticsStale_ = false;
         statisticsView_->compute();
@@ -453,7 +455,7 @@ void ComparePanel::showCurrentCell() {
     if (item_->values)
         counts = tr("%1 of %2 elements differ")
                      .arg(QLocale().toString(qulonglong(item_->values->differing)),
-                          QLocale().toString(qlonglong(item_->a->numel)));
+                          QLocale().toString(qlonglong(item_->a->leaf().numel)));
     std::int64_t row = 0, col = 0;
     if (!tableView_->currentCell(&row, &col)) {
         cell_->setText(counts);
@@ -461,7 +463,7 @@ void ComparePanel::showCurrentCell() {
     }
     const std::int64_t flat = tableModel_->slice().elementIndex(row, col);
     QStringList index;
-    for (const std::int64_t i : tensordict::unflattenIndex(flat, item_->a->shape))
+    for (const std::int64_t i : tensordict::unflattenIndex(flat, item_->a->leaf().shape))
         index << QString::number(i);
     using Shown = TensorTableModel::Shown;
     QString text = tr("[%1]  A = %2 · B = %3 · A − B = %4")
@@ -517,7 +519,8 @@ void ComparePanel::searchDone() {
 }
 
 void ComparePanel::showElement(std::int64_t flat) {
-    const std::vector<std::int64_t> index = tensordict::unflattenIndex(flat, item_->a->shape);
+    const std::vector<std::int64_t> index =
+        tensordict::unflattenIndex(flat, item_->a->leaf().shape);
     const TensorSlice slice = tableSlice_->slice();
     for (const int d : slice.fixedDims())
         tableSlice_->setIndex(d, index[static_cast<std::size_t>(d)]);

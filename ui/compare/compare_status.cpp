@@ -110,32 +110,25 @@ QIcon statusIcon(Status status, bool differencesInside) {
     return *cache.insert(key, QIcon(pixmap));
 }
 
-QString dtypeText(tensordict::DType dtype) {
-    QString name = QString::fromLatin1(tensordict::dtypeName(dtype).data(),
-                                       static_cast<int>(tensordict::dtypeName(dtype).size()));
-    if (name.startsWith(QLatin1String("torch.")))
-        name.remove(0, 6);
-    return name;
-}
-
 QString sideText(const Node* n) {
     if (!n)
         return QStringLiteral("—");
-    switch (n->kind) {
+    switch (n->kind()) {
         case NodeKind::Tensor:
-            return n->isNested ? QObject::tr("%1 nested, %2 parts")
-                                     .arg(dtypeText(n->dtype))
-                                     .arg(n->nestedShapes.size())
-                               : dtypeText(n->dtype) + " " + nodetext::shapeText(n->shape);
+            return n->leaf().isNested ? QObject::tr("%1 nested, %2 parts")
+                                            .arg(nodetext::dtypeText(n->leaf().dtype))
+                                            .arg(n->leaf().nestedShapes.size())
+                                      : nodetext::dtypeText(n->leaf().dtype) + " " +
+                                            nodetext::shapeText(n->leaf().shape);
         case NodeKind::NonTensorData:
         case NodeKind::NonTensorStack:
             return QObject::tr("non-tensor");
         case NodeKind::Error:
             return QObject::tr("error");
         default: {
-            QString cls = QString::fromStdString(n->className);
+            QString cls = QString::fromStdString(n->className());
             cls = cls.mid(cls.lastIndexOf('.') + 1);  // "fixture_classes.MyTC" -> "MyTC"
-            return cls + " " + nodetext::shapeText(n->batchSize);
+            return cls + " " + nodetext::shapeText(n->batchSize());
         }
     }
 }
@@ -146,8 +139,8 @@ namespace {
 // written for every paint of the row: no lists, no long strings).
 QString nonTensorText(const Node& a, const Node& b) {
     constexpr std::size_t kShort = 40;
-    if (a.kind != NodeKind::NonTensorData || b.kind != NodeKind::NonTensorData || a.pickleOpaque ||
-        b.pickleOpaque)
+    if (a.kind() != NodeKind::NonTensorData || b.kind() != NodeKind::NonTensorData ||
+        a.nonTensor().pickleOpaque || b.nonTensor().pickleOpaque)
         return QObject::tr("value");
     const tensordict::Value x = a.value(), y = b.value();
     auto plain = [](const tensordict::Value& v) {
@@ -179,27 +172,30 @@ QString differenceText(const CompareTree::Item& item) {
                 break;
             case Difference::BatchSize:
                 parts << QObject::tr("batch size: %1 → %2")
-                             .arg(nodetext::shapeText(a.batchSize),
-                                  nodetext::shapeText(b.batchSize));
+                             .arg(nodetext::shapeText(a.batchSize()),
+                                  nodetext::shapeText(b.batchSize()));
                 break;
             case Difference::Device:
                 parts << QObject::tr("device: %1 → %2")
-                             .arg(QString::fromStdString(a.device.value_or("none")),
-                                  QString::fromStdString(b.device.value_or("none")));
+                             .arg(QString::fromStdString(a.device().value_or("none")),
+                                  QString::fromStdString(b.device().value_or("none")));
                 break;
             case Difference::DType:
-                parts << QObject::tr("dtype: %1 → %2").arg(dtypeText(a.dtype), dtypeText(b.dtype));
+                parts << QObject::tr("dtype: %1 → %2")
+                             .arg(nodetext::dtypeText(a.leaf().dtype),
+                                  nodetext::dtypeText(b.leaf().dtype));
                 break;
             case Difference::Shape:
                 parts << QObject::tr("shape: %1 → %2")
-                             .arg(nodetext::shapeText(a.shape), nodetext::shapeText(b.shape));
+                             .arg(nodetext::shapeText(a.leaf().shape),
+                                  nodetext::shapeText(b.leaf().shape));
                 break;
             case Difference::Values:
                 if (item.values) {
                     const QLocale locale;
                     QString text = QObject::tr("values: %1 of %2 differ")
                                        .arg(locale.toString(qulonglong(item.values->differing)),
-                                            locale.toString(qlonglong(a.numel)));
+                                            locale.toString(qlonglong(a.leaf().numel)));
                     if (item.values->maxAbsDiff > 0)
                         text += QObject::tr(", max |A − B| %1")
                                     .arg(QString::number(item.values->maxAbsDiff, 'g', 6));

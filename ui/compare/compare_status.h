@@ -24,8 +24,6 @@ QIcon statusIcon(CompareTree::Status status, bool differencesInside);
 
 // One side of a key: "float32 [4, 3]", "TensorDict [4]", "non-tensor", or "—" when absent.
 QString sideText(const tensordict::Node* node);
-// "float32" (the dtype without "torch.").
-QString dtypeText(tensordict::DType dtype);
 // What differs: "dtype, shape", "values: 3 of 12 differ, max |A − B| 0.5"; the error.
 QString differenceText(const CompareTree::Item& item);
 // "3 changed, 1 only in A, 2 only in B" ("no differences" when none).

@@ -41,8 +41,8 @@ bool CompareTree::Item::differs() const {
 }
 
 bool CompareTree::Item::comparableLeaves() const {
-    return a && b && a->kind == NodeKind::Tensor && b->kind == NodeKind::Tensor && !a->isNested &&
-           !b->isNested && a->shape == b->shape && a->numel > 0;
+    return a && b && a->isTensor() && b->isTensor() && !a->leaf().isNested && !b->leaf().isNested &&
+           a->leaf().shape == b->leaf().shape && a->leaf().numel > 0;
 }
 
 CompareTree::CompareTree(const Node& a, const Node& b) {

@@ -99,7 +99,7 @@ QVariant CompareTreeModel::data(const QModelIndex& index, int role) const {
                 return compare_status::statusIcon(i->status, i->differingBelow > 0);
             if (index.column() != KeyColumn)
                 return {};
-            return nodeKindIcon(either->kind);
+            return nodeKindIcon(either->kind());
         }
         case Qt::ForegroundRole:
             if (index.column() == StatusColumn)

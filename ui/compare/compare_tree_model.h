@@ -6,6 +6,15 @@
 #include "compare_tree.h"
 #include "lazy_tree_model.h"
 
+template <>
+struct TreeItemTraits<CompareTree::Item> {
+    static const CompareTree::Item* parent(const CompareTree::Item& i) { return i.parent; }
+    static std::size_t childCount(const CompareTree::Item& i) { return i.children.size(); }
+    static const CompareTree::Item* child(const CompareTree::Item& i, std::size_t row) {
+        return i.children[row].get();
+    }
+};
+
 // A thin adapter from a CompareTree (the union of two key trees with each
 // key's status) to Qt's item views. Rows are handed to the view in batches
 // (LazyTreeModel, as KeyTreeModel does); comparisons arriving from the

@@ -156,8 +156,8 @@ QWidget* PreviewPanel::makeTablePage() {
     auto exportTo = [this](const QString& filter, const QString& suffix,
                            SliceExportJob::Format format) {
         const QString path = QFileDialog::getSaveFileName(
-            this, tr("Export slice"), QString::fromStdString(node_ ? node_->key : "slice") + suffix,
-            filter);
+            this, tr("Export slice"),
+            QString::fromStdString(node_ ? node_->key() : "slice") + suffix, filter);
         if (!path.isEmpty())
             exportSlice(format, path);
     };
@@ -203,10 +203,10 @@ bool PreviewPanel::canShow(Mode mode) const {
 }
 
 void PreviewPanel::modeChosen(int index) {
-    if (!node_ || node_->kind != NodeKind::Tensor)
+    if (!node_ || !node_->isTensor())
         return;
     if (!restoringMode_ && seriesNodes_.empty())  // remember the choice for this kind of shape
-        QSettings().setValue("preview/mode/" + shapeKind(node_->shape), index);
+        QSettings().setValue("preview/mode/" + shapeKind(node_->leaf().shape), index);
     if (index != StatisticsMode && statisticsView_->isRunning()) {
         statisticsView_->cancel();  // nothing for a hidden tab; computed again when shown
         statisticsStale_ = true;
@@ -225,7 +225,7 @@ void PreviewPanel::startShownWork() {
     }
     if (mode() == PlotMode && plotStale_) {
         plotStale_ = false;
-        plotView_->setLeaf(node_->dtype, bytes_, node_->shape);
+        plotView_->setLeaf(node_->leaf().dtype, bytes_, node_->leaf().shape);
     }
     // The image view starts on its own when it is shown.
 }
@@ -245,7 +245,7 @@ bool PreviewPanel::offersReload() const {
 }
 
 void PreviewPanel::sourceChanged() {
-    if (!node_ || node_->kind != NodeKind::Tensor)
+    if (!node_ || !node_->isTensor())
         return;
     // Drop the lost mapping from every view; the rest of the tree stays usable.
     bytes_ = {};
@@ -277,41 +277,42 @@ void PreviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner,
         showMessage(tr("Select a tensor leaf to see its values."));
         return;
     }
-    switch (node->kind) {
+    switch (node->kind()) {
         case NodeKind::NonTensorData:
         case NodeKind::NonTensorStack:
             value_->setPlainText(
-                node->pickleOpaque ? tr("<pickled Python object in %1: not shown, never unpickled>")
-                                         .arg(QString::fromStdString(node->pickleFile))
-                                   : QString::fromStdString(tensordict::toJson(
-                                         node->value(), tensordict::JsonStyle::Pretty)));
+                node->nonTensor().pickleOpaque
+                    ? tr("<pickled Python object in %1: not shown, never unpickled>")
+                          .arg(QString::fromStdString(node->nonTensor().pickleFile))
+                    : QString::fromStdString(
+                          tensordict::toJson(node->value(), tensordict::JsonStyle::Pretty)));
             pages_->setCurrentWidget(value_);
             return;
         case NodeKind::Tensor:
             break;
         case NodeKind::Error:
-            showMessage(QString::fromStdString(node->error));
+            showMessage(QString::fromStdString(node->error()));
             return;
         default:
             showMessage(tr("%1 with %n key(s). Select a tensor leaf to see its values.", "",
-                           static_cast<int>(node->children.size()))
-                            .arg(QString::fromStdString(node->className)));
+                           static_cast<int>(node->children().size()))
+                            .arg(QString::fromStdString(node->className())));
             return;
     }
-    if (node->isNested) {
+    if (node->leaf().isNested) {
         showMessage(tr("Nested (ragged) leaf with %1 parts; its parts are listed in the details.")
-                        .arg(node->nestedShapes.size()));
+                        .arg(node->leaf().nestedShapes.size()));
         return;
     }
-    showMessage(node->storage.kind == tensordict::StorageKind::CompressedEntry
-                    ? tr("Inflating %1…").arg(nodetext::byteSizeText(node->nbytes))
+    showMessage(node->leaf().storage.kind == tensordict::StorageKind::CompressedEntry
+                    ? tr("Inflating %1…").arg(nodetext::byteSizeText(node->leaf().nbytes))
                     : tr("Mapping…"));
     // Mapping is quick, inflating a compressed entry is not: never on this thread.
     watcher_.setFuture(QtConcurrent::run([node, owner = owner_] { return node->bytes(); }));
 }
 
 void PreviewPanel::leafLoaded() {
-    if (!node_ || node_->kind != NodeKind::Tensor || !seriesNodes_.empty())
+    if (!node_ || !node_->isTensor() || !seriesNodes_.empty())
         return;
     try {
         bytes_ = watcher_.result();
@@ -323,26 +324,27 @@ void PreviewPanel::leafLoaded() {
     const Node& leaf = *node_;
     title_->setText(tr("<b>%1</b> · %2 · %3 · %4")
                         .arg(nodetext::keyPathText(leaf.keyPath()).toHtmlEscaped(),
-                             QString::fromStdString(leaf.className),
-                             nodetext::shapeText(leaf.shape), nodetext::byteSizeText(leaf.nbytes)));
-    const TensorSlice slice = TensorSlice::defaultFor(leaf.shape);
+                             nodetext::torchDtypeText(leaf.leaf().dtype),
+                             nodetext::shapeText(leaf.leaf().shape),
+                             nodetext::byteSizeText(leaf.leaf().nbytes)));
+    const TensorSlice slice = TensorSlice::defaultFor(leaf.leaf().shape);
     tableSlice_->setSlice(slice);
-    tableModel_->setLeaf(leaf.dtype, bytes_, slice);
+    tableModel_->setLeaf(leaf.leaf().dtype, bytes_, slice);
     tableView_->fitColumns();
-    const bool image = leaf.shape.size() >= 2 && leaf.numel > 0;
-    const bool plot = !leaf.shape.empty() && leaf.numel > 0;
+    const bool image = leaf.leaf().shape.size() >= 2 && leaf.leaf().numel > 0;
+    const bool plot = !leaf.leaf().shape.empty() && leaf.leaf().numel > 0;
     tabs_->setTabEnabled(TableMode, true);
     tabs_->setTabEnabled(ImageMode, image);
     tabs_->setTabEnabled(PlotMode, plot);
     tabs_->setTabEnabled(StatisticsMode, true);
     if (image)
-        imageView_->setLeaf(leaf.dtype, bytes_, leaf.shape);
+        imageView_->setLeaf(leaf.leaf().dtype, bytes_, leaf.leaf().shape);
     plotStale_ = plot;  // read when the plot tab is shown (startShownWork)
-    statisticsView_->setLeaf(leaf.dtype, bytes_, leaf.numel);
+    statisticsView_->setLeaf(leaf.leaf().dtype, bytes_, leaf.leaf().numel);
     statisticsView_->setCurrentSlice(slice);
     statisticsStale_ = true;
 
-    const QString kind = shapeKind(leaf.shape);
+    const QString kind = shapeKind(leaf.leaf().shape);
     const int fallback = kind == "hwc" || kind == "chw" ? ImageMode : TableMode;
     int wanted = QSettings().value("preview/mode/" + kind, fallback).toInt();
     if (!tabs_->isTabEnabled(wanted))
@@ -359,11 +361,12 @@ bool PreviewPanel::areSeries(const std::vector<const Node*>& nodes) {
     if (nodes.size() < 2)
         return false;
     for (const Node* n : nodes) {
-        if (!n || n->kind != NodeKind::Tensor || n->isNested || n->numel < 2 ||
-            n->numel != nodes.front()->numel)
+        if (!n || !n->isTensor() || n->leaf().isNested || n->leaf().numel < 2 ||
+            n->leaf().numel != nodes.front()->leaf().numel)
             return false;
         // One dimension holds every element: [N], [N, 1], [1, N]...
-        if (std::none_of(n->shape.begin(), n->shape.end(), [n](auto d) { return d == n->numel; }))
+        if (std::none_of(n->leaf().shape.begin(), n->leaf().shape.end(),
+                         [n](auto d) { return d == n->leaf().numel; }))
             return false;
     }
     return true;
@@ -414,16 +417,16 @@ void PreviewPanel::seriesLoaded() {
         QStringList parts;
         for (const std::string& key : leaf.keyPath())
             parts << nodetext::displayKey(key);
-        series.push_back({parts.join('/'), leaf.dtype, std::move(bytes[i])});
+        series.push_back({parts.join('/'), leaf.leaf().dtype, std::move(bytes[i])});
     }
     title_->setText(tr("<b>%n series</b> · %1 · %2 values each", "", static_cast<int>(names.size()))
                         .arg(names.join(", ").toHtmlEscaped())
-                        .arg(seriesNodes_.front()->numel));
+                        .arg(seriesNodes_.front()->leaf().numel));
     // Only the plot shows several leaves at once.
     for (Mode m : {TableMode, ImageMode, StatisticsMode})
         tabs_->setTabEnabled(m, false);
     tabs_->setTabEnabled(PlotMode, true);
-    plotView_->setSeries(std::move(series), seriesNodes_.front()->numel);
+    plotView_->setSeries(std::move(series), seriesNodes_.front()->leaf().numel);
     restoringMode_ = true;
     tabs_->setCurrentIndex(PlotMode);
     restoringMode_ = false;
@@ -434,7 +437,8 @@ void PreviewPanel::seriesLoaded() {
 SliceExportJob* PreviewPanel::exportSlice(SliceExportJob::Format format, const QString& path) {
     if (!node_ || !bytes_.data || exportJob_)
         return nullptr;
-    auto* job = new SliceExportJob(format, path, node_->dtype, bytes_, tableModel_->slice(), this);
+    auto* job =
+        new SliceExportJob(format, path, node_->leaf().dtype, bytes_, tableModel_->slice(), this);
     exportJob_ = job;
     job->setWorkerHook(exportHook_);
     auto* progress = new QProgressDialog(tr("Exporting %1…").arg(QFileInfo(path).fileName()),

@@ -160,7 +160,7 @@ ValueDifference compareValues(const Node& a, const Node& b, const Tolerance& tol
 struct ChildPair {
     const Node* a = nullptr;
     const Node* b = nullptr;
-    const std::string& key() const { return a ? a->key : b->key; }
+    const std::string& key() const { return a ? a->key() : b->key(); }
 };
 std::vector<ChildPair> matchChildren(const Node* a, const Node* b);
 

@@ -6,20 +6,19 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "tensordict/bytes.h"
 #include "tensordict/dtype.h"
 #include "tensordict/value.h"
 
-namespace at {
-class Tensor;
-}
-
 namespace tensordict {
 
 class Store;
 class SharedValue;
+class NodeBuilder;
 
 // What a node of a loaded tensordict is.
 enum class NodeKind {
@@ -61,45 +60,122 @@ struct StorageInfo {
 
 std::string zipMethodName(int method);
 
-// A node of a loaded tensordict: plain data built from metadata only. A
-// tensor leaf maps its file the first time bytes() or tensor() is called.
-class Node {
-public:
-    NodeKind kind = NodeKind::TensorDict;
-    std::string key;  // raw key in the parent ("" for the root)
-    Node* parent = nullptr;
-    std::vector<std::unique_ptr<Node>> children;
+// What each kind of node carries beyond the tree: small records of plain
+// data, filled in by the builder (the loader, or Node's add*() functions).
 
-    // Collections (TensorDict, TensorClass, LazyStack, View) and non-tensors.
-    std::string className;   // "TensorDict", "fixture_classes.MyTC", "NonTensorData"
-    std::string typeString;  // the raw "_type" of meta.json
-    std::vector<std::int64_t> batchSize;
-    std::optional<std::string> device;
-    int stackDim = 0;
-    Value::Object attributes;  // tensorclass fields kept in its own meta.json; view parameters
-    std::string directory;     // the node's directory relative to the root ("" for the root)
-
-    // Tensor leaves.
+// A tensor leaf.
+struct TensorLeaf {
     DType dtype = DType::Float32;
     std::vector<std::int64_t> shape;
     std::int64_t numel = 0;
-    std::uint64_t nbytes = 0;
+    std::uint64_t nbytes = 0;  // numel x element size: what the leaf's bytes hold
     bool isNested = false;
     std::vector<std::vector<std::int64_t>> nestedShapes;  // component shapes of a nested leaf
     StorageInfo storage;
+};
 
-    // Non-tensor values.
-    Value data;
+// A TensorDict, tensorclass, lazy stack or view.
+struct Collection {
+    int stackDim = 0;           // lazy stacks: the dimension stacked along
+    Value::Object attributes;   // tensorclass fields kept in its own meta.json; view parameters
+    std::string pickleFile;     // a tensorclass's sidecar of non-JSON fields, if any
+    bool pickleOpaque = false;  // it holds more than plain data; never unpickled
+};
+
+// A NonTensorData or NonTensorStack; its value is read through Node::value().
+struct NonTensor {
+    int stackDim = 0;           // stacks: the dimension stacked along
     std::string pickleFile;     // sidecar the value came from, if any
     bool pickleOpaque = false;  // the sidecar holds more than plain data; never unpickled
+};
 
-    // Error nodes.
-    std::string error;
+// A part that could not be read.
+struct ErrorInfo {
+    std::string message;
+};
 
-    bool isCollection() const;
+// A node of a loaded tensordict: a tree core (kind, key, parent, children
+// found by key in constant time), what most kinds share (class, batch size,
+// device) and one per-kind record. Built from metadata only; a tensor leaf
+// reads its bytes the first time bytes() is called. Read-only but for the
+// builders below, which refuse a locked tree.
+class Node {
+public:
+    // The children in order, as const nodes.
+    class Children {
+    public:
+        using Vector = std::vector<std::unique_ptr<Node>>;
+        class iterator {
+        public:
+            using iterator_category = std::random_access_iterator_tag;
+            using value_type = const Node*;
+            using difference_type = std::ptrdiff_t;
+            using pointer = const Node* const*;
+            using reference = const Node*;
+            explicit iterator(Vector::const_iterator it) : it_(it) {}
+            const Node* operator*() const { return it_->get(); }
+            iterator& operator++() { return ++it_, *this; }
+            iterator operator+(difference_type n) const { return iterator(it_ + n); }
+            difference_type operator-(const iterator& o) const { return it_ - o.it_; }
+            bool operator==(const iterator& o) const { return it_ == o.it_; }
+            bool operator!=(const iterator& o) const { return it_ != o.it_; }
+
+        private:
+            Vector::const_iterator it_;
+        };
+        explicit Children(const Vector& v) : v_(&v) {}
+        iterator begin() const { return iterator(v_->begin()); }
+        iterator end() const { return iterator(v_->end()); }
+        std::size_t size() const { return v_->size(); }
+        bool empty() const { return v_->empty(); }
+        const Node* operator[](std::size_t i) const { return (*v_)[i].get(); }
+        const Node* front() const { return v_->front().get(); }
+        const Node* back() const { return v_->back().get(); }
+
+    private:
+        const Vector* v_;
+    };
+
+    Node() = default;
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
+    ~Node();
+
+    // The tree.
+    NodeKind kind() const { return kind_; }
+    const std::string& key() const { return key_; }  // raw key in the parent ("" for the root)
+    const Node* parent() const { return parent_; }
+    Children children() const { return Children(children_); }
     std::vector<std::string> keyPath() const;
-    const Node* child(std::string_view key) const;
+    const Node* child(std::string_view key) const;  // nullptr when absent
     const Node* find(const std::vector<std::string>& path) const;
+    bool isCollection() const;
+    bool isTensor() const { return kind_ == NodeKind::Tensor; }
+    bool isNonTensor() const {
+        return kind_ == NodeKind::NonTensorData || kind_ == NodeKind::NonTensorStack;
+    }
+    bool isError() const { return kind_ == NodeKind::Error; }
+    // This node or one above it is locked (trees returned by save()).
+    bool isLocked() const;
+
+    // What collections and non-tensors carry (empty for tensors and errors).
+    // The Python class, for display: "TensorDict", "fixture_classes.MyTC", "NonTensorData".
+    const std::string& className() const { return className_; }
+    const std::string& typeString() const { return typeString_; }  // the raw "_type" of meta.json
+    const std::vector<std::int64_t>& batchSize() const { return batchSize_; }
+    // Tensors and collections: the device meta.json names, if any.
+    const std::optional<std::string>& device() const { return device_; }
+    // The node's directory relative to the root ("" for the root); a leaf's is its parent's.
+    const std::string& directory() const { return directory_; }
+
+    // The per-kind records. The reference forms throw Error naming the key
+    // when the node is of another kind; the pointer forms return nullptr.
+    const TensorLeaf& leaf() const;
+    const TensorLeaf* asLeaf() const { return std::get_if<TensorLeaf>(&payload_); }
+    const Collection& collection() const;
+    const NonTensor& nonTensor() const;
+    // Error nodes: why the part could not be read; "" for other kinds.
+    const std::string& error() const;
 
     // The leaf's raw bytes (exactly nbytes), from its store: large files
     // mapped, small ones read, compressed entries inflated (the store keeps
@@ -112,10 +188,6 @@ public:
     // tensor changed in place) are seen by every later reader, as with
     // Python's memory-mapped tensors. The torch part's tensors use these.
     LeafBytes pinnedBytes() const;
-    // The leaf as an at::Tensor over those bytes, without a copy. Throws
-    // Error for dtypes libtorch cannot represent and for nested leaves.
-    // Part of the torch part: include <tensordict/torch.h>, link tensordict::torch.
-    at::Tensor tensor() const;
     // True while the leaf's bytes are mapped or inflated (compressed entries
     // live in the store's cache of inflated entries, which has a size cap).
     bool isMaterialized() const;
@@ -126,37 +198,62 @@ public:
     // entry's local header the first time (one small read). nullopt for
     // files of a directory and leaves in memory. Throws Error.
     std::optional<std::uint64_t> payloadOffset() const;
+    // The storage backend the node was read from (nullptr for trees built in memory).
+    const std::shared_ptr<const Store>& store() const { return store_; }
+
+    // Non-tensors: the current value. With save(shareNonTensor) it lives in
+    // shared memory, and setSharedValue() changes it for every process that
+    // shares it, as an in-place write to a mapped tensor would.
+    Value value() const;
+    bool hasSharedValue() const { return sharedValue_ != nullptr; }
+    // Throws Error naming the key when the value is not shared.
+    void setSharedValue(Value value) const;
 
     // Building trees in memory (to save them). Each adds or replaces child
     // `key` and returns it. Throws Error on a locked tree or invalid input.
-    // A tensor, copied to C order if needed (torch part, as tensor()).
-    Node& addTensor(const std::string& key, const at::Tensor& tensor);
+    // (Tensors: tensordict::torch::addTensor in the torch part.)
     Node& addTensorDict(const std::string& key);  // inherits this batch size
     Node& addNonTensor(const std::string& key, Value value);
     Node& addNonTensorStack(const std::string& key, Value::List values);
     // A leaf over bytes already in memory (C order, exactly nbytes).
     Node& addBytes(const std::string& key, DType dtype, std::vector<std::int64_t> shape,
                    LeafBytes bytes);
+    // A non-tensor's new value; throws Error on a locked tree.
+    void setValue(Value value);
+    // A child of this unlocked node, to build on; throws Error when locked
+    // or when there is no such child.
+    Node& mutableChild(std::string_view key);
 
     // A deep copy of this subtree (unlocked). Leaves share their source:
     // they map the same files, or share bytes already in memory.
-    std::unique_ptr<Node> clone(Node* newParent = nullptr) const;
-
-    // Gives a tensor leaf its bytes (exactly nbytes) directly, for trees built in memory.
-    void adoptBytes(LeafBytes bytes);
-
-    // Non-tensor values: the current value. With save(shareNonTensor) the
-    // value lives in shared memory; setValue() is then seen by forked processes.
-    Value value() const;
-    void setValue(Value value);
-    std::shared_ptr<SharedValue> sharedValue;
-    bool locked = false;  // set on trees returned by save(): the builders refuse them
-
-    std::shared_ptr<const Store> store;  // the storage backend the leaf reads from
+    std::unique_ptr<Node> clone() const;
 
 private:
+    friend class NodeBuilder;
+
     Node& insertChild(std::unique_ptr<Node> child);
     void checkUnlocked() const;
+    void checkCollection() const;
+    std::string where() const;
+
+    NodeKind kind_ = NodeKind::TensorDict;
+    std::string key_;
+    Node* parent_ = nullptr;
+    std::vector<std::unique_ptr<Node>> children_;
+    std::unordered_map<std::string_view, std::size_t>
+        childIndex_;  // views into the children's keys
+
+    std::string className_;
+    std::string typeString_;
+    std::vector<std::int64_t> batchSize_;
+    std::optional<std::string> device_;
+    std::string directory_;
+    std::variant<Collection, TensorLeaf, NonTensor, ErrorInfo> payload_;
+
+    Value value_;                               // non-tensors
+    std::shared_ptr<SharedValue> sharedValue_;  // non-tensors saved with shareNonTensor
+    bool locked_ = false;
+    std::shared_ptr<const Store> store_;
 
     mutable std::mutex mutex_;
     mutable std::optional<LeafBytes> bytes_;  // leaves built in memory, and pinned bytes

@@ -45,7 +45,7 @@ public:
     // The root for building; throws Error if the tree is locked.
     Node& mutableRoot();
     // Trees returned by save() are locked, as in Python.
-    bool isLocked() const { return root_ && root_->locked; }
+    bool isLocked() const { return root_ && root_->isLocked(); }
     // Wraps a finished tree (used by the writers).
     static TensorDict adopt(std::shared_ptr<Node> root, std::string path, std::string format);
 

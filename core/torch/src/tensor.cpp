@@ -57,30 +57,29 @@ std::string libtorchVersion() {
     return TORCH_VERSION;
 }
 
-}  // namespace torch
-
-at::Tensor Node::tensor() const {
-    const std::string where = formatKeyPath(keyPath());
-    if (kind != NodeKind::Tensor)
+at::Tensor tensor(const Node& node) {
+    const std::string where = formatKeyPath(node.keyPath());
+    if (!node.isTensor())
         throw Error(where, "not a tensor leaf");
-    const auto type = torch::scalarType(dtype);
+    const TensorLeaf& leaf = node.leaf();
+    const auto type = scalarType(leaf.dtype);
     if (!type)
-        throw Error(where, std::string(dtypeName(dtype)) +
+        throw Error(where, std::string(dtypeName(leaf.dtype)) +
                                " has no libtorch type in this build; read its raw bytes instead");
-    if (isNested)
+    if (leaf.isNested)
         throw Error(where,
                     "nested (ragged) leaf: read its components through nestedShapes and bytes()");
     const auto options = at::TensorOptions().dtype(*type).device(at::kCPU);
-    if (numel == 0)
-        return at::empty(shape, options);
-    LeafBytes b = pinnedBytes();
+    if (leaf.numel == 0)
+        return at::empty(leaf.shape, options);
+    LeafBytes b = node.pinnedBytes();
     auto keepAlive = b.data;
     return at::from_blob(
-        b.data.get(), shape, [keepAlive](void*) mutable { keepAlive.reset(); }, options);
+        b.data.get(), leaf.shape, [keepAlive](void*) mutable { keepAlive.reset(); }, options);
 }
 
-Node& Node::addTensor(const std::string& key, const at::Tensor& tensor) {
-    const auto dtype = torch::dtypeOf(tensor.scalar_type());
+Node& addTensor(Node& parent, const std::string& key, const at::Tensor& tensor) {
+    const auto dtype = dtypeOf(tensor.scalar_type());
     if (!dtype)
         throw Error(key, std::string("dtype ") + c10::toString(tensor.scalar_type()) +
                              " cannot be stored in the tensordict format");
@@ -93,7 +92,8 @@ Node& Node::addTensor(const std::string& key, const at::Tensor& tensor) {
     if (nbytes)
         bytes = {std::shared_ptr<std::byte>(holder, static_cast<std::byte*>(holder->data_ptr())),
                  nbytes};
-    return addBytes(key, *dtype, tensor.sizes().vec(), std::move(bytes));
+    return parent.addBytes(key, *dtype, tensor.sizes().vec(), std::move(bytes));
 }
 
+}  // namespace torch
 }  // namespace tensordict

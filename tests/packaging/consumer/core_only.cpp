@@ -15,15 +15,15 @@ int main(int argc, char** argv) {
         const tensordict::TensorDict td = tensordict::load(argv[1]);
         const tensordict::Node* leaf =
             td.root().find(std::vector<std::string>(argv + 2, argv + argc));
-        if (!leaf || leaf->kind != tensordict::NodeKind::Tensor) {
+        if (!leaf || !leaf->isTensor()) {
             std::fprintf(stderr, "no such tensor leaf\n");
             return 1;
         }
         const tensordict::LeafBytes bytes = leaf->bytes();
-        const std::size_t item = tensordict::itemSize(leaf->dtype);
+        const std::size_t item = tensordict::itemSize(leaf->leaf().dtype);
         double sum = 0;
         for (std::size_t i = 0; i < bytes.size; i += item)
-            sum += tensordict::elementAsDouble(bytes.data.get() + i, leaf->dtype);
+            sum += tensordict::elementAsDouble(bytes.data.get() + i, leaf->leaf().dtype);
         std::printf("sum %g\n", sum);
     } catch (const tensordict::Error& e) {
         std::fprintf(stderr, "%s\n", e.what());

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "no such key\n");
             return 1;
         }
-        std::printf("sum %g\n", leaf->tensor().sum().item<double>());
+        std::printf("sum %g\n", tensordict::torch::tensor(*leaf).sum().item<double>());
     } catch (const tensordict::Error& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;

@@ -4,8 +4,6 @@
 // tensors and tensors to save. The core library knows no ATen, so programs
 // that only browse or convert data (tdstudio among them) never load libtorch.
 //
-// Node::tensor() and Node::addTensor() are declared in <tensordict/node.h>
-// and defined here: a program that calls them links tensordict::torch.
 
 #include <ATen/ATen.h>
 
@@ -22,6 +20,16 @@ namespace tensordict::torch {
 std::optional<at::ScalarType> scalarType(DType dtype);
 // The format dtype of a libtorch type; nullopt if the format has none.
 std::optional<DType> dtypeOf(at::ScalarType type);
+
+// The leaf as an at::Tensor over its bytes (Node::pinnedBytes()), without
+// a copy. Throws Error for dtypes libtorch cannot represent, for nested
+// leaves and for nodes that are not tensors.
+at::Tensor tensor(const Node& leaf);
+
+// Adds or replaces child `key` of `parent` (an unlocked collection): the
+// tensor copied to C order on the CPU if needed. Throws Error for dtypes the
+// format has no name for and for sparse, quantized or nested tensors.
+Node& addTensor(Node& parent, const std::string& key, const at::Tensor& tensor);
 
 // The version of the libtorch this part was built against, as its headers
 // say ("1.13.0" for Debian 12's 1.13.1): the torch part's addition to
