@@ -2,14 +2,9 @@
 
 #include "load_settings.h"
 
-#include <QtConcurrent/QtConcurrentRun>
-
 Document::Document(QObject* parent) : QObject(parent) {}
 
-Document::~Document() {
-    if (watcher_)
-        watcher_->waitForFinished();
-}
+Document::~Document() = default;
 
 Document::LoadResult Document::loadNow(const QString& path) {
     // Show what can be read, mark the rest.
@@ -25,35 +20,26 @@ Document::LoadResult Document::loadNow(const QString& path) {
 }
 
 void Document::open(const QString& path) {
-    if (watcher_) {
-        // Abandon the running load: its watcher goes, its result is dropped.
-        watcher_->disconnect(this);
-        connect(watcher_, &QFutureWatcherBase::finished, watcher_, &QObject::deleteLater);
-        watcher_ = nullptr;
-    }
+    // A load still running is abandoned: its result is dropped.
     path_ = path;
-    watcher_ = new QFutureWatcher<LoadResult>(this);
-    connect(watcher_, &QFutureWatcherBase::finished, this, &Document::finish);
-    watcher_->setFuture(QtConcurrent::run([path] {
-        LoadResult result = loadNow(path);
-        // The tree's whole walk happens here, never on the GUI thread.
-        if (result.tensordict)
-            result.keys = KeyIndex::build(result.tensordict);
-        return result;
-    }));
+    load_.start(
+        [path](const tensordict::CancelToken&) {
+            LoadResult result = loadNow(path);
+            // The tree's whole walk happens here, never on the GUI thread.
+            if (result.tensordict)
+                result.keys = KeyIndex::build(result.tensordict);
+            return result;
+        },
+        [this](LoadResult result) { finish(std::move(result)); });
     Q_EMIT loadStarted(path);
 }
 
-void Document::finish() {
-    QFutureWatcher<LoadResult>* watcher = watcher_;
-    watcher_ = nullptr;
-    const LoadResult result = watcher->result();
-    watcher->deleteLater();
+void Document::finish(LoadResult result) {
     if (!result.tensordict) {
         Q_EMIT failed(result.error);
         return;
     }
-    tensordict_ = result.tensordict;
-    keys_ = result.keys;
+    tensordict_ = std::move(result.tensordict);
+    keys_ = std::move(result.keys);
     Q_EMIT loaded();
 }

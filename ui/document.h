@@ -1,10 +1,10 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QObject>
 #include <QString>
 #include <memory>
 
+#include "job_tracker.h"
 #include "key_index.h"
 #include "tensordict/tensordict.h"
 
@@ -26,7 +26,7 @@ public:
 
     // Starts loading `path`; a load still running is abandoned (its result dropped).
     void open(const QString& path);
-    bool isLoading() const { return watcher_ != nullptr; }
+    bool isLoading() const { return load_.isBusy(); }
 
     const QString& path() const { return path_; }
     std::shared_ptr<const tensordict::TensorDict> tensordict() const { return tensordict_; }
@@ -41,10 +41,10 @@ Q_SIGNALS:
     void failed(const QString& message);
 
 private:
-    void finish();
+    void finish(LoadResult result);
 
     QString path_;
     std::shared_ptr<const tensordict::TensorDict> tensordict_;
     std::shared_ptr<const KeyIndex> keys_;
-    QFutureWatcher<LoadResult>* watcher_ = nullptr;
+    JobTracker<LoadResult> load_{this};
 };

@@ -127,7 +127,7 @@ private Q_SLOTS:
         QSignalSpy leaf(w.previewPanel(), &PreviewPanel::leafReady);
         QTest::mouseClick(chart, Qt::LeftButton, {}, rgb.center());
         QVERIFY(w.selectedNode());
-        QCOMPARE(QString::fromStdString(w.selectedNode()->key), QString("rgb"));
+        QCOMPARE(QString::fromStdString(w.selectedNode()->key()), QString("rgb"));
         QVERIFY(!w.showsOverview());
         QVERIFY(leaf.wait(20000) || leaf.count() == 1);
 
@@ -147,7 +147,7 @@ private Q_SLOTS:
         QTRY_VERIFY(w.overviewPanel()->isReady());
         SizeBarChart* dtypes = w.overviewPanel()->dtypeChart();
         QTest::mouseClick(dtypes, Qt::LeftButton, {}, dtypes->barRect(0).center());
-        QVERIFY(w.selectedNode() && !w.selectedNode()->parent);
+        QVERIFY(w.selectedNode() && !w.selectedNode()->parent());
     }
 
     void collectionsOfEveryKindHaveAnOverview() {
@@ -232,11 +232,12 @@ private Q_SLOTS:
         Node& root = td.mutableRoot();
         for (int i = 0; i < 10000; ++i)
             root.addTensorDict("d" + std::to_string(i));
-        std::atomic<bool> cancel{true};
-        const CollectionSummary s = summarizeCollection(td.root(), 10, &cancel);
+        tensordict::CancelToken cancel;
+        cancel.cancel();
+        const CollectionSummary s = summarizeCollection(td.root(), 10, cancel);
         QVERIFY(s.cancelled);
         QVERIFY(s.keys < 10000);
-        const CollectionSummary full = summarizeCollection(td.root(), 10, nullptr);
+        const CollectionSummary full = summarizeCollection(td.root(), 10);
         QVERIFY(!full.cancelled);
         QCOMPARE(full.keys, std::int64_t(10000));
         QCOMPARE(full.collections, std::int64_t(10000));

@@ -7,6 +7,7 @@
 
 #include "node_text.h"
 
+using tensordict::CancelToken;
 using tensordict::Node;
 using tensordict::NodeKind;
 using tensordict::StorageKind;
@@ -49,7 +50,7 @@ private:
 
 struct Walk {
     CollectionSummary& summary;
-    const std::atomic<bool>* cancel;
+    const CancelToken& cancel;
     Largest leaves;
     std::map<QString, CollectionSummary::DTypeBytes> dtypes;
     std::map<std::pair<StorageKind, int>, CollectionSummary::StorageBytes> storage;
@@ -63,38 +64,39 @@ struct Walk {
 
     bool cancelled() {
         // Checked now and then: an atomic load per node would be cheap too, but not free.
-        if (++visited % 4096 == 0 && cancel && cancel->load(std::memory_order_relaxed))
+        if (++visited % 4096 == 0 && cancel.isCancelled())
             summary.cancelled = true;
         return summary.cancelled;
     }
 
     void leaf(const Node& node) {
         ++summary.leaves;
-        leaves.add(&node, node.nbytes);
-        const std::string_view full = tensordict::dtypeName(node.dtype);
+        leaves.add(&node, node.leaf().nbytes);
+        const std::string_view full = tensordict::dtypeName(node.leaf().dtype);
         QString name = QString::fromUtf8(full.data(), static_cast<qsizetype>(full.size()));
         name.remove(QStringLiteral("torch."));
         auto& d = dtypes[name];
         d.dtype = name;
-        d.bytes += node.nbytes;
+        d.bytes += node.leaf().nbytes;
         ++d.leaves;
 
-        const StorageKind kind = node.storage.kind;
-        const int method = kind == StorageKind::CompressedEntry ? node.storage.zipMethod : -1;
+        const StorageKind kind = node.leaf().storage.kind;
+        const int method =
+            kind == StorageKind::CompressedEntry ? node.leaf().storage.zipMethod : -1;
         auto& s = storage[{kind, method}];
         s.kind = kind;
         if (s.name.isEmpty()) {
             s.name = nodetext::storageText(node);
             s.name.remove(tr(", linked from outside the dataset"));
         }
-        s.bytes += node.nbytes;
+        s.bytes += node.leaf().nbytes;
         // Bytes on disk: the file, or the archive entry as stored (compressed or not).
-        s.storedBytes += node.storage.storedSize;
+        s.storedBytes += node.leaf().storage.storedSize;
         ++s.leaves;
 
-        if (!node.storage.outsideTarget.empty())
+        if (!node.leaf().storage.outsideTarget.empty())
             problem(node, tr("linked from outside the dataset: %1")
-                              .arg(QString::fromStdString(node.storage.outsideTarget)));
+                              .arg(QString::fromStdString(node.leaf().storage.outsideTarget)));
         if (const std::string warning = node.integrityWarning(); !warning.empty())
             problem(node, QString::fromStdString(warning));
     }
@@ -103,23 +105,23 @@ struct Walk {
     std::uint64_t visit(const Node& node) {
         if (cancelled())
             return 0;
-        switch (node.kind) {
+        switch (node.kind()) {
             case NodeKind::Tensor:
                 leaf(node);
-                return node.nbytes;
+                return node.leaf().nbytes;
             case NodeKind::NonTensorData:
             case NodeKind::NonTensorStack:
                 ++summary.nonTensors;
                 return 0;
             case NodeKind::Error:
-                problem(node, QString::fromStdString(node.error));
+                problem(node, QString::fromStdString(node.error()));
                 return 0;
             default:
                 ++summary.collections;
                 break;
         }
         std::uint64_t bytes = 0;
-        for (const auto& child : node.children) {
+        for (const auto& child : node.children()) {
             ++summary.keys;
             bytes += visit(*child);
         }
@@ -132,8 +134,8 @@ CollectionSummary::Entry entryFor(const Node& node, std::uint64_t bytes, const N
     e.keyPath = keyPathOf(node);
     // The path below the collection, as a Python index would read it.
     std::vector<std::string> relative;
-    for (const Node* n = &node; n && n != &collection; n = n->parent)
-        relative.insert(relative.begin(), n->key);
+    for (const Node* n = &node; n && n != &collection; n = n->parent())
+        relative.insert(relative.begin(), n->key());
     e.label = relative.size() == 1 ? nodetext::displayKey(relative.front())
                                    : nodetext::keyPathText(relative);
     e.kind = nodetext::kindText(node);
@@ -143,20 +145,19 @@ CollectionSummary::Entry entryFor(const Node& node, std::uint64_t bytes, const N
 
 }  // namespace
 
-CollectionSummary summarizeCollection(const Node& collection, int top,
-                                      const std::atomic<bool>* cancel) {
+CollectionSummary summarizeCollection(const Node& collection, int top, const CancelToken& cancel) {
     CollectionSummary summary;
     summary.keyPath = keyPathOf(collection);
-    summary.className = QString::fromStdString(collection.className);
-    summary.batchSize = collection.batchSize;
+    summary.className = QString::fromStdString(collection.className());
+    summary.batchSize = collection.batchSize();
 
     Walk walk{summary, cancel, Largest(top), {}, {}, 0};
     Largest children(top);
-    for (const auto& child : collection.children) {
+    for (const auto& child : collection.children()) {
         ++summary.keys;
         const std::uint64_t bytes = walk.visit(*child);
         summary.totalBytes += bytes;
-        children.add(child.get(), bytes);
+        children.add(child, bytes);
         if (summary.cancelled)
             return summary;
     }

@@ -2,10 +2,10 @@
 
 #include <QString>
 #include <QStringList>
-#include <atomic>
 #include <cstdint>
 #include <vector>
 
+#include "tensordict/cancel.h"
 #include "tensordict/node.h"
 
 // What takes the space under a collection (the root, a TensorDict, a
@@ -60,4 +60,4 @@ struct CollectionSummary {
 // the tree is shown). `top`: how many children and leaves to keep. Stops
 // early, marked cancelled, once `cancel` becomes true.
 CollectionSummary summarizeCollection(const tensordict::Node& collection, int top = 10,
-                                      const std::atomic<bool>* cancel = nullptr);
+                                      const tensordict::CancelToken& cancel = {});

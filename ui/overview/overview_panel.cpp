@@ -6,7 +6,6 @@
 #include <QLocale>
 #include <QScrollArea>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include "node_text.h"
 #include "size_bar_chart.h"
@@ -108,19 +107,12 @@ OverviewPanel::OverviewPanel(QWidget* parent)
         if (item->data(Qt::UserRole + 1).toBool())  // a problem, not the "none found" line
             Q_EMIT keyActivated(path);
     });
-    connect(&watcher_, &QFutureWatcherBase::finished, this, &OverviewPanel::summarized);
 }
 
-OverviewPanel::~OverviewPanel() {
-    if (cancel_)
-        *cancel_ = true;
-    watcher_.waitForFinished();
-}
+OverviewPanel::~OverviewPanel() = default;
 
 void OverviewPanel::clear() {
-    if (cancel_)
-        *cancel_ = true;  // a walk still running stops soon; its result is dropped
-    cancel_.reset();
+    job_.cancel();  // a walk still running stops soon; its result is dropped
     owner_.reset();
     node_ = nullptr;
     summary_ = {};
@@ -134,23 +126,21 @@ void OverviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner
         return;
     owner_ = std::move(owner);
     node_ = collection;
-    cancel_ = std::make_shared<std::atomic<bool>>(false);
-    title_->setText(collection->parent ? nodetext::keyPathText(collection->keyPath())
-                                       : tr("(root)"));
+    title_->setText(collection->parent() ? nodetext::keyPathText(collection->keyPath())
+                                         : tr("(root)"));
     counts_->setText(
         tr("Summarising %1…")
-            .arg(count(std::int64_t(collection->children.size()), tr("key"), tr("keys"))));
+            .arg(count(std::int64_t(collection->children().size()), tr("key"), tr("keys"))));
     // Even a large subtree never stalls the window: the walk runs on a worker,
     // keeping its tree alive, and stops when another node is chosen.
-    watcher_.setFuture(QtConcurrent::run([collection, owner = owner_, cancel = cancel_] {
-        return summarizeCollection(*collection, kTop, cancel.get());
-    }));
+    job_.start(
+        [collection, owner = owner_](const tensordict::CancelToken& cancel) {
+            return summarizeCollection(*collection, kTop, cancel);
+        },
+        [this](CollectionSummary result) { summarized(std::move(result)); });
 }
 
-void OverviewPanel::summarized() {
-    if (!node_ || !cancel_ || *cancel_)
-        return;  // another node was chosen since
-    CollectionSummary result = watcher_.result();
+void OverviewPanel::summarized(CollectionSummary result) {
     if (result.cancelled)
         return;
     summary_ = std::move(result);
@@ -183,7 +173,7 @@ void OverviewPanel::showSummary() {
 
     childrenTitle_->setText(tr("Largest keys here (%1 of %2)")
                                 .arg(s.largestChildren.size())
-                                .arg(node_ ? node_->children.size() : 0));
+                                .arg(node_ ? node_->children().size() : 0));
     children_->setBars(keyBars(s.largestChildren), tr("No keys"));
     leaves_->setBars(keyBars(s.largestLeaves), tr("No tensor leaves"));
 

@@ -1,11 +1,10 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QWidget>
-#include <atomic>
 #include <memory>
 
 #include "collection_summary.h"
+#include "job_tracker.h"
 #include "tensordict/tensordict.h"
 
 class QLabel;
@@ -45,13 +44,12 @@ Q_SIGNALS:
     void keyActivated(const QStringList& keyPath);
 
 private:
-    void summarized();
+    void summarized(CollectionSummary result);
     void showSummary();
 
     std::shared_ptr<const tensordict::TensorDict> owner_;
     const tensordict::Node* node_ = nullptr;
-    std::shared_ptr<std::atomic<bool>> cancel_;
-    QFutureWatcher<CollectionSummary> watcher_;
+    JobTracker<CollectionSummary> job_{this};
     CollectionSummary summary_;
     bool ready_ = false;
     QLabel* title_;

@@ -1,0 +1,88 @@
+// JobTracker: the newest job wins, a cancelled job's result is dropped,
+// results arrive on the owner's thread, and the tracker waits for its jobs.
+// Every ordering is made by semaphores the jobs wait on, never by time.
+
+#include <QSemaphore>
+#include <QThread>
+#include <QtTest>
+#include <atomic>
+
+#include "job_tracker.h"
+
+class JobTrackerTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void newestJobWins() {
+        QObject owner;
+        JobTracker<int> tracker(&owner);
+        QSemaphore firstMayEnd;
+        std::atomic<bool> firstSawCancel{false};
+        QList<int> delivered;
+        QList<QThread*> threads;
+        tracker.start(
+            [&](const tensordict::CancelToken& cancel) {
+                firstMayEnd.acquire();
+                firstSawCancel = cancel.isCancelled();
+                return 1;
+            },
+            [&](int v) { delivered << v, threads << QThread::currentThread(); });
+        QVERIFY(tracker.isBusy());
+        tracker.start([](const tensordict::CancelToken&) { return 2; },
+                      [&](int v) { delivered << v, threads << QThread::currentThread(); });
+        firstMayEnd.release();
+        QTRY_COMPARE(delivered, QList<int>{2});
+        tracker.waitForFinished();
+        QCoreApplication::processEvents();  // the first job's finish, if it were delivered
+        QCOMPARE(delivered, QList<int>{2});
+        QVERIFY(firstSawCancel);  // starting the second cancelled the first
+        QCOMPARE(threads.front(), QThread::currentThread());
+        QVERIFY(!tracker.isBusy());
+    }
+
+    void cancelDropsTheResult() {
+        QObject owner;
+        JobTracker<int> tracker(&owner);
+        QSemaphore mayEnd;
+        bool delivered = false;
+        tracker.start(
+            [&](const tensordict::CancelToken&) {
+                mayEnd.acquire();
+                return 1;
+            },
+            [&](int) { delivered = true; });
+        tracker.cancel();
+        QVERIFY(!tracker.isBusy());
+        mayEnd.release();
+        tracker.waitForFinished();
+        QCoreApplication::processEvents();
+        QVERIFY(!delivered);
+    }
+
+    void destroyingTheTrackerWaitsForItsJobs() {
+        // The job ends only once it sees the tracker's cancel, so it is
+        // still running when the tracker goes: its end is seen only if the
+        // tracker waited for it.
+        std::atomic<bool> ended{false};
+        QSemaphore started;
+        {
+            QObject owner;
+            JobTracker<int> tracker(&owner);
+            tracker.start(
+                [&](const tensordict::CancelToken& cancel) {
+                    started.release();
+                    while (!cancel.isCancelled())
+                        QThread::yieldCurrentThread();
+                    QThread::msleep(20);  // work after the cancel, still waited for
+                    ended = true;
+                    return 0;
+                },
+                [](int) { QFAIL("delivered after the owner went"); });
+            started.acquire();
+        }
+        QVERIFY(ended);
+    }
+};
+
+QTEST_GUILESS_MAIN(JobTrackerTest)
+#include "tst_job_tracker.moc"
