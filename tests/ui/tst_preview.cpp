@@ -431,10 +431,10 @@ private Q_SLOTS:
         save(td, dir.toStdString());
         QSettings().setValue("preview/mode/2d", int(PreviewPanel::TableMode));
         std::atomic<int> renders{0};
-        setRenderHooks({[&renders](const ImageRequest&) { ++renders; }, {}});
-        auto unhook = qScopeGuard([] { setRenderHooks({}); });
-
         MainWindow w;
+        ImageHooks counting;
+        counting.renderStarted = [&renders](const ImageRequest&) { ++renders; };
+        w.previewPanel()->imageView()->setHooks(counting);
         w.show();
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
         w.openPath(dir);
@@ -472,24 +472,23 @@ private Q_SLOTS:
         QSemaphore release;
         std::atomic<bool> entered{false}, bigFinished{false}, bigCancelled{false};
         const std::vector<std::int64_t> bigShape{2048, 2048};
-        setRenderHooks({[&](const ImageRequest& r) {
-                            if (r.slice.shape == bigShape) {
-                                entered = true;
-                                release.acquire();
-                            }
-                        },
-                        [&](const ImageResult& r) {
-                            if (r.image.isNull() && !bigFinished) {
-                                bigCancelled = r.cancelled;
-                                bigFinished = true;
-                            }
-                        }});
-        auto unhook = qScopeGuard([&] {
-            setRenderHooks({});
-            QSettings().remove("preview/mode/2d");
-        });
+        ImageHooks hold;
+        hold.renderStarted = [&](const ImageRequest& r) {
+            if (r.slice.shape == bigShape) {
+                entered = true;
+                release.acquire();
+            }
+        };
+        hold.renderFinished = [&](const ImageResult& r) {
+            if (r.image.isNull() && !bigFinished) {
+                bigCancelled = r.cancelled;
+                bigFinished = true;
+            }
+        };
+        auto unhook = qScopeGuard([&] { QSettings().remove("preview/mode/2d"); });
 
         MainWindow w;
+        w.previewPanel()->imageView()->setHooks(hold);
         auto letGo = qScopeGuard([&] {  // before the window waits for its workers
             release.release(100);
             QThreadPool::globalInstance()->waitForDone();
@@ -638,17 +637,17 @@ private Q_SLOTS:
         reinterpret_cast<float*>(raw.data())[std::int64_t(row) * side + col] = 1000;
         QSemaphore release;
         std::atomic<bool> entered{false};
-        setRangeHooks({[&](const ImageRequest&) {
-                           if (!entered.exchange(true))  // the first one only
-                               release.acquire();
-                       },
-                       {}});
-        auto unhook = qScopeGuard([&] {
-            setRangeHooks({});
+        ImageHooks hold;
+        hold.rangeStarted = [&](const ImageRequest&) {
+            if (!entered.exchange(true))  // the first one only
+                release.acquire();
+        };
+        auto letGo = qScopeGuard([&] {
             release.release(100);
             QThreadPool::globalInstance()->waitForDone();
         });
         ImageView view;
+        view.setHooks(hold);
         view.resize(520, 420);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
@@ -685,18 +684,19 @@ private Q_SLOTS:
         // A's range is computed (0 … 1000), then held on its way back.
         QSemaphore release;
         std::atomic<bool> heldA{false};
-        setRangeHooks({{}, [&](const RangeResult& r) {
-                           if (r.high == 1000 && !heldA) {
-                               heldA = true;
-                               release.acquire();
-                           }
-                       }});
-        auto unhook = qScopeGuard([&] {
-            setRangeHooks({});
+        ImageHooks hold;
+        hold.rangeFinished = [&](const RangeResult& r) {
+            if (r.high == 1000 && !heldA) {
+                heldA = true;
+                release.acquire();
+            }
+        };
+        auto letGo = qScopeGuard([&] {
             release.release(100);
             QThreadPool::globalInstance()->waitForDone();
         });
         ImageView view;
+        view.setHooks(hold);
         view.resize(520, 420);
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));

@@ -229,38 +229,9 @@ QImage paint(const Samples& s, double low, double high, const QVector<QRgb>& tab
 
 }  // namespace
 
-namespace {
-
-std::mutex hooksMutex;
-RenderHooks hooks;
-RangeHooks rangeHooks;
-
-RenderHooks currentHooks() {
-    std::lock_guard lock(hooksMutex);
-    return hooks;
-}
-
-RangeHooks currentRangeHooks() {
-    std::lock_guard lock(hooksMutex);
-    return rangeHooks;
-}
-
-}  // namespace
-
-void setRenderHooks(RenderHooks h) {
-    std::lock_guard lock(hooksMutex);
-    hooks = std::move(h);
-}
-
-void setRangeHooks(RangeHooks h) {
-    std::lock_guard lock(hooksMutex);
-    rangeHooks = std::move(h);
-}
-
 ImageResult renderImage(const ImageRequest& r, const std::atomic<bool>* cancel) {
-    const RenderHooks h = currentHooks();
-    if (h.started)
-        h.started(r);
+    if (r.hooks && r.hooks->renderStarted)
+        r.hooks->renderStarted(r);
     ImageResult out = [&] {
         ImageResult out;
         if (!r.bytes.data)
@@ -288,8 +259,8 @@ ImageResult renderImage(const ImageRequest& r, const std::atomic<bool>* cancel) 
             out.low = 0, out.high = 255;
         return out;
     }();
-    if (h.finished)
-        h.finished(out);
+    if (r.hooks && r.hooks->renderFinished)
+        r.hooks->renderFinished(out);
     return out;
 }
 
@@ -388,9 +359,8 @@ struct RadixTarget {
 }  // namespace
 
 RangeResult sliceRange(const ImageRequest& r, const std::atomic<bool>* cancel) {
-    const RangeHooks h = currentRangeHooks();
-    if (h.started)
-        h.started(r);
+    if (r.hooks && r.hooks->rangeStarted)
+        r.hooks->rangeStarted(r);
     RangeResult out = [&] {
         RangeResult out;
         if (!r.bytes.data)
@@ -441,8 +411,8 @@ RangeResult sliceRange(const ImageRequest& r, const std::atomic<bool>* cancel) {
         out.low = targets[0].value, out.high = targets[1].value;
         return out;
     }();
-    if (h.finished)
-        h.finished(out);
+    if (r.hooks && r.hooks->rangeFinished)
+        r.hooks->rangeFinished(out);
     return out;
 }
 

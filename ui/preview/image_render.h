@@ -5,6 +5,7 @@
 #include <QVector>
 #include <atomic>
 #include <functional>
+#include <memory>
 
 #include "tensor_slice.h"
 #include "tensordict/node.h"
@@ -16,6 +17,21 @@ enum class ImageScale { MinMax, Percentile };  // percentile: 1st to 99th
 QStringList colormapNames();
 // 256 colours of a colormap, low to high.
 QVector<QRgb> colormapTable(Colormap map);
+
+struct ImageRequest;
+struct ImageResult;
+struct RangeResult;
+
+// Hooks a test gives a view (ImageView::setHooks) to count its work or to
+// hold it at a chosen point while the test acts: called on the worker at the
+// start and the end of each renderImage() and sliceRange() of that view's
+// requests.
+struct ImageHooks {
+    std::function<void(const ImageRequest&)> renderStarted;
+    std::function<void(const ImageResult&)> renderFinished;
+    std::function<void(const ImageRequest&)> rangeStarted;
+    std::function<void(const RangeResult&)> rangeFinished;
+};
 
 // What to draw: the slice's rows and columns are the image's height and
 // width; channelDim (-1: none) holds 3 or 4 colour channels.
@@ -37,6 +53,7 @@ struct ImageRequest {
     // without it the range comes from the drawn pixels themselves.
     bool fixedRange = false;
     double low = 0, high = 0;
+    std::shared_ptr<const ImageHooks> hooks;  // none outside tests
 };
 
 struct ImageResult {
@@ -47,14 +64,6 @@ struct ImageResult {
     bool sourceChanged = false;      // the mapped file lost pages while it was read
     bool cancelled = false;          // stopped early: `cancel` was set
 };
-
-// Test hooks, called on the rendering thread at the start and the end of
-// every renderImage() (to count renders, or to hold one while the test acts).
-struct RenderHooks {
-    std::function<void(const ImageRequest&)> started;
-    std::function<void(const ImageResult&)> finished;
-};
-void setRenderHooks(RenderHooks hooks);
 
 // Renders on the calling thread (call it from a worker); checks `cancel`.
 ImageResult renderImage(const ImageRequest& request, const std::atomic<bool>* cancel = nullptr);
@@ -71,13 +80,6 @@ struct RangeResult {
     bool cancelled = false;
 };
 RangeResult sliceRange(const ImageRequest& request, const std::atomic<bool>* cancel = nullptr);
-
-// Test hooks, called on the worker at the start and the end of every sliceRange().
-struct RangeHooks {
-    std::function<void(const ImageRequest&)> started;
-    std::function<void(const RangeResult&)> finished;
-};
-void setRangeHooks(RangeHooks hooks);
 
 // Two leaves of the same shape (the same slice and channels) and their difference.
 struct ComparisonImages {

@@ -273,6 +273,7 @@ ImageRequest ImageView::requestFor(const TensorSlice& slice) const {
     ImageRequest request;
     request.dtype = dtype_;
     request.bytes = bytes_;
+    request.hooks = hooks_;
     request.slice = slice;
     request.channelDim = channelDim_;
     request.colormap = static_cast<Colormap>(colormap_->currentIndex());

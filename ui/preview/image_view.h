@@ -85,6 +85,10 @@ public:
                  const std::vector<std::int64_t>& shape);
     // Drops the leaf and cancels its work; a result still on its way is dropped.
     void clear();
+    // Hooks every render and range of this view's later requests calls (tests).
+    void setHooks(ImageHooks hooks) {
+        hooks_ = std::make_shared<const ImageHooks>(std::move(hooks));
+    }
     // The whole slice, at screen resolution.
     const QImage& image() const { return result_.image; }
     ImageCanvas* canvas() const { return canvas_; }
@@ -116,6 +120,7 @@ protected:
     void hideEvent(QHideEvent* event) override;
 
 private:
+    std::shared_ptr<const ImageHooks> hooks_;
     // Range: the exact colour range of the shown slice, and the overview
     // redrawn with it when it differs from the sampled one.
     enum class JobKind { Overview, Detail, Range, ReadAhead };
