@@ -679,6 +679,8 @@ SaveJob* MainWindow::startSave(const QString& prefix, const tensordict::SaveOpti
         saveJob_->deleteLater();
         saveJob_ = nullptr;
         saveAction_->setEnabled(model_->tensorDict() != nullptr);
+        if (closeAfterSave_)  // the user asked to quit and the save is now over
+            QMetaObject::invokeMethod(this, &QWidget::close, Qt::QueuedConnection);
     };
     connect(saveJob_, &SaveJob::succeeded, this, [this, finished] {
         statusBar()->showMessage(tr("Saved %1").arg(saveJob_->prefix()), 5000);
@@ -702,6 +704,10 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         event->accept();
         return;
     }
+    if (closeAfterSave_) {  // already cancelling: the window closes when the save ends
+        event->ignore();
+        return;
+    }
     const auto answer = QMessageBox::question(
         this, tr("A save is running"),
         tr("Saving to %1 is not finished. Cancel it and quit?").arg(saveJob_->prefix()),
@@ -710,9 +716,11 @@ void MainWindow::closeEvent(QCloseEvent* event) {
         event->ignore();
         return;
     }
-    SaveJob* job = saveJob_;
-    job->cancel();
-    while (saveJob_ == job && job->isRunning())
-        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
-    event->accept();
+    // The writers stop at their next check and the save's end closes the
+    // window; the event loop goes on meanwhile (never a nested one).
+    closeAfterSave_ = true;
+    saveJob_->cancel();
+    statusBar()->showMessage(
+        tr("Cancelling the save to %1, then closing…").arg(saveJob_->prefix()));
+    event->ignore();
 }

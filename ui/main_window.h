@@ -138,6 +138,7 @@ private:
     QLabel* statusLabel_;
     QString lastError_;
     SaveJob* saveJob_ = nullptr;
+    bool closeAfterSave_ = false;                  // closing waits for the cancelled save to end
     QPointer<SaveProgressDialog> progressDialog_;  // deletes itself when closed
     QAction* saveAction_ = nullptr;
     QStackedWidget* pages_;  // the document alone, or the comparison

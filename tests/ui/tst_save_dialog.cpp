@@ -9,6 +9,7 @@
 #include <QDialogButtonBox>
 #include <QJsonDocument>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QPushButton>
 #include <QScopeGuard>
 #include <QSpinBox>
@@ -19,12 +20,12 @@
 
 #include "key_filter_model.h"
 #include "key_tree_model.h"
+#include "libzip_reader.h"
 #include "main_window.h"
 #include "save_job.h"
 #include "save_options_dialog.h"
 #include "save_progress_dialog.h"
 #include "tensordict/report.h"
-#include "libzip_reader.h"
 #include "testsupport.h"
 
 using namespace tensordict;
@@ -297,6 +298,56 @@ private Q_SLOTS:
                      .entryList({".cancel-target.tdz.tdstudio-*"}, QDir::AllEntries | QDir::Hidden),
                  QStringList());
         QVERIFY(!w.currentSave());  // another save may start
+    }
+
+    // Closing the window during a save asks first; Yes cancels the save and
+    // the window closes once the save has ended (the event loop runs on
+    // meanwhile, with no nested loop), leaving the destination untouched.
+    void closingDuringASaveCancelsItThenCloses() {
+        const QString source = scratch_.path() + "/close-source";
+        writeBig(source, 16, 1.0f);
+        const QString prefix = scratch_.path() + "/close-target.tdz";
+        std::atomic<bool> once{false};
+        testsupport::SaveHold hold(
+            [&once](const SaveProgress& p) { return p.bytesDone > 0 && !once.exchange(true); });
+        auto* w = new MainWindow;
+        w->setAttribute(Qt::WA_DeleteOnClose, false);
+        const auto letGo = qScopeGuard([&hold, w] {
+            hold.open();
+            delete w;
+        });
+        w->show();
+        QVERIFY(openAndWait(*w, source));
+        SaveOptions options;
+        options.atomic = true;
+        options.copyExisting = true;
+        options.progress = hold.callback();
+        SaveJob* job = w->startSave(prefix, options);
+        QVERIFY(job);
+        QSignalSpy cancelled(job, &SaveJob::cancelled);
+        QVERIFY2(hold.waitHeld(), "the save never reported progress");
+
+        // Answer the question with Yes as soon as it shows.
+        QTimer answer;
+        int asked = 0;
+        connect(&answer, &QTimer::timeout, [&] {
+            for (QWidget* top : QApplication::topLevelWidgets())
+                if (auto* box = qobject_cast<QMessageBox*>(top); box && box->isVisible()) {
+                    ++asked;
+                    box->button(QMessageBox::Yes)->click();
+                }
+        });
+        answer.start(10);
+        QVERIFY(!w->close());  // not yet: the save is cancelled first
+        answer.stop();
+        QCOMPARE(asked, 1);
+        QVERIFY(w->isVisible());
+        QVERIFY(!w->close());  // asked again while cancelling: still waits, no second question
+        QCOMPARE(asked, 1);
+        hold.release();
+        QVERIFY(cancelled.wait(60000));
+        QTRY_VERIFY(!w->isVisible());
+        QVERIFY(!QFileInfo::exists(prefix));
     }
 
     // The GUI never waits for the writers: with the writers held in the
