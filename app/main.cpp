@@ -7,18 +7,15 @@
 #include <optional>
 #include <utility>
 
-#include "compare_image_view.h"
 #include "compare_panel.h"
 #include "compare_view.h"
-#include "image_view.h"
+#include "leaf_view.h"
 #include "main_window.h"
 #include "node_text.h"
 #include "options.h"
 #include "overview_panel.h"
-#include "plot_view.h"
 #include "preview_panel.h"
 #include "slice_export.h"
-#include "statistics_view.h"
 #include "tensordict/version.h"
 
 // The icon lives in tdstudio_ui, a static library: its resources must be
@@ -29,12 +26,6 @@ static void registerResources() {
 }
 
 namespace {
-
-static_assert(int(cli::View::Table) == PreviewPanel::TableMode &&
-                  int(cli::View::Image) == PreviewPanel::ImageMode &&
-                  int(cli::View::Plot) == PreviewPanel::PlotMode &&
-                  int(cli::View::Statistics) == PreviewPanel::StatisticsMode,
-              "--view names PreviewPanel's modes in their order");
 
 void nameApplication() {
     QCoreApplication::setOrganizationName("tdstudio");
@@ -79,26 +70,12 @@ void onFirst(Sender* sender, std::function<void()> then, Signals... signals) {
     (QObject::connect(sender, signals, context, once), ...);
 }
 
-// Calls `done` once the view the preview shows has drawn its leaf: the
-// image, plot and statistics views draw on worker threads after the leaf
-// is ready (they started in PreviewPanel::leafLoaded, or in setMode for
-// statistics), the table as it paints.
-void whenViewDrawn(PreviewPanel* preview, const tensordict::Node& leaf,
-                   const std::function<void()>& done) {
-    if (leaf.leaf().numel > 0 && preview->canShow(preview->mode())) {
-        switch (preview->mode()) {
-            case PreviewPanel::ImageMode:
-                return onFirst(preview->imageView(), done, &ImageView::rendered,
-                               &ImageView::sourceChanged);
-            case PreviewPanel::PlotMode:
-                return onFirst(preview->plotView(), done, &PlotView::plotted,
-                               &PlotView::sourceChanged);
-            case PreviewPanel::StatisticsMode:
-                return onFirst(preview->statisticsView(), done, &StatisticsView::finished);
-            case PreviewPanel::TableMode:
-                break;
-        }
-    }
+// Calls `done` once the mode the preview shows has drawn its leaf: a mode
+// that draws in the background (image, plot, statistics) says when it has.
+void whenViewDrawn(PreviewPanel* preview, const std::function<void()>& done) {
+    LeafMode* mode = preview->leafView()->currentMode();
+    if (mode && preview->canShow(preview->mode()) && mode->isDrawing())
+        return onFirst(mode, done, &LeafMode::drawn, &LeafMode::sourceChanged);
     done();
 }
 
@@ -106,7 +83,7 @@ void whenViewDrawn(PreviewPanel* preview, const tensordict::Node& leaf,
 // leaf is mapped (or inflated) on a worker thread when it is selected; once
 // it is ready, an explicit --view is applied: after the mode the preview
 // restored for the leaf's shape, so that it wins.
-void whenPreviewShown(MainWindow& window, std::optional<cli::View> view,
+void whenPreviewShown(MainWindow& window, std::optional<QString> view,
                       const std::function<void()>& done) {
     PreviewPanel* preview = window.previewPanel();
     const tensordict::Node* node = window.selectedNode();
@@ -127,16 +104,16 @@ void whenPreviewShown(MainWindow& window, std::optional<cli::View> view,
             return done();
         }
         if (view) {
-            const auto mode = static_cast<PreviewPanel::Mode>(*view);
+            const int mode = leafModeIndex(*view);
             if (preview->canShow(mode))
                 preview->setMode(mode);
             else
                 std::fprintf(stderr, "tdstudio: --view: %s of shape %s has no %s view\n",
                              qPrintable(nodetext::keyPathText(node->keyPath())),
                              qPrintable(nodetext::shapeText(node->leaf().shape)),
-                             qPrintable(cli::viewName(*view)));
+                             qPrintable(*view));
         }
-        whenViewDrawn(preview, *node, done);
+        whenViewDrawn(preview, done);
     };
     onFirst(preview, ready, &PreviewPanel::leafReady, &PreviewPanel::leafFailed);
 }
@@ -146,10 +123,9 @@ void whenPreviewShown(MainWindow& window, std::optional<cli::View> view,
 void whenComparisonShown(MainWindow& window, const std::function<void()>& done) {
     ComparePanel* panel = window.compareView()->panel();
     auto drawn = [panel, done] {
-        if (panel->showsValues() && panel->mode() == ComparePanel::ImageMode &&
-            panel->imageView()->isRendering())
-            return onFirst(panel->imageView(), done, &CompareImageView::rendered,
-                           &CompareImageView::sourceChanged);
+        LeafMode* mode = panel->leafView()->currentMode();
+        if (panel->showsValues() && mode && mode->isDrawing())
+            return onFirst(mode, done, &LeafMode::drawn, &LeafMode::sourceChanged);
         done();
     };
     if (panel->isLoading())
@@ -191,7 +167,7 @@ int runWindow(int argc, char** argv, const cli::WindowRequest& request) {
     const QMetaObject::Connection loaded = QObject::connect(
         &window, &MainWindow::documentLoaded, &window,
         [&window, &request, shown, failed] {
-            std::optional<cli::View> view = request.view;
+            std::optional<QString> view = request.view;
             if (!request.select.isEmpty() && !window.selectKeyPath(request.select)) {
                 std::fprintf(stderr, "tdstudio: no key %s\n", qPrintable(request.selectText));
                 view.reset();  // said once is enough
@@ -229,7 +205,10 @@ int main(int argc, char** argv) {
     QStringList arguments;
     for (int i = 0; i < argc; ++i)
         arguments << QString::fromLocal8Bit(argv[i]);
-    const cli::ParseResult parsed = cli::parseArguments(arguments);
+    QStringList views;
+    for (const LeafModeType& type : leafModeTypes())
+        views << type.name;
+    const cli::ParseResult parsed = cli::parseArguments(arguments, views);
     if (!parsed.error.isEmpty()) {
         QTextStream err(stderr);
         err << cli::usageText() << "tdstudio: " << parsed.error << '\n';

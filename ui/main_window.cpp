@@ -271,10 +271,13 @@ void MainWindow::createMenus() {
 
 void MainWindow::createViewMenu() {
     QMenu* view = menuBar()->addMenu(tr("&View"));
-    const QString modes[] = {tr("&Table"), tr("&Image"), tr("&Plot"), tr("&Statistics")};
-    for (int mode = PreviewPanel::TableMode; mode <= PreviewPanel::StatisticsMode; ++mode)
-        view->addAction(modes[mode], this, [this, mode] { showMode(mode); })
-            ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + mode)));
+    const auto& modes = leafModeTypes();
+    for (int mode = 0; mode < static_cast<int>(modes.size()); ++mode) {
+        QAction* action = view->addAction("&" + modes[std::size_t(mode)].title, this,
+                                          [this, mode] { showMode(mode); });
+        if (mode < 9)
+            action->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + mode)));
+    }
     view->addSeparator();
     // Not PgUp/PgDown or arrows: the table scrolls with those.
     view->addAction(tr("&Next Slice"), this, [this] { stepSlice(1); })
@@ -295,44 +298,28 @@ void MainWindow::createViewMenu() {
 
 void MainWindow::showMode(int mode) {
     if (isComparing()) {
-        compare_->panel()->setMode(static_cast<ComparePanel::Mode>(mode));
+        compare_->panel()->setMode(mode);
         return;
     }
     const tensordict::Node* node = preview_->node();
-    const auto wanted = static_cast<PreviewPanel::Mode>(mode);
     if (showsOverview() || !node || !node->isTensor())
         statusBar()->showMessage(tr("Select a tensor leaf to preview it."), 3000);
-    else if (!preview_->canShow(wanted))
+    else if (!preview_->canShow(mode))
         statusBar()->showMessage(tr("This leaf has no such view."), 3000);
     else
-        preview_->setMode(wanted);
+        preview_->setMode(mode);
 }
 
 SliceSelector* MainWindow::currentSliceSelector() const {
     if (isComparing()) {
         ComparePanel* panel = compare_->panel();
-        if (!panel->showsValues())
-            return nullptr;
-        switch (panel->mode()) {
-            case ComparePanel::ImageMode:
-                return panel->imageView()->sliceSelector();
-            case ComparePanel::PlotMode:
-                return panel->plotView()->sliceSelector();
-            default:
-                return panel->tableSlice();
-        }
+        return panel->showsValues() ? panel->leafView()->sliceSelector() : nullptr;
     }
     const tensordict::Node* node = preview_->node();
     if (showsOverview() || !node || !node->isTensor())
         return nullptr;
-    switch (preview_->mode()) {
-        case PreviewPanel::ImageMode:
-            return preview_->imageView()->sliceSelector();
-        case PreviewPanel::PlotMode:
-            return preview_->plotView()->sliceSelector();
-        default:  // the statistics of a slice are those of the table's
-            return preview_->tableSlice();
-    }
+    // The current mode's, or the table's (the statistics of a slice are those of the table's).
+    return preview_->leafView()->sliceSelector();
 }
 
 void MainWindow::stepSlice(int delta) {

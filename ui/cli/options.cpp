@@ -11,8 +11,6 @@
 namespace cli {
 namespace {
 
-const QStringList kViews{"table", "image", "plot", "statistics"};
-
 const char kUsage[] =
     "Usage: tdstudio [PATH] [--select K [--view MODE]] [--compare B] [--screenshot FILE]\n"
     "       tdstudio --info PATH [--json] [--sha256]\n"
@@ -88,8 +86,9 @@ void describe(QCommandLineParser& parser) {
     parser.addOption({"sha256", "With --info: the sha256 of each leaf's raw C-order bytes."});
     parser.addOption({"select", "Select the key K when PATH opens (a/b, or a JSON list).", "K"});
     parser.addOption({"view",
-                      "With --select: show the leaf as a table, image, plot or statistics "
-                      "(instead of the mode last used for its shape).",
+                      "With --select: show the leaf in the view MODE, named as its tab in "
+                      "lower case (table, image, plot, statistics), instead of the view last "
+                      "used for its shape.",
                       "MODE"});
     parser.addOption({"compare", "Open B beside PATH to compare them.", "B"});
     parser.addOption({"screenshot",
@@ -263,7 +262,7 @@ QString checkPositional(const QStringList& args, Mode mode) {
 }
 
 QString readWindow(const QCommandLineParser& parser, const QStringList& args,
-                   WindowRequest* window) {
+                   const QStringList& viewNames, WindowRequest* window) {
     window->path = args.value(0);
     for (const char* name : {"select", "view", "compare", "screenshot"})
         if (parser.isSet(name) && window->path.isEmpty())
@@ -277,15 +276,14 @@ QString readWindow(const QCommandLineParser& parser, const QStringList& args,
         window->select = *path;
     }
     if (parser.isSet("view")) {
-        const qsizetype view = kViews.indexOf(parser.value("view"));
-        if (view < 0)
+        if (!viewNames.contains(parser.value("view")))
             return QString("--view: \"%1\" is not one of %2")
-                .arg(parser.value("view"), kViews.join(", "));
+                .arg(parser.value("view"), viewNames.join(", "));
         if (!parser.isSet("select"))
             return "--view needs --select (the leaf to show)";
         if (parser.isSet("compare"))
             return "--view cannot be used with --compare (the comparison replaces the preview)";
-        window->view = static_cast<View>(view);
+        window->view = parser.value("view");
     }
     if (parser.isSet("compare") && parser.value("compare").isEmpty())
         return "--compare needs the path B to compare with";
@@ -401,7 +399,7 @@ std::optional<QStringList> parseKeyPath(const QString& key, QString* error) {
     return path;
 }
 
-ParseResult parseArguments(const QStringList& arguments) {
+ParseResult parseArguments(const QStringList& arguments, const QStringList& viewNames) {
     ParseResult result;
     Options& options = result.options;
     QCommandLineParser parser;
@@ -434,14 +432,10 @@ ParseResult parseArguments(const QStringList& arguments) {
             result.error = readDiff(parser, args, &options.diff);
             break;
         default:
-            result.error = readWindow(parser, args, &options.window);
+            result.error = readWindow(parser, args, viewNames, &options.window);
             break;
     }
     return result;
-}
-
-QString viewName(View view) {
-    return kViews.value(static_cast<qsizetype>(view));
 }
 
 QString usageText() {

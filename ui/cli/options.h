@@ -17,19 +17,14 @@ namespace cli {
 
 enum class Mode { Gui, Info, Save, Diff, Help, Version };
 
-// The preview modes --view names, in the order of PreviewPanel::Mode.
-enum class View { Table, Image, Plot, Statistics };
-// "table", "image", "plot", "statistics"
-QString viewName(View view);
-
 // tdstudio [PATH] [--select K] [--view MODE] [--compare B] [--screenshot FILE]
 struct WindowRequest {
-    QString path;        // empty: an empty window
-    QStringList select;  // the key path to select once PATH is open; empty: none
-    QString selectText;  // --select as given, for messages
-    std::optional<View> view;
-    QString compare;     // open beside PATH to compare them
-    QString screenshot;  // save the window as a PNG once it shows what was asked, and exit
+    QString path;                 // empty: an empty window
+    QStringList select;           // the key path to select once PATH is open; empty: none
+    QString selectText;           // --select as given, for messages
+    std::optional<QString> view;  // a name of viewNames (parseArguments)
+    QString compare;              // open beside PATH to compare them
+    QString screenshot;           // save the window as a PNG once it shows what was asked, and exit
 };
 
 struct Options {
@@ -48,7 +43,9 @@ struct ParseResult {
 // Parses tdstudio's arguments (arguments[0] is the program). Needs no
 // QCoreApplication. Qt's own GUI arguments (-platform, -style, ...) are
 // left to QApplication.
-ParseResult parseArguments(const QStringList& arguments);
+// `viewNames`: what --view accepts, the window's leaf modes by name
+// ("table", "image", ...: leafModeTypes() in the window's code).
+ParseResult parseArguments(const QStringList& arguments, const QStringList& viewNames);
 
 // A key as --key and --select take it: "a/b", or a JSON list of strings
 // such as ["a/b", "c"] for keys that contain '/'. nullopt, with the reason

@@ -14,18 +14,14 @@
 #include <QTextDocument>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 #include <tuple>
 
-#include "compare_image_view.h"
 #include "compare_status.h"
+#include "image_mode.h"
 #include "node_text.h"
-#include "plot_view.h"
-#include "preview_panel.h"
-#include "slice_selector.h"
-#include "statistics_view.h"
-#include "tensor_table_model.h"
-#include "tensor_table_view.h"
+#include "plot_mode.h"
+#include "statistics_mode.h"
+#include "table_mode.h"
 #include "tensordict/guarded_read.h"
 
 using Item = CompareTree::Item;
@@ -109,16 +105,8 @@ ComparePanel::ComparePanel(QWidget* parent)
       pages_(new QStackedWidget),
       message_(new QLabel),
       description_(new QTextBrowser),
-      tabs_(new QTabWidget),
-      tableModel_(new TensorTableModel(this)),
-      tableSlice_(new SliceSelector(SliceSelector::Mode::Table)),
-      shown_(new QComboBox),
-      next_(new QToolButton),
-      cell_(new QLabel),
-      imageView_(new CompareImageView),
-      plotView_(new PlotView),
-      statisticsView_(new StatisticsView) {
-    tableView_ = new TensorTableView(tableModel_);
+      leafView_(new LeafView("compare/mode/")) {
+    table_ = leafView_->find<TableLeafMode>();
     summary_->setWordWrap(true);
     summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     summary_->setVisible(false);
@@ -127,88 +115,57 @@ ComparePanel::ComparePanel(QWidget* parent)
     message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     description_->setOpenLinks(false);
 
-    auto* statisticsPage = new QWidget;
-    auto* statisticsLayout = new QVBoxLayout(statisticsPage);
-    statisticsLayout->setContentsMargins(0, 0, 0, 0);
-    statisticsLayout->addWidget(new QLabel(tr("Statistics of the difference A − B:")));
-    statisticsLayout->addWidget(statisticsView_, 1);
-    tabs_->addTab(makeTablePage(), tr("Table"));
-    tabs_->addTab(imageView_, tr("Image"));
-    tabs_->addTab(plotView_, tr("Plot"));
-    tabs_->addTab(statisticsPage, tr("Statistics"));
-    connect(tabs_, &QTabWidget::currentChanged, this, &ComparePanel::modeChosen);
-
     pages_->addWidget(message_);
     pages_->addWidget(description_);
-    pages_->addWidget(tabs_);
+    pages_->addWidget(leafView_);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(summary_);
     layout->addWidget(pages_, 1);
     showMessage(tr("Select a key to compare its two sides."));
 
-    connect(&watcher_, &QFutureWatcherBase::finished, this, &ComparePanel::leavesLoaded);
-    connect(&searchWatcher_, &QFutureWatcherBase::finished, this, &ComparePanel::searchDone);
-    connect(tableModel_, &TensorTableModel::sourceChanged, this, &ComparePanel::sourceChanged);
-    connect(imageView_, &CompareImageView::sourceChanged, this, &ComparePanel::sourceChanged);
-    connect(plotView_, &PlotView::sourceChanged, this, &ComparePanel::sourceChanged);
-    connect(statisticsView_, &StatisticsView::sourceChanged, this, &ComparePanel::sourceChanged);
-    connect(tableSlice_, &SliceSelector::sliceChanged, this, [this](const TensorSlice& slice) {
-        tableModel_->setSlice(slice);
-        tableView_->fitColumns();
-        statisticsView_->setCurrentSlice(slice);
-        showCurrentCell();
-    });
+    connect(leafView_, &LeafView::sourceChanged, this, &ComparePanel::sourceChanged);
+    connect(table_, &TableLeafMode::differenceShown, this, &ComparePanel::differenceShown);
+    connect(table_, &TableLeafMode::noDifference, this, &ComparePanel::noDifference);
 }
 
-ComparePanel::~ComparePanel() {
-    watcher_.waitForFinished();
-    searchWatcher_.waitForFinished();
-}
+ComparePanel::~ComparePanel() = default;
 
-QWidget* ComparePanel::makeTablePage() {
-    auto* page = new QWidget;
-    shown_->addItems({tr("A"), tr("B"), tr("A − B")});
-    shown_->setToolTip(tr("What the cells show; differing cells are highlighted in every case"));
-    auto* next = new QAction(tr("Next difference"), this);
-    next->setShortcut(QKeySequence(Qt::Key_F3));
-    next->setToolTip(tr("Go to the next element that differs, after the current cell (F3)"));
-    next_->setDefaultAction(next);
-    next_->setToolButtonStyle(Qt::ToolButtonTextOnly);
-    cell_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    auto* bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Cells show:")));
-    bar->addWidget(shown_);
-    bar->addWidget(next_);
-    bar->addWidget(cell_, 1);
-    auto* layout = new QVBoxLayout(page);
-    layout->addLayout(bar);
-    layout->addWidget(tableSlice_);
-    layout->addWidget(tableView_, 1);
-    connect(next, &QAction::triggered, this, &ComparePanel::nextDifference);
-    connect(shown_, &QComboBox::currentIndexChanged, this, [this](int index) {
-        tableModel_->setShown(static_cast<TensorTableModel::Shown>(index));
-        tableView_->fitColumns();
-    });
-    connect(tableView_->table()->selectionModel(), &QItemSelectionModel::currentChanged, this,
-            &ComparePanel::showCurrentCell);
-    return page;
+TensorTableModel* ComparePanel::tableModel() const {
+    return table_->model();
+}
+TensorTableView* ComparePanel::tableView() const {
+    return table_->view();
+}
+SliceSelector* ComparePanel::tableSlice() const {
+    return table_->sliceSelector();
+}
+CompareImageView* ComparePanel::imageView() const {
+    return leafView_->find<ImageLeafMode>()->compareView();
+}
+PlotView* ComparePanel::plotView() const {
+    return leafView_->find<PlotLeafMode>()->view();
+}
+StatisticsView* ComparePanel::statisticsView() const {
+    return leafView_->find<StatisticsLeafMode>()->view();
+}
+bool ComparePanel::isSearching() const {
+    return table_->isSearching();
+}
+void ComparePanel::nextDifference() {
+    if (showsValues())
+        table_->nextDifference();
 }
 
 void ComparePanel::showItem(std::shared_ptr<const tensordict::TensorDict> a,
                             std::shared_ptr<const tensordict::TensorDict> b, const Item* item,
                             const tensordict::Tolerance& tolerance) {
-    // A read still running for the previous key finishes on its own (it keeps
-    // its trees alive); the watchers only report the newest.
+    read_.cancel();  // a read still running finishes on its own; its result is dropped
     a_ = std::move(a);
     b_ = std::move(b);
     item_ = item;
     tolerance_ = tolerance;
-    aBytes_ = bBytes_ = {};
-    tableModel_->clear();
-    imageView_->clear();
-    plotView_->clear();
-    statisticsView_->clear();
+    leafView_->clear();
     summary_->setText(summaryHtml());
     summary_->setVisible(item != nullptr);
     if (!item) {
@@ -223,9 +180,18 @@ void ComparePanel::showItem(std::shared_ptr<const tensordict::TensorDict> a,
                          item->b->leaf().storage.kind == tensordict::StorageKind::CompressedEntry;
     showMessage(inflate ? tr("Inflating…") : tr("Mapping…"));
     // Mapping is quick, inflating a compressed entry is not: never on this thread.
-    watcher_.setFuture(QtConcurrent::run([na = item->a, nb = item->b, a = a_, b = b_] {
-        return std::make_pair(na->bytes(), nb->bytes());
-    }));
+    read_.start(
+        [na = item->a, nb = item->b, a = a_, b = b_](const tensordict::CancelToken&) {
+            Read read;
+            try {
+                read.a = na->bytes();
+                read.b = nb->bytes();
+            } catch (const std::exception& e) {
+                read.error = QString::fromUtf8(e.what());
+            }
+            return read;
+        },
+        [this](Read read) { leavesLoaded(std::move(read)); });
 }
 
 void ComparePanel::updateItem() {
@@ -235,19 +201,20 @@ void ComparePanel::updateItem() {
     if (pages_->currentWidget() == description_)
         showDescription();
     if (showsValues())
-        showCurrentCell();
+        table_->setDifferingCount(item_->values ? std::optional(item_->values->differing)
+                                                : std::nullopt);
 }
 
 bool ComparePanel::showsValues() const {
-    return pages_->currentWidget() == tabs_;
+    return pages_->currentWidget() == leafView_;
 }
 
 ComparePanel::Mode ComparePanel::mode() const {
-    return static_cast<Mode>(tabs_->currentIndex());
+    return leafView_->mode();
 }
 
 void ComparePanel::setMode(Mode mode) {
-    tabs_->setCurrentIndex(mode);
+    leafView_->setMode(mode);
 }
 
 QString ComparePanel::message() const {
@@ -389,156 +356,29 @@ QString ComparePanel::descriptionHtml() const {
     return html;
 }
 
-void ComparePanel::leavesLoaded() {
-    if (!item_ || !item_->comparableLeaves())
-        return;
-    try {
-        std::tie(aBytes_, bBytes_) = watcher_.result();
-    } catch (const std::exception& e) {
-        showMessage(tr("Cannot read this key: %1").arg(QString::fromUtf8(e.what())));
+void ComparePanel::leavesLoaded(Read read) {
+    if (!read.error.isEmpty()) {
+        showMessage(tr("Cannot read this key: %1").arg(read.error));
         return;
     }
-    const Node& a = *item_->a;
-    const Node& b = *item_->b;
-    const TensorSlice slice = TensorSlice::defaultFor(a.leaf().shape);
-    tableSlice_->setSlice(slice);
-    tableModel_->setLeaf(a.leaf().dtype, aBytes_, slice);
-    tableModel_->setOther(b.leaf().dtype, bBytes_, tolerance_);
-    tableModel_->setShown(static_cast<TensorTableModel::Shown>(shown_->currentIndex()));
-    tableView_->fitColumns();
-    const bool image = a.leaf().shape.size() >= 2;
-    const bool plot = !a.leaf().shape.empty();
-    tabs_->setTabEnabled(ImageMode, image);
-    tabs_->setTabEnabled(PlotMode, plot);
-    if (image)
-        imageView_->setLeaves(a.leaf().dtype, aBytes_, b.leaf().dtype, bBytes_, a.leaf().shape);
-    if (plot) {
-        plotView_->setOther(b.leaf().dtype, bBytes_, tr("A"), tr("B"));
-        plotView_->setLeaf(a.leaf().dtype, aBytes_, a.leaf().shape);
-    }
-    statisticsView_->setLeaf(a.leaf().dtype, aBytes_, a.leaf().numel);
-    statisticsView_->setOther(b.leaf().dtype, bBytes_);
-    statisticsView_->setCurrentSlice(slice);
-    statisticsStale_ = true;
-
-    // The mode last chosen for this kind of shape, as the preview does.
-    const QString kind = PreviewPanel::shapeKind(a.leaf().shape);
-    const int fallback = kind == "hwc" || kind == "chw" ? ImageMode : TableMode;
-    int wanted = QSettings().value("compare/mode/" + kind, fallback).toInt();
-    if (wanted < 0 || wanted >= tabs_->count() || !tabs_->isTabEnabled(wanted))
-        wanted = TableMode;
-    restoringMode_ = true;
-    tabs_->setCurrentIndex(wanted);
-    restoringMode_ = false;
-    pages_->setCurrentWidget(tabs_);
-    modeChosen(wanted);
-    showCurrentCell();
+    ShownLeaves shown;
+    shown.ownerA = a_;
+    shown.ownerB = b_;
+    shown.a = {item_->a, std::move(read.a)};
+    shown.b = LeafSide{item_->b, std::move(read.b)};
+    shown.tolerance = tolerance_;
+    pages_->setCurrentWidget(leafView_);
+    leafView_->setLeaves(shown);
+    table_->setDifferingCount(item_->values ? std::optional(item_->values->differing)
+                                            : std::nullopt);
     Q_EMIT leafReady();
-}
-
-void ComparePanel::modeChosen(int index) {
-    if (!showsValues() || !item_)
-        return;
-    if (!restoringMode_)  // remember the user's choice for this kind of shape
-        QSettings().setValue("compare/mode/" + PreviewPanel::shapeKind(item_->a->leaf().shape),
-                             index);
-    if (index == StatisticsMode && statisticsStale_ && aBytes_.data) {
-        statisticsStale_ = false;
-        statisticsView_->compute();
-    }
-}
-
-void ComparePanel::showCurrentCell() {
-    if (!item_ || !aBytes_.data)
-        return;
-    QString counts;
-    if (item_->values)
-        counts = tr("%1 of %2 elements differ")
-                     .arg(QLocale().toString(qulonglong(item_->values->differing)),
-                          QLocale().toString(qlonglong(item_->a->leaf().numel)));
-    std::int64_t row = 0, col = 0;
-    if (!tableView_->currentCell(&row, &col)) {
-        cell_->setText(counts);
-        return;
-    }
-    const std::int64_t flat = tableModel_->slice().elementIndex(row, col);
-    QStringList index;
-    for (const std::int64_t i : tensordict::unflattenIndex(flat, item_->a->leaf().shape))
-        index << QString::number(i);
-    using Shown = TensorTableModel::Shown;
-    QString text = tr("[%1]  A = %2 · B = %3 · A − B = %4")
-                       .arg(index.join(", "), tableModel_->text(row, col, Shown::Leaf),
-                            tableModel_->text(row, col, Shown::Other),
-                            tableModel_->text(row, col, Shown::Difference));
-    if (!counts.isEmpty())
-        text += "  (" + counts + ")";
-    cell_->setText(text);
-}
-
-void ComparePanel::nextDifference() {
-    if (!showsValues() || !item_ || isSearching())
-        return;
-    std::int64_t from = 0, row = 0, col = 0;
-    if (tableView_->currentCell(&row, &col))
-        from = tableModel_->slice().elementIndex(row, col) + 1;
-    searchWatcher_.setFuture(QtConcurrent::run(
-        [item = item_, na = item_->a, nb = item_->b, a = a_, b = b_, tolerance = tolerance_, from] {
-            Search s;
-            s.item = item;
-            try {
-                auto d = tensordict::compareValues(*na, *nb, tolerance, from, true);
-                if (d.firstIndex < 0 && from > 0) {  // none after the cell: from the start
-                    d = tensordict::compareValues(*na, *nb, tolerance, 0, true);
-                    s.wrapped = true;
-                }
-                s.flat = d.firstIndex;
-            } catch (const std::exception& e) {
-                s.error = QString::fromUtf8(e.what());
-            }
-            return s;
-        }));
-}
-
-void ComparePanel::searchDone() {
-    if (!showsValues())
-        return;
-    const Search s = searchWatcher_.result();
-    if (s.item != item_)  // another key was selected meanwhile
-        return;
-    if (!s.error.isEmpty()) {
-        cell_->setText(tr("Cannot compare: %1").arg(s.error));
-        return;
-    }
-    if (s.flat < 0) {
-        cell_->setText(tr("No element differs."));
-        Q_EMIT noDifference();
-        return;
-    }
-    showElement(s.flat);
-    Q_EMIT differenceShown(s.flat, s.wrapped);
-}
-
-void ComparePanel::showElement(std::int64_t flat) {
-    const std::vector<std::int64_t> index =
-        tensordict::unflattenIndex(flat, item_->a->leaf().shape);
-    const TensorSlice slice = tableSlice_->slice();
-    for (const int d : slice.fixedDims())
-        tableSlice_->setIndex(d, index[static_cast<std::size_t>(d)]);
-    const std::int64_t row = slice.rowDim >= 0 ? index[static_cast<std::size_t>(slice.rowDim)] : 0;
-    const std::int64_t col = slice.colDim >= 0 ? index[static_cast<std::size_t>(slice.colDim)] : 0;
-    tableView_->showCell(row, col);
-    showCurrentCell();
 }
 
 void ComparePanel::sourceChanged() {
     if (!showsValues())
         return;
     // Drop the lost mappings from every view; the rest of the comparison stays usable.
-    aBytes_ = bBytes_ = {};
-    tableModel_->clear();
-    imageView_->clear();
-    plotView_->clear();
-    statisticsView_->clear();
+    leafView_->clear();
     showMessage(
         tr("The data of this key changed while it was read (a file was truncated or "
            "replaced by another program). Open both again to compare their current "

@@ -1,22 +1,21 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QWidget>
 #include <memory>
 #include <utility>
 
 #include "compare_tree.h"
+#include "job_tracker.h"
+#include "leaf_view.h"
 
-class QComboBox;
 class QLabel;
 class QStackedWidget;
-class QTabWidget;
 class QTextBrowser;
-class QToolButton;
 class CompareImageView;
 class PlotView;
 class SliceSelector;
 class StatisticsView;
+class TableLeafMode;
 class TensorTableModel;
 class TensorTableView;
 
@@ -31,7 +30,12 @@ class ComparePanel : public QWidget {
     Q_OBJECT
 
 public:
-    enum Mode { TableMode, ImageMode, PlotMode, StatisticsMode };
+    // The leaf view's modes, as the preview's.
+    using Mode = int;
+    static constexpr Mode TableMode = LeafView::TableMode;
+    static constexpr Mode ImageMode = LeafView::ImageMode;
+    static constexpr Mode PlotMode = LeafView::PlotMode;
+    static constexpr Mode StatisticsMode = LeafView::StatisticsMode;
     explicit ComparePanel(QWidget* parent = nullptr);
     ~ComparePanel() override;
 
@@ -44,7 +48,7 @@ public:
     void updateItem();
     void clear() { showItem(nullptr, nullptr, nullptr, {}); }
     const CompareTree::Item* item() const { return item_; }
-    bool isLoading() const { return watcher_.isRunning(); }
+    bool isLoading() const { return read_.isBusy(); }
     // Both leaves are in the views (else a description or a message shows).
     bool showsValues() const;
     Mode mode() const;
@@ -57,14 +61,16 @@ public:
     // cell (from the first without one), wrapping at the end. The search
     // runs on a worker; differenceShown() or noDifference() follows.
     void nextDifference();
-    bool isSearching() const { return searchWatcher_.isRunning(); }
+    bool isSearching() const;
 
-    TensorTableModel* tableModel() const { return tableModel_; }
-    TensorTableView* tableView() const { return tableView_; }
-    SliceSelector* tableSlice() const { return tableSlice_; }
-    CompareImageView* imageView() const { return imageView_; }
-    PlotView* plotView() const { return plotView_; }
-    StatisticsView* statisticsView() const { return statisticsView_; }
+    LeafView* leafView() const { return leafView_; }
+    // The built-in modes' views.
+    TensorTableModel* tableModel() const;
+    TensorTableView* tableView() const;
+    SliceSelector* tableSlice() const;
+    CompareImageView* imageView() const;
+    PlotView* plotView() const;
+    StatisticsView* statisticsView() const;
 
 Q_SIGNALS:
     void leafReady();
@@ -73,44 +79,25 @@ Q_SIGNALS:
     void noDifference();
 
 private:
-    struct Search {
-        const CompareTree::Item* item = nullptr;  // the key searched
-        std::int64_t flat = -1;
-        bool wrapped = false;
+    struct Read {
+        tensordict::LeafBytes a, b;
         QString error;
     };
     void showMessage(const QString& text);
     void showDescription();
-    void leavesLoaded();
-    void searchDone();
-    void showElement(std::int64_t flat);
-    void showCurrentCell();
-    void modeChosen(int index);
+    void leavesLoaded(Read read);
     void sourceChanged();
     QString summaryHtml() const;
     QString descriptionHtml() const;
-    QWidget* makeTablePage();
 
     std::shared_ptr<const tensordict::TensorDict> a_, b_;
     const CompareTree::Item* item_ = nullptr;
     tensordict::Tolerance tolerance_;
-    tensordict::LeafBytes aBytes_, bBytes_;
     QLabel* summary_;
     QStackedWidget* pages_;
     QLabel* message_;
     QTextBrowser* description_;
-    QTabWidget* tabs_;
-    TensorTableModel* tableModel_;
-    TensorTableView* tableView_;
-    SliceSelector* tableSlice_;
-    QComboBox* shown_;
-    QToolButton* next_;
-    QLabel* cell_;
-    CompareImageView* imageView_;
-    PlotView* plotView_;
-    StatisticsView* statisticsView_;
-    QFutureWatcher<std::pair<tensordict::LeafBytes, tensordict::LeafBytes>> watcher_;
-    QFutureWatcher<Search> searchWatcher_;
-    bool restoringMode_ = false;
-    bool statisticsStale_ = true;
+    LeafView* leafView_;
+    TableLeafMode* table_;
+    JobTracker<Read> read_{this};
 };

@@ -1,28 +1,27 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QPointer>
 #include <QProgressDialog>
 #include <QWidget>
 #include <memory>
 #include <vector>
 
+#include "job_tracker.h"
+#include "leaf_view.h"
 #include "slice_export.h"
 
 #include "tensordict/tensordict.h"
 
-class QComboBox;
 class QLabel;
-class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
-class QSpinBox;
+class QLineEdit;
 class QStackedWidget;
-class QTabWidget;
 class ImageView;
 class PlotView;
 class SliceSelector;
 class StatisticsView;
+class TableLeafMode;
 class TensorTableModel;
 class TensorTableView;
 
@@ -33,7 +32,13 @@ class PreviewPanel : public QWidget {
     Q_OBJECT
 
 public:
-    enum Mode { TableMode, ImageMode, PlotMode, StatisticsMode };
+    // The leaf view's modes (LeafView: one per registered LeafMode, the
+    // built-in ones first).
+    using Mode = int;
+    static constexpr Mode TableMode = LeafView::TableMode;
+    static constexpr Mode ImageMode = LeafView::ImageMode;
+    static constexpr Mode PlotMode = LeafView::PlotMode;
+    static constexpr Mode StatisticsMode = LeafView::StatisticsMode;
     explicit PreviewPanel(QWidget* parent = nullptr);
     ~PreviewPanel() override;
 
@@ -50,22 +55,26 @@ public:
     static bool areSeries(const std::vector<const tensordict::Node*>& nodes);
     // The leaves shown by showSeries() (empty when one node is shown).
     const std::vector<const tensordict::Node*>& seriesNodes() const { return seriesNodes_; }
-    bool isLoading() const { return watcher_.isRunning(); }
+    bool isLoading() const { return read_.isBusy(); }
 
     Mode mode() const;
     void setMode(Mode mode);
     // Whether `mode` suits the shown leaf (its tab is enabled).
     bool canShow(Mode mode) const;
     // "0d", "1d", "2d", "hwc", "chw" or "nd": which views suit a shape.
-    static QString shapeKind(const std::vector<std::int64_t>& shape);
+    static QString shapeKind(const std::vector<std::int64_t>& shape) {
+        return LeafView::shapeKind(shape);
+    }
+    LeafView* leafView() const { return leafView_; }
 
-    TensorTableModel* tableModel() const { return tableModel_; }
-    TensorTableView* tableView() const { return tableView_; }
-    SliceSelector* tableSlice() const { return tableSlice_; }
-    QLineEdit* goToRowField() const { return goTo_; }
-    ImageView* imageView() const { return imageView_; }
-    PlotView* plotView() const { return plotView_; }
-    StatisticsView* statisticsView() const { return statisticsView_; }
+    // The built-in modes' views.
+    TensorTableModel* tableModel() const;
+    TensorTableView* tableView() const;
+    SliceSelector* tableSlice() const;
+    QLineEdit* goToRowField() const;
+    ImageView* imageView() const;
+    PlotView* plotView() const;
+    StatisticsView* statisticsView() const;
     QString message() const;
     // Whether the message page offers Reload (the leaf's file changed).
     bool offersReload() const;
@@ -90,16 +99,18 @@ Q_SIGNALS:
     void exportFinished(const QString& error, bool cancelled);
 
 private:
+    using Bytes = std::vector<tensordict::LeafBytes>;
+    struct Read {
+        Bytes bytes;
+        QString error;
+    };
     void showMessage(const QString& text, bool offerReload = false);
     // A view found that the leaf's file lost data under its mapping.
     void sourceChanged();
-    void leafLoaded();
-    void seriesLoaded();
-    void modeChosen(int index);
-    // Starts the work of the tab on screen (statistics, plot), if not done yet.
-    void startShownWork();
-    QWidget* makeTablePage();
-    void applyFormat();
+    void leafLoaded(Read read);
+    void seriesLoaded(Read read);
+    void reset();
+    static Read readLeaves(const std::vector<const tensordict::Node*>& nodes);
 
     std::shared_ptr<const tensordict::TensorDict> owner_;
     const tensordict::Node* node_ = nullptr;
@@ -111,24 +122,12 @@ private:
     QPlainTextEdit* value_;
     QWidget* tensorPage_;
     QLabel* title_;
-    QTabWidget* tabs_;
-    TensorTableModel* tableModel_;
-    TensorTableView* tableView_;
-    SliceSelector* tableSlice_;
-    QComboBox* format_;
-    QSpinBox* precision_;
-    QLineEdit* goTo_;
-    ImageView* imageView_;
-    PlotView* plotView_;
-    StatisticsView* statisticsView_;
-    QFutureWatcher<tensordict::LeafBytes> watcher_;
+    LeafView* leafView_;
+    TableLeafMode* table_;
     std::vector<const tensordict::Node*> seriesNodes_;
-    QFutureWatcher<std::vector<tensordict::LeafBytes>> seriesWatcher_;
+    JobTracker<Read> read_{this};  // the shown leaf's bytes, or the series'
+
     QPointer<SliceExportJob> exportJob_;
     QPointer<QProgressDialog> exportProgress_;
     std::function<void(std::int64_t, std::int64_t)> exportHook_;
-    QString loadError_;
-    bool restoringMode_ = false;
-    bool statisticsStale_ = true;
-    bool plotStale_ = false;  // the leaf is not given to the plot until its tab shows
 };

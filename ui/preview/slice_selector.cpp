@@ -162,6 +162,11 @@ void SliceSelector::rebuild() {
         grid_->addWidget(label, row, 0);
         grid_->addWidget(slider, row, 1, 1, 2);
         grid_->addWidget(spin, row, 3);
+        // Shown now, not at the layout's next pass: Go to Slice can focus
+        // the index box of a leaf selected a moment ago.
+        for (QWidget* w : {static_cast<QWidget*>(label), static_cast<QWidget*>(slider),
+                           static_cast<QWidget*>(spin)})
+            w->setVisible(true);
         ++row;
     }
     grid_->setColumnStretch(1, 1);

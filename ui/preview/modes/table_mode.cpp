@@ -1,0 +1,228 @@
+#include "table_mode.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QLocale>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableView>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "slice_selector.h"
+#include "tensor_table_model.h"
+#include "tensor_table_view.h"
+#include "tensordict/element.h"
+
+TableLeafMode::TableLeafMode(QWidget* parent)
+    : page_(new QWidget(parent)),
+      model_(new TensorTableModel(this)),
+      slice_(new SliceSelector(SliceSelector::Mode::Table)),
+      leafBar_(new QWidget),
+      format_(new QComboBox),
+      precision_(new QSpinBox),
+      goTo_(new QLineEdit),
+      pairBar_(new QWidget),
+      shown_(new QComboBox),
+      next_(new QToolButton),
+      cell_(new QLabel) {
+    view_ = new TensorTableView(model_);
+
+    // One leaf: how floats read, where to go, what to copy or export.
+    format_->addItems({tr("Shortest"), tr("Fixed"), tr("Scientific")});
+    precision_->setRange(0, 17);
+    precision_->setValue(6);
+    precision_->setPrefix(tr("digits: "));
+    precision_->setEnabled(false);
+    goTo_->setPlaceholderText(tr("Go to row…"));
+    goTo_->setClearButtonEnabled(true);
+    goTo_->setMaximumWidth(160);
+    auto* copy = new QPushButton(tr("Copy"));
+    copy->setToolTip(tr("Copy the selected cells as tab-separated text (Ctrl+C)"));
+    auto* csv = new QPushButton(tr("CSV…"));
+    auto* npy = new QPushButton(tr(".npy…"));
+    csv->setToolTip(tr("Export the current slice as comma-separated values"));
+    npy->setToolTip(tr("Export the current slice as a NumPy .npy file"));
+    auto* bar = new QHBoxLayout(leafBar_);
+    bar->setContentsMargins(0, 0, 0, 0);
+    bar->addWidget(new QLabel(tr("Floats:")));
+    bar->addWidget(format_);
+    bar->addWidget(precision_);
+    bar->addWidget(goTo_);
+    bar->addStretch();
+    bar->addWidget(copy);
+    bar->addWidget(new QLabel(tr("Export:")));
+    bar->addWidget(csv);
+    bar->addWidget(npy);
+
+    // Two leaves: what cells show, and the next difference.
+    shown_->addItems({tr("A"), tr("B"), tr("A − B")});
+    shown_->setToolTip(tr("What the cells show; differing cells are highlighted in every case"));
+    auto* next = new QAction(tr("Next difference"), this);
+    next->setShortcut(QKeySequence(Qt::Key_F3));
+    next->setToolTip(tr("Go to the next element that differs, after the current cell (F3)"));
+    next_->setDefaultAction(next);
+    next_->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    cell_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* pair = new QHBoxLayout(pairBar_);
+    pair->setContentsMargins(0, 0, 0, 0);
+    pair->addWidget(new QLabel(tr("Cells show:")));
+    pair->addWidget(shown_);
+    pair->addWidget(next_);
+    pair->addWidget(cell_, 1);
+    pairBar_->setVisible(false);
+
+    auto* layout = new QVBoxLayout(page_);
+    layout->addWidget(leafBar_);
+    layout->addWidget(pairBar_);
+    layout->addWidget(slice_);
+    layout->addWidget(view_, 1);
+
+    connect(format_, &QComboBox::currentIndexChanged, this, &TableLeafMode::applyFormat);
+    connect(precision_, &QSpinBox::valueChanged, this, &TableLeafMode::applyFormat);
+    connect(copy, &QPushButton::clicked, view_, &TensorTableView::copySelection);
+    connect(goTo_, &QLineEdit::returnPressed, this, [this] {
+        bool ok = false;
+        const qlonglong row = goTo_->text().trimmed().toLongLong(&ok);
+        if (ok)
+            view_->scrollTo(row < 0 ? model_->totalRows() + row : row, model_->firstCol());
+    });
+    connect(csv, &QPushButton::clicked, this,
+            [this] { Q_EMIT exportRequested(SliceExportJob::Format::Csv); });
+    connect(npy, &QPushButton::clicked, this,
+            [this] { Q_EMIT exportRequested(SliceExportJob::Format::Npy); });
+    connect(next, &QAction::triggered, this, &TableLeafMode::nextDifference);
+    connect(shown_, &QComboBox::currentIndexChanged, this, [this](int index) {
+        model_->setShown(static_cast<TensorTableModel::Shown>(index));
+        view_->fitColumns();
+    });
+    connect(view_->table()->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            &TableLeafMode::showCurrentCell);
+    connect(model_, &TensorTableModel::sourceChanged, this, &LeafMode::sourceChanged);
+    connect(slice_, &SliceSelector::sliceChanged, this, [this](const TensorSlice& slice) {
+        model_->setSlice(slice);
+        view_->fitColumns();
+        showCurrentCell();
+        Q_EMIT currentSliceChanged(slice);
+    });
+}
+
+TableLeafMode::~TableLeafMode() = default;
+
+void TableLeafMode::applyFormat() {
+    const auto format = static_cast<tensordict::FloatFormat>(format_->currentIndex());
+    precision_->setEnabled(format != tensordict::FloatFormat::Shortest);
+    model_->setFloatFormat(format, precision_->value());
+    view_->fitColumns();
+}
+
+void TableLeafMode::setLeaves(const ShownLeaves& leaves) {
+    leaves_ = leaves;
+    const TensorSlice slice = TensorSlice::defaultFor(leaves.a.shape());
+    slice_->setSlice(slice);
+    model_->setLeaf(leaves.a.dtype(), leaves.a.bytes, slice);
+    if (leaves.isPair()) {
+        model_->setOther(leaves.b->dtype(), leaves.b->bytes, leaves.tolerance);
+        model_->setShown(static_cast<TensorTableModel::Shown>(shown_->currentIndex()));
+    }
+    leafBar_->setVisible(!leaves.isPair());
+    pairBar_->setVisible(leaves.isPair());
+    view_->fitColumns();
+    showCurrentCell();
+    Q_EMIT currentSliceChanged(slice);
+}
+
+void TableLeafMode::setDifferingCount(std::optional<std::uint64_t> differing) {
+    differing_ = differing;
+    showCurrentCell();
+}
+
+void TableLeafMode::clear() {
+    search_.cancel();
+    leaves_ = {};
+    differing_.reset();
+    model_->clear();
+    cell_->clear();
+}
+
+void TableLeafMode::showCurrentCell() {
+    if (!leaves_.isPair() || !leaves_.a.bytes.data)
+        return;
+    const tensordict::Node* a = leaves_.a.node;
+    QString counts;
+    if (differing_)
+        counts = tr("%1 of %2 elements differ")
+                     .arg(QLocale().toString(qulonglong(*differing_)),
+                          QLocale().toString(qlonglong(a->leaf().numel)));
+    std::int64_t row = 0, col = 0;
+    if (!view_->currentCell(&row, &col)) {
+        cell_->setText(counts);
+        return;
+    }
+    const std::int64_t flat = model_->slice().elementIndex(row, col);
+    QStringList index;
+    for (const std::int64_t i : tensordict::unflattenIndex(flat, a->leaf().shape))
+        index << QString::number(i);
+    using Shown = TensorTableModel::Shown;
+    QString text =
+        tr("[%1]  A = %2 · B = %3 · A − B = %4")
+            .arg(index.join(", "), model_->text(row, col, Shown::Leaf),
+                 model_->text(row, col, Shown::Other), model_->text(row, col, Shown::Difference));
+    if (!counts.isEmpty())
+        text += "  (" + counts + ")";
+    cell_->setText(text);
+}
+
+void TableLeafMode::nextDifference() {
+    if (!leaves_.isPair() || !leaves_.a.bytes.data || isSearching())
+        return;
+    std::int64_t from = 0, row = 0, col = 0;
+    if (view_->currentCell(&row, &col))
+        from = model_->slice().elementIndex(row, col) + 1;
+    search_.start(
+        [na = leaves_.a.node, nb = leaves_.b->node, a = leaves_.ownerA, b = leaves_.ownerB,
+         tolerance = leaves_.tolerance, from](const tensordict::CancelToken&) {
+            Search s;
+            try {
+                auto d = tensordict::compareValues(*na, *nb, tolerance, from, true);
+                if (d.firstIndex < 0 && from > 0) {  // none after the cell: from the start
+                    d = tensordict::compareValues(*na, *nb, tolerance, 0, true);
+                    s.wrapped = true;
+                }
+                s.flat = d.firstIndex;
+            } catch (const std::exception& e) {
+                s.error = QString::fromUtf8(e.what());
+            }
+            return s;
+        },
+        [this](const Search& s) { searchDone(s); });
+}
+
+void TableLeafMode::searchDone(const Search& s) {
+    if (!s.error.isEmpty()) {
+        cell_->setText(tr("Cannot compare: %1").arg(s.error));
+        return;
+    }
+    if (s.flat < 0) {
+        cell_->setText(tr("No element differs."));
+        Q_EMIT noDifference();
+        return;
+    }
+    showElement(s.flat);
+    Q_EMIT differenceShown(s.flat, s.wrapped);
+}
+
+void TableLeafMode::showElement(std::int64_t flat) {
+    const std::vector<std::int64_t> index = tensordict::unflattenIndex(flat, leaves_.a.shape());
+    const TensorSlice slice = slice_->slice();
+    for (const int d : slice.fixedDims())
+        slice_->setIndex(d, index[static_cast<std::size_t>(d)]);
+    const std::int64_t row = slice.rowDim >= 0 ? index[static_cast<std::size_t>(slice.rowDim)] : 0;
+    const std::int64_t col = slice.colDim >= 0 ? index[static_cast<std::size_t>(slice.colDim)] : 0;
+    view_->showCell(row, col);
+    showCurrentCell();
+}
