@@ -2,12 +2,15 @@
 // existing prefix is killed with SIGKILL at chosen moments, and the prefix
 // must load with exactly the content expected at that moment: the old one
 // until the rename, the new one after it. The child stops itself at each
-// moment (inside the save's own progress and cancel callbacks, or after
-// save() returned) and tells the parent through a pipe, so the kill lands
-// exactly there whatever the speed of the machine. A full disk (a file-size
+// moment (inside the save's own progress callback, or after save()
+// returned) and tells the parent through a pipe, so the kill lands exactly
+// there whatever the speed of the machine. The writing child is this test
+// program started again (posix_spawn), not a fork: its writer threads start
+// in a fresh process, as ThreadSanitizer requires. A full disk (a file-size
 // limit) must leave the prefix untouched too.
 
 #include <signal.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,37 +79,52 @@ enum class KillPoint {
         pause();  // until SIGKILL
 }
 
-// Runs an atomic `save` in a forked child that stops at `point`, writes one
-// byte to `fd` and waits there; returns its pid. A child that never reaches
-// the point exits with 3 (save() failed) or 4 (it returned first).
-pid_t forkSave(const TensorDict& td, const QString& prefix, int threads, KillPoint point, int fd) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-        SaveOptions options;
-        options.atomic = true;
-        options.numThreads = threads;
-        auto stopped = std::make_shared<std::atomic<bool>>(false);
-        // Reports are throttled, but the one when the output is made, the
-        // first with bytes and the one for the last file are always made:
-        // every point below is reached.
-        options.progress = [=](const SaveProgress& p) {
-            const bool here = (point == KillPoint::Started && p.bytesDone == 0) ||
-                              (point == KillPoint::FirstBytes && p.bytesDone > 0) ||
-                              (point == KillPoint::HalfBytes && p.bytesDone * 2 >= p.bytesTotal) ||
-                              (point == KillPoint::AllWritten && p.filesDone == p.filesTotal);
-            if (here && !stopped->exchange(true))
-                signalAndWait(fd, 'b');
-        };
-        try {
-            save(td, prefix.toStdString(), options);
-        } catch (...) {
-            _exit(3);
-        }
-        if (point == KillPoint::AfterReturn)
-            signalAndWait(fd, 'r');
-        _exit(4);
+// The child's orders, in the environment of the test program started again.
+constexpr char kChildVariable[] = "TDSTUDIO_ATOMIC_CHILD";
+
+// In the child: an atomic save of the new data to `prefix` with `threads`
+// writer threads that stops at `point`, writes one byte to `fd` and waits
+// there. A child that never reaches the point exits with 3 (save() failed)
+// or 4 (it returned first).
+[[noreturn]] void runSaveChild(const QString& prefix, int threads, KillPoint point, int fd) {
+    const TensorDict td = makeData(2.0f, true);
+    SaveOptions options;
+    options.atomic = true;
+    options.numThreads = threads;
+    auto stopped = std::make_shared<std::atomic<bool>>(false);
+    // Reports are throttled, but the one when the output is made, the
+    // first with bytes and the one for the last file are always made:
+    // every point below is reached.
+    options.progress = [=](const SaveProgress& p) {
+        const bool here = (point == KillPoint::Started && p.bytesDone == 0) ||
+                          (point == KillPoint::FirstBytes && p.bytesDone > 0) ||
+                          (point == KillPoint::HalfBytes && p.bytesDone * 2 >= p.bytesTotal) ||
+                          (point == KillPoint::AllWritten && p.filesDone == p.filesTotal);
+        if (here && !stopped->exchange(true))
+            signalAndWait(fd, 'b');
+    };
+    try {
+        save(td, prefix.toStdString(), options);
+    } catch (...) {
+        _exit(3);
     }
-    return pid;
+    if (point == KillPoint::AfterReturn)
+        signalAndWait(fd, 'r');
+    _exit(4);
+}
+
+// Starts the child that saves the new data (makeData(2, true)) over
+// `prefix`; returns its pid, or -1.
+pid_t spawnSave(const QString& prefix, int threads, KillPoint point, int fd) {
+    const QByteArray orders =
+        QString("%1:%2:%3:%4").arg(int(point)).arg(threads).arg(fd).arg(prefix).toUtf8();
+    qputenv(kChildVariable, orders);
+    const QByteArray self = QFile::encodeName(QCoreApplication::applicationFilePath());
+    char* argv[] = {const_cast<char*>(self.constData()), nullptr};
+    pid_t pid = -1;
+    const int failed = posix_spawn(&pid, self.constData(), nullptr, nullptr, argv, environ);
+    qunsetenv(kChildVariable);
+    return failed ? -1 : pid;
 }
 
 int waitChild(pid_t pid) {
@@ -152,7 +170,7 @@ private Q_SLOTS:
         QFETCH(int, point);
         QFETCH(QString, expected);
         const QString prefix = scratch_.path() + "/" + name;
-        const TensorDict oldData = makeData(1.0f, false), newData = makeData(2.0f, true);
+        const TensorDict oldData = makeData(1.0f, false);
         SaveOptions atomic;
         atomic.atomic = true;
         save(oldData, prefix.toStdString(), atomic);
@@ -160,7 +178,7 @@ private Q_SLOTS:
 
         int fds[2];
         QVERIFY(pipe(fds) == 0);
-        const pid_t pid = forkSave(newData, prefix, threads, KillPoint(point), fds[1]);
+        const pid_t pid = spawnSave(prefix, threads, KillPoint(point), fds[1]);
         QVERIFY(pid > 0);
         close(fds[1]);
         char reached = 0;
@@ -249,5 +267,15 @@ private:
     QTemporaryDir scratch_;
 };
 
-QTEST_GUILESS_MAIN(AtomicTest)
+int main(int argc, char** argv) {
+    if (const QByteArray orders = qgetenv(kChildVariable); !orders.isEmpty()) {
+        QCoreApplication app(argc, argv);
+        const QStringList parts = QString::fromUtf8(orders).split(':');
+        runSaveChild(parts.mid(3).join(':'), parts[1].toInt(), KillPoint(parts[0].toInt()),
+                     parts[2].toInt());
+    }
+    QCoreApplication app(argc, argv);
+    AtomicTest test;
+    return QTest::qExec(&test, argc, argv);
+}
 #include "tst_atomic.moc"
