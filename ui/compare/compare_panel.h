@@ -26,16 +26,10 @@ class TensorTableView;
 // plot, and the statistics of A - B. Anything else (keys on one side, other
 // shapes or dtypes, non-tensors, collections) is described side by side.
 // Leaf bytes are mapped (or inflated) on a worker thread first.
-class ComparePanel : public QWidget {
+class ComparePanel : public QWidget, public BuiltinLeafModes {
     Q_OBJECT
 
 public:
-    // The leaf view's modes, as the preview's.
-    using Mode = int;
-    static constexpr Mode TableMode = LeafView::TableMode;
-    static constexpr Mode ImageMode = LeafView::ImageMode;
-    static constexpr Mode PlotMode = LeafView::PlotMode;
-    static constexpr Mode StatisticsMode = LeafView::StatisticsMode;
     explicit ComparePanel(QWidget* parent = nullptr);
     ~ComparePanel() override;
 

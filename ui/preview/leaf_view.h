@@ -88,16 +88,23 @@ void registerLeafMode(LeafModeType type);
 // The index of the mode called `name`, or -1.
 int leafModeIndex(const QString& name);
 
+// The built-in modes' indices (leaf_modes.cpp registers them first), for
+// the leaf view and the panels that show one.
+struct BuiltinLeafModes {
+    using Mode = int;
+    static constexpr Mode TableMode = 0;
+    static constexpr Mode ImageMode = 1;
+    static constexpr Mode PlotMode = 2;
+    static constexpr Mode StatisticsMode = 3;
+};
+
 // The tabs of the registered modes over one leaf or a pair: the mode
 // remembered per kind of shape (under `settingsPrefix`), tabs enabled by
 // what each mode can show, work started only in the tab on screen.
-class LeafView : public QWidget {
+class LeafView : public QWidget, public BuiltinLeafModes {
     Q_OBJECT
 
 public:
-    // The built-in modes' indices (leaf_modes.cpp registers them first).
-    enum Mode { TableMode, ImageMode, PlotMode, StatisticsMode };
-
     // `settingsPrefix`: "preview/mode/" or "compare/mode/".
     LeafView(QString settingsPrefix, QWidget* parent = nullptr);
     ~LeafView() override;

@@ -28,17 +28,10 @@ class TensorTableView;
 // Shows the contents of the selected node: a tensor leaf as a table, image,
 // plot or statistics; a non-tensor value as JSON. A leaf's bytes are mapped
 // (or inflated) on a worker thread before any view touches them.
-class PreviewPanel : public QWidget {
+class PreviewPanel : public QWidget, public BuiltinLeafModes {
     Q_OBJECT
 
 public:
-    // The leaf view's modes (LeafView: one per registered LeafMode, the
-    // built-in ones first).
-    using Mode = int;
-    static constexpr Mode TableMode = LeafView::TableMode;
-    static constexpr Mode ImageMode = LeafView::ImageMode;
-    static constexpr Mode PlotMode = LeafView::PlotMode;
-    static constexpr Mode StatisticsMode = LeafView::StatisticsMode;
     explicit PreviewPanel(QWidget* parent = nullptr);
     ~PreviewPanel() override;
 
