@@ -183,7 +183,11 @@ void LeafReader::finish() {
 void forEachChunk(const Node& leaf, std::size_t chunk,
                   const std::function<void(const std::byte*, std::size_t)>& consume) {
     LeafReader reader(leaf);
-    std::unique_ptr<std::byte[]> buffer(new std::byte[std::max<std::size_t>(chunk, 1)]);
+    // No larger than the leaf: hashing 100,000 small leaves must not
+    // allocate (and clear) a full chunk for each.
+    chunk = static_cast<std::size_t>(
+        std::max<std::uint64_t>(1, std::min<std::uint64_t>(chunk, leaf.leaf().nbytes)));
+    std::unique_ptr<std::byte[]> buffer(new std::byte[chunk]);
     while (const std::size_t n = reader.read(buffer.get(), chunk))
         consume(buffer.get(), n);
 }
