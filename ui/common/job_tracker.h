@@ -5,24 +5,9 @@
 #include <QList>
 #include <QObject>
 #include <QtConcurrent/QtConcurrentRun>
-#include <memory>
 #include <utility>
 
 #include "tensordict/cancel.h"
-
-// ThreadSanitizer cannot see how Debian's Qt (not built with TSan) hands a
-// task to a pool thread and its result back through a queued event: the
-// tracker tells it, so that data handed to a job (a tree loaded by another
-// job) and a job's result read on the GUI thread are ordered as they are.
-#if defined(__SANITIZE_THREAD__)
-extern "C" void __tsan_acquire(void* addr);
-extern "C" void __tsan_release(void* addr);
-#define TDSTUDIO_HANDOFF_RELEASE(p) __tsan_release(p)
-#define TDSTUDIO_HANDOFF_ACQUIRE(p) __tsan_acquire(p)
-#else
-#define TDSTUDIO_HANDOFF_RELEASE(p) static_cast<void>(p)
-#define TDSTUDIO_HANDOFF_ACQUIRE(p) static_cast<void>(p)
-#endif
 
 // One kind of background work for an object that lives on the GUI thread,
 // as hotspot's JobTracker: starting a job cancels the one before it, and
@@ -51,26 +36,18 @@ public:
         const quint64 job = generation_;
         token_ = tensordict::CancelToken();
         busy_ = true;
-        auto handoff = std::make_shared<char>();
         auto* watcher = new QFutureWatcher<Result>(owner_);
         QObject::connect(watcher, &QFutureWatcherBase::finished, owner_,
-                         [this, watcher, job, handoff, deliver = std::move(deliver)] {
+                         [this, watcher, job, deliver = std::move(deliver)] {
                              watcher->deleteLater();
                              prune();
                              if (job != generation_)
                                  return;
                              busy_ = false;
-                             TDSTUDIO_HANDOFF_ACQUIRE(handoff.get());
                              deliver(watcher->result());
                          });
-        TDSTUDIO_HANDOFF_RELEASE(handoff.get());
-        const QFuture<Result> future =
-            QtConcurrent::run([work = std::move(work), token = token_, handoff]() -> Result {
-                TDSTUDIO_HANDOFF_ACQUIRE(handoff.get());
-                Result result = work(token);
-                TDSTUDIO_HANDOFF_RELEASE(handoff.get());
-                return result;
-            });
+        const QFuture<Result> future = QtConcurrent::run(
+            [work = std::move(work), token = token_]() -> Result { return work(token); });
         watcher->setFuture(future);
         running_.append(future);
     }

@@ -35,11 +35,8 @@ LeafView::LeafView(QString settingsPrefix, QWidget* parent)
     connect(tabs_, &QTabWidget::currentChanged, this, &LeafView::modeChosen);
 }
 
-LeafView::~LeafView() {
-    // The modes' widgets belong to the tabs; the modes go first.
-    for (auto& mode : modes_)
-        mode->disconnect(this);
-}
+// The modes go first; their widgets belong to the tabs.
+LeafView::~LeafView() = default;
 
 QString LeafView::shapeKind(const std::vector<std::int64_t>& shape) {
     const std::size_t n = shape.size();
