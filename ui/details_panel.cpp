@@ -12,6 +12,7 @@
 #include "key_tree_model.h"
 #include "node_text.h"
 #include "tensordict/node.h"
+#include "tensordict/store.h"
 #include "tensordict/value.h"
 
 using tensordict::Node;
@@ -140,8 +141,9 @@ void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
                 const bool archive = node->leaf().storage.kind != tensordict::StorageKind::File;
                 addRow(archive ? tr("Archive entry") : tr("File"),
                        QString::fromStdString(node->leaf().storage.path));
-                addRow(archive ? tr("Archive") : tr("Directory"),
-                       QString::fromStdString(node->leaf().storage.container));
+                if (node->store())
+                    addRow(archive ? tr("Archive") : tr("Directory"),
+                           QString::fromStdString(node->store()->location()));
                 if (!node->leaf().storage.outsideTarget.empty())
                     addRow(tr("Linked from outside"),
                            tr("%1 (a symbolic link out of the dataset: saving it is refused "

@@ -98,7 +98,6 @@ public:
         info.kind =
             c.method == zip::kStored ? StorageKind::StoredEntry : StorageKind::CompressedEntry;
         info.path = c.name;
-        info.container = path_;
         info.zipMethod = c.method;
         info.size = c.size;
         info.storedSize = c.compressedSize;

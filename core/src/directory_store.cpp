@@ -42,7 +42,7 @@ public:
 
     std::optional<StorageInfo> stat(const std::string& rel) const override {
         const std::string path = describe(rel);
-        const SourceInfo found = transport_->stat(path);
+        SourceInfo found = transport_->stat(path);
         if (found.kind != SourceInfo::Kind::File)
             return std::nullopt;
         StorageInfo info;
@@ -54,11 +54,9 @@ public:
             info.outsideTarget = outsideTarget(path);
         info.kind = StorageKind::File;
         info.path = rel;
-        info.container = root_;
         info.size = found.size;
         info.storedSize = found.size;
-        std::lock_guard<std::mutex> lock(mutex_);
-        versions_[rel] = found.version;
+        info.version = std::move(found.version);
         return info;
     }
 
@@ -104,14 +102,7 @@ private:
     // The leaf's file, refused if it is not the one the tree was built from.
     std::shared_ptr<const ByteSource> openUnchanged(const StorageInfo& info) const {
         auto source = transport_->open(describe(info.path));
-        std::string expected;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            const auto it = versions_.find(info.path);
-            if (it != versions_.end())
-                expected = it->second;
-        }
-        if (!expected.empty() && source->version() != expected)
+        if (!info.version.empty() && source->version() != info.version)
             throw Error(
                 source->name(),
                 "the file was replaced or changed since the tensordict was opened; open it again");
@@ -148,8 +139,6 @@ private:
     std::uint64_t mapFrom_;
     mutable std::mutex mutex_;
     mutable std::unordered_map<std::string, bool> leavesRoot_;
-    // The version of each file when it was first seen: a replaced file is refused, not mixed in.
-    mutable std::unordered_map<std::string, std::string> versions_;
     mutable LruBytesCache mappings_;
 };
 

@@ -82,11 +82,8 @@ std::string fileChangedMessage(const Node& leaf) {
 }
 
 static std::string fileOf(const Node& leaf) {
-    if (leaf.leaf().storage.kind == StorageKind::File)
-        return leaf.leaf().storage.container + "/" + leaf.leaf().storage.path;
-    if (leaf.leaf().storage.kind == StorageKind::StoredEntry ||
-        leaf.leaf().storage.kind == StorageKind::CompressedEntry)
-        return leaf.leaf().storage.container + ":" + leaf.leaf().storage.path;
+    if (leaf.store() && leaf.leaf().storage.kind != StorageKind::None)
+        return leaf.store()->describe(leaf.leaf().storage.path);
     return formatKeyPath(leaf.keyPath());
 }
 

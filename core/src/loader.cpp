@@ -47,24 +47,37 @@ bool isTensorDictClass(const std::string& path) {
            name == "TensorDictParams" || name == "PersistentTensorDict";
 }
 
-std::vector<std::int64_t> intList(const Value& v, const std::string& where, const char* what) {
+// Where a problem is, for messages: a name, or a function that builds one
+// (a leaf's name is built only when a problem is found: most leaves have none).
+const std::string& whereText(const std::string& where) {
+    return where;
+}
+template <class Name>
+std::string whereText(const Name& where) {
+    return where();
+}
+
+template <class Where>
+std::vector<std::int64_t> intList(const Value& v, const Where& where, const char* what) {
     if (!v.isList())
-        throw Error(where, std::string(what) + " is not a list of integers");
+        throw Error(whereText(where), std::string(what) + " is not a list of integers");
     std::vector<std::int64_t> out;
+    out.reserve(v.asList().size());
     for (const Value& d : v.asList()) {
         if (!d.isInt() || d.asInt() < 0)
-            throw Error(where,
+            throw Error(whereText(where),
                         std::string(what) + " holds a value that is not a non-negative integer");
         out.push_back(d.asInt());
     }
     return out;
 }
 
-std::int64_t checkedNumel(const std::vector<std::int64_t>& shape, const std::string& where) {
+template <class Where>
+std::int64_t checkedNumel(const std::vector<std::int64_t>& shape, const Where& where) {
     std::int64_t n = 1;
     for (std::int64_t d : shape) {
         if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d)
-            throw Error(where, "shape has more elements than fit in 64 bits");
+            throw Error(whereText(where), "shape has more elements than fit in 64 bits");
         n *= d;
     }
     return n;
@@ -232,17 +245,20 @@ private:
         const std::string where = store_->describe(joinPath(dir, "meta.json"));
         readNodeKeys(b, meta, where);
         // Python's dict keeps the first position of a duplicated key and its last value.
-        std::vector<std::pair<std::string, const Value*>> entries;
-        std::unordered_map<std::string, std::size_t> position;
+        // (Keys are views into `meta`, which outlives the loop.)
+        std::vector<std::pair<const std::string*, const Value*>> entries;
+        std::unordered_map<std::string_view, std::size_t> position;
+        position.reserve(meta.asObject().size());
         for (const auto& [k, v] : meta.asObject()) {
             auto [it, fresh] = position.emplace(k, entries.size());
             if (fresh)
-                entries.emplace_back(k, &v);
+                entries.emplace_back(&k, &v);
             else
                 entries[it->second].second = &v;
         }
         std::vector<std::pair<std::string, const Value*>> subNodes;
-        for (const auto& [k, v] : entries) {
+        for (const auto& [key, v] : entries) {
+            const std::string& k = *key;
             if (!v->isObject())
                 continue;  // node keys: shape, device, _type (and entries they overwrote)
             if (v->find("type")) {
@@ -272,7 +288,7 @@ private:
 
     std::unique_ptr<Node> loadLeaf(const std::string& key, const Value& entry,
                                    const std::string& dir, const std::string& metaWhere) {
-        const std::string where = metaWhere + ": key \"" + key + "\"";
+        const auto where = [&] { return metaWhere + ": key \"" + key + "\""; };
         auto node = NodeBuilder::create(NodeKind::Tensor, key);
         NodeBuilder b(*node);
         b.setDirectory(dir);
@@ -280,10 +296,10 @@ private:
         TensorLeaf& leaf = b.leaf();
         const Value& dtype = *entry.find("dtype");
         if (!dtype.isString())
-            throw Error(where, "\"dtype\" is not a string");
+            throw Error(where(), "\"dtype\" is not a string");
         const auto dt = dtypeFromString(dtype.asString());
         if (!dt)
-            throw Error(where, "unknown dtype \"" + dtype.asString() + "\"");
+            throw Error(where(), "unknown dtype \"" + dtype.asString() + "\"");
         leaf.dtype = *dt;
         leaf.shape = intList(*entry.find("shape"), where, "\"shape\"");
         if (const Value* device = entry.find("device"); device && device->isString())
@@ -297,7 +313,7 @@ private:
 
         const std::string fileName = options_.robustKey ? encodeKey(key) : key;
         if (!options_.robustKey && !isSafeLegacyKey(key, false))
-            throw Error(where, "key is not a safe legacy file name");
+            throw Error(where(), "key is not a safe legacy file name");
         std::optional<StorageInfo> file = store_->stat(joinPath(dir, fileName + ".memmap"));
         std::string stem = fileName;
         if (!file && options_.robustKey && fileName != key && isSafeLegacyKey(key, false)) {
@@ -306,13 +322,13 @@ private:
         }
 
         if (leaf.isNested) {
-            loadNestedShapes(leaf, joinPath(dir, stem + ".shape.memmap"), where);
+            loadNestedShapes(leaf, joinPath(dir, stem + ".shape.memmap"), where());
         } else {
             leaf.numel = checkedNumel(leaf.shape, where);
         }
         if (static_cast<std::uint64_t>(leaf.numel) >
             std::numeric_limits<std::uint64_t>::max() / item)
-            throw Error(where, "tensor too large");
+            throw Error(where(), "tensor too large");
         leaf.nbytes = static_cast<std::uint64_t>(leaf.numel) * item;
 
         if (!file) {
@@ -321,10 +337,10 @@ private:
             throw Error(store_->describe(joinPath(dir, fileName + ".memmap")),
                         "missing data file for key \"" + key + "\" (" + describeLeaf() + ")");
         }
-        leaf.storage = *file;
-        if (file->size < leaf.nbytes)
-            throw Error(store_->describe(file->path),
-                        "file is " + std::to_string(file->size) + " bytes but key \"" + key +
+        leaf.storage = std::move(*file);
+        if (leaf.storage.size < leaf.nbytes)
+            throw Error(store_->describe(leaf.storage.path),
+                        "file is " + std::to_string(leaf.storage.size) + " bytes but key \"" + key +
                             "\" (" + describeLeaf() + ") needs " + std::to_string(leaf.nbytes));
         return node;
     }

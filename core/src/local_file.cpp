@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 
@@ -17,17 +18,26 @@
 namespace tensordict {
 namespace {
 
+// "inode:seconds.nanoseconds" of the last modification, formatted in one
+// step: every leaf of a directory records one when the tree is read.
 std::string versionOf(const struct stat& st) {
-    return std::to_string(st.st_ino) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-           std::to_string(st.st_mtim.tv_nsec);
+    constexpr int kDigits = 20;  // of any 64-bit integer
+    char text[3 * kDigits + 2];
+    char* at = std::to_chars(text, text + kDigits, st.st_ino).ptr;
+    *at++ = ':';
+    at = std::to_chars(at, at + kDigits, st.st_mtim.tv_sec).ptr;
+    *at++ = '.';
+    at = std::to_chars(at, at + kDigits, st.st_mtim.tv_nsec).ptr;
+    return std::string(text, at);
 }
 
-// "file:///data/x.tdz" -> "/data/x.tdz"; plain paths unchanged.
-std::string localPath(const std::string& location) {
+// "file:///data/x.tdz" -> "/data/x.tdz"; plain paths unchanged. A pointer
+// into `location` (the tail of a string is still terminated): no copy.
+const char* localPath(const std::string& location) {
     constexpr std::string_view prefix = "file://";
     if (location.compare(0, prefix.size(), prefix) == 0)
-        return location.substr(prefix.size());
-    return location;
+        return location.c_str() + prefix.size();
+    return location.c_str();
 }
 
 // An open file: later reads come from this file even if its path is
@@ -88,13 +98,13 @@ public:
     std::string_view scheme() const override { return "file"; }
 
     SourceInfo stat(const std::string& location) const override {
-        const std::string path = localPath(location);
+        const char* path = localPath(location);
         SourceInfo info;
         struct stat st {};
-        if (::lstat(path.c_str(), &st) != 0)
+        if (::lstat(path, &st) != 0)
             return info;
         info.isLink = S_ISLNK(st.st_mode);
-        if (info.isLink && ::stat(path.c_str(), &st) != 0)
+        if (info.isLink && ::stat(path, &st) != 0)
             return info;  // a dangling link
         if (S_ISREG(st.st_mode)) {
             info.kind = SourceInfo::Kind::File;
@@ -111,7 +121,7 @@ public:
     }
 
     std::string resolvedPath(const std::string& location) const override {
-        char* real = ::realpath(localPath(location).c_str(), nullptr);
+        char* real = ::realpath(localPath(location), nullptr);
         if (!real)
             return {};
         std::string out = real;

@@ -73,9 +73,50 @@ std::string Node::where() const {
     return formatKeyPath(keyPath());
 }
 
+std::size_t Node::ChildIndex::find(const Children::Vector& children, std::string_view key) const {
+    if (slots_.empty())
+        return npos;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = std::hash<std::string_view>()(key) & mask;; i = (i + 1) & mask) {
+        const std::uint32_t slot = slots_[i];
+        if (slot == 0)
+            return npos;
+        if (children[slot - 1]->key_ == key)
+            return slot - 1;
+    }
+}
+
+void Node::ChildIndex::added(const Children::Vector& children, std::size_t at) {
+    // At most half full, so that probes stay short and always end.
+    if (2 * (used_ + 1) > slots_.size()) {
+        rebuild(children, std::max<std::size_t>(16, 2 * slots_.size()));
+        return;
+    }
+    const std::string_view key = children[at]->key_;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = std::hash<std::string_view>()(key) & mask;; i = (i + 1) & mask) {
+        if (slots_[i] == 0) {
+            slots_[i] = static_cast<std::uint32_t>(at + 1);
+            ++used_;
+            return;
+        }
+        if (children[slots_[i] - 1]->key_ == key)
+            return;
+    }
+}
+
+void Node::ChildIndex::rebuild(const Children::Vector& children, std::size_t capacity) {
+    while (capacity < 2 * children.size())
+        capacity *= 2;
+    slots_.assign(capacity, 0);
+    used_ = 0;
+    for (std::size_t at = 0; at < children.size(); ++at)
+        added(children, at);
+}
+
 const Node* Node::child(std::string_view k) const {
-    const auto it = childIndex_.find(k);
-    return it == childIndex_.end() ? nullptr : children_[it->second].get();
+    const std::size_t at = childIndex_.find(children_, k);
+    return at == ChildIndex::npos ? nullptr : children_[at].get();
 }
 
 const Node* Node::find(const std::vector<std::string>& path) const {
@@ -190,25 +231,22 @@ void Node::checkCollection() const {
 
 Node& Node::insertChild(std::unique_ptr<Node> child) {
     child->parent_ = this;
-    const auto it = childIndex_.find(child->key_);
-    if (it != childIndex_.end()) {
-        const std::size_t at = it->second;
-        childIndex_.erase(it);  // its key lives in the child being replaced
-        children_[at] = std::move(child);
-        childIndex_.emplace(children_[at]->key_, at);
+    const std::size_t at = childIndex_.find(children_, child->key_);
+    if (at != ChildIndex::npos) {
+        children_[at] = std::move(child);  // same key, same position: the index holds
         return *children_[at];
     }
     children_.push_back(std::move(child));
-    childIndex_.emplace(children_.back()->key_, children_.size() - 1);
+    childIndex_.added(children_, children_.size() - 1);
     return *children_.back();
 }
 
 Node& Node::mutableChild(std::string_view k) {
     checkUnlocked();
-    const auto it = childIndex_.find(k);
-    if (it == childIndex_.end())
+    const std::size_t at = childIndex_.find(children_, k);
+    if (at == ChildIndex::npos)
         throw Error(where() + (parent_ ? "/" : "") + std::string(k), "no such key");
-    return *children_[it->second];
+    return *children_[at];
 }
 
 Node& Node::addBytes(const std::string& key, DType dtype, std::vector<std::int64_t> shape,
@@ -326,20 +364,20 @@ void NodeBuilder::setKind(NodeKind kind) {
     switch (kind) {
         case NodeKind::Tensor:
             if (!std::holds_alternative<TensorLeaf>(node_.payload_))
-                node_.payload_ = TensorLeaf{};
+                node_.payload_.emplace<TensorLeaf>();
             break;
         case NodeKind::NonTensorData:
         case NodeKind::NonTensorStack:
             if (!std::holds_alternative<NonTensor>(node_.payload_))
-                node_.payload_ = NonTensor{};
+                node_.payload_.emplace<NonTensor>();
             break;
         case NodeKind::Error:
             if (!std::holds_alternative<ErrorInfo>(node_.payload_))
-                node_.payload_ = ErrorInfo{};
+                node_.payload_.emplace<ErrorInfo>();
             break;
         default:
             if (!std::holds_alternative<Collection>(node_.payload_))
-                node_.payload_ = Collection{};
+                node_.payload_.emplace<Collection>();
     }
 }
 
@@ -389,7 +427,7 @@ Node& NodeBuilder::append(std::unique_ptr<Node> child) {
     node_.children_.push_back(std::move(child));
     Node& added = *node_.children_.back();
     // A repeated key keeps the first as the one child() finds, as Python's loader does.
-    node_.childIndex_.emplace(added.key_, node_.children_.size() - 1);
+    node_.childIndex_.added(node_.children_, node_.children_.size() - 1);
     return added;
 }
 
@@ -398,8 +436,8 @@ Node& NodeBuilder::put(std::unique_ptr<Node> child) {
 }
 
 Node* NodeBuilder::child(std::string_view key) {
-    const auto it = node_.childIndex_.find(key);
-    return it == node_.childIndex_.end() ? nullptr : node_.children_[it->second].get();
+    const std::size_t at = node_.childIndex_.find(node_.children_, key);
+    return at == Node::ChildIndex::npos ? nullptr : node_.children_[at].get();
 }
 
 Node& NodeBuilder::childAt(std::size_t i) {

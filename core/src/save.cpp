@@ -27,6 +27,7 @@
 #include "shared_value.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
+#include "tensordict/store.h"
 #include "write_plan.h"
 
 namespace fs = std::filesystem;
@@ -134,10 +135,10 @@ std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& 
     std::set<std::string> keep;
     std::map<FileId, std::string> sources;  // files some leaf is read from
     for (const PlannedFile& file : plan.files) {
-        if (!file.leaf || file.leaf->leaf().storage.kind != StorageKind::File)
+        if (!file.leaf || file.leaf->leaf().storage.kind != StorageKind::File ||
+            !file.leaf->store())
             continue;
-        const std::string source =
-            file.leaf->leaf().storage.container + "/" + file.leaf->leaf().storage.path;
+        const std::string source = file.leaf->store()->describe(file.leaf->leaf().storage.path);
         const auto id = fileId(source);
         if (id)
             sources[*id] = file.keyText;

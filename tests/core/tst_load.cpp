@@ -171,6 +171,26 @@ private Q_SLOTS:
                  std::string(R"([NaN, Infinity, -Infinity, 1.5, "\u00e9t\u00e9"])"));
     }
 
+    void repeatedKeysKeepTheFirstPositionAndTheLastValue() {
+        const QString dir = scratch_.path() + "/repeated";
+        testsupport::copyTree(testsupport::fixturePath("simple"), dir);
+        // As Python's dict reads JSON: "a" stays first, described by its last entry.
+        writeFile(
+            dir + "/meta.json",
+            R"({"a": {"device": "cpu", "shape": [99], "dtype": "torch.int8", "is_nested": false},
+                "b": {"type": "TensorDict"},
+                "a": {"device": "cpu", "shape": [3], "dtype": "torch.float32", "is_nested": false},
+                "shape": [3], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})");
+        TensorDict td = load(dir.toStdString());
+        QCOMPARE(td.root().children().size(), std::size_t(2));
+        QCOMPARE(td.root().children()[0]->key(), std::string("a"));
+        const Node* a = td.root().child("a");
+        QCOMPARE(a, td.root().children()[0]);
+        QCOMPARE(a->leaf().dtype, DType::Float32);
+        QCOMPARE(a->leaf().shape, (std::vector<std::int64_t>{3}));
+        QVERIFY(td.root().child("b"));
+    }
+
     void longerFilesUseTheirPrefix() {
         const QString dir = scratch_.path() + "/longer";
         testsupport::copyTree(testsupport::fixturePath("simple"), dir);

@@ -17,6 +17,7 @@
 #include "node_builder.h"
 #include "tensordict/report.h"
 #include "tensordict/save.h"
+#include "tensordict/store.h"
 #include "testsupport.h"
 
 using namespace tensordict;
@@ -152,7 +153,7 @@ private Q_SLOTS:
         SaveOptions options;
         options.copyExisting = true;
         const TensorDict copied = save(td, dst.toStdString(), options);
-        QCOMPARE(QString::fromStdString(copied.root().child("a")->leaf().storage.container), dst);
+        QCOMPARE(QString::fromStdString(copied.root().child("a")->store()->location()), dst);
 
         // Saving onto its own files reuses them: not rewritten (a rewrite
         // would replace the file, a new inode, or at least move its mtime

@@ -11,6 +11,8 @@
 #include "tensordict/element.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
+#include "tensordict/node.h"
+#include "tensordict/tensordict.h"
 #include "tensordict/value.h"
 #include "testsupport.h"
 
@@ -211,6 +213,32 @@ private Q_SLOTS:
         QCOMPARE(dtypeFromString("torch.float8_e5m2fnuz"),
                  std::optional<DType>(DType::Float8_e5m2fnuz));
         QCOMPARE(itemSize(DType::Complex128), std::size_t(16));
+    }
+    // Children are found by key through the parent's index at every width,
+    // and replacing a child keeps its position.
+    void childrenAreFoundByKeyAtAnyWidth() {
+        for (const int width : {1, 7, 8, 9, 1000, 5000}) {
+            TensorDict td = TensorDict::create();
+            Node& root = td.mutableRoot();
+            for (int i = 0; i < width; ++i)
+                root.addNonTensor("k" + std::to_string(i), Value(std::int64_t(i)));
+            QCOMPARE(root.children().size(), std::size_t(width));
+            for (int i = 0; i < width; ++i) {
+                const Node* found = root.child("k" + std::to_string(i));
+                QVERIFY(found);
+                QCOMPARE(found->value().asInt(), std::int64_t(i));
+            }
+            QVERIFY(!root.child("k" + std::to_string(width)));
+            QVERIFY(!root.child(""));
+            QVERIFY(!root.child("k"));
+            // Replaced in place: same position, the new node is the one found.
+            const std::string middle = "k" + std::to_string(width / 2);
+            root.addTensorDict(middle);
+            QCOMPARE(root.children().size(), std::size_t(width));
+            QCOMPARE(root.children()[std::size_t(width / 2)]->key(), middle);
+            QCOMPARE(root.child(middle)->kind(), NodeKind::TensorDict);
+            QCOMPARE(root.child(middle), root.children()[std::size_t(width / 2)]);
+        }
     }
 };
 

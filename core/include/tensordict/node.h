@@ -6,7 +6,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -47,8 +46,7 @@ std::string_view storageKindName(StorageKind kind);
 
 struct StorageInfo {
     StorageKind kind = StorageKind::None;
-    std::string path;                    // relative to the root: "b/c.memmap"
-    std::string container;               // the directory or archive on disk
+    std::string path;                    // relative to the store's root: "b/c.memmap"
     std::uint64_t size = 0;              // bytes of the file or uncompressed entry
     std::uint64_t storedSize = 0;        // bytes on disk: file size, or compressed entry size
     int zipMethod = -1;                  // zip compression method of an entry
@@ -56,6 +54,9 @@ struct StorageInfo {
     // A file reached through a symbolic link that leads out of the dataset's
     // root: where it really is. Saving refuses to copy it unless allowed.
     std::string outsideTarget;
+    // The file's version when the tree was read (ByteSource::version()): a
+    // leaf whose file became another version is refused, not mixed in.
+    std::string version;
 };
 
 std::string zipMethodName(int method);
@@ -240,8 +241,22 @@ private:
     std::string key_;
     Node* parent_ = nullptr;
     std::vector<std::unique_ptr<Node>> children_;
-    std::unordered_map<std::string_view, std::size_t>
-        childIndex_;  // views into the children's keys
+    // Children by key: one open-addressing table per parent (one
+    // allocation, not one per child) of positions in children_.
+    class ChildIndex {
+    public:
+        static constexpr std::size_t npos = ~std::size_t(0);
+        std::size_t find(const Children::Vector& children, std::string_view key) const;
+        // children[at] was just appended; a repeated key keeps the first.
+        void added(const Children::Vector& children, std::size_t at);
+        void clear() { slots_.clear(), used_ = 0; }
+
+    private:
+        void rebuild(const Children::Vector& children, std::size_t capacity);
+        std::vector<std::uint32_t> slots_;  // position + 1; 0 is empty
+        std::size_t used_ = 0;
+    };
+    ChildIndex childIndex_;
 
     std::string className_;
     std::string typeString_;
