@@ -130,8 +130,12 @@ private:
         for (std::size_t i = 0; i < plan_.files.size(); ++i) {
             zip::EntryHeader& h = headers_[i];
             h.localHeaderOffset = offset;
-            if (plan_.files[i].isTensorData)
+            if (plan_.files[i].isTensorData) {
                 h.padding = zip::alignmentPadding(offset, h.name.size());
+                // Every stored payload 64-byte aligned, as Python writes them.
+                if ((offset + zip::localHeaderSize(h)) % 64 != 0)
+                    throw Error(path_ + ":" + h.name, "payload would not be 64-byte aligned");
+            }
             h.compressedSize = h.size;
             offset += zip::localHeaderSize(h) + h.size;
         }

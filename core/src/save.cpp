@@ -129,10 +129,13 @@ std::optional<FileId> fileId(const std::string& path) {
 
 // copy_existing, as Python's memmap: a leaf mapped from a file is reused when
 // that file is its own target, copied with copyExisting, refused otherwise.
-// Returns the plan files to leave as they are.
+// Returns the plan files to leave as they are. Archives need no check:
+// Python packs mapped leaves into them as they are.
 std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& prefix,
                                          bool archive, const SaveOptions& options) {
     std::set<std::string> keep;
+    if (archive)
+        return keep;
     std::map<FileId, std::string> sources;  // files some leaf is read from
     for (const PlannedFile& file : plan.files) {
         if (!file.leaf || file.leaf->leaf().storage.kind != StorageKind::File ||
@@ -142,19 +145,17 @@ std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& 
         const auto id = fileId(source);
         if (id)
             sources[*id] = file.keyText;
-        const std::string target =
-            archive ? prefix.string() + ":" + file.path : (prefix / file.path).string();
-        if (!archive && id && fileId(target) == id) {
+        const std::string target = (prefix / file.path).string();
+        if (id && fileId(target) == id) {
             if (!options.atomic)
                 keep.insert(file.path);  // already in place: not rewritten
             continue;
         }
-        if (!options.copyExisting &&
-            !archive)  // Python packs mapped leaves into archives as they are
+        if (!options.copyExisting)
             throw Error(file.keyText, "already mapped from " + source + "; saving it to " + target +
                                           " copies it, which needs copy_existing");
     }
-    if (!archive && !options.atomic) {
+    if (!options.atomic) {
         // Never truncate a file another leaf is still to be read from.
         for (const PlannedFile& file : plan.files) {
             if (keep.count(file.path))
@@ -364,20 +365,6 @@ TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveO
     LoadOptions loadOptions;
     loadOptions.robustKey = options.robustKey;
     TensorDict result = load(cleanTarget.string(), loadOptions);
-    if (archive && options.compression == kZipStored) {
-        // Every stored payload must be 64-byte aligned, as Python writes it.
-        std::vector<const Node*> stack{&result.root()};
-        while (!stack.empty()) {
-            const Node* n = stack.back();
-            stack.pop_back();
-            const auto offset = n->isTensor() ? n->payloadOffset() : std::nullopt;
-            if (offset && *offset % 64 != 0)
-                throw Error(cleanTarget.string() + ":" + n->leaf().storage.path,
-                            "payload is not 64-byte aligned");
-            for (const auto& c : n->children())
-                stack.push_back(c);
-        }
-    }
     NodeBuilder(result.mutableRoot()).lockAndShare(options.shareNonTensor);
     return result;
 }

@@ -299,8 +299,21 @@ LeafBytes PlannedFile::bytes() const {
 WritePlan makeWritePlan(const Node& root, bool robustKey, PlanOrder order) {
     WritePlan plan;
     Planner(robustKey, plan).node(root, "");
-    if (order == PlanOrder::Archive)
-        std::stable_sort(plan.files.begin(), plan.files.end(), archiveOrder);
+    if (order == PlanOrder::Archive) {
+        // Sorted through positions, then moved once: a file is too large a
+        // record to move at every step of the sort.
+        std::vector<std::uint32_t> order(plan.files.size());
+        for (std::uint32_t i = 0; i < order.size(); ++i)
+            order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return archiveOrder(plan.files[a], plan.files[b]);
+        });
+        std::vector<PlannedFile> sorted;
+        sorted.reserve(order.size());
+        for (const std::uint32_t i : order)
+            sorted.push_back(std::move(plan.files[i]));
+        plan.files = std::move(sorted);
+    }
     return plan;
 }
 
