@@ -10,13 +10,12 @@
 #include <QVBoxLayout>
 
 #include "key_tree_model.h"
+#include "node_properties.h"
 #include "node_text.h"
 #include "tensordict/node.h"
-#include "tensordict/store.h"
 #include "tensordict/value.h"
 
 using tensordict::Node;
-using tensordict::NodeKind;
 
 DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
@@ -123,96 +122,16 @@ void DetailsPanel::showNode(const Node* node, const KeyTreeModel* model) {
     addRow(tr("Key path"), node->parent() ? keyPath_ : tr("(root)"));
     addRow(tr("Kind"), nodetext::kindText(*node));
 
-    switch (node->kind()) {
-        case NodeKind::Tensor: {
-            addRow(tr("DType"), nodetext::torchDtypeText(node->leaf().dtype));
-            addRow(tr("Shape"), nodetext::shapeText(node->leaf().shape));
-            if (node->leaf().isNested)
-                addRow(tr("Nested parts"), QString::number(node->leaf().nestedShapes.size()));
-            addRow(tr("Elements"), QString::number(node->leaf().numel));
-            addRow(tr("Size"), nodetext::byteSizeText(node->leaf().nbytes) +
-                                   (node->leaf().nbytes >= 1024
-                                        ? QString(" (%1 bytes)").arg(node->leaf().nbytes)
-                                        : QString()));
-            if (node->device())
-                addRow(tr("Saved from device"), QString::fromStdString(*node->device()));
-            addRow(tr("Storage"), nodetext::storageText(*node));
-            if (node->leaf().storage.kind != tensordict::StorageKind::None) {
-                const bool archive = node->leaf().storage.kind != tensordict::StorageKind::File;
-                addRow(archive ? tr("Archive entry") : tr("File"),
-                       QString::fromStdString(node->leaf().storage.path));
-                if (node->store())
-                    addRow(archive ? tr("Archive") : tr("Directory"),
-                           QString::fromStdString(node->store()->location()));
-                if (!node->leaf().storage.outsideTarget.empty())
-                    addRow(tr("Linked from outside"),
-                           tr("%1 (a symbolic link out of the dataset: saving it is refused "
-                              "unless allowed)")
-                               .arg(QString::fromStdString(node->leaf().storage.outsideTarget)));
-                std::optional<std::uint64_t> offset;
-                try {
-                    offset = node->payloadOffset();  // one small read of the local header, once
-                } catch (const tensordict::Error& e) {
-                    addRow(tr("Payload offset"), QString::fromStdString(e.reason()));
-                }
-                if (offset)
-                    addRow(tr("Payload offset"),
-                           QString("%1 (%2)").arg(*offset).arg(
-                               *offset % 64 == 0 ? tr("64-byte aligned") : tr("unaligned")));
-                if (archive) {
-                    addRow(tr("Compression"), QString::fromStdString(tensordict::zipMethodName(
-                                                  node->leaf().storage.zipMethod)));
-                    addRow(tr("Stored size"),
-                           nodetext::byteSizeText(node->leaf().storage.storedSize));
-                }
-                if (node->leaf().storage.size > node->leaf().nbytes)
-                    addRow(tr("File size"),
-                           tr("%1 (longer than needed; the first %2 bytes are used)")
-                               .arg(node->leaf().storage.size)
-                               .arg(node->leaf().nbytes));
-            }
-            break;
-        }
-        case NodeKind::NonTensorData:
-        case NodeKind::NonTensorStack:
-            addRow(tr("Class"), QString::fromStdString(node->className()));
-            addRow(tr("Batch size"), nodetext::shapeText(node->batchSize()));
-            if (!node->nonTensor().pickleFile.empty())
-                addRow(tr("Pickle sidecar"),
-                       QString::fromStdString(node->nonTensor().pickleFile) +
-                           (node->nonTensor().pickleOpaque
-                                ? tr(" (holds Python objects; never unpickled)")
-                                : tr(" (plain data, decoded safely)")));
-            if (node->nonTensor().pickleOpaque)
-                value_->setPlainText(
-                    tr("<pickled Python object in %1: not shown, never unpickled>")
-                        .arg(QString::fromStdString(node->nonTensor().pickleFile)));
-            else
-                value_->setPlainText(QString::fromStdString(
-                    tensordict::toJson(node->value(), tensordict::JsonStyle::Pretty)));
-            break;
-        case NodeKind::Error:
-            addRow(tr("Directory"),
-                   QString::fromStdString(node->directory().empty() ? "." : node->directory()));
-            value_->setPlainText(QString::fromStdString(node->error()));
-            break;
-        default:  // collections
-            addRow(tr("Class"), QString::fromStdString(node->className()));
-            addRow(tr("Batch size"), nodetext::shapeText(node->batchSize()));
-            addRow(tr("Device"),
-                   node->device() ? QString::fromStdString(*node->device()) : tr("none"));
-            if (node->kind() == NodeKind::LazyStack)
-                addRow(tr("Stack dim"), QString::number(node->collection().stackDim));
-            addRow(tr("Keys"), QString::number(node->children().size()));
-            if (model)
-                addRow(tr("Tensor bytes"), nodetext::byteSizeText(model->totalBytes(node)));
-            addRow(tr("Directory"),
-                   QString::fromStdString(node->directory().empty() ? "." : node->directory()));
-            if (!node->collection().attributes.empty())
-                value_->setPlainText(QString::fromStdString(
-                    tensordict::toJson(tensordict::Value(node->collection().attributes),
-                                       tensordict::JsonStyle::Pretty)));
-            break;
+    QStringList longTexts;
+    for (const nodetext::PropertyRow& row : nodetext::propertyRows(*node)) {
+        if (row.isLong)  // a node has at most one: its value, fields or error
+            longTexts << row.text;
+        else
+            addRow(row.label, row.text);
+        // The model counts bytes under a collection once, for the whole tree.
+        if (row.name == "keys" && model)
+            addRow(tr("Tensor bytes"), nodetext::byteSizeText(model->totalBytes(node)));
     }
+    value_->setPlainText(longTexts.join("\n\n"));
     layOutRows();
 }

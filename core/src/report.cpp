@@ -6,6 +6,7 @@
 
 #include "tensordict/element.h"
 #include "tensordict/error.h"
+#include "tensordict/store.h"
 
 namespace tensordict {
 namespace {
@@ -24,106 +25,126 @@ Value intsValue(const std::vector<std::int64_t>& ints) {
     return Value(std::move(list));
 }
 
+// The properties of one kind of node (nodeProperties()), in order.
+void collectionProperties(const Node& node, std::vector<NodeProperty>& out) {
+    out.push_back({"class", Value(node.className())});
+    if (node.kind() == NodeKind::TensorClass)
+        out.push_back({"is_tensorclass", Value(true)});
+    out.push_back({"batch_size", intsValue(node.batchSize())});
+    if (node.kind() == NodeKind::LazyStack)
+        out.push_back({"stack_dim", Value(std::int64_t{node.collection().stackDim})});
+    else
+        out.push_back({"device", node.device() ? Value(*node.device()) : Value()});
+    out.push_back({"keys", Value(static_cast<std::int64_t>(node.children().size()))});
+    out.push_back({"directory", Value(node.directory())});
+    if (node.kind() == NodeKind::TensorClass || node.kind() == NodeKind::View)
+        out.push_back({node.kind() == NodeKind::TensorClass ? "non_tensor_fields" : "attributes",
+                       Value(node.collection().attributes)});
+}
+
+void leafProperties(const Node& node, bool readPayloadOffset, std::vector<NodeProperty>& out) {
+    const TensorLeaf& leaf = node.leaf();
+    out.push_back({"dtype", Value(std::string(dtypeName(leaf.dtype)))});
+    out.push_back({"shape", intsValue(leaf.shape)});
+    if (leaf.isNested) {
+        out.push_back({"is_nested", Value(true)});
+        Value::List shapes;
+        for (const auto& s : leaf.nestedShapes)
+            shapes.push_back(intsValue(s));
+        out.push_back({"nested_shapes", Value(std::move(shapes))});
+    }
+    out.push_back({"numel", Value(leaf.numel)});
+    out.push_back({"nbytes", Value(static_cast<std::int64_t>(leaf.nbytes))});
+    if (node.device())
+        out.push_back({"device", Value(*node.device())});
+    const StorageInfo& storage = leaf.storage;
+    out.push_back({"storage", Value(std::string(storageKindName(storage.kind)))});
+    if (storage.kind == StorageKind::None || storage.kind == StorageKind::Memory) {
+        out.push_back({"file", Value()});
+        return;
+    }
+    out.push_back({"file", Value(storage.path)});
+    out.push_back({"file_size", Value(static_cast<std::int64_t>(storage.size))});
+    if (node.store())
+        out.push_back({"location", Value(node.store()->location())});
+    if (storage.kind != StorageKind::File) {
+        out.push_back({"zip_method", Value(zipMethodName(storage.zipMethod))});
+        out.push_back({"stored_size", Value(static_cast<std::int64_t>(storage.storedSize))});
+        if (readPayloadOffset) {
+            std::optional<std::uint64_t> offset;
+            try {
+                offset = node.payloadOffset();
+            } catch (const Error&) {
+                // Reported when the leaf's bytes are read.
+            }
+            out.push_back(
+                {"payload_offset", offset ? Value(static_cast<std::int64_t>(*offset)) : Value()});
+        }
+    }
+    if (!storage.outsideTarget.empty())
+        out.push_back({"outside_target", Value(storage.outsideTarget)});
+}
+
+void nonTensorProperties(const Node& node, std::vector<NodeProperty>& out) {
+    out.push_back({"class", Value(node.className())});
+    out.push_back({"batch_size", intsValue(node.batchSize())});
+    out.push_back({"data", node.value()});
+    if (!node.nonTensor().pickleFile.empty()) {
+        out.push_back({"pickle", Value(node.nonTensor().pickleFile)});
+        out.push_back({"pickle_opaque", Value(node.nonTensor().pickleOpaque)});
+    }
+}
+
+// {"key": [...], then every property}.
+Value::Object keyedProperties(const Node& node) {
+    Value::Object o{{"key", keyValue(node)}};
+    for (NodeProperty& p : nodeProperties(node))
+        o.emplace_back(std::string(p.name), std::move(p.value));
+    return o;
+}
+
 struct Collector {
     const DescribeOptions& options;
     Value::List nodes, leaves, nonTensor, errors;
 
     void visit(const Node& node) {
-        switch (node.kind()) {
-            case NodeKind::TensorDict:
-            case NodeKind::TensorClass:
-            case NodeKind::View:
-            case NodeKind::LazyStack:
-                addNode(node);
-                break;
-            case NodeKind::Tensor:
-                addLeaf(node);
-                break;
-            case NodeKind::NonTensorData:
-            case NodeKind::NonTensorStack:
-                addNonTensor(node);
-                break;
-            case NodeKind::Error:
-                errors.emplace_back(
-                    Value::Object{{"key", keyValue(node)}, {"error", Value(node.error())}});
-                break;
+        Value::Object o = keyedProperties(node);
+        if (node.isTensor()) {
+            if (options.sha256) {
+                o.emplace_back("sha256", Value(leafSha256(node)));
+                if (const std::string warning = node.integrityWarning(); !warning.empty())
+                    o.emplace_back("warning", Value(warning));
+            }
+            if (options.firstValues > 0)
+                o.emplace_back("first_values", firstValues(node, options.firstValues));
+            leaves.emplace_back(std::move(o));
+        } else if (node.isNonTensor()) {
+            nonTensor.emplace_back(std::move(o));
+        } else if (node.isError()) {
+            errors.emplace_back(std::move(o));
+        } else {
+            nodes.emplace_back(std::move(o));
         }
         for (const auto& child : node.children())
             visit(*child);
     }
-
-    void addNode(const Node& node) {
-        Value::Object o{{"key", keyValue(node)}, {"class", Value(node.className())}};
-        if (node.kind() == NodeKind::TensorClass)
-            o.emplace_back("is_tensorclass", Value(true));
-        o.emplace_back("batch_size", intsValue(node.batchSize()));
-        if (node.kind() == NodeKind::LazyStack)
-            o.emplace_back("stack_dim", Value(std::int64_t{node.collection().stackDim}));
-        else
-            o.emplace_back("device", node.device() ? Value(*node.device()) : Value());
-        if (node.kind() == NodeKind::TensorClass || node.kind() == NodeKind::View) {
-            o.emplace_back(
-                node.kind() == NodeKind::TensorClass ? "non_tensor_fields" : "attributes",
-                Value(node.collection().attributes));
-        }
-        nodes.emplace_back(std::move(o));
-    }
-
-    void addLeaf(const Node& leaf) {
-        Value::Object o{{"key", keyValue(leaf)},
-                        {"dtype", Value(std::string(dtypeName(leaf.leaf().dtype)))},
-                        {"shape", intsValue(leaf.leaf().shape)},
-                        {"numel", Value(leaf.leaf().numel)},
-                        {"nbytes", Value(static_cast<std::int64_t>(leaf.leaf().nbytes))}};
-        if (leaf.leaf().isNested) {
-            o.emplace_back("is_nested", Value(true));
-            Value::List shapes;
-            for (const auto& s : leaf.leaf().nestedShapes)
-                shapes.push_back(intsValue(s));
-            o.emplace_back("nested_shapes", Value(std::move(shapes)));
-        }
-        if (options.sha256) {
-            o.emplace_back("sha256", Value(leafSha256(leaf)));
-            if (const std::string warning = leaf.integrityWarning(); !warning.empty())
-                o.emplace_back("warning", Value(warning));
-        }
-        if (options.firstValues > 0)
-            o.emplace_back("first_values", firstValues(leaf, options.firstValues));
-        o.emplace_back("storage", Value(std::string(storageKindName(leaf.leaf().storage.kind))));
-        if (leaf.leaf().storage.kind == StorageKind::None) {
-            o.emplace_back("file", Value());
-        } else {
-            o.emplace_back("file", Value(leaf.leaf().storage.path));
-            o.emplace_back("file_size", Value(static_cast<std::int64_t>(leaf.leaf().storage.size)));
-            if (leaf.leaf().storage.kind != StorageKind::File) {
-                o.emplace_back("zip_method", Value(zipMethodName(leaf.leaf().storage.zipMethod)));
-                std::optional<std::uint64_t> offset;
-                try {
-                    offset = leaf.payloadOffset();
-                } catch (const Error&) {
-                    // Reported when the leaf's bytes are read.
-                }
-                o.emplace_back("payload_offset",
-                               offset ? Value(static_cast<std::int64_t>(*offset)) : Value());
-            }
-        }
-        leaves.emplace_back(std::move(o));
-    }
-
-    void addNonTensor(const Node& node) {
-        Value::Object o{{"key", keyValue(node)},
-                        {"class", Value(node.className())},
-                        {"batch_size", intsValue(node.batchSize())},
-                        {"data", node.value()}};
-        if (!node.nonTensor().pickleFile.empty()) {
-            o.emplace_back("pickle", Value(node.nonTensor().pickleFile));
-            o.emplace_back("pickle_opaque", Value(node.nonTensor().pickleOpaque));
-        }
-        nonTensor.emplace_back(std::move(o));
-    }
 };
 
 }  // namespace
+
+std::vector<NodeProperty> nodeProperties(const Node& node, bool readPayloadOffset) {
+    std::vector<NodeProperty> out;
+    out.reserve(16);
+    if (node.isTensor())
+        leafProperties(node, readPayloadOffset, out);
+    else if (node.isNonTensor())
+        nonTensorProperties(node, out);
+    else if (node.isError())
+        out = {{"error", Value(node.error())}, {"directory", Value(node.directory())}};
+    else
+        collectionProperties(node, out);
+    return out;
+}
 
 std::string leafSha256(const Node& leaf) {
     // Streamed through the guarded reader: bounded memory whatever the leaf

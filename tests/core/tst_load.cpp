@@ -191,6 +191,35 @@ private Q_SLOTS:
         QVERIFY(td.root().child("b"));
     }
 
+    // One list of properties per node, in reading order, as describe() writes them.
+    void propertiesNameEveryFactInOrder() {
+        TensorDict td = load(testsupport::fixturePath("archive_simple.tdz").toStdString());
+        const Node& a = *td.root().child("a");
+        std::vector<std::string> names;
+        for (const NodeProperty& p : nodeProperties(a))
+            names.emplace_back(p.name);
+        QCOMPARE(names, (std::vector<std::string>{"dtype", "shape", "numel", "nbytes", "storage",
+                                                  "file", "file_size", "location", "zip_method",
+                                                  "stored_size", "payload_offset"}));
+        const auto value = [&](const Node& n, std::string_view name, bool readOffset = true) {
+            for (const NodeProperty& p : nodeProperties(n, readOffset))
+                if (p.name == name)
+                    return p.value;
+            return Value(std::string("<absent>"));
+        };
+        QCOMPARE(value(a, "dtype").asString(), std::string("torch.float32"));
+        QCOMPARE(value(a, "payload_offset").asInt(), std::int64_t(320));
+        QCOMPARE(value(a, "location").asString(), td.path());
+        QCOMPARE(value(a, "payload_offset", false).asString(), std::string("<absent>"));
+        QCOMPARE(value(td.root(), "keys").asInt(), std::int64_t(td.root().children().size()));
+        QCOMPARE(value(td.root(), "class").asString(), td.root().className());
+        // describe() is the same list, keyed.
+        const Value report = describe(td);
+        const Value& leaf = report.find("leaves")->asList()[0];
+        QCOMPARE(leaf.find("stored_size")->asInt(), value(a, "stored_size").asInt());
+        QCOMPARE(leaf.find("location")->asString(), td.path());
+    }
+
     void longerFilesUseTheirPrefix() {
         const QString dir = scratch_.path() + "/longer";
         testsupport::copyTree(testsupport::fixturePath("simple"), dir);

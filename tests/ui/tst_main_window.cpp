@@ -14,6 +14,7 @@
 #include "key_filter_model.h"
 #include "key_tree_model.h"
 #include "main_window.h"
+#include "node_properties.h"
 #include "tensordict/node.h"
 #include "testsupport.h"
 
@@ -143,6 +144,30 @@ private Q_SLOTS:
         QCOMPARE(d->field("Compression"), QString("stored"));
         QCOMPARE(w.recentFiles().front(),
                  QFileInfo(testsupport::fixturePath("archive_simple.tdz")).filePath());
+    }
+
+    // The details show every property row of the node, as the shared table words it.
+    void detailsShowEveryPropertyOfTheNode() {
+        MainWindow w;
+        QVERIFY(openAndWait(w, testsupport::fixturePath("archive_simple.tdz")));
+        for (const QStringList& keys : {QStringList{"a"}, QStringList{}}) {
+            QVERIFY(w.selectKeyPath(keys));
+            std::vector<std::string> path;
+            for (const QString& k : keys)
+                path.push_back(k.toStdString());
+            const tensordict::Node* node = w.keyModel()->tensorDict()->root().find(path);
+            QVERIFY(node);
+            int rows = 0;
+            for (const nodetext::PropertyRow& row : nodetext::propertyRows(*node)) {
+                if (row.isLong) {
+                    QCOMPARE(w.detailsPanel()->valueText(), row.text);
+                } else {
+                    QCOMPARE(w.detailsPanel()->field(row.label), row.text);
+                    ++rows;
+                }
+            }
+            QVERIFY(rows >= (path.empty() ? 5 : 10));
+        }
     }
 
     void badInputIsReportedNotFatal() {

@@ -20,60 +20,59 @@ std::string keyList(const std::string& parentKeys, const tensordict::Node& node)
            tensordict::toJson(tensordict::Value(node.key()));
 }
 
-void appendShape(std::string& line, const std::vector<std::int64_t>& shape) {
+void appendInts(std::string& line, const tensordict::Value& list) {
     line += '[';
-    for (std::size_t i = 0; i < shape.size(); ++i) {
+    for (std::size_t i = 0; i < list.asList().size(); ++i) {
         if (i)
             line += ", ";
-        line += std::to_string(shape[i]);
+        line += std::to_string(list.asList()[i].asInt());
     }
     line += ']';
+}
+
+// The listing's part of a node's properties (tensordict::nodeProperties()):
+// what a line says of each, in the properties' order.
+void appendBrief(std::string& line, const tensordict::Node& node,
+                 const tensordict::NodeProperty& p) {
+    const tensordict::Value& v = p.value;
+    const std::string_view n = p.name;
+    if (n == "dtype" || n == "class" || n == "error") {
+        line += "  " + v.asString();
+    } else if (n == "shape" || n == "batch_size") {
+        line += n == "shape" ? "  shape " : "  batch ";
+        appendInts(line, v);
+    } else if (n == "nbytes") {
+        line += "  " + std::to_string(v.asInt()) + " bytes";
+    } else if (n == "stack_dim") {
+        line += "  stack_dim " + std::to_string(v.asInt());
+    } else if (n == "device" && !node.isTensor()) {
+        line += "  device " + (v.isNull() ? std::string("None") : v.asString());
+    } else if (n == "storage") {
+        line += "  " + nodetext::storageText(node).toStdString();
+    } else if (n == "file" && !v.isNull()) {
+        line += " " + v.asString();
+    } else if (n == "data") {
+        line += node.nonTensor().pickleOpaque
+                    ? "  <pickle " + node.nonTensor().pickleFile + ", not unpickled>"
+                    : "  " + tensordict::toJson(v);
+    } else if ((n == "non_tensor_fields" || n == "attributes") && !v.asObject().empty()) {
+        line += "  " + tensordict::toJson(v);
+    }
 }
 
 // One line per node, built as UTF-8 (10,000 leaves print in a few ms).
 void printNode(const tensordict::Node& node, bool sha256, const std::string& parentKeys,
                std::string& text, QTextStream& out) {
-    using tensordict::NodeKind;
     const std::string keys = keyList(parentKeys, node);
     text += keys;
     text += "]  ";
     text += tensordict::kindName(node.kind());
-    switch (node.kind()) {
-        case NodeKind::Tensor:
-            text += "  " + std::string(tensordict::dtypeName(node.leaf().dtype)) + "  shape ";
-            appendShape(text, node.leaf().shape);
-            text += "  " + std::to_string(node.leaf().nbytes) + " bytes  " +
-                    nodetext::storageText(node).toStdString();
-            if (node.leaf().storage.kind != tensordict::StorageKind::None)
-                text += " " + node.leaf().storage.path;
-            if (sha256) {
-                text += "  sha256 " + tensordict::leafSha256(node);
-                if (const std::string warning = node.integrityWarning(); !warning.empty())
-                    text += "  WARNING " + warning;
-            }
-            break;
-        case NodeKind::NonTensorData:
-        case NodeKind::NonTensorStack:
-            text += "  " + node.className() + "  batch ";
-            appendShape(text, node.batchSize());
-            text += "  ";
-            text += node.nonTensor().pickleOpaque
-                        ? "<pickle " + node.nonTensor().pickleFile + ", not unpickled>"
-                        : tensordict::toJson(node.value());
-            break;
-        case NodeKind::Error:
-            text += "  " + node.error();
-            break;
-        default:
-            text += "  " + node.className() + "  batch ";
-            appendShape(text, node.batchSize());
-            if (node.kind() == NodeKind::LazyStack)
-                text += "  stack_dim " + std::to_string(node.collection().stackDim);
-            else
-                text += "  device " + node.device().value_or("None");
-            if (!node.collection().attributes.empty())
-                text += "  " + tensordict::toJson(tensordict::Value(node.collection().attributes));
-            break;
+    for (const tensordict::NodeProperty& p : tensordict::nodeProperties(node, false))
+        appendBrief(text, node, p);
+    if (sha256 && node.isTensor()) {
+        text += "  sha256 " + tensordict::leafSha256(node);
+        if (const std::string warning = node.integrityWarning(); !warning.empty())
+            text += "  WARNING " + warning;
     }
     text += '\n';
     if (text.size() > (64u << 10)) {

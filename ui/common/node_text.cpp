@@ -7,13 +7,10 @@ using tensordict::Node;
 using tensordict::NodeKind;
 
 namespace nodetext {
-namespace {
 
 QString tr(const char* text) {
     return QCoreApplication::translate("nodetext", text);
 }
-
-}  // namespace
 
 QString displayKey(const std::string& key) {
     if (key.empty())

@@ -11,6 +11,9 @@
 // the command line.
 namespace nodetext {
 
+// Translated in the "nodetext" context.
+QString tr(const char* text);
+
 // A key as shown: control characters escaped (\t, \x01), the empty key as "".
 QString displayKey(const std::string& key);
 // [3, 4]

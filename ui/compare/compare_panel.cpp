@@ -14,10 +14,12 @@
 #include <QTextDocument>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <map>
 #include <tuple>
 
 #include "compare_status.h"
 #include "image_mode.h"
+#include "node_properties.h"
 #include "node_text.h"
 #include "plot_mode.h"
 #include "statistics_mode.h"
@@ -56,45 +58,33 @@ QString kindOf(const Node& n) {
     return kind;
 }
 
-// One property of a node as the description shows it ("" when it has none).
-QString nodeProperty(const Node* n, const QString& name) {
-    if (!n)
-        return {};
-    const bool tensor = n->isTensor();
-    const bool nonTensor =
-        n->kind() == NodeKind::NonTensorData || n->kind() == NodeKind::NonTensorStack;
-    if (name == "kind")
-        return kindOf(*n);
-    if (name == "shape" && tensor)
-        return n->leaf().isNested
-                   ? QObject::tr("nested, %1 parts").arg(n->leaf().nestedShapes.size())
-                   : nodetext::shapeText(n->leaf().shape);
-    if (name == "batch" && !tensor && !n->isError())
-        return nodetext::shapeText(n->batchSize());
-    if (name == "dtype" && tensor)
-        return nodetext::torchDtypeText(n->leaf().dtype);
-    if (name == "device" && !n->isError())
-        return QString::fromStdString(n->device().value_or("—"));
-    if (name == "elements" && tensor)
-        return QLocale().toString(qlonglong(n->leaf().numel));
-    if (name == "size" && tensor)
-        return nodetext::byteSizeText(n->leaf().nbytes);
-    if (name == "keys" && n->isCollection())
-        return QString::number(n->children().size());
-    if (name == "storage" && tensor)
-        return nodetext::storageText(*n);
-    if (name == "value" && nonTensor) {
-        if (n->nonTensor().pickleOpaque)
-            return QObject::tr("<pickled Python object, never unpickled>");
-        QString json =
-            QString::fromStdString(tensordict::toJson(n->value(), tensordict::JsonStyle::Pretty));
-        if (json.size() > kMaxValueChars)
-            json = json.left(kMaxValueChars) + QStringLiteral("\n…");
-        return json;
-    }
-    if (name == "error" && n->isError())
-        return QString::fromStdString(n->error());
-    return {};
+// The properties of A and B side by side: Kind, then every property row
+// of either side, in A's order and then B's extra ones.
+struct SideBySide {
+    QString label, a, b;
+    bool isLong = false, isLocation = false;
+};
+
+std::vector<SideBySide> sideBySide(const Node* a, const Node* b) {
+    std::vector<SideBySide> rows{
+        {QObject::tr("Kind"), a ? kindOf(*a) : QString(), b ? kindOf(*b) : QString()}};
+    std::map<std::string, std::size_t> at;
+    const auto add = [&](const Node* n, QString SideBySide::*side) {
+        if (!n)
+            return;
+        // No payload offsets: where the bytes sit says nothing about them.
+        for (nodetext::PropertyRow& r : nodetext::propertyRows(*n, false)) {
+            if (r.isLong && r.text.size() > kMaxValueChars)
+                r.text = r.text.left(kMaxValueChars) + QStringLiteral("\n…");
+            auto [it, fresh] = at.emplace(r.name, rows.size());
+            if (fresh)
+                rows.push_back({r.label, {}, {}, r.isLong, r.isLocation});
+            rows[it->second].*side = r.text;
+        }
+    };
+    add(a, &SideBySide::a);
+    add(b, &SideBySide::b);
+    return rows;
 }
 
 }  // namespace
@@ -299,29 +289,20 @@ QString ComparePanel::descriptionHtml() const {
     html += "<table cellspacing=\"0\" cellpadding=\"4\" width=\"100%\">";
     html += QString("<tr><th></th><th align=\"left\">%1</th><th align=\"left\">%2</th></tr>")
                 .arg(tr("A"), tr("B"));
-    const std::pair<const char*, QString> rows[] = {
-        {"kind", tr("Kind")},   {"shape", tr("Shape")},   {"batch", tr("Batch size")},
-        {"dtype", tr("DType")}, {"device", tr("Device")}, {"elements", tr("Elements")},
-        {"size", tr("Size")},   {"keys", tr("Keys")},     {"storage", tr("Storage")},
-        {"value", tr("Value")}, {"error", tr("Error")},
-    };
-    for (const auto& [name, label] : rows) {
-        const QString a = nodeProperty(i.a, name), b = nodeProperty(i.b, name);
-        if (a.isEmpty() && b.isEmpty())
-            continue;
-        const bool differs = i.a && i.b && a != b && QLatin1String(name) != "storage";
-        auto cell = [&](const QString& text, bool present) {
-            if (!present)
+    for (const SideBySide& row : sideBySide(i.a, i.b)) {
+        const bool differs = i.a && i.b && row.a != row.b && !row.isLocation;
+        auto cell = [&](const QString& text) {
+            if (text.isEmpty())
                 return colored(QStringLiteral("—"), compare_status::statusColor(Status::Same));
             const QString escaped = text.toHtmlEscaped();
-            return QLatin1String(name) == "value" ? "<pre>" + escaped + "</pre>" : escaped;
+            return row.isLong ? "<pre>" + escaped + "</pre>" : escaped;
         };
         html += QString(
                     "<tr%1><td><b>%2</b></td><td valign=\"top\">%3</td>"
                     "<td valign=\"top\">%4</td></tr>")
                     .arg(differs ? QString(" style=\"background:%1\"").arg(highlight.name())
                                  : QString(),
-                         label, cell(a, !a.isEmpty()), cell(b, !b.isEmpty()));
+                         row.label, cell(row.a), cell(row.b));
     }
     html += "</table>";
 

@@ -1,9 +1,34 @@
 #pragma once
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "tensordict/tensordict.h"
 #include "tensordict/value.h"
 
 namespace tensordict {
+
+// One property of a node, named as describe() names it in its JSON.
+struct NodeProperty {
+    std::string_view name;  // a literal: "dtype", "shape", "file", "batch_size", ...
+    Value value;
+};
+
+// What a node is, property by property, in the order people read them:
+// describe()'s fields, and the window's details and comparison, and the
+// command line's listing, all come from this one list.
+//   collections  class, is_tensorclass, batch_size, device | stack_dim, keys,
+//                directory, non_tensor_fields | attributes
+//   tensors      dtype, shape, is_nested, nested_shapes, numel, nbytes, device,
+//                storage, file, file_size, location, zip_method, stored_size,
+//                payload_offset, outside_target
+//   non-tensors  class, batch_size, data, pickle, pickle_opaque
+//   errors       error, directory
+// Optional ones appear only when they apply. An archive entry's payload
+// offset costs one small read of its local header, once per entry; with
+// `readPayloadOffset` false it is left out.
+std::vector<NodeProperty> nodeProperties(const Node& node, bool readPayloadOffset = true);
 
 struct DescribeOptions {
     bool sha256 = false;  // hash each leaf's raw bytes (reads all data)

@@ -1,0 +1,136 @@
+#include "node_properties.h"
+
+#include <QLocale>
+
+#include "node_text.h"
+#include "tensordict/report.h"
+
+using tensordict::Node;
+using tensordict::Value;
+
+namespace nodetext {
+namespace {
+
+std::vector<std::int64_t> ints(const Value& v) {
+    std::vector<std::int64_t> out;
+    for (const Value& i : v.asList())
+        out.push_back(i.asInt());
+    return out;
+}
+
+QString text(const Value& v) {
+    return v.isString() ? QString::fromStdString(v.asString())
+                        : QString::fromStdString(tensordict::toJson(v));
+}
+
+QString json(const Value& v) {
+    return QString::fromStdString(tensordict::toJson(v, tensordict::JsonStyle::Pretty));
+}
+
+QString bytesText(std::int64_t n) {
+    return byteSizeText(static_cast<std::uint64_t>(n)) +
+           (n >= 1024 ? QString(" (%1 bytes)").arg(QLocale().toString(qlonglong(n))) : QString());
+}
+
+// How each property reads, by its name; nullopt for those not shown.
+std::optional<PropertyRow> row(const Node& node, const tensordict::NodeProperty& p) {
+    const Value& v = p.value;
+    const auto make = [&](QString label, QString text, bool isLocation = false) {
+        return PropertyRow{std::string(p.name), std::move(label), std::move(text), false,
+                           isLocation};
+    };
+    const auto makeLong = [&](QString label, QString text) {
+        return PropertyRow{std::string(p.name), std::move(label), std::move(text), true, false};
+    };
+    const std::string_view n = p.name;
+    if (n == "class")
+        return make(tr("Class"), text(v));
+    if (n == "batch_size")
+        return make(tr("Batch size"), shapeText(ints(v)));
+    if (n == "device")
+        return make(node.isTensor() ? tr("Saved from device") : tr("Device"),
+                    v.isNull() ? tr("none") : text(v));
+    if (n == "stack_dim")
+        return make(tr("Stack dim"), text(v));
+    if (n == "keys")
+        return make(tr("Keys"), QLocale().toString(qlonglong(v.asInt())));
+    if (n == "directory")
+        return make(tr("Directory"), v.asString().empty() ? tr("(top level)") : text(v), true);
+    if (n == "non_tensor_fields")
+        return v.asObject().empty() ? std::nullopt
+                                    : std::optional(makeLong(tr("Non-tensor fields"), json(v)));
+    if (n == "attributes")
+        return v.asObject().empty() ? std::nullopt
+                                    : std::optional(makeLong(tr("Attributes"), json(v)));
+    if (n == "dtype")
+        return make(tr("DType"), text(v));
+    if (n == "shape")
+        return make(tr("Shape"), shapeText(ints(v)));
+    if (n == "nested_shapes")
+        return make(tr("Nested parts"), QString::number(v.asList().size()));
+    if (n == "numel")
+        return make(tr("Elements"), QLocale().toString(qlonglong(v.asInt())));
+    if (n == "nbytes")
+        return make(tr("Size"), bytesText(v.asInt()));
+    if (n == "storage")
+        return make(tr("Storage"), storageText(node), true);
+    const bool archive =
+        node.isTensor() && node.leaf().storage.kind != tensordict::StorageKind::File;
+    if (n == "file")
+        return v.isNull()
+                   ? std::nullopt
+                   : std::optional(make(archive ? tr("Archive entry") : tr("File"), text(v), true));
+    if (n == "file_size")
+        return v.asInt() > std::int64_t(node.leaf().nbytes)
+                   ? std::optional(make(tr("File size"),
+                                        tr("%1 (longer than needed; the first %2 bytes are used)")
+                                            .arg(v.asInt())
+                                            .arg(node.leaf().nbytes),
+                                        true))
+                   : std::nullopt;
+    if (n == "location")
+        return make(archive ? tr("Archive") : tr("Directory"), text(v), true);
+    if (n == "zip_method")
+        return make(tr("Compression"), text(v), true);
+    if (n == "stored_size")
+        return make(tr("Stored size"), byteSizeText(static_cast<std::uint64_t>(v.asInt())), true);
+    if (n == "payload_offset")
+        return make(tr("Payload offset"),
+                    v.isNull() ? tr("unreadable (the entry's local header is damaged)")
+                               : QString("%1 (%2)").arg(v.asInt()).arg(
+                                     v.asInt() % 64 == 0 ? tr("64-byte aligned") : tr("unaligned")),
+                    true);
+    if (n == "outside_target")
+        return make(tr("Linked from outside"),
+                    tr("%1 (a symbolic link out of the dataset: saving it is refused unless "
+                       "allowed)")
+                        .arg(text(v)),
+                    true);
+    if (n == "data")
+        return makeLong(tr("Value"),
+                        node.nonTensor().pickleOpaque
+                            ? tr("<pickled Python object in %1: not shown, never unpickled>")
+                                  .arg(QString::fromStdString(node.nonTensor().pickleFile))
+                            : json(v));
+    if (n == "pickle")
+        return make(tr("Pickle sidecar"),
+                    text(v) + (node.nonTensor().pickleOpaque
+                                   ? tr(" (holds Python objects; never unpickled)")
+                                   : tr(" (plain data, decoded safely)")),
+                    true);
+    if (n == "error")
+        return makeLong(tr("Error"), text(v));
+    return std::nullopt;  // is_tensorclass, is_nested, pickle_opaque: told by the rows above
+}
+
+}  // namespace
+
+std::vector<PropertyRow> propertyRows(const Node& node, bool readPayloadOffset) {
+    std::vector<PropertyRow> rows;
+    for (const tensordict::NodeProperty& p : tensordict::nodeProperties(node, readPayloadOffset))
+        if (auto r = row(node, p))
+            rows.push_back(std::move(*r));
+    return rows;
+}
+
+}  // namespace nodetext
