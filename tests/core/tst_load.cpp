@@ -198,9 +198,9 @@ private Q_SLOTS:
         std::vector<std::string> names;
         for (const NodeProperty& p : nodeProperties(a))
             names.emplace_back(p.name);
-        QCOMPARE(names, (std::vector<std::string>{"dtype", "shape", "numel", "nbytes", "storage",
-                                                  "file", "file_size", "location", "zip_method",
-                                                  "stored_size", "payload_offset"}));
+        QCOMPARE(names, (std::vector<std::string>{"dtype", "shape", "numel", "nbytes", "device",
+                                                  "storage", "file", "file_size", "location",
+                                                  "zip_method", "stored_size", "payload_offset"}));
         const auto value = [&](const Node& n, std::string_view name, bool readOffset = true) {
             for (const NodeProperty& p : nodeProperties(n, readOffset))
                 if (p.name == name)
