@@ -28,6 +28,7 @@
 #include "compare_view.h"
 #include "details_panel.h"
 #include "document.h"
+#include "document_page.h"
 #include "image_view.h"
 #include "key_filter_model.h"
 #include "key_tree_model.h"
@@ -49,94 +50,19 @@ constexpr int kMaxRecentFiles = 10;
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       document_(new Document(this)),
-      model_(new KeyTreeModel(this)),
-      filter_(new KeyFilterModel(this)),
-      tree_(new QTreeView),
-      filterEdit_(new QLineEdit),
-      details_(new DetailsPanel),
-      preview_(new PreviewPanel),
-      overview_(new OverviewPanel),
-      content_(new QStackedWidget),
+      documentPage_(new DocumentPage),
       statusLabel_(new QLabel),
       pages_(new QStackedWidget),
       compare_(new CompareView) {
     setWindowTitle("tdstudio");
     setWindowIcon(QIcon(":/tdstudio.svg"));
     setAcceptDrops(true);
-    filter_->setKeyModel(model_);
-
-    filterEdit_->setPlaceholderText(tr("Filter keys (any depth)…"));
-    filterEdit_->setClearButtonEnabled(true);
-    connect(preview_, &PreviewPanel::reloadRequested, this, &MainWindow::reload);
-    connect(filterEdit_, &QLineEdit::textChanged, this, &MainWindow::applyFilter);
-    // The filter fetches and shows only the rows leading to its matches: open those.
-    connect(filter_, &KeyFilterModel::matchPathsShown, this, [this](const QModelIndexList& rows) {
-        for (const QModelIndex& row : rows)
-            tree_->expand(row);
-    });
-
-    tree_->setModel(filter_);
-    tree_->setUniformRowHeights(true);
-    tree_->setAlternatingRowColors(true);
-    tree_->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    tree_->setAccessibleName(tr("Key tree"));
-    // Every column as wide as its contents (Qt measures a bounded number of
-    // rows, so huge trees stay fast); the key column takes the rest and
-    // elides when the pane is narrow.
-    tree_->header()->setStretchLastSection(false);
-    tree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    tree_->header()->setSectionResizeMode(KeyTreeModel::KeyColumn, QHeaderView::Stretch);
-    tree_->header()->setMinimumSectionSize(tree_->fontMetrics().horizontalAdvance("0000000"));
-    connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
-            &MainWindow::updateDetails);
-    // Several leaves of one length selected (Ctrl- or Shift-click): plotted together.
-    // After currentChanged, which showed the current one alone.
-    connect(tree_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
-        std::vector<const tensordict::Node*> nodes;
-        for (const QModelIndex& row :
-             tree_->selectionModel()->selectedRows(KeyTreeModel::KeyColumn))
-            nodes.push_back(model_->node(filter_->mapToSource(row)));
-        preview_->showSeries(model_->tensorDict(), nodes);
-    });
-
-    auto* left = new QWidget;
-    auto* leftLayout = new QVBoxLayout(left);
-    leftLayout->setContentsMargins(0, 0, 0, 0);
-    leftLayout->addWidget(filterEdit_);
-    leftLayout->addWidget(tree_);
-
-    content_->addWidget(preview_);
-    content_->addWidget(overview_);
-    // The preview gets the room; the details keep what their fields need.
-    detailsSplitter_ = new QSplitter(Qt::Vertical);
-    detailsSplitter_->addWidget(content_);
-    detailsSplitter_->addWidget(details_);
-    detailsSplitter_->setStretchFactor(0, 1);
-    detailsSplitter_->setStretchFactor(1, 0);
-    detailsSplitter_->setCollapsible(0, false);
-    treeSplitter_ = new QSplitter;
-    treeSplitter_->addWidget(left);
-    treeSplitter_->addWidget(detailsSplitter_);
-    treeSplitter_->setStretchFactor(0, 2);
-    treeSplitter_->setStretchFactor(1, 3);
-    treeSplitter_->setSizes({580, 820});
-    detailsSplitter_->setSizes({650, 150});
-    pages_->addWidget(treeSplitter_);
+    connect(documentPage_, &DocumentPage::reloadRequested, this, &MainWindow::reload);
+    connect(documentPage_, &DocumentPage::copyKeyPathRequested, this,
+            &MainWindow::copySelectedKeyPath);
+    pages_->addWidget(documentPage_);
     pages_->addWidget(compare_);
     setCentralWidget(pages_);
-    connect(details_, &DetailsPanel::copyKeyPathRequested, this, &MainWindow::copySelectedKeyPath);
-    connect(details_, &DetailsPanel::collapsedChanged, this, [this](bool collapsed) {
-        if (!collapsed) {  // give the fields back the room they need, no more
-            const int total = detailsSplitter_->height();
-            const int wanted = std::clamp(details_->sizeHint().height(), total / 5, total / 3);
-            detailsSplitter_->setSizes({total - wanted, wanted});
-        }
-        saveLayout();
-    });
-    connect(overview_, &OverviewPanel::keyActivated, this,
-            [this](const QStringList& path) { selectKeyPath(path); });
-    for (QSplitter* s : {treeSplitter_, detailsSplitter_})
-        connect(s, &QSplitter::splitterMoved, this, &MainWindow::saveLayout);
 
     statusBar()->addPermanentWidget(statusLabel_);
     statusBar()->addPermanentWidget(compare_->statusWidget());
@@ -176,22 +102,7 @@ void MainWindow::showEvent(QShowEvent* event) {
     // Once laid out at its real size: splitter sizes restored earlier would be
     // scaled as the window grows to it.
     if (!std::exchange(layoutRestored_, true))
-        restoreLayout();
-}
-
-void MainWindow::restoreLayout() {
-    QSettings settings;
-    const bool collapsed = settings.value("layout/detailsCollapsed", false).toBool();
-    treeSplitter_->restoreState(settings.value("layout/treeSplitter").toByteArray());
-    detailsSplitter_->restoreState(settings.value("layout/detailsSplitter").toByteArray());
-    details_->setCollapsed(collapsed);  // last: it saves the layout
-}
-
-void MainWindow::saveLayout() const {
-    QSettings settings;
-    settings.setValue("layout/treeSplitter", treeSplitter_->saveState());
-    settings.setValue("layout/detailsSplitter", detailsSplitter_->saveState());
-    settings.setValue("layout/detailsCollapsed", details_->isCollapsed());
+        documentPage_->restoreLayout();
 }
 
 void MainWindow::createMenus() {
@@ -228,7 +139,7 @@ void MainWindow::createMenus() {
     // trees their key path (below); the menu's own shortcut works anywhere.
     QAction* copy = edit->addAction(tr("&Copy Key Path"), this, &MainWindow::copySelectedKeyPath);
     copy->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
-    for (QTreeView* view : {tree_, compare_->treeView()}) {
+    for (QTreeView* view : {documentPage_->treeView(), compare_->treeView()}) {
         auto* treeCopy = new QAction(tr("Copy Key Path"), view);
         treeCopy->setShortcut(QKeySequence::Copy);
         treeCopy->setShortcutContext(Qt::WidgetWithChildrenShortcut);
@@ -237,16 +148,13 @@ void MainWindow::createMenus() {
     }
     compare_->treeView()->setAccessibleName(tr("Comparison tree"));
     QAction* find = edit->addAction(tr("&Filter Keys"), this, [this] {
-        QLineEdit* filter = isComparing() ? compare_->filterEdit() : filterEdit_;
+        QLineEdit* filter = page()->filterEdit();
         filter->setFocus();
         filter->selectAll();
     });
     find->setShortcut(QKeySequence::Find);
-    edit->addAction(
-            tr("Focus Key &Tree"), this,
-            [this] {
-                (isComparing() ? compare_->treeView() : tree_)->setFocus(Qt::ShortcutFocusReason);
-            })
+    edit->addAction(tr("Focus Key &Tree"), this,
+                    [this] { page()->treeView()->setFocus(Qt::ShortcutFocusReason); })
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
 
     createViewMenu();
@@ -289,58 +197,31 @@ void MainWindow::createViewMenu() {
     view->addSeparator();
     QAction* details = view->addAction(tr("&Details"));
     details->setCheckable(true);
-    details->setChecked(!details_->isCollapsed());
+    details->setChecked(!detailsPanel()->isCollapsed());
     details->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
-    connect(details, &QAction::toggled, this, [this](bool on) { details_->setCollapsed(!on); });
-    connect(details_, &DetailsPanel::collapsedChanged, details,
+    connect(details, &QAction::toggled, this,
+            [this](bool on) { detailsPanel()->setCollapsed(!on); });
+    connect(detailsPanel(), &DetailsPanel::collapsedChanged, details,
             [details](bool collapsed) { details->setChecked(!collapsed); });
 }
 
 void MainWindow::showMode(int mode) {
-    if (isComparing()) {
-        compare_->panel()->setMode(mode);
-        return;
-    }
-    const tensordict::Node* node = preview_->node();
-    if (showsOverview() || !node || !node->isTensor())
-        statusBar()->showMessage(tr("Select a tensor leaf to preview it."), 3000);
-    else if (!preview_->canShow(mode))
-        statusBar()->showMessage(tr("This leaf has no such view."), 3000);
-    else
-        preview_->setMode(mode);
-}
-
-SliceSelector* MainWindow::currentSliceSelector() const {
-    if (isComparing()) {
-        ComparePanel* panel = compare_->panel();
-        return panel->showsValues() ? panel->leafView()->sliceSelector() : nullptr;
-    }
-    const tensordict::Node* node = preview_->node();
-    if (showsOverview() || !node || !node->isTensor())
-        return nullptr;
-    // The current mode's, or the table's (the statistics of a slice are those of the table's).
-    return preview_->leafView()->sliceSelector();
+    const QString why = page()->showMode(mode);
+    if (!why.isEmpty())
+        statusBar()->showMessage(why, 3000);
 }
 
 void MainWindow::stepSlice(int delta) {
-    SliceSelector* selector = currentSliceSelector();
+    SliceSelector* selector = page()->currentSliceSelector();
     if (!selector || !selector->step(delta))
         statusBar()->showMessage(tr("This view shows the whole leaf: there is no other slice."),
                                  3000);
 }
 
 void MainWindow::goToSlice() {
-    SliceSelector* selector = currentSliceSelector();
-    if (selector && selector->focusIndexBox())
-        return;
-    // No slider (a 2-D table): the row to go to.
-    if (selector && !isComparing() && preview_->mode() == PreviewPanel::TableMode) {
-        preview_->goToRowField()->setFocus(Qt::ShortcutFocusReason);
-        preview_->goToRowField()->selectAll();
-        return;
-    }
-    statusBar()->showMessage(tr("This view shows the whole leaf: there is no slice to go to."),
-                             3000);
+    if (!page()->focusSliceEntry())
+        statusBar()->showMessage(tr("This view shows the whole leaf: there is no slice to go to."),
+                                 3000);
 }
 
 ShortcutsDialog* MainWindow::shortcutsDialog() const {
@@ -388,18 +269,13 @@ void MainWindow::compareWith(const QString& path) {
             Qt::SingleShotConnection);
         return;
     }
-    auto td = model_->tensorDict();
+    auto td = documentPage_->tensorDict();
     if (!td) {
         statusBar()->showMessage(tr("Open a tensordict first, then compare it with another."));
         return;
     }
-    QStringList keys;  // the selected key stays selected
-    if (isComparing())
-        keys = compare_->currentKeyPath();
-    else if (const tensordict::Node* node = selectedNode())
-        for (const std::string& k : node->keyPath())
-            keys << QString::fromStdString(k);
-    compare_->start(td, path, keys);
+    // The selected key stays selected.
+    compare_->start(td, path, page()->hasCurrentKey() ? page()->currentKeyPath() : QStringList());
     closeCompareAction_->setEnabled(true);
 }
 
@@ -415,11 +291,17 @@ bool MainWindow::isComparing() const {
     return compare_->isActive();
 }
 
+Page* MainWindow::page() const {
+    if (compare_->isActive())
+        return compare_;
+    return documentPage_;
+}
+
 void MainWindow::showComparison(bool on) {
     pages_->setCurrentIndex(on ? 1 : 0);
     statusLabel_->setVisible(!on);
     closeCompareAction_->setEnabled(compare_->isActive());
-    auto td = model_->tensorDict();
+    auto td = documentPage_->tensorDict();
     const QString label = td ? QFileInfo(QString::fromStdString(td->path())).fileName() : QString();
     if (on)
         setWindowTitle(
@@ -432,10 +314,7 @@ void MainWindow::reload() {
     const QString path = currentPath();
     if (path.isEmpty())
         return;
-    QStringList keys;
-    if (const tensordict::Node* node = selectedNode())
-        for (const std::string& k : node->keyPath())
-            keys << QString::fromStdString(k);
+    const QStringList keys = documentPage_->currentKeyPath();
     if (!keys.isEmpty())
         connect(
             this, &MainWindow::documentLoaded, this, [this, keys] { selectKeyPath(keys); },
@@ -457,10 +336,7 @@ QString MainWindow::currentPath() const {
 void MainWindow::showLoaded() {
     auto td = document_->tensordict();
     const QString label = QFileInfo(QString::fromStdString(td->path())).fileName();
-    model_->setTensorDict(td, label, QtFuture::makeReadyFuture(document_->keyIndex()));
-    const QModelIndex root = filter_->index(0, 0);
-    tree_->expand(root);
-    tree_->setCurrentIndex(root);
+    documentPage_->showTensorDict(td, label, QtFuture::makeReadyFuture(document_->keyIndex()));
     setWindowTitle(tr("%1 — tdstudio").arg(label));
     addRecentFile(QString::fromStdString(td->path()));
     saveAction_->setEnabled(saveJob_ == nullptr);
@@ -470,7 +346,7 @@ void MainWindow::showLoaded() {
     const QString format = QString::fromStdString(td->format());
     statusLabel_->setText(tr("%1 · %2 · %3 of tensors")
                               .arg(format, QString::fromStdString(td->root().className()),
-                                   nodetext::byteSizeText(model_->totalBytes(&td->root()))));
+                                   nodetext::byteSizeText(keyModel()->totalBytes(&td->root()))));
     if (errors.empty())
         statusBar()->showMessage(tr("Opened %1").arg(QString::fromStdString(td->path())), 5000);
     else
@@ -492,69 +368,54 @@ void MainWindow::showFailure(const QString& message) {
     Q_EMIT documentFailed(message);
 }
 
-const tensordict::Node* MainWindow::selectedNode() const {
-    return model_->node(filter_->mapToSource(tree_->currentIndex()));
-}
-
-void MainWindow::updateDetails() {
-    details_->showNode(selectedNode(), model_);
-    preview_->showNode(model_->tensorDict(), selectedNode());
-    // A collection shows what takes its space; anything else, its preview.
-    const tensordict::Node* node = selectedNode();
-    if (node && node->isCollection()) {
-        overview_->showNode(model_->tensorDict(), node);
-        content_->setCurrentWidget(overview_);
-    } else {
-        overview_->clear();
-        content_->setCurrentWidget(preview_);
-    }
-}
-
-bool MainWindow::showsOverview() const {
-    return content_->currentWidget() == overview_;
-}
-
 bool MainWindow::selectKeyPath(const QStringList& path) {
-    if (isComparing())
-        return compare_->selectKeyPath(path);
-    auto td = model_->tensorDict();
-    if (!td)
-        return false;
-    std::vector<std::string> keys;
-    for (const QString& k : path)
-        keys.push_back(k.toStdString());
-    const tensordict::Node* node = td->root().find(keys);
-    if (!node)
-        return false;
-    model_->ensureFetched(node);
-    const QModelIndex proxy = filter_->mapFromSource(model_->indexOf(node));
-    if (!proxy.isValid())
-        return false;
-    tree_->setCurrentIndex(proxy);
-    tree_->scrollTo(proxy);
-    return true;
+    return page()->selectKeyPath(path);
 }
 
 void MainWindow::copySelectedKeyPath() {
+    if (!page()->hasCurrentKey())
+        return;
     std::vector<std::string> path;
-    if (isComparing()) {
-        if (!compare_->treeView()->currentIndex().isValid())
-            return;
-        for (const QString& k : compare_->currentKeyPath())
-            path.push_back(k.toStdString());
-    } else {
-        const tensordict::Node* node = selectedNode();
-        if (!node)
-            return;
-        path = node->keyPath();
-    }
+    for (const QString& k : page()->currentKeyPath())
+        path.push_back(k.toStdString());
     const QString text = nodetext::keyPathText(path);
     QApplication::clipboard()->setText(text);
     statusBar()->showMessage(tr("Copied %1").arg(text), 3000);
 }
 
-void MainWindow::applyFilter(const QString& text) {
-    filter_->setPattern(text.trimmed());
+// The document page's parts, for tests and the screenshot mode.
+QTreeView* MainWindow::treeView() const {
+    return documentPage_->treeView();
+}
+QLineEdit* MainWindow::filterEdit() const {
+    return documentPage_->filterEdit();
+}
+DetailsPanel* MainWindow::detailsPanel() const {
+    return documentPage_->detailsPanel();
+}
+PreviewPanel* MainWindow::previewPanel() const {
+    return documentPage_->previewPanel();
+}
+OverviewPanel* MainWindow::overviewPanel() const {
+    return documentPage_->overviewPanel();
+}
+bool MainWindow::showsOverview() const {
+    return documentPage_->showsOverview();
+}
+QSplitter* MainWindow::treeSplitter() const {
+    return documentPage_->treeSplitter();
+}
+QSplitter* MainWindow::detailsSplitter() const {
+    return documentPage_->detailsSplitter();
+}
+KeyTreeModel* MainWindow::keyModel() const {
+    return documentPage_->keyModel();
+}
+KeyFilterModel* MainWindow::filterModel() const {
+    return documentPage_->filterModel();
+}
+const tensordict::Node* MainWindow::selectedNode() const {
+    return documentPage_->selectedNode();
 }
 
 QStringList MainWindow::recentFiles() const {
@@ -598,7 +459,8 @@ void MainWindow::dropEvent(QDropEvent* event) {
         return;
     // Ctrl or Alt held: compare with the open tensordict instead of opening.
     const QString path = urls.front().toLocalFile();
-    if ((event->modifiers() & (Qt::ControlModifier | Qt::AltModifier)) && model_->tensorDict())
+    if ((event->modifiers() & (Qt::ControlModifier | Qt::AltModifier)) &&
+        documentPage_->tensorDict())
         compareWith(path);
     else
         openPath(path);
@@ -607,15 +469,13 @@ void MainWindow::dropEvent(QDropEvent* event) {
 
 std::shared_ptr<const tensordict::TensorDict> MainWindow::saveScope(QString* description,
                                                                     std::uint64_t* bytes) const {
-    auto td = model_->tensorDict();
+    auto td = documentPage_->tensorDict();
     if (!td)
         return nullptr;
     // The selected subtrees, unless the selection is empty or holds the root.
     std::vector<std::vector<std::string>> paths;
     bool whole = false;
-    for (const QModelIndex& proxy :
-         tree_->selectionModel()->selectedRows(KeyTreeModel::KeyColumn)) {
-        const tensordict::Node* node = model_->node(filter_->mapToSource(proxy));
+    for (const tensordict::Node* node : documentPage_->selectedNodes()) {
         if (!node || !node->parent())
             whole = true;
         else
@@ -665,7 +525,7 @@ SaveJob* MainWindow::startSave(const QString& prefix, const tensordict::SaveOpti
     auto finished = [this] {
         saveJob_->deleteLater();
         saveJob_ = nullptr;
-        saveAction_->setEnabled(model_->tensorDict() != nullptr);
+        saveAction_->setEnabled(documentPage_->tensorDict() != nullptr);
         if (closeAfterSave_)  // the user asked to quit and the save is now over
             QMetaObject::invokeMethod(this, &QWidget::close, Qt::QueuedConnection);
     };
@@ -686,7 +546,7 @@ SaveJob* MainWindow::startSave(const QString& prefix, const tensordict::SaveOpti
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    saveLayout();
+    documentPage_->saveLayout();
     if (!saveJob_) {
         event->accept();
         return;

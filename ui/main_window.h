@@ -15,6 +15,8 @@ class QStackedWidget;
 class QTreeView;
 class CompareView;
 class Document;
+class DocumentPage;
+class Page;
 class DetailsPanel;
 class KeyFilterModel;
 class KeyTreeModel;
@@ -28,9 +30,9 @@ namespace tensordict {
 class Node;
 }
 
-// tdstudio's main window: the key tree with its filter on the left; on the
-// right the preview of the selected leaf, or the overview of the selected
-// collection, above its compact details. Opening runs in the background.
+// tdstudio's main window: a page in its centre (the document alone, or a
+// comparison), and the menus, status bar, recent files and saves around
+// it. Opening runs in the background.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 
@@ -46,20 +48,22 @@ public:
     const QString& lastError() const { return lastError_; }
     QStringList recentFiles() const;
 
-    QTreeView* treeView() const { return tree_; }
-    QLineEdit* filterEdit() const { return filterEdit_; }
-    DetailsPanel* detailsPanel() const { return details_; }
-    PreviewPanel* previewPanel() const { return preview_; }
-    OverviewPanel* overviewPanel() const { return overview_; }
-    // The right column shows the overview (a collection is selected), not the preview.
+    // The document alone; the comparison is compareView(). page() is the one on screen.
+    DocumentPage* documentPage() const { return documentPage_; }
+    Page* page() const;
+    QTreeView* treeView() const;
+    QLineEdit* filterEdit() const;
+    DetailsPanel* detailsPanel() const;
+    PreviewPanel* previewPanel() const;
+    OverviewPanel* overviewPanel() const;
     bool showsOverview() const;
-    QSplitter* treeSplitter() const { return treeSplitter_; }        // tree | right column
-    QSplitter* detailsSplitter() const { return detailsSplitter_; }  // preview | details
+    QSplitter* treeSplitter() const;
+    QSplitter* detailsSplitter() const;
     // Help > Keyboard Shortcuts, once opened.
     ShortcutsDialog* shortcutsDialog() const;
-    KeyTreeModel* keyModel() const { return model_; }
-    KeyFilterModel* filterModel() const { return filter_; }
-    // The node of the current selection, if any.
+    KeyTreeModel* keyModel() const;
+    KeyFilterModel* filterModel() const;
+    // The document's selected node, if any.
     const tensordict::Node* selectedNode() const;
     bool selectKeyPath(const QStringList& path);
     void copySelectedKeyPath();
@@ -100,19 +104,13 @@ protected:
 private:
     void createMenus();
     void createViewMenu();
-    // The preview's mode (or the comparison's), from View > Table... Statistics.
+    // View > Table... Statistics, on the page on screen.
     void showMode(int mode);
-    // The slider of the view on screen: the table's, the image's or the plot's.
-    SliceSelector* currentSliceSelector() const;
     void stepSlice(int delta);
     void goToSlice();
     void showShortcuts();
-    void restoreLayout();
-    void saveLayout() const;
     void showLoaded();
     void showFailure(const QString& message);
-    void updateDetails();
-    void applyFilter(const QString& text);
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
     void chooseFile();
@@ -121,16 +119,7 @@ private:
     void showComparison(bool on);
 
     Document* document_;
-    KeyTreeModel* model_;
-    KeyFilterModel* filter_;
-    QTreeView* tree_;
-    QLineEdit* filterEdit_;
-    DetailsPanel* details_;
-    PreviewPanel* preview_;
-    OverviewPanel* overview_;
-    QStackedWidget* content_;  // the preview, or the overview of a collection
-    QSplitter* treeSplitter_ = nullptr;
-    QSplitter* detailsSplitter_ = nullptr;
+    DocumentPage* documentPage_;
     QPointer<ShortcutsDialog> shortcutsDialog_;
     bool layoutRestored_ = false;
     QMenu* recentMenu_ = nullptr;
@@ -141,7 +130,7 @@ private:
     bool closeAfterSave_ = false;                  // closing waits for the cancelled save to end
     QPointer<SaveProgressDialog> progressDialog_;  // deletes itself when closed
     QAction* saveAction_ = nullptr;
-    QStackedWidget* pages_;  // the document alone, or the comparison
+    QStackedWidget* pages_;  // documentPage_ or compare_
     CompareView* compare_;
     QAction* closeCompareAction_ = nullptr;
 

@@ -21,7 +21,9 @@
 #include "compare_tree.h"
 #include "compare_tree_model.h"
 #include "document.h"
+#include "leaf_view.h"
 #include "node_text.h"
+#include "slice_selector.h"
 
 using Item = CompareTree::Item;
 
@@ -274,8 +276,26 @@ bool CompareView::selectKeyPath(const QStringList& path) {
     return true;
 }
 
+bool CompareView::hasCurrentKey() const {
+    return tree_->currentIndex().isValid();
+}
+
 QStringList CompareView::currentKeyPath() const {
     return tree_->currentIndex().data(CompareTreeModel::KeyPathRole).toStringList();
+}
+
+QString CompareView::showMode(int mode) {
+    panel_->setMode(mode);
+    return {};
+}
+
+SliceSelector* CompareView::currentSliceSelector() const {
+    return panel_->showsValues() ? panel_->leafView()->sliceSelector() : nullptr;
+}
+
+bool CompareView::focusSliceEntry() {
+    SliceSelector* selector = currentSliceSelector();
+    return selector && selector->focusIndexBox();
 }
 
 void CompareView::currentChanged() {

@@ -5,6 +5,7 @@
 #include <QWidget>
 #include <memory>
 
+#include "page.h"
 #include "tensordict/compare.h"
 
 class QCheckBox;
@@ -25,7 +26,7 @@ class Document;
 // worker as documents do; the comparison runs on a worker and the tree
 // fills in as results arrive. The main window shows this page instead of
 // its own while comparing, and puts statusWidget() in its status bar.
-class CompareView : public QWidget {
+class CompareView : public QWidget, public Page {
     Q_OBJECT
 
 public:
@@ -44,13 +45,19 @@ public:
     QString pathB() const;
     // "3 changed, 1 only in A, 2 only in B", as in the status bar.
     QString countsText() const;
-    bool selectKeyPath(const QStringList& path);
-    QStringList currentKeyPath() const;
 
-    QTreeView* treeView() const { return tree_; }
+    // Page
+    QTreeView* treeView() const override { return tree_; }
+    QLineEdit* filterEdit() const override { return filterEdit_; }
+    bool hasCurrentKey() const override;
+    QStringList currentKeyPath() const override;
+    bool selectKeyPath(const QStringList& path) override;
+    QString showMode(int mode) override;
+    SliceSelector* currentSliceSelector() const override;
+    bool focusSliceEntry() override;
+
     CompareTreeModel* treeModel() const { return model_; }
     CompareFilterModel* filterModel() const { return filter_; }
-    QLineEdit* filterEdit() const { return filterEdit_; }
     QCheckBox* differencesOnlyBox() const { return differencesOnly_; }
     ComparePanel* panel() const { return panel_; }
     // The counts, progress and Cancel, for the main window's status bar (which takes it).

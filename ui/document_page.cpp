@@ -1,0 +1,217 @@
+#include "document_page.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QSettings>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTreeView>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "details_panel.h"
+#include "key_filter_model.h"
+#include "key_tree_model.h"
+#include "leaf_view.h"
+#include "overview_panel.h"
+#include "preview_panel.h"
+#include "slice_selector.h"
+
+DocumentPage::DocumentPage(QWidget* parent)
+    : QWidget(parent),
+      model_(new KeyTreeModel(this)),
+      filter_(new KeyFilterModel(this)),
+      tree_(new QTreeView),
+      filterEdit_(new QLineEdit),
+      details_(new DetailsPanel),
+      preview_(new PreviewPanel),
+      overview_(new OverviewPanel),
+      content_(new QStackedWidget),
+      treeSplitter_(new QSplitter),
+      detailsSplitter_(new QSplitter(Qt::Vertical)) {
+    filter_->setKeyModel(model_);
+    filterEdit_->setPlaceholderText(tr("Filter keys (any depth)…"));
+    filterEdit_->setClearButtonEnabled(true);
+    connect(preview_, &PreviewPanel::reloadRequested, this, &DocumentPage::reloadRequested);
+    connect(filterEdit_, &QLineEdit::textChanged, this,
+            [this](const QString& text) { filter_->setPattern(text.trimmed()); });
+    // The filter fetches and shows only the rows leading to its matches: open those.
+    connect(filter_, &KeyFilterModel::matchPathsShown, this, [this](const QModelIndexList& rows) {
+        for (const QModelIndex& row : rows)
+            tree_->expand(row);
+    });
+
+    tree_->setModel(filter_);
+    tree_->setUniformRowHeights(true);
+    tree_->setAlternatingRowColors(true);
+    tree_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    tree_->setAccessibleName(tr("Key tree"));
+    // Every column as wide as its contents (Qt measures a bounded number of
+    // rows, so huge trees stay fast); the key column takes the rest and
+    // elides when the pane is narrow.
+    tree_->header()->setStretchLastSection(false);
+    tree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    tree_->header()->setSectionResizeMode(KeyTreeModel::KeyColumn, QHeaderView::Stretch);
+    tree_->header()->setMinimumSectionSize(tree_->fontMetrics().horizontalAdvance("0000000"));
+    connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            &DocumentPage::updateDetails);
+    // Several leaves of one length selected (Ctrl- or Shift-click): plotted together.
+    // After currentChanged, which showed the current one alone.
+    connect(tree_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+            [this] { preview_->showSeries(model_->tensorDict(), selectedNodes()); });
+
+    auto* left = new QWidget;
+    auto* leftLayout = new QVBoxLayout(left);
+    leftLayout->setContentsMargins(0, 0, 0, 0);
+    leftLayout->addWidget(filterEdit_);
+    leftLayout->addWidget(tree_);
+
+    content_->addWidget(preview_);
+    content_->addWidget(overview_);
+    // The preview gets the room; the details keep what their fields need.
+    detailsSplitter_->addWidget(content_);
+    detailsSplitter_->addWidget(details_);
+    detailsSplitter_->setStretchFactor(0, 1);
+    detailsSplitter_->setStretchFactor(1, 0);
+    detailsSplitter_->setCollapsible(0, false);
+    treeSplitter_->addWidget(left);
+    treeSplitter_->addWidget(detailsSplitter_);
+    treeSplitter_->setStretchFactor(0, 2);
+    treeSplitter_->setStretchFactor(1, 3);
+    treeSplitter_->setSizes({580, 820});
+    detailsSplitter_->setSizes({650, 150});
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(treeSplitter_);
+
+    connect(details_, &DetailsPanel::copyKeyPathRequested, this,
+            &DocumentPage::copyKeyPathRequested);
+    connect(details_, &DetailsPanel::collapsedChanged, this, [this](bool collapsed) {
+        if (!collapsed) {  // give the fields back the room they need, no more
+            const int total = detailsSplitter_->height();
+            const int wanted = std::clamp(details_->sizeHint().height(), total / 5, total / 3);
+            detailsSplitter_->setSizes({total - wanted, wanted});
+        }
+        saveLayout();
+    });
+    connect(overview_, &OverviewPanel::keyActivated, this,
+            [this](const QStringList& path) { selectKeyPath(path); });
+    for (QSplitter* s : {treeSplitter_, detailsSplitter_})
+        connect(s, &QSplitter::splitterMoved, this, &DocumentPage::saveLayout);
+}
+
+void DocumentPage::showTensorDict(std::shared_ptr<const tensordict::TensorDict> td,
+                                  const QString& label,
+                                  QFuture<std::shared_ptr<const KeyIndex>> keyIndex) {
+    model_->setTensorDict(std::move(td), label, std::move(keyIndex));
+    const QModelIndex root = filter_->index(0, 0);
+    tree_->expand(root);
+    tree_->setCurrentIndex(root);
+}
+
+std::shared_ptr<const tensordict::TensorDict> DocumentPage::tensorDict() const {
+    return model_->tensorDict();
+}
+
+const tensordict::Node* DocumentPage::selectedNode() const {
+    return model_->node(filter_->mapToSource(tree_->currentIndex()));
+}
+
+std::vector<const tensordict::Node*> DocumentPage::selectedNodes() const {
+    std::vector<const tensordict::Node*> nodes;
+    for (const QModelIndex& row : tree_->selectionModel()->selectedRows(KeyTreeModel::KeyColumn))
+        nodes.push_back(model_->node(filter_->mapToSource(row)));
+    return nodes;
+}
+
+QStringList DocumentPage::currentKeyPath() const {
+    QStringList keys;
+    if (const tensordict::Node* node = selectedNode())
+        for (const std::string& k : node->keyPath())
+            keys << QString::fromStdString(k);
+    return keys;
+}
+
+bool DocumentPage::selectKeyPath(const QStringList& path) {
+    auto td = model_->tensorDict();
+    if (!td)
+        return false;
+    std::vector<std::string> keys;
+    for (const QString& k : path)
+        keys.push_back(k.toStdString());
+    const tensordict::Node* node = td->root().find(keys);
+    if (!node)
+        return false;
+    model_->ensureFetched(node);
+    const QModelIndex proxy = filter_->mapFromSource(model_->indexOf(node));
+    if (!proxy.isValid())
+        return false;
+    tree_->setCurrentIndex(proxy);
+    tree_->scrollTo(proxy);
+    return true;
+}
+
+QString DocumentPage::showMode(int mode) {
+    const tensordict::Node* node = preview_->node();
+    if (showsOverview() || !node || !node->isTensor())
+        return tr("Select a tensor leaf to preview it.");
+    if (!preview_->canShow(mode))
+        return tr("This leaf has no such view.");
+    preview_->setMode(mode);
+    return {};
+}
+
+SliceSelector* DocumentPage::currentSliceSelector() const {
+    const tensordict::Node* node = preview_->node();
+    if (showsOverview() || !node || !node->isTensor())
+        return nullptr;
+    // The current mode's, or the table's (the statistics of a slice are those of the table's).
+    return preview_->leafView()->sliceSelector();
+}
+
+bool DocumentPage::focusSliceEntry() {
+    SliceSelector* selector = currentSliceSelector();
+    if (selector && selector->focusIndexBox())
+        return true;
+    // No slider (a 2-D table): the row to go to.
+    if (selector && preview_->mode() == PreviewPanel::TableMode) {
+        preview_->goToRowField()->setFocus(Qt::ShortcutFocusReason);
+        preview_->goToRowField()->selectAll();
+        return true;
+    }
+    return false;
+}
+
+void DocumentPage::updateDetails() {
+    const tensordict::Node* node = selectedNode();
+    details_->showNode(node, model_);
+    preview_->showNode(model_->tensorDict(), node);
+    // A collection shows what takes its space; anything else, its preview.
+    if (node && node->isCollection()) {
+        overview_->showNode(model_->tensorDict(), node);
+        content_->setCurrentWidget(overview_);
+    } else {
+        overview_->clear();
+        content_->setCurrentWidget(preview_);
+    }
+}
+
+bool DocumentPage::showsOverview() const {
+    return content_->currentWidget() == overview_;
+}
+
+void DocumentPage::restoreLayout() {
+    QSettings settings;
+    const bool collapsed = settings.value("layout/detailsCollapsed", false).toBool();
+    treeSplitter_->restoreState(settings.value("layout/treeSplitter").toByteArray());
+    detailsSplitter_->restoreState(settings.value("layout/detailsSplitter").toByteArray());
+    details_->setCollapsed(collapsed);  // last: it saves the layout
+}
+
+void DocumentPage::saveLayout() const {
+    QSettings settings;
+    settings.setValue("layout/treeSplitter", treeSplitter_->saveState());
+    settings.setValue("layout/detailsSplitter", detailsSplitter_->saveState());
+    settings.setValue("layout/detailsCollapsed", details_->isCollapsed());
+}

@@ -1,0 +1,82 @@
+#pragma once
+
+#include <QFuture>
+#include <QWidget>
+#include <memory>
+
+#include "page.h"
+
+class QSplitter;
+class QStackedWidget;
+class DetailsPanel;
+class KeyFilterModel;
+class KeyIndex;
+class KeyTreeModel;
+class OverviewPanel;
+class PreviewPanel;
+namespace tensordict {
+class Node;
+class TensorDict;
+}  // namespace tensordict
+
+// The open tensordict alone: the key tree with its filter on the left; on
+// the right the preview of the selected leaf, or the overview of the
+// selected collection, above its compact details.
+class DocumentPage : public QWidget, public Page {
+    Q_OBJECT
+
+public:
+    explicit DocumentPage(QWidget* parent = nullptr);
+
+    // Shows `td` (labelled `label` at the root of the tree) with the root selected.
+    void showTensorDict(std::shared_ptr<const tensordict::TensorDict> td, const QString& label,
+                        QFuture<std::shared_ptr<const KeyIndex>> keyIndex);
+    std::shared_ptr<const tensordict::TensorDict> tensorDict() const;
+    // The node of the current selection, if any.
+    const tensordict::Node* selectedNode() const;
+    // The nodes of every selected row (the subtrees File > Save As saves).
+    std::vector<const tensordict::Node*> selectedNodes() const;
+
+    // Page
+    QTreeView* treeView() const override { return tree_; }
+    QLineEdit* filterEdit() const override { return filterEdit_; }
+    bool hasCurrentKey() const override { return selectedNode() != nullptr; }
+    QStringList currentKeyPath() const override;
+    bool selectKeyPath(const QStringList& path) override;
+    QString showMode(int mode) override;
+    SliceSelector* currentSliceSelector() const override;
+    bool focusSliceEntry() override;
+
+    KeyTreeModel* keyModel() const { return model_; }
+    KeyFilterModel* filterModel() const { return filter_; }
+    DetailsPanel* detailsPanel() const { return details_; }
+    PreviewPanel* previewPanel() const { return preview_; }
+    OverviewPanel* overviewPanel() const { return overview_; }
+    // The right column shows the overview (a collection is selected), not the preview.
+    bool showsOverview() const;
+    QSplitter* treeSplitter() const { return treeSplitter_; }        // tree | right column
+    QSplitter* detailsSplitter() const { return detailsSplitter_; }  // preview | details
+
+    // The splitters and the details' fold, as the user left them.
+    void restoreLayout();
+    void saveLayout() const;
+
+Q_SIGNALS:
+    // The preview found its files changed: the document should be opened again.
+    void reloadRequested();
+    void copyKeyPathRequested();
+
+private:
+    void updateDetails();
+
+    KeyTreeModel* model_;
+    KeyFilterModel* filter_;
+    QTreeView* tree_;
+    QLineEdit* filterEdit_;
+    DetailsPanel* details_;
+    PreviewPanel* preview_;
+    OverviewPanel* overview_;
+    QStackedWidget* content_;  // the preview, or the overview of a collection
+    QSplitter* treeSplitter_;
+    QSplitter* detailsSplitter_;
+};

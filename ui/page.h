@@ -1,0 +1,31 @@
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+class QLineEdit;
+class QTreeView;
+class SliceSelector;
+
+// What the main window shows in its centre: the open tensordict alone
+// (DocumentPage) or its comparison with another (CompareView). The window's
+// menus act on the page on screen through this interface, never by asking
+// which page it is; a new kind of page is one more implementation.
+class Page {
+public:
+    virtual ~Page() = default;
+
+    virtual QTreeView* treeView() const = 0;
+    virtual QLineEdit* filterEdit() const = 0;
+    // Whether a key is selected, and its path ({} for the root).
+    virtual bool hasCurrentKey() const = 0;
+    virtual QStringList currentKeyPath() const = 0;
+    virtual bool selectKeyPath(const QStringList& path) = 0;
+    // View > Table … Statistics: shows the registered leaf mode `mode`, or
+    // says why it cannot ("" when it is shown).
+    virtual QString showMode(int mode) = 0;
+    // The slice slider of the view on screen; nullptr when it shows the whole leaf.
+    virtual SliceSelector* currentSliceSelector() const = 0;
+    // View > Go to Slice: focuses where a slice (or a row) is typed; false when there is none.
+    virtual bool focusSliceEntry() = 0;
+};
