@@ -38,7 +38,14 @@ using namespace tensordict;
 using testsupport::residentKiB;
 using testsupport::writeFile;
 
-namespace {}  // namespace
+namespace {
+
+// How long a wait for background work may take before the test fails: a
+// bound for a broken run, not a timing (sanitizer builds scan 16M-element
+// leaves many times slower than a release build).
+constexpr int kBoundMs = 60000;
+
+}  // namespace
 
 class PreviewTest : public QObject {
     Q_OBJECT
@@ -320,25 +327,25 @@ private Q_SLOTS:
         w.show();
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
         w.openPath(prefix);
-        QTRY_COMPARE(loaded.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
         PreviewPanel* preview = w.previewPanel();
         QSignalSpy ready(preview, &PreviewPanel::leafReady);
         QVERIFY(w.selectKeyPath({"rgb"}));
-        QTRY_COMPARE(ready.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, kBoundMs);
         QCOMPARE(preview->mode(), PreviewPanel::ImageMode);  // colour images open as images
-        QTRY_VERIFY(!preview->imageView()->image().isNull());
+        QTRY_VERIFY_WITH_TIMEOUT(!preview->imageView()->image().isNull(), kBoundMs);
         QCOMPARE(preview->imageView()->image().size(), QSize(8, 8));
         QCOMPARE(QColor(preview->imageView()->image().pixel(1, 0)).red(),
                  3);  // raw bytes shown as they are
 
         QVERIFY(w.selectKeyPath({"a"}));
-        QTRY_COMPARE(ready.count(), 2);
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 2, kBoundMs);
         QCOMPARE(preview->mode(), PreviewPanel::TableMode);
         QCOMPARE(preview->tableModel()->totalRows(), 4);
         QCOMPARE(preview->tableModel()->totalCols(), 10);
         preview->setMode(PreviewPanel::PlotMode);  // remembered for 2-D leaves
         QVERIFY(w.selectKeyPath({"b"}));
-        QTRY_COMPARE(ready.count(), 3);
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 3, kBoundMs);
         QCOMPARE(preview->mode(), PreviewPanel::PlotMode);
         preview->setMode(PreviewPanel::TableMode);
 
@@ -378,18 +385,19 @@ private Q_SLOTS:
         w.show();
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
         w.openPath(dir);
-        QTRY_COMPARE(loaded.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
         PreviewPanel* preview = w.previewPanel();
         QSignalSpy ready(preview, &PreviewPanel::leafReady);
         QVERIFY(w.selectKeyPath({"x"}));
-        QTRY_COMPARE(ready.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, kBoundMs);
         preview->setMode(PreviewPanel::TableMode);
         QVERIFY(preview->message().isEmpty());
 
         if (mode == PreviewPanel::ImageMode) {  // the first picture is done before the file goes
             preview->setMode(PreviewPanel::ImageMode);
-            QTRY_VERIFY(!preview->imageView()->image().isNull() &&
-                        !preview->imageView()->isRendering());
+            QTRY_VERIFY_WITH_TIMEOUT(
+                !preview->imageView()->image().isNull() && !preview->imageView()->isRendering(),
+                kBoundMs);
         }
         QVERIFY(QFile::resize(dir + "/x.memmap", 0));  // the pages behind the mapping are gone
         if (mode == PreviewPanel::TableMode)
@@ -400,24 +408,24 @@ private Q_SLOTS:
             preview->imageView()->setColormap(Colormap::Magma);  // renders again, reading the file
         if (mode == PreviewPanel::PlotMode)
             preview->plotView()->zoomTo(0, 512);
-        QTRY_VERIFY(preview->offersReload());
+        QTRY_VERIFY_WITH_TIMEOUT(preview->offersReload(), kBoundMs);
         QVERIFY2(preview->message().contains("changed while it was read"),
                  qPrintable(preview->message()));
         QVERIFY(w.selectKeyPath({"y"}));  // the rest of the tree stays usable
-        QTRY_COMPARE(ready.count(), 2);
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 2, kBoundMs);
         QVERIFY(w.selectKeyPath({"x"}));
-        QTRY_COMPARE(ready.count(), 3);
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 3, kBoundMs);
 
         // The job writes the file again; Reload shows it.
         data[3] = 0x40;  // 2.0f
         writeFile(dir + "/x.memmap", data);
         preview->setMode(PreviewPanel::TableMode);
         preview->tableModel()->text(0, 0);
-        QTRY_VERIFY(preview->offersReload() || preview->message().isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(preview->offersReload() || preview->message().isEmpty(), kBoundMs);
         w.reload();
-        QTRY_COMPARE(loaded.count(), 2);
-        QTRY_VERIFY(ready.count() >= 4);
-        QTRY_VERIFY(preview->message().isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 2, kBoundMs);
+        QTRY_VERIFY_WITH_TIMEOUT(ready.count() >= 4, kBoundMs);
+        QTRY_VERIFY_WITH_TIMEOUT(preview->message().isEmpty(), kBoundMs);
         QCOMPARE(preview->tableModel()->totalRows(), 512);
         QCOMPARE(preview->tableModel()->text(511, 511), QString("0.5"));
     }
@@ -438,11 +446,11 @@ private Q_SLOTS:
         w.show();
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
         w.openPath(dir);
-        QTRY_COMPARE(loaded.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
         PreviewPanel* preview = w.previewPanel();
         QSignalSpy ready(preview, &PreviewPanel::leafReady);
         QVERIFY(w.selectKeyPath({"x"}));
-        QTRY_COMPARE(ready.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, kBoundMs);
         QCOMPARE(preview->mode(), PreviewPanel::TableMode);
         w.grab();                           // the table paints
         QCoreApplication::processEvents();  // queued starts of the shown tab's work
@@ -453,7 +461,7 @@ private Q_SLOTS:
         QVERIFY(!preview->statisticsView()->isRunning());
 
         preview->setMode(PreviewPanel::ImageMode);  // shown: now it renders
-        QTRY_VERIFY(!preview->imageView()->image().isNull());
+        QTRY_VERIFY_WITH_TIMEOUT(!preview->imageView()->image().isNull(), kBoundMs);
         QVERIFY(renders.load() >= 1);
         QSettings().remove("preview/mode/2d");
     }
@@ -496,21 +504,22 @@ private Q_SLOTS:
         w.show();
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
         w.openPath(dir);
-        QTRY_COMPARE(loaded.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
         PreviewPanel* preview = w.previewPanel();
         ImageView* view = preview->imageView();
         QList<QSize> shown;
         connect(view, &ImageView::rendered, this, [&] { shown << view->image().size(); });
         QSignalSpy ready(preview, &PreviewPanel::leafReady);
         QVERIFY(w.selectKeyPath({"big"}));
-        QTRY_COMPARE(ready.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, kBoundMs);
         QCOMPARE(preview->mode(), PreviewPanel::ImageMode);
-        QTRY_VERIFY(entered.load());  // big's render is on a worker, held in the hook
+        QTRY_VERIFY_WITH_TIMEOUT(entered.load(),
+                                 kBoundMs);  // big's render is on a worker, held in the hook
 
         QVERIFY(w.selectKeyPath({"small"}));  // the user moves on
-        QTRY_COMPARE(ready.count(), 2);
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 2, kBoundMs);
         release.release();
-        QTRY_VERIFY(bigFinished.load());
+        QTRY_VERIFY_WITH_TIMEOUT(bigFinished.load(), kBoundMs);
         QVERIFY2(bigCancelled.load(), "the old leaf's render ran to its end");
         QCoreApplication::processEvents();  // the old job's end reaches the view: dropped
         QVERIFY(shown.isEmpty());
@@ -530,9 +539,9 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         QSignalSpy rendered(&view, &ImageView::rendered);
         view.setLeaf(DType::Float32, ownedBytes(raw), {side, side});
-        QTRY_COMPARE(rendered.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(rendered.count(), 1, kBoundMs);
         // The sample sees only even values: the exact range (0 … 999) redraws it once.
-        QTRY_VERIFY(view.rangeIsExact() && !view.isRendering());
+        QTRY_VERIFY_WITH_TIMEOUT(view.rangeIsExact() && !view.isRendering(), kBoundMs);
         QCOMPARE(view.rangeHigh(), 999.0);
         const int before = rendered.count();
         const ImageCanvas* canvas = view.canvas();
@@ -549,7 +558,7 @@ private Q_SLOTS:
 
         // Zoomed in to 4 screen pixels an element: the region on screen at 1:1.
         view.canvas()->setZoom(4);
-        QTRY_COMPARE(rendered.count(), before + 1);
+        QTRY_COMPARE_WITH_TIMEOUT(rendered.count(), before + 1, kBoundMs);
         const QImage& detail = canvas->detail();
         QVERIFY(!detail.isNull());
         QVERIFY(detail.width() <= screen.width() && detail.height() <= screen.height());
@@ -571,13 +580,14 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         QSignalSpy rendered(&view, &ImageView::rendered);
         view.setLeaf(DType::UInt8, ownedBytes(raw), {frames, 3, 64, 64});
-        QTRY_COMPARE(rendered.count(), 1);
-        QTRY_VERIFY(view.cachedFrames() >= 3);  // this one, the next and the one after
+        QTRY_COMPARE_WITH_TIMEOUT(rendered.count(), 1, kBoundMs);
+        QTRY_VERIFY_WITH_TIMEOUT(view.cachedFrames() >= 3,
+                                 kBoundMs);  // this one, the next and the one after
         for (int f = 1; f <= 2; ++f) {
             view.sliceSelector()->setIndex(0, f);
             QCOMPARE(rendered.count(), 1 + f);  // from the read-ahead, in the same call
             QCOMPARE(QColor(view.image().pixel(0, 0)).red(), f);
-            QTRY_VERIFY(!view.isRendering() && view.cachedFrames() >= 3 + f);
+            QTRY_VERIFY_WITH_TIMEOUT(!view.isRendering() && view.cachedFrames() >= 3 + f, kBoundMs);
         }
     }
 
@@ -653,26 +663,27 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         QSignalSpy rendered(&view, &ImageView::rendered);
         view.setLeaf(DType::Float32, ownedBytes(raw), {side, side});
-        QTRY_COMPARE(rendered.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(rendered.count(), 1, kBoundMs);
         QVERIFY(view.image().width() < side);
         QVERIFY(!view.rangeIsExact());
         QCOMPARE(view.rangeHigh(), 0.0);
         QVERIFY2(view.hoverText().contains("colour range 0 … 0 (sampled)"),
                  qPrintable(view.hoverText()));
-        QTRY_VERIFY(entered.load());  // after the first picture, held in the hook
+        QTRY_VERIFY_WITH_TIMEOUT(entered.load(),
+                                 kBoundMs);  // after the first picture, held in the hook
 
         release.release();
-        QTRY_VERIFY(view.rangeIsExact());
+        QTRY_VERIFY_WITH_TIMEOUT(view.rangeIsExact(), kBoundMs);
         QCOMPARE(view.rangeLow(), 0.0);
         QCOMPARE(view.rangeHigh(), 1000.0);
         QVERIFY2(view.hoverText().contains("colour range 0 … 1000 (exact)"),
                  qPrintable(view.hoverText()));
-        QTRY_VERIFY(!view.isRendering());
+        QTRY_VERIFY_WITH_TIMEOUT(!view.isRendering(), kBoundMs);
         QCOMPARE(rendered.count(), 2);  // redrawn once with the exact range
 
         // Percentile: the one outlier is above the 99th: the sample was right.
         view.setScale(ImageScale::Percentile);
-        QTRY_VERIFY(view.rangeIsExact() && !view.isRendering());
+        QTRY_VERIFY_WITH_TIMEOUT(view.rangeIsExact() && !view.isRendering(), kBoundMs);
         QCOMPARE(view.rangeHigh(), 0.0);
     }
 
@@ -702,12 +713,12 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         QSignalSpy rendered(&view, &ImageView::rendered);
         view.setLeaf(DType::Float32, ownedBytes(a), {sideA, sideA});
-        QTRY_COMPARE(rendered.count(), 1);
-        QTRY_VERIFY(heldA.load());
+        QTRY_COMPARE_WITH_TIMEOUT(rendered.count(), 1, kBoundMs);
+        QTRY_VERIFY_WITH_TIMEOUT(heldA.load(), kBoundMs);
 
         view.setLeaf(DType::Float32, ownedBytes(b), {sideB, sideB});  // the user moves on
         release.release();
-        QTRY_VERIFY(view.rangeIsExact() && !view.isRendering());
+        QTRY_VERIFY_WITH_TIMEOUT(view.rangeIsExact() && !view.isRendering(), kBoundMs);
         QCOMPARE(view.rangeLow(), 0.0);
         QCOMPARE(view.rangeHigh(), 7.0);  // B's, never A's 1000
         QVERIFY2(view.hoverText().contains("colour range 0 … 7 (exact)"),
