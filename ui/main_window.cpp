@@ -36,6 +36,8 @@
 #include "overview_panel.h"
 #include "plot_view.h"
 #include "preview_panel.h"
+#include "recent_files.h"
+#include "save_controller.h"
 #include "save_job.h"
 #include "save_options_dialog.h"
 #include "save_progress_dialog.h"
@@ -43,15 +45,12 @@
 #include "slice_selector.h"
 #include "tensordict/version.h"
 
-namespace {
-constexpr int kMaxRecentFiles = 10;
-}
-
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       document_(new Document(this)),
       documentPage_(new DocumentPage),
       statusLabel_(new QLabel),
+      saves_(new SaveController(this, [this] { return saveScope(); })),
       pages_(new QStackedWidget),
       compare_(new CompareView) {
     setWindowTitle("tdstudio");
@@ -94,6 +93,14 @@ MainWindow::MainWindow(QWidget* parent)
     });
 
     createMenus();
+    connect(saves_, &SaveController::message, this, [this](const QString& text, int timeoutMs) {
+        statusBar()->showMessage(text, timeoutMs);
+    });
+    connect(saves_, &SaveController::runningChanged, this, [this](bool running) {
+        saveAction_->setEnabled(!running && documentPage_->tensorDict() != nullptr);
+    });
+    connect(saves_, &SaveController::openRequested, this, &MainWindow::openPath);
+    connect(saves_, &SaveController::closeReady, this, &QWidget::close, Qt::QueuedConnection);
     resize(1400, 860);
 }
 
@@ -111,8 +118,8 @@ void MainWindow::createMenus() {
     openFile->setShortcut(QKeySequence::Open);
     file->addAction(tr("Open &Directory…"), this, &MainWindow::chooseDirectory)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
-    recentMenu_ = file->addMenu(tr("Open &Recent"));
-    rebuildRecentMenu();
+    recent_ = new RecentFiles(file->addMenu(tr("Open &Recent")), this);
+    connect(recent_, &RecentFiles::openRequested, this, &MainWindow::openPath);
     file->addSeparator();
     compareMenu_ = file->addMenu(tr("&Compare With"));
     compareMenu_->addAction(tr("&Archive…"), this, [this] { chooseComparison(false); })
@@ -126,7 +133,7 @@ void MainWindow::createMenus() {
     closeCompareAction_->setEnabled(false);
     file->addAction(tr("Re&load"), this, &MainWindow::reload)->setShortcut(QKeySequence::Refresh);
     file->addSeparator();
-    saveAction_ = file->addAction(tr("&Save As / Export…"), this, &MainWindow::saveAs);
+    saveAction_ = file->addAction(tr("&Save As / Export…"), saves_, &SaveController::saveAs);
     // Not QKeySequence::SaveAs: some platforms have none.
     saveAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
     saveAction_->setEnabled(false);
@@ -338,8 +345,8 @@ void MainWindow::showLoaded() {
     const QString label = QFileInfo(QString::fromStdString(td->path())).fileName();
     documentPage_->showTensorDict(td, label, QtFuture::makeReadyFuture(document_->keyIndex()));
     setWindowTitle(tr("%1 — tdstudio").arg(label));
-    addRecentFile(QString::fromStdString(td->path()));
-    saveAction_->setEnabled(saveJob_ == nullptr);
+    recent_->add(QString::fromStdString(td->path()));
+    saveAction_->setEnabled(!saves_->isRunning());
     compareMenu_->setEnabled(true);
 
     const auto errors = td->errors();
@@ -419,32 +426,7 @@ const tensordict::Node* MainWindow::selectedNode() const {
 }
 
 QStringList MainWindow::recentFiles() const {
-    return QSettings().value("recentFiles").toStringList();
-}
-
-void MainWindow::addRecentFile(const QString& path) {
-    QStringList files = recentFiles();
-    files.removeAll(path);
-    files.prepend(path);
-    while (files.size() > kMaxRecentFiles)
-        files.removeLast();
-    QSettings().setValue("recentFiles", files);
-    rebuildRecentMenu();
-}
-
-void MainWindow::rebuildRecentMenu() {
-    recentMenu_->clear();
-    const QStringList files = recentFiles();
-    for (const QString& path : files)
-        recentMenu_->addAction(path, this, [this, path] { openPath(path); });
-    recentMenu_->setEnabled(!files.isEmpty());
-    if (!files.isEmpty()) {
-        recentMenu_->addSeparator();
-        recentMenu_->addAction(tr("Clear"), this, [this] {
-            QSettings().remove("recentFiles");
-            rebuildRecentMenu();
-        });
-    }
+    return recent_->files();
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
@@ -467,11 +449,10 @@ void MainWindow::dropEvent(QDropEvent* event) {
     event->acceptProposedAction();
 }
 
-std::shared_ptr<const tensordict::TensorDict> MainWindow::saveScope(QString* description,
-                                                                    std::uint64_t* bytes) const {
+SaveController::Scope MainWindow::saveScope() const {
     auto td = documentPage_->tensorDict();
     if (!td)
-        return nullptr;
+        return {};
     // The selected subtrees, unless the selection is empty or holds the root.
     std::vector<std::vector<std::string>> paths;
     bool whole = false;
@@ -481,93 +462,39 @@ std::shared_ptr<const tensordict::TensorDict> MainWindow::saveScope(QString* des
         else
             paths.push_back(node->keyPath());
     }
-    std::shared_ptr<const tensordict::TensorDict> scope = td;
+    SaveController::Scope scope;
+    scope.data = td;
     if (!whole && !paths.empty())
-        scope = std::make_shared<const tensordict::TensorDict>(tensordict::select(*td, paths));
-    *bytes = nodetext::totalBytesOf(scope->root());
-    *description = scope == td ? tr("the whole tensordict (%1)")
-                                     .arg(QFileInfo(QString::fromStdString(td->path())).fileName())
-                               : tr("%n selected key(s)", "", static_cast<int>(paths.size()));
+        scope.data = std::make_shared<const tensordict::TensorDict>(tensordict::select(*td, paths));
+    scope.bytes = nodetext::totalBytesOf(scope.data->root());
+    scope.description = scope.data == td
+                            ? tr("the whole tensordict (%1)")
+                                  .arg(QFileInfo(QString::fromStdString(td->path())).fileName())
+                            : tr("%n selected key(s)", "", static_cast<int>(paths.size()));
+    scope.sourcePath = currentPath();
     return scope;
 }
 
-SaveProgressDialog* MainWindow::saveProgressDialog() const {
-    return progressDialog_.data();
-}
-
 void MainWindow::saveAs() {
-    if (saveJob_)
-        return;
-    QString description;
-    std::uint64_t bytes = 0;
-    if (!saveScope(&description, &bytes))
-        return;
-    SaveOptionsDialog dialog(bytes, description, currentPath(), this);
-    if (dialog.exec() != QDialog::Accepted)
-        return;
-    startSave(dialog.destination(), dialog.options());
+    saves_->saveAs();
 }
 
 SaveJob* MainWindow::startSave(const QString& prefix, const tensordict::SaveOptions& options) {
-    QString description;
-    std::uint64_t bytes = 0;
-    auto scope = saveScope(&description, &bytes);
-    if (!scope || saveJob_)
-        return nullptr;
-    saveJob_ = new SaveJob(this);
-    saveAction_->setEnabled(false);
-    // Started first: its prefix and options are what the dialog shows. Its
-    // progress and outcome arrive as queued signals, after the connections below.
-    saveJob_->start(scope, prefix, options);
-    progressDialog_ = new SaveProgressDialog(saveJob_, this);
-    progressDialog_->setAttribute(Qt::WA_DeleteOnClose);
-    connect(progressDialog_, &SaveProgressDialog::openRequested, this, &MainWindow::openPath);
-    auto finished = [this] {
-        saveJob_->deleteLater();
-        saveJob_ = nullptr;
-        saveAction_->setEnabled(documentPage_->tensorDict() != nullptr);
-        if (closeAfterSave_)  // the user asked to quit and the save is now over
-            QMetaObject::invokeMethod(this, &QWidget::close, Qt::QueuedConnection);
-    };
-    connect(saveJob_, &SaveJob::succeeded, this, [this, finished] {
-        statusBar()->showMessage(tr("Saved %1").arg(saveJob_->prefix()), 5000);
-        finished();
-    });
-    connect(saveJob_, &SaveJob::failed, this, [this, finished](const QString& message) {
-        statusBar()->showMessage(tr("Save failed: %1").arg(message));
-        finished();
-    });
-    connect(saveJob_, &SaveJob::cancelled, this, [this, finished] {
-        statusBar()->showMessage(tr("Save cancelled"), 5000);
-        finished();
-    });
-    progressDialog_->show();
-    return saveJob_;
+    return saves_->start(prefix, options);
+}
+
+SaveJob* MainWindow::currentSave() const {
+    return saves_->current();
+}
+
+SaveProgressDialog* MainWindow::saveProgressDialog() const {
+    return saves_->progressDialog();
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
     documentPage_->saveLayout();
-    if (!saveJob_) {
+    if (saves_->confirmClose())
         event->accept();
-        return;
-    }
-    if (closeAfterSave_) {  // already cancelling: the window closes when the save ends
+    else
         event->ignore();
-        return;
-    }
-    const auto answer = QMessageBox::question(
-        this, tr("A save is running"),
-        tr("Saving to %1 is not finished. Cancel it and quit?").arg(saveJob_->prefix()),
-        QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
-    if (answer != QMessageBox::Yes) {
-        event->ignore();
-        return;
-    }
-    // The writers stop at their next check and the save's end closes the
-    // window; the event loop goes on meanwhile (never a nested one).
-    closeAfterSave_ = true;
-    saveJob_->cancel();
-    statusBar()->showMessage(
-        tr("Cancelling the save to %1, then closing…").arg(saveJob_->prefix()));
-    event->ignore();
 }

@@ -5,6 +5,7 @@
 #include <QStringList>
 #include <memory>
 
+#include "save_controller.h"
 #include "tensordict/save.h"
 
 class QLabel;
@@ -24,6 +25,8 @@ class OverviewPanel;
 class PreviewPanel;
 class ShortcutsDialog;
 class SliceSelector;
+class RecentFiles;
+class SaveController;
 class SaveJob;
 class SaveProgressDialog;
 namespace tensordict {
@@ -72,7 +75,7 @@ public:
     // Starts a save of the current scope with `options` (the dialog's path; tests call it
     // directly).
     SaveJob* startSave(const QString& prefix, const tensordict::SaveOptions& options);
-    SaveJob* currentSave() const { return saveJob_; }
+    SaveJob* currentSave() const;
     SaveProgressDialog* saveProgressDialog() const;
 
     // File > Compare With: compares the open tensordict (A) with the one at
@@ -111,29 +114,24 @@ private:
     void showShortcuts();
     void showLoaded();
     void showFailure(const QString& message);
-    void addRecentFile(const QString& path);
-    void rebuildRecentMenu();
     void chooseFile();
     void chooseDirectory();
     void chooseComparison(bool directory);
     void showComparison(bool on);
+    // What File > Save As saves: the subtrees selected in the tree, or the whole tensordict.
+    SaveController::Scope saveScope() const;
 
     Document* document_;
     DocumentPage* documentPage_;
     QPointer<ShortcutsDialog> shortcutsDialog_;
     bool layoutRestored_ = false;
-    QMenu* recentMenu_ = nullptr;
+    RecentFiles* recent_ = nullptr;
     QMenu* compareMenu_ = nullptr;
     QLabel* statusLabel_;
     QString lastError_;
-    SaveJob* saveJob_ = nullptr;
-    bool closeAfterSave_ = false;                  // closing waits for the cancelled save to end
-    QPointer<SaveProgressDialog> progressDialog_;  // deletes itself when closed
+    SaveController* saves_;
     QAction* saveAction_ = nullptr;
     QStackedWidget* pages_;  // documentPage_ or compare_
     CompareView* compare_;
     QAction* closeCompareAction_ = nullptr;
-
-    std::shared_ptr<const tensordict::TensorDict> saveScope(QString* description,
-                                                            std::uint64_t* bytes) const;
 };

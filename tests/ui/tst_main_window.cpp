@@ -4,6 +4,7 @@
 #include <QClipboard>
 #include <QFile>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
 #include <QTemporaryDir>
@@ -15,6 +16,7 @@
 #include "key_tree_model.h"
 #include "main_window.h"
 #include "node_properties.h"
+#include "recent_files.h"
 #include "tensordict/node.h"
 #include "testsupport.h"
 
@@ -168,6 +170,30 @@ private Q_SLOTS:
             }
             QVERIFY(rows >= (path.empty() ? 5 : 10));
         }
+    }
+
+    void recentFilesKeepTheNewestFirst() {
+        QMenu menu;
+        RecentFiles recent(&menu);
+        recent.clear();
+        QVERIFY(!menu.isEnabled());
+        for (int i = 0; i < RecentFiles::kMaxFiles + 2; ++i)
+            recent.add(QString("/data/%1.tdz").arg(i));
+        recent.add("/data/3.tdz");  // opened again: first, once
+        const QStringList files = recent.files();
+        QCOMPARE(files.size(), RecentFiles::kMaxFiles);
+        QCOMPARE(files.front(), QString("/data/3.tdz"));
+        QCOMPARE(files.count("/data/3.tdz"), 1);
+        QCOMPARE(files[1], QString("/data/11.tdz"));
+        QVERIFY(!files.contains("/data/0.tdz"));
+        QVERIFY(menu.isEnabled());
+        QSignalSpy open(&recent, &RecentFiles::openRequested);
+        menu.actions().front()->trigger();
+        QCOMPARE(open.count(), 1);
+        QCOMPARE(open.front().front().toString(), QString("/data/3.tdz"));
+        menu.actions().back()->trigger();  // Clear
+        QVERIFY(recent.files().isEmpty());
+        QVERIFY(!menu.isEnabled());
     }
 
     void badInputIsReportedNotFatal() {

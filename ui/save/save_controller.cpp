@@ -1,0 +1,77 @@
+#include "save_controller.h"
+
+#include <QMessageBox>
+#include <QWidget>
+
+#include "save_job.h"
+#include "save_options_dialog.h"
+#include "save_progress_dialog.h"
+
+SaveController::SaveController(QWidget* window, std::function<Scope()> scope)
+    : QObject(window), window_(window), scope_(std::move(scope)) {}
+
+SaveProgressDialog* SaveController::progressDialog() const {
+    return progressDialog_.data();
+}
+
+void SaveController::saveAs() {
+    if (job_)
+        return;
+    const Scope scope = scope_();
+    if (!scope.data)
+        return;
+    SaveOptionsDialog dialog(scope.bytes, scope.description, scope.sourcePath, window_);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    start(dialog.destination(), dialog.options());
+}
+
+SaveJob* SaveController::start(const QString& prefix, const tensordict::SaveOptions& options) {
+    const Scope scope = scope_();
+    if (!scope.data || job_)
+        return nullptr;
+    job_ = new SaveJob(this);
+    Q_EMIT runningChanged(true);
+    // Started first: its prefix and options are what the dialog shows. Its
+    // progress and outcome arrive as queued signals, after the connections below.
+    job_->start(scope.data, prefix, options);
+    progressDialog_ = new SaveProgressDialog(job_, window_);
+    progressDialog_->setAttribute(Qt::WA_DeleteOnClose);
+    connect(progressDialog_, &SaveProgressDialog::openRequested, this,
+            &SaveController::openRequested);
+    auto finished = [this](const QString& text, int timeoutMs) {
+        Q_EMIT message(text, timeoutMs);
+        job_->deleteLater();
+        job_ = nullptr;
+        Q_EMIT runningChanged(false);
+        if (closeAfterSave_)  // the user asked to quit and the save is now over
+            Q_EMIT closeReady();
+    };
+    connect(job_, &SaveJob::succeeded, this,
+            [this, finished] { finished(tr("Saved %1").arg(job_->prefix()), 5000); });
+    connect(job_, &SaveJob::failed, this, [finished](const QString& message) {
+        finished(tr("Save failed: %1").arg(message), 0);
+    });
+    connect(job_, &SaveJob::cancelled, this, [finished] { finished(tr("Save cancelled"), 5000); });
+    progressDialog_->show();
+    return job_;
+}
+
+bool SaveController::confirmClose() {
+    if (!job_)
+        return true;
+    if (closeAfterSave_)  // already cancelling: the window closes when the save ends
+        return false;
+    const auto answer = QMessageBox::question(
+        window_, tr("A save is running"),
+        tr("Saving to %1 is not finished. Cancel it and quit?").arg(job_->prefix()),
+        QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
+    if (answer != QMessageBox::Yes)
+        return false;
+    // The writers stop at their next check and the save's end closes the
+    // window; the event loop goes on meanwhile.
+    closeAfterSave_ = true;
+    job_->cancel();
+    Q_EMIT message(tr("Cancelling the save to %1, then closing…").arg(job_->prefix()), 0);
+    return false;
+}

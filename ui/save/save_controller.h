@@ -1,0 +1,58 @@
+#pragma once
+
+#include <QObject>
+#include <QPointer>
+#include <functional>
+#include <memory>
+
+#include "tensordict/save.h"
+
+class QWidget;
+class SaveJob;
+class SaveProgressDialog;
+
+// File > Save As / Export for one window: what to save (the scope), the
+// options dialog, the one save that runs at a time with its progress
+// dialog, and closing the window while it runs (cancel first, close when
+// it has ended; never a nested event loop).
+class SaveController : public QObject {
+    Q_OBJECT
+
+public:
+    struct Scope {
+        std::shared_ptr<const tensordict::TensorDict> data;  // nullptr: nothing to save
+        QString description;                                 // "the whole tensordict (x.tdz)"
+        std::uint64_t bytes = 0;                             // of its tensors
+        QString sourcePath;                                  // where the dialog starts
+    };
+
+    // `window` parents the dialogs; `scope` is asked at each save.
+    SaveController(QWidget* window, std::function<Scope()> scope);
+
+    // Asks for a destination and options, then saves.
+    void saveAs();
+    // Saves the current scope to `prefix` (tests call it directly); nullptr
+    // when a save runs already or there is nothing to save.
+    SaveJob* start(const QString& prefix, const tensordict::SaveOptions& options);
+    SaveJob* current() const { return job_; }
+    SaveProgressDialog* progressDialog() const;
+    bool isRunning() const { return job_ != nullptr; }
+
+    // The window is asked to close: true when it may now. While a save runs
+    // the user is asked; on Yes the save is cancelled and closeReady() follows
+    // its end.
+    bool confirmClose();
+
+Q_SIGNALS:
+    void message(const QString& text, int timeoutMs);
+    void runningChanged(bool running);
+    void openRequested(const QString& path);  // "Open" in the progress dialog
+    void closeReady();
+
+private:
+    QWidget* window_;
+    std::function<Scope()> scope_;
+    SaveJob* job_ = nullptr;
+    bool closeAfterSave_ = false;
+    QPointer<SaveProgressDialog> progressDialog_;  // deletes itself when closed
+};
