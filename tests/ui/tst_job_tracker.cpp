@@ -110,6 +110,55 @@ private Q_SLOTS:
         }
         QVERIFY(ended);
     }
+    // stop() ends the job early but delivers what it returns.
+    void stopDeliversTheEarlyResult() {
+        QObject owner;
+        JobTracker<int> tracker(&owner);
+        QSemaphore started, mayEnd;
+        QList<int> delivered;
+        tracker.start(
+            [&](const tensordict::CancelToken& cancel) {
+                started.release();
+                mayEnd.acquire();
+                return cancel.isCancelled() ? -1 : 1;  // -1: "stopped early"
+            },
+            [&](int v) { delivered << v; });
+        started.acquire();
+        tracker.stop();
+        QVERIFY(tracker.isBusy());  // its result is still to come
+        mayEnd.release();
+        QTRY_COMPARE(delivered, QList<int>{-1});
+        QVERIFY(!tracker.isBusy());
+    }
+
+    // Progress arrives on the owner's thread, in order, each step once, and
+    // not after the job was replaced.
+    void progressReachesTheOwnersThread() {
+        QObject owner;
+        JobTracker<int> tracker(&owner);
+        QSemaphore reported, mayGoOn;
+        QList<double> seen;
+        QList<QThread*> threads;
+        tracker.start(
+            [&](const tensordict::CancelToken&, const JobProgress& progress) {
+                for (double f : {0.25, 0.25, 0.5}) {  // the repeated value is posted once
+                    progress(f);
+                    reported.release();
+                }
+                mayGoOn.acquire();
+                progress(0.75);  // after the job was replaced: never shown
+                return 1;
+            },
+            [](int) {}, [&](double f) { seen << f, threads << QThread::currentThread(); });
+        reported.acquire(3);
+        QTRY_COMPARE(seen, (QList<double>{0.25, 0.5}));
+        QCOMPARE(threads.front(), QThread::currentThread());
+        tracker.start([](const tensordict::CancelToken&) { return 2; }, [](int) {});
+        mayGoOn.release();
+        tracker.waitForFinished();
+        QCoreApplication::processEvents();
+        QCOMPARE(seen, (QList<double>{0.25, 0.5}));
+    }
 };
 
 QTEST_GUILESS_MAIN(JobTrackerTest)

@@ -5,6 +5,11 @@
 #include <QList>
 #include <QObject>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "tensordict/cancel.h"
@@ -15,6 +20,14 @@
 // never touch the owner; they get what they need by value (a shared tree, a
 // leaf's bytes) and a cancel token to poll. Destroying the tracker cancels
 // and waits for its jobs, so none outlives the owner.
+//
+// A job may also report how far it is: work that takes a second argument,
+// a JobProgress, calls it with a fraction in [0, 1], and `progress` gets it
+// on the owner's thread (each thousandth once). stop() asks the job to end
+// early but still delivers what it returns (a result marked "cancelled"),
+// where cancel() drops it.
+using JobProgress = std::function<void(double fraction)>;
+
 template <typename Result>
 class JobTracker {
 public:
@@ -27,11 +40,12 @@ public:
     JobTracker(const JobTracker&) = delete;
     JobTracker& operator=(const JobTracker&) = delete;
 
-    // Runs `work(const tensordict::CancelToken&) -> Result` on the thread
-    // pool, then `deliver(Result)` on the owner's thread unless another job
-    // was started or cancel() called since. `work` must not throw.
+    // Runs `work(const tensordict::CancelToken&) -> Result` (or
+    // `work(token, const JobProgress&)`) on the thread pool, then
+    // `deliver(Result)` on the owner's thread unless another job was started
+    // or cancel() called since. `work` must not throw.
     template <typename Work, typename Deliver>
-    void start(Work work, Deliver deliver) {
+    void start(Work work, Deliver deliver, std::function<void(double)> progress = {}) {
         cancel();
         const quint64 job = generation_;
         token_ = tensordict::CancelToken();
@@ -46,8 +60,31 @@ public:
                              busy_ = false;
                              deliver(watcher->result());
                          });
+        // Progress crosses to the owner's thread as queued calls, dropped
+        // once the job is no longer the newest. (The owner outlives every
+        // job: the tracker, its member, waits for them.)
+        JobProgress report = [this, job, owner = owner_,
+                              last = std::make_shared<std::atomic<int>>(-1),
+                              progress = std::move(progress)](double fraction) {
+            const int permille = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000);
+            if (!progress || last->exchange(permille) == permille)
+                return;
+            QMetaObject::invokeMethod(
+                owner,
+                [this, job, progress, permille] {
+                    if (job == generation_ && busy_)
+                        progress(permille / 1000.0);
+                },
+                Qt::QueuedConnection);
+        };
         const QFuture<Result> future = QtConcurrent::run(
-            [work = std::move(work), token = token_]() -> Result { return work(token); });
+            [work = std::move(work), token = token_, report = std::move(report)]() -> Result {
+                if constexpr (std::is_invocable_v<Work&, const tensordict::CancelToken&,
+                                                  const JobProgress&>)
+                    return work(token, report);
+                else
+                    return work(token);
+            });
         watcher->setFuture(future);
         running_.append(future);
     }
@@ -58,6 +95,10 @@ public:
         ++generation_;
         busy_ = false;
     }
+
+    // The running job, if any, is asked to stop soon; what it returns is
+    // still delivered.
+    void stop() { token_.cancel(); }
 
     // A job was started and its result is neither delivered nor dropped yet.
     bool isBusy() const { return busy_; }

@@ -23,7 +23,7 @@ std::optional<QList<QPointF>> plotPoints(tensordict::DType dtype,
                                          const tensordict::LeafBytes& bytes,
                                          const TensorSlice& slice, std::int64_t first,
                                          std::int64_t last, int buckets,
-                                         const std::atomic<bool>* cancel) {
+                                         const tensordict::CancelToken* cancel) {
     QList<QPointF> points;
     if (!bytes.data)
         return points;
@@ -48,7 +48,7 @@ std::optional<QList<QPointF>> plotPoints(tensordict::DType dtype,
         }
         // Bucket by bucket: the envelope holds 2 points per bucket, whatever the length.
         for (int b = 0; b < buckets; ++b) {
-            if (cancel && *cancel)
+            if (cancel && cancel->isCancelled())
                 return;  // superseded, or the leaf is no longer shown
             const std::int64_t begin = first + n * b / buckets, end = first + n * (b + 1) / buckets;
             double mn = INFINITY, mx = -INFINITY;
@@ -179,19 +179,9 @@ PlotView::PlotView(QWidget* parent)
     connect(seriesDimBox_, &QComboBox::activated, this,
             [this] { setSeriesDim(seriesDimBox_->currentData().toInt()); });
     connect(seriesList_, &QListWidget::itemChanged, this, &PlotView::seriesChecked);
-    connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
-        const std::optional<Points> read = watcher_.result();
-        if (!read) {
-            Q_EMIT sourceChanged();
-            return;
-        }
-        showPoints(*read);
-    });
 }
 
-PlotView::~PlotView() {
-    watcher_.waitForFinished();
-}
+PlotView::~PlotView() = default;
 
 void PlotView::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
                        const std::vector<std::int64_t>& shape) {
@@ -231,8 +221,7 @@ void PlotView::setSeries(std::vector<Series> leaves, std::int64_t length) {
 }
 
 void PlotView::clear() {
-    if (cancel_)
-        *cancel_ = true;  // the leaf is no longer shown: its reduction stops
+    read_.cancel();  // the leaf is no longer shown: its reduction stops, unseen
     bytes_ = {};
     other_ = {};
     series_.clear();
@@ -382,10 +371,6 @@ void PlotView::replotAll() {
 void PlotView::replot(double first, double last) {
     if (!hasData())
         return;
-    if (cancel_)
-        *cancel_ = true;  // a newer range: the running reduction stops at its next bucket
-    watcher_.waitForFinished();
-    cancel_ = std::make_shared<std::atomic<bool>>(false);
     settingRange_ = true;
     xAxis_->setRange(first, std::max(last, first + 1));
     // Whole indices on x: a step of at least one.
@@ -399,17 +384,25 @@ void PlotView::replot(double first, double last) {
     drawing_.resize(std::min<std::size_t>(drawing_.size(), kMaxLines));
     const auto b = static_cast<std::int64_t>(std::floor(first)),
                e = static_cast<std::int64_t>(std::ceil(last)) + 1;
-    watcher_.setFuture(QtConcurrent::run([lines = drawing_, b, e,
-                                          cancel = cancel_]() -> std::optional<Points> {
-        Points points;
-        for (const Line& line : lines) {
-            auto read = plotPoints(line.dtype, line.bytes, line.slice, b, e, 2000, cancel.get());
-            if (!read)
-                return std::nullopt;
-            points.push_back(std::move(*read));
-        }
-        return points;
-    }));
+    // A newer range: the running reduction stops at its next bucket, unseen.
+    read_.start(
+        [lines = drawing_, b, e](const tensordict::CancelToken& cancel) -> std::optional<Points> {
+            Points points;
+            for (const Line& line : lines) {
+                auto read = plotPoints(line.dtype, line.bytes, line.slice, b, e, 2000, &cancel);
+                if (!read)
+                    return std::nullopt;
+                points.push_back(std::move(*read));
+            }
+            return points;
+        },
+        [this](const std::optional<Points>& read) {
+            if (!read) {
+                Q_EMIT sourceChanged();
+                return;
+            }
+            showPoints(*read);
+        });
 }
 
 void PlotView::showPoints(const Points& points) {

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QList>
 #include <QPointF>
 #include <QString>
@@ -10,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "job_tracker.h"
 #include "tensor_slice.h"
 #include "tensordict/node.h"
 
@@ -29,7 +29,7 @@ std::optional<QList<QPointF>> plotPoints(tensordict::DType dtype,
                                          const tensordict::LeafBytes& bytes,
                                          const TensorSlice& slice, std::int64_t first,
                                          std::int64_t last, int buckets = 2000,
-                                         const std::atomic<bool>* cancel = nullptr);
+                                         const tensordict::CancelToken* cancel = nullptr);
 
 // Ticks people read: a step of 1, 2 or 5 x 10^k giving about `intervals`
 // intervals over [lo, hi], and a printf format with just enough digits to
@@ -135,7 +135,7 @@ private:
     QValueAxis* xAxis_;
     QValueAxis* yAxis_;
     QLabel* status_;
-    QFutureWatcher<std::optional<Points>> watcher_;
-    std::shared_ptr<std::atomic<bool>> cancel_;  // of the running reduction
     bool settingRange_ = false;
+    // The points of the range shown, reduced on a worker (last: it waits for its job).
+    JobTracker<std::optional<Points>> read_{this};
 };

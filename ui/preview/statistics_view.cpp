@@ -79,38 +79,29 @@ StatisticsView::StatisticsView(QWidget* parent)
     layout->addWidget(histogram_, 1);
     connect(computeButton_, &QPushButton::clicked, this, &StatisticsView::compute);
     connect(cancelButton_, &QPushButton::clicked, this, &StatisticsView::cancel);
-    connect(&watcher_, &QFutureWatcherBase::progressValueChanged, progress_,
-            &QProgressBar::setValue);
-    connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
-        computeButton_->setEnabled(true);
-        cancelButton_->setEnabled(false);
-        const Statistics s = watcher_.isCanceled() || watcher_.future().resultCount() == 0
-                                 ? Statistics{}
-                                 : watcher_.result();
-        result_ = s;
-        if (s.sourceChanged) {
-            progress_->setFormat(tr("the file changed"));
-            Q_EMIT sourceChanged();
-        } else if (s.cancelled || watcher_.isCanceled()) {
-            result_.cancelled = true;
-            progress_->setFormat(tr("cancelled"));
-        } else {
-            progress_->setFormat(tr("done"));
-            show(s);
-        }
-        Q_EMIT finished();
-    });
 }
 
-StatisticsView::~StatisticsView() {
-    cancel();
-    watcher_.waitForFinished();
+void StatisticsView::computed(const Statistics& s) {
+    computeButton_->setEnabled(true);
+    cancelButton_->setEnabled(false);
+    result_ = s;
+    if (s.sourceChanged) {
+        progress_->setFormat(tr("the file changed"));
+        Q_EMIT sourceChanged();
+    } else if (s.cancelled) {
+        progress_->setFormat(tr("cancelled"));
+    } else {
+        progress_->setFormat(tr("done"));
+        show(s);
+    }
+    Q_EMIT finished();
 }
+
+StatisticsView::~StatisticsView() = default;
 
 void StatisticsView::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
                              std::int64_t numel) {
-    cancel();
-    watcher_.waitForFinished();
+    dropComputation();
     dtype_ = dtype;
     bytes_ = std::move(bytes);
     other_ = {};
@@ -122,10 +113,15 @@ void StatisticsView::setLeaf(tensordict::DType dtype, tensordict::LeafBytes byte
 }
 
 void StatisticsView::setOther(tensordict::DType dtype, tensordict::LeafBytes bytes) {
-    cancel();
-    watcher_.waitForFinished();
+    dropComputation();
     otherDtype_ = dtype;
     other_ = std::move(bytes);
+}
+
+void StatisticsView::dropComputation() {
+    job_.cancel();  // of the leaf before: its result is never shown
+    computeButton_->setEnabled(true);
+    cancelButton_->setEnabled(false);
 }
 
 void StatisticsView::clear() {
@@ -133,12 +129,11 @@ void StatisticsView::clear() {
 }
 
 void StatisticsView::cancel() {
-    if (cancel_)
-        *cancel_ = true;
+    job_.stop();  // the statistics end early and say "cancelled"
 }
 
 void StatisticsView::compute() {
-    if (watcher_.isRunning())
+    if (job_.isBusy())
         return;
     StatisticsRequest request;
     request.dtype = dtype_;
@@ -149,18 +144,18 @@ void StatisticsView::compute() {
     request.threads = threads_->value();
     if (scope_->currentIndex() == 1 && !slice_.shape.empty())
         request.slice = slice_;
-    cancel_ = std::make_shared<std::atomic<bool>>(false);
     computeButton_->setEnabled(false);
     cancelButton_->setEnabled(true);
     progress_->setFormat("%p%");
-    watcher_.setFuture(
-        QtConcurrent::run([request, cancel = cancel_](QPromise<Statistics>& promise) {
-            promise.setProgressRange(0, 1000);
-            promise.addResult(computeStatistics(request, [&promise, &cancel](double fraction) {
-                promise.setProgressValue(static_cast<int>(fraction * 1000));
-                return !*cancel && !promise.isCanceled();
-            }));
-        }));
+    job_.start(
+        [request](const tensordict::CancelToken& token, const JobProgress& progress) {
+            return computeStatistics(request, [&](double fraction) {
+                progress(fraction);
+                return !token.isCancelled();
+            });
+        },
+        [this](const Statistics& s) { computed(s); },
+        [this](double fraction) { progress_->setValue(static_cast<int>(fraction * 1000)); });
 }
 
 void StatisticsView::show(const Statistics& s) {

@@ -1,10 +1,10 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QWidget>
 #include <atomic>
 #include <memory>
 
+#include "job_tracker.h"
 #include "statistics.h"
 
 class QComboBox;
@@ -31,7 +31,7 @@ public:
     void clear();
     void compute();
     void cancel();
-    bool isRunning() const { return watcher_.isRunning(); }
+    bool isRunning() const { return job_.isBusy(); }
     const Statistics& result() const { return result_; }
     QString field(const QString& name) const;
 
@@ -41,6 +41,8 @@ Q_SIGNALS:
 
 private:
     void show(const Statistics& s);
+    void computed(const Statistics& s);
+    void dropComputation();
 
     tensordict::DType dtype_ = tensordict::DType::Float32;
     tensordict::LeafBytes bytes_;
@@ -55,7 +57,6 @@ private:
     QProgressBar* progress_;
     QFormLayout* form_;
     HistogramWidget* histogram_;
-    QFutureWatcher<Statistics> watcher_;
-    std::shared_ptr<std::atomic<bool>> cancel_;
+    JobTracker<Statistics> job_{this};
     Statistics result_;
 };
