@@ -9,6 +9,7 @@
 
 #include "compare_panel.h"
 #include "compare_view.h"
+#include "document_page.h"
 #include "leaf_view.h"
 #include "main_window.h"
 #include "node_text.h"
@@ -85,16 +86,16 @@ void whenViewDrawn(PreviewPanel* preview, const std::function<void()>& done) {
 // restored for the leaf's shape, so that it wins.
 void whenPreviewShown(MainWindow& window, std::optional<QString> view,
                       const std::function<void()>& done) {
-    PreviewPanel* preview = window.previewPanel();
-    const tensordict::Node* node = window.selectedNode();
+    PreviewPanel* preview = window.documentPage()->previewPanel();
+    const tensordict::Node* node = window.documentPage()->selectedNode();
     const bool leaf = node && node->isTensor() && !node->leaf().isNested;
     if (view && node && !leaf)
         std::fprintf(stderr, "tdstudio: --view: %s is not a tensor leaf\n",
                      qPrintable(nodetext::keyPathText(node->keyPath())));
     if (!leaf) {
         // A collection shows its overview once its subtree is summarised.
-        OverviewPanel* overview = window.overviewPanel();
-        if (window.showsOverview() && !overview->isReady())
+        OverviewPanel* overview = window.documentPage()->overviewPanel();
+        if (window.documentPage()->showsOverview() && !overview->isReady())
             return onFirst(overview, done, &OverviewPanel::summaryReady);
         return done();
     }

@@ -204,11 +204,11 @@ void MainWindow::createViewMenu() {
     view->addSeparator();
     QAction* details = view->addAction(tr("&Details"));
     details->setCheckable(true);
-    details->setChecked(!detailsPanel()->isCollapsed());
+    details->setChecked(!documentPage_->detailsPanel()->isCollapsed());
     details->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
     connect(details, &QAction::toggled, this,
-            [this](bool on) { detailsPanel()->setCollapsed(!on); });
-    connect(detailsPanel(), &DetailsPanel::collapsedChanged, details,
+            [this](bool on) { documentPage_->detailsPanel()->setCollapsed(!on); });
+    connect(documentPage_->detailsPanel(), &DetailsPanel::collapsedChanged, details,
             [details](bool collapsed) { details->setChecked(!collapsed); });
 }
 
@@ -351,9 +351,10 @@ void MainWindow::showLoaded() {
 
     const auto errors = td->errors();
     const QString format = QString::fromStdString(td->format());
-    statusLabel_->setText(tr("%1 · %2 · %3 of tensors")
-                              .arg(format, QString::fromStdString(td->root().className()),
-                                   nodetext::byteSizeText(keyModel()->totalBytes(&td->root()))));
+    statusLabel_->setText(
+        tr("%1 · %2 · %3 of tensors")
+            .arg(format, QString::fromStdString(td->root().className()),
+                 nodetext::byteSizeText(documentPage_->keyModel()->totalBytes(&td->root()))));
     if (errors.empty())
         statusBar()->showMessage(tr("Opened %1").arg(QString::fromStdString(td->path())), 5000);
     else
@@ -388,41 +389,6 @@ void MainWindow::copySelectedKeyPath() {
     const QString text = nodetext::keyPathText(path);
     QApplication::clipboard()->setText(text);
     statusBar()->showMessage(tr("Copied %1").arg(text), 3000);
-}
-
-// The document page's parts, for tests and the screenshot mode.
-QTreeView* MainWindow::treeView() const {
-    return documentPage_->treeView();
-}
-QLineEdit* MainWindow::filterEdit() const {
-    return documentPage_->filterEdit();
-}
-DetailsPanel* MainWindow::detailsPanel() const {
-    return documentPage_->detailsPanel();
-}
-PreviewPanel* MainWindow::previewPanel() const {
-    return documentPage_->previewPanel();
-}
-OverviewPanel* MainWindow::overviewPanel() const {
-    return documentPage_->overviewPanel();
-}
-bool MainWindow::showsOverview() const {
-    return documentPage_->showsOverview();
-}
-QSplitter* MainWindow::treeSplitter() const {
-    return documentPage_->treeSplitter();
-}
-QSplitter* MainWindow::detailsSplitter() const {
-    return documentPage_->detailsSplitter();
-}
-KeyTreeModel* MainWindow::keyModel() const {
-    return documentPage_->keyModel();
-}
-KeyFilterModel* MainWindow::filterModel() const {
-    return documentPage_->filterModel();
-}
-const tensordict::Node* MainWindow::selectedNode() const {
-    return documentPage_->selectedNode();
 }
 
 QStringList MainWindow::recentFiles() const {

@@ -54,20 +54,8 @@ public:
     // The document alone; the comparison is compareView(). page() is the one on screen.
     DocumentPage* documentPage() const { return documentPage_; }
     Page* page() const;
-    QTreeView* treeView() const;
-    QLineEdit* filterEdit() const;
-    DetailsPanel* detailsPanel() const;
-    PreviewPanel* previewPanel() const;
-    OverviewPanel* overviewPanel() const;
-    bool showsOverview() const;
-    QSplitter* treeSplitter() const;
-    QSplitter* detailsSplitter() const;
     // Help > Keyboard Shortcuts, once opened.
     ShortcutsDialog* shortcutsDialog() const;
-    KeyTreeModel* keyModel() const;
-    KeyFilterModel* filterModel() const;
-    // The document's selected node, if any.
-    const tensordict::Node* selectedNode() const;
     bool selectKeyPath(const QStringList& path);
     void copySelectedKeyPath();
     // File > Save As / Export: the whole tensordict, or the subtrees selected in the tree.

@@ -36,6 +36,7 @@
 #include <random>
 #include <thread>
 
+#include "document_page.h"
 #include "image_view.h"
 #include "main_window.h"
 #include "plot_view.h"
@@ -229,7 +230,7 @@ int measureView(const QString& view, const QString& dir, bool cold) {
     w.grab();
     settle();
     const long idle = rssAnonKiB();
-    PreviewPanel* preview = w.previewPanel();
+    PreviewPanel* preview = w.documentPage()->previewPanel();
     bool ready = false, drawn = false;
     QObject::connect(preview, &PreviewPanel::leafReady, [&] { ready = true; });
     QObject::connect(preview->imageView(), &ImageView::rendered, [&] { drawn = true; });

@@ -25,6 +25,7 @@
 
 #include "bench_support.h"
 #include "document.h"
+#include "document_page.h"
 #include "key_filter_model.h"
 #include "key_index.h"
 #include "key_tree_model.h"
@@ -136,8 +137,8 @@ void screenshot(const QString& dir, const QString& file) {
     w.openPath(dir);
     if (!loaded.wait(120000))
         qFatal("could not open %s", qPrintable(dir));
-    QSignalSpy finished(w.filterModel(), &KeyFilterModel::searchFinished);
-    w.filterEdit()->setText("leaf_0999");
+    QSignalSpy finished(w.documentPage()->filterModel(), &KeyFilterModel::searchFinished);
+    w.documentPage()->filterEdit()->setText("leaf_0999");
     if (!finished.wait(60000))
         qFatal("the filter did not finish");
     QCoreApplication::processEvents();

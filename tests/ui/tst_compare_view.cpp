@@ -22,6 +22,7 @@
 #include "compare_tree.h"
 #include "compare_tree_model.h"
 #include "compare_view.h"
+#include "document_page.h"
 #include "libzip_reader.h"
 #include "main_window.h"
 #include "plot_view.h"
@@ -435,10 +436,10 @@ private Q_SLOTS:
         w.closeComparison();
         QVERIFY(!w.isComparing());
         QVERIFY(!w.compareView()->isVisible());
-        QVERIFY(w.treeView()->isVisible());
+        QVERIFY(w.documentPage()->treeView()->isVisible());
         QVERIFY(!w.compareView()->countsLabel()->isVisible());
         QCOMPARE(w.windowTitle(), QString("a — tdstudio"));
-        QVERIFY(w.selectedNode() && w.selectedNode()->key() == "x");
+        QVERIFY(w.documentPage()->selectedNode() && w.documentPage()->selectedNode()->key() == "x");
 
         // Without a modifier, a drop opens.
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);

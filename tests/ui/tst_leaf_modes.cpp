@@ -12,6 +12,7 @@
 
 #include "compare_panel.h"
 #include "compare_view.h"
+#include "document_page.h"
 #include "leaf_view.h"
 #include "main_window.h"
 #include "options.h"
@@ -107,7 +108,7 @@ private Q_SLOTS:
         QCOMPARE(entry->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_5));
 
         // The preview: a tab, shown by the menu entry, drawn and remembered.
-        PreviewPanel* preview = w.previewPanel();
+        PreviewPanel* preview = w.documentPage()->previewPanel();
         QCOMPARE(tabsOf(preview->leafView())->count(), kModes);
         QCOMPARE(tabsOf(preview->leafView())->tabText(kModes - 1), QString("Bytes"));
         QSignalSpy ready(preview, &PreviewPanel::leafReady);

@@ -12,6 +12,7 @@
 #include <QtTest>
 
 #include "details_panel.h"
+#include "document_page.h"
 #include "key_filter_model.h"
 #include "key_tree_model.h"
 #include "main_window.h"
@@ -50,9 +51,10 @@ private Q_SLOTS:
         QCOMPARE(w.windowTitle(), QString("tensorclass_nested — tdstudio"));
 
         // Type into the filter box as a user would.
-        QTest::keyClicks(w.filterEdit(), "rew");
-        QVERIFY(QTest::qWaitFor([&] { return !w.filterModel()->isSearching(); }, 10000));
-        QAbstractItemModel* view = w.treeView()->model();
+        QTest::keyClicks(w.documentPage()->filterEdit(), "rew");
+        QVERIFY(QTest::qWaitFor([&] { return !w.documentPage()->filterModel()->isSearching(); },
+                                10000));
+        QAbstractItemModel* view = w.documentPage()->treeView()->model();
         const QModelIndex root = view->index(0, 0);
         QCOMPARE(view->rowCount(root), 1);
         const QModelIndex tc = view->index(0, 0, root);
@@ -60,10 +62,10 @@ private Q_SLOTS:
         QCOMPARE(view->rowCount(tc), 1);
         const QModelIndex reward = view->index(0, 0, tc);
         QCOMPARE(reward.data().toString(), QString("reward"));
-        QVERIFY(w.treeView()->isExpanded(tc));
+        QVERIFY(w.documentPage()->treeView()->isExpanded(tc));
 
-        w.treeView()->setCurrentIndex(reward);
-        DetailsPanel* d = w.detailsPanel();
+        w.documentPage()->treeView()->setCurrentIndex(reward);
+        DetailsPanel* d = w.documentPage()->detailsPanel();
         QCOMPARE(d->field("Key path"), QString("(\"tc\", \"reward\")"));
         QCOMPARE(d->field("DType"), QString("torch.float32"));
         QCOMPARE(d->field("Shape"), QString("[3]"));
@@ -74,7 +76,7 @@ private Q_SLOTS:
         QCOMPARE(QGuiApplication::clipboard()->text(), QString("(\"tc\", \"reward\")"));
 
         // Clearing the filter brings every key back.
-        w.filterEdit()->clear();
+        w.documentPage()->filterEdit()->clear();
         QCOMPARE(view->rowCount(view->index(0, 0)), 2);
 
         QVERIFY(w.selectKeyPath({"tc", "label"}));
@@ -99,13 +101,13 @@ private Q_SLOTS:
         MainWindow w;
         w.show();
         QVERIFY(openAndWait(w, dir.path()));
-        QSignalSpy finished(w.filterModel(), &KeyFilterModel::searchFinished);
-        w.filterEdit()->setText("NEEDLE");
+        QSignalSpy finished(w.documentPage()->filterModel(), &KeyFilterModel::searchFinished);
+        w.documentPage()->filterEdit()->setText("NEEDLE");
         QVERIFY(finished.wait(30000));
         QCOMPARE(finished.at(0).at(0).toInt(), 1);
 
         // The view shows the path to the match, opened.
-        QTreeView* tree = w.treeView();
+        QTreeView* tree = w.documentPage()->treeView();
         QAbstractItemModel* view = tree->model();
         const QModelIndex root = view->index(0, 0);
         QCOMPARE(view->rowCount(root), 1);
@@ -117,7 +119,7 @@ private Q_SLOTS:
         QVERIFY(tree->isExpanded(g42));
 
         // Nothing else was fetched or expanded, and the tree was never fully fetched.
-        KeyTreeModel* keys = w.keyModel();
+        KeyTreeModel* keys = w.documentPage()->keyModel();
         const tensordict::Node& top = keys->tensorDict()->root();
         QVERIFY(keys->fetchedCount(top.children()[42]) > 700);
         for (int g = 0; g < 100; ++g)
@@ -126,11 +128,11 @@ private Q_SLOTS:
         QVERIFY(keys->handedOverCount() <= 1 + 100 + 1000);
 
         // Clearing the filter shows every group again, closed but for the match's.
-        w.filterEdit()->clear();
+        w.documentPage()->filterEdit()->clear();
         QCOMPARE(view->rowCount(view->index(0, 0)), 100);
         for (int g = 0; g < 100; ++g) {
             const QModelIndex row =
-                w.filterModel()->mapFromSource(keys->indexOf(top.children()[g]));
+                w.documentPage()->filterModel()->mapFromSource(keys->indexOf(top.children()[g]));
             QVERIFY(row.isValid());
             QCOMPARE(tree->isExpanded(row), g == 42);
         }
@@ -140,7 +142,7 @@ private Q_SLOTS:
         MainWindow w;
         QVERIFY(openAndWait(w, testsupport::fixturePath("archive_simple.tdz")));
         QVERIFY(w.selectKeyPath({"a"}));
-        DetailsPanel* d = w.detailsPanel();
+        DetailsPanel* d = w.documentPage()->detailsPanel();
         QCOMPARE(d->field("Archive entry"), QString("a.memmap"));
         QCOMPARE(d->field("Payload offset"), QString("320 (64-byte aligned)"));
         QCOMPARE(d->field("Compression"), QString("stored"));
@@ -157,14 +159,15 @@ private Q_SLOTS:
             std::vector<std::string> path;
             for (const QString& k : keys)
                 path.push_back(k.toStdString());
-            const tensordict::Node* node = w.keyModel()->tensorDict()->root().find(path);
+            const tensordict::Node* node =
+                w.documentPage()->keyModel()->tensorDict()->root().find(path);
             QVERIFY(node);
             int rows = 0;
             for (const nodetext::PropertyRow& row : nodetext::propertyRows(*node)) {
                 if (row.isLong) {
-                    QCOMPARE(w.detailsPanel()->valueText(), row.text);
+                    QCOMPARE(w.documentPage()->detailsPanel()->valueText(), row.text);
                 } else {
-                    QCOMPARE(w.detailsPanel()->field(row.label), row.text);
+                    QCOMPARE(w.documentPage()->detailsPanel()->field(row.label), row.text);
                     ++rows;
                 }
             }
@@ -217,10 +220,10 @@ private Q_SLOTS:
         QFile::remove(dir.path() + "/n/l1/y.memmap");
         QVERIFY(openAndWait(w, dir.path() + "/n"));
         QVERIFY(w.selectKeyPath({"l1", "y"}));
-        QCOMPARE(w.detailsPanel()->field("Kind"), QString("error"));
-        QVERIFY(w.detailsPanel()->valueText().contains("l1/y.memmap"));
+        QCOMPARE(w.documentPage()->detailsPanel()->field("Kind"), QString("error"));
+        QVERIFY(w.documentPage()->detailsPanel()->valueText().contains("l1/y.memmap"));
         QVERIFY(w.selectKeyPath({"x"}));
-        QCOMPARE(w.detailsPanel()->field("Kind"), QString("tensor"));
+        QCOMPARE(w.documentPage()->detailsPanel()->field("Kind"), QString("tensor"));
     }
 
     void dropOpensTheFile() {
@@ -237,9 +240,9 @@ private Q_SLOTS:
         QApplication::sendEvent(&w, &drop);
         QTRY_COMPARE(loaded.count(), 1);
         QVERIFY(w.selectKeyPath({"ls", "1", "x"}));
-        QCOMPARE(w.detailsPanel()->field("Shape"), QString("[3]"));
+        QCOMPARE(w.documentPage()->detailsPanel()->field("Shape"), QString("[3]"));
         QVERIFY(w.selectKeyPath({"ls"}));
-        QCOMPARE(w.detailsPanel()->field("Stack dim"), QString("0"));
+        QCOMPARE(w.documentPage()->detailsPanel()->field("Stack dim"), QString("0"));
     }
 };
 

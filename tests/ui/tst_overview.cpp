@@ -10,6 +10,7 @@
 #include <QtTest>
 
 #include "collection_summary.h"
+#include "document_page.h"
 #include "key_tree_model.h"
 #include "main_window.h"
 #include "overview_panel.h"
@@ -31,7 +32,7 @@ bool openOnOverview(MainWindow& w, const QString& path) {
     if (!QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 20000) ||
         loaded.count() != 1)
         return false;
-    return QTest::qWaitFor([&] { return w.overviewPanel()->isReady(); }, 20000);
+    return QTest::qWaitFor([&] { return w.documentPage()->overviewPanel()->isReady(); }, 20000);
 }
 
 QStringList labels(const SizeBarChart* chart) {
@@ -60,10 +61,10 @@ private Q_SLOTS:
         MainWindow w;
         w.show();
         QVERIFY(openOnOverview(w, TDSTUDIO_DEMO_PATH));
-        QVERIFY(w.showsOverview());
-        OverviewPanel* o = w.overviewPanel();
+        QVERIFY(w.documentPage()->showsOverview());
+        OverviewPanel* o = w.documentPage()->overviewPanel();
         QVERIFY(o->isVisible());
-        QVERIFY(!w.previewPanel()->isVisible());
+        QVERIFY(!w.documentPage()->previewPanel()->isVisible());
         const CollectionSummary& s = o->summary();
         QVERIFY(s.keyPath.isEmpty());
         QCOMPARE(s.className, QString("TensorDict"));
@@ -121,33 +122,34 @@ private Q_SLOTS:
         MainWindow w;
         w.show();
         QVERIFY(openOnOverview(w, TDSTUDIO_DEMO_PATH));
-        SizeBarChart* chart = w.overviewPanel()->childrenChart();
+        SizeBarChart* chart = w.documentPage()->overviewPanel()->childrenChart();
         const QRect rgb = chart->barRect(1);
         QCOMPARE(chart->bars()[1].label, QString("rgb"));
-        QSignalSpy leaf(w.previewPanel(), &PreviewPanel::leafReady);
+        QSignalSpy leaf(w.documentPage()->previewPanel(), &PreviewPanel::leafReady);
         QTest::mouseClick(chart, Qt::LeftButton, {}, rgb.center());
-        QVERIFY(w.selectedNode());
-        QCOMPARE(QString::fromStdString(w.selectedNode()->key()), QString("rgb"));
-        QVERIFY(!w.showsOverview());
+        QVERIFY(w.documentPage()->selectedNode());
+        QCOMPARE(QString::fromStdString(w.documentPage()->selectedNode()->key()), QString("rgb"));
+        QVERIFY(!w.documentPage()->showsOverview());
         QVERIFY(leaf.wait(20000) || leaf.count() == 1);
 
         // A nested collection gets its own overview; a leaf bar there selects the leaf.
         QVERIFY(w.selectKeyPath({"episode"}));
-        QVERIFY(w.showsOverview());
-        QTRY_VERIFY(w.overviewPanel()->isReady());
-        QCOMPARE(w.overviewPanel()->summary().keyPath, QStringList({"episode"}));
-        QCOMPARE(labels(w.overviewPanel()->childrenChart()),
+        QVERIFY(w.documentPage()->showsOverview());
+        QTRY_VERIFY(w.documentPage()->overviewPanel()->isReady());
+        QCOMPARE(w.documentPage()->overviewPanel()->summary().keyPath, QStringList({"episode"}));
+        QCOMPARE(labels(w.documentPage()->overviewPanel()->childrenChart()),
                  QStringList({"reward", "step", "done"}));
-        SizeBarChart* leaves = w.overviewPanel()->leavesChart();
+        SizeBarChart* leaves = w.documentPage()->overviewPanel()->leavesChart();
         QTest::mouseClick(leaves, Qt::LeftButton, {}, leaves->barRect(2).center());
-        QCOMPARE(w.selectedNode()->keyPath(), (std::vector<std::string>{"episode", "done"}));
+        QCOMPARE(w.documentPage()->selectedNode()->keyPath(),
+                 (std::vector<std::string>{"episode", "done"}));
 
         // Bars that are not keys (dtypes) select nothing.
         QVERIFY(w.selectKeyPath({}));
-        QTRY_VERIFY(w.overviewPanel()->isReady());
-        SizeBarChart* dtypes = w.overviewPanel()->dtypeChart();
+        QTRY_VERIFY(w.documentPage()->overviewPanel()->isReady());
+        SizeBarChart* dtypes = w.documentPage()->overviewPanel()->dtypeChart();
         QTest::mouseClick(dtypes, Qt::LeftButton, {}, dtypes->barRect(0).center());
-        QVERIFY(w.selectedNode() && !w.selectedNode()->parent());
+        QVERIFY(w.documentPage()->selectedNode() && !w.documentPage()->selectedNode()->parent());
     }
 
     void collectionsOfEveryKindHaveAnOverview() {
@@ -155,15 +157,16 @@ private Q_SLOTS:
         w.show();
         QVERIFY(openOnOverview(w, testsupport::fixturePath("lazy_stack")));
         QVERIFY(w.selectKeyPath({"ls"}));
-        QVERIFY(w.showsOverview());
-        QTRY_VERIFY(w.overviewPanel()->isReady());
-        QCOMPARE(w.overviewPanel()->summary().collections, std::int64_t(2));  // "0" and "1"
-        QStringList leaves = labels(w.overviewPanel()->leavesChart());
+        QVERIFY(w.documentPage()->showsOverview());
+        QTRY_VERIFY(w.documentPage()->overviewPanel()->isReady());
+        QCOMPARE(w.documentPage()->overviewPanel()->summary().collections,
+                 std::int64_t(2));  // "0" and "1"
+        QStringList leaves = labels(w.documentPage()->overviewPanel()->leavesChart());
         leaves.sort();
         QCOMPARE(leaves, QStringList({"(\"0\", \"x\")", "(\"1\", \"x\")"}));
 
         QVERIFY(openOnOverview(w, testsupport::fixturePath("tensorclass")));
-        QCOMPARE(w.overviewPanel()->summary().className.contains("MyTC"), true);
+        QCOMPARE(w.documentPage()->overviewPanel()->summary().className.contains("MyTC"), true);
     }
 
     void problemsAreListedAndSelectable() {
@@ -177,9 +180,9 @@ private Q_SLOTS:
         MainWindow w;
         w.show();
         QVERIFY(openOnOverview(w, dir.path() + "/n"));
-        const CollectionSummary& s = w.overviewPanel()->summary();
+        const CollectionSummary& s = w.documentPage()->overviewPanel()->summary();
         QCOMPARE(s.problemCount, std::int64_t(2));
-        QListWidget* list = w.overviewPanel()->problemList();
+        QListWidget* list = w.documentPage()->overviewPanel()->problemList();
         QCOMPARE(list->count(), 2);
         QStringList texts;
         for (int i = 0; i < list->count(); ++i)
@@ -194,7 +197,8 @@ private Q_SLOTS:
         QListWidgetItem* item = list->item(errorRow);
         QTest::mouseClick(list->viewport(), Qt::LeftButton, {},
                           list->visualItemRect(item).center());
-        QCOMPARE(w.selectedNode()->keyPath(), (std::vector<std::string>{"l1", "y"}));
+        QCOMPARE(w.documentPage()->selectedNode()->keyPath(),
+                 (std::vector<std::string>{"l1", "y"}));
     }
 
     // 100k keys: the walk runs on a worker. Deterministic: the summary can

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cmath>
 
+#include "document_page.h"
 #include "image_view.h"
 #include "key_filter_model.h"
 #include "key_tree_model.h"
@@ -243,14 +244,15 @@ private Q_SLOTS:
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QVERIFY(openAndWait(w, dir));
-        PreviewPanel* preview = w.previewPanel();
+        PreviewPanel* preview = w.documentPage()->previewPanel();
         QSignalSpy ready(preview, &PreviewPanel::leafReady);
         QVERIFY(w.selectKeyPath({"loss"}));
         QTRY_COMPARE(ready.count(), 1);
-        QTreeView* tree = w.treeView();
+        QTreeView* tree = w.documentPage()->treeView();
         auto ctrlClick = [&](const char* key) {
-            const Node* node = w.keyModel()->tensorDict()->root().child(key);
-            const QModelIndex index = w.filterModel()->mapFromSource(w.keyModel()->indexOf(node));
+            const Node* node = w.documentPage()->keyModel()->tensorDict()->root().child(key);
+            const QModelIndex index = w.documentPage()->filterModel()->mapFromSource(
+                w.documentPage()->keyModel()->indexOf(node));
             QVERIFY(index.isValid());
             QTest::mouseClick(tree->viewport(), Qt::LeftButton, Qt::ControlModifier,
                               tree->visualRect(index).center());
@@ -275,10 +277,10 @@ private Q_SLOTS:
         screenshot(&w, "multileaf.png");
 
         // A leaf of another length does not fit: the clicked leaf is shown alone.
-        const Node* shortLeaf = w.keyModel()->tensorDict()->root().child("short");
+        const Node* shortLeaf = w.documentPage()->keyModel()->tensorDict()->root().child("short");
         QVERIFY(!PreviewPanel::areSeries({preview->seriesNodes().front(), shortLeaf}));
         ctrlClick("short");
-        QCOMPARE(w.treeView()->selectionModel()->selectedRows().size(), 4);
+        QCOMPARE(w.documentPage()->treeView()->selectionModel()->selectedRows().size(), 4);
         QTRY_VERIFY(preview->seriesNodes().empty() && preview->node() == shortLeaf);
         QTRY_VERIFY(preview->canShow(PreviewPanel::TableMode));  // every view back
     }
@@ -412,7 +414,7 @@ private Q_SLOTS:
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QVERIFY(openAndWait(w, dir));
-        PreviewPanel* preview = w.previewPanel();
+        PreviewPanel* preview = w.documentPage()->previewPanel();
         QSignalSpy ready(preview, &PreviewPanel::leafReady);
         QVERIFY(w.selectKeyPath({"observation"}));
         QTRY_COMPARE(ready.count(), 1);
@@ -447,7 +449,7 @@ private:
         w.show();
         if (!openAndWait(w, dir))
             return nullptr;
-        PreviewPanel* preview = w.previewPanel();
+        PreviewPanel* preview = w.documentPage()->previewPanel();
         QSignalSpy ready(preview, &PreviewPanel::leafReady);
         if (!w.selectKeyPath({"long"}) || !ready.wait(20000))
             return nullptr;

@@ -19,6 +19,7 @@
 #include <QtTest>
 #include <atomic>
 
+#include "document_page.h"
 #include "image_render.h"
 #include "image_view.h"
 #include "libzip_reader.h"
@@ -328,7 +329,7 @@ private Q_SLOTS:
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
         w.openPath(prefix);
         QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
-        PreviewPanel* preview = w.previewPanel();
+        PreviewPanel* preview = w.documentPage()->previewPanel();
         QSignalSpy ready(preview, &PreviewPanel::leafReady);
         QVERIFY(w.selectKeyPath({"rgb"}));
         QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, kBoundMs);
@@ -386,7 +387,7 @@ private Q_SLOTS:
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
         w.openPath(dir);
         QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
-        PreviewPanel* preview = w.previewPanel();
+        PreviewPanel* preview = w.documentPage()->previewPanel();
         QSignalSpy ready(preview, &PreviewPanel::leafReady);
         QVERIFY(w.selectKeyPath({"x"}));
         QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, kBoundMs);
@@ -442,12 +443,12 @@ private Q_SLOTS:
         MainWindow w;
         ImageHooks counting;
         counting.renderStarted = [&renders](const ImageRequest&) { ++renders; };
-        w.previewPanel()->imageView()->setHooks(counting);
+        w.documentPage()->previewPanel()->imageView()->setHooks(counting);
         w.show();
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
         w.openPath(dir);
         QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
-        PreviewPanel* preview = w.previewPanel();
+        PreviewPanel* preview = w.documentPage()->previewPanel();
         QSignalSpy ready(preview, &PreviewPanel::leafReady);
         QVERIFY(w.selectKeyPath({"x"}));
         QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, kBoundMs);
@@ -496,7 +497,7 @@ private Q_SLOTS:
         auto unhook = qScopeGuard([&] { QSettings().remove("preview/mode/2d"); });
 
         MainWindow w;
-        w.previewPanel()->imageView()->setHooks(hold);
+        w.documentPage()->previewPanel()->imageView()->setHooks(hold);
         auto letGo = qScopeGuard([&] {  // before the window waits for its workers
             release.release(100);
             QThreadPool::globalInstance()->waitForDone();
@@ -505,7 +506,7 @@ private Q_SLOTS:
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
         w.openPath(dir);
         QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
-        PreviewPanel* preview = w.previewPanel();
+        PreviewPanel* preview = w.documentPage()->previewPanel();
         ImageView* view = preview->imageView();
         QList<QSize> shown;
         connect(view, &ImageView::rendered, this, [&] { shown << view->image().size(); });

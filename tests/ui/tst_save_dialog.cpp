@@ -18,6 +18,7 @@
 #include <QtTest>
 #include <atomic>
 
+#include "document_page.h"
 #include "key_filter_model.h"
 #include "key_tree_model.h"
 #include "libzip_reader.h"
@@ -225,10 +226,12 @@ private Q_SLOTS:
         QVERIFY(w.selectKeyPath({"l1", "l2", "z"}));
         QVERIFY(w.selectKeyPath({"x"}));
         // Both rows selected (the second with Ctrl held).
-        w.keyModel()->ensureFetched(w.keyModel()->tensorDict()->root().find({"l1", "l2", "z"}));
-        const QModelIndex z = w.filterModel()->mapFromSource(
-            w.keyModel()->indexOf(w.keyModel()->tensorDict()->root().find({"l1", "l2", "z"})));
-        w.treeView()->selectionModel()->select(
+        w.documentPage()->keyModel()->ensureFetched(
+            w.documentPage()->keyModel()->tensorDict()->root().find({"l1", "l2", "z"}));
+        const QModelIndex z =
+            w.documentPage()->filterModel()->mapFromSource(w.documentPage()->keyModel()->indexOf(
+                w.documentPage()->keyModel()->tensorDict()->root().find({"l1", "l2", "z"})));
+        w.documentPage()->treeView()->selectionModel()->select(
             z, QItemSelectionModel::Select | QItemSelectionModel::Rows);
         const QString prefix = scratch_.path() + "/subset";
         // Without copy_existing the mapped leaves are refused, and the dialog says why.

@@ -16,6 +16,7 @@
 #include <QtTest>
 
 #include "details_panel.h"
+#include "document_page.h"
 #include "image_view.h"
 #include "key_tree_model.h"
 #include "main_window.h"
@@ -39,7 +40,7 @@ bool openAndWait(MainWindow& w, const QString& path) {
 
 // Selects the leaf `key` of the demo and waits until its preview is ready.
 bool showLeaf(MainWindow& w, const QString& key) {
-    QSignalSpy ready(w.previewPanel(), &PreviewPanel::leafReady);
+    QSignalSpy ready(w.documentPage()->previewPanel(), &PreviewPanel::leafReady);
     return w.selectKeyPath({key}) && (ready.count() == 1 || ready.wait(20000));
 }
 
@@ -69,8 +70,8 @@ private Q_SLOTS:
         MainWindow w;
         QVERIFY(openDemo(w));
         QVERIFY(showLeaf(w, "audio"));
-        w.treeView()->setFocus();
-        PreviewPanel* p = w.previewPanel();
+        w.documentPage()->treeView()->setFocus();
+        PreviewPanel* p = w.documentPage()->previewPanel();
         press(w, Qt::Key_3);
         QCOMPARE(p->mode(), PreviewPanel::PlotMode);
         press(w, Qt::Key_4);
@@ -85,15 +86,15 @@ private Q_SLOTS:
         MainWindow w;
         QVERIFY(openDemo(w));
         QVERIFY(showLeaf(w, "images"));  // [300, 28, 28]: rows 1, columns 2, a slider for dim 0
-        w.previewPanel()->setMode(PreviewPanel::TableMode);
-        w.treeView()->setFocus();
-        SliceSelector* slice = w.previewPanel()->tableSlice();
+        w.documentPage()->previewPanel()->setMode(PreviewPanel::TableMode);
+        w.documentPage()->treeView()->setFocus();
+        SliceSelector* slice = w.documentPage()->previewPanel()->tableSlice();
         QCOMPARE(slice->slice().index[0], std::int64_t(0));
         press(w, Qt::Key_Period);
         QCOMPARE(slice->slice().index[0], std::int64_t(1));
         press(w, Qt::Key_Period);
         QCOMPARE(slice->slice().index[0], std::int64_t(2));
-        QCOMPARE(w.previewPanel()->tableModel()->slice().index[0], std::int64_t(2));
+        QCOMPARE(w.documentPage()->previewPanel()->tableModel()->slice().index[0], std::int64_t(2));
         press(w, Qt::Key_Comma);
         QCOMPARE(slice->slice().index[0], std::int64_t(1));
         press(w, Qt::Key_Comma);
@@ -111,51 +112,51 @@ private Q_SLOTS:
 
         // The image view steps its own slider.
         press(w, Qt::Key_2);
-        QCOMPARE(w.previewPanel()->mode(), PreviewPanel::ImageMode);
-        SliceSelector* image = w.previewPanel()->imageView()->sliceSelector();
+        QCOMPARE(w.documentPage()->previewPanel()->mode(), PreviewPanel::ImageMode);
+        SliceSelector* image = w.documentPage()->previewPanel()->imageView()->sliceSelector();
         const std::int64_t before = image->slice().index[0];
         press(w, Qt::Key_Period);
         QCOMPARE(image->slice().index[0], before + 1);
 
         // A 2-D table has no slider: Ctrl+G goes to the row field.
         QVERIFY(showLeaf(w, "features"));
-        w.previewPanel()->setMode(PreviewPanel::TableMode);
-        w.treeView()->setFocus();
+        w.documentPage()->previewPanel()->setMode(PreviewPanel::TableMode);
+        w.documentPage()->treeView()->setFocus();
         press(w, Qt::Key_G);
-        QCOMPARE(QApplication::focusWidget(), w.previewPanel()->goToRowField());
+        QCOMPARE(QApplication::focusWidget(), w.documentPage()->previewPanel()->goToRowField());
     }
 
     void focusFilterAndTree() {
         MainWindow w;
         QVERIFY(openDemo(w));
-        w.treeView()->setFocus();
+        w.documentPage()->treeView()->setFocus();
         press(w, Qt::Key_F);
-        QCOMPARE(QApplication::focusWidget(), w.filterEdit());
+        QCOMPARE(QApplication::focusWidget(), w.documentPage()->filterEdit());
         press(w, Qt::Key_L);
-        QCOMPARE(QApplication::focusWidget(), w.treeView());
+        QCOMPARE(QApplication::focusWidget(), w.documentPage()->treeView());
     }
 
     void ctrlCCopiesWhatHasFocus() {
         MainWindow w;
         QVERIFY(openDemo(w));
         QVERIFY(showLeaf(w, "features"));
-        w.previewPanel()->setMode(PreviewPanel::TableMode);
+        w.documentPage()->previewPanel()->setMode(PreviewPanel::TableMode);
         QClipboard* clipboard = QGuiApplication::clipboard();
 
         // The table: its cells.
-        auto* table = w.previewPanel()->tableView()->findChild<QTableView*>();
+        auto* table = w.documentPage()->previewPanel()->tableView()->findChild<QTableView*>();
         QVERIFY(table);
         table->setFocus();
         table->setCurrentIndex(table->model()->index(0, 1));
-        const QString cell = w.previewPanel()->tableModel()->text(0, 1);
+        const QString cell = w.documentPage()->previewPanel()->tableModel()->text(0, 1);
         QVERIFY(!cell.isEmpty());
         clipboard->clear();
         QTest::keyClick(table, Qt::Key_C, Qt::ControlModifier);
         QCOMPARE(clipboard->text(), cell + '\n');  // tab-separated lines
 
         // The tree: the key path.
-        w.treeView()->setFocus();
-        QTest::keyClick(w.treeView(), Qt::Key_C, Qt::ControlModifier);
+        w.documentPage()->treeView()->setFocus();
+        QTest::keyClick(w.documentPage()->treeView(), Qt::Key_C, Qt::ControlModifier);
         QCOMPARE(clipboard->text(), QString("\"features\""));
 
         // Edit > Copy Key Path (Ctrl+Shift+C) works from anywhere, the table included.
@@ -168,7 +169,7 @@ private Q_SLOTS:
     void shortcutsDialogListsEveryAction() {
         MainWindow w;
         QVERIFY(openDemo(w));
-        w.treeView()->setFocus();
+        w.documentPage()->treeView()->setFocus();
         press(w, Qt::Key_F1, Qt::NoModifier);
         ShortcutsDialog* dialog = w.shortcutsDialog();
         QVERIFY(dialog);
@@ -211,12 +212,13 @@ private Q_SLOTS:
             MainWindow w;
             QVERIFY(openDemo(w));
             // At 1400x860 the preview gets most of the right column.
-            QVERIFY2(w.detailsPanel()->height() * 3 < w.detailsSplitter()->height(),
+            QVERIFY2(w.documentPage()->detailsPanel()->height() * 3 <
+                         w.documentPage()->detailsSplitter()->height(),
                      qPrintable(QString("details %1 of %2")
-                                    .arg(w.detailsPanel()->height())
-                                    .arg(w.detailsSplitter()->height())));
+                                    .arg(w.documentPage()->detailsPanel()->height())
+                                    .arg(w.documentPage()->detailsSplitter()->height())));
             // The tree's columns fit their contents: Storage is not cut off.
-            QTreeView* tree = w.treeView();
+            QTreeView* tree = w.documentPage()->treeView();
             const QModelIndex root = tree->model()->index(0, 0);
             QVERIFY(tree->model()->rowCount(root) >= 7);
             for (int row = 0; row < tree->model()->rowCount(root); ++row)
@@ -231,24 +233,24 @@ private Q_SLOTS:
                     tree->viewport()->width());
 
             press(w, Qt::Key_I);  // View > Details off
-            QVERIFY(w.detailsPanel()->isCollapsed());
-            QVERIFY(w.detailsPanel()->height() < 60);
-            w.treeSplitter()->setSizes({400, 1000});
-            treeSizes = w.treeSplitter()->sizes();
-            detailsSizes = w.detailsSplitter()->sizes();
+            QVERIFY(w.documentPage()->detailsPanel()->isCollapsed());
+            QVERIFY(w.documentPage()->detailsPanel()->height() < 60);
+            w.documentPage()->treeSplitter()->setSizes({400, 1000});
+            treeSizes = w.documentPage()->treeSplitter()->sizes();
+            detailsSizes = w.documentPage()->detailsSplitter()->sizes();
             w.close();
         }
         MainWindow again;
         again.show();
         QVERIFY(QTest::qWaitForWindowExposed(&again));
-        QVERIFY(again.detailsPanel()->isCollapsed());
-        QCOMPARE(again.treeSplitter()->sizes(), treeSizes);
-        QCOMPARE(again.detailsSplitter()->sizes(), detailsSizes);
+        QVERIFY(again.documentPage()->detailsPanel()->isCollapsed());
+        QCOMPARE(again.documentPage()->treeSplitter()->sizes(), treeSizes);
+        QCOMPARE(again.documentPage()->detailsSplitter()->sizes(), detailsSizes);
         again.activateWindow();
         QVERIFY(QTest::qWaitForWindowActive(&again));
         QTest::keyClick(&again, Qt::Key_I, Qt::ControlModifier);
-        QVERIFY(!again.detailsPanel()->isCollapsed());
-        QTRY_VERIFY(again.detailsPanel()->height() > 60);
+        QVERIFY(!again.documentPage()->detailsPanel()->isCollapsed());
+        QTRY_VERIFY(again.documentPage()->detailsPanel()->height() > 60);
     }
 };
 
