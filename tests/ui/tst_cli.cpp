@@ -30,6 +30,10 @@ Run tdstudio(const QStringList& args, bool headless = true,
              const QProcessEnvironment& extra = QProcessEnvironment()) {
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    // The program's settings (recent files, modes) go to a folder of the
+    // suite's, never to the user's.
+    static QTemporaryDir config;
+    env.insert("XDG_CONFIG_HOME", config.path());
     for (const QString& name : extra.keys())
         env.insert(name, extra.value(name));
     if (headless) {  // --info must not need a display at all

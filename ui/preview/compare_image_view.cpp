@@ -1,10 +1,7 @@
 #include "compare_image_view.h"
 
-#include <QComboBox>
 #include <QGridLayout>
-#include <QHBoxLayout>
 #include <QLabel>
-#include <QPushButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -16,21 +13,9 @@
 CompareImageView::CompareImageView(QWidget* parent)
     : QWidget(parent),
       selector_(new SliceSelector(SliceSelector::Mode::Image)),
-      colormap_(new QComboBox),
-      scale_(new QComboBox),
+      controls_(new ImageControls(tr("A and B colormap:"))),
       status_(new QLabel) {
-    colormap_->addItems(colormapNames());
-    colormap_->setCurrentIndex(static_cast<int>(Colormap::Viridis));
-    scale_->addItem(tr("min–max"));
-    scale_->addItem(tr("1–99 percentile"));
-    auto* fit = new QPushButton(tr("Fit"));
-    auto* bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("A and B colormap:")));
-    bar->addWidget(colormap_);
-    bar->addWidget(new QLabel(tr("Scale:")));
-    bar->addWidget(scale_);
-    bar->addWidget(fit);
-    bar->addStretch();
+    controls_->setColormap(Colormap::Viridis);
 
     auto* grid = new QGridLayout;
     const QString names[3] = {tr("A"), tr("B"), tr("A − B")};
@@ -42,20 +27,19 @@ CompareImageView::CompareImageView(QWidget* parent)
         grid->addWidget(captions_[i], 0, i);
         grid->addWidget(canvases_[i], 1, i);
         grid->setColumnStretch(i, 1);
-        connect(fit, &QPushButton::clicked, canvases_[i], &ImageCanvas::fit);
+        connect(controls_, &ImageControls::fitRequested, canvases_[i], &ImageCanvas::fit);
         connect(canvases_[i], &ImageCanvas::hovered, this, &CompareImageView::showHover);
     }
     grid->setRowStretch(1, 1);
 
     auto* layout = new QVBoxLayout(this);
-    layout->addLayout(bar);
+    layout->addWidget(controls_);
     layout->addWidget(selector_);
     layout->addLayout(grid, 1);
     layout->addWidget(status_);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-    connect(colormap_, &QComboBox::currentIndexChanged, this, &CompareImageView::render);
-    connect(scale_, &QComboBox::currentIndexChanged, this, &CompareImageView::render);
+    connect(controls_, &ImageControls::changed, this, &CompareImageView::render);
     connect(selector_, &SliceSelector::sliceChanged, this, &CompareImageView::render);
     connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
         if (watcher_.isCanceled())
@@ -100,13 +84,7 @@ void CompareImageView::setLeaves(tensordict::DType aType, tensordict::LeafBytes 
     aType_ = aType, bType_ = bType;
     a_ = std::move(a), b_ = std::move(b);
     // The default slice and channels of ImageView, for both leaves.
-    ImageView::canShow(shape, &channelDim_);
-    TensorSlice slice = TensorSlice::defaultFor(shape);
-    const int n = static_cast<int>(shape.size());
-    if (channelDim_ == n - 1)
-        slice.setDims(n - 3, n - 2);
-    if (channelDim_ >= 0 && channelDim_ == n - 3)
-        slice.setDims(n - 2, n - 1);
+    const TensorSlice slice = ImageView::imageSlice(shape, &channelDim_);
     selector_->setSlice(slice, channelDim_);
     render();
 }
@@ -133,8 +111,8 @@ void CompareImageView::render() {
     a.dtype = aType_, a.bytes = a_;
     a.slice = selector_->slice();
     a.channelDim = channelDim_;
-    a.colormap = static_cast<Colormap>(colormap_->currentIndex());
-    a.scale = static_cast<ImageScale>(scale_->currentIndex());
+    a.colormap = controls_->colormap();
+    a.scale = controls_->scale();
     // Each image at most as large as its canvas on screen (the view's level of detail).
     const ImageCanvas* canvas = canvases_[0];
     a.maxSide = static_cast<int>(std::clamp(

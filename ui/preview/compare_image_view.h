@@ -11,6 +11,7 @@
 class QComboBox;
 class QLabel;
 class ImageCanvas;
+class ImageControls;
 class SliceSelector;
 
 // A slice of two leaves of the same shape as three images side by side: A
@@ -44,8 +45,7 @@ private:
     tensordict::LeafBytes a_, b_;
     int channelDim_ = -1;
     SliceSelector* selector_;
-    QComboBox* colormap_;
-    QComboBox* scale_;
+    ImageControls* controls_;
     ImageCanvas* canvases_[3];
     QLabel* captions_[3];
     QLabel* status_;

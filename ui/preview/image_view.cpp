@@ -140,37 +140,65 @@ void ImageCanvas::mouseMoveEvent(QMouseEvent* event) {
         Q_EMIT hovered(-1, -1);
 }
 
-ImageView::ImageView(QWidget* parent)
+ImageControls::ImageControls(const QString& colormapLabel, QWidget* parent)
     : QWidget(parent),
-      selector_(new SliceSelector(SliceSelector::Mode::Image)),
       colormap_(new QComboBox),
       scale_(new QComboBox),
-      canvas_(new ImageCanvas),
-      status_(new QLabel) {
+      layout_(new QHBoxLayout(this)) {
     colormap_->addItems(colormapNames());
     scale_->addItem(tr("min–max"));
     scale_->addItem(tr("1–99 percentile"));
     auto* fit = new QPushButton(tr("Fit"));
+    layout_->setContentsMargins(0, 0, 0, 0);
+    layout_->addWidget(new QLabel(colormapLabel));
+    layout_->addWidget(colormap_);
+    layout_->addWidget(new QLabel(tr("Scale:")));
+    layout_->addWidget(scale_);
+    layout_->addWidget(fit);
+    layout_->addStretch();
+    connect(colormap_, &QComboBox::currentIndexChanged, this, &ImageControls::changed);
+    connect(scale_, &QComboBox::currentIndexChanged, this, &ImageControls::changed);
+    connect(fit, &QPushButton::clicked, this, &ImageControls::fitRequested);
+}
+
+Colormap ImageControls::colormap() const {
+    return static_cast<Colormap>(colormap_->currentIndex());
+}
+
+ImageScale ImageControls::scale() const {
+    return static_cast<ImageScale>(scale_->currentIndex());
+}
+
+void ImageControls::setColormap(Colormap map) {
+    colormap_->setCurrentIndex(static_cast<int>(map));
+}
+
+void ImageControls::setScale(ImageScale scale) {
+    scale_->setCurrentIndex(static_cast<int>(scale));
+}
+
+void ImageControls::addTrailingWidget(QWidget* widget) {
+    layout_->addWidget(widget);
+}
+
+ImageView::ImageView(QWidget* parent)
+    : QWidget(parent),
+      selector_(new SliceSelector(SliceSelector::Mode::Image)),
+      controls_(new ImageControls(tr("Colormap:"))),
+      canvas_(new ImageCanvas),
+      status_(new QLabel) {
     auto* exportButton = new QPushButton(tr("Export PNG…"));
-    auto* bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Colormap:")));
-    bar->addWidget(colormap_);
-    bar->addWidget(new QLabel(tr("Scale:")));
-    bar->addWidget(scale_);
-    bar->addWidget(fit);
-    bar->addStretch();
-    bar->addWidget(exportButton);
+    controls_->addTrailingWidget(exportButton);
     auto* layout = new QVBoxLayout(this);
-    layout->addLayout(bar);
+    layout->addWidget(controls_);
     layout->addWidget(selector_);
     layout->addWidget(canvas_, 1);
     layout->addWidget(status_);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-    connect(colormap_, &QComboBox::currentIndexChanged, this, &ImageView::runNext);
-    connect(scale_, &QComboBox::currentIndexChanged, this, &ImageView::runNext);
+    connect(controls_, &ImageControls::changed, this, &ImageView::runNext);
     connect(selector_, &SliceSelector::sliceChanged, this, &ImageView::sliceChosen);
-    connect(fit, &QPushButton::clicked, canvas_, &ImageCanvas::fit);
+    connect(controls_, &ImageControls::fitRequested, canvas_, &ImageCanvas::fit);
     connect(canvas_, &ImageCanvas::hovered, this, &ImageView::showHover);
     connect(canvas_, &ImageCanvas::viewChanged, this, &ImageView::runNext);
     connect(exportButton, &QPushButton::clicked, this, [this] {
@@ -205,13 +233,7 @@ void ImageView::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
     clear();
     dtype_ = dtype;
     bytes_ = std::move(bytes);
-    canShow(shape, &channelDim_);
-    TensorSlice slice = TensorSlice::defaultFor(shape);
-    const int n = static_cast<int>(shape.size());
-    if (channelDim_ == n - 1)
-        slice.setDims(n - 3, n - 2);
-    if (channelDim_ >= 0 && channelDim_ == n - 3)
-        slice.setDims(n - 2, n - 1);
+    const TensorSlice slice = imageSlice(shape, &channelDim_);
     readAheadDim_ = -1;
     selector_->setSlice(slice, channelDim_);  // renders once visible (sliceChosen)
     runNext();
@@ -232,11 +254,22 @@ void ImageView::clear() {
 }
 
 void ImageView::setColormap(Colormap map) {
-    colormap_->setCurrentIndex(static_cast<int>(map));
+    controls_->setColormap(map);
 }
 
 void ImageView::setScale(ImageScale scale) {
-    scale_->setCurrentIndex(static_cast<int>(scale));
+    controls_->setScale(scale);
+}
+
+TensorSlice ImageView::imageSlice(const std::vector<std::int64_t>& shape, int* channelDim) {
+    canShow(shape, channelDim);
+    TensorSlice slice = TensorSlice::defaultFor(shape);
+    const int n = static_cast<int>(shape.size());
+    if (*channelDim == n - 1)
+        slice.setDims(n - 3, n - 2);
+    if (*channelDim >= 0 && *channelDim == n - 3)
+        slice.setDims(n - 2, n - 1);
+    return slice;
 }
 
 bool ImageView::isRendering() const {
@@ -276,8 +309,8 @@ ImageRequest ImageView::requestFor(const TensorSlice& slice) const {
     request.hooks = hooks_;
     request.slice = slice;
     request.channelDim = channelDim_;
-    request.colormap = static_cast<Colormap>(colormap_->currentIndex());
-    request.scale = static_cast<ImageScale>(scale_->currentIndex());
+    request.colormap = controls_->colormap();
+    request.scale = controls_->scale();
     if (const Frame* f = exactFrame(slice)) {  // known: no sample, no refinement
         request.fixedRange = true;
         request.low = f->result.low, request.high = f->result.high;
@@ -286,7 +319,7 @@ ImageRequest ImageView::requestFor(const TensorSlice& slice) const {
 }
 
 const ImageView::Frame* ImageView::exactFrame(const TensorSlice& slice) const {
-    const auto scale = static_cast<ImageScale>(scale_->currentIndex());
+    const auto scale = controls_->scale();
     for (const Frame& f : frames_)
         if (f.exact && f.slice == slice && f.scale == scale)
             return &f;
@@ -309,8 +342,8 @@ int ImageView::overviewStride() const {
 }
 
 const ImageView::Frame* ImageView::cachedFrame(const TensorSlice& slice, int stride) const {
-    const auto colormap = static_cast<Colormap>(colormap_->currentIndex());
-    const auto scale = static_cast<ImageScale>(scale_->currentIndex());
+    const auto colormap = controls_->colormap();
+    const auto scale = controls_->scale();
     for (const Frame& f : frames_)
         if (f.slice == slice && f.stride == stride && f.colormap == colormap && f.scale == scale)
             return &f;
@@ -334,8 +367,8 @@ void ImageView::keepFrame(const ImageRequest& request, const ImageResult& result
 std::optional<ImageView::Job> ImageView::visibleJob() {
     const TensorSlice slice = selector_->slice();
     const int stride = overviewStride();
-    const auto colormap = static_cast<Colormap>(colormap_->currentIndex());
-    const auto scale = static_cast<ImageScale>(scale_->currentIndex());
+    const auto colormap = controls_->colormap();
+    const auto scale = controls_->scale();
     const bool shownIsCurrent = shown_ && shown_->slice == slice && shown_->stride == stride &&
                                 shown_->colormap == colormap && shown_->scale == scale;
     if (!shownIsCurrent) {

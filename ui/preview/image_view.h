@@ -11,6 +11,7 @@
 #include "tensordict/node.h"
 
 class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class SliceSelector;
 
@@ -63,6 +64,31 @@ private:
     bool fitted_ = true;
 };
 
+// The bar above an image: its colormap, its scale and Fit, with room for
+// a view's own buttons at its end. ImageView and CompareImageView share it.
+class ImageControls : public QWidget {
+    Q_OBJECT
+
+public:
+    explicit ImageControls(const QString& colormapLabel, QWidget* parent = nullptr);
+
+    Colormap colormap() const;
+    ImageScale scale() const;
+    void setColormap(Colormap map);
+    void setScale(ImageScale scale);
+    // After the stretch, at the right end of the bar.
+    void addTrailingWidget(QWidget* widget);
+
+Q_SIGNALS:
+    void changed();  // the colormap or the scale
+    void fitRequested();
+
+private:
+    QComboBox* colormap_;
+    QComboBox* scale_;
+    QHBoxLayout* layout_;
+};
+
 // A slice of a leaf as an image: single-channel data through a colormap,
 // [H,W,3|4] and [3|4,H,W] as colour; stacks browse with the slice sliders.
 // Work is done only while the view is visible, off the GUI thread, for what
@@ -80,6 +106,9 @@ public:
 
     // Whether `shape` can be shown as an image, and with which channel dimension.
     static bool canShow(const std::vector<std::int64_t>& shape, int* channelDim = nullptr);
+    // The slice an image of `shape` opens on: its last two dimensions, or the
+    // two beside its channels (`channelDim`, or -1).
+    static TensorSlice imageSlice(const std::vector<std::int64_t>& shape, int* channelDim);
     // Takes the leaf; renders once the view is visible.
     void setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
                  const std::vector<std::int64_t>& shape);
@@ -165,8 +194,7 @@ private:
     tensordict::LeafBytes bytes_;
     int channelDim_ = -1;
     SliceSelector* selector_;
-    QComboBox* colormap_;
-    QComboBox* scale_;
+    ImageControls* controls_;
     ImageCanvas* canvas_;
     QLabel* status_;
     ImageResult result_;          // the shown whole slice
