@@ -8,11 +8,13 @@
 #include <QTreeView>
 #include <QtTest>
 
+#include "compare_panel.h"
 #include "compare_view.h"
 #include "document_page.h"
 #include "leaf_view.h"
 #include "main_window.h"
 #include "page.h"
+#include "preview_panel.h"
 #include "slice_selector.h"
 #include "tensordict/save.h"
 #include "testsupport.h"
@@ -126,6 +128,20 @@ private Q_SLOTS:
         QVERIFY(!page->focusSliceEntry());
     }
 
+    // A mode asked for while the leaf is still being read is the one it opens in.
+    void aModeAskedWhileTheLeafIsReadIsKept() {
+        Page* page = window_->page();
+        QVERIFY(page->selectKeyPath({"stack"}));  // an image stack: opens as an image
+        QVERIFY(
+            QTest::qWaitFor([&] { return page->currentSliceSelector() != nullptr; }, kTimeoutMs));
+        QVERIFY(page->selectKeyPath({"series"}));
+        QVERIFY(page->selectKeyPath({"stack"}));
+        QCOMPARE(page->showMode(BuiltinLeafModes::StatisticsMode), QString());  // before it arrives
+        LeafView* view = leafView();
+        QVERIFY(QTest::qWaitFor([&] { return view->hasLeaves(); }, kTimeoutMs));
+        QCOMPARE(view->mode(), BuiltinLeafModes::StatisticsMode);
+    }
+
     void modesAreShownOnlyWhereTheyApply() {
         Page* page = window_->page();
         QVERIFY(page->selectKeyPath({"series"}));
@@ -144,6 +160,12 @@ private Q_SLOTS:
     }
 
 private:
+    LeafView* leafView() const {
+        QFETCH_GLOBAL(bool, comparing);
+        return comparing ? window_->compareView()->panel()->leafView()
+                         : window_->documentPage()->previewPanel()->leafView();
+    }
+
     QTemporaryDir scratch_;
     QString a_, b_;
     std::unique_ptr<MainWindow> window_;

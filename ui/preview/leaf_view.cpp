@@ -54,6 +54,11 @@ QString LeafView::shapeKind(const std::vector<std::int64_t>& shape) {
 }
 
 void LeafView::clear() {
+    modeAsked_.reset();  // asked for the leaf before
+    clearLeaves();
+}
+
+void LeafView::clearLeaves() {
     if (active_ >= 0)
         modes_[static_cast<std::size_t>(active_)]->deactivate();
     active_ = -1;
@@ -69,7 +74,7 @@ void LeafView::enableTabs(const std::function<bool(LeafMode&)>& can) {
 }
 
 void LeafView::setLeaves(const ShownLeaves& leaves) {
-    clear();
+    clearLeaves();
     leaves_ = leaves;
     const auto& shape = leaves.a.shape();
     const std::int64_t numel = leaves.a.numel();
@@ -89,6 +94,8 @@ void LeafView::setLeaves(const ShownLeaves& leaves) {
         const int index = kept.toInt(&isIndex);
         wanted = isIndex ? index : leafModeIndex(kept.toString());
     }
+    if (const auto asked = std::exchange(modeAsked_, std::nullopt); asked && canShow(*asked))
+        wanted = *asked;
     if (wanted < 0 || wanted >= tabs_->count() || !tabs_->isTabEnabled(wanted))
         wanted = TableMode;
     restoringMode_ = true;
@@ -123,11 +130,17 @@ int LeafView::mode() const {
 }
 
 void LeafView::setMode(int mode) {
+    if (!hasLeaves()) {
+        modeAsked_ = mode;
+        return;
+    }
     tabs_->setCurrentIndex(mode);
 }
 
 bool LeafView::canShow(int mode) const {
-    return mode >= 0 && mode < tabs_->count() && tabs_->isTabEnabled(mode);
+    if (mode < 0 || mode >= tabs_->count())
+        return false;
+    return !hasLeaves() || tabs_->isTabEnabled(mode);
 }
 
 LeafMode* LeafView::modeAt(int index) const {

@@ -117,6 +117,8 @@ public:
     bool hasLeaves() const { return leaves_.a.node != nullptr; }
 
     int mode() const;
+    // While no leaf is shown yet (it is being read), a mode asked for is
+    // kept and shown when the leaf arrives, if the leaf can show it.
     void setMode(int mode);
     bool canShow(int mode) const;
     LeafMode* currentMode() const;
@@ -138,6 +140,8 @@ Q_SIGNALS:
     void sourceChanged();
 
 private:
+    // Forgets the shown leaves, keeping a mode asked for the one on its way.
+    void clearLeaves();
     void modeChosen(int index);
     void startShown();
     void enableTabs(const std::function<bool(LeafMode&)>& can);
@@ -149,5 +153,6 @@ private:
     bool series_ = false;
     bool restoringMode_ = false;
     bool startPending_ = false;
+    std::optional<int> modeAsked_;  // by setMode() before the leaf arrived
     int active_ = -1;
 };
