@@ -171,11 +171,10 @@ SliceSelector* DocumentPage::currentSliceSelector() const {
 }
 
 bool DocumentPage::focusSliceEntry() {
-    SliceSelector* selector = currentSliceSelector();
-    if (selector && selector->focusIndexBox())
+    if (Page::focusSliceEntry())
         return true;
     // No slider (a 2-D table): the row to go to.
-    if (selector && preview_->mode() == PreviewPanel::TableMode) {
+    if (currentSliceSelector() && preview_->mode() == PreviewPanel::TableMode) {
         preview_->goToRowField()->setFocus(Qt::ShortcutFocusReason);
         preview_->goToRowField()->selectAll();
         return true;

@@ -45,7 +45,7 @@ public:
     bool selectKeyPath(const QStringList& path) override;
     QString showMode(int mode) override;
     SliceSelector* currentSliceSelector() const override;
-    bool focusSliceEntry() override;
+    bool focusSliceEntry() override;  // or the table's Go to row
 
     KeyTreeModel* keyModel() const { return model_; }
     KeyFilterModel* filterModel() const { return filter_; }

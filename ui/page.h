@@ -26,6 +26,7 @@ public:
     virtual QString showMode(int mode) = 0;
     // The slice slider of the view on screen; nullptr when it shows the whole leaf.
     virtual SliceSelector* currentSliceSelector() const = 0;
-    // View > Go to Slice: focuses where a slice (or a row) is typed; false when there is none.
-    virtual bool focusSliceEntry() = 0;
+    // View > Go to Slice: focuses where a slice is typed (the current
+    // slider's index box); false when there is none.
+    virtual bool focusSliceEntry();
 };

@@ -81,15 +81,9 @@ std::string fileChangedMessage(const Node& leaf) {
            "program); reload to see its current contents";
 }
 
-static std::string fileOf(const Node& leaf) {
-    if (leaf.store() && leaf.leaf().storage.kind != StorageKind::None)
-        return leaf.store()->describe(leaf.leaf().storage.path);
-    return formatKeyPath(leaf.keyPath());
-}
-
 void guardedCopy(void* dst, const void* src, std::size_t n, const Node& leaf) {
     if (!tryGuardedCopy(dst, src, n))
-        throw Error(fileOf(leaf), fileChangedMessage(leaf));
+        throw Error(leaf.fileName(), fileChangedMessage(leaf));
 }
 
 bool tryGuardedRun(const std::function<void()>& work) {
@@ -116,7 +110,7 @@ bool tryGuardedRun(const std::function<void()>& work) {
 
 void guardedRun(const std::function<void()>& work, const Node& leaf) {
     if (!tryGuardedRun(work))
-        throw Error(fileOf(leaf), fileChangedMessage(leaf));
+        throw Error(leaf.fileName(), fileChangedMessage(leaf));
 }
 
 // A compressed entry decoded as it is read, from its payload in the mapped archive.
@@ -138,7 +132,7 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
         stream_->payload = leaf.store()->compressedPayload(leaf.leaf().storage);
         stream_->decoder =
             Decompressor::create(leaf.leaf().storage.zipMethod, stream_->payload.data.get(),
-                                 stream_->payload.size, fileOf(leaf));
+                                 stream_->payload.size, leaf.fileName());
     } else {
         mapped_ = leaf.bytes();
     }
@@ -156,8 +150,9 @@ std::size_t LeafReader::read(std::byte* dst, std::size_t n) {
         std::size_t got = 0;
         guardedRun([&] { got = stream_->decoder->read(dst, want); }, leaf_);
         if (got != want)
-            throw Error(fileOf(leaf_), "compressed data ends after " + std::to_string(done_ + got) +
-                                           " of " + std::to_string(size_) + " bytes");
+            throw Error(leaf_.fileName(), "compressed data ends after " +
+                                              std::to_string(done_ + got) + " of " +
+                                              std::to_string(size_) + " bytes");
     } else {
         guardedCopy(dst, mapped_.data.get() + done_, want, leaf_);
     }

@@ -211,6 +211,12 @@ LeafBytes Node::pinnedBytes() const {
     return *bytes_;
 }
 
+std::string Node::fileName() const {
+    if (store_ && asLeaf() && asLeaf()->storage.kind != StorageKind::None)
+        return store_->describe(asLeaf()->storage.path);
+    return where();
+}
+
 std::unique_ptr<Node> Node::clone() const {
     auto n = NodeBuilder::shallowCopy(*this);
     for (const auto& c : children_)

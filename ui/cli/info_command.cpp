@@ -87,11 +87,8 @@ void printNode(const tensordict::Node& node, bool sha256, const std::string& par
 // data was shown, with a warning naming the entry.
 void reportIntegrityWarnings(const tensordict::Node& node, QTextStream& err) {
     if (const std::string warning = node.integrityWarning(); !warning.empty())
-        err << "tdstudio: warning: "
-            << QString::fromStdString(node.store()
-                                          ? node.store()->describe(node.leaf().storage.path)
-                                          : node.leaf().storage.path)
-            << ": " << QString::fromStdString(warning) << '\n';
+        err << "tdstudio: warning: " << QString::fromStdString(node.fileName()) << ": "
+            << QString::fromStdString(warning) << '\n';
     for (const auto& child : node.children())
         reportIntegrityWarnings(*child, err);
 }

@@ -23,7 +23,6 @@
 #include "document.h"
 #include "leaf_view.h"
 #include "node_text.h"
-#include "slice_selector.h"
 
 using Item = CompareTree::Item;
 
@@ -291,11 +290,6 @@ QString CompareView::showMode(int mode) {
 
 SliceSelector* CompareView::currentSliceSelector() const {
     return panel_->showsValues() ? panel_->leafView()->sliceSelector() : nullptr;
-}
-
-bool CompareView::focusSliceEntry() {
-    SliceSelector* selector = currentSliceSelector();
-    return selector && selector->focusIndexBox();
 }
 
 void CompareView::currentChanged() {

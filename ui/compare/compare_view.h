@@ -54,7 +54,6 @@ public:
     bool selectKeyPath(const QStringList& path) override;
     QString showMode(int mode) override;
     SliceSelector* currentSliceSelector() const override;
-    bool focusSliceEntry() override;
 
     CompareTreeModel* treeModel() const { return model_; }
     CompareFilterModel* filterModel() const { return filter_; }

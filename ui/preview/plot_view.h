@@ -4,7 +4,6 @@
 #include <QPointF>
 #include <QString>
 #include <QWidget>
-#include <atomic>
 #include <memory>
 #include <optional>
 #include <vector>

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <QWidget>
-#include <atomic>
 #include <memory>
 
 #include "job_tracker.h"

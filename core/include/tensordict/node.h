@@ -199,6 +199,9 @@ public:
     // entry's local header the first time (one small read). nullopt for
     // files of a directory and leaves in memory. Throws Error.
     std::optional<std::uint64_t> payloadOffset() const;
+    // How messages name where a leaf's bytes live: "/data/ds/b/c.memmap",
+    // "/data/ds.tdz:b/c.memmap", or the key path for a leaf in memory.
+    std::string fileName() const;
     // The storage backend the node was read from (nullptr for trees built in memory).
     const std::shared_ptr<const Store>& store() const { return store_; }
 
