@@ -2,15 +2,12 @@
 
 #include <QFuture>
 #include <QObject>
-#include <QPromise>
 #include <QString>
 #include <memory>
 #include <vector>
 
+#include "job_tracker.h"
 #include "key_index.h"
-
-template <typename T>
-class QFutureWatcher;
 
 // Finds keys by case-insensitive substring on a worker thread, over a
 // document's KeyIndex, and streams the matches back in batches (small
@@ -27,21 +24,21 @@ public:
 
     // Starts matching `pattern` once `keys` is built (it may still be building).
     void start(QFuture<std::shared_ptr<const KeyIndex>> keys, const QString& pattern);
-    void cancel();
-    bool isRunning() const { return watcher_ != nullptr; }
+    void cancel() { job_.cancel(); }
+    bool isRunning() const { return job_.isBusy(); }
     // Blocks until the worker is done; its batches may still be on their way
     // through the event loop (tests use this to supersede a search late).
-    void waitForWorker() const;
+    void waitForWorker();
 
-    // The matching itself, run by the worker: matches in tree order, reported
-    // to `promise` in batches; stops early when the promise is cancelled.
-    static void match(QPromise<Matches>& promise, const KeyIndex& keys, const QString& pattern);
+    // The matching itself, run by the worker: matches in tree order, sent in
+    // batches; stops early once `cancel` is. Returns how many it found.
+    static int match(const tensordict::CancelToken& cancel, const JobSend<Matches>& send,
+                     const KeyIndex& keys, const QString& pattern);
 
 Q_SIGNALS:
     void matchesFound(const KeySearch::Matches& matches);
     void finished(int matchCount);
 
 private:
-    QFutureWatcher<Matches>* watcher_ = nullptr;
-    int matchCount_ = 0;
+    JobTracker<int> job_{this};
 };

@@ -159,6 +159,46 @@ private Q_SLOTS:
         QCoreApplication::processEvents();
         QCOMPARE(seen, (QList<double>{0.25, 0.5}));
     }
+
+    // Streamed parts arrive on the owner's thread, in order and before the
+    // result; a replaced job's parts are dropped, even those already posted.
+    void streamedPartsArriveInOrderBeforeTheResult() {
+        QObject owner;
+        JobTracker<int> tracker(&owner);
+        QStringList seen;
+        QList<QThread*> threads;
+        tracker.stream<int>(
+            [](const tensordict::CancelToken&, const JobSend<int>& send) {
+                for (int i = 1; i <= 3; ++i)
+                    send(i);
+                return 3;
+            },
+            [&](int part) { seen << QString::number(part), threads << QThread::currentThread(); },
+            [&](int parts) { seen << QStringLiteral("done %1").arg(parts); });
+        QTRY_COMPARE(seen, (QStringList{"1", "2", "3", "done 3"}));
+        QCOMPARE(threads.front(), QThread::currentThread());
+
+        QSemaphore sent;
+        seen.clear();
+        tracker.stream<int>(
+            [&](const tensordict::CancelToken&, const JobSend<int>& send) {
+                send(10);  // posted, but not yet received when the job is replaced
+                sent.release();
+                return 1;
+            },
+            [&](int part) { seen << QString::number(part); },
+            [&](int) { seen << QStringLiteral("old done"); });
+        sent.acquire();
+        tracker.waitForFinished();
+        tracker.stream<int>(
+            [](const tensordict::CancelToken&, const JobSend<int>& send) {
+                send(20);
+                return 1;
+            },
+            [&](int part) { seen << QString::number(part); },
+            [&](int) { seen << QStringLiteral("new done"); });
+        QTRY_COMPARE(seen, (QStringList{"20", "new done"}));
+    }
 };
 
 QTEST_GUILESS_MAIN(JobTrackerTest)

@@ -25,8 +25,11 @@
 // a JobProgress, calls it with a fraction in [0, 1], and `progress` gets it
 // on the owner's thread (each thousandth once). stop() asks the job to end
 // early but still delivers what it returns (a result marked "cancelled"),
-// where cancel() drops it.
+// where cancel() drops it. A job may also stream parts of its result
+// (stream()), which arrive on the owner's thread in order.
 using JobProgress = std::function<void(double fraction)>;
+template <typename Part>
+using JobSend = std::function<void(Part part)>;
 
 template <typename Result>
 class JobTracker {
@@ -46,47 +49,42 @@ public:
     // or cancel() called since. `work` must not throw.
     template <typename Work, typename Deliver>
     void start(Work work, Deliver deliver, std::function<void(double)> progress = {}) {
-        cancel();
-        const quint64 job = generation_;
-        token_ = tensordict::CancelToken();
-        busy_ = true;
-        auto* watcher = new QFutureWatcher<Result>(owner_);
-        QObject::connect(watcher, &QFutureWatcherBase::finished, owner_,
-                         [this, watcher, job, deliver = std::move(deliver)] {
-                             watcher->deleteLater();
-                             prune();
-                             if (job != generation_)
-                                 return;
-                             busy_ = false;
-                             deliver(watcher->result());
-                         });
-        // Progress crosses to the owner's thread as queued calls, dropped
-        // once the job is no longer the newest. (The owner outlives every
-        // job: the tracker, its member, waits for them.)
-        JobProgress report = [this, job, owner = owner_,
-                              last = std::make_shared<std::atomic<int>>(-1),
+        const quint64 job = begin();
+        JobProgress report = [this, job, last = std::make_shared<std::atomic<int>>(-1),
                               progress = std::move(progress)](double fraction) {
             const int permille = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000);
-            if (!progress || last->exchange(permille) == permille)
-                return;
-            QMetaObject::invokeMethod(
-                owner,
-                [this, job, progress, permille] {
-                    if (job == generation_ && busy_)
-                        progress(permille / 1000.0);
-                },
-                Qt::QueuedConnection);
+            if (progress && last->exchange(permille) != permille)
+                post(job, [progress, permille] { progress(permille / 1000.0); });
         };
-        const QFuture<Result> future = QtConcurrent::run(
-            [work = std::move(work), token = token_, report = std::move(report)]() -> Result {
+        run(
+            job,
+            [work = std::move(work),
+             report = std::move(report)](const tensordict::CancelToken& token) -> Result {
                 if constexpr (std::is_invocable_v<Work&, const tensordict::CancelToken&,
                                                   const JobProgress&>)
                     return work(token, report);
                 else
                     return work(token);
-            });
-        watcher->setFuture(future);
-        running_.append(future);
+            },
+            std::move(deliver));
+    }
+
+    // A job that hands over parts of its result as it goes (matches found,
+    // rows read): `work(token, const JobSend<Part>&) -> Result` calls the
+    // sender from its thread, and `receive(Part)` gets each part on the
+    // owner's thread, in order, before `deliver(Result)`; the parts of a job
+    // that is no longer the newest are dropped, even those already posted.
+    template <typename Part, typename Work, typename Receive, typename Deliver>
+    void stream(Work work, Receive receive, Deliver deliver) {
+        const quint64 job = begin();
+        JobSend<Part> send = [this, job, receive = std::move(receive)](Part part) {
+            post(job, [receive, part = std::move(part)]() mutable { receive(std::move(part)); });
+        };
+        run(
+            job,
+            [work = std::move(work), send = std::move(send)](
+                const tensordict::CancelToken& token) -> Result { return work(token, send); },
+            std::move(deliver));
     }
 
     // The running job, if any, stops soon; its result is dropped.
@@ -109,6 +107,46 @@ public:
     }
 
 private:
+    quint64 begin() {
+        cancel();
+        token_ = tensordict::CancelToken();
+        busy_ = true;
+        return generation_;
+    }
+
+    template <typename Task, typename Deliver>
+    void run(quint64 job, Task task, Deliver deliver) {
+        auto* watcher = new QFutureWatcher<Result>(owner_);
+        QObject::connect(watcher, &QFutureWatcherBase::finished, owner_,
+                         [this, watcher, job, deliver = std::move(deliver)] {
+                             watcher->deleteLater();
+                             prune();
+                             if (job != generation_)
+                                 return;
+                             busy_ = false;
+                             deliver(watcher->result());
+                         });
+        const QFuture<Result> future = QtConcurrent::run(
+            [task = std::move(task), token = token_]() -> Result { return task(token); });
+        watcher->setFuture(future);
+        running_.append(future);
+    }
+
+    // Calls `f` on the owner's thread, as a queued call posted now (so in
+    // order with the job's other posts and before its finish), unless `job`
+    // is no longer the newest by then. (The owner outlives every job: the
+    // tracker, its member, waits for them.)
+    template <typename F>
+    void post(quint64 job, F f) {
+        QMetaObject::invokeMethod(
+            owner_,
+            [this, job, f = std::move(f)]() mutable {
+                if (job == generation_ && busy_)
+                    f();
+            },
+            Qt::QueuedConnection);
+    }
+
     void prune() {
         running_.removeIf([](const QFuture<Result>& f) { return f.isFinished(); });
     }

@@ -3,7 +3,6 @@
 #include <QGridLayout>
 #include <QLabel>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include "image_view.h"
 #include "slice_selector.h"
@@ -41,41 +40,32 @@ CompareImageView::CompareImageView(QWidget* parent)
 
     connect(controls_, &ImageControls::changed, this, &CompareImageView::render);
     connect(selector_, &SliceSelector::sliceChanged, this, &CompareImageView::render);
-    connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
-        if (watcher_.isCanceled())
-            return;
-        if (watcher_.result().sourceChanged) {
-            Q_EMIT sourceChanged();
-            return;
-        }
-        result_ = watcher_.result();
-        canvases_[0]->setImage(result_.a.image, result_.a.stride);
-        canvases_[1]->setImage(result_.b.image, result_.b.stride);
-        canvases_[2]->setImage(result_.difference.image, result_.difference.stride);
-        captions_[0]->setText(tr("A"));
-        captions_[1]->setText(tr("B"));
-        captions_[2]->setText(
-            result_.maxAbsDiff > 0
-                ? tr("A − B (blue: A < B, red: A > B) ±%1").arg(result_.maxAbsDiff, 0, 'g', 4)
-                : tr("A − B: equal (white)"));
-        status_->setText(tr("%1 × %2 px%3 · A and B colour range %4 … %5")
-                             .arg(result_.a.image.width())
-                             .arg(result_.a.image.height())
-                             .arg(result_.a.stride > 1
-                                      ? tr(" (every %1th row and column)").arg(result_.a.stride)
-                                      : QString())
-                             .arg(result_.a.low, 0, 'g', 6)
-                             .arg(result_.a.high, 0, 'g', 6));
-        Q_EMIT rendered();
-        if (pending_)
-            render();
-    });
 }
 
-CompareImageView::~CompareImageView() {
-    if (cancel_)
-        *cancel_ = true;
-    watcher_.waitForFinished();
+void CompareImageView::showImages(const ComparisonImages& result) {
+    if (result.sourceChanged) {
+        Q_EMIT sourceChanged();
+        return;
+    }
+    result_ = result;
+    canvases_[0]->setImage(result_.a.image, result_.a.stride);
+    canvases_[1]->setImage(result_.b.image, result_.b.stride);
+    canvases_[2]->setImage(result_.difference.image, result_.difference.stride);
+    captions_[0]->setText(tr("A"));
+    captions_[1]->setText(tr("B"));
+    captions_[2]->setText(
+        result_.maxAbsDiff > 0
+            ? tr("A − B (blue: A < B, red: A > B) ±%1").arg(result_.maxAbsDiff, 0, 'g', 4)
+            : tr("A − B: equal (white)"));
+    status_->setText(tr("%1 × %2 px%3 · A and B colour range %4 … %5")
+                         .arg(result_.a.image.width())
+                         .arg(result_.a.image.height())
+                         .arg(result_.a.stride > 1
+                                  ? tr(" (every %1th row and column)").arg(result_.a.stride)
+                                  : QString())
+                         .arg(result_.a.low, 0, 'g', 6)
+                         .arg(result_.a.high, 0, 'g', 6));
+    Q_EMIT rendered();
 }
 
 void CompareImageView::setLeaves(tensordict::DType aType, tensordict::LeafBytes a,
@@ -90,6 +80,7 @@ void CompareImageView::setLeaves(tensordict::DType aType, tensordict::LeafBytes 
 }
 
 void CompareImageView::clear() {
+    render_.cancel();
     a_ = {}, b_ = {};
     result_ = {};
     for (ImageCanvas* c : canvases_)
@@ -100,13 +91,6 @@ void CompareImageView::clear() {
 void CompareImageView::render() {
     if (!a_.data || !b_.data)
         return;
-    if (watcher_.isRunning()) {  // one render at a time; the newest request wins
-        pending_ = true;
-        if (cancel_)
-            *cancel_ = true;
-        return;
-    }
-    pending_ = false;
     ImageRequest a, b;
     a.dtype = aType_, a.bytes = a_;
     a.slice = selector_->slice();
@@ -119,9 +103,9 @@ void CompareImageView::render() {
         std::max(canvas->width(), canvas->height()) * canvas->devicePixelRatioF(), 64.0, 2048.0));
     b.dtype = bType_, b.bytes = b_;
     renderedSlice_ = a.slice;
-    cancel_ = std::make_shared<std::atomic<bool>>(false);
-    watcher_.setFuture(QtConcurrent::run(
-        [a, b, cancel = cancel_] { return renderComparison(a, b, cancel.get()); }));
+    render_.start(
+        [a, b](const tensordict::CancelToken& cancel) { return renderComparison(a, b, &cancel); },
+        [this](const ComparisonImages& result) { showImages(result); });
 }
 
 void CompareImageView::showHover(qint64 col, qint64 row) {

@@ -1,11 +1,9 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QWidget>
-#include <atomic>
-#include <memory>
 
 #include "image_render.h"
+#include "job_tracker.h"
 #include "tensordict/node.h"
 
 class QComboBox;
@@ -23,14 +21,13 @@ class CompareImageView : public QWidget {
 
 public:
     explicit CompareImageView(QWidget* parent = nullptr);
-    ~CompareImageView() override;
 
     void setLeaves(tensordict::DType aType, tensordict::LeafBytes a, tensordict::DType bType,
                    tensordict::LeafBytes b, const std::vector<std::int64_t>& shape);
     void clear();
     const ComparisonImages& images() const { return result_; }
     SliceSelector* sliceSelector() const { return selector_; }
-    bool isRendering() const { return watcher_.isRunning(); }
+    bool isRendering() const { return render_.isBusy(); }
     QString hoverText() const;
 
 Q_SIGNALS:
@@ -39,6 +36,7 @@ Q_SIGNALS:
 
 private:
     void render();
+    void showImages(const ComparisonImages& result);
     void showHover(qint64 col, qint64 row);  // a slice element
 
     tensordict::DType aType_ = tensordict::DType::Float32, bType_ = tensordict::DType::Float32;
@@ -51,7 +49,5 @@ private:
     QLabel* status_;
     ComparisonImages result_;
     TensorSlice renderedSlice_;
-    QFutureWatcher<ComparisonImages> watcher_;
-    std::shared_ptr<std::atomic<bool>> cancel_;
-    bool pending_ = false;
+    JobTracker<ComparisonImages> render_{this};  // the newest request wins
 };

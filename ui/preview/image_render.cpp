@@ -119,7 +119,7 @@ void adviseRows(const ImageRequest& r, const TensorSlice::Layout& at, std::int64
     }
 }
 
-Samples sample(const ImageRequest& r, const std::atomic<bool>* cancel) {
+Samples sample(const ImageRequest& r, const tensordict::CancelToken* cancel) {
     Samples s;
     const std::int64_t top = std::clamp<std::int64_t>(r.top, 0, r.slice.rows());
     const std::int64_t left = std::clamp<std::int64_t>(r.left, 0, r.slice.cols());
@@ -150,7 +150,7 @@ Samples sample(const ImageRequest& r, const std::atomic<bool>* cancel) {
                 adviseRows(r, at, top, left, s, item);
             const std::int64_t step = std::int64_t(s.stride) * at.colStride;
             for (int y = 0; y < s.h; ++y) {
-                if (cancel && *cancel) {
+                if (cancel && cancel->isCancelled()) {
                     s.cancelled = true;
                     return;
                 }
@@ -229,7 +229,7 @@ QImage paint(const Samples& s, double low, double high, const QVector<QRgb>& tab
 
 }  // namespace
 
-ImageResult renderImage(const ImageRequest& r, const std::atomic<bool>* cancel) {
+ImageResult renderImage(const ImageRequest& r, const tensordict::CancelToken* cancel) {
     if (r.hooks && r.hooks->renderStarted)
         r.hooks->renderStarted(r);
     ImageResult out = [&] {
@@ -270,7 +270,8 @@ namespace {
 // reading the mapping in place, guarded. `f` must not allocate (a fault
 // leaves by a jump). Checks `cancel` every row and every 64Ki elements of it.
 template <typename F>
-void scanSlice(const ImageRequest& r, const std::atomic<bool>* cancel, RangeResult* out, F&& f) {
+void scanSlice(const ImageRequest& r, const tensordict::CancelToken* cancel, RangeResult* out,
+               F&& f) {
     const std::size_t item = tensordict::itemSize(r.dtype);
     const int channels =
         r.channelDim >= 0 ? static_cast<int>(r.slice.shape[static_cast<std::size_t>(r.channelDim)])
@@ -285,7 +286,7 @@ void scanSlice(const ImageRequest& r, const std::atomic<bool>* cancel, RangeResu
             const TensorSlice::Layout at = slice.layout();
             for (std::int64_t y = 0; y < rows; ++y)
                 for (std::int64_t x0 = 0; x0 < cols; x0 += chunk) {
-                    if (cancel && *cancel) {
+                    if (cancel && cancel->isCancelled()) {
                         out->cancelled = true;
                         return;
                     }
@@ -358,7 +359,7 @@ struct RadixTarget {
 
 }  // namespace
 
-RangeResult sliceRange(const ImageRequest& r, const std::atomic<bool>* cancel) {
+RangeResult sliceRange(const ImageRequest& r, const tensordict::CancelToken* cancel) {
     if (r.hooks && r.hooks->rangeStarted)
         r.hooks->rangeStarted(r);
     RangeResult out = [&] {
@@ -417,7 +418,7 @@ RangeResult sliceRange(const ImageRequest& r, const std::atomic<bool>* cancel) {
 }
 
 ComparisonImages renderComparison(const ImageRequest& a, const ImageRequest& b,
-                                  const std::atomic<bool>* cancel) {
+                                  const tensordict::CancelToken* cancel) {
     ComparisonImages out;
     if (!a.bytes.data || !b.bytes.data)
         return out;

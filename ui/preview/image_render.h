@@ -3,11 +3,11 @@
 #include <QImage>
 #include <QString>
 #include <QVector>
-#include <atomic>
 #include <functional>
 #include <memory>
 
 #include "tensor_slice.h"
+#include "tensordict/cancel.h"
 #include "tensordict/node.h"
 
 // BlueWhiteRed is diverging: white in the middle, for differences around 0.
@@ -66,7 +66,8 @@ struct ImageResult {
 };
 
 // Renders on the calling thread (call it from a worker); checks `cancel`.
-ImageResult renderImage(const ImageRequest& request, const std::atomic<bool>* cancel = nullptr);
+ImageResult renderImage(const ImageRequest& request,
+                        const tensordict::CancelToken* cancel = nullptr);
 
 // The exact colour range of the whole slice (every row, column and channel;
 // `request`'s region, stride and fixed range are ignored): min to max, or the
@@ -79,7 +80,8 @@ struct RangeResult {
     bool sourceChanged = false;
     bool cancelled = false;
 };
-RangeResult sliceRange(const ImageRequest& request, const std::atomic<bool>* cancel = nullptr);
+RangeResult sliceRange(const ImageRequest& request,
+                       const tensordict::CancelToken* cancel = nullptr);
 
 // Two leaves of the same shape (the same slice and channels) and their difference.
 struct ComparisonImages {
@@ -93,4 +95,4 @@ struct ComparisonImages {
 // Renders A (`a`), B (`b`: its slice and channels are a's) and A - B on the
 // calling thread; checks `cancel`.
 ComparisonImages renderComparison(const ImageRequest& a, const ImageRequest& b,
-                                  const std::atomic<bool>* cancel = nullptr);
+                                  const tensordict::CancelToken* cancel = nullptr);

@@ -2,6 +2,7 @@
 
 #include <QComboBox>
 #include <QFileDialog>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMouseEvent>
@@ -207,14 +208,9 @@ ImageView::ImageView(QWidget* parent)
         if (!path.isEmpty())
             exportPng(path);
     });
-    connect(&watcher_, &QFutureWatcherBase::finished, this, &ImageView::jobFinished);
 }
 
-ImageView::~ImageView() {
-    if (cancel_)
-        *cancel_ = true;
-    watcher_.waitForFinished();
-}
+ImageView::~ImageView() = default;
 
 bool ImageView::canShow(const std::vector<std::int64_t>& shape, int* channelDim) {
     const int n = static_cast<int>(shape.size());
@@ -240,8 +236,7 @@ void ImageView::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
 }
 
 void ImageView::clear() {
-    ++generation_;  // whatever is still on its way belongs to the old leaf
-    cancelRunning();
+    cancelRunning();  // whatever is still on its way belongs to the old leaf
     bytes_ = {};
     result_ = {};
     detail_ = {};
@@ -288,8 +283,8 @@ void ImageView::hideEvent(QHideEvent* event) {
 }
 
 void ImageView::cancelRunning() {
-    if (cancel_)
-        *cancel_ = true;
+    render_.cancel();
+    running_.reset();
 }
 
 void ImageView::sliceChosen(const TensorSlice& slice) {
@@ -376,7 +371,7 @@ std::optional<ImageView::Job> ImageView::visibleJob() {
             const Frame frame = *f;
             showOverview(frame);
         } else {
-            Job job{JobKind::Overview, generation_, requestFor(slice)};
+            Job job{JobKind::Overview, requestFor(slice)};
             job.request.stride = stride;
             return job;
         }
@@ -414,7 +409,7 @@ std::optional<ImageView::Job> ImageView::visibleJob() {
             .adjusted(-visible.width() / 4, -visible.height() / 4, visible.width() / 4,
                       visible.height() / 4)
             .intersected(QRectF(0, 0, double(slice.cols()), double(slice.rows())));
-    Job job{JobKind::Detail, generation_, requestFor(slice)};
+    Job job{JobKind::Detail, requestFor(slice)};
     ImageRequest& r = job.request;
     r.stride = detailStride;
     r.left = static_cast<std::int64_t>(std::floor(region.left() / detailStride)) * detailStride;
@@ -430,7 +425,7 @@ std::optional<ImageView::Job> ImageView::visibleJob() {
 std::optional<ImageView::Job> ImageView::rangeJob() const {
     if (!shown_ || shown_->exact || rawColour())
         return std::nullopt;
-    Job job{JobKind::Range, generation_, requestFor(shown_->slice)};
+    Job job{JobKind::Range, requestFor(shown_->slice)};
     job.request.stride = shown_->stride;  // the overview to redraw if the sample missed
     job.request.fixedRange = false;
     return job;
@@ -454,7 +449,7 @@ std::optional<ImageView::Job> ImageView::readAheadJob() const {
         next.index[u] += delta;
         if (next.index[u] < 0 || next.index[u] >= slice.shape[u] || cachedFrame(next, stride))
             continue;
-        Job job{JobKind::ReadAhead, generation_, requestFor(next)};
+        Job job{JobKind::ReadAhead, requestFor(next)};
         job.request.stride = stride;
         return job;
     }
@@ -477,7 +472,7 @@ void ImageView::runNext() {
             job = readAheadJob();
     }
     if (running_) {
-        // One job at a time: a different need cancels it; jobFinished() comes back here.
+        // The running job goes on if it draws what is needed; else it makes way.
         const ImageRequest &a = job ? job->request : ImageRequest{}, &b = running_->request;
         // A frame read ahead is the frame needed now when the slider got there first.
         const auto group = [](JobKind k) {
@@ -487,9 +482,9 @@ void ImageView::runNext() {
                           a.stride == b.stride && a.colormap == b.colormap && a.scale == b.scale &&
                           a.left == b.left && a.top == b.top && a.width == b.width &&
                           a.height == b.height;
-        if (!same)
-            cancelRunning();
-        return;
+        if (same)
+            return;
+        cancelRunning();
     }
     if (job)
         start(*job);
@@ -497,17 +492,20 @@ void ImageView::runNext() {
 
 void ImageView::start(Job job) {
     running_ = job;
-    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    const auto finished = [this, job](const ImageResult& result) { jobFinished(job, result); };
     if (job.kind != JobKind::Range) {
-        watcher_.setFuture(QtConcurrent::run([request = job.request, cancel = cancel_] {
-            return renderImage(request, cancel.get());
-        }));
+        render_.start(
+            [request = job.request](const tensordict::CancelToken& cancel) {
+                return renderImage(request, &cancel);
+            },
+            finished);
         return;
     }
     // The exact range; the overview again with it only if the sample's differs.
-    watcher_.setFuture(QtConcurrent::run(
-        [request = job.request, sampled = std::pair(result_.low, result_.high), cancel = cancel_] {
-            const RangeResult range = sliceRange(request, cancel.get());
+    render_.start(
+        [request = job.request,
+         sampled = std::pair(result_.low, result_.high)](const tensordict::CancelToken& cancel) {
+            const RangeResult range = sliceRange(request, &cancel);
             ImageResult out;
             out.low = range.low, out.high = range.high;
             out.sourceChanged = range.sourceChanged;
@@ -517,17 +515,13 @@ void ImageView::start(Job job) {
             ImageRequest redraw = request;
             redraw.fixedRange = true;
             redraw.low = range.low, redraw.high = range.high;
-            return renderImage(redraw, cancel.get());
-        }));
+            return renderImage(redraw, &cancel);
+        },
+        finished);
 }
 
-void ImageView::jobFinished() {
-    if (!running_)
-        return;
-    const Job job = *std::exchange(running_, std::nullopt);
-    const ImageResult result = watcher_.result();
-    if (job.generation != generation_ || result.cancelled)
-        return runNext();  // an older leaf's, or superseded: dropped
+void ImageView::jobFinished(const Job& job, const ImageResult& result) {
+    running_.reset();
     if (result.sourceChanged) {
         Q_EMIT sourceChanged();
         return;
@@ -613,6 +607,7 @@ void ImageView::exportPng(const QString& path) {
     ImageRequest request = requestFor(selector_->slice());
     request.fixedRange = shown_.has_value();  // as on screen
     request.low = result_.low, request.high = result_.high;
+    // An operation, not a view's newest-wins job: every export reports.
     auto* done = new QFutureWatcher<QString>(this);
     connect(done, &QFutureWatcherBase::finished, this, [this, done] {
         Q_EMIT exported(done->result());

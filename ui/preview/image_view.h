@@ -1,13 +1,12 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QWidget>
-#include <atomic>
 #include <deque>
 #include <memory>
 #include <optional>
 
 #include "image_render.h"
+#include "job_tracker.h"
 #include "tensordict/node.h"
 
 class QComboBox;
@@ -155,7 +154,6 @@ private:
     enum class JobKind { Overview, Detail, Range, ReadAhead };
     struct Job {
         JobKind kind = JobKind::Overview;
-        std::uint64_t generation = 0;
         ImageRequest request;
     };
     // A rendered whole slice, kept for scrubbing through a stack.
@@ -182,7 +180,7 @@ private:
     std::optional<Job> rangeJob() const;
     std::optional<Job> readAheadJob() const;
     void start(Job job);
-    void jobFinished();
+    void jobFinished(const Job& job, const ImageResult& result);
     void rangeFinished(const Job& job, const ImageResult& result);
     void showOverview(const Frame& frame);
     void cancelRunning();
@@ -201,12 +199,10 @@ private:
     std::optional<Frame> shown_;  // what result_ is of
     ImageResult detail_;          // the shown region, if any
     ImageRequest detailRequest_;
-    std::uint64_t generation_ = 0;  // counts leaves: older jobs' results are dropped
-    std::deque<Frame> frames_;      // most recently used first
-    int readAheadDim_ = -1;         // the dimension last scrubbed
-    std::optional<Job> running_;
-    QFutureWatcher<ImageResult> watcher_;
-    std::shared_ptr<std::atomic<bool>> cancel_;
-    bool announce_ = false;     // the screen changed since `rendered` was last emitted
-    bool needsScreen_ = false;  // what the screen needs is not drawn yet
+    std::deque<Frame> frames_;              // most recently used first
+    int readAheadDim_ = -1;                 // the dimension last scrubbed
+    std::optional<Job> running_;            // what render_ is drawing
+    JobTracker<ImageResult> render_{this};  // one job at a time; a new one cancels it
+    bool announce_ = false;                 // the screen changed since `rendered` was last emitted
+    bool needsScreen_ = false;              // what the screen needs is not drawn yet
 };

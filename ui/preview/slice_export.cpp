@@ -203,13 +203,13 @@ SliceExportJob::SliceExportJob(Format format, QString path, tensordict::DType dt
       slice_(std::move(slice)) {
     connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
         const QString error = watcher_.result();
-        const bool cancelled = cancelled_ && error == slice_export::cancelledMessage();
+        const bool cancelled = cancel_.isCancelled() && error == slice_export::cancelledMessage();
         Q_EMIT finished(cancelled ? QString() : error, cancelled);
     });
 }
 
 SliceExportJob::~SliceExportJob() {
-    cancelled_ = true;
+    cancel_.cancel();
     watcher_.waitForFinished();
 }
 
@@ -220,7 +220,8 @@ void SliceExportJob::setWorkerHook(std::function<void(std::int64_t, std::int64_t
 void SliceExportJob::start() {
     // The worker owns copies of everything it reads; the mapping stays alive through bytes_.
     watcher_.setFuture(QtConcurrent::run([this, format = format_, path = path_, dtype = dtype_,
-                                          bytes = bytes_, slice = slice_, hook = hook_] {
+                                          bytes = bytes_, slice = slice_, hook = hook_,
+                                          cancel = cancel_] {
         int reported = -1;  // permille: at most a thousand queued signals however long
         const slice_export::Progress progress = [&](std::int64_t done, std::int64_t rows) {
             if (hook)
@@ -230,7 +231,7 @@ void SliceExportJob::start() {
                 reported = permille;
                 Q_EMIT progressed(done, rows);
             }
-            return !cancelled_.load();
+            return !cancel.isCancelled();
         };
         return format == Format::Csv ? slice_export::writeCsv(path, dtype, bytes, slice, progress)
                                      : slice_export::writeNpy(path, dtype, bytes, slice, progress);

@@ -3,11 +3,11 @@
 #include <QFutureWatcher>
 #include <QObject>
 #include <QString>
-#include <atomic>
 #include <functional>
 #include <memory>
 
 #include "tensor_slice.h"
+#include "tensordict/cancel.h"
 #include "tensordict/element.h"
 #include "tensordict/node.h"
 
@@ -52,7 +52,7 @@ public:
     // cancel check, so that a test can hold the export mid-way.
     void setWorkerHook(std::function<void(std::int64_t rowsDone, std::int64_t rows)> hook);
     void start();
-    void cancel() { cancelled_ = true; }
+    void cancel() { cancel_.cancel(); }
     bool isRunning() const { return watcher_.isRunning(); }
     QString path() const { return path_; }
     std::int64_t rows() const { return slice_.rows(); }
@@ -69,6 +69,6 @@ private:
     tensordict::LeafBytes bytes_;
     TensorSlice slice_;
     std::function<void(std::int64_t, std::int64_t)> hook_;
-    std::atomic<bool> cancelled_{false};
+    tensordict::CancelToken cancel_;
     QFutureWatcher<QString> watcher_;
 };
