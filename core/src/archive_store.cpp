@@ -70,20 +70,32 @@ bool isSupportedMethod(int method) {
            method == zip::kLzma;
 }
 
-class ArchiveStore final : public Store {
+class ArchiveStore final : public ZipStore {
 public:
     // The source stays open: later reads come from this file even if a save
-    // replaces the path meanwhile.
-    ArchiveStore(std::shared_ptr<const ByteSource> source, std::uint64_t cacheBytes)
+    // replaces the path meanwhile. A tensordict archive must have a
+    // top-level meta.json; other zip files are read for formats built on zip.
+    ArchiveStore(std::shared_ptr<const ByteSource> source, std::uint64_t cacheBytes,
+                 bool tensordictArchive)
         : source_(std::move(source)),
           path_(source_->name()),
           fileSize_(source_->size()),
           cacheCap_(cacheBytes),
           inflatedCache_(cacheBytes, LruBytesCache::Cost::Bytes) {
         readDirectory();
+        if (tensordictArchive && !lookup("meta.json"))
+            throw Error(path_, "zip archive has no top-level meta.json: not a tensordict archive");
     }
 
     std::string_view format() const override { return "archive"; }
+
+    std::vector<std::string> entryNames() const override {
+        std::vector<std::string> names;
+        names.reserve(entries_.size());
+        for (const Entry& e : entries_)
+            names.push_back(e.central.name);
+        return names;
+    }
     const std::string& location() const override { return path_; }
     std::string describe(const std::string& rel) const override {
         return rel.empty() ? path_ : path_ + ":" + rel;
@@ -247,8 +259,6 @@ private:
         index_.reserve(entries_.size());
         for (std::size_t i = 0; i < entries_.size(); ++i)
             index_[entries_[i].central.name] = i;
-        if (!lookup("meta.json"))
-            throw Error(path_, "zip archive has no top-level meta.json: not a tensordict archive");
     }
 
     const Entry* lookup(std::string_view rel) const {
@@ -424,7 +434,7 @@ public:
     }
     std::shared_ptr<const Store> open(const StoreProbe& probe,
                                       const StoreOptions& options) const override {
-        return std::make_shared<ArchiveStore>(probe.source, options.inflateCacheBytes);
+        return std::make_shared<ArchiveStore>(probe.source, options.inflateCacheBytes, true);
     }
 };
 
@@ -436,7 +446,12 @@ std::shared_ptr<const StoreFormat> archiveFormat() {
 
 std::shared_ptr<const Store> openArchiveStore(std::shared_ptr<const ByteSource> source,
                                               std::uint64_t inflateCacheBytes) {
-    return std::make_shared<ArchiveStore>(std::move(source), inflateCacheBytes);
+    return std::make_shared<ArchiveStore>(std::move(source), inflateCacheBytes, true);
+}
+
+std::shared_ptr<const ZipStore> openZipStore(std::shared_ptr<const ByteSource> source,
+                                             std::uint64_t inflateCacheBytes) {
+    return std::make_shared<ArchiveStore>(std::move(source), inflateCacheBytes, false);
 }
 
 }  // namespace tensordict

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "tensordict/store.h"
 
@@ -13,5 +15,21 @@ std::shared_ptr<const StoreFormat> archiveFormat();    // .tdz archives
 // An archive read from any source (the fuzz targets and tests use it directly).
 std::shared_ptr<const Store> openArchiveStore(std::shared_ptr<const ByteSource> source,
                                               std::uint64_t inflateCacheBytes);
+
+// Any zip file's entries, for the formats built on zip (torch checkpoints, .npz).
+class ZipStore : public Store {
+public:
+    // The names of the file entries, in central directory order.
+    virtual std::vector<std::string> entryNames() const = 0;
+};
+std::shared_ptr<const ZipStore> openZipStore(std::shared_ptr<const ByteSource> source,
+                                             std::uint64_t inflateCacheBytes);
+
+// The formats that read the files PyTorch users have (formats/).
+std::shared_ptr<const StoreFormat> torchCheckpointFormat();  // torch.save zip files
+std::shared_ptr<const StoreFormat> legacyTorchFormat();      // torch.save before 1.6
+std::shared_ptr<const StoreFormat> npyFormat();
+std::shared_ptr<const StoreFormat> npzFormat();
+std::shared_ptr<const StoreFormat> safetensorsFormat();
 
 }  // namespace tensordict

@@ -461,10 +461,32 @@ bool sameNonTensor(const Node& a, const Node& b) {
     return a.value() == b.value();
 }
 
+// Whether the node's format records tensordict's metadata (class, device,
+// batch size): memmap directories and archives do; a checkpoint, a
+// safetensors or numpy file holds plain containers and tensors.
+bool recordsTensordictMetadata(const Node& n) {
+    return !n.store() || n.store()->format() == "directory" || n.store()->format() == "archive";
+}
+
+// What a node is when one side does not record tensordict's metadata: a
+// checkpoint's dict and its converted TensorDict, or an int and its
+// NonTensorData, are the same thing.
+int structuralKind(const Node& n) {
+    if (n.kind() == NodeKind::Object)
+        return 3;
+    return n.isTensor() ? 0 : n.isNonTensor() ? 1 : n.isCollection() ? 2 : 4;
+}
+
 unsigned metadataDifferences(const Node& a, const Node& b) {
     unsigned flags = 0;
-    if (a.kind() != b.kind() || (!a.isTensor() && a.className() != b.className()))
+    const bool both = recordsTensordictMetadata(a) && recordsTensordictMetadata(b);
+    if (!both) {
+        if (structuralKind(a) != structuralKind(b) ||
+            (a.kind() == NodeKind::Object && a.className() != b.className()))
+            flags = flags | Difference::Class;
+    } else if (a.kind() != b.kind() || (!a.isTensor() && a.className() != b.className())) {
         flags = flags | Difference::Class;
+    }
     if (a.isTensor() && b.isTensor()) {
         if (a.leaf().dtype != b.leaf().dtype)
             flags = flags | Difference::DType;
@@ -473,12 +495,17 @@ unsigned metadataDifferences(const Node& a, const Node& b) {
         if (a.leaf().shape != b.leaf().shape || a.leaf().isNested != b.leaf().isNested ||
             a.leaf().nestedShapes != b.leaf().nestedShapes || elementCount(a) != elementCount(b))
             flags = flags | Difference::Shape;
-        if (a.device() != b.device())
+        if (both && a.device() != b.device())
             flags = flags | Difference::Device;
         return flags;
     }
     if (a.isTensor() || b.isTensor())
         return flags;
+    if (!both) {
+        if (a.isNonTensor() && b.isNonTensor() && !sameNonTensor(a, b))
+            flags = flags | Difference::NonTensor;
+        return flags;
+    }
     if (a.batchSize() != b.batchSize() ||
         (a.kind() == NodeKind::LazyStack && b.kind() == NodeKind::LazyStack &&
          a.collection().stackDim != b.collection().stackDim))

@@ -581,6 +581,15 @@ TensorDict load(const std::string& path, const LoadOptions& options) {
     std::shared_ptr<const Store> store = openStore(target, storeOptions);
     td.path_ = store->location();
     td.format_ = std::string(store->format());
+    if (std::unique_ptr<Node> root = store->buildTree(store)) {
+        // A format with a structure of its own (a checkpoint, safetensors, numpy).
+        const Node* sub = root->find(options.subpath);
+        if (!sub)
+            throw Error(store->location(), "subpath key " + formatKeyPath(options.subpath) +
+                                               " not found");
+        td.root_ = sub == root.get() ? std::move(root) : sub->clone();
+        return td;
+    }
     Loader loader(store, options);
     td.root_ = loader.loadRoot();
     return td;

@@ -26,6 +26,10 @@ std::string_view kindName(NodeKind kind) {
             return "non-tensor";
         case NodeKind::NonTensorStack:
             return "non-tensor stack";
+        case NodeKind::Container:
+            return "container";
+        case NodeKind::Object:
+            return "object";
         case NodeKind::Error:
             return "error";
     }
@@ -52,7 +56,8 @@ Node::~Node() = default;
 
 bool Node::isCollection() const {
     return kind_ == NodeKind::TensorDict || kind_ == NodeKind::TensorClass ||
-           kind_ == NodeKind::LazyStack || kind_ == NodeKind::View;
+           kind_ == NodeKind::LazyStack || kind_ == NodeKind::View ||
+           kind_ == NodeKind::Container || kind_ == NodeKind::Object;
 }
 
 bool Node::isLocked() const {
@@ -157,7 +162,7 @@ bool Node::isMaterialized() const {
     const TensorLeaf* l = asLeaf();
     if (!l)
         return false;
-    if (l->storage.kind == StorageKind::CompressedEntry && store_)
+    if (l->storage.kind == StorageKind::CompressedEntry && l->storage.isPlain() && store_)
         return store_->isResident(l->storage);
     std::lock_guard<std::mutex> lock(mutex_);
     return bytes_.has_value() || !inUse_.expired();
@@ -195,7 +200,9 @@ LeafBytes Node::bytes() const {
         throw Error(where(), "leaf has no storage");
     // Read without holding the lock (it may take long); if two threads race,
     // the first result is shared.
-    LeafBytes fresh = store_->leafBytes(l.storage, l.nbytes, itemSize(l.dtype));
+    LeafBytes fresh = l.storage.isPlain()
+                          ? store_->leafBytes(l.storage, l.nbytes, itemSize(l.dtype))
+                          : viewBytes(*store_, l, fileName());
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto b = held())
         return *b;

@@ -22,6 +22,11 @@ struct Registry {
         transports.push_back(localTransport());
         formats.push_back(directoryFormat());
         formats.push_back(archiveFormat());
+        formats.push_back(torchCheckpointFormat());
+        formats.push_back(legacyTorchFormat());
+        formats.push_back(npyFormat());
+        formats.push_back(npzFormat());
+        formats.push_back(safetensorsFormat());
     }
 };
 
@@ -122,6 +127,10 @@ std::shared_ptr<const Store> openStore(const std::string& location, const StoreO
     if (!best)
         throw Error(location, "not a tensordict: no registered format reads it");
     return best->open(probe, options);
+}
+
+std::unique_ptr<Node> Store::buildTree(const std::shared_ptr<const Store>&) const {
+    return nullptr;
 }
 
 LeafBytes Store::compressedPayload(const StorageInfo& info) const {

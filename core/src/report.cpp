@@ -28,6 +28,15 @@ Value intsValue(const std::vector<std::int64_t>& ints) {
 // The properties of one kind of node (nodeProperties()), in order.
 void collectionProperties(const Node& node, std::vector<NodeProperty>& out) {
     out.push_back({"class", Value(node.className())});
+    if (node.kind() == NodeKind::Container || node.kind() == NodeKind::Object) {
+        // A checkpoint's dict, list or object: no batch size, device or directory.
+        out.push_back({"keys", Value(static_cast<std::int64_t>(node.children().size()))});
+        if (node.kind() == NodeKind::Object)
+            out.push_back({"never_rebuilt", Value(true)});
+        if (!node.collection().attributes.empty())
+            out.push_back({"attributes", Value(node.collection().attributes)});
+        return;
+    }
     if (node.kind() == NodeKind::TensorClass)
         out.push_back({"is_tensorclass", Value(true)});
     out.push_back({"batch_size", intsValue(node.batchSize())});
@@ -83,6 +92,12 @@ void leafProperties(const Node& node, bool readPayloadOffset, std::vector<NodePr
     }
     if (!storage.outsideTarget.empty())
         out.push_back({"outside_target", Value(storage.outsideTarget)});
+    if (storage.offset)
+        out.push_back({"byte_offset", Value(static_cast<std::int64_t>(storage.offset))});
+    if (!storage.strides.empty())
+        out.push_back({"strides", intsValue(storage.strides)});
+    if (storage.bigEndian)
+        out.push_back({"byte_order", Value("big")});
 }
 
 void nonTensorProperties(const Node& node, std::vector<NodeProperty>& out) {
@@ -143,6 +158,10 @@ std::vector<NodeProperty> nodeProperties(const Node& node, bool readPayloadOffse
         out = {{"error", Value(node.error())}, {"directory", Value(node.directory())}};
     else
         collectionProperties(node, out);
+    // How a checkpoint was read (no code run), once, on its root.
+    if (!node.parent() && node.store())
+        if (std::string note = node.store()->readingNote(); !note.empty())
+            out.push_back({"reading", Value(std::move(note))});
     return out;
 }
 

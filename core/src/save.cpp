@@ -138,8 +138,10 @@ std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& 
         return keep;
     std::map<FileId, std::string> sources;  // files some leaf is read from
     for (const PlannedFile& file : plan.files) {
+        // Only a memmap directory's leaves are memory-mapped tensors in Python's
+        // sense; a leaf of a checkpoint or numpy file is converted, not copied.
         if (!file.leaf || file.leaf->leaf().storage.kind != StorageKind::File ||
-            !file.leaf->store())
+            !file.leaf->store() || file.leaf->store()->format() != "directory")
             continue;
         const std::string source = file.leaf->store()->describe(file.leaf->leaf().storage.path);
         const auto id = fileId(source);
@@ -310,8 +312,12 @@ TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveO
     if (!fs::is_directory(cleanTarget.parent_path()))
         throw Error(cleanTarget.parent_path().string(), "no such directory");
 
-    const WritePlan plan = makeWritePlan(data.root(), options.robustKey,
-                                         archive ? PlanOrder::Archive : PlanOrder::Directory);
+    const WritePlan plan =
+        makeWritePlan(data.root(), options.robustKey,
+                      archive ? PlanOrder::Archive : PlanOrder::Directory, options.skipObjects);
+    if (options.skipped)
+        for (const std::string& key : plan.skipped)
+            options.skipped(key);
     if (!options.allowOutsideLinks)
         for (const PlannedFile& file : plan.files)
             if (!file.outsideTarget.empty())

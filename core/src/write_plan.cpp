@@ -35,20 +35,32 @@ bool jsonSerializable(const Value& v) {
 }
 
 // type(value).__name__ as the parent's {"type": ...} entry records it.
+// Containers of a checkpoint are saved as TensorDicts, its values (an int,
+// a str) as NonTensorData, as tensordict converts them.
 std::string shortTypeName(const Node& node) {
+    if (node.kind() == NodeKind::Container)
+        return "TensorDict";
+    if (node.kind() == NodeKind::NonTensorData && node.typeString().empty())
+        return "NonTensorData";
     const auto dot = node.className().rfind('.');
     return dot == std::string::npos ? node.className() : node.className().substr(dot + 1);
 }
 
 class Planner {
 public:
-    Planner(bool robustKey, WritePlan& plan) : robustKey_(robustKey), plan_(plan) {}
+    Planner(bool robustKey, bool skipObjects, WritePlan& plan)
+        : robustKey_(robustKey), skipObjects_(skipObjects), plan_(plan) {}
 
     void node(const Node& n, const std::string& dir) {
         switch (n.kind()) {
             case NodeKind::TensorDict:
                 tensorDict(n, dir, n.typeString().empty() ? kTensorDictType : n.typeString());
                 break;
+            case NodeKind::Container:
+                tensorDict(n, dir, kTensorDictType);
+                break;
+            case NodeKind::Object:
+                unrepresentable(n);
             case NodeKind::TensorClass:
                 tensorClass(n, dir);
                 break;
@@ -73,6 +85,13 @@ public:
 
 private:
     static std::string keyText(const Node& n) { return formatKeyPath(n.keyPath()); }
+
+    [[noreturn]] static void unrepresentable(const Node& n) {
+        throw Error(keyText(n),
+                    "a Python object of class " + n.className() +
+                        " cannot be saved as a tensordict (it was never rebuilt: "
+                        "no code of the file is run); skip such objects to save the rest");
+    }
 
     [[noreturn]] static void unreadable(const Node& n) {
         throw Error(keyText(n), "cannot save a part that could not be read: " + n.error());
@@ -122,6 +141,12 @@ private:
             const Node& c = *childPtr;
             if (c.isError())
                 unreadable(c);
+            if (c.kind() == NodeKind::Object) {
+                if (!skipObjects_)
+                    unrepresentable(c);
+                plan_.skipped.push_back(keyText(c));
+                continue;
+            }
             const std::string name = fileName(n, c.key(), !c.isTensor());
             if (c.isTensor()) {
                 meta.emplace_back(
@@ -258,6 +283,7 @@ private:
     }
 
     bool robustKey_;
+    bool skipObjects_;
     WritePlan& plan_;
 };
 
@@ -296,9 +322,9 @@ LeafBytes PlannedFile::bytes() const {
     return {std::shared_ptr<std::byte>(std::shared_ptr<void>(), p), content.size()};
 }
 
-WritePlan makeWritePlan(const Node& root, bool robustKey, PlanOrder order) {
+WritePlan makeWritePlan(const Node& root, bool robustKey, PlanOrder order, bool skipObjects) {
     WritePlan plan;
-    Planner(robustKey, plan).node(root, "");
+    Planner(robustKey, skipObjects, plan).node(root, "");
     if (order == PlanOrder::Archive) {
         // Sorted through positions, then moved once: a file is too large a
         // record to move at every step of the sort.

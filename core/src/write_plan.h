@@ -28,6 +28,7 @@ struct WritePlan {
     std::vector<std::string> directories;  // parents before children, "" excluded
     std::vector<PlannedFile> files;
     std::uint64_t totalBytes = 0;
+    std::vector<std::string> skipped;  // key paths of objects left out (skipObjects)
 };
 
 enum class PlanOrder {
@@ -36,7 +37,9 @@ enum class PlanOrder {
     Archive,
 };
 
-// Throws Error naming the key for what Python's format cannot carry.
-WritePlan makeWritePlan(const Node& root, bool robustKey, PlanOrder order);
+// Throws Error naming the key for what Python's format cannot carry; Python
+// objects of a checkpoint are left out instead when `skipObjects`.
+WritePlan makeWritePlan(const Node& root, bool robustKey, PlanOrder order,
+                        bool skipObjects = false);
 
 }  // namespace tensordict

@@ -19,6 +19,10 @@ QString fixturesDir() {
     return QStringLiteral(TDSTUDIO_FIXTURES_DIR);
 }
 
+QString torchFixturesDir() {
+    return QStringLiteral(TDSTUDIO_TORCH_FIXTURES_DIR);
+}
+
 QString fixturePath(const QString& name) {
     return fixturesDir() + "/" + name;
 }

@@ -21,6 +21,8 @@ QString fixturesDir();
 QString fixturePath(const QString& name);
 // Every fixture name that has an .expected.json, directories and archives.
 QStringList fixtureNames();
+// tests/fixtures/pytorch-1.13: checkpoints, safetensors and numpy files.
+QString torchFixturesDir();
 
 // Recursively copies `src` to `dst` with writable permissions.
 void copyTree(const QString& src, const QString& dst);

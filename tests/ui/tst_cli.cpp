@@ -137,6 +137,63 @@ private Q_SLOTS:
                  qPrintable(text));
     }
 
+    // Checkpoints compare as tensordicts do: two epochs name the one changed
+    // element, and a .pt equals the .tdz that --save converts it to.
+    void diffOfCheckpointsNamesTheChangedElement() {
+        const QString a = scratch_.path() + "/epoch1.pt", b = scratch_.path() + "/epoch2.pt";
+        QString error;
+        QVERIFY2(testsupport::runPython(
+                     {"-c",
+                      "import sys, torch\n"
+                      "torch.manual_seed(0)\n"
+                      "ck = {'model': {'w': torch.randn(4, 5), 'b': torch.zeros(5)}, 'epoch': 3}\n"
+                      "torch.save(ck, sys.argv[1])\n"
+                      "ck['model']['w'][2, 3] += 1.0\n"
+                      "torch.save(ck, sys.argv[2])\n",
+                      a, b},
+                     nullptr, &error),
+                 qPrintable(error));
+        Run run = tdstudio({"--diff", a, b});
+        QVERIFY2(run.exitCode == 1, run.err.constData());
+        const QString text = QString::fromUtf8(run.out);
+        QVERIFY2(
+            text.contains("changed:   [\"model\", \"w\"]\n    values: 1 of 20 elements differ") &&
+                text.contains("first at [2, 3]") && text.contains("5 keys: 4 same, 1 changed") &&
+                text.endsWith("different\n"),
+            qPrintable(text));
+
+        const QString tdz = scratch_.path() + "/epoch1.tdz";
+        run = tdstudio({"--save", a, tdz});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        run = tdstudio({"--diff", a, tdz});
+        QVERIFY2(run.exitCode == 0, (run.out + run.err).constData());
+    }
+
+    // --info reads every format PyTorch users have, naming what it is.
+    void infoReadsCheckpointsSafetensorsAndNumpy_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("pt") << "state_dict.pt"
+                            << "(torch)";
+        QTest::newRow("legacy") << "legacy.pt"
+                                << "(torch legacy)";
+        QTest::newRow("safetensors") << "model.safetensors"
+                                     << "(safetensors)";
+        QTest::newRow("npy") << "array.npy"
+                             << "(npy)";
+        QTest::newRow("npz") << "arrays_deflated.npz"
+                             << "(npz)";
+    }
+
+    void infoReadsCheckpointsSafetensorsAndNumpy() {
+        QFETCH(QString, file);
+        QFETCH(QString, expected);
+        const Run run = tdstudio({"--info", testsupport::torchFixturesDir() + "/" + file});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QVERIFY2(QString::fromUtf8(run.out).section('\n', 0, 0).endsWith(expected),
+                 run.out.constData());
+    }
+
     // --diff as diff(1): 0 equal (a directory and its deflated archive), 1
     // different (saying what and where), 2 on an error; text and JSON.
     void diffExitCodesTextAndJson() {

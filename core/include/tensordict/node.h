@@ -28,6 +28,9 @@ enum class NodeKind {
     Tensor,          // a tensor leaf
     NonTensorData,   // one non-tensor value
     NonTensorStack,  // a stack of non-tensor values
+    Container,       // a Python dict, list or tuple of a checkpoint; className() says which
+    Object,          // a Python object that is never rebuilt (no code runs): className()
+                     // names its class; the children are what was found inside it
     Error,           // a part that could not be read; error() says why
 };
 
@@ -57,6 +60,16 @@ struct StorageInfo {
     // The file's version when the tree was read (ByteSource::version()): a
     // leaf whose file became another version is refused, not mixed in.
     std::string version;
+    // Where the leaf's elements sit when they are not simply the first
+    // nbytes of the file or entry (checkpoints, safetensors, numpy files): a
+    // byte offset, element strides (empty: C order), and big-endian
+    // elements. Readers see the leaf's elements as C-ordered little-endian
+    // bytes either way: copied into that order when the file keeps another.
+    std::uint64_t offset = 0;
+    std::vector<std::int64_t> strides;
+    bool bigEndian = false;
+    // The leaf is the file's (or entry's) first bytes, in C order and little-endian.
+    bool isPlain() const { return offset == 0 && strides.empty() && !bigEndian; }
 };
 
 std::string zipMethodName(int method);

@@ -53,6 +53,11 @@ struct SaveOptions {
     // target, so that a dataset cannot smuggle one of your files into what
     // you export.
     bool allowOutsideLinks = false;
+    // Python objects of a checkpoint (NodeKind::Object), which a tensordict
+    // cannot hold: refused, naming the key (false), or left out (true), each
+    // key left out told to `skipped` before anything is written.
+    bool skipObjects = false;
+    std::function<void(const std::string& keyPath)> skipped;
 
     // Called from writer threads as bytes are written (throttled).
     std::function<void(const SaveProgress&)> progress;

@@ -56,9 +56,18 @@ public:
     // Whether leafBytes() would return bytes already in memory (no inflating).
     virtual bool isResident(const StorageInfo&) const { return false; }
 
+    // Formats whose structure is their own (a checkpoint's pickle, a
+    // safetensors header, a numpy file) build the whole tree here, its
+    // leaves read from `self` (this store); the others return nullptr and
+    // the loader reads their meta.json files.
+    virtual std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const;
+    // What the details and --info say about how the format was read
+    // ("no code is run"); "" when there is nothing to say.
+    virtual std::string readingNote() const { return {}; }
+
     // Integrity problems found by readers (a CRC-32 mismatch), per file.
     void reportIntegrityProblem(const StorageInfo& info, const std::string& message) const;
-    std::string integrityProblem(const StorageInfo& info) const;
+    virtual std::string integrityProblem(const StorageInfo& info) const;
 
 private:
     mutable std::mutex problemsMutex_;
@@ -100,6 +109,12 @@ void registerStoreFormat(std::shared_ptr<const StoreFormat> format);
 // Opens `location` (a path or a URL) with the registered format that reads
 // it best. Throws Error naming the location when none does.
 std::shared_ptr<const Store> openStore(const std::string& location, const StoreOptions& options);
+
+// The elements of a leaf whose StorageInfo is not plain (an offset, strides,
+// big-endian), as C-ordered little-endian bytes: in place where they already
+// are (contiguous, little-endian, aligned), otherwise copied into that
+// order. Throws Error naming `where` when the view reaches past its storage.
+LeafBytes viewBytes(const Store& store, const TensorLeaf& leaf, const std::string& where);
 
 // Joins relative store paths: joinPath("", "a") == "a", joinPath("a", "b") == "a/b".
 std::string joinPath(const std::string& dir, const std::string& name);

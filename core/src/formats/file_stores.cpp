@@ -1,0 +1,107 @@
+#include "file_stores.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "../mapping.h"
+#include "tensordict/error.h"
+#include "tensordict/guarded_read.h"
+
+namespace tensordict {
+
+std::string zipFirstEntryName(const std::string& head) {
+    if (head.size() < 30 || head.compare(0, 4, "PK\x03\x04") != 0)
+        return {};
+    const std::size_t n = static_cast<unsigned char>(head[26]) |
+                          static_cast<std::size_t>(static_cast<unsigned char>(head[27])) << 8;
+    return head.size() >= 30 + n ? head.substr(30, n) : std::string();
+}
+
+SingleFileStore::SingleFileStore(std::shared_ptr<const ByteSource> source, std::string_view format)
+    : source_(std::move(source)), format_(format) {
+    const std::string& path = source_->name();
+    const auto slash = path.find_last_of('/');
+    name_ = slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string SingleFileStore::describe(const std::string& rel) const {
+    return rel.empty() || rel == name_ ? source_->name() : source_->name() + ":" + rel;
+}
+
+StorageInfo SingleFileStore::fileInfo() const {
+    StorageInfo info;
+    info.kind = StorageKind::File;
+    info.path = name_;
+    info.size = info.storedSize = source_->size();
+    info.version = source_->version();
+    return info;
+}
+
+std::optional<StorageInfo> SingleFileStore::stat(const std::string& rel) const {
+    if (rel != name_)
+        return std::nullopt;
+    return fileInfo();
+}
+
+std::string SingleFileStore::readRange(std::uint64_t offset, std::uint64_t n,
+                                       const char* what) const {
+    const std::uint64_t size = source_->size();
+    if (offset > size || n > size - offset)
+        throw Error(source_->name(), std::string(what) + " needs bytes " + std::to_string(offset) +
+                                         " to " + std::to_string(offset + n) +
+                                         ", past the end of the file at " + std::to_string(size) +
+                                         " (truncated file?)");
+    std::string out(static_cast<std::size_t>(n), '\0');
+    source_->readAt(offset, out.data(), out.size());
+    return out;
+}
+
+std::string SingleFileStore::read(const std::string& rel, std::uint64_t cap) const {
+    if (rel != name_)
+        throw Error(describe(rel), "no such file");
+    if (source_->size() > cap)
+        throw Error(source_->name(), "over the size limit of " + std::to_string(cap) + " bytes");
+    return readRange(0, source_->size(), "reading the file");
+}
+
+LeafBytes SingleFileStore::leafBytes(const StorageInfo& info, std::uint64_t nbytes,
+                                     std::size_t alignment) const {
+    if (info.path != name_)
+        throw Error(describe(info.path), "no such file");
+    if (nbytes > source_->size())
+        throw Error(source_->name(), "the file is " + std::to_string(source_->size()) +
+                                         " bytes but the leaf needs " + std::to_string(nbytes) +
+                                         " (truncated file?)");
+    if (nbytes == 0)
+        return {};
+    LeafBytes whole;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!mappingTried_) {
+            mappingTried_ = true;
+            mapping_ = source_->map();
+        }
+        whole = mapping_;
+    }
+    // A mapping starts on a page: aligned for any element.
+    if (whole.data && alignment <= 4096)
+        return {whole.data, static_cast<std::size_t>(nbytes)};
+    LeafBytes copy = allocateOwnedBuffer(nbytes);
+    source_->readAt(0, copy.data.get(), nbytes);
+    return copy;
+}
+
+std::string ZipBackedStore::entryPrefix(const StorageInfo& entry, std::uint64_t n) const {
+    n = std::min(n, entry.size);
+    if (n == 0)
+        return {};
+    const LeafBytes bytes = zip_->leafBytes(entry, n, 1);
+    std::string out(static_cast<std::size_t>(n), '\0');
+    if (!tryGuardedCopy(out.data(), bytes.data.get(), out.size()))
+        throw Error(describe(entry.path),
+                    "the file changed while it was read (truncated or replaced by another "
+                    "program); open it again");
+    return out;
+}
+
+}  // namespace tensordict

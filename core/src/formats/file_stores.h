@@ -1,0 +1,92 @@
+#pragma once
+
+// What the formats of formats/ share: a store that is one file (a .npy, a
+// safetensors file, a pre-1.6 checkpoint), and a store over a zip file's
+// entries (a torch checkpoint, a .npz). Each format adds only how it finds
+// its tree (Store::buildTree).
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "../builtin_stores.h"
+#include "tensordict/store.h"
+
+namespace tensordict {
+
+// The name of a zip file's first entry, from its first local header in
+// `head` (the file's first bytes); "" when it is not there.
+std::string zipFirstEntryName(const std::string& head);
+
+class SingleFileStore : public Store {
+public:
+    SingleFileStore(std::shared_ptr<const ByteSource> source, std::string_view format);
+
+    std::string_view format() const override { return format_; }
+    const std::string& location() const override { return source_->name(); }
+    // The file itself is named by its base name inside the store.
+    std::string describe(const std::string& rel) const override;
+    std::optional<StorageInfo> stat(const std::string& rel) const override;
+    bool hasDirectory(const std::string&) const override { return false; }
+    std::string read(const std::string& rel, std::uint64_t cap) const override;
+    // The file's first nbytes: mapped where the source maps, else read.
+    LeafBytes leafBytes(const StorageInfo& info, std::uint64_t nbytes,
+                        std::size_t alignment) const override;
+
+protected:
+    const ByteSource& source() const { return *source_; }
+    // The file as a leaf's storage (offset 0).
+    StorageInfo fileInfo() const;
+    // `n` bytes at `offset`; throws Error naming the file when they are past its end.
+    std::string readRange(std::uint64_t offset, std::uint64_t n, const char* what) const;
+
+private:
+    std::shared_ptr<const ByteSource> source_;
+    std::string format_;
+    std::string name_;
+    mutable std::mutex mutex_;
+    mutable LeafBytes mapping_;
+    mutable bool mappingTried_ = false;
+};
+
+class ZipBackedStore : public Store {
+public:
+    ZipBackedStore(std::shared_ptr<const ZipStore> zip, std::string_view format)
+        : zip_(std::move(zip)), format_(format) {}
+
+    std::string_view format() const override { return format_; }
+    const std::string& location() const override { return zip_->location(); }
+    std::string describe(const std::string& rel) const override { return zip_->describe(rel); }
+    std::optional<StorageInfo> stat(const std::string& rel) const override {
+        return zip_->stat(rel);
+    }
+    bool hasDirectory(const std::string& rel) const override { return zip_->hasDirectory(rel); }
+    std::string read(const std::string& rel, std::uint64_t cap) const override {
+        return zip_->read(rel, cap);
+    }
+    LeafBytes leafBytes(const StorageInfo& info, std::uint64_t nbytes,
+                        std::size_t alignment) const override {
+        return zip_->leafBytes(info, nbytes, alignment);
+    }
+    std::optional<std::uint64_t> payloadOffset(const StorageInfo& info) const override {
+        return zip_->payloadOffset(info);
+    }
+    LeafBytes compressedPayload(const StorageInfo& info) const override {
+        return zip_->compressedPayload(info);
+    }
+    bool isResident(const StorageInfo& info) const override { return zip_->isResident(info); }
+    std::string integrityProblem(const StorageInfo& info) const override {
+        return zip_->integrityProblem(info);
+    }
+
+protected:
+    const ZipStore& zip() const { return *zip_; }
+    // The first `n` bytes of an entry (at most its size), inflated if need be.
+    std::string entryPrefix(const StorageInfo& entry, std::uint64_t n) const;
+
+private:
+    std::shared_ptr<const ZipStore> zip_;
+    std::string format_;
+};
+
+}  // namespace tensordict

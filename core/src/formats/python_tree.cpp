@@ -1,0 +1,242 @@
+#include "python_tree.h"
+
+#include <unordered_set>
+
+#include "../node_builder.h"
+#include "tensordict/error.h"
+#include "tensordict/store.h"
+
+namespace tensordict {
+namespace {
+
+using python::Object;
+using Type = Object::Type;
+
+// Deeper nesting is shown as an error node rather than risking the stack.
+constexpr int kMaxDepth = 256;
+
+std::string lastComponent(const std::string& qualified) {
+    const auto dot = qualified.rfind('.');
+    return dot == std::string::npos ? qualified : qualified.substr(dot + 1);
+}
+
+class TreeBuilder {
+public:
+    TreeBuilder(const std::shared_ptr<const Store>& store, const StorageLocator& locate)
+        : store_(store), locate_(locate) {}
+
+    std::unique_ptr<Node> build(const Object& o, const std::string& key, int depth) {
+        if (depth > kMaxDepth)
+            return NodeBuilder::error(
+                key, "nested more than " + std::to_string(kMaxDepth) + " levels deep");
+        if (!onPath_.insert(&o).second)
+            return NodeBuilder::error(key, "refers to itself (a recursive structure)");
+        std::unique_ptr<Node> n;
+        try {
+            n = make(o, key, depth);
+        } catch (const Error& e) {
+            n = NodeBuilder::error(key, e.what());
+        }
+        onPath_.erase(&o);
+        return n;
+    }
+
+private:
+    std::unique_ptr<Node> make(const Object& o, const std::string& key, int depth) {
+        switch (o.type) {
+            case Type::Dict: {
+                auto n = container(key, o.className);
+                for (const auto& [k, v] : o.entries)
+                    NodeBuilder(*n).put(build(*v, python::keyText(*k), depth + 1));
+                return n;
+            }
+            case Type::List:
+            case Type::Set:
+            case Type::Tuple: {
+                if (o.className == "torch.Size")
+                    return value(key, "torch.Size", sizeValue(o));
+                auto n = container(key, o.type == Type::List  ? "list"
+                                        : o.type == Type::Set ? "set"
+                                                              : "tuple");
+                for (std::size_t i = 0; i < o.items.size(); ++i)
+                    NodeBuilder(*n).append(build(*o.items[i], std::to_string(i), depth + 1));
+                return n;
+            }
+            case Type::Tensor:
+                return tensor(o, key);
+            case Type::Storage: {
+                // A bare storage: its elements as one 1-D tensor.
+                Object view;
+                view.type = Type::Tensor;
+                view.storage = &o;
+                view.dtype = o.dtype;
+                view.shape = {o.numel};
+                view.stride = {1};
+                return tensor(view, key);
+            }
+            case Type::TensorDict:
+                return tensorDict(o, key, depth);
+            case Type::Instance: {
+                auto n = NodeBuilder::create(NodeKind::Object, key);
+                NodeBuilder(*n).setClass(o.text, {});
+                NodeBuilder(*n).setStore(store_);
+                if (o.state && o.state->type == Type::Dict) {
+                    for (const auto& [k, v] : o.state->entries)
+                        NodeBuilder(*n).put(build(*v, python::keyText(*k), depth + 1));
+                } else if (o.state) {
+                    NodeBuilder(*n).put(build(*o.state, "state", depth + 1));
+                }
+                if (!o.items.empty()) {
+                    auto args = container("args", "tuple");
+                    for (std::size_t i = 0; i < o.items.size(); ++i)
+                        NodeBuilder(*args).append(build(*o.items[i], std::to_string(i), depth + 2));
+                    NodeBuilder(*n).put(std::move(args));
+                }
+                return n;
+            }
+            case Type::None:
+                return value(key, "NoneType", Value());
+            case Type::Bool:
+                return value(key, "bool", Value(o.flag));
+            case Type::Int:
+                return value(key, "int", Value(o.integer));
+            case Type::BigInt:
+                return value(key, "int", Value(o.text));
+            case Type::Float:
+                return value(key, "float", Value(o.real));
+            case Type::Str:
+                return value(key, o.className.empty() ? "str" : o.className, Value(o.text));
+            case Type::Bytes:
+                return value(key, "bytes", Value(Value::Bytes{o.text}));
+            case Type::Global: {
+                // torch.float32 and friends name a dtype; anything else is a class or function.
+                const bool dtype = dtypeFromString(o.text).has_value();
+                return value(key, dtype ? "torch.dtype" : "global", Value(o.text));
+            }
+        }
+        return NodeBuilder::error(key, "an object of an unknown kind");
+    }
+
+    std::unique_ptr<Node> container(const std::string& key, const std::string& className) {
+        auto n = NodeBuilder::create(NodeKind::Container, key);
+        NodeBuilder(*n).setClass(className, {});
+        NodeBuilder(*n).setStore(store_);
+        return n;
+    }
+
+    std::unique_ptr<Node> value(const std::string& key, const std::string& className, Value v) {
+        auto n = NodeBuilder::create(NodeKind::NonTensorData, key);
+        NodeBuilder(*n).setClass(className, {});
+        NodeBuilder(*n).setValue(std::move(v));
+        NodeBuilder(*n).setStore(store_);
+        return n;
+    }
+
+    static Value sizeValue(const Object& o) {
+        Value::List dims;
+        for (const Object* d : o.items)
+            dims.push_back(d->type == Type::Int ? Value(d->integer) : Value());
+        return Value(std::move(dims));
+    }
+
+    std::unique_ptr<Node> tensor(const Object& t, const std::string& key) {
+        if (!t.storage)
+            throw Error(key, "a tensor without a storage");
+        const Object& storage = *t.storage;
+        const std::size_t item = itemSize(storage.dtype);
+        auto n = NodeBuilder::create(NodeKind::Tensor, key);
+        NodeBuilder b(*n);
+        TensorLeaf& leaf = b.leaf();
+        leaf.dtype = storage.dtype;
+        leaf.shape = t.shape;
+        // Every element the view reaches must lie inside its storage.
+        std::uint64_t numel = 1, last = 0;
+        for (std::size_t d = 0; d < t.shape.size(); ++d) {
+            if (t.shape[d] < 0 || t.stride[d] < 0)
+                throw Error(key, "negative size or stride");
+            if (t.shape[d] && numel > (std::uint64_t(1) << 62) / std::uint64_t(t.shape[d]))
+                throw Error(key, "the tensor's size overflows");
+            numel *= std::uint64_t(t.shape[d]);
+            if (t.shape[d] > 1) {
+                if (std::uint64_t(t.stride[d]) >
+                    (std::uint64_t(1) << 62) / std::uint64_t(t.shape[d]))
+                    throw Error(key, "the tensor's stride overflows");
+                last += std::uint64_t(t.shape[d] - 1) * std::uint64_t(t.stride[d]);
+            }
+        }
+        if (t.offset < 0)
+            throw Error(key, "negative storage offset");
+        leaf.numel = static_cast<std::int64_t>(numel);
+        leaf.nbytes = numel * item;
+        if (numel && std::uint64_t(t.offset) + last >= std::uint64_t(storage.numel))
+            throw Error(key, "the view reaches element " + std::to_string(t.offset + last) +
+                                 " of a storage of " + std::to_string(storage.numel) + " elements");
+        if (numel) {
+            // The locator gives the file or entry, and where the storage starts in it.
+            leaf.storage = locate_(storage);
+            const std::uint64_t start = leaf.storage.offset;
+            if (start > leaf.storage.size ||
+                leaf.storage.size - start < std::uint64_t(storage.numel) * item)
+                throw Error(store_->describe(leaf.storage.path),
+                            "the storage of key \"" + key + "\" needs " +
+                                std::to_string(storage.numel * item) + " bytes from byte " +
+                                std::to_string(start) + ", past the end at " +
+                                std::to_string(leaf.storage.size) + " (truncated file?)");
+            leaf.storage.offset += std::uint64_t(t.offset) * item;
+            if (!isCOrder(t.shape, t.stride))
+                leaf.storage.strides = t.stride;
+        }
+        b.setStore(store_);
+        return n;
+    }
+
+    static bool isCOrder(const std::vector<std::int64_t>& shape,
+                         const std::vector<std::int64_t>& stride) {
+        std::int64_t step = 1;
+        for (std::size_t d = shape.size(); d-- > 0;) {
+            if (shape[d] != 1 && stride[d] != step)
+                return false;
+            step *= std::max<std::int64_t>(shape[d], 1);
+        }
+        return true;
+    }
+
+    std::unique_ptr<Node> tensorDict(const Object& o, const std::string& key, int depth) {
+        auto n = NodeBuilder::create(NodeKind::TensorDict, key);
+        NodeBuilder b(*n);
+        b.setClass(lastComponent(o.text), {});
+        b.setStore(store_);
+        for (const auto& [k, v] : o.state->entries) {
+            const std::string name = python::keyText(*k);
+            if (name == "_batch_size" && (v->type == Type::Tuple || v->type == Type::List)) {
+                std::vector<std::int64_t> batch;
+                for (const Object* d : v->items)
+                    batch.push_back(d->type == Type::Int ? d->integer : 0);
+                b.setBatchSize(std::move(batch));
+            } else if (name == "_device") {
+                if (v->type == Type::Str)
+                    b.setDevice(v->text);
+            } else if ((name == "_tensordict" || name == "_non_tensordict") &&
+                       v->type == Type::Dict) {
+                for (const auto& [ck, cv] : v->entries)
+                    b.put(build(*cv, python::keyText(*ck), depth + 1));
+            }
+        }
+        return n;
+    }
+
+    const std::shared_ptr<const Store>& store_;
+    const StorageLocator& locate_;
+    std::unordered_set<const Object*> onPath_;
+};
+
+}  // namespace
+
+std::unique_ptr<Node> buildPythonTree(const python::Object& root,
+                                      const std::shared_ptr<const Store>& store,
+                                      const StorageLocator& locate) {
+    TreeBuilder builder(store, locate);
+    return builder.build(root, "", 0);
+}
+
+}  // namespace tensordict

@@ -1,0 +1,29 @@
+#pragma once
+
+// The tree of a decoded torch pickle (python_objects.h): dicts and
+// OrderedDicts, lists and tuples become containers (items keyed "0", "1",
+// ...), tensors leaves over their storage, tensordict's TensorDicts
+// TensorDicts with their batch size, scalars and strings non-tensor values,
+// and objects that are never rebuilt Object nodes that name their class and
+// hold what was found inside them.
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "python_objects.h"
+#include "tensordict/node.h"
+
+namespace tensordict {
+
+class Store;
+
+// Where a storage's bytes are (its entry or its place in the file); throws
+// Error when the format has no such storage.
+using StorageLocator = std::function<StorageInfo(const python::Object& storage)>;
+
+std::unique_ptr<Node> buildPythonTree(const python::Object& root,
+                                      const std::shared_ptr<const Store>& store,
+                                      const StorageLocator& locate);
+
+}  // namespace tensordict

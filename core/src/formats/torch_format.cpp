@@ -1,0 +1,248 @@
+// torch.save checkpoints (core/FORMAT.md 9): the zip layout of torch 1.6
+// and later (NAME/data.pkl, NAME/data/KEY, NAME/version, optionally
+// NAME/byteorder), and the earlier stream of pickles followed by the raw
+// storages. Both are read by the safe unpickler (python_objects.h): nothing
+// in them runs.
+
+#include <map>
+
+#include "file_stores.h"
+#include "python_objects.h"
+#include "python_tree.h"
+#include "tensordict/error.h"
+
+namespace tensordict {
+namespace {
+
+using python::Object;
+using Type = Object::Type;
+
+// data.pkl of even the largest state dicts is a few MB; this only refuses nonsense.
+constexpr std::uint64_t kMaxPickleBytes = 256ull << 20;
+
+constexpr const char* kSafeNote =
+    "read by tdstudio's own unpickler: torch's tensors and containers are rebuilt as data, "
+    "nothing in the file is run and no module is imported (as torch.load(weights_only=True))";
+
+bool endsWith(const std::string& s, std::string_view tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// ('storage', StorageType, key, location, numel[, view metadata]): the
+// persistent id of a storage, as both layouts write it.
+struct StorageId {
+    DType dtype;
+    std::string key;
+    std::string location;
+    std::int64_t numel;
+    const Object* view = nullptr;  // legacy views: (view key, offset, size)
+};
+
+StorageId parseStorageId(const Object& pid, const std::string& where) {
+    if (pid.type != Type::Tuple || pid.items.size() < 5 || pid.items[0]->type != Type::Str ||
+        pid.items[0]->text != "storage")
+        throw Error(where, "a persistent id that is not a storage");
+    const Object& type = *pid.items[1];
+    const Object& key = *pid.items[2];
+    const Object& location = *pid.items[3];
+    const Object& numel = *pid.items[4];
+    if (type.type != Type::Global || key.type != Type::Str || numel.type != Type::Int)
+        throw Error(where, "a malformed storage id");
+    const std::optional<DType> dtype = python::storageDType(type.text);
+    if (!dtype)
+        throw Error(where, "unsupported storage type " + type.text);
+    if (numel.integer < 0 ||
+        std::uint64_t(numel.integer) > (std::uint64_t(1) << 60) / itemSize(*dtype))
+        throw Error(where, "storage " + key.text + " has an impossible size");
+    StorageId id{*dtype, key.text, location.type == Type::Str ? location.text : std::string(),
+                 numel.integer};
+    if (pid.items.size() > 5 && pid.items[5]->type == Type::Tuple)
+        id.view = pid.items[5];
+    return id;
+}
+
+Object* storageObject(const StorageId& id, const std::function<Object*()>& make) {
+    Object* s = make();
+    s->text = id.key;
+    s->dtype = id.dtype;
+    s->numel = id.numel;
+    s->location = id.location;
+    return s;
+}
+
+class TorchZipStore final : public ZipBackedStore {
+public:
+    TorchZipStore(std::shared_ptr<const ZipStore> zip, std::string prefix)
+        : ZipBackedStore(std::move(zip), "torch"), prefix_(std::move(prefix)) {}
+
+    std::string readingNote() const override { return kSafeNote; }
+
+    std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
+        const std::string pickleName = prefix_ + "data.pkl";
+        const std::string bytes = read(pickleName, kMaxPickleBytes);
+        bool bigEndian = false;
+        if (const auto order = stat(prefix_ + "byteorder")) {
+            const std::string text = read(prefix_ + "byteorder", 16);
+            if (text != "little" && text != "big")
+                throw Error(describe(prefix_ + "byteorder"), "unknown byte order \"" + text + "\"");
+            bigEndian = text == "big";
+        }
+        const std::string where = describe(pickleName);
+        std::size_t pos = 0;
+        const python::Pickle pickle = python::decode(
+            bytes, &pos, where, [&](const Object& pid, const std::function<Object*()>& make) {
+                return storageObject(parseStorageId(pid, where), make);
+            });
+        const StorageLocator locate = [&](const Object& storage) {
+            const std::string entry = prefix_ + "data/" + storage.text;
+            std::optional<StorageInfo> info = stat(entry);
+            if (!info)
+                throw Error(describe(entry),
+                            "the checkpoint has no entry for storage " + storage.text);
+            info->bigEndian = bigEndian && itemSize(storage.dtype) > 1;
+            return *info;
+        };
+        return buildPythonTree(*pickle.root, self, locate);
+    }
+
+private:
+    std::string prefix_;  // "archive/": the folder of data.pkl
+};
+
+class TorchCheckpointFormat final : public StoreFormat {
+public:
+    std::string_view name() const override { return "torch"; }
+    int score(const StoreProbe& probe) const override {
+        return probe.source && endsWith(zipFirstEntryName(probe.head), "data.pkl") ? 60 : 0;
+    }
+    std::shared_ptr<const Store> open(const StoreProbe& probe,
+                                      const StoreOptions& options) const override {
+        const std::string first = zipFirstEntryName(probe.head);
+        std::string prefix = first.substr(0, first.size() - std::string_view("data.pkl").size());
+        return std::make_shared<TorchZipStore>(
+            openZipStore(probe.source, options.inflateCacheBytes), std::move(prefix));
+    }
+};
+
+// The legacy layout: pickles of the magic number, the protocol version and
+// the system's sizes, then the object, then the list of storage keys, then
+// each storage as an 8-byte element count and its raw elements.
+constexpr unsigned char kLegacyMagic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c,
+                                          0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+
+class LegacyTorchStore final : public SingleFileStore {
+public:
+    explicit LegacyTorchStore(std::shared_ptr<const ByteSource> source)
+        : SingleFileStore(std::move(source), "torch legacy") {}
+
+    std::string readingNote() const override { return kSafeNote; }
+
+    std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
+        const std::string& where = location();
+        // The pickles come first; how long they are shows only while decoding,
+        // so a prefix of the file is read, and a longer one if they go on.
+        std::uint64_t want = std::min<std::uint64_t>(source().size(), 1u << 20);
+        while (true) {
+            const std::string head = readRange(0, want, "the pickles");
+            try {
+                return parse(head, self);
+            } catch (const python::Truncated&) {
+                if (want >= source().size() || want >= kMaxPickleBytes)
+                    throw Error(where, "the checkpoint ends inside its pickles (truncated file?)");
+                want = std::min<std::uint64_t>({source().size(), want * 8, kMaxPickleBytes});
+            }
+        }
+    }
+
+private:
+    std::unique_ptr<Node> parse(const std::string& bytes,
+                                const std::shared_ptr<const Store>& self) const {
+        const std::string& where = location();
+        std::size_t pos = 0;
+        const python::PersistentLoad none;
+        const python::Pickle magic = python::decode(bytes, &pos, where, none);
+        if (magic.root->type != Type::BigInt || magic.root->text != "0x1950a86a20f9469cfc6c")
+            throw Error(where, "not a torch checkpoint: wrong magic number");
+        const python::Pickle protocol = python::decode(bytes, &pos, where, none);
+        if (protocol.root->type != Type::Int || protocol.root->integer != 1001)
+            throw Error(where, "unsupported legacy protocol version");
+        const python::Pickle sysInfo = python::decode(bytes, &pos, where, none);
+        if (sysInfo.root->type == Type::Dict)
+            for (const auto& [k, v] : sysInfo.root->entries)
+                if (python::keyText(*k) == "little_endian" && v->type == Type::Bool && !v->flag)
+                    throw Error(where, "a checkpoint written on a big-endian machine");
+        std::map<std::string, StorageId> ids;
+        const python::Pickle object = python::decode(
+            bytes, &pos, where, [&](const Object& pid, const std::function<Object*()>& make) {
+                StorageId id = parseStorageId(pid, where);
+                ids.emplace(id.key, id);
+                if (!id.view)
+                    return storageObject(id, make);
+                // An old storage view: (view key, offset, size) of a root storage.
+                const auto& v = id.view->items;
+                if (v.size() != 3 || v[1]->type != Type::Int || v[2]->type != Type::Int ||
+                    v[1]->integer < 0 || v[2]->integer < 0 ||
+                    v[1]->integer + v[2]->integer > id.numel)
+                    throw Error(where, "a malformed storage view");
+                Object* s = storageObject(id, make);
+                s->numel = v[2]->integer;
+                s->integer = v[1]->integer;  // elements into the root storage
+                return s;
+            });
+        const python::Pickle keys = python::decode(bytes, &pos, where, none);
+        if (keys.root->type != Type::List)
+            throw Error(where, "the list of storage keys is missing");
+        // Each storage: its element count, then its elements.
+        std::map<std::string, std::uint64_t> starts;
+        std::uint64_t at = pos;
+        for (const Object* key : keys.root->items) {
+            const auto id = key->type == Type::Str ? ids.find(key->text) : ids.end();
+            if (id == ids.end())
+                throw Error(where, "a storage key that no tensor names");
+            const std::string count = readRange(at, 8, "a storage's size");
+            std::uint64_t numel = 0;
+            for (int i = 0; i < 8; ++i)
+                numel |= std::uint64_t(static_cast<unsigned char>(count[i])) << (8 * i);
+            if (numel != std::uint64_t(id->second.numel))
+                throw Error(where, "storage " + key->text + " holds " + std::to_string(numel) +
+                                       " elements where its tensors say " +
+                                       std::to_string(id->second.numel));
+            starts[key->text] = at + 8;
+            at += 8 + numel * itemSize(id->second.dtype);
+        }
+        const StorageLocator locate = [&](const Object& storage) {
+            const auto start = starts.find(storage.text);
+            if (start == starts.end())
+                throw Error(where, "storage " + storage.text + " is not in the file");
+            StorageInfo info = fileInfo();
+            info.offset = start->second + std::uint64_t(storage.integer) * itemSize(storage.dtype);
+            return info;
+        };
+        return buildPythonTree(*object.root, self, locate);
+    }
+};
+
+class LegacyTorchFormat final : public StoreFormat {
+public:
+    std::string_view name() const override { return "torch legacy"; }
+    int score(const StoreProbe& probe) const override {
+        const std::string_view magic(reinterpret_cast<const char*>(kLegacyMagic),
+                                     sizeof kLegacyMagic);
+        return probe.source && probe.head.compare(0, magic.size(), magic) == 0 ? 60 : 0;
+    }
+    std::shared_ptr<const Store> open(const StoreProbe& probe, const StoreOptions&) const override {
+        return std::make_shared<LegacyTorchStore>(probe.source);
+    }
+};
+
+}  // namespace
+
+std::shared_ptr<const StoreFormat> torchCheckpointFormat() {
+    return std::make_shared<TorchCheckpointFormat>();
+}
+
+std::shared_ptr<const StoreFormat> legacyTorchFormat() {
+    return std::make_shared<LegacyTorchFormat>();
+}
+
+}  // namespace tensordict

@@ -1,0 +1,320 @@
+// The files PyTorch users have, read without Python: every fixture written
+// by torch 1.13, numpy 1.24 and tensordict 0.14 (tests/fixtures/pytorch-1.13)
+// matches what the real library reads back (its .expected.json), from disk
+// and through a transport that cannot map; pickles never run code; a
+// checkpoint converts to a .tdz whose values torch.load agrees with; and
+// bad files give errors that name them.
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "memory_transport.h"
+#include "tensordict/error.h"
+#include "tensordict/keys.h"
+#include "tensordict/report.h"
+#include "tensordict/save.h"
+#include "tensordict/store.h"
+#include "tensordict/tensordict.h"
+#include "testsupport.h"
+
+using namespace tensordict;
+
+namespace {
+
+QByteArray readAll(const QString& path) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+std::vector<std::int64_t> ints(const Value& v) {
+    std::vector<std::int64_t> out;
+    for (const Value& e : v.asList())
+        out.push_back(e.asInt());
+    return out;
+}
+
+int countNodes(const Node& n) {
+    int count = 1;
+    for (const Node* c : n.children())
+        count += countNodes(*c);
+    return count;
+}
+
+std::vector<std::string> keyPathOf(const Value& key) {
+    std::vector<std::string> path;
+    for (const Value& k : key.asList())
+        path.push_back(k.asString());
+    return path;
+}
+
+}  // namespace
+
+class CheckpointTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(scratch_.isValid());
+        registerTransport(memory_);
+    }
+
+    void fixturesMatchWhatTheRealLibraryReads_data() {
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<bool>("ranged");
+        const QStringList names = QDir(testsupport::torchFixturesDir())
+                                      .entryList({"*.expected.json"}, QDir::Files, QDir::Name);
+        QVERIFY(names.size() >= 11);
+        for (QString name : names) {
+            name.chop(QStringLiteral(".expected.json").size());
+            QTest::newRow(qPrintable(name + "/file")) << name << false;
+            QTest::newRow(qPrintable(name + "/ranged")) << name << true;
+        }
+    }
+
+    void fixturesMatchWhatTheRealLibraryReads() {
+        QFETCH(QString, fixture);
+        QFETCH(bool, ranged);
+        const QDir dir(testsupport::torchFixturesDir());
+        const QString file = dir.entryList({fixture + ".*"}, QDir::Files)
+                                 .filter(QRegularExpression("\\.(pt|npy|npz|safetensors)$"))
+                                 .value(0);
+        QVERIFY(!file.isEmpty());
+        const Value expected = parseJson(
+            readAll(dir.filePath(fixture + ".expected.json")).toStdString(), fixture.toStdString());
+        std::string location = dir.filePath(file).toStdString();
+        if (ranged) {
+            location = "mem://" + file.toStdString();
+            memory_->add(QString::fromStdString(location), readAll(dir.filePath(file)));
+        }
+        const TensorDict td = load(location);
+        const Value::List& entries = expected.find("entries")->asList();
+        QCOMPARE(countNodes(td.root()), int(entries.size()));
+        for (const Value& e : entries) {
+            const std::vector<std::string> path = keyPathOf(*e.find("key"));
+            const std::string label = formatKeyPath(path);
+            const Node* n = td.root().find(path);
+            QVERIFY2(n, label.c_str());
+            const std::string kind = e.find("kind")->asString();
+            if (kind == "tensor" || kind == "ndarray") {
+                QVERIFY2(n->isTensor(), label.c_str());
+                const Value* dtype = e.find(kind == "tensor" ? "dtype" : "torch_dtype");
+                QCOMPARE(std::string(dtypeName(n->leaf().dtype)), dtype->asString());
+                QCOMPARE(n->leaf().shape, ints(*e.find("shape")));
+                if (const Value* sha = e.find("sha256"))
+                    QCOMPARE(leafSha256(*n), sha->asString());
+            } else if (kind == "dict" || kind == "list" || kind == "tuple") {
+                QCOMPARE(n->kind(), NodeKind::Container);
+                QCOMPARE(n->className(), kind == "dict" ? e.find("class")->asString() : kind);
+                QCOMPARE(std::int64_t(n->children().size()), e.find("len")->asInt());
+            } else if (kind == "tensordict") {
+                QCOMPARE(n->kind(), NodeKind::TensorDict);
+                QCOMPARE(n->className(), e.find("class")->asString());
+                QCOMPARE(n->batchSize(), ints(*e.find("batch_size")));
+            } else if (kind == "value") {
+                QCOMPARE(n->kind(), NodeKind::NonTensorData);
+                QCOMPARE(n->className(), e.find("type")->asString());
+                QVERIFY2(n->value() == *e.find("value"), label.c_str());
+            } else if (kind == "object") {
+                QCOMPARE(n->kind(), NodeKind::Object);
+                QCOMPARE(n->className(), e.find("class")->asString());
+            } else {
+                QFAIL(("unknown kind " + kind).c_str());
+            }
+        }
+        if (const Value* metadata = expected.find("metadata"))
+            QVERIFY(Value(td.root().collection().attributes) == *metadata);
+    }
+
+    // Views of one storage read as torch shows them: offsets, a transpose,
+    // a step; the contiguous ones in place, in the archive's one mapping.
+    void viewsOfOneStorageShareItsBytes() {
+        const TensorDict td = load(path("shared_storage.pt"));
+        const LeafBytes x = td.root().child("x")->bytes();
+        const LeafBytes tail = td.root().child("tail")->bytes();
+        const LeafBytes row2 = td.root().child("row2")->bytes();
+        QCOMPARE(tail.data.get(), x.data.get() + 6 * 4);  // in place, offset 6 elements
+        QCOMPARE(row2.data.get(), x.data.get() + 12 * 4);
+        const LeafBytes t = td.root().child("t")->bytes();  // a transpose: gathered
+        const auto* xs = reinterpret_cast<const float*>(x.data.get());
+        const auto* ts = reinterpret_cast<const float*>(t.data.get());
+        for (int i = 0; i < 6; ++i)
+            for (int j = 0; j < 4; ++j)
+                QCOMPARE(ts[i * 4 + j], xs[j * 6 + i]);
+    }
+
+    // A pickle whose objects would run code if unpickled by Python: nothing
+    // runs, the objects show their class, and the tensors inside still show.
+    void picklesNeverRunCode() {
+        const QString marker = scratch_.filePath("pwned");
+        const QString pt = scratch_.filePath("module.pt");
+        QString error;
+        QVERIFY2(testsupport::runPython(
+                     {"-c",
+                      "import os, sys, torch\n"
+                      "class Evil:\n"
+                      "    def __reduce__(self):\n"
+                      "        return (os.system, ('touch ' + sys.argv[2],))\n"
+                      "torch.save({'model': torch.nn.Linear(2, 3), 'evil': Evil()}, sys.argv[1])\n",
+                      pt, marker},
+                     nullptr, &error),
+                 qPrintable(error));
+        QVERIFY(!QFile::exists(marker));
+        const TensorDict td = load(pt.toStdString());
+        QVERIFY(!QFile::exists(marker));
+        const Node* evil = td.root().child("evil");
+        QVERIFY(evil);
+        QCOMPARE(evil->kind(), NodeKind::Object);
+        QCOMPARE(evil->className(), std::string("posix.system"));
+        const Node* model = td.root().child("model");
+        QCOMPARE(model->kind(), NodeKind::Object);
+        QCOMPARE(model->className(), std::string("torch.nn.modules.linear.Linear"));
+        const Node* weight = model->find({"_parameters", "weight"});
+        QVERIFY(weight && weight->isTensor());
+        QCOMPARE(weight->leaf().shape, (std::vector<std::int64_t>{3, 2}));
+        QVERIFY(!QFile::exists(marker));
+        QVERIFY(!td.root().store()->readingNote().empty());
+
+        // Saving refuses the objects, naming the key, unless told to skip them.
+        try {
+            save(td, scratch_.filePath("module.tdz").toStdString());
+            QFAIL("saved an object");
+        } catch (const Error& e) {
+            QVERIFY2(std::string(e.what()).rfind("model: a Python object of class", 0) == 0,
+                     e.what());
+        }
+        SaveOptions skip;
+        skip.skipObjects = true;
+        std::vector<std::string> skipped;
+        skip.skipped = [&](const std::string& key) { skipped.push_back(key); };
+        const TensorDict saved = save(td, scratch_.filePath("module.tdz").toStdString(), skip);
+        QCOMPARE(skipped, (std::vector<std::string>{"model", "evil"}));
+        QCOMPARE(saved.root().children().size(), std::size_t(0));
+    }
+
+    // .pt -> .tdz: Python reads the archive (zipfile, numpy, meta.json as
+    // tensordict writes it) with the values torch.load gives for the .pt.
+    void aCheckpointConvertsToATensordictArchive_data() {
+        QTest::addColumn<QString>("fixture");
+        QTest::newRow("state_dict") << "state_dict.pt";
+        QTest::newRow("nested") << "nested.pt";
+        QTest::newRow("tensordict") << "tensordict.pt";
+        QTest::newRow("legacy") << "legacy.pt";
+        QTest::newRow("views") << "shared_storage.pt";
+    }
+
+    void aCheckpointConvertsToATensordictArchive() {
+        QFETCH(QString, fixture);
+        const QString tdz = scratch_.filePath(fixture + ".tdz");
+        save(load(path(fixture)), tdz.toStdString());
+        QString out, error;
+        QVERIFY2(
+            testsupport::runPython(
+                {"-c", kCompareScript, QString::fromStdString(path(fixture)), tdz}, &out, &error),
+            qPrintable(error + out));
+        QVERIFY2(out.contains("same"), qPrintable(out));
+    }
+
+    void badFilesNameThemselvesAndTheProblem_data() {
+        QTest::addColumn<QString>("base");
+        QTest::addColumn<int>("cut");  // bytes kept; -1: the bytes are patched instead
+        QTest::addColumn<QByteArray>("patchFrom");
+        QTest::addColumn<QByteArray>("patchTo");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("npy truncated")
+            << "array.npy" << 200 << QByteArray() << QByteArray() << "truncated";
+        QTest::newRow("npy object dtype")
+            << "array.npy" << -1 << QByteArray("'<f4'") << QByteArray("'|O8'") << "objects";
+        QTest::newRow("legacy truncated")
+            << "legacy.pt" << 300 << QByteArray() << QByteArray() << "truncated";
+        QTest::newRow("safetensors header size lies")
+            << "model.safetensors" << 100 << QByteArray() << QByteArray() << "past the end";
+        QTest::newRow("safetensors overlap")
+            << "model.safetensors" << -1 << QByteArray("\"data_offsets\":[160,168]")
+            << QByteArray("\"data_offsets\":[152,160]") << "overlap";
+    }
+
+    void badFilesNameThemselvesAndTheProblem() {
+        QFETCH(QString, base);
+        QFETCH(int, cut);
+        QFETCH(QByteArray, patchFrom);
+        QFETCH(QByteArray, patchTo);
+        QFETCH(QString, reason);
+        QByteArray bytes = readAll(QString::fromStdString(path(base)));
+        if (cut >= 0) {
+            bytes.truncate(cut);
+        } else {
+            QVERIFY2(bytes.contains(patchFrom), patchFrom.constData());
+            bytes.replace(patchFrom, patchTo);
+        }
+        const QString bad = scratch_.filePath("bad-" + base);
+        testsupport::writeFile(bad, bytes);
+        try {
+            const TensorDict td = load(bad.toStdString());
+            for (const Node* c : td.root().children())  // an error may sit in one node
+                if (c->isError())
+                    throw Error(c->key(), c->error());
+            QFAIL("loaded");
+        } catch (const Error& e) {
+            const QString message = QString::fromUtf8(e.what());
+            QVERIFY2(message.contains("bad-" + base) || message.contains(".npy"),
+                     qPrintable(message));
+            QVERIFY2(message.contains(reason), qPrintable(message));
+        }
+    }
+
+private:
+    static std::string path(const QString& name) {
+        return QDir(testsupport::torchFixturesDir()).filePath(name).toStdString();
+    }
+
+    static constexpr const char* kCompareScript = R"(
+import json, sys, zipfile
+import numpy, torch
+pt, tdz = sys.argv[1], sys.argv[2]
+z = zipfile.ZipFile(tdz)
+assert z.testzip() is None
+def flat(obj, prefix=()):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from flat(v, prefix + (str(k),))
+    elif isinstance(obj, (list, tuple)) and not isinstance(obj, torch.Size):
+        for i, v in enumerate(obj):
+            yield from flat(v, prefix + (str(i),))
+    elif hasattr(obj, '_tensordict'):
+        yield from flat(dict(obj.items()), prefix)
+    else:
+        yield prefix, obj
+def entry(path):
+    folder = '/'.join(path[:-1])
+    return (folder + '/' if folder else '') + path[-1]
+import types
+# tensordict is not installed here: a torch.save(TensorDict) reads as its dict of entries.
+fake = {name: types.ModuleType(name) for name in ('tensordict', 'tensordict._reductions', 'tensordict._td')}
+fake['tensordict._reductions']._make_td = lambda cls, state: state['_tensordict']
+fake['tensordict._td'].TensorDict = object
+sys.modules.update(fake)
+obj = torch.load(pt)
+for path, value in flat(obj):
+    meta = json.loads(z.read(entry(path[:-1] + ('meta.json',)) if len(path) > 1 else 'meta.json'))
+    if isinstance(value, torch.Tensor):
+        info = meta[path[-1]]
+        assert info['shape'] == list(value.shape), (path, info)
+        data = z.read(entry(path) + '.memmap') if value.numel() else b''
+        dtype = str(value.dtype).replace('torch.', '')
+        arr = numpy.frombuffer(data, dtype=numpy.dtype(dtype)).reshape(value.shape)
+        assert numpy.array_equal(arr, value.contiguous().numpy()), path
+    else:
+        leaf = json.loads(z.read(entry(path) + '/meta.json'))
+        assert leaf['data'] == value or (value != value and leaf['data'] != leaf['data']), (path, leaf)
+print('same')
+)";
+
+    QTemporaryDir scratch_;
+    std::shared_ptr<testsupport::MemoryTransport> memory_ =
+        std::make_shared<testsupport::MemoryTransport>();
+};
+
+QTEST_GUILESS_MAIN(CheckpointTest)
+#include "tst_checkpoints.moc"
