@@ -58,14 +58,18 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
                     if (n->kind() == NodeKind::TensorClass || n->kind() == NodeKind::View)
                         return nodetext::kindText(*n) + " " +
                                QString::fromStdString(n->className());
+                    // A checkpoint's dict, list or object: its Python class says more.
+                    if (n->kind() == NodeKind::Container || n->kind() == NodeKind::Object)
+                        return QString::fromStdString(n->className());
                     return nodetext::kindText(*n);
                 case ShapeColumn:
                     if (n->isTensor())
                         return n->leaf().isNested
                                    ? tr("nested, %1 parts").arg(n->leaf().nestedShapes.size())
                                    : nodetext::shapeText(n->leaf().shape);
-                    if (n->isError())
-                        return {};
+                    if (n->isError() || n->kind() == NodeKind::Container ||
+                        n->kind() == NodeKind::Object)
+                        return {};  // no batch size
                     return nodetext::shapeText(n->batchSize());
                 case DTypeColumn:
                     return n->isTensor() ? QVariant(nodetext::torchDtypeText(n->leaf().dtype))

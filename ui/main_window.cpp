@@ -245,10 +245,17 @@ void MainWindow::showShortcuts() {
     shortcutsDialog_->activateWindow();
 }
 
+// The file formats the registry opens, for the file dialogs.
+QString MainWindow::openableFiles() {
+    return tr(
+        "Tensors (*.tdz *.zip *.pt *.pth *.safetensors *.npy *.npz);;"
+        "tensordict archives (*.tdz *.zip);;PyTorch checkpoints (*.pt *.pth);;"
+        "safetensors (*.safetensors);;NumPy arrays (*.npy *.npz);;All files (*)");
+}
+
 void MainWindow::chooseFile() {
-    const QString path =
-        QFileDialog::getOpenFileName(this, tr("Open tensordict archive"), QString(),
-                                     tr("tensordict archives (*.tdz *.zip);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open tensordict archive or checkpoint"), QString(), openableFiles());
     if (!path.isEmpty())
         openPath(path);
 }
@@ -261,10 +268,9 @@ void MainWindow::chooseDirectory() {
 
 void MainWindow::chooseComparison(bool directory) {
     const QString path =
-        directory
-            ? QFileDialog::getExistingDirectory(this, tr("Compare with memmap directory"))
-            : QFileDialog::getOpenFileName(this, tr("Compare with tensordict archive"), QString(),
-                                           tr("tensordict archives (*.tdz *.zip);;All files (*)"));
+        directory ? QFileDialog::getExistingDirectory(this, tr("Compare with memmap directory"))
+                  : QFileDialog::getOpenFileName(this, tr("Compare with archive or checkpoint"),
+                                                 QString(), openableFiles());
     if (!path.isEmpty())
         compareWith(path);
 }
@@ -351,9 +357,11 @@ void MainWindow::showLoaded() {
 
     const auto errors = td->errors();
     const QString format = QString::fromStdString(td->format());
+    const QString rootClass =
+        td->root().isTensor() ? tr("one tensor") : QString::fromStdString(td->root().className());
     statusLabel_->setText(
         tr("%1 · %2 · %3 of tensors")
-            .arg(format, QString::fromStdString(td->root().className()),
+            .arg(format, rootClass,
                  nodetext::byteSizeText(documentPage_->keyModel()->totalBytes(&td->root()))));
     if (errors.empty())
         statusBar()->showMessage(tr("Opened %1").arg(QString::fromStdString(td->path())), 5000);

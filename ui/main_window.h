@@ -102,6 +102,7 @@ private:
     void showShortcuts();
     void showLoaded();
     void showFailure(const QString& message);
+    static QString openableFiles();
     void chooseFile();
     void chooseDirectory();
     void chooseComparison(bool directory);

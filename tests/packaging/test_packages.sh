@@ -41,6 +41,10 @@ cp /usr/share/mime/packages/freedesktop.org.xml "$work/mime/packages/"
 update-mime-database "$work/mime"
 grep -q 'application/x-tensordict-archive:\*.tdz' "$work/mime/globs"
 grep -q 'application/x-tensordict-archive application/zip' "$work/mime/subclasses"
+for glob in 'x-pytorch-checkpoint:\*.pt' 'x-pytorch-checkpoint:\*.pth' 'x-safetensors:\*.safetensors' \
+    'x-npy:\*.npy' 'x-npz:\*.npz'; do
+    grep -q "application/$glob\$" "$work/mime/globs"
+done
 
 # A consumer of the installed library and its CMake package config.
 cmake -S "$source/tests/packaging/consumer" -B "$work/consumer" -G Ninja \

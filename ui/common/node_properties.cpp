@@ -120,6 +120,19 @@ std::optional<PropertyRow> row(const Node& node, const tensordict::NodeProperty&
                     true);
     if (n == "error")
         return makeLong(tr("Error"), text(v));
+    if (n == "never_rebuilt")
+        return makeLong(tr("Object"),
+                        tr("a Python object, shown by its class and what it holds; it was never "
+                           "rebuilt and none of its code ran"));
+    if (n == "byte_offset")
+        return make(tr("Offset in file"), QLocale().toString(qlonglong(v.asInt())), true);
+    if (n == "strides")
+        return make(tr("Strides"), tr("%1 (a view: read into C order)").arg(shapeText(ints(v))),
+                    true);
+    if (n == "byte_order")
+        return make(tr("Byte order"), tr("big-endian (read as little-endian)"), true);
+    if (n == "reading")
+        return makeLong(tr("Read safely"), text(v));
     return std::nullopt;  // is_tensorclass, is_nested, pickle_opaque: told by the rows above
 }
 
