@@ -6,7 +6,8 @@
 #                          [-- LIBFUZZER_OPTION...]
 #
 #   SECONDS    how long each target runs (default 60)
-#   TARGET     json, pickle, zip, load_archive, load_directory (default: all)
+#   TARGET     json, pickle, zip, load_archive, load_directory, load_file,
+#              torch_pickle (default: all)
 #   --runs N   also stop a target after N inputs
 #   --merge    merge what each run found back into tests/fuzz/corpus/<target>
 #              (minimized: only inputs that add coverage)
@@ -30,7 +31,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source_dir="$(dirname "$here")"
 fuzz_dir="$source_dir/tests/fuzz"
 build_dir="$source_dir/build-fuzz"
-all_targets=(json pickle zip load_archive load_directory)
+all_targets=(json pickle zip load_archive load_directory load_file torch_pickle)
 
 seconds=60
 runs=""
@@ -105,6 +106,8 @@ for target in "${targets[@]}"; do
         json|load_directory) dict="$fuzz_dir/json.dict" ;;
         pickle) dict="$fuzz_dir/pickle.dict" ;;
         zip|load_archive) dict="$fuzz_dir/zip.dict" ;;
+        torch_pickle) dict="$fuzz_dir/torch_pickle.dict" ;;
+        load_file) dict="$fuzz_dir/files.dict" ;;
     esac
     args=(-max_total_time="$seconds" -print_final_stats=1 -rss_limit_mb=4096 -timeout=25
           -dict="$dict" -artifact_prefix="$work/artifacts/")

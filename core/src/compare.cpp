@@ -370,7 +370,9 @@ std::uint64_t elementCount(const Node& leaf) {
 }
 
 bool isStreamed(const Node& leaf) {
-    return leaf.leaf().storage.kind == StorageKind::CompressedEntry && !leaf.isMaterialized();
+    // A view into a compressed entry (an .npz member's array) is read whole, then gathered.
+    return leaf.leaf().storage.kind == StorageKind::CompressedEntry &&
+           leaf.leaf().storage.isPlain() && !leaf.isMaterialized();
 }
 
 // After a guarded read of two mappings failed: the error naming the file

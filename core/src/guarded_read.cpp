@@ -125,7 +125,8 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
     size_ = leaf.leaf().nbytes;
     if (size_ == 0)
         return;
-    if (leaf.leaf().storage.kind == StorageKind::CompressedEntry && leaf.store() &&
+    if (leaf.leaf().storage.kind == StorageKind::CompressedEntry &&
+        leaf.leaf().storage.isPlain() && leaf.store() &&
         !leaf.store()->isResident(leaf.leaf().storage)) {
         // Inflated as it is read: a leaf of any size costs one chunk of memory.
         stream_ = std::make_unique<Stream>();
@@ -137,7 +138,8 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
         mapped_ = leaf.bytes();
     }
     // The CRC covers the whole entry: checked when the leaf is all of it.
-    checkCrc_ = leaf.leaf().storage.crc32.has_value() && leaf.leaf().storage.size == size_;
+    checkCrc_ = leaf.leaf().storage.crc32.has_value() && leaf.leaf().storage.isPlain() &&
+                leaf.leaf().storage.size == size_;
 }
 
 LeafReader::~LeafReader() = default;

@@ -8,6 +8,10 @@
 //      the payload size makes no difference; the directory under 35 ms)
 //   2. whole-process `tdstudio --info X.tdz > /dev/null` vs `unzip -l X.tdz` (goal <= 2x)
 //   3. whole-process `tdstudio --version`: time and peak RSS (goals < 60 ms, < 80 MB)
+//   4. in-process load() of a torch.save checkpoint of 1,000 float32 tensors,
+//      small (16 floats each) and 1 GiB (262,144 each), against torch.load of
+//      the same file inside /usr/bin/python3 (goals: >= 10x faster; the
+//      payload size makes no difference)
 // Each measurement gets one untimed warm-up run; the files are in the page cache.
 // usage: bench_open [--quick] [--rounds N] [SCRATCH_DIR]
 //   --quick skips the large payload; rounds also from BENCH_ROUNDS (default 5).
@@ -85,6 +89,38 @@ ProcessRun processMedian(int rounds, const QStringList& argv) {
     result.seconds = median(times);
     result.ok = true;
     return result;
+}
+
+// Writes a torch.save checkpoint of 1,000 float32 tensors of `floats`
+// values each ({"model": {"layer0000.weight": ..., ...}, "epoch": 3}) with
+// /usr/bin/python3's torch, and returns the median seconds of torch.load of
+// it inside Python (no interpreter start-up), or nullopt.
+std::optional<double> torchCheckpoint(const QString& python, const QString& path,
+                                      std::int64_t floats, int rounds, const QString& scratch) {
+    const char* script = R"(import sys, time, torch
+path, floats, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+model = {'layer%04d.weight' % i: torch.full((floats,), float(i)) for i in range(1000)}
+torch.save({'model': model, 'epoch': 3}, path)
+del model
+def once():
+    t = time.perf_counter()
+    torch.load(path)
+    return time.perf_counter() - t
+once()
+ts = sorted(once() for _ in range(n))
+print(ts[len(ts) // 2])
+)";
+    const QString out = scratch + "/torch.out";
+    if (!runProcess({python, "-c", script, path, QString::number(floats), QString::number(rounds)},
+                    out)
+             .ok)
+        return std::nullopt;
+    QFile f(out);
+    if (!f.open(QIODevice::ReadOnly))
+        return std::nullopt;
+    bool ok = false;
+    const double seconds = f.readAll().trimmed().toDouble(&ok);
+    return ok ? std::optional<double>(seconds) : std::nullopt;
 }
 
 // Python's zipfile listing time, measured inside Python (no interpreter start-up).
@@ -218,6 +254,33 @@ int main(int argc, char** argv) {
                 t.unzip = r.seconds;
     }
 
+    // Checkpoints: written and torch.load-ed by Python, then load()-ed here.
+    struct Checkpoint {
+        const char* name;
+        std::int64_t floats;
+        double load = -1, torchLoad = -1;
+    };
+    std::vector<Checkpoint> checkpoints = {{"small", 16}};
+    if (!args.quick)
+        checkpoints.push_back({"1 GiB", 262144});
+    if (!python.isEmpty()) {
+        for (Checkpoint& c : checkpoints) {
+            const QString pt = tmp.path() + "/checkpoint-" + QString::number(c.floats) + ".pt";
+            c.torchLoad = torchCheckpoint(python, pt, c.floats, rounds, tmp.path()).value_or(-1);
+            if (c.torchLoad < 0) {
+                std::printf("skipped: torch.save / torch.load failed (no torch?)\n");
+                break;
+            }
+            std::printf(
+                "wrote checkpoint %s: 1000 float32 tensors x %lld, %.1f MB; leaves "
+                "loaded back: %zu\n",
+                c.name, static_cast<long long>(c.floats), QFileInfo(pt).size() / 1e6,
+                leafCount(load(pt.toStdString())));
+            c.load = timeMedian(rounds, [&] { load(pt.toStdString()); });
+            QFile::remove(pt);
+        }
+    }
+
     // Report: medians in ms, then the ratios and goals.
     auto ms = [](double s) { return s < 0 ? QString("-") : QString::number(s * 1e3, 'f', 2); };
     std::printf("\nbench_open: %d float32 leaves (%d groups x %d), medians of %d rounds, ms\n",
@@ -232,6 +295,12 @@ int main(int argc, char** argv) {
     row("anchor: python zipfile listing (inside Python)", &Times::python);
     row("tdstudio --info .tdz > /dev/null (process)", &Times::info);
     row("anchor: unzip -l .tdz > /dev/null (process)", &Times::unzip);
+    std::printf("  %-46s %16s %16s\n", "load() torch checkpoint (in process)",
+                qPrintable(ms(checkpoints[0].load)),
+                qPrintable(checkpoints.size() > 1 ? ms(checkpoints[1].load) : QString("-")));
+    std::printf("  %-46s %16s %16s\n", "anchor: torch.load (inside Python)",
+                qPrintable(ms(checkpoints[0].torchLoad)),
+                qPrintable(checkpoints.size() > 1 ? ms(checkpoints[1].torchLoad) : QString("-")));
     std::printf("  %-46s %16s   peak RSS %.1f MB\n", "anchor: /bin/true (process)",
                 qPrintable(ms(bare.ok ? bare.seconds : -1)), bare.peakMB);
     std::printf("  %-46s %16s   peak RSS %.1f MB\n", "tdstudio --version (process)",
@@ -261,6 +330,15 @@ int main(int argc, char** argv) {
          version.seconds < 0.060);
     goal("tdstudio --version peak RSS", version.ok ? version.peakMB : -1, "MB", "< 80 MB",
          version.peakMB < 80);
+    const Checkpoint& cs = checkpoints[0];
+    const Checkpoint cl = checkpoints.size() > 1 ? checkpoints[1] : Checkpoint{"", 0};
+    const double torchSmall = ratio(cs.torchLoad, cs.load),
+                 torchLarge = ratio(cl.torchLoad, cl.load);
+    goal("torch.load / load(checkpoint small)", torchSmall, "x", ">= 10", torchSmall >= 10);
+    goal("torch.load / load(checkpoint 1 GiB)", torchLarge, "x", ">= 10", torchLarge >= 10, quick);
+    const double checkpointSize = ratio(cl.load, cs.load);
+    goal("load(checkpoint 1 GiB) / load(checkpoint small)", checkpointSize, "x",
+         "<= 1.2 (size makes no difference)", checkpointSize <= 1.2, quick);
     goal("python listing / load(.tdz small) (info)", ratio(s.python, s.loadTdz), "x", "", true);
     goal("unzip -l / /bin/true (info)", ratio(s.unzip, bare.seconds), "x", "", true);
     return 0;

@@ -144,6 +144,70 @@ private Q_SLOTS:
                 QCOMPARE(ts[i * 4 + j], xs[j * 6 + i]);
     }
 
+    // .npy as numpy writes it in every version, byte order and memory order:
+    // read as C-ordered little-endian values, whatever the file keeps.
+    void numpyFilesInEveryLayoutReadAsNumpyDoes() {
+        const QString dir = scratch_.filePath("npy");
+        QVERIFY(QDir().mkpath(dir));
+        QString out, error;
+        QVERIFY2(testsupport::runPython(
+                     {"-c",
+                      "import hashlib, sys, numpy as np\n"
+                      "from numpy.lib import format as fmt\n"
+                      "d = sys.argv[1]\n"
+                      "a = np.arange(24, dtype='<f4').reshape(2, 3, 4) / 7\n"
+                      "cases = {\n"
+                      "  'c': a, 'fortran': np.asfortranarray(a), 'big': a.astype('>f4'),\n"
+                      "  'big_fortran': np.asfortranarray(a.astype('>f8')),\n"
+                      "  'complex_big': (a + 1j * a).astype('>c16'), 'int_big': np.arange(5, "
+                      "dtype='>i8'),\n"
+                      "  'uint16': np.arange(6, dtype='<u2').reshape(3, 2), 'bool': a > 1,\n"
+                      "  'scalar': np.array(3.5), 'empty': np.zeros((0, 3), 'f4')}\n"
+                      "for name, arr in cases.items():\n"
+                      "    np.save(d + '/' + name + '.npy', arr)\n"
+                      "for version in ((2, 0), (3, 0)):\n"
+                      "    with open(d + '/v%d.npy' % version[0], 'wb') as f:\n"
+                      "        fmt.write_array(f, np.asfortranarray(a), version=version)\n"
+                      "    cases['v%d' % version[0]] = a\n"
+                      "for name, arr in cases.items():\n"
+                      "    c = np.ascontiguousarray(arr).astype(arr.dtype.newbyteorder('<'))\n"
+                      "    print(name, hashlib.sha256(c.tobytes()).hexdigest(), list(arr.shape))\n",
+                      dir},
+                     &out, &error),
+                 qPrintable(error));
+        const QStringList lines = out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 12);
+        for (const QString& line : lines) {
+            const QStringList parts = line.split(' ');
+            const TensorDict td = load((dir + "/" + parts[0] + ".npy").toStdString());
+            QVERIFY2(td.root().isTensor(), qPrintable(parts[0]));
+            QCOMPARE(QString::fromStdString(leafSha256(td.root())), parts[1]);
+        }
+        // A .npz of the same arrays, deflated: the same values through the inflate path.
+        QVERIFY2(testsupport::runPython({"-c",
+                                         "import hashlib, sys, numpy as np\n"
+                                         "a = np.arange(24, dtype='>f4').reshape(2, 3, 4)\n"
+                                         "large = np.arange(3 << 20, dtype='<i4') % 1000\n"
+                                         "np.savez_compressed(sys.argv[1], big=a, "
+                                         "fortran=np.asfortranarray(a.astype('<i2')), "
+                                         "large=large)\n"
+                                         "print(hashlib.sha256(large.tobytes()).hexdigest())\n",
+                                         dir + "/mixed.npz"},
+                                        &out, &error),
+                 qPrintable(error));
+        const TensorDict npz = load((dir + "/mixed.npz").toStdString());
+        // 12 MiB inflated: its array starts after the member's header, not at the entry's start.
+        QCOMPARE(QString::fromStdString(leafSha256(*npz.root().child("large"))), out.trimmed());
+                const LeafBytes bigBytes = npz.root().child("big")->bytes();
+        const LeafBytes fortranBytes = npz.root().child("fortran")->bytes();
+        const auto* big = reinterpret_cast<const float*>(bigBytes.data.get());
+        const auto* fortran = reinterpret_cast<const std::int16_t*>(fortranBytes.data.get());
+        for (int i = 0; i < 24; ++i) {
+            QCOMPARE(big[i], float(i));
+            QCOMPARE(fortran[i], std::int16_t(i));
+        }
+    }
+
     // A pickle whose objects would run code if unpickled by Python: nothing
     // runs, the objects show their class, and the tensors inside still show.
     void picklesNeverRunCode() {

@@ -6,7 +6,14 @@
 // bad leaf does not hide the others, skipping leaves over kMaxLeafBytes to
 // keep runs fast.
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "tensordict/error.h"
@@ -59,6 +66,35 @@ inline void loadAndRead(const std::string& path) {
         (void)tensordict::toJson(tensordict::describe(td));
     } catch (const tensordict::Error&) {
     }
+}
+
+// The input as a file: one memfd per process, rewritten for each input and
+// opened as /proc/self/fd/N, so that nothing is written to disk.
+inline std::string asFile(const char* name, const std::uint8_t* data, std::size_t size) {
+    static const int fd = [name] {
+        const int fd = ::memfd_create(name, MFD_CLOEXEC);
+        if (fd < 0) {
+            std::fprintf(stderr, "memfd_create: %s\n", std::strerror(errno));
+            std::abort();
+        }
+        return fd;
+    }();
+    if (::ftruncate(fd, 0) != 0 || ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+        std::fprintf(stderr, "ftruncate: %s\n", std::strerror(errno));
+        std::abort();
+    }
+    std::size_t done = 0;
+    while (done < size) {
+        const ssize_t n = ::pwrite(fd, data + done, size - done, static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            std::fprintf(stderr, "pwrite: %s\n", std::strerror(errno));
+            std::abort();
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    return "/proc/self/fd/" + std::to_string(fd);
 }
 
 }  // namespace fuzz

@@ -14,6 +14,11 @@ usage: make_corpora.py [--tdstudio PATH]
                   stub and a comment; with --tdstudio, archives written by our
                   own writer (64-byte aligned payloads, padding extra fields)
   load_directory  every fixture directory, packed by pack_directory.py
+  load_file       every file of tests/fixtures/pytorch-1.13 (checkpoints, zip
+                  and legacy; safetensors; .npy; .npz), and .npy variants
+                  (version 2.0, big-endian, Fortran order, 0-d, empty)
+  torch_pickle    the data.pkl of every checkpoint fixture, and the legacy
+                  checkpoint's pickles
 
 The corpora are rewritten from scratch; regressions/ is never touched.
 """
@@ -31,6 +36,7 @@ import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.normpath(os.path.join(HERE, "..", "fixtures", "tensordict-0.14"))
+TORCH_FIXTURES = os.path.normpath(os.path.join(HERE, "..", "fixtures", "pytorch-1.13"))
 CORPUS = os.path.join(HERE, "corpus")
 sys.path.insert(0, HERE)
 import pack_directory  # noqa: E402
@@ -178,17 +184,71 @@ def directory_corpus():
               pack_directory.pack(os.path.join(FIXTURES, fixture)))
 
 
+def npy(descr, shape, data, fortran=False, version=(1, 0)):
+    """A .npy file as numpy writes it (header padded to 64 bytes), without numpy."""
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
+        descr, fortran, "(%s)" % "".join("%d, " % d for d in shape).rstrip(" ")
+        if len(shape) != 1 else "(%d,)" % shape[0])
+    size_bytes = 2 if version[0] == 1 else 4
+    pad = 64 - (6 + 2 + size_bytes + len(header) + 1) % 64
+    header = header + " " * (pad % 64) + "\n"
+    return (b"\x93NUMPY" + bytes(version) + len(header).to_bytes(size_bytes, "little") +
+            header.encode("latin-1") + data)
+
+
+def file_corpus():
+    for name in sorted(os.listdir(TORCH_FIXTURES)):
+        if name.endswith((".pt", ".npy", ".npz", ".safetensors")):
+            with open(os.path.join(TORCH_FIXTURES, name), "rb") as f:
+                write("load_file", name, f.read())
+    import struct
+    values = struct.pack("<6f", *range(6))
+    write("load_file", "v2.npy", npy("<f4", (2, 3), values, version=(2, 0)))
+    write("load_file", "big_endian.npy", npy(">f4", (2, 3), struct.pack(">6f", *range(6))))
+    write("load_file", "fortran.npy", npy("<f4", (2, 3), values, fortran=True))
+    write("load_file", "scalar.npy", npy("<i8", (), struct.pack("<q", 7)))
+    write("load_file", "empty.npy", npy("<f8", (0, 4), b""))
+    write("load_file", "complex_be.npy", npy(">c8", (2,), struct.pack(">4f", 1, 2, 3, 4)))
+
+
+def torch_pickle_corpus():
+    for name in sorted(os.listdir(TORCH_FIXTURES)):
+        if not name.endswith(".pt"):
+            continue
+        path = os.path.join(TORCH_FIXTURES, name)
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as z:
+                for entry in z.namelist():
+                    if entry.endswith("data.pkl"):
+                        write("torch_pickle", name[:-3] + ".pkl", z.read(entry))
+        else:  # the legacy layout: its pickles one after another
+            with open(path, "rb") as f:
+                data = f.read()
+            import pickletools
+            pos, index = 0, 0
+            stream = io.BytesIO(data)
+            for index in range(5):
+                start = stream.tell()
+                for _ in pickletools.genops(stream):
+                    pass
+                write("torch_pickle", "%s_%d.pkl" % (name[:-3], index),
+                      data[start:stream.tell()])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tdstudio", help="a tdstudio executable, to add archives it writes")
     args = parser.parse_args()
-    for target in ("json", "pickle", "zip", "load_archive", "load_directory"):
+    for target in ("json", "pickle", "zip", "load_archive", "load_directory", "load_file",
+                   "torch_pickle"):
         shutil.rmtree(os.path.join(CORPUS, target), ignore_errors=True)
         os.makedirs(os.path.join(CORPUS, target))
     json_corpus()
     pickle_corpus()
     archive_corpus(args.tdstudio)
     directory_corpus()
+    file_corpus()
+    torch_pickle_corpus()
     total = sum(os.path.getsize(os.path.join(d, f))
                 for d, _, files in os.walk(CORPUS) for f in files)
     print(f"corpora: {total} bytes")

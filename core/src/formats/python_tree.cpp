@@ -177,7 +177,7 @@ private:
             const std::uint64_t start = leaf.storage.offset;
             if (start > leaf.storage.size ||
                 leaf.storage.size - start < std::uint64_t(storage.numel) * item)
-                throw Error(store_->describe(leaf.storage.path),
+                throw Error(store_ ? store_->describe(leaf.storage.path) : leaf.storage.path,
                             "the storage of key \"" + key + "\" needs " +
                                 std::to_string(storage.numel * item) + " bytes from byte " +
                                 std::to_string(start) + ", past the end at " +

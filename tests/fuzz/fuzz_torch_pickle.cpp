@@ -1,0 +1,42 @@
+// libFuzzer target: the safe unpickler of torch checkpoints
+// (formats/python_objects.h) on one pickle, every persistent id taken as a
+// storage of the size it names, then the tree built from what it decoded
+// (formats/python_tree.h): containers, tensors over their storages, objects
+// never rebuilt. Nothing may crash, hang or run away in memory; bad input
+// throws tensordict::Error.
+
+#include <cstdint>
+#include <string>
+
+#include "formats/python_objects.h"
+#include "formats/python_tree.h"
+#include "load_support.h"
+
+using tensordict::python::Object;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string bytes(reinterpret_cast<const char*>(data), size);
+    try {
+        std::size_t pos = 0;
+        const tensordict::python::Pickle pickle = tensordict::python::decode(
+            bytes, &pos, "fuzz.pkl", [](const Object& pid, const std::function<Object*()>& make) {
+                Object* storage = make();
+                storage->dtype = tensordict::DType::Float32;
+                if (pid.type == Object::Type::Tuple && pid.items.size() > 4 &&
+                    pid.items[4]->type == Object::Type::Int && pid.items[4]->integer >= 0)
+                    storage->numel = pid.items[4]->integer % (1 << 20);
+                return storage;
+            });
+        const tensordict::StorageLocator locate = [](const Object& storage) {
+            tensordict::StorageInfo info;
+            info.kind = tensordict::StorageKind::StoredEntry;
+            info.path = "data/" + storage.text;
+            info.size = std::uint64_t(storage.numel) * 4;
+            return info;
+        };
+        const auto root = tensordict::buildPythonTree(*pickle.root, nullptr, locate);
+        fuzz::readNode(*root);
+    } catch (const tensordict::Error&) {
+    }
+    return 0;
+}
