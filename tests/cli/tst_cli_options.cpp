@@ -81,17 +81,17 @@ private Q_SLOTS:
         QCOMPARE(defaults.destination, QString("dst"));
         QVERIFY(!defaults.compression && defaults.level == -1 && defaults.threads == 0);
         QVERIFY(!defaults.archive && !defaults.atomic && defaults.robustKey &&
-                !defaults.allowOutsideLinks && defaults.keys.isEmpty());
+                !defaults.allowOutsideLinks && !defaults.skipObjects && defaults.keys.isEmpty());
 
         r = parse({"--save", "src", "dst", "--archive", "--compression", "bzip2", "--level", "9",
                    "--threads", "4", "--atomic", "--no-robust-key", "--allow-outside-links",
-                   "--key", "a/b", "--key", "[\"c/d\"]"});
+                   "--skip-objects", "--key", "a/b", "--key", "[\"c/d\"]"});
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         const cli::SaveRequest& s = r.options.save;
         QCOMPARE(s.compression, std::optional<int>(tensordict::kZipBzip2));
         QCOMPARE(s.level, 9);
         QCOMPARE(s.threads, 4);
-        QVERIFY(s.archive && s.atomic && !s.robustKey && s.allowOutsideLinks);
+        QVERIFY(s.archive && s.atomic && !s.robustKey && s.allowOutsideLinks && s.skipObjects);
         QCOMPARE(s.keys, QStringList({"a/b", "[\"c/d\"]"}));
 
         for (const auto& [name, method] : {std::pair{"stored", tensordict::kZipStored},

@@ -220,6 +220,49 @@ private Q_SLOTS:
         QCOMPARE(w.currentPath(), prefix);
     }
 
+    // A checkpoint with a pickled module: the dialog offers to leave the
+    // object out (only then), and the save through the window does so.
+    void aCheckpointsObjectsCanBeLeftOut() {
+        SaveOptionsDialog plain(0, "all", testsupport::fixturePath("simple"));
+        QVERIFY(plain.skipObjectsBox()->isHidden());
+        QVERIFY(!plain.options().skipObjects);
+
+        const QString pt = scratch_.path() + "/module.pt";
+        QString error;
+        QVERIFY2(testsupport::runPython({"-c",
+                                         "import sys, torch\n"
+                                         "torch.save({'model': torch.nn.Linear(2, 3), "
+                                         "'w': torch.ones(3)}, sys.argv[1])\n",
+                                         pt},
+                                        nullptr, &error),
+                 qPrintable(error));
+        MainWindow w;
+        QVERIFY(openAndWait(w, pt));
+        SaveOptionsDialog dialog(0, "all", w.currentPath());
+        dialog.setHasObjects(true);
+        dialog.show();
+        QVERIFY(dialog.skipObjectsBox()->isVisible());
+        QVERIFY(!dialog.skipObjectsBox()->isChecked());
+        const QString prefix = scratch_.path() + "/module.tdz";
+        dialog.setDestination(prefix);
+        dialog.finishPendingCheck();
+
+        SaveJob* refused = w.startSave(dialog.destination(), dialog.options());
+        QSignalSpy failed(refused, &SaveJob::failed);
+        QVERIFY(failed.wait(30000));
+        QVERIFY2(failed.front().front().toString().contains("model: a Python object"),
+                 qPrintable(failed.front().front().toString()));
+        QTRY_VERIFY(!w.currentSave());
+
+        dialog.skipObjectsBox()->setChecked(true);
+        SaveJob* job = w.startSave(dialog.destination(), dialog.options());
+        QSignalSpy done(job, &SaveJob::succeeded);
+        QVERIFY(done.wait(30000));
+        const TensorDict saved = load(prefix.toStdString());
+        QVERIFY(!saved.root().child("model"));
+        QVERIFY(saved.root().child("w"));
+    }
+
     void exportSelectedSubtrees() {
         MainWindow w;
         QVERIFY(openAndWait(w, testsupport::fixturePath("nested3")));

@@ -15,7 +15,8 @@ const char kUsage[] =
     "Usage: tdstudio [PATH] [--select K [--view MODE]] [--compare B] [--screenshot FILE]\n"
     "       tdstudio --info PATH [--json] [--sha256]\n"
     "       tdstudio --save SRC DEST [--archive] [--compression M] [--level N] [--threads N]\n"
-    "                [--atomic] [--no-robust-key] [--allow-outside-links] [--key K ...]\n"
+    "                [--atomic] [--no-robust-key] [--allow-outside-links] [--skip-objects]\n"
+    "                [--key K ...]\n"
     "       tdstudio --diff A B [--rtol R] [--atol T] [--equal-nan] [--key K ...] [--json]\n"
     "                [--threads N]\n"
     "       tdstudio --help | --version\n";
@@ -115,6 +116,9 @@ void describe(QCommandLineParser& parser) {
     parser.addOption({"allow-outside-links",
                       "With --save: copy files that the source links to from outside its "
                       "directory (refused by default)."});
+    parser.addOption({"skip-objects",
+                      "With --save: leave out the Python objects of a checkpoint, which a "
+                      "tensordict cannot hold (refused by default), and name each one."});
     parser.addOption({"key",
                       "With --save or --diff: only this subtree (a/b, or a JSON list); "
                       "repeatable.",
@@ -151,6 +155,7 @@ const OptionModes kOptionModes[] = {
     {"atomic", bit(Mode::Save)},
     {"no-robust-key", bit(Mode::Save)},
     {"allow-outside-links", bit(Mode::Save)},
+    {"skip-objects", bit(Mode::Save)},
     {"key", bit(Mode::Save) | bit(Mode::Diff)},
     {"rtol", bit(Mode::Diff)},
     {"atol", bit(Mode::Diff)},
@@ -340,6 +345,7 @@ QString readSave(const QCommandLineParser& parser, const QStringList& args, Save
     save->atomic = parser.isSet("atomic");
     save->robustKey = !parser.isSet("no-robust-key");
     save->allowOutsideLinks = parser.isSet("allow-outside-links");
+    save->skipObjects = parser.isSet("skip-objects");
     return readKeys(parser, &save->keys);
 }
 

@@ -95,6 +95,12 @@ int save(const SaveRequest& request, QTextStream& err, ProgressStyle style) {
     options.atomic = request.atomic;
     options.robustKey = request.robustKey;
     options.allowOutsideLinks = request.allowOutsideLinks;
+    options.skipObjects = request.skipObjects;
+    options.skipped = [&err](const std::string& key) {
+        err << "skipped " << QString::fromStdString(key)
+            << ": a Python object, which a tensordict cannot hold\n";
+        err.flush();
+    };
     options.copyExisting = true;  // converting means copying out of the source
     options.progress = [&printer](const tensordict::SaveProgress& p) { printer.update(p); };
     try {

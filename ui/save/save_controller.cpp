@@ -10,6 +10,20 @@
 SaveController::SaveController(QWidget* window, std::function<Scope()> scope)
     : QObject(window), window_(window), scope_(std::move(scope)) {}
 
+namespace {
+
+// Python objects of a checkpoint anywhere in the tree (metadata only).
+bool hasObjects(const tensordict::Node& node) {
+    if (node.kind() == tensordict::NodeKind::Object)
+        return true;
+    for (const tensordict::Node* child : node.children())
+        if (hasObjects(*child))
+            return true;
+    return false;
+}
+
+}  // namespace
+
 SaveProgressDialog* SaveController::progressDialog() const {
     return progressDialog_.data();
 }
@@ -21,6 +35,7 @@ void SaveController::saveAs() {
     if (!scope.data)
         return;
     SaveOptionsDialog dialog(scope.bytes, scope.description, scope.sourcePath, window_);
+    dialog.setHasObjects(hasObjects(scope.data->root()));
     if (dialog.exec() != QDialog::Accepted)
         return;
     start(dialog.destination(), dialog.options());

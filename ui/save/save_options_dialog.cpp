@@ -77,6 +77,7 @@ SaveOptionsDialog::SaveOptionsDialog(std::uint64_t bytes, const QString& scope,
       robustKey_(new QCheckBox(tr("Robust key encoding"))),
       copyExisting_(new QCheckBox(tr("Copy data mapped from other files"))),
       allowOutsideLinks_(new QCheckBox(tr("Copy files linked from outside the dataset"))),
+      skipObjects_(new QCheckBox(tr("Leave out Python objects (they cannot be saved)"))),
       sizes_(new QLabel),
       message_(new QLabel),
       buttons_(new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel)) {
@@ -130,6 +131,14 @@ SaveOptionsDialog::SaveOptionsDialog(std::uint64_t bytes, const QString& scope,
            "saving such a link is refused, so that none of your own files ends up in what you "
            "export. Checked: the linked files are copied like the others."));
 
+    skipObjects_->setChecked(false);
+    skipObjects_->setVisible(false);
+    skipObjects_->setToolTip(
+        tr("The checkpoint holds pickled Python objects (an nn.Module, a custom class), which "
+           "tdstudio shows by class but never rebuilds. A tensordict cannot hold them: unchecked, "
+           "saving is refused, naming the first one; checked, they are left out and the rest is "
+           "saved."));
+
     auto* format = new QVBoxLayout;
     format->addWidget(asDirectory_);
     format->addWidget(asArchive_);
@@ -144,6 +153,7 @@ SaveOptionsDialog::SaveOptionsDialog(std::uint64_t bytes, const QString& scope,
     form->addRow(QString(), robustKey_);
     form->addRow(QString(), copyExisting_);
     form->addRow(QString(), allowOutsideLinks_);
+    form->addRow(QString(), skipObjects_);
     form->addRow(tr("Size:"), sizes_);
     message_->setWordWrap(true);
     auto* layout = new QVBoxLayout(this);
@@ -228,7 +238,14 @@ tensordict::SaveOptions SaveOptionsDialog::options() const {
     o.robustKey = robustKey_->isChecked();
     o.copyExisting = copyExisting_->isChecked();
     o.allowOutsideLinks = allowOutsideLinks_->isChecked();
+    o.skipObjects = skipObjects_->isChecked();
     return o;
+}
+
+void SaveOptionsDialog::setHasObjects(bool hasObjects) {
+    skipObjects_->setVisible(hasObjects);
+    if (!hasObjects)
+        skipObjects_->setChecked(false);
 }
 
 bool SaveOptionsDialog::canSave() const {

@@ -46,6 +46,8 @@ public:
     void setArchive(bool archive);
     void setCompression(int zipMethod);
     tensordict::SaveOptions options() const;
+    // What is saved holds Python objects of a checkpoint: the choice to leave them out shows.
+    void setHasObjects(bool hasObjects);
 
     // What the dialog says about the current choices ("" when all is well, or
     // while the destination is being checked).
@@ -69,6 +71,7 @@ public:
     QCheckBox* robustKeyBox() const { return robustKey_; }
     QCheckBox* copyExistingBox() const { return copyExisting_; }
     QCheckBox* allowOutsideLinksBox() const { return allowOutsideLinks_; }
+    QCheckBox* skipObjectsBox() const { return skipObjects_; }
 
 Q_SIGNALS:
     void destinationChecked();
@@ -94,6 +97,7 @@ private:
     QCheckBox* robustKey_;
     QCheckBox* copyExisting_;
     QCheckBox* allowOutsideLinks_;
+    QCheckBox* skipObjects_;
     QLabel* sizes_;
     QLabel* message_;
     QDialogButtonBox* buttons_;

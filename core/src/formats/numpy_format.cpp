@@ -1,5 +1,5 @@
 // NumPy's .npy (versions 1.0, 2.0, 3.0) and .npz files (a zip of .npy
-// members, stored or deflated): core/FORMAT.md 10. An array is a leaf over
+// members, stored or deflated): core/FORMAT.md 13. An array is a leaf over
 // the file's data; Fortran order and big-endian elements are views that
 // readers see in C order, little-endian.
 

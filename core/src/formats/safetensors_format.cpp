@@ -1,4 +1,4 @@
-// Hugging Face safetensors (core/FORMAT.md 11): an 8-byte little-endian
+// Hugging Face safetensors (core/FORMAT.md 14): an 8-byte little-endian
 // header size, a JSON header naming each tensor's dtype, shape and
 // data_offsets (relative to the data after the header), then the data. The
 // header is checked before any tensor is shown: in bounds, no overlaps, and

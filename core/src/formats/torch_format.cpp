@@ -1,4 +1,4 @@
-// torch.save checkpoints (core/FORMAT.md 9): the zip layout of torch 1.6
+// torch.save checkpoints (core/FORMAT.md 12): the zip layout of torch 1.6
 // and later (NAME/data.pkl, NAME/data/KEY, NAME/version, optionally
 // NAME/byteorder), and the earlier stream of pickles followed by the raw
 // storages. Both are read by the safe unpickler (python_objects.h): nothing
