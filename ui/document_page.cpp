@@ -12,6 +12,7 @@
 
 #include "details_panel.h"
 #include "key_filter_model.h"
+#include "key_index.h"
 #include "key_tree_model.h"
 #include "leaf_view.h"
 #include "overview_panel.h"
@@ -104,14 +105,47 @@ DocumentPage::DocumentPage(QWidget* parent)
 void DocumentPage::showTensorDict(std::shared_ptr<const tensordict::TensorDict> td,
                                   const QString& label,
                                   QFuture<std::shared_ptr<const KeyIndex>> keyIndex) {
-    model_->setTensorDict(std::move(td), label, std::move(keyIndex));
-    const QModelIndex root = filter_->index(0, 0);
-    tree_->expand(root);
-    tree_->setCurrentIndex(root);
+    grouping_.cancel();
+    original_ = std::move(td);
+    label_ = label;
+    keyIndex_ = std::move(keyIndex);
+    if (groupByDots_ && original_) {
+        groupByDots_ = false;  // shown flat until the grouped tree is built
+        setGroupKeysByDots(true);
+    }
+    showTree(original_, {});
 }
 
-std::shared_ptr<const tensordict::TensorDict> DocumentPage::tensorDict() const {
-    return model_->tensorDict();
+void DocumentPage::setGroupKeysByDots(bool on) {
+    if (on == groupByDots_)
+        return;
+    groupByDots_ = on;
+    grouping_.cancel();
+    if (!original_)
+        return;
+    if (!on)
+        return showTree(original_, currentKeyPath());
+    // A copy of the tree's metadata: on a worker, for trees of any size.
+    grouping_.start(
+        [td = original_](const tensordict::CancelToken&) {
+            return std::make_shared<const tensordict::TensorDict>(tensordict::groupKeysByDots(*td));
+        },
+        [this](std::shared_ptr<const tensordict::TensorDict> grouped) {
+            showTree(std::move(grouped), currentKeyPath());
+        });
+}
+
+void DocumentPage::showTree(std::shared_ptr<const tensordict::TensorDict> shown,
+                            const QStringList& keep) {
+    // The flat tree's key index is the document's; a grouped one indexes itself.
+    const bool flat = shown == original_;
+    model_->setTensorDict(std::move(shown), label_,
+                          flat ? keyIndex_ : KeyTreeModel::KeyIndexFuture());
+    const QModelIndex root = filter_->index(0, 0);
+    tree_->expand(root);
+    if (keep.isEmpty() || !selectKeyPath(keep))
+        tree_->setCurrentIndex(root);
+    Q_EMIT treeShown();
 }
 
 const tensordict::Node* DocumentPage::selectedNode() const {
@@ -134,7 +168,7 @@ QStringList DocumentPage::currentKeyPath() const {
 }
 
 bool DocumentPage::selectKeyPath(const QStringList& path) {
-    auto td = model_->tensorDict();
+    auto td = model_->tensorDict();  // as shown: find() looks inside key groups
     if (!td)
         return false;
     std::vector<std::string> keys;

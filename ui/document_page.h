@@ -4,6 +4,7 @@
 #include <QWidget>
 #include <memory>
 
+#include "job_tracker.h"
 #include "page.h"
 
 class QSplitter;
@@ -31,7 +32,14 @@ public:
     // Shows `td` (labelled `label` at the root of the tree) with the root selected.
     void showTensorDict(std::shared_ptr<const tensordict::TensorDict> td, const QString& label,
                         QFuture<std::shared_ptr<const KeyIndex>> keyIndex);
-    std::shared_ptr<const tensordict::TensorDict> tensorDict() const;
+    // The tensordict as its file has it (whatever the tree groups for display).
+    std::shared_ptr<const tensordict::TensorDict> tensorDict() const { return original_; }
+    // View > Group Keys by Dots: a state_dict's "layer1.0.conv.weight" shown
+    // nested by its dots (built on a worker; the selection stays).
+    void setGroupKeysByDots(bool on);
+    bool groupsKeysByDots() const { return groupByDots_; }
+    // The grouped tree is being built; treeShown() follows.
+    bool isGroupingKeys() const { return grouping_.isBusy(); }
     // The node of the current selection, if any.
     const tensordict::Node* selectedNode() const;
     // The nodes of every selected row (the subtrees File > Save As saves).
@@ -65,9 +73,12 @@ Q_SIGNALS:
     // The preview found its files changed: the document should be opened again.
     void reloadRequested();
     void copyKeyPathRequested();
+    // The tree shows what setGroupKeysByDots() asked for.
+    void treeShown();
 
 private:
     void updateDetails();
+    void showTree(std::shared_ptr<const tensordict::TensorDict> shown, const QStringList& keep);
 
     KeyTreeModel* model_;
     KeyFilterModel* filter_;
@@ -79,4 +90,9 @@ private:
     QStackedWidget* content_;  // the preview, or the overview of a collection
     QSplitter* treeSplitter_;
     QSplitter* detailsSplitter_;
+    std::shared_ptr<const tensordict::TensorDict> original_;
+    QString label_;
+    QFuture<std::shared_ptr<const KeyIndex>> keyIndex_;  // of original_
+    bool groupByDots_ = false;
+    JobTracker<std::shared_ptr<const tensordict::TensorDict>> grouping_{this};
 };

@@ -40,6 +40,16 @@ std::uint64_t KeyTreeModel::totalBytes(const Node* n) const {
     return *countedBytes_.insert(n, nodetext::totalBytesOf(*n));
 }
 
+std::string KeyTreeModel::groupedKey(const tensordict::Node& n) {
+    // Inside a key group the shared prefix is the group's row: "weight" under "conv".
+    std::string key = n.key();
+    if (n.parent() && n.parent()->isKeyGroup())
+        key.erase(0, n.parent()->key().size());
+    if (n.isKeyGroup() && !key.empty())
+        key.pop_back();  // the group "conv." shows as "conv"
+    return key;
+}
+
 int KeyTreeModel::columnCount(const QModelIndex&) const {
     return ColumnCount;
 }
@@ -53,7 +63,7 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
         case Qt::DisplayRole:
             switch (index.column()) {
                 case KeyColumn:
-                    return isRoot ? rootLabel_ : nodetext::displayKey(n->key());
+                    return isRoot ? rootLabel_ : nodetext::displayKey(groupedKey(*n));
                 case KindColumn:
                     if (n->kind() == NodeKind::TensorClass || n->kind() == NodeKind::View)
                         return nodetext::kindText(*n) + " " +

@@ -59,6 +59,8 @@ public:
     // Bytes of all tensors under `node`: from the KeyIndex once it is built,
     // else counted on first display and kept.
     std::uint64_t totalBytes(const tensordict::Node* node) const;
+    // What the key column shows: the key, less the prefix of the key group it is in.
+    static std::string groupedKey(const tensordict::Node& node);
     // Collections whose size was counted here rather than taken from the KeyIndex.
     qsizetype countedSizes() const { return countedBytes_.size(); }
 

@@ -21,6 +21,7 @@
 #include <QStatusBar>
 #include <QTreeView>
 #include <QVBoxLayout>
+#include <functional>
 #include <utility>
 
 #include "compare_image_view.h"
@@ -202,6 +203,19 @@ void MainWindow::createViewMenu() {
     view->addAction(tr("&Go to Slice…"), this, &MainWindow::goToSlice)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
     view->addSeparator();
+    QAction* groups = view->addAction(tr("Group Keys by &Dots"));
+    groups->setCheckable(true);
+    groups->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_G));
+    groups->setToolTip(
+        tr("Show flat dotted keys (a state_dict's layer1.0.conv.weight) nested "
+           "by their dots; key paths stay the file's own"));
+    groups->setChecked(QSettings().value("view/groupKeysByDots", false).toBool());
+    documentPage_->setGroupKeysByDots(groups->isChecked());
+    connect(groups, &QAction::toggled, this, [this](bool on) {
+        QSettings().setValue("view/groupKeysByDots", on);
+        documentPage_->setGroupKeysByDots(on);
+    });
+    groupKeysAction_ = groups;
     QAction* details = view->addAction(tr("&Details"));
     details->setCheckable(true);
     details->setChecked(!documentPage_->detailsPanel()->isCollapsed());
@@ -369,7 +383,13 @@ void MainWindow::showLoaded() {
         statusBar()->showMessage(
             tr("%n part(s) could not be read; they are marked in red in the tree.", "",
                static_cast<int>(errors.size())));
-    Q_EMIT documentLoaded();
+    // Loaded means shown as asked: with keys grouped by dots, once the grouped tree is.
+    if (documentPage_->isGroupingKeys())
+        connect(
+            documentPage_, &DocumentPage::treeShown, this, [this] { Q_EMIT documentLoaded(); },
+            Qt::SingleShotConnection);
+    else
+        Q_EMIT documentLoaded();
 }
 
 void MainWindow::showFailure(const QString& message) {
@@ -430,11 +450,18 @@ SaveController::Scope MainWindow::saveScope() const {
     // The selected subtrees, unless the selection is empty or holds the root.
     std::vector<std::vector<std::string>> paths;
     bool whole = false;
+    // A key group (View > Group Keys by Dots) stands for the keys inside it.
+    const std::function<void(const tensordict::Node&)> add = [&](const tensordict::Node& node) {
+        if (!node.isKeyGroup())
+            return paths.push_back(node.keyPath());
+        for (const tensordict::Node* child : node.children())
+            add(*child);
+    };
     for (const tensordict::Node* node : documentPage_->selectedNodes()) {
         if (!node || !node->parent())
             whole = true;
         else
-            paths.push_back(node->keyPath());
+            add(*node);
     }
     SaveController::Scope scope;
     scope.data = td;

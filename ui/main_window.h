@@ -65,6 +65,8 @@ public:
     SaveJob* startSave(const QString& prefix, const tensordict::SaveOptions& options);
     SaveJob* currentSave() const;
     SaveProgressDialog* saveProgressDialog() const;
+    // View > Group Keys by Dots (checkable).
+    QAction* groupKeysAction() const { return groupKeysAction_; }
 
     // File > Compare With: compares the open tensordict (A) with the one at
     // `path` (B) side by side, keeping the selected key. Called while A is
@@ -119,6 +121,7 @@ private:
     QLabel* statusLabel_;
     QString lastError_;
     SaveController* saves_;
+    QAction* groupKeysAction_ = nullptr;  // View > Group Keys by Dots
     QAction* saveAction_ = nullptr;
     QStackedWidget* pages_;  // documentPage_ or compare_
     CompareView* compare_;

@@ -70,8 +70,14 @@ bool Node::isLocked() const {
 std::vector<std::string> Node::keyPath() const {
     std::vector<std::string> path;
     for (const Node* n = this; n && n->parent_; n = n->parent_)
-        path.push_back(n->key_);
+        if (n == this || !n->isKeyGroup())
+            path.push_back(n->key_);
     return {path.rbegin(), path.rend()};
+}
+
+bool Node::isKeyGroup() const {
+    const auto* c = std::get_if<Collection>(&payload_);
+    return c && !c->keyGroup.empty();
 }
 
 std::string Node::where() const {
@@ -121,7 +127,14 @@ void Node::ChildIndex::rebuild(const Children::Vector& children, std::size_t cap
 
 const Node* Node::child(std::string_view k) const {
     const std::size_t at = childIndex_.find(children_, k);
-    return at == ChildIndex::npos ? nullptr : children_[at].get();
+    if (at != ChildIndex::npos)
+        return children_[at].get();
+    if (hasKeyGroups_)  // a dotted key, grouped for display
+        for (const auto& c : children_)
+            if (c->isKeyGroup() && k.substr(0, c->key_.size()) == c->key_)
+                if (const Node* found = c->child(k))
+                    return found;
+    return nullptr;
 }
 
 const Node* Node::find(const std::vector<std::string>& path) const {
@@ -437,6 +450,7 @@ const Value& NodeBuilder::rawValue() const {
 
 Node& NodeBuilder::append(std::unique_ptr<Node> child) {
     child->parent_ = &node_;
+    node_.hasKeyGroups_ = node_.hasKeyGroups_ || child->isKeyGroup();
     node_.children_.push_back(std::move(child));
     Node& added = *node_.children_.back();
     // A repeated key keeps the first as the one child() finds, as Python's loader does.

@@ -18,10 +18,14 @@
 #include "main_window.h"
 #include "node_properties.h"
 #include "recent_files.h"
+#include "save_job.h"
 #include "tensordict/node.h"
+#include "tensordict/tensordict.h"
 #include "testsupport.h"
 
 namespace {
+
+constexpr int kTimeoutMs = 30000;  // a bound for a broken job, not a timing
 
 bool openAndWait(MainWindow& w, const QString& path) {
     QSignalSpy loaded(&w, &MainWindow::documentLoaded);
@@ -173,6 +177,61 @@ private Q_SLOTS:
             }
             QVERIFY(rows >= (path.empty() ? 5 : 10));
         }
+    }
+
+    // View > Group Keys by Dots: a state_dict nests by its dots, the key
+    // paths stay the file's own (selecting, the details, saving), and the
+    // choice is kept for the next document.
+    void keysGroupByDotsAndKeepTheirPaths() {
+        MainWindow w;
+        QVERIFY(openAndWait(w, testsupport::torchFixturesDir() + "/state_dict.pt"));
+        KeyTreeModel* model = w.documentPage()->keyModel();
+        const QModelIndex root = model->index(0, 0);
+        QCOMPARE(model->rowCount(root), 9);  // flat: "0.weight" ... "4.bias"
+        QVERIFY(w.selectKeyPath({"1.running_var"}));
+
+        QSignalSpy shown(w.documentPage(), &DocumentPage::treeShown);
+        w.groupKeysAction()->trigger();
+        QVERIFY(shown.wait(kTimeoutMs));
+        const QModelIndex groupedRoot = model->index(0, 0);
+        QCOMPARE(model->rowCount(groupedRoot), 3);  // "0", "1", "4"
+        const QModelIndex one = model->index(1, KeyTreeModel::KeyColumn, groupedRoot);
+        QCOMPARE(one.data().toString(), QString("1"));
+        QVERIFY(model->node(one)->isKeyGroup());
+        // The selection stayed, under the group, with the file's key path.
+        QCOMPARE(w.documentPage()->currentKeyPath(), QStringList{"1.running_var"});
+        const tensordict::Node* leaf = w.documentPage()->selectedNode();
+        QCOMPARE(QString::fromStdString(KeyTreeModel::groupedKey(*leaf)), QString("running_var"));
+        QCOMPARE(leaf->parent()->key(), std::string("1."));
+        QVERIFY(w.selectKeyPath({"4.weight"}));
+        QCOMPARE(w.documentPage()->selectedNode()->leaf().shape,
+                 (std::vector<std::int64_t>{10, 7200}));
+
+        // Saving the group "1" saves its five keys, flat, as the file has them.
+        w.documentPage()->treeView()->setCurrentIndex(
+            w.documentPage()->filterModel()->mapFromSource(one));
+        QTemporaryDir out;
+        SaveJob* job = w.startSave(out.path() + "/group.tdz", {});
+        QVERIFY(job);
+        QSignalSpy done(job, &SaveJob::succeeded);
+        QVERIFY(done.wait(kTimeoutMs));
+        const tensordict::TensorDict saved =
+            tensordict::load((out.path() + "/group.tdz").toStdString());
+        QCOMPARE(saved.root().children().size(), std::size_t(5));
+        QVERIFY(saved.root().child("1.running_var"));
+
+        // Kept for the next window; off again shows the flat tree.
+        MainWindow next;
+        QVERIFY(next.groupKeysAction()->isChecked());
+        QVERIFY(openAndWait(next, testsupport::torchFixturesDir() + "/state_dict.pt"));
+        QCOMPARE(
+            next.documentPage()->keyModel()->rowCount(next.documentPage()->keyModel()->index(0, 0)),
+            3);
+        next.groupKeysAction()->trigger();
+        QCOMPARE(
+            next.documentPage()->keyModel()->rowCount(next.documentPage()->keyModel()->index(0, 0)),
+            9);
+        QVERIFY(!next.groupKeysAction()->isChecked());
     }
 
     void recentFilesKeepTheNewestFirst() {

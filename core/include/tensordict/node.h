@@ -94,6 +94,9 @@ struct Collection {
     Value::Object attributes;   // tensorclass fields kept in its own meta.json; view parameters
     std::string pickleFile;     // a tensorclass's sidecar of non-JSON fields, if any
     bool pickleOpaque = false;  // it holds more than plain data; never unpickled
+    // A group made for display by groupKeysByDots(): the dotted prefix its
+    // keys share ("layer1.0."), which is also its key. "" for real nodes.
+    std::string keyGroup;
 };
 
 // A NonTensorData or NonTensorStack; its value is read through Node::value().
@@ -160,6 +163,8 @@ public:
     const std::string& key() const { return key_; }  // raw key in the parent ("" for the root)
     const Node* parent() const { return parent_; }
     Children children() const { return Children(children_); }
+    // The keys from the root, as the file has them (key groups left out; a
+    // group's own path ends with its prefix).
     std::vector<std::string> keyPath() const;
     const Node* child(std::string_view key) const;  // nullptr when absent
     const Node* find(const std::vector<std::string>& path) const;
@@ -171,6 +176,9 @@ public:
     bool isError() const { return kind_ == NodeKind::Error; }
     // This node or one above it is locked (trees returned by save()).
     bool isLocked() const;
+    // A group of dotted keys made for display (groupKeysByDots()): not part of
+    // the file. Key paths pass over groups, and child() finds a key inside them.
+    bool isKeyGroup() const;
 
     // What collections and non-tensors carry (empty for tensors and errors).
     // The Python class, for display: "TensorDict", "fixture_classes.MyTC", "NonTensorData".
@@ -273,6 +281,7 @@ private:
         std::size_t used_ = 0;
     };
     ChildIndex childIndex_;
+    bool hasKeyGroups_ = false;  // some child is a key group: child() looks inside them
 
     std::string className_;
     std::string typeString_;

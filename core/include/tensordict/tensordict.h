@@ -62,6 +62,13 @@ private:
 // naming a key path that does not exist.
 TensorDict select(const TensorDict& td, const std::vector<std::vector<std::string>>& keyPaths);
 
+// The same tree for display, with flat dotted keys (a state_dict's
+// "layer1.0.conv.weight") grouped by their dots: key groups (Node::isKeyGroup)
+// "layer1." > "layer1.0." > "layer1.0.conv." hold the leaf, whose key stays
+// "layer1.0.conv.weight". Key paths, find() and every leaf's bytes are those
+// of `td`; only the nesting shown differs.
+TensorDict groupKeysByDots(const TensorDict& td);
+
 // Reads a memmap directory or a .tdz archive (told apart by content), at a
 // local path or any location a registered transport serves (source.h).
 // Builds the tree from metadata only; leaf data is mapped lazily.
