@@ -128,6 +128,9 @@ QString sideText(const Node* n) {
         default: {
             QString cls = QString::fromStdString(n->className());
             cls = cls.mid(cls.lastIndexOf('.') + 1);  // "fixture_classes.MyTC" -> "MyTC"
+            // A checkpoint's dict, list or object has no batch size.
+            if (n->kind() == NodeKind::Container || n->kind() == NodeKind::Object)
+                return cls;
             return cls + " " + nodetext::shapeText(n->batchSize());
         }
     }
