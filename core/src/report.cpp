@@ -102,7 +102,12 @@ void leafProperties(const Node& node, bool readPayloadOffset, std::vector<NodePr
 
 void nonTensorProperties(const Node& node, std::vector<NodeProperty>& out) {
     out.push_back({"class", Value(node.className())});
-    out.push_back({"batch_size", intsValue(node.batchSize())});
+    // A value in a checkpoint's dict, list or object (an int, a str) has no batch size.
+    const Node* parent = node.parent();
+    const bool plainValue = parent && (parent->kind() == NodeKind::Container ||
+                                       parent->kind() == NodeKind::Object);
+    if (!plainValue)
+        out.push_back({"batch_size", intsValue(node.batchSize())});
     out.push_back({"data", node.value()});
     if (!node.nonTensor().pickleFile.empty()) {
         out.push_back({"pickle", Value(node.nonTensor().pickleFile)});
