@@ -77,16 +77,26 @@ LeafBytes viewBytes(const Store& store, const TensorLeaf& leaf, const std::strin
     if (strides.size() != leaf.shape.size())
         throw Error(where, "the view has " + std::to_string(strides.size()) + " strides for " +
                                std::to_string(leaf.shape.size()) + " dimensions");
-    // The last element the view reaches, which must lie inside the storage.
-    std::uint64_t last = 0;
+    // The last element the view reaches, which must lie inside the storage;
+    // every step checked, so that no size or stride wraps the sum.
+    std::uint64_t numel = 1, last = 0, extent = 0;
+    bool overflow = false;
     for (std::size_t d = 0; d < leaf.shape.size(); ++d) {
-        if (strides[d] < 0)
-            throw Error(where, "negative strides are not supported");
-        last +=
-            static_cast<std::uint64_t>(leaf.shape[d] - 1) * static_cast<std::uint64_t>(strides[d]);
+        if (strides[d] < 0 || leaf.shape[d] < 0)
+            throw Error(where, "negative sizes and strides are not supported");
+        std::uint64_t step = 0;
+        overflow = overflow || __builtin_mul_overflow(numel, std::uint64_t(leaf.shape[d]), &numel);
+        if (leaf.shape[d] > 1)
+            overflow = overflow ||
+                       __builtin_mul_overflow(std::uint64_t(leaf.shape[d] - 1),
+                                              std::uint64_t(strides[d]), &step) ||
+                       __builtin_add_overflow(last, step, &last);
     }
-    const std::uint64_t extent = s.offset + (last + 1) * item;
-    if (last > (s.size / item) || extent > s.size)
+    overflow = overflow || __builtin_mul_overflow(last + 1, item, &extent) ||
+               __builtin_add_overflow(extent, s.offset, &extent);
+    if (overflow || numel != std::uint64_t(leaf.numel) || leaf.nbytes != numel * item)
+        throw Error(where, "the tensor's size, strides and bytes do not agree");
+    if (extent > s.size)
         throw Error(where, "the tensor reaches byte " + std::to_string(extent) +
                                " of a storage of " + std::to_string(s.size) + " bytes");
     const LeafBytes storage = store.leafBytes(s, extent, 1);

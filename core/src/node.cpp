@@ -215,7 +215,7 @@ LeafBytes Node::bytes() const {
     // the first result is shared.
     LeafBytes fresh = l.storage.isPlain()
                           ? store_->leafBytes(l.storage, l.nbytes, itemSize(l.dtype))
-                          : viewBytes(*store_, l, fileName());
+                          : viewBytes(*store_, l, fileName() + " (key " + where() + ")");
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto b = held())
         return *b;

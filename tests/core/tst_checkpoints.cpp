@@ -198,7 +198,7 @@ private Q_SLOTS:
         const TensorDict npz = load((dir + "/mixed.npz").toStdString());
         // 12 MiB inflated: its array starts after the member's header, not at the entry's start.
         QCOMPARE(QString::fromStdString(leafSha256(*npz.root().child("large"))), out.trimmed());
-                const LeafBytes bigBytes = npz.root().child("big")->bytes();
+        const LeafBytes bigBytes = npz.root().child("big")->bytes();
         const LeafBytes fortranBytes = npz.root().child("fortran")->bytes();
         const auto* big = reinterpret_cast<const float*>(bigBytes.data.get());
         const auto* fortran = reinterpret_cast<const std::int16_t*>(fortranBytes.data.get());
@@ -280,6 +280,144 @@ private Q_SLOTS:
         QVERIFY2(out.contains("same"), qPrintable(out));
     }
 
+    // Pickles built to exhaust a reader: 100,000 nested lists, a list that
+    // holds itself, a global that names os.system. Each opens, with the
+    // part it cannot show as an error node that says why; nothing runs.
+    void hostilePicklesOpenWithTheirProblemsShown() {
+        const QString pt = scratch_.filePath("hostile.pt");
+        QString error;
+        QVERIFY2(
+            testsupport::runPython(
+                {"-c",
+                 "import sys, zipfile\n"
+                 "n = 100000\n"
+                 "deep = b']' * n + b'a' * (n - 1)\n"  // each list appended into the one before
+                 "loop = b']q\\x00h\\x00a'\n"          // l = []; l.append(l)
+                 "call = b'cposix\\nsystem\\nX\\x05\\x00\\x00\\x00touch\\x85R'\n"
+                 "body = b'\\x80\\x02}(X\\x04\\x00\\x00\\x00deepq\\x01' + deep + "
+                 "b'X\\x04\\x00\\x00\\x00loop' + loop + b'X\\x04\\x00\\x00\\x00call' + call + "
+                 "b'u.'\n"
+                 "with zipfile.ZipFile(sys.argv[1], 'w') as z:\n"
+                 "    z.writestr('hostile/data.pkl', body)\n"
+                 "    z.writestr('hostile/version', '3')\n",
+                 pt},
+                nullptr, &error),
+            qPrintable(error));
+        const TensorDict td = load(pt.toStdString());
+        const Node* deep = td.root().child("deep");
+        QVERIFY(deep && deep->kind() == NodeKind::Container);
+        const Node* n = deep;
+        int depth = 0;
+        while (n->kind() == NodeKind::Container && n->children().size() == 1)
+            n = n->children()[0], ++depth;
+        QCOMPARE(depth, 256);
+        QVERIFY2(
+            n->isError() && n->error().find("nested more than 256 levels") != std::string::npos,
+            n->error().c_str());
+        const Node* loop = td.root().child("loop");
+        QVERIFY(loop && loop->children().size() == 1);
+        QVERIFY(loop->children()[0]->isError());
+        QVERIFY2(loop->children()[0]->error().find("refers to itself") != std::string::npos,
+                 loop->children()[0]->error().c_str());
+        const Node* call = td.root().child("call");
+        QCOMPARE(call->kind(), NodeKind::Object);
+        QCOMPARE(call->className(), std::string("posix.system"));
+        QCOMPARE(call->find({"args", "0"})->value(), Value("touch"));
+    }
+
+    // Pickles written opcode by opcode to break a reader's arithmetic and
+    // memory (each a checkpoint {"t": ...} with one 8-byte storage "0"):
+    // every one opens, its part shown as an error that says why.
+    void craftedPicklesAreRefusedWithAReason_data() {
+        QTest::addColumn<QString>("pickle");  // a Python expression of the value of "t"
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("strides that wrap")
+            << "R(G('torch._utils', '_rebuild_tensor_v2'), T(ST('FloatStorage', 2), I(0), "
+               "T(*[I(2)] * 8), T(*[I(2 ** 61)] * 8), F, OD()))"
+            << "overflow";
+        QTest::newRow("size that wraps bytes")
+            << "R(G('torch._utils', '_rebuild_tensor_v2'), T(ST('DoubleStorage', 1), I(0), "
+               "T(I(2 ** 61 + 1)), T(I(0)), F, OD()))"
+            << "overflow";
+        QTest::newRow("a view past its storage")
+            << "R(G('torch._utils', '_rebuild_tensor_v2'), T(ST('FloatStorage', 2), I(1), "
+               "T(I(2)), T(I(1)), F, OD()))"
+            << "reaches past its storage";
+        QTest::newRow("a storage bigger than its entry")
+            << "R(G('torch._utils', '_rebuild_tensor_v2'), T(ST('FloatStorage', 100), I(0), "
+               "T(I(100)), T(I(1)), F, OD()))"
+            << "truncated file";
+        QTest::newRow("a tuple shared 2^60 ways")
+            << "b']\\x940' + b''.join(b'h' + bytes([i]) + b'h' + bytes([i]) + b'\\x86\\x940' "
+               "for i in range(60)) + b'h<'"
+            << "repeats shared objects";
+        QTest::newRow("one big tuple called a million times")
+            << "b'(' + b'N' * 100000 + b't\\x94' + b'cposix\\nsystem\\n\\x94' + "
+               "b'h\\x01h\\x00R0' * 1000 + b'N'"
+            << "copies more than";
+    }
+
+    void craftedPicklesAreRefusedWithAReason() {
+        QFETCH(QString, pickle);
+        QFETCH(QString, expected);
+        const QString pt = scratch_.filePath("crafted.pt");
+        QString error;
+        QVERIFY2(testsupport::runPython({"-c", QString(kOpcodes) + "t = " + pickle + "\n" +
+                                                   "write(sys.argv[1], t)\n",
+                                         pt},
+                                        nullptr, &error),
+                 qPrintable(error));
+        std::string message;
+        try {
+            const TensorDict td = load(pt.toStdString());
+            const Node* t = td.root().child("t");
+            QVERIFY(t);
+            // The first error node under "t", depth first.
+            std::vector<const Node*> stack{t};
+            while (!stack.empty() && message.empty()) {
+                const Node* n = stack.back();
+                stack.pop_back();
+                if (n->isError())
+                    message = n->error();
+                for (const Node* c : n->children())
+                    stack.push_back(c);
+            }
+        } catch (const Error& e) {
+            message = e.what();  // the whole pickle refused
+        }
+        QVERIFY2(QString::fromStdString(message).contains(expected), message.c_str());
+    }
+
+    // torch 2.1's _rebuild_tensor_v3 (dtypes without a typed storage: an
+    // untyped byte storage, the dtype as an argument), and dict keys that
+    // print alike, all kept.
+    void newerTensorsAndAlikeKeysAreRead() {
+        const QString pt = scratch_.filePath("v3.pt");
+        QString error;
+        QVERIFY2(testsupport::runPython(
+                     {"-c",
+                      QString(kOpcodes) +
+                          "t = R(G('torch._utils', '_rebuild_tensor_v3'), T(ST('UntypedStorage', "
+                          "8), I(1), T(I(3)), T(I(1)), F, OD(), G('torch', 'float16')))\n"
+                          "write(sys.argv[1], t, extra=[(I(1), S('int one')), (S('1'), "
+                          "S('str one'))])\n",
+                      pt},
+                     nullptr, &error),
+                 qPrintable(error));
+        const TensorDict td = load(pt.toStdString());
+        const Node* t = td.root().child("t");
+        QVERIFY2(t && t->isTensor(), t && t->isError() ? t->error().c_str() : "");
+        QCOMPARE(t->leaf().dtype, DType::Float16);
+        QCOMPARE(t->leaf().shape, std::vector<std::int64_t>{3});
+        const LeafBytes bytes = t->bytes();
+        const auto* halves = reinterpret_cast<const std::uint16_t*>(bytes.data.get());
+        QCOMPARE(halves[0], std::uint16_t(0x0302));  // the storage is bytes 0, 1, 2, ...: from 2
+        int ones = 0;
+        for (const Node* c : td.root().children())
+            ones += c->key() == "1";
+        QCOMPARE(ones, 2);
+    }
+
     void badFilesNameThemselvesAndTheProblem_data() {
         QTest::addColumn<QString>("base");
         QTest::addColumn<int>("cut");  // bytes kept; -1: the bytes are patched instead
@@ -332,6 +470,27 @@ private:
     static std::string path(const QString& name) {
         return QDir(testsupport::torchFixturesDir()).filePath(name).toStdString();
     }
+
+    // A tiny pickle writer for crafted checkpoints: opcodes as bytes.
+    static constexpr const char* kOpcodes = R"(import struct, sys, zipfile
+def G(module, name): return b'c' + module.encode() + b'\n' + name.encode() + b'\n'
+def I(n):
+    if -2 ** 31 <= n < 2 ** 31: return b'J' + struct.pack('<i', n)
+    raw = n.to_bytes((n.bit_length() + 8) // 8, 'little', signed=True)
+    return b'\x8a' + bytes([len(raw)]) + raw
+def S(s): b = s.encode(); return b'X' + struct.pack('<I', len(b)) + b
+def T(*items): return b'(' + b''.join(items) + b't'
+def R(callee, args): return callee + args + b'R'
+F = b'\x89'
+def OD(): return R(G('collections', 'OrderedDict'), b')')
+def ST(kind, numel): return T(S('storage'), G('torch', kind), S('0'), S('cpu'), I(numel)) + b'Q'
+def write(path, t, extra=()):
+    body = b'\x80\x02}(' + S('t') + t + b''.join(k + v for k, v in extra) + b'u.'
+    with zipfile.ZipFile(path, 'w') as z:
+        z.writestr('crafted/data.pkl', body)
+        z.writestr('crafted/data/0', bytes(range(8)))
+        z.writestr('crafted/version', '3')
+)";
 
     static constexpr const char* kCompareScript = R"(
 import json, sys, zipfile

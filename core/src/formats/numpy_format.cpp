@@ -199,8 +199,9 @@ std::unique_ptr<Node> arrayLeaf(const ArrayHeader& h, std::string key, StorageIn
     leaf.dtype = h.dtype;
     leaf.shape = h.shape;
     std::uint64_t numel = 1;
+    const std::uint64_t maxElements = (std::uint64_t(1) << 62) / itemSize(h.dtype);
     for (std::int64_t d : h.shape) {
-        if (d && numel > (std::uint64_t(1) << 60) / std::uint64_t(d))
+        if (d && numel > maxElements / std::uint64_t(d))
             throw Error(where, "the array's size overflows");
         numel *= std::uint64_t(d);
     }
@@ -272,10 +273,12 @@ public:
                 if (needed > head.size()) {
                     head = entryPrefix(entry, needed);
                     h = parseHeader(head, where, &needed);
+                    if (needed > head.size())
+                        throw Error(where, "the member ends inside its .npy header (truncated)");
                 }
-                NodeBuilder(*root).put(arrayLeaf(h, key, entry, self, where));
+                NodeBuilder(*root).append(arrayLeaf(h, key, entry, self, where));
             } catch (const Error& e) {
-                NodeBuilder(*root).put(NodeBuilder::error(key, e.what()));
+                NodeBuilder(*root).append(NodeBuilder::error(key, e.what()));
             }
         }
         return root;

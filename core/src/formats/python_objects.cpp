@@ -13,8 +13,14 @@ namespace {
 
 // Bounds on what one pickle may build: far beyond any real checkpoint, and
 // small enough that a hostile file fails fast instead of exhausting memory.
-constexpr std::size_t kMaxObjects = 32u << 20;
+// (An object is about 200 bytes: 4 Mi of them are under 1 GiB, and a
+// state_dict of 10,000 tensors makes about 300,000.)
+constexpr std::size_t kMaxObjects = 4u << 20;
 constexpr std::size_t kMaxStack = 16u << 20;
+// What decoding may copy besides its objects (a call's arguments, a set's
+// items, bytes of _codecs.encode), in items or bytes: a pickle that names one
+// big tuple a million times is refused instead of copying it each time.
+constexpr std::size_t kMaxCopied = 64u << 20;
 
 using Type = Object::Type;
 
@@ -73,6 +79,14 @@ private:
         return s;
     }
 
+    // Charges `n` copied items or bytes to the pickle's budget.
+    void charge(std::size_t n) {
+        copied_ += n;
+        if (copied_ > kMaxCopied)
+            fail("the pickle copies more than " + std::to_string(kMaxCopied) +
+                 " items or bytes (a structure named over and over)");
+    }
+
     Object* make(Type type) {
         if (out_.objects.size() >= kMaxObjects)
             fail("more than " + std::to_string(kMaxObjects) + " objects");
@@ -120,7 +134,11 @@ private:
         return items;
     }
 
-    void memoPut(std::uint64_t id) { memo_[id] = top(); }
+    void memoPut(std::uint64_t id) {
+        if (memo_.size() >= kMaxObjects && !memo_.count(id))
+            fail("more than " + std::to_string(kMaxObjects) + " memo entries");
+        memo_[id] = top();
+    }
     Object* memoGet(std::uint64_t id) {
         const auto it = memo_.find(id);
         if (it == memo_.end())
@@ -182,6 +200,7 @@ private:
 
     // Python's latin-1 `_codecs.encode(text, "latin1")`: code points below 256 as bytes.
     Object* latin1(const Object& text) {
+        charge(text.text.size());
         std::string out;
         const std::string& s = text.text;
         for (std::size_t i = 0; i < s.size();) {
@@ -244,6 +263,18 @@ private:
         const std::string name = callee->type == Type::Global ? callee->text : std::string();
         if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_tensor")
             return tensor(args, name);
+        if (name == "torch._utils._rebuild_tensor_v3") {
+            // torch 2.1+ for dtypes without a typed storage (float8, uint16-64): an
+            // untyped (byte) storage, and the dtype as its seventh argument.
+            Object* t = tensor(args, name);
+            const Object* dtype = arg(args, 6, name);
+            const std::optional<DType> type =
+                dtype->type == Type::Global ? dtypeFromString(dtype->text) : std::nullopt;
+            if (!type)
+                fail(name + " with an unknown dtype");
+            t->dtype = *type;
+            return t;
+        }
         if (name == "torch._utils._rebuild_parameter" ||
             name == "torch._utils._rebuild_parameter_with_state") {
             const Object* data = arg(args, 0, name);
@@ -261,6 +292,7 @@ private:
             d->className = "OrderedDict";
             if (args->type == Type::Tuple && !args->items.empty()) {
                 const Object* pairs = args->items[0];
+                charge(pairs->items.size());
                 for (const Object* pair : pairs->items)
                     if ((pair->type == Type::Tuple || pair->type == Type::List) &&
                         pair->items.size() == 2)
@@ -292,8 +324,10 @@ private:
         }
         if (name == "builtins.set" || name == "builtins.frozenset") {
             Object* s = make(Type::Set);
-            if (args->type == Type::Tuple && !args->items.empty())
+            if (args->type == Type::Tuple && !args->items.empty()) {
+                charge(args->items[0]->items.size());
                 s->items = args->items[0]->items;
+            }
             return s;
         }
         if (name == "tensordict._reductions._make_td") {
@@ -313,8 +347,10 @@ private:
             return instance;
         }
         instance->text = name.empty() ? std::string("<call of a computed object>") : name;
-        if (args->type == Type::Tuple)
+        if (args->type == Type::Tuple) {
+            charge(args->items.size());
             instance->items = args->items;
+        }
         return instance;
     }
 
@@ -328,6 +364,8 @@ private:
                 little(8);
                 return;
             case '(':
+                if (marks_.size() >= kMaxStack)
+                    fail("more than " + std::to_string(kMaxStack) + " open MARKs");
                 marks_.push_back(stack_.size());
                 return;
             case '0':
@@ -373,12 +411,14 @@ private:
                 return push(longOf(take(n)));
             }
             case 'F': {
-                const std::string s(line());
+                // from_chars: the same digits whatever the locale; the whole line a number.
+                std::string_view text = line();
+                while (!text.empty() && text.back() == '\r')
+                    text.remove_suffix(1);
                 Object* f = make(Type::Float);
-                char* end = nullptr;
-                f->real = std::strtod(s.c_str(), &end);
-                if (end == s.c_str())
-                    fail("not a float: \"" + s.substr(0, 40) + "\"");
+                const auto r = std::from_chars(text.data(), text.data() + text.size(), f->real);
+                if (r.ec != std::errc() || r.ptr != text.data() + text.size())
+                    fail("not a float: \"" + std::string(text.substr(0, 40)) + "\"");
                 return push(f);
             }
             case 'G': {
@@ -590,8 +630,10 @@ private:
     Object* newObject(Object* cls, Object* args) {
         Object* instance = make(Type::Instance);
         instance->text = cls->type == Type::Global ? cls->text : "<computed class>";
-        if (args->type == Type::Tuple)
+        if (args->type == Type::Tuple) {
+            charge(args->items.size());
             instance->items = args->items;
+        }
         return instance;
     }
 
@@ -609,6 +651,7 @@ private:
     std::vector<Object*> stack_;
     std::vector<std::size_t> marks_;
     std::unordered_map<std::uint64_t, Object*> memo_;
+    std::size_t copied_ = 0;
 };
 
 }  // namespace
@@ -664,8 +707,21 @@ std::string keyText(const Object& key) {
         case Type::Global:
         case Type::Bytes:
             return key.text;
+        case Type::Tuple: {
+            // As Python's str() shows a tuple: "(0, 1)", "('a',)".
+            std::string out = "(";
+            for (std::size_t i = 0; i < key.items.size() && out.size() < 256; ++i) {
+                if (i)
+                    out += ", ";
+                const Object& item = *key.items[i];
+                out += item.type == Type::Str     ? "'" + item.text + "'"
+                       : item.type == Type::Tuple ? std::string("(...)")
+                                                  : keyText(item);
+            }
+            return out + (key.items.size() == 1 ? ",)" : ")");
+        }
         default:
-            return "<" + std::string(key.type == Type::Tuple ? "tuple" : "object") + " key>";
+            return "<object key>";
     }
 }
 

@@ -46,15 +46,15 @@ struct Object {
     double real = 0;
     std::string text;  // Str, Bytes, BigInt, Global, Instance, Storage, TensorDict
     // Dict: "dict" or "OrderedDict"; Tuple: "tuple" or "torch.Size"; Tensor:
-    // "Tensor" or "Parameter"; Str: "torch.device" for a device.
-    std::string className;
+    // "Tensor" or "Parameter"; Str: "torch.device" for a device. (Literals
+    // only: an object stays small, for pickles of millions of them.)
+    std::string_view className;
     std::vector<Object*> items;                        // List, Tuple, Set; Instance's arguments
     std::vector<std::pair<Object*, Object*>> entries;  // Dict, in order
     Object* state = nullptr;                           // Instance, TensorDict: what BUILD set
-    // Storage: its element type, element count and device.
+    // Storage: its element type and element count.
     DType dtype = DType::UInt8;
     std::int64_t numel = 0;
-    std::string location;
     // Tensor: a view of `storage`, in elements.
     const Object* storage = nullptr;
     std::int64_t offset = 0;

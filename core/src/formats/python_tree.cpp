@@ -4,6 +4,7 @@
 
 #include "../node_builder.h"
 #include "tensordict/error.h"
+#include "tensordict/keys.h"
 #include "tensordict/store.h"
 
 namespace tensordict {
@@ -14,6 +15,9 @@ using Type = Object::Type;
 
 // Deeper nesting is shown as an error node rather than risking the stack.
 constexpr int kMaxDepth = 256;
+// Far beyond any checkpoint (a model of 10,000 tensors with its optimizer's
+// state is some 50,000 nodes), and about 300 MB of nodes at most.
+constexpr std::size_t kMaxNodes = 1u << 20;
 
 std::string lastComponent(const std::string& qualified) {
     const auto dot = qualified.rfind('.');
@@ -29,25 +33,41 @@ public:
         if (depth > kMaxDepth)
             return NodeBuilder::error(
                 key, "nested more than " + std::to_string(kMaxDepth) + " levels deep");
+        // Shared objects are shown once per place they are used: a pickle
+        // that shares a tuple inside itself 60 times over would be 2^60 nodes.
+        if (++nodes_ > kMaxNodes)
+            return NodeBuilder::error(key, "more than " + std::to_string(kMaxNodes) +
+                                               " nodes: the pickle repeats shared objects");
         if (!onPath_.insert(&o).second)
             return NodeBuilder::error(key, "refers to itself (a recursive structure)");
+        if (depth > 0)
+            path_.push_back(key);
         std::unique_ptr<Node> n;
         try {
             n = make(o, key, depth);
         } catch (const Error& e) {
             n = NodeBuilder::error(key, e.what());
         }
+        if (depth > 0)
+            path_.pop_back();
         onPath_.erase(&o);
         return n;
     }
 
 private:
+    // How errors name the part: the file and the key path ("x.pt: model/w").
+    std::string where() const {
+        return (store_ ? store_->location() : std::string("the pickle")) + ": " +
+               formatKeyPath(path_);
+    }
+
     std::unique_ptr<Node> make(const Object& o, const std::string& key, int depth) {
         switch (o.type) {
             case Type::Dict: {
-                auto n = container(key, o.className);
+                auto n = container(key, std::string(o.className));
+                // Keys that print alike (1 and "1") are all kept; child() finds the first.
                 for (const auto& [k, v] : o.entries)
-                    NodeBuilder(*n).put(build(*v, python::keyText(*k), depth + 1));
+                    NodeBuilder(*n).append(build(*v, python::keyText(*k), depth + 1));
                 return n;
             }
             case Type::List:
@@ -105,7 +125,8 @@ private:
             case Type::Float:
                 return value(key, "float", Value(o.real));
             case Type::Str:
-                return value(key, o.className.empty() ? "str" : o.className, Value(o.text));
+                return value(key, o.className.empty() ? "str" : std::string(o.className),
+                             Value(o.text));
             case Type::Bytes:
                 return value(key, "bytes", Value(Value::Bytes{o.text}));
             case Type::Global: {
@@ -141,46 +162,58 @@ private:
 
     std::unique_ptr<Node> tensor(const Object& t, const std::string& key) {
         if (!t.storage)
-            throw Error(key, "a tensor without a storage");
+            throw Error(where(), "a tensor without a storage");
         const Object& storage = *t.storage;
-        const std::size_t item = itemSize(storage.dtype);
+        // The tensor's elements are of its dtype; the storage's of its own
+        // (the same, but for torch 2's untyped byte storages).
+        const std::size_t item = itemSize(t.dtype);
+        std::uint64_t storageBytes = 0;
+        if (storage.numel < 0 || __builtin_mul_overflow(std::uint64_t(storage.numel),
+                                                        itemSize(storage.dtype), &storageBytes))
+            throw Error(where(), "the tensor's storage has an impossible size");
         auto n = NodeBuilder::create(NodeKind::Tensor, key);
         NodeBuilder b(*n);
         TensorLeaf& leaf = b.leaf();
-        leaf.dtype = storage.dtype;
+        leaf.dtype = t.dtype;
         leaf.shape = t.shape;
-        // Every element the view reaches must lie inside its storage.
+        // Every element the view reaches must lie inside its storage: the
+        // arithmetic checked, so that no hostile size or stride wraps it.
+        constexpr std::uint64_t kLimit = std::uint64_t(1) << 62;
         std::uint64_t numel = 1, last = 0;
         for (std::size_t d = 0; d < t.shape.size(); ++d) {
             if (t.shape[d] < 0 || t.stride[d] < 0)
-                throw Error(key, "negative size or stride");
-            if (t.shape[d] && numel > (std::uint64_t(1) << 62) / std::uint64_t(t.shape[d]))
-                throw Error(key, "the tensor's size overflows");
-            numel *= std::uint64_t(t.shape[d]);
-            if (t.shape[d] > 1) {
-                if (std::uint64_t(t.stride[d]) >
-                    (std::uint64_t(1) << 62) / std::uint64_t(t.shape[d]))
-                    throw Error(key, "the tensor's stride overflows");
-                last += std::uint64_t(t.shape[d] - 1) * std::uint64_t(t.stride[d]);
-            }
+                throw Error(where(), "negative size or stride");
+            std::uint64_t step = 0;
+            if (__builtin_mul_overflow(numel, std::uint64_t(t.shape[d]), &numel) ||
+                numel > kLimit / item ||
+                (t.shape[d] > 1 && (__builtin_mul_overflow(std::uint64_t(t.shape[d] - 1),
+                                                           std::uint64_t(t.stride[d]), &step) ||
+                                    __builtin_add_overflow(last, step, &last) || last > kLimit)))
+                throw Error(where(), "the tensor's size or strides overflow");
         }
         if (t.offset < 0)
-            throw Error(key, "negative storage offset");
+            throw Error(where(), "negative storage offset");
         leaf.numel = static_cast<std::int64_t>(numel);
         leaf.nbytes = numel * item;
-        if (numel && std::uint64_t(t.offset) + last >= std::uint64_t(storage.numel))
-            throw Error(key, "the view reaches element " + std::to_string(t.offset + last) +
-                                 " of a storage of " + std::to_string(storage.numel) + " elements");
+        std::uint64_t end = 0;  // bytes into the storage past the last element
+        if (numel && (__builtin_add_overflow(std::uint64_t(t.offset), last, &end) ||
+                      __builtin_mul_overflow(end + 1, item, &end) || end > storageBytes))
+            throw Error(where(), "the view reaches past its storage of " +
+                                     std::to_string(storageBytes) + " bytes");
+        // A view may repeat its storage's elements (stride 0, an expand), but
+        // not into more memory than any real tensor would take.
+        if (leaf.nbytes > storageBytes && leaf.nbytes > (std::uint64_t(1) << 32))
+            throw Error(where(), "the view repeats its storage's " + std::to_string(storageBytes) +
+                                     " bytes into " + std::to_string(leaf.nbytes) +
+                                     ": not expanded");
         if (numel) {
             // The locator gives the file or entry, and where the storage starts in it.
             leaf.storage = locate_(storage);
             const std::uint64_t start = leaf.storage.offset;
-            if (start > leaf.storage.size ||
-                leaf.storage.size - start < std::uint64_t(storage.numel) * item)
+            if (start > leaf.storage.size || leaf.storage.size - start < storageBytes)
                 throw Error(store_ ? store_->describe(leaf.storage.path) : leaf.storage.path,
-                            "the storage of key \"" + key + "\" needs " +
-                                std::to_string(storage.numel * item) + " bytes from byte " +
-                                std::to_string(start) + ", past the end at " +
+                            "the storage of " + where() + " needs " + std::to_string(storageBytes) +
+                                " bytes from byte " + std::to_string(start) + ", past the end at " +
                                 std::to_string(leaf.storage.size) + " (truncated file?)");
             leaf.storage.offset += std::uint64_t(t.offset) * item;
             if (!isCOrder(t.shape, t.stride))
@@ -228,6 +261,8 @@ private:
     const std::shared_ptr<const Store>& store_;
     const StorageLocator& locate_;
     std::unordered_set<const Object*> onPath_;
+    std::vector<std::string> path_;  // keys from the root to the node being built
+    std::size_t nodes_ = 0;
 };
 
 }  // namespace

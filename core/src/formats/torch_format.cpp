@@ -66,7 +66,6 @@ Object* storageObject(const StorageId& id, const std::function<Object*()>& make)
     s->text = id.key;
     s->dtype = id.dtype;
     s->numel = id.numel;
-    s->location = id.location;
     return s;
 }
 
@@ -181,8 +180,8 @@ private:
                 // An old storage view: (view key, offset, size) of a root storage.
                 const auto& v = id.view->items;
                 if (v.size() != 3 || v[1]->type != Type::Int || v[2]->type != Type::Int ||
-                    v[1]->integer < 0 || v[2]->integer < 0 ||
-                    v[1]->integer + v[2]->integer > id.numel)
+                    v[1]->integer < 0 || v[2]->integer < 0 || v[1]->integer > id.numel ||
+                    v[2]->integer > id.numel - v[1]->integer)
                     throw Error(where, "a malformed storage view");
                 Object* s = storageObject(id, make);
                 s->numel = v[2]->integer;
