@@ -342,6 +342,26 @@ private Q_SLOTS:
 
 private:
     QTemporaryDir scratch_;
+
+    // A checkpoint's views of one storage, as libtorch tensors: each the
+    // values torch shows, the contiguous ones and the strided ones over the
+    // one mapping of the file (no copy), as torch.load gives them.
+    void checkpointViewsShareTheirStorageAsTensors() {
+        const QString path = testsupport::torchFixturesDir() + "/shared_storage.pt";
+        const tensordict::TensorDict td = tensordict::load(path.toStdString());
+        const at::Tensor x = tensordict::torch::tensor(*td.root().child("x"));
+        const at::Tensor t = tensordict::torch::tensor(*td.root().child("t"));
+        const at::Tensor step = tensordict::torch::tensor(*td.root().child("every_other"));
+        const at::Tensor row2 = tensordict::torch::tensor(*td.root().child("row2"));
+        QVERIFY(at::equal(t, x.t()));
+        QVERIFY(at::equal(step, x.slice(/*dim=*/1, 0, 6, 2)));
+        QVERIFY(at::equal(row2, x[2]));
+        QCOMPARE(t.strides().vec(), (std::vector<std::int64_t>{1, 6}));
+        QCOMPARE(t.data_ptr(), x.data_ptr());  // one storage, in place
+        QCOMPARE(step.data_ptr(), x.data_ptr());
+        QCOMPARE(static_cast<const char*>(row2.data_ptr()),
+                 static_cast<const char*>(x.data_ptr()) + 12 * 4);
+    }
 };
 
 QTEST_GUILESS_MAIN(LoadTest)

@@ -7,6 +7,7 @@
 
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
+#include "tensordict/store.h"
 
 namespace tensordict {
 namespace torch {
@@ -72,6 +73,27 @@ at::Tensor tensor(const Node& node) {
     const auto options = at::TensorOptions().dtype(*type).device(at::kCPU);
     if (leaf.numel == 0)
         return at::empty(leaf.shape, options);
+    const StorageInfo& storage = leaf.storage;
+    if (!storage.strides.empty() && !storage.bigEndian && node.store()) {
+        // A checkpoint's strided view (a transpose, a step): the tensor keeps
+        // the strides over its storage's bytes, mapped in place, as torch.load
+        // gives it; views of one storage share its memory.
+        const std::size_t item = itemSize(leaf.dtype);
+        std::uint64_t last = 0;
+        for (std::size_t d = 0; d < leaf.shape.size(); ++d)
+            if (leaf.shape[d] > 1)
+                last += std::uint64_t(leaf.shape[d] - 1) * std::uint64_t(storage.strides[d]);
+        // The tree's builder checked that the view lies inside its storage.
+        const LeafBytes whole =
+            node.store()->leafBytes(storage, storage.offset + (last + 1) * item, 1);
+        std::byte* first = whole.data.get() + storage.offset;
+        if (reinterpret_cast<std::uintptr_t>(first) % item == 0) {
+            auto keepAlive = whole.data;
+            return at::from_blob(
+                first, leaf.shape, storage.strides,
+                [keepAlive](void*) mutable { keepAlive.reset(); }, options);
+        }
+    }
     LeafBytes b = node.pinnedBytes();
     auto keepAlive = b.data;
     return at::from_blob(

@@ -22,8 +22,11 @@ std::optional<at::ScalarType> scalarType(DType dtype);
 std::optional<DType> dtypeOf(at::ScalarType type);
 
 // The leaf as an at::Tensor over its bytes (Node::pinnedBytes()), without
-// a copy. Throws Error for dtypes libtorch cannot represent, for nested
-// leaves and for nodes that are not tensors.
+// a copy. A checkpoint's strided view (a transpose, a step) keeps its
+// strides over its storage's mapped bytes, so views of one storage share
+// memory as torch.load's do (writes to it are not seen by bytes(), which
+// reads such a view in C order). Throws Error for dtypes libtorch cannot
+// represent, for nested leaves and for nodes that are not tensors.
 at::Tensor tensor(const Node& leaf);
 
 // Adds or replaces child `key` of `parent` (an unlocked collection): the
