@@ -310,6 +310,8 @@ void MainWindow::closeComparison() {
     const QStringList keys = compare_->currentKeyPath();
     compare_->close();
     showComparison(false);
+    // What the comparison said ("Compared with B.") no longer describes the window.
+    statusBar()->clearMessage();
     if (!keys.isEmpty())
         selectKeyPath(keys);
 }

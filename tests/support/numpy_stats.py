@@ -2,7 +2,7 @@
 
 usage: numpy_stats.py FILE DTYPE COUNT BINS
 Prints JSON: count, nans, infs, zeros, min, max, mean, std (of finite values,
-float64), histogram (numpy.histogram of the finite values as float64 over
+float64; population, ddof=0), sample_std (ddof=1, as torch.std), histogram (numpy.histogram of the finite values as float64 over
 [min, max] with BINS bins).
 """
 import json
@@ -18,5 +18,5 @@ hist, _ = np.histogram(finite, bins=bins, range=(lo, hi) if lo < hi else (lo - 0
 json.dump({
     "count": int(a.size), "nans": int(np.isnan(a).sum()), "infs": int(np.isinf(a).sum()),
     "zeros": int((a == 0).sum()), "min": lo, "max": hi, "mean": float(finite.mean()),
-    "std": float(finite.std()), "histogram": [int(h) for h in hist],
+    "std": float(finite.std()), "sample_std": float(finite.std(ddof=1)), "histogram": [int(h) for h in hist],
 }, sys.stdout)

@@ -432,9 +432,13 @@ private Q_SLOTS:
         QCOMPARE(w.currentPath(), a_);  // A stays open
         QVERIFY(w.compareView()->isVisible());
         QCOMPARE(w.compareView()->currentKeyPath(), (QStringList{"sub", "x"}));  // kept
+        QVERIFY(w.statusBar()->currentMessage().startsWith("Compared with"));
 
         w.closeComparison();
         QVERIFY(!w.isComparing());
+        // The comparison's message goes with it (it stayed on main).
+        QVERIFY2(!w.statusBar()->currentMessage().contains("Compared with"),
+                 qPrintable(w.statusBar()->currentMessage()));
         QVERIFY(!w.compareView()->isVisible());
         QVERIFY(w.documentPage()->treeView()->isVisible());
         QVERIFY(!w.compareView()->countsLabel()->isVisible());

@@ -216,10 +216,35 @@ private Q_SLOTS:
         QVERIFY(std::abs(s.mean - np["mean"].toDouble()) <=
                 1e-9 * std::max(1.0, std::abs(np["mean"].toDouble())));
         QVERIFY(std::abs(s.std - np["std"].toDouble()) <= 1e-9 * np["std"].toDouble());
+        QVERIFY(std::abs(s.sampleStd - np["sample_std"].toDouble()) <=
+                1e-9 * np["sample_std"].toDouble());
         const QJsonArray hist = np["histogram"].toArray();
         QCOMPARE(int(s.histogram.size()), hist.size());
         for (int i = 0; i < hist.size(); ++i)
             QCOMPARE(s.histogram[static_cast<std::size_t>(i)], hist[i].toInteger());
+    }
+
+    // The view says which std it shows (both: numpy's population one and
+    // torch.std's sample one), and that a complex leaf's are of |z|.
+    void statisticsSayWhatTheyAreOf() {
+        StatisticsView view;
+        view.show();
+        std::vector<float> values{1, 2, 3, 4};
+        view.setLeaf(DType::Float32, ownedBytes(std::move(values)), 4);
+        QSignalSpy done(&view, &StatisticsView::finished);
+        view.compute();
+        QVERIFY(done.wait(kBoundMs));
+        // As shown, 10 significant digits: numpy's std, then torch.std's.
+        QCOMPARE(view.field("Std (population, N)"), QString::number(std::sqrt(1.25), 'g', 10));
+        QCOMPARE(view.field("Std (sample, N − 1)"), QString::number(std::sqrt(5.0 / 3), 'g', 10));
+        QVERIFY(view.field("Of").isEmpty());
+
+        std::vector<float> complex{3, 4, 0, 1};  // 3+4j, 1j: |z| = 5, 1
+        view.setLeaf(DType::Complex64, ownedBytes(std::move(complex)), 2);
+        view.compute();
+        QVERIFY(done.wait(kBoundMs));
+        QVERIFY2(view.field("Of").startsWith("|z|"), qPrintable(view.field("Of")));
+        QCOMPARE(view.field("Max").toDouble(), 5.0);
     }
 
     void statisticsOfASlice() {

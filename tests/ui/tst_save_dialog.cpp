@@ -152,6 +152,30 @@ private Q_SLOTS:
     // checks wait for typing to pause (a single-shot timer restarted by each
     // edit, which cannot fire while keyClicks sends its events) and run once,
     // on a worker. Save runs a pending check before it decides.
+    // Destinations that cannot be written say why, not a misleading reason
+    // (main said "Not enough free space: ... 0 B free" for /proc, and that
+    // the folder does not exist for a path inside a file).
+    void impossibleDestinationsSayWhy_data() {
+        QTest::addColumn<QString>("destination");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("inside a file") << "/etc/passwd/x.tdz"
+                                       << "/etc/passwd is a file, not a folder";
+        QTest::newRow("a virtual file system") << "/proc/x.tdz"
+                                               << "/proc cannot hold files";
+        QTest::newRow("a missing folder") << "/no/such/folder/x.tdz"
+                                          << "The folder /no/such/folder does not exist";
+    }
+
+    void impossibleDestinationsSayWhy() {
+        QFETCH(QString, destination);
+        QFETCH(QString, reason);
+        SaveOptionsDialog dialog(12345, "all", testsupport::fixturePath("simple"));
+        dialog.setDestination(destination);
+        dialog.finishPendingCheck();
+        QVERIFY(!dialog.canSave());
+        QVERIFY2(dialog.problem().startsWith(reason), qPrintable(dialog.problem()));
+    }
+
     void destinationIsCheckedOncePerPause() {
         SaveOptionsDialog dialog(1, "the whole tensordict", QString());
         dialog.show();

@@ -307,6 +307,7 @@ Statistics computeStatistics(const StatisticsRequest& request,
         return s;
     s.min = all.min, s.max = all.max, s.mean = all.mean;
     s.std = std::sqrt(all.m2 / double(all.finite));
+    s.sampleStd = all.finite > 1 ? std::sqrt(all.m2 / double(all.finite - 1)) : 0.0;
 
     if (request.bins <= 0)
         return s;

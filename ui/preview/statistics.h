@@ -16,7 +16,9 @@ struct Statistics {
     std::int64_t nans = 0;
     std::int64_t infs = 0;
     std::int64_t zeros = 0;
-    double min = 0, max = 0, mean = 0, std = 0;
+    double min = 0, max = 0, mean = 0;
+    double std = 0;        // population (numpy's default, ddof=0), of the finite values
+    double sampleStd = 0;  // sample (torch.std's default, ddof=1); 0 for fewer than two
     std::vector<std::int64_t> histogram;  // equal bins over [min, max], numpy's edges and rounding
     bool cancelled = false;
     bool sourceChanged = false;  // the mapped file shrank or vanished while it was read

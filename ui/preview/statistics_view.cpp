@@ -92,7 +92,7 @@ void StatisticsView::computed(const Statistics& s) {
         progress_->setFormat(tr("cancelled"));
     } else {
         progress_->setFormat(tr("done"));
-        show(s);
+        showStatistics(s);
     }
     Q_EMIT finished();
 }
@@ -107,7 +107,7 @@ void StatisticsView::setLeaf(tensordict::DType dtype, tensordict::LeafBytes byte
     other_ = {};
     numel_ = numel;
     slice_ = {};
-    show({});
+    showStatistics({});
     progress_->setValue(0);
     progress_->setFormat("%p%");
 }
@@ -158,7 +158,7 @@ void StatisticsView::compute() {
         [this](double fraction) { progress_->setValue(static_cast<int>(fraction * 1000)); });
 }
 
-void StatisticsView::show(const Statistics& s) {
+void StatisticsView::showStatistics(const Statistics& s) {
     while (form_->rowCount() > 0)
         form_->removeRow(0);
     auto row = [this](const QString& name, const QString& value) {
@@ -168,11 +168,20 @@ void StatisticsView::show(const Statistics& s) {
         form_->addRow(name + ":", label);
     };
     const bool any = s.count > 0;
+    const tensordict::DTypeCategory category =
+        tensordict::dtypeInfo(other_.data ? otherDtype_ : dtype_).category;
+    if (category == tensordict::DTypeCategory::Complex ||
+        tensordict::dtypeInfo(dtype_).category == tensordict::DTypeCategory::Complex)
+        row(tr("Of"), other_.data ? tr("|A − B|, the magnitude of each complex difference")
+                                  : tr("|z|, the magnitude of each complex element"));
     row(tr("Elements"), any ? QString::number(s.count) : QString("—"));
     row(tr("Min"), s.finite ? QString::number(s.min, 'g', 10) : QString("—"));
     row(tr("Max"), s.finite ? QString::number(s.max, 'g', 10) : QString("—"));
     row(tr("Mean"), s.finite ? QString::number(s.mean, 'g', 10) : QString("—"));
-    row(tr("Std"), s.finite ? QString::number(s.std, 'g', 10) : QString("—"));
+    // Both: numpy's std divides by N, torch.std (and pandas) by N - 1.
+    row(tr("Std (population, N)"), s.finite ? QString::number(s.std, 'g', 10) : QString("—"));
+    row(tr("Std (sample, N − 1)"),
+        s.finite > 1 ? QString::number(s.sampleStd, 'g', 10) : QString("—"));
     row(tr("NaN"), QString::number(s.nans));
     row(tr("Inf"), QString::number(s.infs));
     row(tr("Zeros"), QString::number(s.zeros));

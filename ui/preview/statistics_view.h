@@ -39,7 +39,7 @@ Q_SIGNALS:
     void sourceChanged();  // the leaf's file lost data while it was read
 
 private:
-    void show(const Statistics& s);
+    void showStatistics(const Statistics& s);
     void computed(const Statistics& s);
     void dropComputation();
 

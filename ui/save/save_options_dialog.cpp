@@ -1,6 +1,7 @@
 #include "save_options_dialog.h"
 
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -32,11 +33,15 @@ namespace {
 // Bytes available to us on the file system of `path` or of its nearest
 // existing ancestor. statvfs works wherever the path does, chroots and
 // containers included, where QStorageInfo's mount table may be missing.
-std::optional<std::uint64_t> freeBytesAt(QString path) {
+std::optional<std::uint64_t> freeBytesAt(QString path, bool* holdsNoFiles = nullptr) {
     for (;;) {
         struct statvfs fs {};
-        if (::statvfs(QFile::encodeName(path).constData(), &fs) == 0)
+        if (::statvfs(QFile::encodeName(path).constData(), &fs) == 0) {
+            // A file system of no blocks (/proc, /sys) is not "full": it holds no files.
+            if (holdsNoFiles)
+                *holdsNoFiles = fs.f_blocks == 0;
             return static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+        }
         const QString up = QFileInfo(path).absolutePath();
         if (up == path || path.isEmpty())
             return std::nullopt;
@@ -50,12 +55,15 @@ DestinationFacts checkDestination(const QString& dest, const QString& sourcePath
     const QFileInfo info(dest);
     facts.parent = info.absolutePath();
     facts.parentIsDir = QFileInfo(facts.parent).isDir();
+    facts.parentIsFile = QFileInfo(facts.parent).isFile();
+    facts.parentWritable =
+        facts.parentIsDir && ::access(QFile::encodeName(facts.parent).constData(), W_OK) == 0;
     facts.exists = info.exists();
     facts.isDir = info.isDir();
     facts.isEmptyDir = facts.isDir && QDir(dest).isEmpty();
     facts.isSource = facts.exists && QFileInfo(sourcePath).exists() &&
                      info.canonicalFilePath() == QFileInfo(sourcePath).canonicalFilePath();
-    facts.freeBytes = freeBytesAt(facts.parent);
+    facts.freeBytes = freeBytesAt(facts.parent, &facts.holdsNoFiles);
     return facts;
 }
 
@@ -316,8 +324,17 @@ void SaveOptionsDialog::validate() {
         problem_ = tr("Choose a destination.");
     } else if (!facts) {
         checking = true;  // Save stays offered: it waits for the check, then decides
+    } else if (facts->parentIsFile) {
+        problem_ = tr("%1 is a file, not a folder: the destination cannot be inside it.")
+                       .arg(facts->parent);
     } else if (!facts->parentIsDir) {
         problem_ = tr("The folder %1 does not exist.").arg(facts->parent);
+    } else if (facts->parentIsDir && facts->holdsNoFiles) {
+        problem_ = tr("%1 cannot hold files (a virtual file system, such as /proc); choose "
+                      "another folder.")
+                       .arg(facts->parent);
+    } else if (!facts->parentWritable) {
+        problem_ = tr("You cannot write in %1; choose another folder.").arg(facts->parent);
     } else if (archive() && facts->isDir) {
         problem_ = tr("%1 is a directory; an archive needs a file name ending in .tdz.").arg(dest);
     } else if (!archive() && facts->exists && !facts->isDir) {

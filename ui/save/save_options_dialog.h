@@ -21,6 +21,9 @@ struct DestinationFacts {
     QString destination;  // as typed, trimmed
     QString parent;       // its folder, absolute
     bool parentIsDir = false;
+    bool parentIsFile = false;    // "/etc/passwd/x.tdz"
+    bool parentWritable = false;  // we may create files in it
+    bool holdsNoFiles = false;    // a virtual file system (/proc, /sys)
     bool exists = false;
     bool isDir = false;
     bool isEmptyDir = false;
