@@ -8,6 +8,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QClipboard>
+#include <QComboBox>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -551,6 +552,22 @@ private Q_SLOTS:
         QVERIFY(shown.isEmpty());
         QVERIFY(view->image().isNull());
         QVERIFY(!view->isRendering());
+    }
+
+    // Controls that do nothing for an image are disabled, saying why: the
+    // colormap for colour, the scale too for 8-bit colour (shown as stored).
+    void colourImagesDisableWhatDoesNotApply() {
+        ImageView view;
+        view.setLeaf(DType::UInt8, ownedBytes(QByteArray(2 * 8 * 8 * 3, '\x40')), {2, 8, 8, 3});
+        QVERIFY(!view.controls()->colormapBox()->isEnabled());
+        QVERIFY(!view.controls()->scaleBox()->isEnabled());
+        QVERIFY(!view.controls()->colormapBox()->toolTip().isEmpty());
+        view.setLeaf(DType::Float32, ownedBytes(QByteArray(8 * 8 * 3 * 4, '\0')), {8, 8, 3});
+        QVERIFY(!view.controls()->colormapBox()->isEnabled());
+        QVERIFY(view.controls()->scaleBox()->isEnabled());  // float colour is scaled
+        view.setLeaf(DType::UInt8, ownedBytes(QByteArray(8 * 8, '\0')), {8, 8});
+        QVERIFY(view.controls()->colormapBox()->isEnabled());
+        QVERIFY(view.controls()->scaleBox()->isEnabled());
     }
 
     void largeImageIsRenderedAtScreenResolution() {

@@ -232,6 +232,11 @@ private Q_SLOTS:
         QSignalSpy done(job, &SaveJob::succeeded);
         QVERIFY(done.wait(30000));
         QVERIFY(w.saveProgressDialog()->statusText().startsWith("Saved"));
+        // Done: the figures stay, the time estimate goes (it said "1 s left" at 100%).
+        const QString detail = w.saveProgressDialog()->detailText();
+        QVERIFY2(
+            detail.contains("files") && !detail.contains("left") && !detail.contains("finishing"),
+            qPrintable(detail));
         const QString mismatch = testsupport::compareWithExpected(
             report(prefix),
             testsupport::readJsonFile(testsupport::fixturePath("tensorclass_nested.expected.json")),

@@ -75,6 +75,7 @@ void CompareImageView::setLeaves(tensordict::DType aType, tensordict::LeafBytes 
     a_ = std::move(a), b_ = std::move(b);
     // The default slice and channels of ImageView, for both leaves.
     const TensorSlice slice = ImageView::imageSlice(shape, &channelDim_);
+    controls_->setColourImage(channelDim_ >= 0, false);  // A and B share one scaled range
     selector_->setSlice(slice, channelDim_);
     render();
 }

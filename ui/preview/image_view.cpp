@@ -162,6 +162,13 @@ ImageControls::ImageControls(const QString& colormapLabel, QWidget* parent)
     connect(fit, &QPushButton::clicked, this, &ImageControls::fitRequested);
 }
 
+void ImageControls::setColourImage(bool colour, bool asStored) {
+    colormap_->setEnabled(!colour);
+    colormap_->setToolTip(colour ? tr("A colour image is shown in its own colours.") : QString());
+    scale_->setEnabled(!asStored);
+    scale_->setToolTip(asStored ? tr("8-bit colour is shown as stored.") : QString());
+}
+
 Colormap ImageControls::colormap() const {
     return static_cast<Colormap>(colormap_->currentIndex());
 }
@@ -230,6 +237,7 @@ void ImageView::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
     dtype_ = dtype;
     bytes_ = std::move(bytes);
     const TensorSlice slice = imageSlice(shape, &channelDim_);
+    controls_->setColourImage(channelDim_ >= 0, rawColour());
     readAheadDim_ = -1;
     selector_->setSlice(slice, channelDim_);  // renders once visible (sliceChosen)
     runNext();

@@ -77,6 +77,11 @@ public:
     void setScale(ImageScale scale);
     // After the stretch, at the right end of the bar.
     void addTrailingWidget(QWidget* widget);
+    // A colour image ([H,W,3|4], [3|4,H,W]) has no colormap; one of 8-bit
+    // values (`asStored`) no scale either: those controls are disabled, saying why.
+    void setColourImage(bool colour, bool asStored);
+    QComboBox* colormapBox() const { return colormap_; }
+    QComboBox* scaleBox() const { return scale_; }
 
 Q_SIGNALS:
     void changed();  // the colormap or the scale
@@ -121,6 +126,7 @@ public:
     const QImage& image() const { return result_.image; }
     ImageCanvas* canvas() const { return canvas_; }
     SliceSelector* sliceSelector() const { return selector_; }
+    ImageControls* controls() const { return controls_; }
     void setColormap(Colormap map);
     void setScale(ImageScale scale);
     // Whether what the screen needs is still being drawn.

@@ -86,20 +86,34 @@ SaveProgressDialog::SaveProgressDialog(SaveJob* job, QWidget* parent)
 }
 
 void SaveProgressDialog::update(const tensordict::SaveProgress& p) {
+    last_ = p;
+    rate_ = job_ ? job_->bytesPerSecond() : rate_;
+    secondsLeft_ = job_ ? job_->secondsLeft() : -1;
     bar_->setValue(
         p.bytesTotal ? static_cast<int>(1000.0 * double(p.bytesDone) / double(p.bytesTotal)) : 0);
-    detail_->setText(
-        tr("%1 of %2 · files %3 of %4 · %5/s · %6\n%7")
+    detail_->setText(progressLine(p, false));
+}
+
+QString SaveProgressDialog::progressLine(const tensordict::SaveProgress& p, bool over) const {
+    QString line =
+        tr("%1 of %2 · files %3 of %4 · %5/s")
             .arg(nodetext::byteSizeText(p.bytesDone), nodetext::byteSizeText(p.bytesTotal))
             .arg(p.filesDone)
             .arg(p.filesTotal)
-            .arg(nodetext::byteSizeText(static_cast<std::uint64_t>(job_->bytesPerSecond())),
-                 duration(job_->secondsLeft()), QString::fromStdString(p.currentPath)));
+            .arg(nodetext::byteSizeText(static_cast<std::uint64_t>(rate_)));
+    if (over)
+        return line;  // the estimate is over
+    // All bytes written: what is left is the commit, not a time estimate.
+    const bool written = p.bytesTotal && p.bytesDone >= p.bytesTotal;
+    return line + " · " + (written ? tr("finishing") : duration(secondsLeft_)) + "\n" +
+           QString::fromStdString(p.currentPath);
 }
 
 void SaveProgressDialog::done(const QString& status, bool success) {
     job_ = nullptr;
     status_->setText(status);
+    if (last_)
+        detail_->setText(progressLine(*last_, true));
     cancel_->hide();
     close_->show();
     open_->setVisible(success);

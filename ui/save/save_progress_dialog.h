@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QDialog>
+#include <optional>
 
 #include "tensordict/save.h"
 
@@ -27,6 +28,9 @@ Q_SIGNALS:
 private:
     void update(const tensordict::SaveProgress& p);
     void done(const QString& status, bool success);
+    // "4 MiB of 8 MiB · files 3 of 9 · 120 MiB/s · 2 s left\ncurrent/file";
+    // once the save is over, without the estimate and the file.
+    QString progressLine(const tensordict::SaveProgress& p, bool over) const;
 
     SaveJob* job_;  // valid until the job reports its outcome
     QString prefix_;
@@ -38,4 +42,6 @@ private:
     QPushButton* cancel_;
     QPushButton* open_;
     QPushButton* close_;
+    std::optional<tensordict::SaveProgress> last_;
+    double rate_ = 0, secondsLeft_ = -1;  // the job's, as of the last progress
 };
