@@ -2,8 +2,10 @@
 
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSettings>
+#include <QShortcut>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTreeView>
@@ -25,6 +27,7 @@ DocumentPage::DocumentPage(QWidget* parent)
       filter_(new KeyFilterModel(this)),
       tree_(new QTreeView),
       filterEdit_(new QLineEdit),
+      filterStatus_(new QLabel),
       details_(new DetailsPanel),
       preview_(new PreviewPanel),
       overview_(new OverviewPanel),
@@ -35,8 +38,25 @@ DocumentPage::DocumentPage(QWidget* parent)
     filterEdit_->setPlaceholderText(tr("Filter keys (any depth)…"));
     filterEdit_->setClearButtonEnabled(true);
     connect(preview_, &PreviewPanel::reloadRequested, this, &DocumentPage::reloadRequested);
-    connect(filterEdit_, &QLineEdit::textChanged, this,
-            [this](const QString& text) { filter_->setPattern(text.trimmed()); });
+    connect(filterEdit_, &QLineEdit::textChanged, this, [this](const QString& text) {
+        // Clearing the filter keeps the key selected in it, shown in the whole tree.
+        const QStringList keep = text.trimmed().isEmpty() ? currentKeyPath() : QStringList();
+        filter_->setPattern(text.trimmed());
+        updateFilterStatus();
+        if (!keep.isEmpty())
+            selectKeyPath(keep);
+    });
+    connect(filter_, &KeyFilterModel::searchFinished, this, &DocumentPage::updateFilterStatus);
+    // The keyboard, as in a file manager: Escape clears, Down or Enter goes to the matches.
+    auto* clear = new QShortcut(QKeySequence(Qt::Key_Escape), filterEdit_, nullptr, nullptr,
+                                Qt::WidgetShortcut);
+    connect(clear, &QShortcut::activated, filterEdit_, &QLineEdit::clear);
+    connect(filterEdit_, &QLineEdit::returnPressed, this, &DocumentPage::goToMatches);
+    auto* down = new QShortcut(QKeySequence(Qt::Key_Down), filterEdit_, nullptr, nullptr,
+                               Qt::WidgetShortcut);
+    connect(down, &QShortcut::activated, this, &DocumentPage::goToMatches);
+    filterStatus_->setStyleSheet("color: #5e5c64;");
+    filterStatus_->hide();
     // The filter fetches and shows only the rows leading to its matches: open those.
     connect(filter_, &KeyFilterModel::matchPathsShown, this, [this](const QModelIndexList& rows) {
         for (const QModelIndex& row : rows)
@@ -66,6 +86,7 @@ DocumentPage::DocumentPage(QWidget* parent)
     auto* leftLayout = new QVBoxLayout(left);
     leftLayout->setContentsMargins(0, 0, 0, 0);
     leftLayout->addWidget(filterEdit_);
+    leftLayout->addWidget(filterStatus_);
     leftLayout->addWidget(tree_);
 
     content_->addWidget(preview_);
@@ -227,6 +248,47 @@ void DocumentPage::updateDetails() {
     } else {
         overview_->clear();
         content_->setCurrentWidget(preview_);
+    }
+}
+
+void DocumentPage::updateFilterStatus() {
+    const QString pattern = filter_->pattern();
+    filterStatus_->setVisible(!pattern.isEmpty());
+    if (pattern.isEmpty())
+        return;
+    if (filter_->isSearching())
+        filterStatus_->setText(tr("Searching…"));
+    else if (filter_->matchCount() == 0)
+        filterStatus_->setText(tr("No key matches “%1”.").arg(pattern));
+    else
+        filterStatus_->setText(filter_->matchCount() == 1
+                                   ? tr("1 key matches")
+                                   : tr("%1 keys match").arg(filter_->matchCount()));
+}
+
+void DocumentPage::goToMatches() {
+    tree_->setFocus(Qt::ShortcutFocusReason);
+    if (filter_->pattern().isEmpty())
+        return;
+    // The current row if it matches, else the first match in tree order.
+    const QString folded = filter_->pattern().toCaseFolded();
+    const auto matches = [&](const QModelIndex& row) {
+        const tensordict::Node* n = model_->node(filter_->mapToSource(row));
+        return n && n->parent() && QString::fromStdString(n->key()).toCaseFolded().contains(folded);
+    };
+    if (tree_->currentIndex().isValid() && matches(tree_->currentIndex()))
+        return;
+    std::vector<QModelIndex> stack{filter_->index(0, 0)};
+    while (!stack.empty()) {
+        const QModelIndex row = stack.back();
+        stack.pop_back();
+        if (matches(row)) {
+            tree_->setCurrentIndex(row);
+            tree_->scrollTo(row);
+            return;
+        }
+        for (int r = filter_->rowCount(row); r-- > 0;)
+            stack.push_back(filter_->index(r, 0, row));
     }
 }
 

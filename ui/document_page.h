@@ -7,6 +7,7 @@
 #include "job_tracker.h"
 #include "page.h"
 
+class QLabel;
 class QSplitter;
 class QStackedWidget;
 class DetailsPanel;
@@ -48,6 +49,7 @@ public:
     // Page
     QTreeView* treeView() const override { return tree_; }
     QLineEdit* filterEdit() const override { return filterEdit_; }
+    QLabel* filterStatus() const { return filterStatus_; }
     bool hasCurrentKey() const override { return selectedNode() != nullptr; }
     QStringList currentKeyPath() const override;
     bool selectKeyPath(const QStringList& path) override;
@@ -78,12 +80,17 @@ Q_SIGNALS:
 
 private:
     void updateDetails();
+    // "3 keys match", "No key matches …": under the filter while it is set.
+    void updateFilterStatus();
+    // From the filter to the tree, on the current match or the first one.
+    void goToMatches();
     void showTree(std::shared_ptr<const tensordict::TensorDict> shown, const QStringList& keep);
 
     KeyTreeModel* model_;
     KeyFilterModel* filter_;
     QTreeView* tree_;
     QLineEdit* filterEdit_;
+    QLabel* filterStatus_;
     DetailsPanel* details_;
     PreviewPanel* preview_;
     OverviewPanel* overview_;

@@ -3,6 +3,7 @@
 
 #include <QClipboard>
 #include <QFile>
+#include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
@@ -17,6 +18,7 @@
 #include "key_tree_model.h"
 #include "main_window.h"
 #include "node_properties.h"
+#include "preview_panel.h"
 #include "recent_files.h"
 #include "save_job.h"
 #include "tensordict/node.h"
@@ -90,6 +92,42 @@ private Q_SLOTS:
         QCOMPARE(d->field("Class"), QString("fixture_classes.MyTC"));
         QCOMPARE(d->field("Batch size"), QString("[3]"));
         QVERIFY(d->valueText().contains("\"info\": null"));
+    }
+
+    // The filter with the keyboard: it counts its matches (or says there
+    // are none), Down goes to the first match, Escape clears it and the key
+    // selected in it stays selected, shown in the whole tree. On main the
+    // selection was lost, Escape did nothing and there was no count.
+    void filterWorksFromTheKeyboard() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, testsupport::fixturePath("tensorclass_nested")));
+        DocumentPage* page = w.documentPage();
+        QLineEdit* filter = page->filterEdit();
+        filter->setFocus();
+        QTest::keyClicks(filter, "zzz");
+        QTRY_VERIFY(!page->filterModel()->isSearching());
+        QVERIFY(page->filterStatus()->isVisible());
+        QCOMPARE(page->filterStatus()->text(), QString("No key matches “zzz”."));
+
+        filter->clear();
+        QVERIFY(page->filterStatus()->isHidden());
+        QTest::keyClicks(filter, "rew");
+        QTRY_VERIFY(!page->filterModel()->isSearching());
+        QCOMPARE(page->filterStatus()->text(), QString("1 key matches"));
+        QTest::keyClick(filter, Qt::Key_Down);
+        QVERIFY(page->treeView()->hasFocus());
+        QCOMPARE(page->currentKeyPath(), (QStringList{"tc", "reward"}));
+
+        filter->setFocus();
+        QTest::keyClick(filter, Qt::Key_Escape);
+        QVERIFY(filter->text().isEmpty());
+        QCOMPARE(page->currentKeyPath(), (QStringList{"tc", "reward"}));
+        const QModelIndex current = page->treeView()->currentIndex();
+        QVERIFY(current.isValid() && page->treeView()->isExpanded(current.parent()));
+        QAbstractItemModel* view = page->treeView()->model();
+        QCOMPARE(view->rowCount(view->index(0, 0)), 2);  // every key back
+        QCOMPARE(page->previewPanel()->node(), page->selectedNode());
     }
 
     void filterFindsAKeyAmong100kWithoutExpandingTheRest() {
