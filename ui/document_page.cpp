@@ -110,11 +110,13 @@ DocumentPage::DocumentPage(QWidget* parent)
     connect(details_, &DetailsPanel::copyKeyPathRequested, this,
             &DocumentPage::copyKeyPathRequested);
     connect(details_, &DetailsPanel::collapsedChanged, this, [this](bool collapsed) {
-        if (!collapsed) {  // give the fields back the room they need, no more
-            const int total = detailsSplitter_->height();
-            const int wanted = std::clamp(details_->sizeHint().height(), total / 5, total / 3);
-            detailsSplitter_->setSizes({total - wanted, wanted});
-        }
+        const int total = detailsSplitter_->height();
+        // Folded, the header keeps its one line and the preview takes the rest;
+        // unfolded, the fields get back the room they need, no more.
+        const int wanted = collapsed
+                               ? details_->sizeHint().height()
+                               : std::clamp(details_->sizeHint().height(), total / 5, total / 3);
+        detailsSplitter_->setSizes({total - wanted, wanted});
         saveLayout();
     });
     connect(overview_, &OverviewPanel::keyActivated, this,

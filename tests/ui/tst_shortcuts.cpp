@@ -235,6 +235,13 @@ private Q_SLOTS:
             press(w, Qt::Key_I);  // View > Details off
             QVERIFY(w.documentPage()->detailsPanel()->isCollapsed());
             QVERIFY(w.documentPage()->detailsPanel()->height() < 60);
+            // The preview takes the room: the splitter keeps no band below the header
+            // (it kept ~130 px of nothing).
+            const QList<int> folded = w.documentPage()->detailsSplitter()->sizes();
+            QVERIFY2(folded[1] <= w.documentPage()->detailsPanel()->sizeHint().height(),
+                     qPrintable(QString("details pane %1 px, header %2 px")
+                                    .arg(folded[1])
+                                    .arg(w.documentPage()->detailsPanel()->sizeHint().height())));
             w.documentPage()->treeSplitter()->setSizes({400, 1000});
             treeSizes = w.documentPage()->treeSplitter()->sizes();
             detailsSizes = w.documentPage()->detailsSplitter()->sizes();
