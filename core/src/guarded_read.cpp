@@ -125,9 +125,8 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
     size_ = leaf.leaf().nbytes;
     if (size_ == 0)
         return;
-    if (leaf.leaf().storage.kind == StorageKind::CompressedEntry &&
-        leaf.leaf().storage.isPlain() && leaf.store() &&
-        !leaf.store()->isResident(leaf.leaf().storage)) {
+    if (leaf.leaf().storage.kind == StorageKind::CompressedEntry && leaf.leaf().storage.isPlain() &&
+        leaf.store() && !leaf.store()->isResident(leaf.leaf().storage)) {
         // Inflated as it is read: a leaf of any size costs one chunk of memory.
         stream_ = std::make_unique<Stream>();
         stream_->payload = leaf.store()->compressedPayload(leaf.leaf().storage);

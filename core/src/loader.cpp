@@ -585,8 +585,8 @@ TensorDict load(const std::string& path, const LoadOptions& options) {
         // A format with a structure of its own (a checkpoint, safetensors, numpy).
         const Node* sub = root->find(options.subpath);
         if (!sub)
-            throw Error(store->location(), "subpath key " + formatKeyPath(options.subpath) +
-                                               " not found");
+            throw Error(store->location(),
+                        "subpath key " + formatKeyPath(options.subpath) + " not found");
         td.root_ = sub == root.get() ? std::move(root) : sub->clone();
         return td;
     }

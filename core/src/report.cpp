@@ -104,8 +104,8 @@ void nonTensorProperties(const Node& node, std::vector<NodeProperty>& out) {
     out.push_back({"class", Value(node.className())});
     // A value in a checkpoint's dict, list or object (an int, a str) has no batch size.
     const Node* parent = node.parent();
-    const bool plainValue = parent && (parent->kind() == NodeKind::Container ||
-                                       parent->kind() == NodeKind::Object);
+    const bool plainValue =
+        parent && (parent->kind() == NodeKind::Container || parent->kind() == NodeKind::Object);
     if (!plainValue)
         out.push_back({"batch_size", intsValue(node.batchSize())});
     out.push_back({"data", node.value()});

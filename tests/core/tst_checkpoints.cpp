@@ -362,11 +362,11 @@ private Q_SLOTS:
         QFETCH(QString, expected);
         const QString pt = scratch_.filePath("crafted.pt");
         QString error;
-        QVERIFY2(testsupport::runPython({"-c", QString(kOpcodes) + "t = " + pickle + "\n" +
-                                                   "write(sys.argv[1], t)\n",
-                                         pt},
-                                        nullptr, &error),
-                 qPrintable(error));
+        QVERIFY2(
+            testsupport::runPython(
+                {"-c", QString(kOpcodes) + "t = " + pickle + "\n" + "write(sys.argv[1], t)\n", pt},
+                nullptr, &error),
+            qPrintable(error));
         std::string message;
         try {
             const TensorDict td = load(pt.toStdString());
