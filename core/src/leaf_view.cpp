@@ -6,31 +6,13 @@
 #include <cstring>
 
 #include "mapping.h"
+#include "strides.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
 #include "tensordict/store.h"
 
 namespace tensordict {
 namespace {
-
-std::vector<std::int64_t> cStrides(const std::vector<std::int64_t>& shape) {
-    std::vector<std::int64_t> strides(shape.size());
-    std::int64_t step = 1;
-    for (std::size_t d = shape.size(); d-- > 0;) {
-        strides[d] = step;
-        step *= std::max<std::int64_t>(shape[d], 1);
-    }
-    return strides;
-}
-
-// Dimensions of size 1 may have any stride: they never step.
-bool isCOrder(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& strides) {
-    const std::vector<std::int64_t> c = cStrides(shape);
-    for (std::size_t d = 0; d < shape.size(); ++d)
-        if (shape[d] != 1 && strides[d] != c[d])
-            return false;
-    return true;
-}
 
 // Copies the view's elements in C order into `out`, swapping byte order
 // when asked. Walks the innermost dimension in a loop, the others as an odometer.
@@ -77,24 +59,12 @@ LeafBytes viewBytes(const Store& store, const TensorLeaf& leaf, const std::strin
     if (strides.size() != leaf.shape.size())
         throw Error(where, "the view has " + std::to_string(strides.size()) + " strides for " +
                                std::to_string(leaf.shape.size()) + " dimensions");
-    // The last element the view reaches, which must lie inside the storage;
-    // every step checked, so that no size or stride wraps the sum.
-    std::uint64_t numel = 1, last = 0, extent = 0;
-    bool overflow = false;
-    for (std::size_t d = 0; d < leaf.shape.size(); ++d) {
-        if (strides[d] < 0 || leaf.shape[d] < 0)
-            throw Error(where, "negative sizes and strides are not supported");
-        std::uint64_t step = 0;
-        overflow = overflow || __builtin_mul_overflow(numel, std::uint64_t(leaf.shape[d]), &numel);
-        if (leaf.shape[d] > 1)
-            overflow = overflow ||
-                       __builtin_mul_overflow(std::uint64_t(leaf.shape[d] - 1),
-                                              std::uint64_t(strides[d]), &step) ||
-                       __builtin_add_overflow(last, step, &last);
-    }
-    overflow = overflow || __builtin_mul_overflow(last + 1, item, &extent) ||
-               __builtin_add_overflow(extent, s.offset, &extent);
-    if (overflow || numel != std::uint64_t(leaf.numel) || leaf.nbytes != numel * item)
+    // The last element the view reaches, which must lie inside the storage.
+    const std::optional<ViewReach> reach = viewReach(leaf.shape, strides);
+    std::uint64_t extent = 0;
+    if (!reach || reach->numel != std::uint64_t(leaf.numel) || leaf.nbytes != reach->numel * item ||
+        __builtin_mul_overflow(reach->last + 1, item, &extent) ||
+        __builtin_add_overflow(extent, s.offset, &extent))
         throw Error(where, "the tensor's size, strides and bytes do not agree");
     if (extent > s.size)
         throw Error(where, "the tensor reaches byte " + std::to_string(extent) +

@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "../node_builder.h"
+#include "../strides.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
 #include "tensordict/store.h"
@@ -176,21 +177,11 @@ private:
         TensorLeaf& leaf = b.leaf();
         leaf.dtype = t.dtype;
         leaf.shape = t.shape;
-        // Every element the view reaches must lie inside its storage: the
-        // arithmetic checked, so that no hostile size or stride wraps it.
-        constexpr std::uint64_t kLimit = std::uint64_t(1) << 62;
-        std::uint64_t numel = 1, last = 0;
-        for (std::size_t d = 0; d < t.shape.size(); ++d) {
-            if (t.shape[d] < 0 || t.stride[d] < 0)
-                throw Error(where(), "negative size or stride");
-            std::uint64_t step = 0;
-            if (__builtin_mul_overflow(numel, std::uint64_t(t.shape[d]), &numel) ||
-                numel > kLimit / item ||
-                (t.shape[d] > 1 && (__builtin_mul_overflow(std::uint64_t(t.shape[d] - 1),
-                                                           std::uint64_t(t.stride[d]), &step) ||
-                                    __builtin_add_overflow(last, step, &last) || last > kLimit)))
-                throw Error(where(), "the tensor's size or strides overflow");
-        }
+        // Every element the view reaches must lie inside its storage.
+        const std::optional<ViewReach> reach = viewReach(t.shape, t.stride);
+        if (!reach || reach->numel > (std::uint64_t(1) << 62) / item)
+            throw Error(where(), "the tensor's sizes or strides are negative or overflow");
+        const std::uint64_t numel = reach->numel, last = reach->last;
         if (t.offset < 0)
             throw Error(where(), "negative storage offset");
         leaf.numel = static_cast<std::int64_t>(numel);
@@ -221,17 +212,6 @@ private:
         }
         b.setStore(store_);
         return n;
-    }
-
-    static bool isCOrder(const std::vector<std::int64_t>& shape,
-                         const std::vector<std::int64_t>& stride) {
-        std::int64_t step = 1;
-        for (std::size_t d = shape.size(); d-- > 0;) {
-            if (shape[d] != 1 && stride[d] != step)
-                return false;
-            step *= std::max<std::int64_t>(shape[d], 1);
-        }
-        return true;
     }
 
     std::unique_ptr<Node> tensorDict(const Object& o, const std::string& key, int depth) {
