@@ -191,6 +191,8 @@ int runWindow(int argc, char** argv, const cli::WindowRequest& request) {
             failed(message);
         },
         Qt::SingleShotConnection);
+    if (request.width > 0)
+        window.resize(request.width, request.height);
     window.show();
     if (!request.path.isEmpty())
         window.openPath(request.path);

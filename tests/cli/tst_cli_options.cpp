@@ -39,6 +39,12 @@ private Q_SLOTS:
         QCOMPARE(w.view, std::optional<QString>("image"));
         QCOMPARE(w.screenshot, QString("shot.png"));
         QVERIFY(w.compare.isEmpty());
+        QCOMPARE(w.width, 0);
+
+        r = parse({"data.tdz", "--window-size", "1024x700"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.options.window.width, 1024);
+        QCOMPARE(r.options.window.height, 700);
 
         r = parse({"a.tdz", "--compare", "b.tdz", "--select", "x"});
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
@@ -178,6 +184,12 @@ private Q_SLOTS:
             "--screenshot needs a PATH to open");
         row("compare without path", {"--compare", "b"}, "--compare needs a PATH to open");
         row("empty screenshot", {"d", "--screenshot", ""}, "--screenshot needs a FILE");
+        row("window size not a size", {"d", "--window-size", "1024"},
+            "--window-size: \"1024\" is not WIDTHxHEIGHT (such as 1024x700)");
+        row("window size too small", {"d", "--window-size", "320x200"},
+            "--window-size: 320x200 is out of range (640x480 to 16384x16384)");
+        row("window size with info", {"--info", "d", "--window-size", "800x600"},
+            "--window-size cannot be used with --info (it is for the window)");
         row("select not a key", {"d", "--select", "[1]"},
             "--select: \"[1]\" is not a key (a/b, or a JSON list of strings such as [\"a/b\", "
             "\"c\"])");

@@ -13,6 +13,7 @@ namespace {
 
 const char kUsage[] =
     "Usage: tdstudio [PATH] [--select K [--view MODE]] [--compare B] [--screenshot FILE]\n"
+    "                [--window-size WxH]\n"
     "       tdstudio --info PATH [--json] [--sha256]\n"
     "       tdstudio --save SRC DEST [--archive] [--compression M] [--level N] [--threads N]\n"
     "                [--atomic] [--no-robust-key] [--allow-outside-links] [--skip-objects]\n"
@@ -96,6 +97,10 @@ void describe(QCommandLineParser& parser) {
                       "Open PATH, save the main window as a PNG to FILE once it shows what was "
                       "asked, and exit.",
                       "FILE"});
+    parser.addOption({"window-size",
+                      "Open the window at W x H pixels (such as 1024x700), whatever size it "
+                      "had last.",
+                      "WxH"});
     parser.addOption(
         {"save",
          "Convert or export: tdstudio --save SRC DEST (a directory, or an archive for *.tdz)."});
@@ -148,6 +153,7 @@ const OptionModes kOptionModes[] = {
     {"view", bit(Mode::Gui)},
     {"compare", bit(Mode::Gui)},
     {"screenshot", bit(Mode::Gui)},
+    {"window-size", bit(Mode::Gui)},
     {"archive", bit(Mode::Save)},
     {"compression", bit(Mode::Save)},
     {"level", bit(Mode::Save)},
@@ -162,8 +168,9 @@ const OptionModes kOptionModes[] = {
     {"equal-nan", bit(Mode::Diff)},
 };
 // Options that take one value; --key is the repeatable one.
-const char* const kSingleValued[] = {"select",      "view",  "compare", "screenshot", "rtol",
-                                     "compression", "level", "threads", "atol"};
+const char* const kSingleValued[] = {"select", "view",        "compare", "screenshot",
+                                     "rtol",   "compression", "level",   "threads",
+                                     "atol",   "window-size"};
 
 QString modeOption(Mode mode) {
     switch (mode) {
@@ -296,6 +303,26 @@ QString readWindow(const QCommandLineParser& parser, const QStringList& args,
         return "--screenshot needs a FILE";
     window->compare = parser.value("compare");
     window->screenshot = parser.value("screenshot");
+    if (parser.isSet("window-size")) {
+        // The smallest window whose parts still show (the tree, the preview, the menus).
+        constexpr int kMinWidth = 640, kMinHeight = 480, kMax = 16384;
+        const QStringList wh = parser.value("window-size").toLower().split('x');
+        bool okW = false, okH = false;
+        const int w = wh.size() == 2 ? wh[0].toInt(&okW) : 0;
+        const int h = wh.size() == 2 ? wh[1].toInt(&okH) : 0;
+        if (!okW || !okH)
+            return QString("--window-size: \"%1\" is not WIDTHxHEIGHT (such as 1024x700)")
+                .arg(parser.value("window-size"));
+        if (w < kMinWidth || h < kMinHeight || w > kMax || h > kMax)
+            return QString("--window-size: %1x%2 is out of range (%3x%4 to %5x%5)")
+                .arg(w)
+                .arg(h)
+                .arg(kMinWidth)
+                .arg(kMinHeight)
+                .arg(kMax);
+        window->width = w;
+        window->height = h;
+    }
     return {};
 }
 

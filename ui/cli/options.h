@@ -18,6 +18,7 @@ namespace cli {
 enum class Mode { Gui, Info, Save, Diff, Help, Version };
 
 // tdstudio [PATH] [--select K] [--view MODE] [--compare B] [--screenshot FILE]
+//          [--window-size WxH]
 struct WindowRequest {
     QString path;                 // empty: an empty window
     QStringList select;           // the key path to select once PATH is open; empty: none
@@ -25,6 +26,7 @@ struct WindowRequest {
     std::optional<QString> view;  // a name of viewNames (parseArguments)
     QString compare;              // open beside PATH to compare them
     QString screenshot;           // save the window as a PNG once it shows what was asked, and exit
+    int width = 0, height = 0;    // --window-size; 0: the window's own size
 };
 
 struct Options {
