@@ -38,12 +38,15 @@ double minifloat(std::uint8_t v, int expBits, int bias, bool fn, bool fnuz) {
 
 // `single`: the value is a float32 or narrower, so its shortest text is
 // that of a float (0.1f prints as 0.1, not 0.10000000149011612).
-std::string formatDouble(double d, FloatFormat format, int precision, bool single = false) {
+// `point`: integral values keep numpy's trailing point ("3."), which the
+// parts of a complex number drop as Python does ("1-2j").
+std::string formatDouble(double d, FloatFormat format, int precision, Notation notation,
+                         bool single, bool point = true) {
     if (std::isnan(d))
         return "nan";
     if (std::isinf(d))
         return d < 0 ? "-inf" : "inf";
-    char buf[64];
+    char buf[400];  // the longest positional double, DBL_MAX, has 309 digits
     if (format == FloatFormat::Fixed) {
         std::snprintf(buf, sizeof buf, "%.*f", precision, d);
         return buf;
@@ -52,15 +55,23 @@ std::string formatDouble(double d, FloatFormat format, int precision, bool singl
         std::snprintf(buf, sizeof buf, "%.*e", precision, d);
         return buf;
     }
-    auto res = single ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(d))
-                      : std::to_chars(buf, buf + sizeof buf, d);
+    const bool scientific =
+        notation == Notation::Auto ? reprIsScientific(d) : notation == Notation::Scientific;
+    const auto style = scientific ? std::chars_format::scientific : std::chars_format::fixed;
+    auto res = single ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(d), style)
+                      : std::to_chars(buf, buf + sizeof buf, d, style);
     std::string s(buf, res.ptr);
-    if (s.find_first_of(".en") == std::string::npos)
+    if (point && s.find_first_of(".e") == std::string::npos)
         s += ".";
     return s;
 }
 
 }  // namespace
+
+bool reprIsScientific(double v) {
+    const double m = std::fabs(v);
+    return std::isfinite(m) && m != 0 && (m < 1e-4 || m >= 1e16);
+}
 
 float halfToFloat(std::uint16_t h) {
     const std::uint32_t sign = (h & 0x8000u) << 16;
@@ -169,7 +180,8 @@ Value elementValue(const std::byte* p, DType dtype) {
     return Value();
 }
 
-std::string formatElement(const std::byte* p, DType dtype, FloatFormat format, int precision) {
+std::string formatElement(const std::byte* p, DType dtype, FloatFormat format, int precision,
+                          Notation notation) {
     switch (dtypeInfo(dtype).category) {
         case DTypeCategory::Bool:
             return load<std::uint8_t>(p) ? "True" : "False";
@@ -182,14 +194,16 @@ std::string formatElement(const std::byte* p, DType dtype, FloatFormat format, i
                 return std::to_string(load<std::uint64_t>(p));
             return std::to_string(static_cast<std::uint64_t>(elementAsDouble(p, dtype)));
         case DTypeCategory::Float:
-            return formatDouble(elementAsDouble(p, dtype), format, precision,
+            return formatDouble(elementAsDouble(p, dtype), format, precision, notation,
                                 dtype != DType::Float64);
         case DTypeCategory::Complex: {
             const ComplexValue c = elementAsComplex(p, dtype);
             const bool single = dtype != DType::Complex128;
-            std::string im = formatDouble(std::fabs(c.im), format, precision, single);
+            const std::string im =
+                formatDouble(std::fabs(c.im), format, precision, notation, single, false);
             const bool negIm = std::signbit(c.im) && !std::isnan(c.im);
-            return formatDouble(c.re, format, precision, single) + (negIm ? "-" : "+") + im + "j";
+            return formatDouble(c.re, format, precision, notation, single, false) +
+                   (negIm ? "-" : "+") + im + "j";
         }
     }
     return {};

@@ -18,6 +18,14 @@
 
 using namespace tensordict;
 
+// The raw bytes of one value, as a leaf holds them.
+template <typename T>
+std::array<std::byte, sizeof(T)> bytesOf(T v) {
+    std::array<std::byte, sizeof v> b;
+    std::memcpy(b.data(), &v, sizeof v);
+    return b;
+}
+
 class UnitsTest : public QObject {
     Q_OBJECT
 
@@ -178,11 +186,6 @@ private Q_SLOTS:
     }
 
     void elementDecoding() {
-        auto bytesOf = [](auto v) {
-            std::array<std::byte, sizeof v> b;
-            std::memcpy(b.data(), &v, sizeof v);
-            return b;
-        };
         QCOMPARE(elementAsDouble(bytesOf(std::uint16_t(0x3C00)).data(), DType::Float16), 1.0);
         QCOMPARE(elementAsDouble(bytesOf(std::uint16_t(0xC000)).data(), DType::BFloat16), -2.0);
         QVERIFY(std::isinf(elementAsDouble(bytesOf(std::uint16_t(0x7C00)).data(), DType::Float16)));
@@ -200,7 +203,7 @@ private Q_SLOTS:
                  std::string("18446744073709551615"));
         const float c[2] = {1.5f, -2.0f};
         QCOMPARE(formatElement(reinterpret_cast<const std::byte*>(c), DType::Complex64),
-                 std::string("1.5-2.j"));
+                 std::string("1.5-2j"));
         QCOMPARE(formatElement(bytesOf(std::uint8_t(1)).data(), DType::Bool), std::string("True"));
         QCOMPARE(formatElement(bytesOf(0.1f).data(), DType::Float32), std::string("0.1"));
         QCOMPARE(formatElement(bytesOf(0.1).data(), DType::Float64), std::string("0.1"));
@@ -210,6 +213,39 @@ private Q_SLOTS:
         QCOMPARE(formatElement(bytesOf(NAN).data(), DType::Float32), std::string("nan"));
         QCOMPARE(formatElement(bytesOf(0.5).data(), DType::Float64, FloatFormat::Scientific, 2),
                  std::string("5.00e-01"));
+    }
+
+    // Shortest floats switch notation where Python's repr does, never by
+    // which text is shorter (1e10 read "1e+10" beside "10000000000.001"); a
+    // notation can be imposed for a column; complex numbers read as Python
+    // writes them ("1-2j", where numpy-style parts gave "1.-2.j").
+    void shortestFloatsReadAsPythonWritesThem() {
+        const auto text = [](double v, Notation n = Notation::Auto) {
+            return formatElement(bytesOf(v).data(), DType::Float64, FloatFormat::Shortest, 6, n);
+        };
+        QCOMPARE(text(1e10), std::string("10000000000."));
+        QCOMPARE(text(10000000000.001), std::string("10000000000.001"));
+        QCOMPARE(text(1e16), std::string("1e+16"));
+        QCOMPARE(text(9999999999999998.0), std::string("9999999999999998."));
+        QCOMPARE(text(1e-4), std::string("0.0001"));
+        QCOMPARE(text(1.5e-5), std::string("1.5e-05"));
+        QCOMPARE(text(-2.5e-300), std::string("-2.5e-300"));
+        QCOMPARE(text(0.0), std::string("0."));
+        QCOMPARE(text(1e10, Notation::Scientific), std::string("1e+10"));
+        QCOMPARE(text(1.5e-5, Notation::Positional), std::string("0.000015"));
+        QCOMPARE(text(1.7976931348623157e308, Notation::Positional).size(), std::size_t(310));
+        QCOMPARE(formatElement(bytesOf(1e-5f).data(), DType::Float32), std::string("1e-05"));
+        QVERIFY(reprIsScientific(1e16) && reprIsScientific(-9e-5));
+        QVERIFY(!reprIsScientific(0.0) && !reprIsScientific(NAN) && !reprIsScientific(INFINITY));
+        const double z[2] = {1.0, -2.0};
+        QCOMPARE(formatElement(reinterpret_cast<const std::byte*>(z), DType::Complex128),
+                 std::string("1-2j"));
+        const double big[2] = {1e20, 0.5};
+        QCOMPARE(formatElement(reinterpret_cast<const std::byte*>(big), DType::Complex128),
+                 std::string("1e+20+0.5j"));
+        const double odd[2] = {NAN, -INFINITY};
+        QCOMPARE(formatElement(reinterpret_cast<const std::byte*>(odd), DType::Complex128),
+                 std::string("nan-infj"));
         QCOMPARE(dtypeFromString("torch.float8_e5m2fnuz"),
                  std::optional<DType>(DType::Float8_e5m2fnuz));
         QCOMPARE(itemSize(DType::Complex128), std::size_t(16));

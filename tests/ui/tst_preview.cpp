@@ -80,13 +80,24 @@ private Q_SLOTS:
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(model.rowCount(), 3);
         QCOMPARE(model.columnCount(), 4);
-        for (int r : {0, 2})
-            for (int c : {0, 3}) {
-                const auto* p =
-                    reinterpret_cast<const std::byte*>(raw.constData()) + (r * 4 + c) * item;
-                QCOMPARE(model.index(r, c).data().toString(),
-                         QString::fromStdString(formatElement(p, dtype)));
+        const auto at = [&](int r, int c) {
+            return reinterpret_cast<const std::byte*>(raw.constData()) + (r * 4 + c) * item;
+        };
+        const auto category = dtypeInfo(dtype).category;
+        const bool floats = category == DTypeCategory::Float || category == DTypeCategory::Complex;
+        for (int c : {0, 3}) {
+            // A column of floats reads in one notation: scientific if one of them needs it.
+            Notation notation = floats ? Notation::Positional : Notation::Auto;
+            for (int r = 0; r < 3; ++r) {
+                const ComplexValue z = elementAsComplex(at(r, c), dtype);
+                if (floats && (reprIsScientific(z.re) || reprIsScientific(z.im)))
+                    notation = Notation::Scientific;
             }
+            for (int r : {0, 2})
+                QCOMPARE(model.index(r, c).data().toString(),
+                         QString::fromStdString(
+                             formatElement(at(r, c), dtype, FloatFormat::Shortest, 6, notation)));
+        }
         QCOMPARE(model.headerData(2, Qt::Vertical).toString(), QString("2"));
         model.setWindow(1, 1, 2, 2);  // a smaller window moved inside the slice
         QCOMPARE(model.rowCount(), 2);

@@ -6,43 +6,50 @@
 #include <cmath>
 #include <utility>
 
-#include "tensordict/guarded_read.h"
-
 TensorTableModel::TensorTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 void TensorTableModel::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
                                const TensorSlice& slice) {
     beginResetModel();
     active_ = true;
-    dtype_ = dtype;
-    bytes_ = std::move(bytes);
-    other_ = {};
-    shown_ = Shown::Leaf;
+    const CellText kept = cells_;
+    cells_ = {};
+    cells_.format = kept.format;
+    cells_.precision = kept.precision;
+    cells_.dtype = dtype;
+    cells_.bytes = std::move(bytes);
     sourceLost_ = false;
     slice_ = slice;
-    layout_ = slice_.layout();
+    cells_.layout = slice_.layout();
+    cells_.rows = slice_.rows();
+    cells_.cols = slice_.cols();
     firstRow_ = firstCol_ = 0;
+    updateNotation();
     endResetModel();
 }
 
 void TensorTableModel::clear() {
     beginResetModel();
     active_ = false;
-    bytes_ = {};
-    other_ = {};
-    shown_ = Shown::Leaf;
+    const CellText kept = cells_;
+    cells_ = {};
+    cells_.format = kept.format;
+    cells_.precision = kept.precision;
     slice_ = {};
-    layout_ = {};
     firstRow_ = firstCol_ = 0;
+    notation_.clear();
     endResetModel();
 }
 
 void TensorTableModel::setSlice(const TensorSlice& slice) {
     beginResetModel();
     slice_ = slice;
-    layout_ = slice_.layout();
+    cells_.layout = slice_.layout();
+    cells_.rows = slice_.rows();
+    cells_.cols = slice_.cols();
     firstRow_ = std::min<std::int64_t>(firstRow_, std::max<std::int64_t>(0, slice_.rows() - 1));
     firstCol_ = std::min<std::int64_t>(firstCol_, std::max<std::int64_t>(0, slice_.cols() - 1));
+    updateNotation();
     endResetModel();
 }
 
@@ -70,10 +77,12 @@ void TensorTableModel::setWindow(std::int64_t firstRow, std::int64_t firstCol, i
     if (newRows != oldRows || newCols != oldCols) {
         beginResetModel();
         firstRow_ = firstRow, firstCol_ = firstCol, rows_ = rows, cols_ = cols;
+        updateNotation();
         endResetModel();
         return;
     }
     firstRow_ = firstRow, firstCol_ = firstCol, rows_ = rows, cols_ = cols;
+    updateNotation();
     if (oldRows > 0 && oldCols > 0) {
         Q_EMIT dataChanged(index(0, 0), index(oldRows - 1, oldCols - 1));
         Q_EMIT headerDataChanged(Qt::Vertical, 0, oldRows - 1);
@@ -81,123 +90,81 @@ void TensorTableModel::setWindow(std::int64_t firstRow, std::int64_t firstCol, i
     }
 }
 
-void TensorTableModel::setFloatFormat(tensordict::FloatFormat format, int precision) {
-    format_ = format;
-    precision_ = precision;
+void TensorTableModel::windowTextChanged() {
+    updateNotation();
     if (windowRows() > 0 && windowCols() > 0)
         Q_EMIT dataChanged(index(0, 0), index(windowRows() - 1, windowCols() - 1));
+}
+
+void TensorTableModel::setFloatFormat(tensordict::FloatFormat format, int precision) {
+    cells_.format = format;
+    cells_.precision = precision;
+    windowTextChanged();
 }
 
 void TensorTableModel::setOther(tensordict::DType dtype, tensordict::LeafBytes bytes,
                                 const tensordict::Tolerance& tolerance) {
     beginResetModel();
-    otherDtype_ = dtype;
-    other_ = std::move(bytes);
-    tolerance_ = tolerance;
+    cells_.otherDtype = dtype;
+    cells_.other = std::move(bytes);
+    cells_.tolerance = tolerance;
+    updateNotation();
     endResetModel();
 }
 
 void TensorTableModel::setShown(Shown shown) {
-    shown_ = shown;
-    if (windowRows() > 0 && windowCols() > 0)
-        Q_EMIT dataChanged(index(0, 0), index(windowRows() - 1, windowCols() - 1));
+    cells_.shown = shown;
+    windowTextChanged();
 }
 
-bool TensorTableModel::readElement(const tensordict::LeafBytes& bytes, tensordict::DType dtype,
-                                   std::int64_t flat, std::byte* out) const {
-    const std::size_t item = tensordict::itemSize(dtype);
-    const auto offset = static_cast<std::size_t>(flat) * item;
-    if (sourceLost_ || offset + item > bytes.size ||
-        !tensordict::tryGuardedCopy(out, bytes.data.get() + offset, item)) {
-        if (!std::exchange(sourceLost_, true))
-            QMetaObject::invokeMethod(const_cast<TensorTableModel*>(this),
-                                      &TensorTableModel::sourceChanged, Qt::QueuedConnection);
-        return false;
-    }
-    return true;
+void TensorTableModel::updateNotation() {
+    notation_.clear();
+    bool lost = false;
+    for (int c = 0; c < windowCols(); ++c)
+        notation_.push_back(
+            cells_.columnNotation(firstCol_ + c, firstRow_, windowRows(), shown(), &lost));
+    noteLost(lost);
+}
+
+tensordict::Notation TensorTableModel::notationOf(std::int64_t col, Shown which) const {
+    const std::int64_t c = col - firstCol_;
+    if (which == shown() && c >= 0 && c < static_cast<std::int64_t>(notation_.size()))
+        return notation_[static_cast<std::size_t>(c)];
+    bool lost = false;
+    const auto n = cells_.columnNotation(col, firstRow_, std::max(windowRows(), 1), which, &lost);
+    noteLost(lost);
+    return n;
+}
+
+void TensorTableModel::noteLost(bool lost) const {
+    if (lost && !std::exchange(sourceLost_, true))
+        QMetaObject::invokeMethod(const_cast<TensorTableModel*>(this),
+                                  &TensorTableModel::sourceChanged, Qt::QueuedConnection);
 }
 
 QString TensorTableModel::text(std::int64_t row, std::int64_t col, Shown which) const {
-    if (!active_ || !bytes_.data || row < 0 || col < 0 || row >= totalRows() || col >= totalCols())
-        return {};
-    if (!other_.data)
-        which = Shown::Leaf;
-    const std::int64_t flat = layout_.at(row, col);
-    std::byte a[16], b[16];
-    if (which != Shown::Other && !readElement(bytes_, dtype_, flat, a))
-        return QStringLiteral("?");
-    if (which != Shown::Leaf && !readElement(other_, otherDtype_, flat, b))
-        return QStringLiteral("?");
-    switch (which) {
-        case Shown::Leaf:
-            return QString::fromStdString(
-                tensordict::formatElement(a, dtype_, format_, precision_));
-        case Shown::Other:
-            return QString::fromStdString(
-                tensordict::formatElement(b, otherDtype_, format_, precision_));
-        case Shown::Difference:
-            return differenceText(a, b);
-    }
-    return {};
+    if (!active_ || sourceLost_ || !cells_.isCell(row, col))
+        return sourceLost_ && active_ && cells_.isCell(row, col) ? QStringLiteral("?") : QString();
+    bool lost = false;
+    const QString t = cells_.text(row, col, which, notationOf(col, which), &lost);
+    noteLost(lost);
+    return t;
 }
 
-QString TensorTableModel::differenceText(const std::byte* a, const std::byte* b) const {
-    using tensordict::DTypeCategory;
-    const auto category = [](tensordict::DType d) { return tensordict::dtypeInfo(d).category; };
-    const auto integral = [&](tensordict::DType d) {
-        return category(d) != DTypeCategory::Float && category(d) != DTypeCategory::Complex;
-    };
-    if (category(dtype_) == DTypeCategory::Complex ||
-        category(otherDtype_) == DTypeCategory::Complex) {
-        const auto x = tensordict::elementAsComplex(a, dtype_);
-        const auto y = tensordict::elementAsComplex(b, otherDtype_);
-        const double d[2] = {x.re - y.re, x.im - y.im};
-        return QString::fromStdString(
-            tensordict::formatElement(reinterpret_cast<const std::byte*>(d),
-                                      tensordict::DType::Complex128, format_, precision_));
-    }
-    const double x = tensordict::elementAsDouble(a, dtype_);
-    const double y = tensordict::elementAsDouble(b, otherDtype_);
-    if (integral(dtype_) && integral(otherDtype_)) {
-        const auto d = static_cast<std::int64_t>(x) - static_cast<std::int64_t>(y);
-        return QString::fromStdString(tensordict::formatElement(
-            reinterpret_cast<const std::byte*>(&d), tensordict::DType::Int64, format_, precision_));
-    }
-    const double d = x == y ? 0.0 : x - y;  // equal infinities differ by nothing
-    return QString::fromStdString(tensordict::formatElement(
-        reinterpret_cast<const std::byte*>(&d), tensordict::DType::Float64, format_, precision_));
+QString TensorTableModel::toTsv(const CellSelection& selection) const {
+    bool lost = false;
+    const QString t = cells_.tsv(selection, tensordict::CancelToken(), &lost);
+    noteLost(lost);
+    return t;
 }
 
 bool TensorTableModel::differs(std::int64_t row, std::int64_t col) const {
-    if (!active_ || !bytes_.data || !other_.data || row < 0 || col < 0 || row >= totalRows() ||
-        col >= totalCols())
+    if (!active_ || sourceLost_)
         return false;
-    const std::int64_t flat = layout_.at(row, col);
-    std::byte a[16], b[16];
-    if (!readElement(bytes_, dtype_, flat, a) || !readElement(other_, otherDtype_, flat, b))
-        return false;
-    return !tensordict::elementsClose(a, dtype_, b, otherDtype_, tolerance_);
-}
-
-QString TensorTableModel::toTsv(const QModelIndexList& cells) const {
-    if (cells.isEmpty())
-        return {};
-    int top = INT_MAX, left = INT_MAX, bottom = -1, right = -1;
-    for (const QModelIndex& c : cells) {
-        top = std::min(top, c.row()), bottom = std::max(bottom, c.row());
-        left = std::min(left, c.column()), right = std::max(right, c.column());
-    }
-    QSet<QPair<int, int>> selected;
-    for (const QModelIndex& c : cells)
-        selected.insert({c.row(), c.column()});
-    QStringList lines;
-    for (int r = top; r <= bottom; ++r) {
-        QStringList fields;
-        for (int c = left; c <= right; ++c)
-            fields << (selected.contains({r, c}) ? text(firstRow_ + r, firstCol_ + c) : QString());
-        lines << fields.join('\t');
-    }
-    return lines.join('\n') + '\n';
+    bool lost = false;
+    const bool d = cells_.differs(row, col, &lost);
+    noteLost(lost);
+    return d;
 }
 
 int TensorTableModel::rowCount(const QModelIndex& parent) const {
@@ -216,7 +183,7 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const {
         case Qt::DisplayRole:
             return text(row, col);
         case Qt::ToolTipRole:
-            if (other_.data)
+            if (hasOther())
                 return tr("A: %1\nB: %2\nA − B: %3")
                     .arg(text(row, col, Shown::Leaf), text(row, col, Shown::Other),
                          text(row, col, Shown::Difference));

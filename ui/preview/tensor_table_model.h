@@ -1,7 +1,9 @@
 #pragma once
 
 #include <QAbstractTableModel>
+#include <vector>
 
+#include "cell_text.h"
 #include "tensor_slice.h"
 #include "tensordict/compare.h"
 #include "tensordict/element.h"
@@ -10,7 +12,8 @@
 // The values of one 2-D slice of a tensor leaf, seen through a window: the
 // model holds only the rows and columns on screen (firstRow.., firstCol..),
 // so a slice of billions of rows costs nothing to show. Cells are decoded
-// from the mapped bytes when painted; nothing is copied.
+// from the mapped bytes when painted; nothing is copied. Each column on
+// screen reads in one notation (CellText::columnNotation).
 class TensorTableModel : public QAbstractTableModel {
     Q_OBJECT
 
@@ -21,7 +24,7 @@ public:
     void clear();
     void setSlice(const TensorSlice& slice);
     const TensorSlice& slice() const { return slice_; }
-    bool hasLeaf() const { return bytes_.data != nullptr || slice_.numel() == 0; }
+    bool hasLeaf() const { return cells_.bytes.data != nullptr || slice_.numel() == 0; }
 
     // The window on screen, in slice coordinates.
     void setWindow(std::int64_t firstRow, std::int64_t firstCol, int rows, int cols);
@@ -36,20 +39,23 @@ public:
     // cells whose elements are not close within `tolerance` are highlighted,
     // tool tips show A, B and A - B, and setShown() picks what cells show.
     // setLeaf() and clear() drop it.
-    enum class Shown { Leaf, Other, Difference };
+    using Shown = CellText::Shown;
     void setOther(tensordict::DType dtype, tensordict::LeafBytes bytes,
                   const tensordict::Tolerance& tolerance);
-    bool hasOther() const { return other_.data != nullptr; }
+    bool hasOther() const { return cells_.hasOther(); }
     void setShown(Shown shown);
-    Shown shown() const { return shown_; }
+    Shown shown() const { return cells_.shown; }
     // Whether the elements at slice coordinates (row, col) differ (false without another leaf).
     bool differs(std::int64_t row, std::int64_t col) const;
 
-    // The text of the element at slice coordinates (row, col), as shown.
-    QString text(std::int64_t row, std::int64_t col) const { return text(row, col, shown_); }
+    // The text of the element at slice coordinates (row, col), as shown, in
+    // its column's notation over the rows on screen.
+    QString text(std::int64_t row, std::int64_t col) const { return text(row, col, shown()); }
     QString text(std::int64_t row, std::int64_t col, Shown which) const;
-    // The given cells (window coordinates) as tab-separated lines.
-    QString toTsv(const QModelIndexList& cells) const;
+    // The selected cells as tab-separated lines (CellText::tsv).
+    QString toTsv(const CellSelection& selection) const;
+    // How the cells read now, to build text on a worker.
+    const CellText& cells() const { return cells_; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -64,24 +70,19 @@ Q_SIGNALS:
 private:
     int windowRows() const;
     int windowCols() const;
-    // Copies element `flat` of a leaf through the guarded path (the file may
-    // have shrunk under the mapping); false, and sourceChanged(), if it did.
-    bool readElement(const tensordict::LeafBytes& bytes, tensordict::DType dtype, std::int64_t flat,
-                     std::byte* out) const;
-    QString differenceText(const std::byte* a, const std::byte* b) const;
+    // Every cell of the window changed its text (format, shown, notation).
+    void windowTextChanged();
+    // Decides the notation of each column on screen.
+    void updateNotation();
+    tensordict::Notation notationOf(std::int64_t col, Shown which) const;
+    // Emits sourceChanged() once (queued) when `lost` says the file lost bytes.
+    void noteLost(bool lost) const;
 
     bool active_ = false;
-    tensordict::DType dtype_ = tensordict::DType::Float32;
-    tensordict::LeafBytes bytes_;
+    CellText cells_;
     mutable bool sourceLost_ = false;
     TensorSlice slice_;
-    TensorSlice::Layout layout_;  // slice_ as an affine map, computed once per slice
     std::int64_t firstRow_ = 0, firstCol_ = 0;
     int rows_ = 50, cols_ = 10;
-    tensordict::FloatFormat format_ = tensordict::FloatFormat::Shortest;
-    int precision_ = 6;
-    tensordict::DType otherDtype_ = tensordict::DType::Float32;
-    tensordict::LeafBytes other_;
-    tensordict::Tolerance tolerance_;
-    Shown shown_ = Shown::Leaf;
+    std::vector<tensordict::Notation> notation_;  // of the window's columns, as shown
 };

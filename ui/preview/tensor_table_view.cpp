@@ -5,6 +5,10 @@
 #include <QGridLayout>
 #include <QHeaderView>
 #include <QKeyEvent>
+#include <QLocale>
+#include <QMessageBox>
+#include <QMouseEvent>
+#include <QProgressDialog>
 #include <QScrollBar>
 #include <QTableView>
 #include <QWheelEvent>
@@ -44,8 +48,11 @@ TensorTableView::TensorTableView(TensorTableModel* model, QWidget* parent)
     table_->verticalHeader()->setMinimumWidth(
         table_->fontMetrics().horizontalAdvance("00000000000"));
     table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    table_->setCornerButtonEnabled(false);  // it selects the window only: Ctrl+A selects the slice
     table_->installEventFilter(this);
     table_->viewport()->installEventFilter(this);
+    table_->verticalHeader()->viewport()->installEventFilter(this);
+    table_->horizontalHeader()->viewport()->installEventFilter(this);
 
     auto* grid = new QGridLayout(this);
     grid->setContentsMargins(0, 0, 0, 0);
@@ -68,8 +75,25 @@ TensorTableView::TensorTableView(TensorTableModel* model, QWidget* parent)
             firstCol_ = model_->firstCol();
         }
         syncScrollBars();
+        syncSelection();
     });
+    // The window's rows move under the inner view without a reset: its
+    // selection would stay on the screen's rows.
+    connect(model_, &QAbstractItemModel::dataChanged, this, [this] { syncSelection(); });
+    connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+        if (!syncing_)
+            adoptViewSelection();
+    });
+    connect(
+        table_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+        [this](const QModelIndex& index) {
+            if (syncing_ || !index.isValid())
+                return;
+            setCurrent(Cell{model_->firstRow() + index.row(), model_->firstCol() + index.column()});
+        });
 }
+
+TensorTableView::~TensorTableView() = default;
 
 std::int64_t TensorTableView::maxFirstRow() const {
     return std::max<std::int64_t>(0, model_->totalRows() - visibleRows_ + 1);
@@ -141,26 +165,286 @@ void TensorTableView::showCell(std::int64_t row, std::int64_t col) {
         top = row - rows / 2;
     if (col < left || col >= left + cols)
         left = col - cols / 2;
+    current_ = Cell{row, col};
     scrollTo(top, left);
-    const QModelIndex cell = model_->index(static_cast<int>(row - model_->firstRow()),
-                                           static_cast<int>(col - model_->firstCol()));
-    if (cell.isValid())
-        table_->setCurrentIndex(cell);
+    syncSelection();
+    Q_EMIT currentCellChanged();
 }
 
 bool TensorTableView::currentCell(std::int64_t* row, std::int64_t* col) const {
-    const QModelIndex cell = table_->currentIndex();
-    if (!cell.isValid())
+    if (!current_ || current_->row >= model_->totalRows() || current_->col >= model_->totalCols())
         return false;
-    *row = model_->firstRow() + cell.row();
-    *col = model_->firstCol() + cell.column();
+    *row = current_->row;
+    *col = current_->col;
     return true;
 }
 
-void TensorTableView::copySelection() const {
-    const QString text = model_->toTsv(table_->selectionModel()->selectedIndexes());
-    if (!text.isEmpty())
-        QApplication::clipboard()->setText(text);
+void TensorTableView::setCurrent(std::optional<Cell> cell) {
+    if (cell == current_)
+        return;
+    current_ = cell;
+    syncSelection();
+    Q_EMIT currentCellChanged();
+}
+
+void TensorTableView::setSelection(const CellSelection& selection) {
+    selection_ = selection;
+    syncSelection();
+}
+
+void TensorTableView::clearSelection() {
+    copy_.cancel();
+    selection_.clear();
+    current_.reset();
+    syncSelection();
+    Q_EMIT currentCellChanged();
+}
+
+void TensorTableView::syncSelection() {
+    const int rows = model_->rowCount(), cols = model_->columnCount();
+    const std::int64_t top = model_->firstRow(), left = model_->firstCol();
+    QItemSelection shown;
+    if (rows > 0 && cols > 0) {
+        const CellSelection::Range window{top, left, top + rows - 1, left + cols - 1};
+        for (const CellSelection::Range& r : selection_.ranges()) {
+            const CellSelection::Range part = r.intersected(window);
+            if (!part.isEmpty())
+                shown.select(model_->index(int(part.top - top), int(part.left - left)),
+                             model_->index(int(part.bottom - top), int(part.right - left)));
+        }
+    }
+    QModelIndex current;
+    if (current_)
+        current = model_->index(int(current_->row - top), int(current_->col - left));
+    if (current_ && (current_->row < top || current_->col < left))
+        current = {};
+    syncing_ = true;
+    table_->selectionModel()->select(shown, QItemSelectionModel::ClearAndSelect);
+    table_->selectionModel()->setCurrentIndex(current, QItemSelectionModel::NoUpdate);
+    syncing_ = false;
+    table_->viewport()->update();
+}
+
+void TensorTableView::adoptViewSelection() {
+    const std::int64_t top = model_->firstRow(), left = model_->firstCol();
+    selection_.clear();
+    for (const QItemSelectionRange& r : table_->selectionModel()->selection()) {
+        selection_.add(Cell{top + r.top(), left + r.left()});
+        selection_.extendTo(Cell{top + r.bottom(), left + r.right()});
+    }
+}
+
+std::optional<CellSelection::Cell> TensorTableView::cellAt(const QPoint& pos) const {
+    const std::int64_t rows = model_->totalRows(), cols = model_->totalCols();
+    if (rows <= 0 || cols <= 0 || model_->rowCount() <= 0 || model_->columnCount() <= 0)
+        return std::nullopt;
+    // Past the edges of the window: the nearest cell on screen.
+    const int lastRow = model_->rowCount() - 1, lastCol = model_->columnCount() - 1;
+    int r = table_->rowAt(pos.y()), c = table_->columnAt(pos.x());
+    if (r < 0)
+        r = pos.y() < 0 ? 0 : lastRow;
+    if (c < 0)
+        c = pos.x() < 0 ? 0 : lastCol;
+    return Cell{std::min(rows - 1, model_->firstRow() + r),
+                std::min(cols - 1, model_->firstCol() + c)};
+}
+
+bool TensorTableView::mouseEvent(QObject* watched, QEvent* event) {
+    auto* mouse = static_cast<QMouseEvent*>(event);
+    const bool rowHeader = watched == table_->verticalHeader()->viewport();
+    const bool colHeader = watched == table_->horizontalHeader()->viewport();
+    if (event->type() == QEvent::MouseButtonRelease) {
+        drag_ = Drag::None;
+        return rowHeader || colHeader || watched == table_->viewport();
+    }
+    if (event->type() == QEvent::MouseButtonDblClick)
+        return true;  // cells are not edited
+    QPoint pos = mouse->position().toPoint();
+    if (rowHeader)
+        pos = {0, pos.y()};
+    if (colHeader)
+        pos = {pos.x(), 0};
+    if (event->type() == QEvent::MouseMove) {
+        if (drag_ == Drag::None || !(mouse->buttons() & Qt::LeftButton))
+            return false;
+        // Dragged past an edge: the window follows, a row or column a move.
+        const QSize area = table_->viewport()->size();
+        if (drag_ != Drag::Columns &&
+            (mouse->position().y() < 0 || mouse->position().y() > area.height()))
+            scrollTo(firstRow_ + (mouse->position().y() < 0 ? -1 : 1), firstCol_);
+        if (drag_ != Drag::Rows &&
+            (mouse->position().x() < 0 || mouse->position().x() > area.width()))
+            scrollTo(firstRow_, firstCol_ + (mouse->position().x() < 0 ? -1 : 1));
+        std::optional<Cell> cell = cellAt(pos);
+        if (!cell)
+            return true;
+        if (drag_ == Drag::Rows)
+            cell->col = model_->totalCols() - 1;
+        if (drag_ == Drag::Columns)
+            cell->row = model_->totalRows() - 1;
+        selection_.extendTo(*cell);
+        setCurrent(cell);
+        syncSelection();
+        return true;
+    }
+    if (mouse->button() != Qt::LeftButton)
+        return false;
+    std::optional<Cell> cell = cellAt(pos);
+    if (!cell)
+        return true;
+    const bool shift = mouse->modifiers() & Qt::ShiftModifier;
+    const bool ctrl = mouse->modifiers() & Qt::ControlModifier;
+    table_->setFocus(Qt::MouseFocusReason);
+    drag_ = rowHeader ? Drag::Rows : colHeader ? Drag::Columns : Drag::Cells;
+    // A header selects its whole row or column of the slice.
+    Cell first = *cell, last = *cell;
+    if (rowHeader)
+        first.col = 0, last.col = model_->totalCols() - 1;
+    if (colHeader)
+        first.row = 0, last.row = model_->totalRows() - 1;
+    if (shift && selection_.anchor()) {
+        selection_.extendTo(last);
+    } else {
+        if (ctrl)
+            selection_.add(first);
+        else
+            selection_.select(first);
+        selection_.extendTo(last);
+    }
+    setCurrent(*cell);
+    syncSelection();
+    return true;
+}
+
+void TensorTableView::moveCurrent(Cell to, bool extend) {
+    to.row =
+        std::clamp<std::int64_t>(to.row, 0, std::max<std::int64_t>(0, model_->totalRows() - 1));
+    to.col =
+        std::clamp<std::int64_t>(to.col, 0, std::max<std::int64_t>(0, model_->totalCols() - 1));
+    if (extend)
+        selection_.extendTo(to);
+    else
+        selection_.select(to);
+    showCell(to.row, to.col);
+}
+
+bool TensorTableView::keyEvent(QKeyEvent* key) {
+    if (model_->totalRows() <= 0 || model_->totalCols() <= 0)
+        return false;
+    const bool ctrl = key->modifiers() & Qt::ControlModifier;
+    const bool shift = key->modifiers() & Qt::ShiftModifier;
+    const Cell at = current_.value_or(Cell{firstRow_, firstCol_});
+    const std::int64_t page = std::max(1, visibleRows_ - 2);
+    switch (key->key()) {
+        case Qt::Key_C:
+            if (!ctrl)
+                return false;
+            copySelection();
+            return true;
+        case Qt::Key_A:
+            if (!ctrl)
+                return false;
+            selection_.selectAll(model_->totalRows(), model_->totalCols());
+            syncSelection();
+            return true;
+        case Qt::Key_Down:
+            moveCurrent({at.row + 1, at.col}, shift);
+            return true;
+        case Qt::Key_Up:
+            moveCurrent({at.row - 1, at.col}, shift);
+            return true;
+        case Qt::Key_Right:
+            moveCurrent({at.row, at.col + 1}, shift);
+            return true;
+        case Qt::Key_Left:
+            moveCurrent({at.row, at.col - 1}, shift);
+            return true;
+        case Qt::Key_PageDown:
+            scrollTo(firstRow_ + page, firstCol_);
+            moveCurrent({at.row + page, at.col}, shift);
+            return true;
+        case Qt::Key_PageUp:
+            scrollTo(firstRow_ - page, firstCol_);
+            moveCurrent({at.row - page, at.col}, shift);
+            return true;
+        case Qt::Key_Home:
+            moveCurrent({ctrl ? 0 : at.row, 0}, shift);
+            return true;
+        case Qt::Key_End:
+            moveCurrent(
+                {ctrl ? model_->totalRows() - 1 : at.row, ctrl ? at.col : model_->totalCols() - 1},
+                shift);
+            return true;
+        default:
+            return false;
+    }
+}
+
+void TensorTableView::copySelection() {
+    if (copy_.isBusy())
+        return;
+    const std::uint64_t cells = selection_.bounds().cellCount();
+    if (cells == 0)
+        return Q_EMIT copyFinished(0, tr("No cell is selected."));
+    if (cells > kMaxCopyCells) {
+        const QString why =
+            tr("%1 cells are more than the clipboard should hold: export the slice as CSV "
+               "instead (CSV… above the table), which streams it to a file.")
+                .arg(QLocale().toString(qulonglong(cells)));
+        QMessageBox::information(this, tr("Copy"), why);
+        return Q_EMIT copyFinished(0, why);
+    }
+    if (cells > kAskCells) {
+        const auto ask = [this](std::uint64_t n) {
+            return QMessageBox::question(
+                       this, tr("Copy"),
+                       tr("Copy %1 cells to the clipboard? As text they take about %2 MB.")
+                           .arg(QLocale().toString(qulonglong(n)))
+                           .arg(QLocale().toString(double(n) * 12 / 1e6, 'f', 0)),
+                       QMessageBox::Yes | QMessageBox::Cancel) == QMessageBox::Yes;
+        };
+        if (!(confirmCopy_ ? confirmCopy_(cells) : ask(cells)))
+            return Q_EMIT copyFinished(0, tr("cancelled"));
+    }
+    if (cells <= kWorkerCells) {
+        const QString text = model_->toTsv(selection_);
+        return finishCopy(cells, text, {});
+    }
+    // On a worker, over a copy of how the cells read (the bytes are shared).
+    copyProgress_ =
+        new QProgressDialog(tr("Copying %1 cells…").arg(QLocale().toString(qulonglong(cells))),
+                            tr("Cancel"), 0, 1000, this);
+    copyProgress_->setAttribute(Qt::WA_DeleteOnClose);
+    copyProgress_->setMinimumDuration(300);
+    connect(copyProgress_, &QProgressDialog::canceled, this, [this] {
+        copy_.cancel();
+        finishCopy(0, {}, tr("cancelled"));
+    });
+    copy_.start(
+        [cells = model_->cells(), selection = selection_](const tensordict::CancelToken& cancel,
+                                                          const JobProgress& progress) {
+            Copy c;
+            c.text = cells.tsv(selection, cancel, &c.lost, progress);
+            return c;
+        },
+        [this, cells](const Copy& c) {
+            finishCopy(cells, c.text, c.lost ? tr("the leaf's file changed") : QString());
+        },
+        [this](double fraction) {
+            if (copyProgress_)
+                copyProgress_->setValue(static_cast<int>(fraction * 1000));
+        });
+}
+
+void TensorTableView::finishCopy(quint64 cells, const QString& text, const QString& why) {
+    if (copyProgress_) {
+        const QSignalBlocker quiet(copyProgress_.data());
+        copyProgress_->close();
+    }
+    if (!why.isEmpty() || text.isEmpty())
+        return Q_EMIT copyFinished(0, why.isEmpty() ? tr("nothing to copy") : why);
+    QApplication::clipboard()->setText(text);
+    Q_EMIT copyFinished(cells, {});
 }
 
 void TensorTableView::resizeEvent(QResizeEvent* event) {
@@ -177,57 +461,32 @@ void TensorTableView::resizeEvent(QResizeEvent* event) {
 }
 
 bool TensorTableView::eventFilter(QObject* watched, QEvent* event) {
-    if (event->type() == QEvent::Wheel) {
-        auto* wheel = static_cast<QWheelEvent*>(event);
-        const int steps = -wheel->angleDelta().y() / 40;  // three rows a notch
-        const int hsteps = -wheel->angleDelta().x() / 120;
-        if (wheel->modifiers() & Qt::ShiftModifier)
-            scrollTo(firstRow_, firstCol_ + steps / 3);
-        else
-            scrollTo(firstRow_ + steps, firstCol_ + hsteps);
-        return true;
-    }
-    if (event->type() == QEvent::KeyPress && watched == table_) {
-        auto* key = static_cast<QKeyEvent*>(event);
-        const bool ctrl = key->modifiers() & Qt::ControlModifier;
-        switch (key->key()) {
-            case Qt::Key_PageDown:
-                scrollTo(firstRow_ + visibleRows_ - 1, firstCol_);
-                return true;
-            case Qt::Key_PageUp:
-                scrollTo(firstRow_ - visibleRows_ + 1, firstCol_);
-                return true;
-            case Qt::Key_Home:
-                if (ctrl)
-                    scrollTo(0, 0);
-                else
-                    scrollTo(firstRow_, 0);
-                return true;
-            case Qt::Key_End:
-                if (ctrl)
-                    scrollTo(maxFirstRow(), firstCol_);
-                else
-                    scrollTo(firstRow_, maxFirstCol());
-                return true;
-            case Qt::Key_C:
-                if (ctrl) {
-                    copySelection();
-                    return true;
-                }
+    switch (event->type()) {
+        case QEvent::Wheel: {
+            if (watched != table_ && watched != table_->viewport())
                 break;
-            case Qt::Key_Down:
-                if (table_->currentIndex().row() >= model_->rowCount() - 2) {
-                    scrollTo(firstRow_ + 1, firstCol_);
-                    return true;
-                }
-                break;
-            case Qt::Key_Up:
-                if (table_->currentIndex().row() <= 0) {
-                    scrollTo(firstRow_ - 1, firstCol_);
-                    return true;
-                }
-                break;
+            auto* wheel = static_cast<QWheelEvent*>(event);
+            const int steps = -wheel->angleDelta().y() / 40;  // three rows a notch
+            const int hsteps = -wheel->angleDelta().x() / 120;
+            if (wheel->modifiers() & Qt::ShiftModifier)
+                scrollTo(firstRow_, firstCol_ + steps / 3);
+            else
+                scrollTo(firstRow_ + steps, firstCol_ + hsteps);
+            return true;
         }
+        case QEvent::MouseButtonPress:
+        case QEvent::MouseButtonRelease:
+        case QEvent::MouseButtonDblClick:
+        case QEvent::MouseMove:
+            if (watched != table_)
+                return mouseEvent(watched, event);
+            break;
+        case QEvent::KeyPress:
+            if (watched == table_ && keyEvent(static_cast<QKeyEvent*>(event)))
+                return true;
+            break;
+        default:
+            break;
     }
     return QWidget::eventFilter(watched, event);
 }

@@ -24,10 +24,22 @@ Value elementValue(const std::byte* p, DType dtype);
 
 enum class FloatFormat { Shortest, Fixed, Scientific };
 
-// Text for one element: "True", "-7", "0.5", "1.5+2j". `precision` applies
-// to Fixed and Scientific.
+// How FloatFormat::Shortest writes a float: the fewest digits that read
+// back as the same value, positional ("10000000000.001") or scientific
+// ("1e+16"). Auto picks per value as Python's repr does; a table column
+// picks one for all its values (columnNotation) so they read alike.
+enum class Notation { Auto, Positional, Scientific };
+
+// Whether Python's repr writes a float of magnitude |v| in scientific
+// notation: below 1e-4 or from 1e16 (zero, NaN and infinities: no).
+bool reprIsScientific(double v);
+
+// Text for one element: "True", "-7", "0.5", "3.", "1.5-2j" (a complex
+// number as Python writes it, without a trailing point). `precision`
+// applies to Fixed and Scientific, `notation` to Shortest.
 std::string formatElement(const std::byte* p, DType dtype,
-                          FloatFormat format = FloatFormat::Shortest, int precision = 6);
+                          FloatFormat format = FloatFormat::Shortest, int precision = 6,
+                          Notation notation = Notation::Auto);
 
 float halfToFloat(std::uint16_t h);
 float bfloat16ToFloat(std::uint16_t b);

@@ -100,10 +100,13 @@ TableLeafMode::TableLeafMode(QWidget* parent)
         model_->setShown(static_cast<TensorTableModel::Shown>(index));
         view_->fitColumns();
     });
-    connect(view_->table()->selectionModel(), &QItemSelectionModel::currentChanged, this,
-            &TableLeafMode::showCurrentCell);
+    connect(view_, &TensorTableView::currentCellChanged, this, &TableLeafMode::showCurrentCell);
     connect(model_, &TensorTableModel::sourceChanged, this, &LeafMode::sourceChanged);
     connect(slice_, &SliceSelector::sliceChanged, this, [this](const TensorSlice& slice) {
+        // The same cells of the next slice stay selected; other axes make other cells.
+        const TensorSlice& before = model_->slice();
+        if (before.rowDim != slice.rowDim || before.colDim != slice.colDim)
+            view_->clearSelection();
         model_->setSlice(slice);
         view_->fitColumns();
         showCurrentCell();
@@ -124,6 +127,7 @@ void TableLeafMode::setLeaves(const ShownLeaves& leaves) {
     leaves_ = leaves;
     const TensorSlice slice = TensorSlice::defaultFor(leaves.a.shape());
     slice_->setSlice(slice);
+    view_->clearSelection();
     model_->setLeaf(leaves.a.dtype(), leaves.a.bytes, slice);
     if (leaves.isPair()) {
         model_->setOther(leaves.b->dtype(), leaves.b->bytes, leaves.tolerance);
@@ -145,6 +149,7 @@ void TableLeafMode::clear() {
     search_.cancel();
     leaves_ = {};
     differing_.reset();
+    view_->clearSelection();
     model_->clear();
     cell_->clear();
 }
