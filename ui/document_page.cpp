@@ -167,7 +167,7 @@ void DocumentPage::showTree(std::shared_ptr<const tensordict::TensorDict> shown,
     const QModelIndex root = filter_->index(0, 0);
     tree_->expand(root);
     if (keep.isEmpty() || !selectKeyPath(keep))
-        tree_->setCurrentIndex(root);
+        selectOnly(tree_, root);
     Q_EMIT treeShown();
 }
 
@@ -204,8 +204,7 @@ bool DocumentPage::selectKeyPath(const QStringList& path) {
     const QModelIndex proxy = filter_->mapFromSource(model_->indexOf(node));
     if (!proxy.isValid())
         return false;
-    tree_->setCurrentIndex(proxy);
-    tree_->scrollTo(proxy);
+    selectOnly(tree_, proxy);
     return true;
 }
 
@@ -285,8 +284,7 @@ void DocumentPage::goToMatches() {
         const QModelIndex row = stack.back();
         stack.pop_back();
         if (matches(row)) {
-            tree_->setCurrentIndex(row);
-            tree_->scrollTo(row);
+            selectOnly(tree_, row);
             return;
         }
         for (int r = filter_->rowCount(row); r-- > 0;)

@@ -51,7 +51,7 @@ MainWindow::MainWindow(QWidget* parent)
       document_(new Document(this)),
       documentPage_(new DocumentPage),
       statusLabel_(new QLabel),
-      saves_(new SaveController(this, [this] { return saveScope(); })),
+      saves_(new SaveController(this, [this] { return saveScopes(); })),
       pages_(new QStackedWidget),
       compare_(new CompareView) {
     setWindowTitle("tdstudio");
@@ -445,7 +445,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
     event->acceptProposedAction();
 }
 
-SaveController::Scope MainWindow::saveScope() const {
+std::vector<SaveController::Scope> MainWindow::saveScopes() const {
     auto td = documentPage_->tensorDict();
     if (!td)
         return {};
@@ -465,17 +465,27 @@ SaveController::Scope MainWindow::saveScope() const {
         else
             add(*node);
     }
-    SaveController::Scope scope;
-    scope.data = td;
-    if (!whole && !paths.empty())
-        scope.data = std::make_shared<const tensordict::TensorDict>(tensordict::select(*td, paths));
-    scope.bytes = nodetext::totalBytesOf(scope.data->root());
-    scope.description = scope.data == td
-                            ? tr("the whole tensordict (%1)")
-                                  .arg(QFileInfo(QString::fromStdString(td->path())).fileName())
-                            : tr("%n selected key(s)", "", static_cast<int>(paths.size()));
-    scope.sourcePath = currentPath();
-    return scope;
+    std::vector<SaveController::Scope> scopes;
+    if (!whole && !paths.empty()) {
+        SaveController::Scope selected;
+        selected.data =
+            std::make_shared<const tensordict::TensorDict>(tensordict::select(*td, paths));
+        selected.description = paths.size() == 1 ? tr("the selected key")
+                                                 : tr("the %1 selected keys").arg(paths.size());
+        for (const auto& path : paths)
+            selected.keys << nodetext::keyPathText(path);
+        selected.bytes = nodetext::totalBytesOf(selected.data->root());
+        selected.sourcePath = currentPath();
+        scopes.push_back(std::move(selected));
+    }
+    SaveController::Scope all;
+    all.data = td;
+    all.description = tr("the whole tensordict (%1)")
+                          .arg(QFileInfo(QString::fromStdString(td->path())).fileName());
+    all.bytes = nodetext::totalBytesOf(td->root());
+    all.sourcePath = currentPath();
+    scopes.push_back(std::move(all));
+    return scopes;
 }
 
 void MainWindow::saveAs() {

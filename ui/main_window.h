@@ -109,8 +109,9 @@ private:
     void chooseDirectory();
     void chooseComparison(bool directory);
     void showComparison(bool on);
-    // What File > Save As saves: the subtrees selected in the tree, or the whole tensordict.
-    SaveController::Scope saveScope() const;
+    // What File > Save As can save: the subtrees selected in the tree (when
+    // any are), then the whole tensordict.
+    std::vector<SaveController::Scope> saveScopes() const;
 
     Document* document_;
     DocumentPage* documentPage_;

@@ -4,6 +4,7 @@
 #include <QStringList>
 
 class QLineEdit;
+class QModelIndex;
 class QTreeView;
 class SliceSelector;
 
@@ -29,4 +30,10 @@ public:
     // View > Go to Slice: focuses where a slice is typed (the current
     // slider's index box); false when there is none.
     virtual bool focusSliceEntry();
+
+protected:
+    // Makes `row` the current row and the only one selected, shown on
+    // screen. Whatever modifier keys are held: a shortcut's Ctrl (Ctrl+W)
+    // would otherwise add the row to the selection.
+    static void selectOnly(QTreeView* tree, const QModelIndex& row);
 };

@@ -457,6 +457,29 @@ private Q_SLOTS:
         QCOMPARE(w.currentPath(), b_);
     }
 
+    // A key selected in the comparison is the one selected after it, alone:
+    // on main, Close Comparison left the key selected before comparing
+    // selected too, and Save As offered "2 selected key(s)".
+    void closingAComparisonLeavesOnlyItsKeySelected() {
+        MainWindow w;
+        w.show();
+        QVERIFY(open(w, a_));
+        QVERIFY(w.selectKeyPath({"obs"}));
+        QVERIFY(compareWithB(w));
+        QVERIFY(w.selectKeyPath({"series"}));
+        // Ctrl+W, as the user closes it: Ctrl is still held while A's tree selects the key.
+        QTest::keyClick(w.compareView()->treeView(), Qt::Key_W, Qt::ControlModifier);
+        QVERIFY(!w.isComparing());
+        const auto selected = w.documentPage()->selectedNodes();
+        QCOMPARE(int(selected.size()), 1);
+        QCOMPARE(selected.front()->key(), std::string("series"));
+        QCOMPARE(w.documentPage()->currentKeyPath(), QStringList{"series"});
+        // Nor does the comparison keep a selection of its own for next time.
+        QVERIFY(compareWithB(w));
+        QCOMPARE(w.compareView()->treeView()->selectionModel()->selectedRows().size(), 1);
+        QCOMPARE(w.compareView()->currentKeyPath(), QStringList{"series"});
+    }
+
     void missingSecondDatasetIsReported() {
         MainWindow w;
         QVERIFY(open(w, a_));
@@ -534,9 +557,10 @@ private:
         return QTest::qWaitFor([&] { return loaded.count() > 0; }, kTimeoutMs);
     }
 
-    bool openAndCompare(MainWindow& w) {
-        if (!open(w, a_))
-            return false;
+    bool openAndCompare(MainWindow& w) { return open(w, a_) && compareWithB(w); }
+
+    // Compares the open A with B, to the end.
+    bool compareWithB(MainWindow& w) {
         QSignalSpy finished(&w, &MainWindow::comparisonFinished);
         w.compareWith(b_);
         return QTest::qWaitFor([&] { return finished.count() > 0; }, kTimeoutMs) &&

@@ -9,8 +9,10 @@
 #include <QDialogButtonBox>
 #include <QJsonDocument>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QRadioButton>
 #include <QScopeGuard>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -78,6 +80,7 @@ private Q_SLOTS:
     void initTestCase() {
         QVERIFY(scratch_.isValid());
         testsupport::isolateSettings("tst_save_dialog");
+        QSettings().clear();  // the compression an earlier run chose
     }
 
     void dialogStatesAndInlineValidation() {
@@ -322,6 +325,59 @@ private Q_SLOTS:
         QVERIFY(out.root().child("x"));
         QVERIFY(out.root().find({"l1", "l2", "z"}));
         QVERIFY(!out.root().find({"l1", "y"}));
+    }
+
+    // Save As with keys selected lists them, and one click saves the whole
+    // tensordict instead (main only said "2 selected key(s)"). The
+    // compression chosen is offered again by the next save.
+    void theDialogListsTheKeysAndOffersTheWhole() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, testsupport::fixturePath("nested3")));
+        QVERIFY(w.selectKeyPath({"x"}));
+        const auto* z = w.documentPage()->keyModel()->tensorDict()->root().find({"l1", "l2", "z"});
+        w.documentPage()->keyModel()->ensureFetched(z);
+        w.documentPage()->treeView()->selectionModel()->select(
+            w.documentPage()->filterModel()->mapFromSource(
+                w.documentPage()->keyModel()->indexOf(z)),
+            QItemSelectionModel::Select | QItemSelectionModel::Rows);
+
+        const QString prefix = scratch_.path() + "/whole-instead.tdz";
+        QStringList listed;
+        QString scopeTexts;
+        QTimer::singleShot(0, &w, [&] {
+            auto* dialog = qobject_cast<SaveOptionsDialog*>(QApplication::activeModalWidget());
+            if (!dialog)
+                return;
+            for (int i = 0; i < dialog->keyList()->count(); ++i)
+                listed << dialog->keyList()->item(i)->text();
+            scopeTexts = dialog->scopeButton(0)->text() + " | " + dialog->scopeButton(1)->text();
+            screenshot(dialog, "save-dialog-scopes.png");
+            dialog->scopeButton(1)->click();
+            dialog->setDestination(prefix);
+            dialog->setCompression(kZipDeflate);
+            dialog->copyExistingBox()->setChecked(true);
+            dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Save)->click();
+        });
+        w.saveAs();
+        QCOMPARE(listed, (QStringList{"\"x\"", "(\"l1\", \"l2\", \"z\")"}));
+        QCOMPARE(scopeTexts,
+                 QString("The 2 selected keys · 48 B | The whole tensordict (nested3) · 84 B"));
+        QVERIFY(w.currentSave());
+        QSignalSpy done(w.currentSave(), &SaveJob::succeeded);
+        QVERIFY(done.wait(30000));
+        const QString mismatch = testsupport::compareWithExpected(
+            report(prefix),
+            testsupport::readJsonFile(testsupport::fixturePath("nested3.expected.json")), false);
+        QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+
+        // The next dialog starts from deflate, for archives.
+        SaveOptionsDialog next(0, "all", w.currentPath());
+        next.setDestination(scratch_.path() + "/next.tdz");
+        QCOMPARE(next.options().compression, int(kZipDeflate));
+        next.setDestination(scratch_.path() + "/next-dir");
+        QCOMPARE(next.options().compression, int(kZipStored));
+        QCOMPARE(next.compressionBox()->currentData().toInt(), int(kZipStored));
     }
 
     void cancelKeepsTheDestination() {

@@ -185,7 +185,7 @@ void CompareView::treeReady() {
     tree_->expand(root);
     const QStringList select = std::exchange(select_, {});
     if (select.isEmpty() || !selectKeyPath(select))
-        tree_->setCurrentIndex(root);
+        selectOnly(tree_, root);
     for (int c = 0; c < CompareTreeModel::ColumnCount - 1; ++c)
         tree_->resizeColumnToContents(c);
 }
@@ -270,8 +270,7 @@ bool CompareView::selectKeyPath(const QStringList& path) {
     const QModelIndex proxy = filter_->mapFromSource(model_->indexOf(item));
     if (!proxy.isValid())
         return false;
-    tree_->setCurrentIndex(proxy);
-    tree_->scrollTo(proxy);
+    selectOnly(tree_, proxy);
     return true;
 }
 

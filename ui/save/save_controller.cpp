@@ -7,8 +7,8 @@
 #include "save_options_dialog.h"
 #include "save_progress_dialog.h"
 
-SaveController::SaveController(QWidget* window, std::function<Scope()> scope)
-    : QObject(window), window_(window), scope_(std::move(scope)) {}
+SaveController::SaveController(QWidget* window, std::function<std::vector<Scope>()> scopes)
+    : QObject(window), window_(window), scopes_(std::move(scopes)) {}
 
 namespace {
 
@@ -31,19 +31,27 @@ SaveProgressDialog* SaveController::progressDialog() const {
 void SaveController::saveAs() {
     if (job_)
         return;
-    const Scope scope = scope_();
-    if (!scope.data)
+    const std::vector<Scope> scopes = scopes_();
+    if (scopes.empty() || !scopes.front().data)
         return;
-    SaveOptionsDialog dialog(scope.bytes, scope.description, scope.sourcePath, window_);
-    dialog.setHasObjects(hasObjects(scope.data->root()));
+    std::vector<SaveScopeChoice> choices;
+    for (const Scope& scope : scopes)
+        choices.push_back({scope.description, scope.keys, scope.bytes});
+    SaveOptionsDialog dialog(std::move(choices), scopes.front().sourcePath, window_);
+    // The whole tree holds every object a selection could.
+    dialog.setHasObjects(hasObjects(scopes.back().data->root()));
     if (dialog.exec() != QDialog::Accepted)
         return;
-    start(dialog.destination(), dialog.options());
+    start(dialog.destination(), dialog.options(), dialog.scope());
 }
 
-SaveJob* SaveController::start(const QString& prefix, const tensordict::SaveOptions& options) {
-    const Scope scope = scope_();
-    if (!scope.data || job_)
+SaveJob* SaveController::start(const QString& prefix, const tensordict::SaveOptions& options,
+                               int scopeIndex) {
+    const std::vector<Scope> scopes = scopes_();
+    if (job_ || scopeIndex < 0 || scopeIndex >= static_cast<int>(scopes.size()))
+        return nullptr;
+    const Scope& scope = scopes[std::size_t(scopeIndex)];
+    if (!scope.data)
         return nullptr;
     job_ = new SaveJob(this);
     Q_EMIT runningChanged(true);

@@ -2,8 +2,10 @@
 
 #include <QObject>
 #include <QPointer>
+#include <QStringList>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "tensordict/save.h"
 
@@ -21,19 +23,23 @@ class SaveController : public QObject {
 public:
     struct Scope {
         std::shared_ptr<const tensordict::TensorDict> data;  // nullptr: nothing to save
-        QString description;                                 // "the whole tensordict (x.tdz)"
-        std::uint64_t bytes = 0;                             // of its tensors
-        QString sourcePath;                                  // where the dialog starts
+        QString description;      // "the whole tensordict (x.tdz)", "2 selected keys"
+        QStringList keys;         // the selected keys, as Python indexes; empty: the whole
+        std::uint64_t bytes = 0;  // of its tensors
+        QString sourcePath;       // where the dialog starts
     };
 
-    // `window` parents the dialogs; `scope` is asked at each save.
-    SaveController(QWidget* window, std::function<Scope()> scope);
+    // `window` parents the dialogs; `scopes` is asked at each save: what
+    // can be saved, the keys selected in the tree first (when any are),
+    // then the whole tensordict; empty when nothing is open.
+    SaveController(QWidget* window, std::function<std::vector<Scope>()> scopes);
 
-    // Asks for a destination and options, then saves.
+    // Asks for what to save (the selected keys, listed, or the whole
+    // tensordict), a destination and options, then saves.
     void saveAs();
-    // Saves the current scope to `prefix` (tests call it directly); nullptr
-    // when a save runs already or there is nothing to save.
-    SaveJob* start(const QString& prefix, const tensordict::SaveOptions& options);
+    // Saves scope `scope` (0: the first offered) to `prefix` (tests call it
+    // directly); nullptr when a save runs already or there is nothing to save.
+    SaveJob* start(const QString& prefix, const tensordict::SaveOptions& options, int scope = 0);
     SaveJob* current() const { return job_; }
     SaveProgressDialog* progressDialog() const;
     bool isRunning() const { return job_ != nullptr; }
@@ -51,7 +57,7 @@ Q_SIGNALS:
 
 private:
     QWidget* window_;
-    std::function<Scope()> scope_;
+    std::function<std::vector<Scope>()> scopes_;
     SaveJob* job_ = nullptr;
     bool closeAfterSave_ = false;
     QPointer<SaveProgressDialog> progressDialog_;  // deletes itself when closed

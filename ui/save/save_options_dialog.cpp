@@ -13,8 +13,10 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QPushButton>
 #include <QRadioButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QThread>
 #include <QVBoxLayout>
@@ -69,10 +71,11 @@ DestinationFacts checkDestination(const QString& dest, const QString& sourcePath
 
 }  // namespace
 
-SaveOptionsDialog::SaveOptionsDialog(std::uint64_t bytes, const QString& scope,
-                                     const QString& sourcePath, QWidget* parent)
+SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const QString& sourcePath,
+                                     QWidget* parent)
     : QDialog(parent),
-      bytes_(bytes),
+      scopes_(std::move(scopes)),
+      bytes_(scopes_.empty() ? 0 : scopes_.front().bytes),
       sourcePath_(sourcePath),
       destination_(new QLineEdit),
       asDirectory_(new QRadioButton(tr("Directory (one file per tensor)"))),
@@ -151,7 +154,7 @@ SaveOptionsDialog::SaveOptionsDialog(std::uint64_t bytes, const QString& scope,
     format->addWidget(asDirectory_);
     format->addWidget(asArchive_);
     auto* form = new QFormLayout;
-    form->addRow(tr("Saving:"), new QLabel(scope));
+    form->addRow(tr("Saving:"), scopeChooser());
     form->addRow(tr("Destination:"), destRow);
     form->addRow(tr("Format:"), format);
     form->addRow(tr("Compression:"), compressionRow);
@@ -169,6 +172,11 @@ SaveOptionsDialog::SaveOptionsDialog(std::uint64_t bytes, const QString& scope,
     layout->addWidget(message_);
     layout->addWidget(buttons_);
     asDirectory_->setChecked(true);
+    const QSettings settings;
+    compressionChosen_ = settings.value("save/compression", kZipStored).toInt();
+    if (compression_->findData(compressionChosen_) < 0)
+        compressionChosen_ = kZipStored;
+    level_->setValue(std::clamp(settings.value("save/level", -1).toInt(), -1, 9));
 
     connect(browse, &QPushButton::clicked, this, &SaveOptionsDialog::browse);
     connect(destination_, &QLineEdit::textEdited, this, &SaveOptionsDialog::destinationEdited);
@@ -184,12 +192,75 @@ SaveOptionsDialog::SaveOptionsDialog(std::uint64_t bytes, const QString& scope,
         archiveChosenByHand_ = true;
         validate();
     });
-    connect(compression_, &QComboBox::currentIndexChanged, this, &SaveOptionsDialog::validate);
+    connect(compression_, &QComboBox::currentIndexChanged, this, [this] {
+        if (archive())
+            compressionChosen_ = compression_->currentData().toInt();
+        validate();
+    });
     connect(atomic_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
     connect(copyExisting_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
     connect(buttons_, &QDialogButtonBox::accepted, this, &SaveOptionsDialog::trySave);
     connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
     validate();
+}
+
+QWidget* SaveOptionsDialog::scopeChooser() {
+    if (scopes_.size() < 2)
+        return new QLabel(scopes_.empty() ? QString() : scopes_.front().title);
+    // The keys to save are listed; the whole tensordict is one click away.
+    auto* box = new QWidget;
+    auto* column = new QVBoxLayout(box);
+    column->setContentsMargins(0, 0, 0, 0);
+    for (int i = 0; i < static_cast<int>(scopes_.size()); ++i) {
+        const SaveScopeChoice& choice = scopes_[std::size_t(i)];
+        QString title = choice.title;
+        if (!title.isEmpty())
+            title[0] = title[0].toUpper();
+        auto* button =
+            new QRadioButton(tr("%1 · %2").arg(title, nodetext::byteSizeText(choice.bytes)));
+        scopeButtons_ << button;
+        column->addWidget(button);
+        connect(button, &QRadioButton::toggled, this, [this, i](bool on) {
+            if (on)
+                setScope(i);
+        });
+        if (i == 0 && !choice.keys.isEmpty()) {
+            keyList_ = new QListWidget;
+            constexpr int kListed = 500;  // a selection of 100k keys is listed in part
+            for (const QString& key : choice.keys.mid(0, kListed))
+                keyList_->addItem(key);
+            if (choice.keys.size() > kListed)
+                keyList_->addItem(tr("… and %1 more").arg(choice.keys.size() - kListed));
+            keyList_->setSelectionMode(QAbstractItemView::NoSelection);
+            keyList_->setFocusPolicy(Qt::NoFocus);
+            const int rows = std::min(keyList_->count(), 5);
+            keyList_->setFixedHeight(rows * keyList_->sizeHintForRow(0) +
+                                     2 * keyList_->frameWidth() + 2);
+            keyList_->setContentsMargins(24, 0, 0, 0);
+            auto* indent = new QHBoxLayout;
+            indent->setContentsMargins(24, 0, 0, 0);
+            indent->addWidget(keyList_);
+            column->addLayout(indent);
+        }
+    }
+    scopeButtons_.front()->setChecked(true);
+    return box;
+}
+
+void SaveOptionsDialog::setScope(int index) {
+    if (index < 0 || index >= static_cast<int>(scopes_.size()))
+        return;
+    scope_ = index;
+    bytes_ = scopes_[std::size_t(index)].bytes;
+    if (index < scopeButtons_.size())
+        scopeButtons_[index]->setChecked(true);
+    if (keyList_)
+        keyList_->setEnabled(index == 0);
+    validate();
+}
+
+QRadioButton* SaveOptionsDialog::scopeButton(int index) const {
+    return scopeButtons_.value(index);
 }
 
 void SaveOptionsDialog::browse() {
@@ -222,7 +293,8 @@ void SaveOptionsDialog::setArchive(bool archive) {
 }
 
 void SaveOptionsDialog::setCompression(int zipMethod) {
-    compression_->setCurrentIndex(std::max(0, compression_->findData(zipMethod)));
+    compressionChosen_ = compression_->findData(zipMethod) >= 0 ? zipMethod : kZipStored;
+    validate();
 }
 
 void SaveOptionsDialog::destinationEdited() {
@@ -296,17 +368,27 @@ void SaveOptionsDialog::finishPendingCheck() {
 
 void SaveOptionsDialog::trySave() {
     finishPendingCheck();  // Save decides on what the disk says now
-    if (canSave())
-        accept();
+    if (!canSave())
+        return;
+    // The next save starts from this one's compression.
+    QSettings settings;
+    if (archive()) {
+        settings.setValue("save/compression", compressionChosen_);
+        settings.setValue("save/level", level_->value());
+    }
+    accept();
 }
 
 void SaveOptionsDialog::validate() {
     // Compression exists only for archives: not offered otherwise.
     compression_->setEnabled(archive());
-    level_->setEnabled(archive() && compression_->currentData().toInt() != kZipStored);
     compressionNote_->setVisible(archive());
-    if (!archive())
-        compression_->setCurrentIndex(0);
+    {
+        const QSignalBlocker quiet(compression_);
+        compression_->setCurrentIndex(
+            std::max(0, compression_->findData(archive() ? compressionChosen_ : kZipStored)));
+    }
+    level_->setEnabled(archive() && compression_->currentData().toInt() != kZipStored);
 
     problem_.clear();
     warning_.clear();

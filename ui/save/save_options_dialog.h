@@ -5,6 +5,7 @@
 #include <QTimer>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "tensordict/save.h"
 
@@ -13,8 +14,17 @@ class QComboBox;
 class QDialogButtonBox;
 class QLabel;
 class QLineEdit;
+class QListWidget;
 class QRadioButton;
 class QSpinBox;
+
+// One thing the dialog can save: the keys selected in the tree, or the
+// whole tensordict.
+struct SaveScopeChoice {
+    QString title;     // "the whole tensordict (a.tdz)", "2 selected keys"
+    QStringList keys;  // the keys saved, as Python indexes; empty for the whole tensordict
+    std::uint64_t bytes = 0;
+};
 
 // What the disk says about a destination, gathered on a worker thread.
 struct DestinationFacts {
@@ -39,9 +49,21 @@ class SaveOptionsDialog : public QDialog {
     Q_OBJECT
 
 public:
-    // `bytes`: what the save writes; `scope`: "the whole tensordict" or "2 selected keys".
-    SaveOptionsDialog(std::uint64_t bytes, const QString& scope, const QString& sourcePath,
+    // `scopes`: what can be saved, the first chosen (the selected keys, then
+    // the whole tensordict); with two, the user picks one and sees the keys.
+    SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const QString& sourcePath,
                       QWidget* parent = nullptr);
+    // One scope: `bytes` of it, described as `scope`.
+    SaveOptionsDialog(std::uint64_t bytes, const QString& scope, const QString& sourcePath,
+                      QWidget* parent = nullptr)
+        : SaveOptionsDialog({SaveScopeChoice{scope, {}, bytes}}, sourcePath, parent) {}
+
+    // The scope chosen (an index of the constructor's `scopes`).
+    int scope() const { return scope_; }
+    void setScope(int index);
+    QRadioButton* scopeButton(int index) const;
+    // The selected keys the first scope saves, one a line.
+    QListWidget* keyList() const { return keyList_; }
 
     void setDestination(const QString& path);
     QString destination() const;
@@ -80,6 +102,7 @@ Q_SIGNALS:
     void destinationChecked();
 
 private:
+    QWidget* scopeChooser();
     void browse();
     void destinationEdited();
     void validate();
@@ -87,8 +110,12 @@ private:
     void checkFinished();
     void trySave();
 
+    std::vector<SaveScopeChoice> scopes_;
+    int scope_ = 0;
     std::uint64_t bytes_;
     QString sourcePath_;
+    QList<QRadioButton*> scopeButtons_;
+    QListWidget* keyList_ = nullptr;
     QLineEdit* destination_;
     QRadioButton* asDirectory_;
     QRadioButton* asArchive_;
@@ -111,4 +138,5 @@ private:
     std::optional<DestinationFacts> facts_;
     int diskChecks_ = 0;
     bool archiveChosenByHand_ = false;
+    int compressionChosen_ = tensordict::kZipStored;  // for archives; a directory shows "stored"
 };
