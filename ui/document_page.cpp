@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include "details_panel.h"
+#include "key_columns.h"
 #include "key_filter_model.h"
 #include "key_index.h"
 #include "key_tree_model.h"
@@ -68,13 +69,9 @@ DocumentPage::DocumentPage(QWidget* parent)
     tree_->setAlternatingRowColors(true);
     tree_->setSelectionMode(QAbstractItemView::ExtendedSelection);
     tree_->setAccessibleName(tr("Key tree"));
-    // Every column as wide as its contents (Qt measures a bounded number of
-    // rows, so huge trees stay fast); the key column takes the rest and
-    // elides when the pane is narrow.
-    tree_->header()->setStretchLastSection(false);
-    tree_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    tree_->header()->setSectionResizeMode(KeyTreeModel::KeyColumn, QHeaderView::Stretch);
-    tree_->header()->setMinimumSectionSize(tree_->fontMetrics().horizontalAdvance("0000000"));
+    // Keys stay readable at any width: the other columns as wide as their
+    // contents, the key column the rest but never less than its keys need.
+    new KeyColumns(tree_, KeyTreeModel::KeyColumn);
     connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
             &DocumentPage::updateDetails);
     // Several leaves of one length selected (Ctrl- or Shift-click): plotted together.

@@ -104,6 +104,8 @@ ComparePanel::ComparePanel(QWidget* parent)
     message_->setWordWrap(true);
     message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     description_->setOpenLinks(false);
+    // A value with no space in it (a long string, a path) wraps anywhere.
+    description_->setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
 
     pages_->addWidget(message_);
     pages_->addWidget(description_);
@@ -289,20 +291,34 @@ QString ComparePanel::descriptionHtml() const {
     html += "<table cellspacing=\"0\" cellpadding=\"4\" width=\"100%\">";
     html += QString("<tr><th></th><th align=\"left\">%1</th><th align=\"left\">%2</th></tr>")
                 .arg(tr("A"), tr("B"));
-    for (const SideBySide& row : sideBySide(i.a, i.b)) {
+    const std::vector<SideBySide> rows = sideBySide(i.a, i.b);
+    // The labels' column is as wide as its widest label (bold), never
+    // squeezed by the values; A and B share the rest equally.
+    QFont bold = description_->font();
+    bold.setBold(true);
+    int labelWidth = 0;
+    for (const SideBySide& row : rows)
+        labelWidth = std::max(labelWidth, QFontMetrics(bold).horizontalAdvance(row.label));
+    for (const SideBySide& row : rows) {
         const bool differs = i.a && i.b && row.a != row.b && !row.isLocation;
         auto cell = [&](const QString& text) {
             if (text.isEmpty())
                 return colored(QStringLiteral("—"), compare_status::statusColor(Status::Same));
             const QString escaped = text.toHtmlEscaped();
-            return row.isLong ? "<pre>" + escaped + "</pre>" : escaped;
+            // Long values keep their lines but wrap to the column: a wide
+            // value must not squeeze the labels or push B off the pane.
+            return row.isLong ? "<div style=\"white-space: pre-wrap; font-family: monospace\">" +
+                                    escaped + "</div>"
+                              : escaped;
         };
         html += QString(
-                    "<tr%1><td><b>%2</b></td><td valign=\"top\">%3</td>"
-                    "<td valign=\"top\">%4</td></tr>")
+                    "<tr%1><td valign=\"top\" width=\"%2\"><b>%3</b></td>"
+                    "<td valign=\"top\" width=\"50%\">%4</td>"
+                    "<td valign=\"top\" width=\"50%\">%5</td></tr>")
                     .arg(differs ? QString(" style=\"background:%1\"").arg(highlight.name())
-                                 : QString(),
-                         row.label, cell(row.a), cell(row.b));
+                                 : QString())
+                    .arg(labelWidth + 12)
+                    .arg(row.label, cell(row.a), cell(row.b));
     }
     html += "</table>";
 

@@ -50,6 +50,7 @@ public:
     QString message() const;
     QString description() const;  // the side-by-side description, as plain text
     QString summary() const;      // the line above the views, as plain text
+    QTextBrowser* descriptionView() const { return description_; }
 
     // Moves the table to the next element that differs after the current
     // cell (from the first without one), wrapping at the end. The search

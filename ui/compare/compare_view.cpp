@@ -21,6 +21,7 @@
 #include "compare_tree.h"
 #include "compare_tree_model.h"
 #include "document.h"
+#include "key_columns.h"
 #include "leaf_view.h"
 #include "node_text.h"
 
@@ -55,7 +56,7 @@ CompareView::CompareView(QWidget* parent)
     tree_->setModel(filter_);
     tree_->setUniformRowHeights(true);
     tree_->setAlternatingRowColors(true);
-    tree_->header()->setStretchLastSection(true);
+    keyColumns_ = new KeyColumns(tree_, CompareTreeModel::KeyColumn);
 
     auto* left = new QWidget;
     auto* leftLayout = new QVBoxLayout(left);
@@ -186,8 +187,7 @@ void CompareView::treeReady() {
     const QStringList select = std::exchange(select_, {});
     if (select.isEmpty() || !selectKeyPath(select))
         selectOnly(tree_, root);
-    for (int c = 0; c < CompareTreeModel::ColumnCount - 1; ++c)
-        tree_->resizeColumnToContents(c);
+    keyColumns_->fit();
 }
 
 void CompareView::keysCompared(const std::vector<tensordict::KeyComparison>& batch) {
@@ -222,8 +222,7 @@ void CompareView::jobFinished() {
     if (filter_->isFiltering())
         applyFilter();
     expandDifferences();
-    for (int c = 0; c < CompareTreeModel::ColumnCount - 1; ++c)
-        tree_->resizeColumnToContents(c);
+    keyColumns_->fit();
     updateCounts();
     panel_->updateItem();
     const CompareTree* tree = model_->tree();

@@ -17,6 +17,7 @@ class QTreeView;
 class CompareFilterModel;
 class CompareJob;
 class ComparePanel;
+class KeyColumns;
 class CompareTreeModel;
 class Document;
 
@@ -91,6 +92,7 @@ private:
     QLineEdit* filterEdit_;
     QCheckBox* differencesOnly_;
     QTreeView* tree_;
+    KeyColumns* keyColumns_;
     ComparePanel* panel_;
     QPointer<QWidget> statusWidget_;
     QLabel* counts_;

@@ -1,11 +1,13 @@
 #include "overview_panel.h"
 
+#include <QEvent>
 #include <QGridLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QLocale>
 #include <QScrollArea>
 #include <QVBoxLayout>
+#include <utility>
 
 #include "node_text.h"
 #include "size_bar_chart.h"
@@ -34,6 +36,7 @@ QString keyPathText(const QStringList& path) {
 
 QLabel* heading(const QString& text) {
     auto* label = new QLabel(text);
+    label->setWordWrap(true);  // a narrow pane
     QFont f = label->font();
     f.setBold(true);
     label->setFont(f);
@@ -56,6 +59,9 @@ OverviewPanel::OverviewPanel(QWidget* parent)
       title_(new QLabel),
       counts_(new QLabel),
       childrenTitle_(heading(tr("Largest keys here"))),
+      leavesTitle_(heading(tr("Largest leaves (any depth)"))),
+      dtypesTitle_(heading(tr("Bytes by dtype"))),
+      storageTitle_(heading(tr("Bytes by storage (on disk, compression)"))),
       children_(new SizeBarChart),
       leaves_(new SizeBarChart),
       dtypes_(new SizeBarChart),
@@ -72,33 +78,18 @@ OverviewPanel::OverviewPanel(QWidget* parent)
     problems_->setToolTip(tr("Click a problem to select its key"));
 
     auto* content = new QWidget;
-    auto* grid = new QGridLayout(content);
-    grid->setHorizontalSpacing(24);
-    grid->addWidget(title_, 0, 0, 1, 2);
-    grid->addWidget(counts_, 1, 0, 1, 2);
-    grid->addWidget(childrenTitle_, 2, 0);
-    grid->addWidget(heading(tr("Largest leaves (any depth)")), 2, 1);
-    grid->addWidget(children_, 3, 0, Qt::AlignTop);
-    grid->addWidget(leaves_, 3, 1, Qt::AlignTop);
-    grid->addWidget(heading(tr("Bytes by dtype")), 4, 0);
-    grid->addWidget(heading(tr("Bytes by storage (on disk, compression)")), 4, 1);
-    grid->addWidget(dtypes_, 5, 0, Qt::AlignTop);
-    grid->addWidget(storage_, 5, 1, Qt::AlignTop);
-    grid->addWidget(problemsTitle_, 6, 0, 1, 2);
-    grid->addWidget(problems_, 7, 0, 1, 2);
-    grid->setRowStretch(8, 1);
-    grid->setColumnStretch(0, 1);
-    grid->setColumnStretch(1, 1);
-    for (int row : {2, 4, 6})
-        grid->setRowMinimumHeight(row, title_->fontMetrics().height() + 12);
+    grid_ = new QGridLayout(content);
+    grid_->setHorizontalSpacing(24);
+    arrange(2);
 
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(content);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
+    scroll_ = new QScrollArea;
+    scroll_->setWidget(content);
+    scroll_->setWidgetResizable(true);
+    scroll_->setFrameShape(QFrame::NoFrame);
+    scroll_->viewport()->installEventFilter(this);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(scroll);
+    layout->addWidget(scroll_);
 
     for (SizeBarChart* chart : {children_, leaves_})
         connect(chart, &SizeBarChart::keyActivated, this, &OverviewPanel::keyActivated);
@@ -110,6 +101,60 @@ OverviewPanel::OverviewPanel(QWidget* parent)
 }
 
 OverviewPanel::~OverviewPanel() = default;
+
+void OverviewPanel::arrange(int columns) {
+    if (columns == columns_)
+        return;
+    columns_ = columns;
+    QWidget* parts[] = {title_,        counts_,  childrenTitle_, children_,
+                        leavesTitle_,  leaves_,  dtypesTitle_,   dtypes_,
+                        storageTitle_, storage_, problemsTitle_, problems_};
+    for (QWidget* part : parts)
+        grid_->removeWidget(part);
+    for (int r = 0; r < grid_->rowCount(); ++r) {
+        grid_->setRowStretch(r, 0);
+        grid_->setRowMinimumHeight(r, 0);
+    }
+    const int headingHeight = title_->fontMetrics().height() + 12;
+    const int span = columns;
+    grid_->addWidget(title_, 0, 0, 1, span);
+    grid_->addWidget(counts_, 1, 0, 1, span);
+    // (title, chart) pairs, side by side in twos or one under the other.
+    const std::pair<QLabel*, SizeBarChart*> charts[] = {{childrenTitle_, children_},
+                                                        {leavesTitle_, leaves_},
+                                                        {dtypesTitle_, dtypes_},
+                                                        {storageTitle_, storage_}};
+    int row = 2;
+    for (int i = 0; i < 4; ++i) {
+        const int column = i % columns;
+        grid_->addWidget(charts[i].first, row, column);
+        grid_->addWidget(charts[i].second, row + 1, column, Qt::AlignTop);
+        grid_->setRowMinimumHeight(row, headingHeight);
+        if (column == columns - 1)
+            row += 2;
+    }
+    grid_->addWidget(problemsTitle_, row, 0, 1, span);
+    grid_->setRowMinimumHeight(row, headingHeight);
+    grid_->addWidget(problems_, row + 1, 0, 1, span);
+    grid_->setRowStretch(row + 2, 1);
+    grid_->setColumnStretch(0, 1);
+    grid_->setColumnStretch(1, columns == 2 ? 1 : 0);
+}
+
+void OverviewPanel::fitColumns() {
+    int widest = 0;
+    for (const SizeBarChart* chart : {children_, leaves_, dtypes_, storage_})
+        widest = std::max(widest, chart->sizeHint().width());
+    const QMargins m = grid_->contentsMargins();
+    const int twoColumns = 2 * widest + grid_->horizontalSpacing() + m.left() + m.right();
+    arrange(scroll_->viewport()->width() >= twoColumns ? 2 : 1);
+}
+
+bool OverviewPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == scroll_->viewport() && event->type() == QEvent::Resize)
+        fitColumns();
+    return QWidget::eventFilter(watched, event);
+}
 
 void OverviewPanel::clear() {
     job_.cancel();  // a walk still running stops soon; its result is dropped
@@ -196,6 +241,7 @@ void OverviewPanel::showSummary() {
         storage.push_back({st.name, st.bytes, value, {}, {}});
     }
     storage_->setBars(std::move(storage), tr("No tensor leaves"));
+    fitColumns();  // the figures' widths changed
 
     problems_->clear();
     problemsTitle_->setText(s.problemCount > 0 ? tr("Problems (%1)").arg(s.problemCount)

@@ -7,13 +7,17 @@
 #include "job_tracker.h"
 #include "tensordict/tensordict.h"
 
+class QGridLayout;
 class QLabel;
 class QListWidget;
+class QScrollArea;
 class SizeBarChart;
 
 // What takes the space under the selected collection: its largest keys and
 // leaves, bytes by dtype and by storage, counts, and the problems found.
-// The subtree is summarised on a worker thread from metadata only.
+// The subtree is summarised on a worker thread from metadata only. The
+// charts stand in two columns, or in one when the pane is too narrow for
+// two to show their figures whole.
 class OverviewPanel : public QWidget {
     Q_OBJECT
 
@@ -37,15 +41,24 @@ public:
     SizeBarChart* storageChart() const { return storage_; }
     QListWidget* problemList() const { return problems_; }
     QString headline() const;
+    // How many columns the charts stand in now (1 or 2).
+    int columnCount() const { return columns_; }
 
 Q_SIGNALS:
     void summaryReady();
     // The user clicked a key (a bar or a problem): select it in the tree.
     void keyActivated(const QStringList& keyPath);
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     void summarized(CollectionSummary result);
     void showSummary();
+    // Places the charts and their titles in `columns` columns.
+    void arrange(int columns);
+    // Two columns when the charts fit side by side with whole labels and figures.
+    void fitColumns();
 
     std::shared_ptr<const tensordict::TensorDict> owner_;
     const tensordict::Node* node_ = nullptr;
@@ -55,10 +68,16 @@ private:
     QLabel* title_;
     QLabel* counts_;
     QLabel* childrenTitle_;
+    QLabel* leavesTitle_;
+    QLabel* dtypesTitle_;
+    QLabel* storageTitle_;
     SizeBarChart* children_;
     SizeBarChart* leaves_;
     SizeBarChart* dtypes_;
     SizeBarChart* storage_;
     QLabel* problemsTitle_;
     QListWidget* problems_;
+    QScrollArea* scroll_;
+    QGridLayout* grid_;
+    int columns_ = 0;
 };

@@ -8,7 +8,11 @@
 
 namespace {
 constexpr int kMargin = 4;
-}
+constexpr int kMinLabel = 48;  // a few letters, then the label elides
+constexpr int kMinBar = 12;
+constexpr int kGoodBar = 60;  // bars this long or longer compare well
+constexpr int kGap = 6;       // between a bar and its value
+}  // namespace
 
 SizeBarChart::SizeBarChart(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
@@ -40,13 +44,63 @@ int SizeBarChart::barAt(const QPoint& pos) const {
     return -1;
 }
 
+int SizeBarChart::widestValue() const {
+    int widest = 0;
+    for (const Bar& b : bars_)
+        widest = std::max(widest, fontMetrics().horizontalAdvance(b.valueText));
+    return widest;
+}
+
+int SizeBarChart::widestLabel() const {
+    int widest = 0;
+    for (const Bar& b : bars_)
+        widest = std::max(widest, fontMetrics().horizontalAdvance(b.label));
+    return widest + 12;  // + a little: elision rounds
+}
+
 QSize SizeBarChart::sizeHint() const {
+    // Whole labels, bars long enough to compare, whole values.
     const int rows = std::max<int>(1, static_cast<int>(bars_.size()));
-    return {360, 2 * kMargin + rows * rowHeight()};
+    return {2 * kMargin + widestLabel() + kGoodBar + kGap + widestValue() + 2,
+            2 * kMargin + rows * rowHeight()};
 }
 
 QSize SizeBarChart::minimumSizeHint() const {
-    return {200, sizeHint().height()};
+    // Values are never cut: a short label and bar, then the widest value.
+    const int rows = std::max<int>(1, static_cast<int>(bars_.size()));
+    return {2 * kMargin + kMinLabel + kMinBar + kGap + widestValue() + 2,
+            2 * kMargin + rows * rowHeight()};
+}
+
+SizeBarChart::Columns SizeBarChart::columns() const {
+    // The values' room first; then labels, leaving the bars room to compare; bars the rest.
+    const int room = width() - 2 * kMargin - widestValue() - kGap - 2;
+    const int labelWidth =
+        std::clamp(widestLabel(), kMinLabel, std::max(kMinLabel, room - kGoodBar));
+    Columns c;
+    c.labelWidth = labelWidth;
+    c.barLeft = kMargin + labelWidth;
+    c.barSpan = std::max(kMinBar, room - labelWidth);
+    return c;
+}
+
+int SizeBarChart::barLength(const Bar& bar, const Columns& c) const {
+    std::uint64_t largest = 0;
+    for (const Bar& b : bars_)
+        largest = std::max(largest, b.bytes);
+    const int length =
+        largest > 0 ? static_cast<int>(double(bar.bytes) / double(largest) * c.barSpan) : 0;
+    // Every non-empty bar stays visible, however small its share.
+    return bar.bytes > 0 ? std::max(2, length) : 0;
+}
+
+bool SizeBarChart::valueFits(int index) const {
+    if (index < 0 || index >= static_cast<int>(bars_.size()))
+        return false;
+    const Bar& b = bars_[static_cast<std::size_t>(index)];
+    const Columns c = columns();
+    return c.barLeft + barLength(b, c) + kGap + fontMetrics().horizontalAdvance(b.valueText) <=
+           width();
 }
 
 void SizeBarChart::paintEvent(QPaintEvent*) {
@@ -58,20 +112,7 @@ void SizeBarChart::paintEvent(QPaintEvent*) {
         return;
     }
     const QFontMetrics fm = fontMetrics();
-    // Labels and values get the room they need, up to a share of the width; bars the rest.
-    int labelWidth = 0, valueWidth = 0;
-    for (const Bar& b : bars_) {
-        labelWidth = std::max(labelWidth, fm.horizontalAdvance(b.label));
-        valueWidth = std::max(valueWidth, fm.horizontalAdvance(b.valueText));
-    }
-    labelWidth = std::min(labelWidth + 12, width() * 2 / 5);  // + a little: elision rounds
-    valueWidth = std::min(valueWidth + 8, width() * 2 / 5);
-    const int barLeft = kMargin + labelWidth;
-    const int barSpan = std::max(10, width() - barLeft - valueWidth - kMargin);
-    const std::uint64_t largest =
-        std::max_element(bars_.begin(), bars_.end(), [](const Bar& a, const Bar& b) {
-            return a.bytes < b.bytes;
-        })->bytes;
+    const Columns c = columns();
     const QColor barColor = pal.color(QPalette::Highlight);
     for (int i = 0; i < static_cast<int>(bars_.size()); ++i) {
         const Bar& b = bars_[static_cast<std::size_t>(i)];
@@ -79,18 +120,15 @@ void SizeBarChart::paintEvent(QPaintEvent*) {
         if (i == hovered_ && !b.keyPath.isEmpty())
             p.fillRect(row, pal.color(QPalette::AlternateBase));
         p.setPen(pal.color(QPalette::WindowText));
-        p.drawText(QRect(kMargin, row.top(), labelWidth - 4, row.height()),
+        p.drawText(QRect(kMargin, row.top(), c.labelWidth - 4, row.height()),
                    Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText(b.label, Qt::ElideMiddle, labelWidth - 4));
-        const int length =
-            largest > 0 ? static_cast<int>(double(b.bytes) / double(largest) * barSpan) : 0;
-        // Every non-empty bar stays visible, however small its share.
-        const int shown = b.bytes > 0 ? std::max(2, length) : 0;
+                   fm.elidedText(b.label, Qt::ElideMiddle, c.labelWidth - 4));
+        const int shown = barLength(b, c);
         QColor fill = barColor;
         if (b.keyPath.isEmpty())
             fill.setAlpha(170);
-        p.fillRect(QRect(barLeft, row.top() + 3, shown, row.height() - 6), fill);
-        p.drawText(QRect(barLeft + shown + 6, row.top(), width(), row.height()),
+        p.fillRect(QRect(c.barLeft, row.top() + 3, shown, row.height() - 6), fill);
+        p.drawText(QRect(c.barLeft + shown + kGap, row.top(), width(), row.height()),
                    Qt::AlignLeft | Qt::AlignVCenter, b.valueText);
     }
 }

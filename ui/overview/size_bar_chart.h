@@ -25,6 +25,8 @@ public:
     const std::vector<Bar>& bars() const { return bars_; }
     // Where bar `index` is drawn (the whole row); for tests and hit testing.
     QRect barRect(int index) const;
+    // Whether the value text of bar `index` shows whole at the chart's width.
+    bool valueFits(int index) const;
 
     QSize sizeHint() const override;
     QSize minimumSizeHint() const override;
@@ -40,6 +42,17 @@ protected:
     bool event(QEvent* event) override;
 
 private:
+    // Where a row's parts go at the current width: the label (elided to
+    // fit), the bars' span, and the values, which are never cut.
+    struct Columns {
+        int labelWidth = 0;
+        int barLeft = 0;
+        int barSpan = 0;
+    };
+    Columns columns() const;
+    int barLength(const Bar& bar, const Columns& c) const;
+    int widestValue() const;
+    int widestLabel() const;
     int rowHeight() const;
     int barAt(const QPoint& pos) const;
 

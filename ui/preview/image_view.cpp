@@ -1,5 +1,7 @@
 #include "image_view.h"
 
+#include "flow_layout.h"
+
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFutureWatcher>
@@ -145,12 +147,11 @@ ImageControls::ImageControls(const QString& colormapLabel, QWidget* parent)
     : QWidget(parent),
       colormap_(new QComboBox),
       scale_(new QComboBox),
-      layout_(new QHBoxLayout(this)) {
+      layout_(new FlowLayout(this)) {
     colormap_->addItems(colormapNames());
     scale_->addItem(tr("min–max"));
     scale_->addItem(tr("1–99 percentile"));
     auto* fit = new QPushButton(tr("Fit"));
-    layout_->setContentsMargins(0, 0, 0, 0);
     layout_->addWidget(new QLabel(colormapLabel));
     layout_->addWidget(colormap_);
     layout_->addWidget(new QLabel(tr("Scale:")));

@@ -10,7 +10,7 @@
 #include "tensordict/node.h"
 
 class QComboBox;
-class QHBoxLayout;
+class FlowLayout;
 class QLabel;
 class SliceSelector;
 
@@ -90,7 +90,7 @@ Q_SIGNALS:
 private:
     QComboBox* colormap_;
     QComboBox* scale_;
-    QHBoxLayout* layout_;
+    FlowLayout* layout_;  // wraps when the pane is narrow
 };
 
 // A slice of a leaf as an image: single-channel data through a colormap,

@@ -147,7 +147,9 @@ PlotView::PlotView(QWidget* parent)
     view_->setRubberBand(QChartView::HorizontalRubberBand);
     auto* reset = new QPushButton(tr("Reset zoom"));
     auto* bar = new QHBoxLayout;
-    bar->addWidget(new QLabel(tr("Drag to zoom into a range; right-click zooms out.")));
+    auto* hint = new QLabel(tr("Drag to zoom into a range; right-click zooms out."));
+    hint->setWordWrap(true);  // the pane may be narrow
+    bar->addWidget(hint, 1);
     bar->addStretch();
     bar->addWidget(reset);
 

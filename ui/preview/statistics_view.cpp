@@ -1,5 +1,7 @@
 #include "statistics_view.h"
 
+#include "flow_layout.h"
+
 #include <QComboBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -66,12 +68,13 @@ StatisticsView::StatisticsView(QWidget* parent)
     cancelButton_->setEnabled(false);
     progress_->setRange(0, 1000);
     progress_->setValue(0);
-    auto* bar = new QHBoxLayout;
+    auto* bar = new FlowLayout;  // wraps when the pane is narrow
     bar->addWidget(scope_);
     bar->addWidget(threads_);
     bar->addWidget(computeButton_);
     bar->addWidget(cancelButton_);
-    bar->addWidget(progress_, 1);
+    progress_->setMinimumWidth(160);
+    bar->addWidget(progress_);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(bar);
     layout->addLayout(form_);

@@ -120,7 +120,7 @@ void TensorTableView::fitColumns() {
             widest = std::max(widest, fm.horizontalAdvance(model_->text(r, c)) + 16);
     if (model_->totalCols() == 1)
         widest = std::max(widest, fm.horizontalAdvance("value") + 24);
-    table_->horizontalHeader()->setDefaultSectionSize(std::clamp(widest, 48, 360));
+    table_->horizontalHeader()->setDefaultSectionSize(std::clamp(widest, 48, kMaxColumnWidth));
     table_->verticalHeader()->setMinimumWidth(
         fm.horizontalAdvance(QString::number(model_->totalRows())) + 16);
     const int colWidth = table_->horizontalHeader()->defaultSectionSize();
@@ -143,6 +143,29 @@ void TensorTableView::syncScrollBars() {
 }
 
 void TensorTableView::updateWindow() {
+    model_->setWindow(firstRow_, firstCol_, visibleRows_, visibleCols_);
+    widenColumnsForWindow();
+}
+
+void TensorTableView::widenColumnsForWindow() {
+    // fitColumns() measured a sample; values further on can be longer
+    // (-0.25000000000000006 below rows of 0.5): columns grow as they come
+    // on screen, never shrink while scrolling, so nothing is cut.
+    const QFontMetrics fm = table_->fontMetrics();
+    QHeaderView* header = table_->horizontalHeader();
+    int widest = header->defaultSectionSize();
+    for (int r = 0; r < model_->rowCount(); ++r)
+        for (int c = 0; c < model_->columnCount(); ++c)
+            widest =
+                std::max(widest, fm.horizontalAdvance(model_->index(r, c).data().toString()) + 16);
+    widest = std::min(widest, kMaxColumnWidth);
+    if (widest <= header->defaultSectionSize())
+        return;
+    header->setDefaultSectionSize(widest);
+    const int width =
+        table_->viewport()->width() > 0 ? table_->viewport()->width() : table_->width();
+    visibleCols_ = std::max(1, width / widest + 1);
+    syncScrollBars();
     model_->setWindow(firstRow_, firstCol_, visibleRows_, visibleCols_);
 }
 

@@ -59,6 +59,8 @@ public:
     bool isCopying() const { return copy_.isBusy(); }
     QProgressDialog* copyProgress() const { return copyProgress_; }
 
+    // The widest a column grows to fit its values (longer ones are elided).
+    static constexpr int kMaxColumnWidth = 360;
     // Re-reads the slice size (after the model's slice or leaf changed).
     void refresh();
     // Sizes the columns to the widest text of a sample of the slice.
@@ -76,6 +78,7 @@ protected:
 private:
     using Cell = CellSelection::Cell;
     void updateWindow();
+    void widenColumnsForWindow();
     void syncScrollBars();
     // Mirrors the selection and the current cell onto the window on screen.
     void syncSelection();

@@ -13,6 +13,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "flow_layout.h"
 #include "slice_selector.h"
 #include "tensor_table_model.h"
 #include "tensor_table_view.h"
@@ -26,7 +27,6 @@ TableLeafMode::TableLeafMode(QWidget* parent)
       format_(new QComboBox),
       precision_(new QSpinBox),
       goTo_(new QLineEdit),
-      pairBar_(new QWidget),
       shown_(new QComboBox),
       next_(new QToolButton),
       cell_(new QLabel) {
@@ -47,17 +47,17 @@ TableLeafMode::TableLeafMode(QWidget* parent)
     auto* npy = new QPushButton(tr(".npy…"));
     csv->setToolTip(tr("Export the current slice as comma-separated values"));
     npy->setToolTip(tr("Export the current slice as a NumPy .npy file"));
-    auto* bar = new QHBoxLayout(leafBar_);
-    bar->setContentsMargins(0, 0, 0, 0);
-    bar->addWidget(new QLabel(tr("Floats:")));
-    bar->addWidget(format_);
-    bar->addWidget(precision_);
+    // One bar for both cases, wrapping when the pane is narrow: how floats
+    // read and where to go always; what cells show and the next difference
+    // for two leaves; copy and export for one.
+    auto* floats = new QWidget;
+    auto* floatsRow = new FlowLayout(floats);
+    floatsRow->addWidget(new QLabel(tr("Floats:")));
+    floatsRow->addWidget(format_);
+    floatsRow->addWidget(precision_);
+    auto* bar = new FlowLayout(leafBar_);
+    bar->addWidget(floats);
     bar->addWidget(goTo_);
-    bar->addStretch();
-    bar->addWidget(copy);
-    bar->addWidget(new QLabel(tr("Export:")));
-    bar->addWidget(csv);
-    bar->addWidget(npy);
 
     // Two leaves: what cells show, and the next difference.
     shown_->addItems({tr("A"), tr("B"), tr("A − B")});
@@ -67,18 +67,31 @@ TableLeafMode::TableLeafMode(QWidget* parent)
     next->setToolTip(tr("Go to the next element that differs, after the current cell (F3)"));
     next_->setDefaultAction(next);
     next_->setToolButtonStyle(Qt::ToolButtonTextOnly);
-    cell_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    auto* pair = new QHBoxLayout(pairBar_);
-    pair->setContentsMargins(0, 0, 0, 0);
+    pairBar_ = new QWidget;
+    auto* pair = new FlowLayout(pairBar_);
     pair->addWidget(new QLabel(tr("Cells show:")));
     pair->addWidget(shown_);
     pair->addWidget(next_);
-    pair->addWidget(cell_, 1);
+    bar->addWidget(pairBar_);
     pairBar_->setVisible(false);
+    bar->addStretch();
+    auto* exports = new QWidget;
+    auto* exportRow = new FlowLayout(exports);
+    exportRow->addWidget(copy);
+    exportRow->addWidget(new QLabel(tr("Export:")));
+    exportRow->addWidget(csv);
+    exportRow->addWidget(npy);
+    bar->addWidget(exports);
+    exports_ = exports;
+    // The current cell of a comparison: its index, A, B and A − B, wrapped
+    // to the pane's width (a long line would widen the pane and squeeze the tree).
+    cell_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    cell_->setWordWrap(true);
+    cell_->setVisible(false);
 
     auto* layout = new QVBoxLayout(page_);
     layout->addWidget(leafBar_);
-    layout->addWidget(pairBar_);
+    layout->addWidget(cell_);
     layout->addWidget(slice_);
     layout->addWidget(view_, 1);
 
@@ -133,8 +146,9 @@ void TableLeafMode::setLeaves(const ShownLeaves& leaves) {
         model_->setOther(leaves.b->dtype(), leaves.b->bytes, leaves.tolerance);
         model_->setShown(static_cast<TensorTableModel::Shown>(shown_->currentIndex()));
     }
-    leafBar_->setVisible(!leaves.isPair());
+    exports_->setVisible(!leaves.isPair());
     pairBar_->setVisible(leaves.isPair());
+    cell_->setVisible(leaves.isPair());
     view_->fitColumns();
     showCurrentCell();
     Q_EMIT currentSliceChanged(slice);

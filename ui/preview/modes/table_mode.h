@@ -13,9 +13,9 @@ class QWidget;
 class TensorTableModel;
 class TensorTableView;
 
-// The leaf's values as a table over one slice. One leaf: float format, Go
-// to row, Copy and export. Two leaves: the differing cells highlighted, the
-// cells showing A, B or A - B, and Next difference (F3).
+// The leaf's values as a table over one slice, with the float format and
+// Go to row. One leaf: Copy and export. Two leaves: the differing cells
+// highlighted, the cells showing A, B or A - B, and Next difference (F3).
 class TableLeafMode : public LeafMode {
     Q_OBJECT
 
@@ -34,6 +34,9 @@ public:
     TensorTableModel* model() const { return model_; }
     TensorTableView* view() const { return view_; }
     QLineEdit* goToRowField() const { return goTo_; }
+    QComboBox* floatFormatBox() const { return format_; }
+    // Two leaves: the current cell's index, A, B and A − B.
+    QLabel* currentCellLabel() const { return cell_; }
     // Two leaves: moves to the next element that differs after the current
     // cell (from the first without one), wrapping at the end, on a worker;
     // differenceShown() or noDifference() follows.
@@ -67,6 +70,7 @@ private:
     QSpinBox* precision_;
     QLineEdit* goTo_;
     QWidget* pairBar_;
+    QWidget* exports_;
     QComboBox* shown_;
     QToolButton* next_;
     QLabel* cell_;

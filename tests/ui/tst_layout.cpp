@@ -1,0 +1,265 @@
+// The window at the sizes people have, down to 800x600: key names, the
+// overview's figures, the comparison's description and table stay readable,
+// and the panes give each other room when the splitter is dragged.
+
+#include <QAbstractTextDocumentLayout>
+#include <QComboBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSplitter>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTextBlock>
+#include <QTextBrowser>
+#include <QTextLayout>
+#include <QTreeView>
+#include <QtTest>
+
+#include "compare_panel.h"
+#include "compare_view.h"
+#include "document_page.h"
+#include "key_tree_model.h"
+#include "leaf_view.h"
+#include "main_window.h"
+#include "overview_panel.h"
+#include "size_bar_chart.h"
+#include "table_mode.h"
+#include "tensor_table_model.h"
+#include "tensor_table_view.h"
+#include "tensordict/save.h"
+#include "testsupport.h"
+
+namespace {
+
+constexpr int kBoundMs = 30000;  // a bound for a broken load, not a timing
+
+bool openDemo(MainWindow& w, const QString& path = TDSTUDIO_DEMO_PATH) {
+    QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+    w.openPath(path);
+    return QTest::qWaitFor([&] { return loaded.count() > 0; }, kBoundMs) &&
+           QTest::qWaitFor([&] { return w.documentPage()->overviewPanel()->isReady(); }, kBoundMs);
+}
+
+// Shows the window at `size` with `path` open on its overview.
+bool showAt(MainWindow& w, const QSize& size, const QString& path = TDSTUDIO_DEMO_PATH) {
+    w.resize(size);
+    w.show();
+    return QTest::qWaitForWindowExposed(&w) && openDemo(w, path);
+}
+
+// Compares the open demo with the next one, to the end.
+bool compareWithNext(MainWindow& w) {
+    QSignalSpy finished(&w, &MainWindow::comparisonFinished);
+    w.compareWith(TDSTUDIO_DEMO_NEXT_PATH);
+    return QTest::qWaitFor([&] { return finished.count() > 0; }, kBoundMs);
+}
+
+void screenshot(QWidget* w, const QString& name) {
+    const QByteArray dir = qgetenv("TDSTUDIO_SCREENSHOT_DIR");
+    if (!dir.isEmpty())
+        w->grab().save(QString::fromLocal8Bit(dir) + "/" + name);
+}
+
+void sizes_data() {
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("1600x1000") << QSize(1600, 1000);
+    QTest::newRow("1024x700") << QSize(1024, 700);
+    QTest::newRow("800x600") << QSize(800, 600);
+}
+
+}  // namespace
+
+class LayoutTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() {
+        testsupport::isolateSettings("tst_layout");
+        QSettings().clear();  // splitters an earlier run left
+        QVERIFY(scratch_.isValid());
+        // The demo deflated: its overview shows compression ratios.
+        tensordict::SaveOptions options;
+        options.compression = tensordict::kZipDeflate;
+        options.copyExisting = true;
+        deflated_ = scratch_.filePath("demo-deflated.tdz");
+        tensordict::save(tensordict::load(TDSTUDIO_DEMO_PATH), deflated_.toStdString(), options);
+    }
+
+    // Every key of the demo reads in full in the tree, and the splitter
+    // gives the tree half the window when dragged. On main, at 1024x700 the
+    // key column was about 50 px of icons, and the splitter moved 12 px.
+    void keyNamesAreReadable_data() { sizes_data(); }
+    void keyNamesAreReadable() {
+        QFETCH(QSize, size);
+        MainWindow w;
+        QVERIFY(showAt(w, size));
+        QTreeView* tree = w.documentPage()->treeView();
+        tree->expandAll();
+        QCoreApplication::processEvents();
+        const int keyWidth = tree->header()->sectionSize(KeyTreeModel::KeyColumn);
+        QAbstractItemModel* model = tree->model();
+        const QModelIndex root = model->index(0, 0);
+        const QFontMetrics fm = tree->fontMetrics();
+        for (int r = 0; r < model->rowCount(root); ++r) {
+            const QModelIndex key = model->index(r, KeyTreeModel::KeyColumn, root);
+            const QRect cell = tree->visualRect(key);
+            const int text = fm.horizontalAdvance(key.data().toString());
+            // The text starts after the indentation and the icon.
+            QVERIFY2(cell.left() + tree->iconSize().width() + text + 8 <= keyWidth,
+                     qPrintable(QString("%1 needs %2 px after %3 px, the column has %4 px")
+                                    .arg(key.data().toString())
+                                    .arg(text)
+                                    .arg(cell.left() + tree->iconSize().width())
+                                    .arg(keyWidth)));
+        }
+        screenshot(&w, QString("tree-%1x%2.png").arg(size.width()).arg(size.height()));
+
+        QSplitter* splitter = w.documentPage()->treeSplitter();
+        const int total = splitter->sizes().value(0) + splitter->sizes().value(1);
+        splitter->setSizes({total / 2, total - total / 2});
+        QVERIFY2(splitter->sizes().value(0) >= total / 2 - 2,
+                 qPrintable(QString("the tree got %1 of %2 px; the right side needs %3 px")
+                                .arg(splitter->sizes().value(0))
+                                .arg(total)
+                                .arg(splitter->widget(1)->minimumSizeHint().width())));
+    }
+
+    // The overview's figures (sizes, counts, compression ratios) are never
+    // cut: on main "2 leave" at 1024x700, and "5.35 Mi" for a deflated
+    // archive even at 1600 px.
+    void overviewFiguresAreWhole_data() {
+        QTest::addColumn<QSize>("size");
+        QTest::addColumn<bool>("deflated");
+        for (const QSize size : {QSize(1600, 1000), QSize(1024, 700), QSize(800, 600)})
+            for (const bool deflated : {false, true})
+                QTest::addRow("%dx%d%s", size.width(), size.height(), deflated ? " deflated" : "")
+                    << size << deflated;
+    }
+    void overviewFiguresAreWhole() {
+        QFETCH(QSize, size);
+        QFETCH(bool, deflated);
+        MainWindow w;
+        QVERIFY(showAt(w, size, deflated ? deflated_ : QString(TDSTUDIO_DEMO_PATH)));
+        if (deflated)
+            QVERIFY(w.documentPage()
+                        ->overviewPanel()
+                        ->storageChart()
+                        ->bars()
+                        .front()
+                        .valueText.contains("×"));
+        QCoreApplication::processEvents();
+        OverviewPanel* overview = w.documentPage()->overviewPanel();
+        const auto charts = overview->findChildren<SizeBarChart*>();
+        QVERIFY(charts.size() >= 4);
+        QWidget* viewport = overview->findChild<QScrollArea*>()->viewport();
+        for (const SizeBarChart* chart : charts) {
+            // Whole across the pane (no sideways scrolling), and each figure whole in it.
+            const QRect shown(chart->mapTo(viewport, QPoint(0, 0)), chart->size());
+            QVERIFY2(shown.left() >= 0 && shown.right() < viewport->width(),
+                     qPrintable(QString("a chart spans x %1..%2 of a pane %3 px wide")
+                                    .arg(shown.left())
+                                    .arg(shown.right())
+                                    .arg(viewport->width())));
+            for (int i = 0; i < int(chart->bars().size()); ++i)
+                QVERIFY2(chart->valueFits(i),
+                         qPrintable(QString("\"%1\" is cut in a chart %2 px wide")
+                                        .arg(chart->bars()[std::size_t(i)].valueText)
+                                        .arg(chart->width())));
+        }
+        screenshot(&w, QString("overview-%1x%2%3.png")
+                           .arg(size.width())
+                           .arg(size.height())
+                           .arg(deflated ? "-deflated" : ""));
+    }
+
+    // The comparison of a non-tensor value: each label on one line, A and
+    // B side by side within the pane, the long value wrapped. On main the
+    // labels were drawn a letter a line and B was pushed off the pane.
+    void aNonTensorComparisonReadsSideBySide_data() { sizes_data(); }
+    void aNonTensorComparisonReadsSideBySide() {
+        QFETCH(QSize, size);
+        MainWindow w;
+        QVERIFY(showAt(w, size));
+        QVERIFY(w.selectKeyPath({"description"}));
+        QVERIFY(compareWithNext(w));
+        QCOMPARE(w.compareView()->currentKeyPath(), QStringList{"description"});
+        QTextBrowser* view = w.compareView()->panel()->descriptionView();
+        QVERIFY(view->isVisible());
+        QCoreApplication::processEvents();
+        screenshot(&w, QString("compare-value-%1x%2.png").arg(size.width()).arg(size.height()));
+        QCOMPARE(view->horizontalScrollBar()->maximum(), 0);  // nothing off to the side
+        const QTextDocument* doc = view->document();
+        bool sawValue = false;
+        for (QTextBlock block = doc->begin(); block.isValid(); block = block.next()) {
+            const QString text = block.text();
+            if (text == "Batch size" || text == "Class" || text == "Value" || text == "Kind") {
+                QVERIFY2(block.layout()->lineCount() == 1,
+                         qPrintable(QString("\"%1\" is drawn on %2 lines")
+                                        .arg(text)
+                                        .arg(block.layout()->lineCount())));
+            }
+            sawValue = sawValue || text.startsWith("\"tdstudio demo");
+        }
+        QVERIFY(sawValue);
+    }
+
+    // The comparison table of a 1-D float64 leaf: every value whole, as the
+    // user scrolls too; the float format offered as for one leaf; the
+    // current cell's long line wrapped, never widening the pane. On main
+    // the column showed "-0.25…", there was no format control, and F3's
+    // line pushed the tree pane narrower.
+    void theComparisonTableShowsWholeValues() {
+        MainWindow w;
+        QVERIFY(showAt(w, {1024, 700}));
+        QVERIFY(w.selectKeyPath({"episode", "reward"}));
+        QVERIFY(compareWithNext(w));
+        ComparePanel* panel = w.compareView()->panel();
+        QTRY_VERIFY_WITH_TIMEOUT(panel->showsValues(), kBoundMs);
+        panel->setMode(ComparePanel::TableMode);
+        auto* table = panel->leafView()->find<TableLeafMode>();
+        QVERIFY(table);
+        QTRY_VERIFY(table->floatFormatBox()->isVisible());
+        QTableView* cells = table->view()->table();
+        const auto everyValueIsWhole = [&]() -> QString {
+            const QFontMetrics fm = cells->fontMetrics();
+            for (int r = 0; r < table->model()->rowCount(); ++r) {
+                const QModelIndex index = table->model()->index(r, 0);
+                const int needed = fm.horizontalAdvance(index.data().toString()) + 8;
+                if (needed > cells->columnWidth(0))
+                    return QString("%1 needs %2 px, the column has %3")
+                        .arg(index.data().toString())
+                        .arg(needed)
+                        .arg(cells->columnWidth(0));
+            }
+            return {};
+        };
+        for (const std::int64_t row : {0, 100, 200, 290}) {
+            table->view()->scrollTo(row, 0);
+            const QString cut = everyValueIsWhole();
+            QVERIFY2(cut.isEmpty(), qPrintable(cut));
+        }
+        screenshot(&w, "compare-table-1024x700.png");
+
+        QSignalSpy shown(table, &TableLeafMode::differenceShown);
+        table->nextDifference();
+        QTRY_VERIFY_WITH_TIMEOUT(shown.count() == 1, kBoundMs);
+        QVERIFY(table->currentCellLabel()->isVisible());
+        QVERIFY(table->currentCellLabel()->text().contains("A − B"));
+        QSplitter* splitter = w.compareView()->findChild<QSplitter*>();
+        QVERIFY2(splitter->widget(1)->minimumSizeHint().width() < 450,
+                 qPrintable(QString("the comparison's side needs %1 px")
+                                .arg(splitter->widget(1)->minimumSizeHint().width())));
+
+        table->floatFormatBox()->setCurrentIndex(int(tensordict::FloatFormat::Scientific));
+        QVERIFY(table->model()->index(0, 0).data().toString().contains('e'));
+    }
+
+private:
+    QTemporaryDir scratch_;
+    QString deflated_;
+};
+
+QTEST_MAIN(LayoutTest)
+#include "tst_layout.moc"
