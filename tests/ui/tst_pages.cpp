@@ -25,7 +25,8 @@ namespace {
 
 constexpr int kTimeoutMs = 30000;  // a bound for a broken load, not a timing
 
-// An image stack [4, 3, 5], a series [6] and a group; B's series differs.
+// An image stack [4, 3, 5], frames [6, 4, 7], a series [6] and a group;
+// B's series differs.
 void writeDataset(const QString& path, float seriesStart) {
     TensorDict td = TensorDict::create();
     Node& root = td.mutableRoot();
@@ -36,6 +37,7 @@ void writeDataset(const QString& path, float seriesStart) {
         series[i] = seriesStart + float(i);
     root.addBytes("stack", DType::Float32, {4, 3, 5}, ownedBytes(std::move(stack)));
     root.addBytes("series", DType::Float32, {6}, ownedBytes(std::move(series)));
+    root.addBytes("frames", DType::Float32, {6, 4, 7}, ownedBytes(std::vector<float>(168, 1.0f)));
     root.addTensorDict("group").addBytes("x", DType::Float32, {3}, ownedBytes(std::move(x)));
     save(td, path.toStdString());
 }
@@ -126,6 +128,55 @@ private Q_SLOTS:
         QVERIFY(page->selectKeyPath({"group"}));
         QVERIFY(!page->currentSliceSelector());
         QVERIFY(!page->focusSliceEntry());
+    }
+
+    // One leaf, one slice position: slice 2 in the table is slice 2 in the
+    // image, and slice 3 chosen in the image is where the plot and the table
+    // stand. On main the table and the image kept positions of their own.
+    void everyViewSharesTheLeafsSlicePosition() {
+        Page* page = window_->page();
+        QVERIFY(page->selectKeyPath({"frames"}));
+        LeafView* view = leafView();
+        QVERIFY(QTest::qWaitFor([&] { return view->hasLeaves(); }, kTimeoutMs));
+        // The slider of dim 0 in `mode`, once its tab shows the leaf.
+        const auto indexIn = [&](int mode) {
+            if (!page->showMode(mode).isEmpty())
+                return std::int64_t(-1);
+            SliceSelector* s = nullptr;
+            const bool shown = QTest::qWaitFor(
+                [&] {
+                    s = page->currentSliceSelector();
+                    return s && s->slice().shape.size() == 3;
+                },
+                kTimeoutMs);
+            return shown ? s->slice().index[0] : std::int64_t(-1);
+        };
+        QCOMPARE(indexIn(BuiltinLeafModes::TableMode), std::int64_t(0));
+        QVERIFY(page->currentSliceSelector()->step(2));
+        QCOMPARE(indexIn(BuiltinLeafModes::ImageMode), std::int64_t(2));
+        QVERIFY(page->currentSliceSelector()->step(1));
+        QCOMPARE(indexIn(BuiltinLeafModes::PlotMode), std::int64_t(3));
+        QCOMPARE(indexIn(BuiltinLeafModes::TableMode), std::int64_t(3));
+        QCOMPARE(view->slicePosition().at(0), std::int64_t(3));
+        // The plot may have a slider for a dimension that the table and the
+        // image show as an axis (one leaf alone plots series along it):
+        // moving it moves neither.
+        QCOMPARE(indexIn(BuiltinLeafModes::PlotMode), std::int64_t(3));
+        SliceSelector* plot = page->currentSliceSelector();
+        SlicePosition expected{{0, 3}};
+        for (const auto& [dim, index] : plot->position())
+            if (dim != 0) {
+                plot->setIndex(dim, 2);
+                expected[dim] = 2;
+            }
+        QCOMPARE(view->slicePosition(), expected);
+        QCOMPARE(indexIn(BuiltinLeafModes::ImageMode), std::int64_t(3));
+        QCOMPARE(indexIn(BuiltinLeafModes::TableMode), std::int64_t(3));
+        // Another leaf starts at its own beginning.
+        QVERIFY(page->selectKeyPath({"series"}));
+        QVERIFY(page->selectKeyPath({"frames"}));
+        QVERIFY(QTest::qWaitFor([&] { return view->hasLeaves(); }, kTimeoutMs));
+        QCOMPARE(indexIn(BuiltinLeafModes::TableMode), std::int64_t(0));
     }
 
     // A mode asked for while the leaf is still being read is the one it opens in.

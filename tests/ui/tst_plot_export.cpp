@@ -5,6 +5,7 @@
 // run does not depend on how fast this machine writes.
 
 #include <QChart>
+#include <QComboBox>
 #include <QLegend>
 #include <QLineSeries>
 #include <QListWidget>
@@ -13,6 +14,7 @@
 #include <QPushButton>
 #include <QScopeGuard>
 #include <QSemaphore>
+#include <QStyle>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTreeView>
@@ -185,6 +187,23 @@ private Q_SLOTS:
         QCOMPARE(lineNames(plot), (QStringList{"[:, 0]", "[:, 1]", "[:, 2]", "[:, 3]"}));
         QVERIFY(plot.chart()->legend()->isVisible());
         QCOMPARE(plot.seriesList()->count(), 4);
+        screenshot(&plot, "plot-series.png");
+        // Lines can run along any dimension but the x axis' (main offered it too).
+        QCOMPARE(plot.seriesDimBox()->findData(0), -1);
+        QVERIFY(plot.seriesDimBox()->findData(1) >= 0);
+        // Each check box row has the height of its text: none overlaps the next.
+        for (int row = 0; row + 1 < plot.seriesList()->count(); ++row) {
+            const QRect a = plot.seriesList()->visualItemRect(plot.seriesList()->item(row));
+            const QRect b = plot.seriesList()->visualItemRect(plot.seriesList()->item(row + 1));
+            const int box = plot.seriesList()->style()->pixelMetric(QStyle::PM_IndicatorHeight);
+            QVERIFY2(a.bottom() + 2 < b.top() &&
+                         a.height() >= std::max(plot.seriesList()->fontMetrics().height(), box) + 4,
+                     qPrintable(QString("row %1 at %2..%3, the next at %4")
+                                    .arg(row)
+                                    .arg(a.top())
+                                    .arg(a.bottom())
+                                    .arg(b.top())));
+        }
         for (QLineSeries* line : plot.lines())
             QCOMPARE(line->count(), 1000);
         QCOMPARE(plot.lines()[2]->at(500), QPointF(500, double(wave(500, 2))));

@@ -28,6 +28,15 @@ LeafView::LeafView(QString settingsPrefix, QWidget* parent)
                 if (other.get() != mode)
                     other->setCurrentSlice(s);
         });
+        // One leaf, one slice position: a slider moved in one tab moves the others'.
+        connect(mode, &LeafMode::slicePositionChanged, this,
+                [this, mode](const SlicePosition& moved) {
+                    for (const auto& [dim, index] : moved)
+                        position_[dim] = index;
+                    for (const auto& other : modes_)
+                        if (other.get() != mode)
+                            other->setSlicePosition(position_);
+                });
     }
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -64,6 +73,7 @@ void LeafView::clearLeaves() {
     active_ = -1;
     leaves_ = {};
     series_ = false;
+    position_.clear();
     for (auto& mode : modes_)
         mode->clear();
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "slice_selector.h"
 #include "tensor_slice.h"
 #include "tensordict/compare.h"
 #include "tensordict/tensordict.h"
@@ -62,10 +63,15 @@ public:
     virtual bool showSeries(const std::vector<LeafSide>&) { return false; }
     // Another mode's current slice (the table's, which the statistics follow).
     virtual void setCurrentSlice(const TensorSlice&) {}
+    // The leaf's one slice position, as another mode moved it: this mode
+    // takes the indices of the dimensions it has sliders for.
+    virtual void setSlicePosition(const SlicePosition&) {}
 
 Q_SIGNALS:
     // This mode's current slice changed (told to the other modes).
     void currentSliceChanged(const TensorSlice& slice);
+    // This mode's sliders moved (told to the other modes: one position a leaf).
+    void slicePositionChanged(const SlicePosition& position);
     // What the mode shows of the current leaves is drawn in full.
     void drawn();
     // The leaf's file lost data under its mapping while it was read.
@@ -100,7 +106,8 @@ struct BuiltinLeafModes {
 
 // The tabs of the registered modes over one leaf or a pair: the mode
 // remembered per kind of shape (under `settingsPrefix`), tabs enabled by
-// what each mode can show, work started only in the tab on screen.
+// what each mode can show, work started only in the tab on screen, and one
+// slice position that every mode's sliders follow.
 class LeafView : public QWidget, public BuiltinLeafModes {
     Q_OBJECT
 
@@ -132,6 +139,8 @@ public:
     }
     // The slice the window steps: the current mode's, else the table's.
     SliceSelector* sliceSelector() const;
+    // Where the sliders of every mode stand (one position a leaf).
+    const SlicePosition& slicePosition() const { return position_; }
 
     // "0d", "1d", "2d", "hwc", "chw" or "nd": which modes suit a shape.
     static QString shapeKind(const std::vector<std::int64_t>& shape);
@@ -155,4 +164,5 @@ private:
     bool startPending_ = false;
     std::optional<int> modeAsked_;  // by setMode() before the leaf arrived
     int active_ = -1;
+    SlicePosition position_;  // where the modes' sliders stand, merged
 };

@@ -9,6 +9,7 @@
 #include <QLineSeries>
 #include <QListWidget>
 #include <QPushButton>
+#include <QStyle>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>
@@ -160,6 +161,8 @@ PlotView::PlotView(QWidget* parent)
     seriesLayout->addWidget(seriesDimBox_);
     seriesLayout->addWidget(seriesList_, 1);
     seriesList_->setToolTip(tr("Check the indices to draw as lines (at most %1).").arg(kMaxLines));
+    seriesList_->setSpacing(2);  // check boxes a row apart, not touching
+    seriesList_->setUniformItemSizes(true);
     seriesPanel_->setFixedWidth(150);
     seriesPanel_->hide();
     auto* plotRow = new QHBoxLayout;
@@ -172,7 +175,13 @@ PlotView::PlotView(QWidget* parent)
     layout->addLayout(plotRow, 1);
     layout->addWidget(status_);
 
-    connect(selector_, &SliceSelector::sliceChanged, this, &PlotView::replotAll);
+    connect(selector_, &SliceSelector::sliceChanged, this, [this](const TensorSlice& slice) {
+        // The dimensions offered follow the x axis; the lines' names ("[3, :, 0]") the sliders.
+        if (seriesPanel_->isVisible() &&
+            (slice.rowDim != listedFor_.rowDim || slice.index != listedFor_.index))
+            fillSeriesPanel();
+        replotAll();
+    });
     connect(reset, &QPushButton::clicked, this, &PlotView::replotAll);
     connect(xAxis_, &QValueAxis::rangeChanged, this, [this](qreal min, qreal max) {
         if (!settingRange_)
@@ -299,6 +308,7 @@ void PlotView::setSeriesIndices(const QList<qint64>& indices) {
 
 void PlotView::fillSeriesPanel() {
     const TensorSlice& slice = selector_->slice();
+    listedFor_ = slice;
     const int n = static_cast<int>(slice.shape.size());
     // Only a single leaf of two or more dimensions has indices to choose lines from.
     seriesPanel_->setVisible(bytes_.data && !other_.data && n >= 2);
@@ -306,18 +316,24 @@ void PlotView::fillSeriesPanel() {
     seriesDimBox_->clear();
     seriesDimBox_->addItem(tr("— (one line)"), -1);
     for (int d = 0; d < n; ++d)
-        seriesDimBox_->addItem(
-            tr("dim %1 (%2)").arg(d).arg(slice.shape[static_cast<std::size_t>(d)]), d);
+        if (d != slice.rowDim)  // the x axis runs along its own dimension
+            seriesDimBox_->addItem(
+                tr("dim %1 (%2)").arg(d).arg(slice.shape[static_cast<std::size_t>(d)]), d);
     seriesDimBox_->setCurrentIndex(std::max(0, seriesDimBox_->findData(seriesDim_)));
     seriesList_->clear();
     seriesList_->setEnabled(seriesDim_ >= 0);
     if (seriesDim_ < 0)
         return;
     const std::int64_t size = slice.shape[static_cast<std::size_t>(seriesDim_)];
+    // As tall as the check box or the text, whichever is taller, with a margin.
+    const int rowHeight = std::max(seriesList_->fontMetrics().height(),
+                                   seriesList_->style()->pixelMetric(QStyle::PM_IndicatorHeight)) +
+                          6;
     for (std::int64_t i = 0; i < std::min<std::int64_t>(size, kMaxListed); ++i) {
         TensorSlice at = slice;
         at.index[static_cast<std::size_t>(seriesDim_)] = i;
         auto* item = new QListWidgetItem(indexText(at), seriesList_);
+        item->setSizeHint({0, rowHeight});
         item->setData(Qt::UserRole, qint64(i));
         item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
         item->setCheckState(chosen_.contains(i) ? Qt::Checked : Qt::Unchecked);

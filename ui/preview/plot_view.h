@@ -126,6 +126,7 @@ private:
     QWidget* seriesPanel_;
     QComboBox* seriesDimBox_;
     QListWidget* seriesList_;
+    TensorSlice listedFor_;  // the slice the series panel was filled for
     QChart* chart_;
     QChartView* view_;
     std::vector<QLineSeries*> lines_;

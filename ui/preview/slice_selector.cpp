@@ -28,6 +28,29 @@ void SliceSelector::setSlice(const TensorSlice& slice, int reservedDim) {
     rebuild();
 }
 
+SlicePosition SliceSelector::position() const {
+    SlicePosition position;
+    for (const int d : slice_.fixedDims())
+        if (d != reservedDim_)
+            position[d] = slice_.index[static_cast<std::size_t>(d)];
+    return position;
+}
+
+void SliceSelector::setPosition(const SlicePosition& position) {
+    bool moved = false;
+    {
+        const QSignalBlocker quiet(this);  // one sliceChanged for all of them
+        for (const auto& [dim, index] : position)
+            if (dim != reservedDim_ && dim != slice_.rowDim && dim != slice_.colDim) {
+                const TensorSlice before = slice_;
+                setIndex(dim, index);
+                moved = moved || !(slice_ == before);
+            }
+    }
+    if (moved)
+        Q_EMIT sliceChanged(slice_);
+}
+
 void SliceSelector::setIndex(int dim, std::int64_t index) {
     if (dim < 0 || dim >= static_cast<int>(slice_.shape.size()))
         return;

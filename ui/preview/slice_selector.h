@@ -1,8 +1,14 @@
 #pragma once
 
 #include <QWidget>
+#include <map>
 
 #include "tensor_slice.h"
+
+// Where a view stands in a leaf: the index of each dimension it fixes
+// (those with a slider), by dimension. One leaf has one position, shared by
+// every view (LeafView).
+using SlicePosition = std::map<int, std::int64_t>;
 
 class QComboBox;
 class QGridLayout;
@@ -24,6 +30,11 @@ public:
     const TensorSlice& slice() const { return slice_; }
     // Sets the index of a fixed dimension (as the slider would).
     void setIndex(int dim, std::int64_t index);
+    // The indices of the dimensions this selector has sliders for.
+    SlicePosition position() const;
+    // Takes another view's position for the dimensions this one has sliders
+    // for (the others are its axes); sliceChanged() once if one moved.
+    void setPosition(const SlicePosition& position);
     // The dimension that next/previous slice step: the one whose slider or
     // index box has focus, else the first with a slider; -1 when none has one.
     int steppedDim() const;

@@ -4,6 +4,7 @@
 
 #include "compare_image_view.h"
 #include "image_view.h"
+#include "slice_selector.h"
 
 ImageLeafMode::ImageLeafMode(QWidget* parent)
     : stack_(new QStackedWidget(parent)), single_(new ImageView), pair_(new CompareImageView) {
@@ -13,6 +14,13 @@ ImageLeafMode::ImageLeafMode(QWidget* parent)
     connect(pair_, &CompareImageView::rendered, this, &LeafMode::drawn);
     connect(single_, &ImageView::sourceChanged, this, &LeafMode::sourceChanged);
     connect(pair_, &CompareImageView::sourceChanged, this, &LeafMode::sourceChanged);
+    for (SliceSelector* selector : {single_->sliceSelector(), pair_->sliceSelector()})
+        connect(selector, &SliceSelector::sliceChanged, this,
+                [this, selector] { Q_EMIT slicePositionChanged(selector->position()); });
+}
+
+void ImageLeafMode::setSlicePosition(const SlicePosition& position) {
+    sliceSelector()->setPosition(position);
 }
 
 QWidget* ImageLeafMode::widget() {

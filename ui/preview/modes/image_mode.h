@@ -21,6 +21,7 @@ public:
     void clear() override;
     bool isDrawing() const override;
     SliceSelector* sliceSelector() const override;
+    void setSlicePosition(const SlicePosition& position) override;
 
     ImageView* imageView() const { return single_; }
     CompareImageView* compareView() const { return pair_; }

@@ -2,6 +2,7 @@
 
 #include "node_text.h"
 #include "plot_view.h"
+#include "slice_selector.h"
 
 PlotLeafMode::PlotLeafMode(QWidget* parent) : view_(new PlotView(parent)) {
     connect(view_, &PlotView::plotted, this, [this] {
@@ -9,6 +10,15 @@ PlotLeafMode::PlotLeafMode(QWidget* parent) : view_(new PlotView(parent)) {
         Q_EMIT drawn();
     });
     connect(view_, &PlotView::sourceChanged, this, &LeafMode::sourceChanged);
+    connect(view_->sliceSelector(), &SliceSelector::sliceChanged, this,
+            [this] { Q_EMIT slicePositionChanged(view_->sliceSelector()->position()); });
+}
+
+void PlotLeafMode::setSlicePosition(const SlicePosition& position) {
+    // Before the tab first shows, the plot has no slice yet: kept for then.
+    position_ = position;
+    if (!stale_)
+        view_->sliceSelector()->setPosition(position);
 }
 
 QWidget* PlotLeafMode::widget() {
@@ -21,6 +31,7 @@ bool PlotLeafMode::canShow(const std::vector<std::int64_t>& shape, std::int64_t 
 
 void PlotLeafMode::setLeaves(const ShownLeaves& leaves) {
     leaves_ = leaves;
+    position_.clear();
     stale_ = true;
 }
 
@@ -32,10 +43,12 @@ void PlotLeafMode::activate() {
     if (leaves_.isPair())
         view_->setOther(leaves_.b->dtype(), leaves_.b->bytes, tr("A"), tr("B"));
     view_->setLeaf(leaves_.a.dtype(), leaves_.a.bytes, leaves_.a.shape());
+    view_->sliceSelector()->setPosition(position_);
 }
 
 void PlotLeafMode::clear() {
     leaves_ = {};
+    position_.clear();
     stale_ = drawing_ = false;
     view_->clear();
 }

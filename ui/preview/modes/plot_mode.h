@@ -19,6 +19,7 @@ public:
     void activate() override;
     bool isDrawing() const override { return stale_ || drawing_; }
     SliceSelector* sliceSelector() const override;
+    void setSlicePosition(const SlicePosition& position) override;
     bool showSeries(const std::vector<LeafSide>& leaves) override;
 
     PlotView* view() const { return view_; }
@@ -26,6 +27,7 @@ public:
 private:
     PlotView* view_;
     ShownLeaves leaves_;
-    bool stale_ = false;  // the leaf is read when the tab shows
+    bool stale_ = false;      // the leaf is read when the tab shows
+    SlicePosition position_;  // the leaf's, for when it is
     bool drawing_ = false;
 };

@@ -124,10 +124,15 @@ TableLeafMode::TableLeafMode(QWidget* parent)
         view_->fitColumns();
         showCurrentCell();
         Q_EMIT currentSliceChanged(slice);
+        Q_EMIT slicePositionChanged(slice_->position());
     });
 }
 
 TableLeafMode::~TableLeafMode() = default;
+
+void TableLeafMode::setSlicePosition(const SlicePosition& position) {
+    slice_->setPosition(position);
+}
 
 void TableLeafMode::applyFormat() {
     const auto format = static_cast<tensordict::FloatFormat>(format_->currentIndex());
