@@ -39,6 +39,7 @@ DocumentPage::DocumentPage(QWidget* parent)
     filterEdit_->setPlaceholderText(tr("Filter keys (any depth)…"));
     filterEdit_->setClearButtonEnabled(true);
     connect(preview_, &PreviewPanel::reloadRequested, this, &DocumentPage::reloadRequested);
+    connect(preview_, &PreviewPanel::exported, this, &DocumentPage::exported);
     connect(filterEdit_, &QLineEdit::textChanged, this, [this](const QString& text) {
         // Clearing the filter keeps the key selected in it, shown in the whole tree.
         const QStringList keep = text.trimmed().isEmpty() ? currentKeyPath() : QStringList();

@@ -75,6 +75,8 @@ Q_SIGNALS:
     // The preview found its files changed: the document should be opened again.
     void reloadRequested();
     void copyKeyPathRequested();
+    // The preview wrote a slice to `path` (an export).
+    void exported(const QString& path);
     // The tree shows what setGroupKeysByDots() asked for.
     void treeShown();
 

@@ -19,6 +19,7 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <functional>
@@ -30,6 +31,7 @@
 #include "details_panel.h"
 #include "document.h"
 #include "document_page.h"
+#include "file_dialogs.h"
 #include "image_view.h"
 #include "key_filter_model.h"
 #include "key_tree_model.h"
@@ -51,6 +53,7 @@ MainWindow::MainWindow(QWidget* parent)
       document_(new Document(this)),
       documentPage_(new DocumentPage),
       statusLabel_(new QLabel),
+      showInFolder_(new QToolButton),
       saves_(new SaveController(this, [this] { return saveScopes(); })),
       pages_(new QStackedWidget),
       compare_(new CompareView) {
@@ -64,6 +67,18 @@ MainWindow::MainWindow(QWidget* parent)
     pages_->addWidget(compare_);
     setCentralWidget(pages_);
 
+    // A file written (a save, an export) is noted with the way to its folder,
+    // for as long as its note shows.
+    showInFolder_->setText(tr("Show in Folder"));
+    showInFolder_->setAutoRaise(true);
+    showInFolder_->hide();
+    connect(showInFolder_, &QToolButton::clicked, this,
+            [this] { file_dialogs::showInFolder(writtenPath_); });
+    connect(statusBar(), &QStatusBar::messageChanged, this, [this](const QString& text) {
+        if (text != writtenNote_)
+            showInFolder_->hide();
+    });
+    statusBar()->addPermanentWidget(showInFolder_);
     statusBar()->addPermanentWidget(statusLabel_);
     statusBar()->addPermanentWidget(compare_->statusWidget());
     statusBar()->showMessage(
@@ -101,8 +116,26 @@ MainWindow::MainWindow(QWidget* parent)
         saveAction_->setEnabled(!running && documentPage_->tensorDict() != nullptr);
     });
     connect(saves_, &SaveController::openRequested, this, &MainWindow::openPath);
+    connect(saves_, &SaveController::saved, this,
+            [this](const QString& prefix) { noteWritten(tr("Saved %1").arg(prefix), prefix); });
+    connect(documentPage_, &DocumentPage::exported, this, [this](const QString& path) {
+        noteWritten(tr("Exported %1 (%2)")
+                        .arg(path, nodetext::byteSizeText(std::uint64_t(QFileInfo(path).size()))),
+                    path);
+    });
     connect(saves_, &SaveController::closeReady, this, &QWidget::close, Qt::QueuedConnection);
     resize(1400, 860);
+}
+
+void MainWindow::noteWritten(const QString& text, const QString& path) {
+    writtenNote_ = text;
+    writtenPath_ = path;
+    statusBar()->showMessage(text);
+    showInFolder_->show();
+}
+
+QAbstractButton* MainWindow::showInFolderButton() const {
+    return showInFolder_;
 }
 
 void MainWindow::showEvent(QShowEvent* event) {
@@ -268,23 +301,28 @@ QString MainWindow::openableFiles() {
 }
 
 void MainWindow::chooseFile() {
-    const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open tensordict archive or checkpoint"), QString(), openableFiles());
+    const QString path =
+        file_dialogs::openFile(this, file_dialogs::Kind::Open,
+                               tr("Open tensordict archive or checkpoint"), openableFiles());
     if (!path.isEmpty())
         openPath(path);
 }
 
 void MainWindow::chooseDirectory() {
-    const QString path = QFileDialog::getExistingDirectory(this, tr("Open memmap directory"));
+    const QString path = file_dialogs::openDirectory(this, file_dialogs::Kind::OpenDirectory,
+                                                     tr("Open memmap directory"));
     if (!path.isEmpty())
         openPath(path);
 }
 
 void MainWindow::chooseComparison(bool directory) {
+    using file_dialogs::Kind;
     const QString path =
-        directory ? QFileDialog::getExistingDirectory(this, tr("Compare with memmap directory"))
-                  : QFileDialog::getOpenFileName(this, tr("Compare with archive or checkpoint"),
-                                                 QString(), openableFiles());
+        directory
+            ? file_dialogs::openDirectory(this, Kind::CompareDirectory,
+                                          tr("Compare with memmap directory"))
+            : file_dialogs::openFile(this, Kind::Compare, tr("Compare with archive or checkpoint"),
+                                     openableFiles());
     if (!path.isEmpty())
         compareWith(path);
 }
@@ -365,6 +403,7 @@ QString MainWindow::currentPath() const {
 void MainWindow::showLoaded() {
     auto td = document_->tensordict();
     const QString label = QFileInfo(QString::fromStdString(td->path())).fileName();
+    file_dialogs::setDocumentPath(this, QString::fromStdString(td->path()));
     documentPage_->showTensorDict(td, label, QtFuture::makeReadyFuture(document_->keyIndex()));
     setWindowTitle(tr("%1 — tdstudio").arg(label));
     recent_->add(QString::fromStdString(td->path()));

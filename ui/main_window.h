@@ -8,7 +8,9 @@
 #include "save_controller.h"
 #include "tensordict/save.h"
 
+class QAbstractButton;
 class QLabel;
+class QToolButton;
 class QLineEdit;
 class QMenu;
 class QSplitter;
@@ -67,6 +69,10 @@ public:
     SaveProgressDialog* saveProgressDialog() const;
     // View > Group Keys by Dots (checkable).
     QAction* groupKeysAction() const { return groupKeysAction_; }
+    // Says in the status bar that `path` was written, with Show in Folder beside it.
+    void noteWritten(const QString& text, const QString& path);
+    // The status bar's Show in Folder, shown with a note of a file written.
+    QAbstractButton* showInFolderButton() const;
 
     // File > Compare With: compares the open tensordict (A) with the one at
     // `path` (B) side by side, keeping the selected key. Called while A is
@@ -120,6 +126,8 @@ private:
     RecentFiles* recent_ = nullptr;
     QMenu* compareMenu_ = nullptr;
     QLabel* statusLabel_;
+    QToolButton* showInFolder_;  // with a note of a file written
+    QString writtenNote_, writtenPath_;
     QString lastError_;
     SaveController* saves_;
     QAction* groupKeysAction_ = nullptr;  // View > Group Keys by Dots

@@ -1,6 +1,7 @@
 // The main window end to end: open a fixture, filter keys, inspect the
 // details panel, copy a key path, survive bad input, remember recent files.
 
+#include <QAbstractButton>
 #include <QClipboard>
 #include <QFile>
 #include <QLabel>
@@ -8,12 +9,16 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPushButton>
+#include <QScopeGuard>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTreeView>
 #include <QtTest>
 
 #include "details_panel.h"
 #include "document_page.h"
+#include "file_dialogs.h"
 #include "key_filter_model.h"
 #include "key_tree_model.h"
 #include "main_window.h"
@@ -35,6 +40,19 @@ bool openAndWait(MainWindow& w, const QString& path) {
     w.openPath(path);
     return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 10000) &&
            loaded.count() == 1;
+}
+
+QPushButton* findButton(QWidget* in, const QString& text) {
+    for (QPushButton* b : in->findChildren<QPushButton*>())
+        if (b->text() == text)
+            return b;
+    return nullptr;
+}
+
+void clickButton(QWidget* in, const QString& text) {
+    QPushButton* b = findButton(in, text);
+    QVERIFY2(b, qPrintable(text));
+    b->click();
 }
 
 void closeMessageBoxes(QWidget& w) {
@@ -340,6 +358,87 @@ private Q_SLOTS:
         QCOMPARE(w.documentPage()->detailsPanel()->field("Shape"), QString("[3]"));
         QVERIFY(w.selectKeyPath({"ls"}));
         QCOMPARE(w.documentPage()->detailsPanel()->field("Stack dim"), QString("0"));
+    }
+
+    // Every file dialog starts beside the open file the first time, then in
+    // the folder last used for its kind (on main, each started in the
+    // process's working directory). Exports say where they wrote, with Show
+    // in Folder, as saves do (on main they said nothing).
+    void fileDialogsStartWhereTheUserWorks() {
+        QTemporaryDir scratch;
+        const QString data = scratch.filePath("data"), out = scratch.filePath("out");
+        testsupport::copyTree(testsupport::fixturePath("simple"), data + "/simple");
+        QVERIFY(QDir().mkpath(out));
+        for (const QString& key : QSettings().allKeys())
+            if (key.startsWith("dialogs/"))
+                QSettings().remove(key);
+
+        QList<QPair<file_dialogs::Kind, QString>> asked;
+        QString answer;
+        file_dialogs::setChooser([&](file_dialogs::Kind kind, const QString& start) {
+            asked.append({kind, start});
+            return std::exchange(answer, QString());
+        });
+        QString opened;
+        file_dialogs::setFolderOpener([&](const QString& folder) { opened = folder; });
+        const auto restore = qScopeGuard([] {
+            file_dialogs::setChooser({});
+            file_dialogs::setFolderOpener({});
+        });
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, data + "/simple"));
+        const auto action = [&](const QString& text) -> QAction* {
+            for (QAction* a : w.findChildren<QAction*>())
+                if (a->text() == text)
+                    return a;
+            return nullptr;
+        };
+        // Cancelled dialogs: each starts beside the open file.
+        action("&Archive…")->trigger();
+        action("Open &Directory…")->trigger();
+        QCOMPARE(asked.size(), 2);
+        QCOMPARE(asked[0].first, file_dialogs::Kind::Compare);
+        QCOMPARE(asked[0].second, data);
+        QCOMPARE(asked[1].first, file_dialogs::Kind::OpenDirectory);
+        QCOMPARE(asked[1].second, data);
+
+        // A CSV export: it starts beside the file too, and says where it wrote.
+        PreviewPanel* preview = w.documentPage()->previewPanel();
+        QSignalSpy ready(preview, &PreviewPanel::leafReady);
+        QVERIFY(w.selectKeyPath({"b", "c"}));
+        QTRY_COMPARE(ready.count(), 1);
+        preview->setMode(PreviewPanel::TableMode);
+        QSignalSpy exported(preview, &PreviewPanel::exported);
+        answer = out + "/c.csv";
+        clickButton(preview, "CSV…");
+        QCOMPARE(asked.back().first, file_dialogs::Kind::ExportCsv);
+        QCOMPARE(asked.back().second, data);
+        QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, kTimeoutMs);
+        QCOMPARE(exported.front().front().toString(), out + "/c.csv");
+        QVERIFY2(w.statusBar()->currentMessage().startsWith("Exported " + out + "/c.csv ("),
+                 qPrintable(w.statusBar()->currentMessage()));
+        QVERIFY(w.showInFolderButton()->isVisible());
+        w.showInFolderButton()->click();
+        QCOMPARE(opened, out);
+
+        // The next CSV starts where the last one went; other kinds keep their own.
+        clickButton(preview, "CSV…");
+        QCOMPARE(asked.back().second, out);
+        action("&Archive…")->trigger();
+        QCOMPARE(asked.back().second, data);
+        preview->setMode(PreviewPanel::ImageMode);
+        QTRY_VERIFY(findButton(preview, "Export PNG…") &&
+                    findButton(preview, "Export PNG…")->isVisible());
+        answer = out + "/c.png";
+        clickButton(preview, "Export PNG…");
+        QCOMPARE(asked.back().first, file_dialogs::Kind::ExportPng);
+        QCOMPARE(asked.back().second, data);
+        QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 2, kTimeoutMs);
+        QVERIFY(w.statusBar()->currentMessage().startsWith("Exported " + out + "/c.png ("));
+        // Another message takes the note's place, and its button goes with it.
+        w.statusBar()->showMessage("something else");
+        QVERIFY(!w.showInFolderButton()->isVisible());
     }
 };
 

@@ -409,12 +409,13 @@ private Q_SLOTS:
         const QString png = scratch_.path() + "/slice.png";
         preview->imageView()->exportPng(png);
         QTRY_VERIFY_WITH_TIMEOUT(exported.count() == 1, 30000);
-        QCOMPARE(exported.front().front().toString(), QString());
+        QCOMPARE(exported.front().at(0).toString(), png);
+        QCOMPARE(exported.front().at(1).toString(), QString());
         QVERIFY(QFileInfo(png).size() > 0);
         QVERIFY(!openMessageBox(preview));
         preview->imageView()->exportPng("/nonexistent-dir/slice.png");
         QTRY_VERIFY_WITH_TIMEOUT(exported.count() == 2, 30000);
-        QVERIFY(exported.back().front().toString().startsWith("/nonexistent-dir/slice.png: "));
+        QVERIFY(exported.back().at(1).toString().startsWith("/nonexistent-dir/slice.png: "));
         QTRY_VERIFY(openMessageBox(preview));
         QVERIFY(openMessageBox(preview)->text().contains("could not be written"));
         QVERIFY(openMessageBox(preview)->text().contains("/nonexistent-dir/slice.png"));

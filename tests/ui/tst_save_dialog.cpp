@@ -15,6 +15,7 @@
 #include <QRadioButton>
 #include <QScopeGuard>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTreeView>
 #include <QtTest>
@@ -245,6 +246,10 @@ private Q_SLOTS:
             testsupport::readJsonFile(testsupport::fixturePath("tensorclass_nested.expected.json")),
             false);
         QVERIFY2(mismatch.isEmpty(), qPrintable(mismatch));
+        // Offered: its folder, noted in the status bar too.
+        QVERIFY(!w.saveProgressDialog()->showInFolderButton()->isHidden());
+        QCOMPARE(w.statusBar()->currentMessage(), "Saved " + prefix);
+        QVERIFY(!w.showInFolderButton()->isHidden());
         // Offered: open the result, which shows locked and mapped.
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
         w.saveProgressDialog()->openButton()->click();

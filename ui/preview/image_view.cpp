@@ -1,5 +1,6 @@
 #include "image_view.h"
 
+#include "file_dialogs.h"
 #include "flow_layout.h"
 
 #include <QComboBox>
@@ -211,8 +212,9 @@ ImageView::ImageView(QWidget* parent)
     connect(canvas_, &ImageCanvas::hovered, this, &ImageView::showHover);
     connect(canvas_, &ImageCanvas::viewChanged, this, &ImageView::runNext);
     connect(exportButton, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, tr("Export image"), "slice.png",
-                                                          tr("PNG images (*.png)"));
+        const QString path =
+            file_dialogs::saveFile(this, file_dialogs::Kind::ExportPng, tr("Export image"),
+                                   "slice.png", tr("PNG images (*.png)"));
         if (!path.isEmpty())
             exportPng(path);
     });
@@ -612,14 +614,14 @@ void ImageView::updateStatus() {
 
 void ImageView::exportPng(const QString& path) {
     if (!bytes_.data)
-        return Q_EMIT exported(path + ": " + tr("there is no image to export"));
+        return Q_EMIT exported(path, path + ": " + tr("there is no image to export"));
     ImageRequest request = requestFor(selector_->slice());
     request.fixedRange = shown_.has_value();  // as on screen
     request.low = result_.low, request.high = result_.high;
     // An operation, not a view's newest-wins job: every export reports.
     auto* done = new QFutureWatcher<QString>(this);
-    connect(done, &QFutureWatcherBase::finished, this, [this, done] {
-        Q_EMIT exported(done->result());
+    connect(done, &QFutureWatcherBase::finished, this, [this, done, path] {
+        Q_EMIT exported(path, done->result());
         done->deleteLater();
     });
     done->setFuture(QtConcurrent::run(

@@ -145,8 +145,8 @@ public:
 
 Q_SIGNALS:
     void rendered();  // the screen shows the current slice in full detail
-    // The end of exportPng(): "" on success, or the error, naming the path.
-    void exported(const QString& error);
+    // The end of exportPng() to `path`: `error` "" on success, or the error, naming the path.
+    void exported(const QString& path, const QString& error);
     void sourceChanged();  // the leaf's file lost data while it was read
 
 protected:

@@ -1,5 +1,7 @@
 #include "preview_panel.h"
 
+#include "file_dialogs.h"
+
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -69,23 +71,26 @@ PreviewPanel::PreviewPanel(QWidget* parent)
     showMessage(tr("Select a tensor leaf to see its values."));
 
     connect(leafView_, &LeafView::sourceChanged, this, &PreviewPanel::sourceChanged);
-    connect(imageView(), &ImageView::exported, this, [this](const QString& error) {
-        if (error.isEmpty())
-            return;
-        // Not exec(): never block the event loop.
-        auto* box = new QMessageBox(QMessageBox::Warning, tr("Export failed"),
+    connect(imageView(), &ImageView::exported, this,
+            [this](const QString& path, const QString& error) {
+                if (error.isEmpty())
+                    return Q_EMIT exported(path);
+                // Not exec(): never block the event loop.
+                auto* box =
+                    new QMessageBox(QMessageBox::Warning, tr("Export failed"),
                                     tr("The image could not be written as a PNG file: %1. Check "
                                        "that its folder exists and that you may write there.")
                                         .arg(error),
                                     QMessageBox::Ok, this);
-        box->setAttribute(Qt::WA_DeleteOnClose);
-        box->open();
-    });
+                box->setAttribute(Qt::WA_DeleteOnClose);
+                box->open();
+            });
     connect(table_, &TableLeafMode::exportRequested, this, [this](SliceExportJob::Format format) {
         const bool csv = format == SliceExportJob::Format::Csv;
-        const QString path = QFileDialog::getSaveFileName(
-            this, tr("Export slice"),
-            QString::fromStdString(node_ ? node_->key() : "slice") + (csv ? ".csv" : ".npy"),
+        const QString path = file_dialogs::saveFile(
+            this, csv ? file_dialogs::Kind::ExportCsv : file_dialogs::Kind::ExportNpy,
+            tr("Export slice"),
+            nodetext::displayKey(node_ ? node_->key() : "slice") + (csv ? ".csv" : ".npy"),
             csv ? tr("CSV files (*.csv)") : tr("NumPy arrays (*.npy)"));
         if (!path.isEmpty())
             exportSlice(format, path);
@@ -314,7 +319,7 @@ SliceExportJob* PreviewPanel::exportSlice(SliceExportJob::Format format, const Q
         progress->setValue(rows > 0 ? static_cast<int>(done * 1000 / rows) : 1000);
     });
     connect(job, &SliceExportJob::finished, this,
-            [this, job, progress](const QString& error, bool cancelled) {
+            [this, job, progress, path](const QString& error, bool cancelled) {
                 if (progress)
                     progress->close();
                 job->deleteLater();
@@ -325,6 +330,8 @@ SliceExportJob* PreviewPanel::exportSlice(SliceExportJob::Format format, const Q
                     box->open();  // not exec(): never block the event loop
                 }
                 Q_EMIT exportFinished(error, cancelled);
+                if (error.isEmpty() && !cancelled)
+                    Q_EMIT exported(path);
             });
     job->start();
     return job;

@@ -90,6 +90,8 @@ Q_SIGNALS:
     // The user asked to open the document again (its files changed).
     void reloadRequested();
     void exportFinished(const QString& error, bool cancelled);
+    // A slice was written to `path` (CSV, .npy or the image's PNG).
+    void exported(const QString& path);
 
 private:
     using Bytes = std::vector<tensordict::LeafBytes>;

@@ -63,15 +63,19 @@ SaveJob* SaveController::start(const QString& prefix, const tensordict::SaveOpti
     connect(progressDialog_, &SaveProgressDialog::openRequested, this,
             &SaveController::openRequested);
     auto finished = [this](const QString& text, int timeoutMs) {
-        Q_EMIT message(text, timeoutMs);
+        if (!text.isEmpty())
+            Q_EMIT message(text, timeoutMs);
         job_->deleteLater();
         job_ = nullptr;
         Q_EMIT runningChanged(false);
         if (closeAfterSave_)  // the user asked to quit and the save is now over
             Q_EMIT closeReady();
     };
-    connect(job_, &SaveJob::succeeded, this,
-            [this, finished] { finished(tr("Saved %1").arg(job_->prefix()), 5000); });
+    connect(job_, &SaveJob::succeeded, this, [this, finished] {
+        const QString prefix = job_->prefix();
+        finished({}, 0);
+        Q_EMIT saved(prefix);
+    });
     connect(job_, &SaveJob::failed, this, [finished](const QString& message) {
         finished(tr("Save failed: %1").arg(message), 0);
     });

@@ -51,6 +51,8 @@ public:
 
 Q_SIGNALS:
     void message(const QString& text, int timeoutMs);
+    // A save to `prefix` succeeded.
+    void saved(const QString& prefix);
     void runningChanged(bool running);
     void openRequested(const QString& path);  // "Open" in the progress dialog
     void closeReady();

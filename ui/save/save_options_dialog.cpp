@@ -23,6 +23,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <optional>
 
+#include "file_dialogs.h"
 #include "node_text.h"
 
 using tensordict::kZipBzip2;
@@ -264,13 +265,16 @@ QRadioButton* SaveOptionsDialog::scopeButton(int index) const {
 }
 
 void SaveOptionsDialog::browse() {
+    using file_dialogs::Kind;
     QString path;
     if (archive())
-        path = QFileDialog::getSaveFileName(this, tr("Save archive"), destination(),
-                                            tr("tensordict archives (*.tdz)"), nullptr,
-                                            QFileDialog::DontConfirmOverwrite);
+        path = file_dialogs::saveFile(
+            this, Kind::SaveArchive, tr("Save archive"),
+            destination().isEmpty() ? QFileInfo(sourcePath_).completeBaseName() + ".tdz"
+                                    : QFileInfo(destination()).fileName(),
+            tr("tensordict archives (*.tdz)"), QFileDialog::DontConfirmOverwrite);
     else
-        path = QFileDialog::getExistingDirectory(this, tr("Save into directory"), destination());
+        path = file_dialogs::openDirectory(this, Kind::SaveDirectory, tr("Save into directory"));
     if (!path.isEmpty())
         setDestination(path);
 }

@@ -1,5 +1,7 @@
 #include "save_progress_dialog.h"
 
+#include "file_dialogs.h"
+
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
@@ -32,6 +34,7 @@ SaveProgressDialog::SaveProgressDialog(SaveJob* job, QWidget* parent)
       bar_(new QProgressBar),
       cancel_(new QPushButton(tr("Cancel"))),
       open_(new QPushButton(tr("Open Result"))),
+      showInFolder_(new QPushButton(tr("Show in Folder"))),
       close_(new QPushButton(tr("Close"))) {
     setWindowTitle(tr("Saving"));
     setMinimumWidth(520);
@@ -46,9 +49,11 @@ SaveProgressDialog::SaveProgressDialog(SaveJob* job, QWidget* parent)
     bar_->setRange(0, 1000);
     bar_->setValue(0);
     open_->hide();
+    showInFolder_->hide();
     close_->hide();
     auto* buttons = new QHBoxLayout;
     buttons->addStretch();
+    buttons->addWidget(showInFolder_);
     buttons->addWidget(open_);
     buttons->addWidget(close_);
     buttons->addWidget(cancel_);
@@ -67,6 +72,8 @@ SaveProgressDialog::SaveProgressDialog(SaveJob* job, QWidget* parent)
             job_->cancel();
     });
     connect(close_, &QPushButton::clicked, this, &QDialog::accept);
+    connect(showInFolder_, &QPushButton::clicked, this,
+            [this] { file_dialogs::showInFolder(prefix_); });
     connect(open_, &QPushButton::clicked, this, [this] {
         Q_EMIT openRequested(prefix_);
         accept();
@@ -117,6 +124,7 @@ void SaveProgressDialog::done(const QString& status, bool success) {
     cancel_->hide();
     close_->show();
     open_->setVisible(success);
+    showInFolder_->setVisible(success);
     note_->hide();
     if (success)
         open_->setDefault(true);

@@ -21,6 +21,7 @@ public:
     QString detailText() const;
     QPushButton* cancelButton() const { return cancel_; }
     QPushButton* openButton() const { return open_; }
+    QPushButton* showInFolderButton() const { return showInFolder_; }
 
 Q_SIGNALS:
     void openRequested(const QString& path);
@@ -41,6 +42,7 @@ private:
     QProgressBar* bar_;
     QPushButton* cancel_;
     QPushButton* open_;
+    QPushButton* showInFolder_;
     QPushButton* close_;
     std::optional<tensordict::SaveProgress> last_;
     double rate_ = 0, secondsLeft_ = -1;  // the job's, as of the last progress
