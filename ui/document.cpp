@@ -1,6 +1,7 @@
 #include "document.h"
 
 #include "load_settings.h"
+#include "open_failure.h"
 
 Document::Document(QObject* parent) : QObject(parent) {}
 
@@ -13,9 +14,10 @@ Document::LoadResult Document::loadNow(const QString& path) {
         return {std::make_shared<const tensordict::TensorDict>(
                     tensordict::load(path.toStdString(), options)),
                 {},
-                nullptr};
+                nullptr,
+                {}};
     } catch (const std::exception& e) {
-        return {nullptr, QString::fromUtf8(e.what()), nullptr};
+        return {nullptr, QString::fromUtf8(e.what()), nullptr, {}};
     }
 }
 
@@ -25,9 +27,12 @@ void Document::open(const QString& path) {
     load_.start(
         [path](const tensordict::CancelToken&) {
             LoadResult result = loadNow(path);
-            // The tree's whole walk happens here, never on the GUI thread.
+            // The tree's whole walk happens here, never on the GUI thread; so
+            // does the look at the disk that explains a failure.
             if (result.tensordict)
                 result.keys = KeyIndex::build(result.tensordict);
+            else
+                result.headline = describeOpenFailure(path, result.error).headline;
             return result;
         },
         [this](LoadResult result) { finish(std::move(result)); });
@@ -35,6 +40,7 @@ void Document::open(const QString& path) {
 }
 
 void Document::finish(LoadResult result) {
+    failureHeadline_ = result.headline;
     if (!result.tensordict) {
         Q_EMIT failed(result.error);
         return;

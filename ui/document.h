@@ -19,6 +19,7 @@ public:
         QString error;  // "path: reason" when the whole load failed
         // Every key and the size of every collection, indexed on the worker too.
         std::shared_ptr<const KeyIndex> keys;
+        QString headline;  // what is wrong, as a user reads it (describeOpenFailure)
     };
 
     explicit Document(QObject* parent = nullptr);
@@ -31,6 +32,8 @@ public:
     const QString& path() const { return path_; }
     std::shared_ptr<const tensordict::TensorDict> tensordict() const { return tensordict_; }
     std::shared_ptr<const KeyIndex> keyIndex() const { return keys_; }
+    // Why the last open failed, in words that say what to do ("" after a success).
+    const QString& failureHeadline() const { return failureHeadline_; }
 
     // Loads synchronously; used by the worker and by command-line tools.
     static LoadResult loadNow(const QString& path);
@@ -44,6 +47,7 @@ private:
     void finish(LoadResult result);
 
     QString path_;
+    QString failureHeadline_;
     std::shared_ptr<const tensordict::TensorDict> tensordict_;
     std::shared_ptr<const KeyIndex> keys_;
     JobTracker<LoadResult> load_{this};

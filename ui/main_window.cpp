@@ -47,6 +47,7 @@
 #include "shortcuts_dialog.h"
 #include "slice_selector.h"
 #include "tensordict/version.h"
+#include "welcome_page.h"
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
@@ -56,6 +57,7 @@ MainWindow::MainWindow(QWidget* parent)
       showInFolder_(new QToolButton),
       saves_(new SaveController(this, [this] { return saveScopes(); })),
       pages_(new QStackedWidget),
+      welcome_(new WelcomePage),
       compare_(new CompareView) {
     setWindowTitle("tdstudio");
     setWindowIcon(QIcon(":/tdstudio.svg"));
@@ -65,7 +67,12 @@ MainWindow::MainWindow(QWidget* parent)
             &MainWindow::copySelectedKeyPath);
     pages_->addWidget(documentPage_);
     pages_->addWidget(compare_);
+    pages_->addWidget(welcome_);
+    pages_->setCurrentWidget(welcome_);
     setCentralWidget(pages_);
+    connect(welcome_, &WelcomePage::openFileRequested, this, &MainWindow::chooseFile);
+    connect(welcome_, &WelcomePage::openDirectoryRequested, this, &MainWindow::chooseDirectory);
+    connect(welcome_, &WelcomePage::openRequested, this, &MainWindow::openPath);
 
     // A file written (a save, an export) is noted with the way to its folder,
     // for as long as its note shows.
@@ -154,6 +161,7 @@ void MainWindow::createMenus() {
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
     recent_ = new RecentFiles(file->addMenu(tr("Open &Recent")), this);
     connect(recent_, &RecentFiles::openRequested, this, &MainWindow::openPath);
+    welcome_->setRecentFiles(recent_->files());
     file->addSeparator();
     compareMenu_ = file->addMenu(tr("&Compare With"));
     compareMenu_->addAction(tr("&Archive…"), this, [this] { chooseComparison(false); })
@@ -365,7 +373,9 @@ Page* MainWindow::page() const {
 }
 
 void MainWindow::showComparison(bool on) {
-    pages_->setCurrentIndex(on ? 1 : 0);
+    pages_->setCurrentWidget(on                            ? static_cast<QWidget*>(compare_)
+                             : documentPage_->tensorDict() ? static_cast<QWidget*>(documentPage_)
+                                                           : welcome_);
     statusLabel_->setVisible(!on);
     closeCompareAction_->setEnabled(compare_->isActive());
     auto td = documentPage_->tensorDict();
@@ -407,6 +417,10 @@ void MainWindow::showLoaded() {
     documentPage_->showTensorDict(td, label, QtFuture::makeReadyFuture(document_->keyIndex()));
     setWindowTitle(tr("%1 — tdstudio").arg(label));
     recent_->add(QString::fromStdString(td->path()));
+    welcome_->setRecentFiles(recent_->files());
+    welcome_->setFailure({}, {});
+    if (pages_->currentWidget() == welcome_)
+        pages_->setCurrentWidget(documentPage_);
     saveAction_->setEnabled(!saves_->isRunning());
     compareMenu_->setEnabled(true);
 
@@ -436,12 +450,21 @@ void MainWindow::showLoaded() {
 void MainWindow::showFailure(const QString& message) {
     lastError_ = message;
     statusBar()->showMessage(tr("Could not open: %1").arg(message));
-    auto* box =
-        new QMessageBox(QMessageBox::Critical, tr("Cannot open"),
-                        tr("tdstudio could not open this tensordict."), QMessageBox::Ok, this);
-    box->setInformativeText(message);
-    box->setAttribute(Qt::WA_DeleteOnClose);
-    box->open();  // not exec(): never block the event loop
+    const QString headline = document_->failureHeadline();
+    if (!documentPage_->tensorDict()) {
+        // Nothing else to show: the window says what failed, and how to go on.
+        welcome_->setFailure(document_->path(), headline + "\n\n" + message);
+        pages_->setCurrentWidget(welcome_);
+    } else {
+        // The tensordict open before stays; the box says why the other did not open.
+        auto* box = new QMessageBox(
+            QMessageBox::Critical, tr("Cannot open"),
+            headline.isEmpty() ? tr("tdstudio could not open this tensordict.") : headline,
+            QMessageBox::Ok, this);
+        box->setInformativeText(message);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();  // not exec(): never block the event loop
+    }
     Q_EMIT documentFailed(message);
 }
 

@@ -31,6 +31,7 @@ class RecentFiles;
 class SaveController;
 class SaveJob;
 class SaveProgressDialog;
+class WelcomePage;
 namespace tensordict {
 class Node;
 }
@@ -53,6 +54,8 @@ public:
     const QString& lastError() const { return lastError_; }
     QStringList recentFiles() const;
 
+    // What the window shows while no tensordict is open (and after an open failed).
+    WelcomePage* welcomePage() const { return welcome_; }
     // The document alone; the comparison is compareView(). page() is the one on screen.
     DocumentPage* documentPage() const { return documentPage_; }
     Page* page() const;
@@ -132,7 +135,8 @@ private:
     SaveController* saves_;
     QAction* groupKeysAction_ = nullptr;  // View > Group Keys by Dots
     QAction* saveAction_ = nullptr;
-    QStackedWidget* pages_;  // documentPage_ or compare_
+    QStackedWidget* pages_;  // welcome_, documentPage_ or compare_
+    WelcomePage* welcome_;
     CompareView* compare_;
     QAction* closeCompareAction_ = nullptr;
 };

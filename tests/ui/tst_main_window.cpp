@@ -6,6 +6,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QMenu>
 #include <QMessageBox>
 #include <QMimeData>
@@ -29,6 +30,7 @@
 #include "tensordict/node.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
+#include "welcome_page.h"
 
 namespace {
 
@@ -326,9 +328,8 @@ private Q_SLOTS:
         QVERIFY(!openAndWait(w, bogus));
         QVERIFY(w.lastError().contains(bogus));
         QVERIFY(w.lastError().contains("not a zip archive"));
-        QTRY_VERIFY(!w.findChildren<QMessageBox*>().isEmpty());
-        QVERIFY(w.findChildren<QMessageBox*>().front()->informativeText().contains("bogus.tdz"));
-        closeMessageBoxes(w);
+        // Nothing open: the window itself says it.
+        QVERIFY(w.welcomePage()->failureText().contains("bogus.tdz: not a zip archive"));
 
         // A partly broken tree opens; the broken node is marked.
         testsupport::copyTree(testsupport::fixturePath("nested3"), dir.path() + "/n");
@@ -358,6 +359,57 @@ private Q_SLOTS:
         QCOMPARE(w.documentPage()->detailsPanel()->field("Shape"), QString("[3]"));
         QVERIFY(w.selectKeyPath({"ls"}));
         QCOMPARE(w.documentPage()->detailsPanel()->field("Stack dim"), QString("0"));
+    }
+
+    // A window with nothing open says how to open something; after a failed
+    // open it says what failed and why, leading with what to do, and offers
+    // Open and the recent files (on main it said "Select a tensor leaf to
+    // see its values."). With a tensordict open, a failed open keeps it.
+    void aFailedOpenSaysWhatFailedAndOffersTheWayOn() {
+        MainWindow first;
+        QVERIFY(openAndWait(first, testsupport::fixturePath("simple")));
+        QTemporaryDir scratch;
+        const QString text = scratch.filePath("notes.tdz");
+        testsupport::writeFile(text, "hello");
+
+        MainWindow w;
+        w.show();
+        QVERIFY(w.welcomePage()->isVisible());
+        QVERIFY(w.welcomePage()->failureText().isEmpty());
+        QVERIFY(!openAndWait(w, scratch.filePath("gone.tdz")));
+        QVERIFY(w.welcomePage()->isVisible());
+        QVERIFY(!w.documentPage()->isVisible());
+        QVERIFY2(w.welcomePage()->failureText().contains("“gone.tdz” does not exist"),
+                 qPrintable(w.welcomePage()->failureText()));
+        QVERIFY(w.findChildren<QMessageBox*>().isEmpty());  // the page says it
+        QVERIFY(!openAndWait(w, text));
+        QVERIFY2(w.welcomePage()->failureText().contains(
+                     "This file is not a tensordict archive, or it is damaged.") &&
+                     w.welcomePage()->failureText().contains("not a zip archive"),
+                 qPrintable(w.welcomePage()->failureText()));
+        QVERIFY(w.welcomePage()->openFileButton()->isVisible());
+        QVERIFY(w.welcomePage()->openDirectoryButton()->isVisible());
+
+        // A recent file, one click away.
+        QListWidget* recent = w.welcomePage()->recentList();
+        QVERIFY(recent->isVisible() && recent->count() >= 1);
+        QCOMPARE(recent->item(0)->data(Qt::UserRole).toString(),
+                 QFileInfo(testsupport::fixturePath("simple")).filePath());
+        QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        QTest::mouseClick(recent->viewport(), Qt::LeftButton, {},
+                          recent->visualItemRect(recent->item(0)).center());
+        QTRY_VERIFY(loaded.count() >= 1);
+        QVERIFY(w.documentPage()->isVisible());
+        QVERIFY(!w.welcomePage()->isVisible());
+
+        // Open: a failure keeps what is open and says why in a box.
+        QVERIFY(!openAndWait(w, text));
+        QVERIFY(w.documentPage()->isVisible());
+        QTRY_VERIFY(!w.findChildren<QMessageBox*>().isEmpty());
+        QMessageBox* box = w.findChildren<QMessageBox*>().front();
+        QCOMPARE(box->text(), QString("This file is not a tensordict archive, or it is damaged."));
+        QVERIFY(box->informativeText().contains("notes.tdz: not a zip archive"));
+        closeMessageBoxes(w);
     }
 
     // Every file dialog starts beside the open file the first time, then in

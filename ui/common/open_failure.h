@@ -1,0 +1,15 @@
+#pragma once
+
+#include <QString>
+
+// Why a location could not be opened, as a user reads it: first what is
+// wrong, in words that say what to do, then the library's exact reason.
+struct OpenFailure {
+    QString headline;  // "This file is not a tensordict archive."
+    QString detail;    // "data.tdz: not a zip archive: too short (5 bytes) …"
+};
+
+// Looks at `path` on disk to say which it is: missing, unreadable, a folder
+// without meta.json, a file of a kind tdstudio does not read. Touches the
+// disk: call it off the GUI thread.
+OpenFailure describeOpenFailure(const QString& path, const QString& error);
