@@ -11,6 +11,7 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <utility>
 
 #include "details_panel.h"
 #include "key_columns.h"
@@ -292,6 +293,14 @@ void DocumentPage::goToMatches() {
 
 bool DocumentPage::showsOverview() const {
     return content_->currentWidget() == overview_;
+}
+
+void DocumentPage::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    // Once laid out at its real size: splitter sizes restored earlier would be
+    // scaled as the page grows to it.
+    if (!std::exchange(layoutRestored_, true))
+        restoreLayout();
 }
 
 void DocumentPage::restoreLayout() {

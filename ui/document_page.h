@@ -67,7 +67,8 @@ public:
     QSplitter* treeSplitter() const { return treeSplitter_; }        // tree | right column
     QSplitter* detailsSplitter() const { return detailsSplitter_; }  // preview | details
 
-    // The splitters and the details' fold, as the user left them.
+    // The splitters and the details' fold, as the user left them (restored
+    // when the page first shows, at its real size).
     void restoreLayout();
     void saveLayout() const;
 
@@ -79,6 +80,9 @@ Q_SIGNALS:
     void exported(const QString& path);
     // The tree shows what setGroupKeysByDots() asked for.
     void treeShown();
+
+protected:
+    void showEvent(QShowEvent* event) override;
 
 private:
     void updateDetails();
@@ -103,5 +107,6 @@ private:
     QString label_;
     QFuture<std::shared_ptr<const KeyIndex>> keyIndex_;  // of original_
     bool groupByDots_ = false;
+    bool layoutRestored_ = false;
     JobTracker<std::shared_ptr<const tensordict::TensorDict>> grouping_{this};
 };

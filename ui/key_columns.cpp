@@ -75,7 +75,8 @@ void KeyColumns::fit() {
 }
 
 bool KeyColumns::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == tree_->viewport() && event->type() == QEvent::Resize)
+    if (watched == tree_->viewport() &&
+        (event->type() == QEvent::Resize || event->type() == QEvent::Show))
         scheduleFit();
     return QObject::eventFilter(watched, event);
 }

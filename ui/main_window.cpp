@@ -145,14 +145,6 @@ QAbstractButton* MainWindow::showInFolderButton() const {
     return showInFolder_;
 }
 
-void MainWindow::showEvent(QShowEvent* event) {
-    QMainWindow::showEvent(event);
-    // Once laid out at its real size: splitter sizes restored earlier would be
-    // scaled as the window grows to it.
-    if (!std::exchange(layoutRestored_, true))
-        documentPage_->restoreLayout();
-}
-
 void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* openFile = file->addAction(tr("&Open Archive…"), this, &MainWindow::chooseFile);
@@ -243,6 +235,13 @@ void MainWindow::createViewMenu() {
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
     view->addAction(tr("&Go to Slice…"), this, &MainWindow::goToSlice)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+    view->addAction(tr("Next &Difference"), this,
+                    [this] {
+                        const QString why = page()->nextDifference();
+                        if (!why.isEmpty())
+                            statusBar()->showMessage(why, 5000);
+                    })
+        ->setShortcut(QKeySequence(Qt::Key_F3));
     view->addSeparator();
     QAction* groups = view->addAction(tr("Group Keys by &Dots"));
     groups->setCheckable(true);

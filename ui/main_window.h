@@ -99,7 +99,6 @@ Q_SIGNALS:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
-    void showEvent(QShowEvent* event) override;
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
 
@@ -125,7 +124,6 @@ private:
     Document* document_;
     DocumentPage* documentPage_;
     QPointer<ShortcutsDialog> shortcutsDialog_;
-    bool layoutRestored_ = false;
     RecentFiles* recent_ = nullptr;
     QMenu* compareMenu_ = nullptr;
     QLabel* statusLabel_;

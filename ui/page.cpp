@@ -1,5 +1,6 @@
 #include "page.h"
 
+#include <QCoreApplication>
 #include <QTreeView>
 
 #include "slice_selector.h"
@@ -7,6 +8,13 @@
 bool Page::focusSliceEntry() {
     SliceSelector* selector = currentSliceSelector();
     return selector && selector->focusIndexBox();
+}
+
+QString Page::nextDifference() {
+    return QCoreApplication::translate(
+        "Page",
+        "Compare with another tensordict first (File > Compare With) to step through "
+        "its differences.");
 }
 
 void Page::selectOnly(QTreeView* tree, const QModelIndex& row) {

@@ -30,6 +30,9 @@ public:
     // View > Go to Slice: focuses where a slice is typed (the current
     // slider's index box); false when there is none.
     virtual bool focusSliceEntry();
+    // View > Next Difference (F3): moves to the next element that differs,
+    // or says why it cannot ("" when it moves).
+    virtual QString nextDifference();
 
 protected:
     // Makes `row` the current row and the only one selected, shown on

@@ -315,6 +315,24 @@ private Q_SLOTS:
         }
         screenshot(&w, "compare-table.png");
 
+        // F3, the View menu's Next Difference, from the Statistics tab too:
+        // the table shows it (on main F3 was in no menu and did nothing there).
+        panel->setMode(ComparePanel::StatisticsMode);
+        const int before = shown.count();
+        QTest::keyClick(&w, Qt::Key_F3);
+        QTRY_VERIFY_WITH_TIMEOUT(shown.count() == before + 1, kTimeoutMs);
+        QCOMPARE(shown.last().at(0).toLongLong(), qint64(22));
+        QCOMPARE(panel->mode(), ComparePanel::TableMode);
+        bool inMenu = false;
+        for (QAction* a : w.findChildren<QAction*>())
+            inMenu = inMenu ||
+                     (a->text() == "Next &Difference" && a->shortcut() == QKeySequence(Qt::Key_F3));
+        QVERIFY(inMenu);
+        // A key that is not a pair of leaves says what F3 needs.
+        QVERIFY(w.selectKeyPath({"sub"}));
+        QTest::keyClick(&w, Qt::Key_F3);
+        QVERIFY(w.statusBar()->currentMessage().startsWith("Select a changed leaf"));
+
         // A leaf without differences says so.
         QVERIFY(w.selectKeyPath({"obs"}));
         QTRY_VERIFY_WITH_TIMEOUT(ready.count() == 2, kTimeoutMs);

@@ -145,8 +145,13 @@ bool ComparePanel::isSearching() const {
     return table_->isSearching();
 }
 void ComparePanel::nextDifference() {
-    if (showsValues())
-        table_->nextDifference();
+    if (!showsValues())
+        return;
+    // The table and the image show where it is (the image by its slice);
+    // from any other tab, the table does.
+    if (mode() != TableMode && mode() != ImageMode)
+        setMode(TableMode);
+    table_->nextDifference();
 }
 
 void ComparePanel::showItem(std::shared_ptr<const tensordict::TensorDict> a,

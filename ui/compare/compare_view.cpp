@@ -286,6 +286,15 @@ QString CompareView::showMode(int mode) {
     return {};
 }
 
+QString CompareView::nextDifference() {
+    if (!panel_->showsValues())
+        return tr(
+            "Select a changed leaf of the same shape in A and B to step through its "
+            "differences.");
+    panel_->nextDifference();
+    return {};
+}
+
 SliceSelector* CompareView::currentSliceSelector() const {
     return panel_->showsValues() ? panel_->leafView()->sliceSelector() : nullptr;
 }

@@ -55,6 +55,7 @@ public:
     bool selectKeyPath(const QStringList& path) override;
     QString showMode(int mode) override;
     SliceSelector* currentSliceSelector() const override;
+    QString nextDifference() override;
 
     CompareTreeModel* treeModel() const { return model_; }
     CompareFilterModel* filterModel() const { return filter_; }

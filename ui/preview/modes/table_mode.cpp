@@ -63,7 +63,7 @@ TableLeafMode::TableLeafMode(QWidget* parent)
     shown_->addItems({tr("A"), tr("B"), tr("A − B")});
     shown_->setToolTip(tr("What the cells show; differing cells are highlighted in every case"));
     auto* next = new QAction(tr("Next difference"), this);
-    next->setShortcut(QKeySequence(Qt::Key_F3));
+    // F3 is the window's (View > Next Difference): it works from every tab.
     next->setToolTip(tr("Go to the next element that differs, after the current cell (F3)"));
     next_->setDefaultAction(next);
     next_->setToolButtonStyle(Qt::ToolButtonTextOnly);
