@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -63,17 +64,23 @@ DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
     value_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     value_->setVisible(false);  // only for non-tensor values, attributes and errors
     bodyLayout->addWidget(value_, 1);
-    layout->addWidget(body_, 1);
+    // When the window is short the fields scroll rather than being cut off.
+    scroll_ = new QScrollArea;
+    scroll_->setWidget(body_);
+    scroll_->setWidgetResizable(true);
+    scroll_->setFrameShape(QFrame::NoFrame);
+    scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    layout->addWidget(scroll_, 1);
 }
 
 bool DetailsPanel::isCollapsed() const {
-    return body_->isHidden();
+    return scroll_->isHidden();
 }
 
 void DetailsPanel::setCollapsed(bool collapsed) {
     if (collapsed == isCollapsed())
         return;
-    body_->setHidden(collapsed);
+    scroll_->setHidden(collapsed);
     toggle_->setArrowType(collapsed ? Qt::RightArrow : Qt::DownArrow);
     // Collapsed, the header is all there is: a splitter must not give it more.
     setMaximumHeight(collapsed ? sizeHint().height() : QWIDGETSIZE_MAX);

@@ -8,6 +8,7 @@ class QFormLayout;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
+class QScrollArea;
 class QToolButton;
 class KeyTreeModel;
 namespace tensordict {
@@ -45,6 +46,7 @@ private:
     QToolButton* toggle_;
     QLabel* title_;
     QWidget* body_;
+    QScrollArea* scroll_;  // holds body_
     QFormLayout* forms_[2];
     std::vector<std::pair<QString, QLabel*>> rows_;
     QPlainTextEdit* value_;

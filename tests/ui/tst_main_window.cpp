@@ -208,6 +208,9 @@ private Q_SLOTS:
         QCOMPARE(d->field("Archive entry"), QString("a.memmap"));
         QCOMPARE(d->field("Payload offset"), QString("320 (64-byte aligned)"));
         QCOMPARE(d->field("Compression"), QString("stored"));
+        // The root of an archive is its top level ("." on main).
+        QVERIFY(w.selectKeyPath({}));
+        QCOMPARE(d->field("Directory"), QString("(top level)"));
         QCOMPARE(w.recentFiles().front(),
                  QFileInfo(testsupport::fixturePath("archive_simple.tdz")).filePath());
     }

@@ -4,6 +4,7 @@
 #include <QLabel>
 #include <QVBoxLayout>
 
+#include "color_bar.h"
 #include "image_view.h"
 #include "slice_selector.h"
 #include "tensordict/element.h"
@@ -13,6 +14,8 @@ CompareImageView::CompareImageView(QWidget* parent)
     : QWidget(parent),
       selector_(new SliceSelector(SliceSelector::Mode::Image)),
       controls_(new ImageControls(tr("A and B colormap:"))),
+      sharedBar_(new ColorBar),
+      differenceBar_(new ColorBar),
       status_(new QLabel) {
     controls_->setColormap(Colormap::Viridis);
 
@@ -30,6 +33,11 @@ CompareImageView::CompareImageView(QWidget* parent)
         connect(canvases_[i], &ImageCanvas::hovered, this, &CompareImageView::showHover);
     }
     grid->setRowStretch(1, 1);
+    // The keys to the colours: A and B's under the two, A − B's under it.
+    grid->addWidget(sharedBar_, 2, 0, 1, 2);
+    grid->addWidget(differenceBar_, 2, 2);
+    sharedBar_->hide();
+    differenceBar_->hide();
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(controls_);
@@ -51,6 +59,18 @@ void CompareImageView::showImages(const ComparisonImages& result) {
     canvases_[0]->setImage(result_.a.image, result_.a.stride);
     canvases_[1]->setImage(result_.b.image, result_.b.stride);
     canvases_[2]->setImage(result_.difference.image, result_.difference.stride);
+    const bool oneChannel = channelDim_ < 0 && !result_.a.image.isNull();
+    const auto category = [](tensordict::DType d) { return tensordict::dtypeInfo(d).category; };
+    const bool floats = category(aType_) == tensordict::DTypeCategory::Float ||
+                        category(bType_) == tensordict::DTypeCategory::Float ||
+                        category(aType_) == tensordict::DTypeCategory::Complex ||
+                        category(bType_) == tensordict::DTypeCategory::Complex;
+    sharedBar_->setVisible(oneChannel);
+    sharedBar_->setRange(controls_->colormap(), result_.a.low, result_.a.high);
+    sharedBar_->setNanShown(floats);
+    differenceBar_->setVisible(!result_.difference.image.isNull());
+    differenceBar_->setRange(Colormap::BlueWhiteRed, -result_.maxAbsDiff, result_.maxAbsDiff);
+    differenceBar_->setNanShown(floats);
     captions_[0]->setText(tr("A"));
     captions_[1]->setText(tr("B"));
     captions_[2]->setText(
@@ -86,6 +106,8 @@ void CompareImageView::clear() {
     result_ = {};
     for (ImageCanvas* c : canvases_)
         c->setImage({});
+    sharedBar_->hide();
+    differenceBar_->hide();
     status_->clear();
 }
 

@@ -8,6 +8,7 @@
 
 class QComboBox;
 class QLabel;
+class ColorBar;
 class ImageCanvas;
 class ImageControls;
 class SliceSelector;
@@ -29,6 +30,9 @@ public:
     SliceSelector* sliceSelector() const { return selector_; }
     bool isRendering() const { return render_.isBusy(); }
     QString hoverText() const;
+    // The keys to the colours: A and B's shared range, and A − B's.
+    ColorBar* sharedColorBar() const { return sharedBar_; }
+    ColorBar* differenceColorBar() const { return differenceBar_; }
 
 Q_SIGNALS:
     void rendered();
@@ -46,6 +50,8 @@ private:
     ImageControls* controls_;
     ImageCanvas* canvases_[3];
     QLabel* captions_[3];
+    ColorBar* sharedBar_;
+    ColorBar* differenceBar_;
     QLabel* status_;
     ComparisonImages result_;
     TensorSlice renderedSlice_;

@@ -1,5 +1,6 @@
 #include "image_view.h"
 
+#include "color_bar.h"
 #include "file_dialogs.h"
 #include "flow_layout.h"
 
@@ -196,6 +197,7 @@ ImageView::ImageView(QWidget* parent)
       selector_(new SliceSelector(SliceSelector::Mode::Image)),
       controls_(new ImageControls(tr("Colormap:"))),
       canvas_(new ImageCanvas),
+      colorBar_(new ColorBar),
       status_(new QLabel) {
     auto* exportButton = new QPushButton(tr("Export PNG…"));
     controls_->addTrailingWidget(exportButton);
@@ -203,8 +205,10 @@ ImageView::ImageView(QWidget* parent)
     layout->addWidget(controls_);
     layout->addWidget(selector_);
     layout->addWidget(canvas_, 1);
+    layout->addWidget(colorBar_);
     layout->addWidget(status_);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    colorBar_->hide();  // until an image of one channel is shown
 
     connect(controls_, &ImageControls::changed, this, &ImageView::runNext);
     connect(selector_, &SliceSelector::sliceChanged, this, &ImageView::sliceChosen);
@@ -600,6 +604,12 @@ void ImageView::showOverview(const Frame& frame) {
 }
 
 void ImageView::updateStatus() {
+    // The key to the colours: one channel through the colormap (colour images show their own).
+    const auto category = tensordict::dtypeInfo(dtype_).category;
+    colorBar_->setVisible(channelDim_ < 0 && !result_.image.isNull());
+    colorBar_->setRange(controls_->colormap(), result_.low, result_.high);
+    colorBar_->setNanShown(category == tensordict::DTypeCategory::Float ||
+                           category == tensordict::DTypeCategory::Complex);
     const TensorSlice slice = selector_->slice();
     const int stride = detail_.image.isNull() ? result_.stride : detail_.stride;
     status_->setText(

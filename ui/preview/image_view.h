@@ -10,6 +10,7 @@
 #include "tensordict/node.h"
 
 class QComboBox;
+class ColorBar;
 class FlowLayout;
 class QLabel;
 class SliceSelector;
@@ -127,6 +128,7 @@ public:
     ImageCanvas* canvas() const { return canvas_; }
     SliceSelector* sliceSelector() const { return selector_; }
     ImageControls* controls() const { return controls_; }
+    ColorBar* colorBar() const { return colorBar_; }
     void setColormap(Colormap map);
     void setScale(ImageScale scale);
     // Whether what the screen needs is still being drawn.
@@ -200,6 +202,7 @@ private:
     SliceSelector* selector_;
     ImageControls* controls_;
     ImageCanvas* canvas_;
+    ColorBar* colorBar_;
     QLabel* status_;
     ImageResult result_;          // the shown whole slice
     std::optional<Frame> shown_;  // what result_ is of

@@ -1,6 +1,7 @@
 #include "statistics_view.h"
 
 #include "flow_layout.h"
+#include "histogram_widget.h"
 
 #include <QComboBox>
 #include <QFormLayout>
@@ -13,43 +14,6 @@
 #include <QThread>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
-
-// Bars of a histogram, with its value range underneath.
-class HistogramWidget : public QWidget {
-public:
-    HistogramWidget() { setMinimumHeight(140); }
-    void setData(std::vector<std::int64_t> bins, double lo, double hi) {
-        bins_ = std::move(bins), lo_ = lo, hi_ = hi;
-        update();
-    }
-
-protected:
-    void paintEvent(QPaintEvent*) override {
-        QPainter p(this);
-        const QRect area = rect().adjusted(4, 4, -4, -20);
-        p.fillRect(rect(), palette().color(QPalette::Base));
-        if (bins_.empty())
-            return;
-        const std::int64_t top =
-            std::max<std::int64_t>(1, *std::max_element(bins_.begin(), bins_.end()));
-        const double w = double(area.width()) / double(bins_.size());
-        for (std::size_t i = 0; i < bins_.size(); ++i) {
-            const double h = double(area.height()) * double(bins_[i]) / double(top);
-            p.fillRect(
-                QRectF(area.left() + w * double(i), area.bottom() - h, std::max(1.0, w - 1), h),
-                palette().color(QPalette::Highlight));
-        }
-        p.setPen(palette().color(QPalette::Text));
-        p.drawText(QRect(area.left(), area.bottom() + 2, area.width(), 16), Qt::AlignLeft,
-                   QString::number(lo_, 'g', 6));
-        p.drawText(QRect(area.left(), area.bottom() + 2, area.width(), 16), Qt::AlignRight,
-                   QString::number(hi_, 'g', 6));
-    }
-
-private:
-    std::vector<std::int64_t> bins_;
-    double lo_ = 0, hi_ = 0;
-};
 
 StatisticsView::StatisticsView(QWidget* parent)
     : QWidget(parent),

@@ -33,6 +33,7 @@ public:
     bool isRunning() const { return job_.isBusy(); }
     const Statistics& result() const { return result_; }
     QString field(const QString& name) const;
+    HistogramWidget* histogram() const { return histogram_; }
 
 Q_SIGNALS:
     void finished();
