@@ -3,7 +3,9 @@
 // and the panes give each other room when the splitter is dragged.
 
 #include <QAbstractTextDocumentLayout>
+#include <QClipboard>
 #include <QComboBox>
+#include <QFile>
 #include <QHeaderView>
 #include <QLabel>
 #include <QScrollArea>
@@ -15,6 +17,7 @@
 #include <QTextBrowser>
 #include <QTextLayout>
 #include <QTreeView>
+#include <QWheelEvent>
 #include <QtTest>
 
 #include "compare_panel.h"
@@ -24,6 +27,7 @@
 #include "leaf_view.h"
 #include "main_window.h"
 #include "overview_panel.h"
+#include "preview_panel.h"
 #include "size_bar_chart.h"
 #include "table_mode.h"
 #include "tensor_table_model.h"
@@ -254,6 +258,58 @@ private Q_SLOTS:
 
         table->floatFormatBox()->setCurrentIndex(int(tensordict::FloatFormat::Scientific));
         QVERIFY(table->model()->index(0, 0).data().toString().contains('e'));
+    }
+
+    // A copy of several rows made across a scroll, as a user makes it: the
+    // first row clicked, the wheel, the last row Shift-clicked. The clipboard
+    // holds exactly those rows, each column in one notation (and with
+    // TDSTUDIO_SCREENSHOT_DIR set, the window and the clipboard's text are kept).
+    void aMultiRowCopyAfterScrolling_data() { sizes_data(); }
+    void aMultiRowCopyAfterScrolling() {
+        QFETCH(QSize, size);
+        MainWindow w;
+        QVERIFY(showAt(w, size));
+        PreviewPanel* preview = w.documentPage()->previewPanel();
+        QSignalSpy ready(preview, &PreviewPanel::leafReady);
+        QVERIFY(w.selectKeyPath({"features"}));  // float32 [300, 16]
+        QTRY_VERIFY_WITH_TIMEOUT(ready.count() >= 1, kBoundMs);
+        preview->setMode(PreviewPanel::TableMode);
+        QCoreApplication::processEvents();
+        TensorTableView* view = preview->tableView();
+        TensorTableModel* model = preview->tableModel();
+        QWidget* cells = view->table()->viewport();
+        const auto at = [&](int row, int col) {
+            return view->table()
+                ->visualRect(
+                    model->index(int(row - model->firstRow()), int(col - model->firstCol())))
+                .center();
+        };
+        QTest::mouseClick(cells, Qt::LeftButton, {}, at(2, 1));
+        const QPoint middle = cells->rect().center();
+        QWheelEvent wheel(middle, cells->mapToGlobal(middle), {}, {0, -120 * 10}, Qt::NoButton,
+                          Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(cells, &wheel);
+        QCOMPARE(model->firstRow(), 30);
+        const int last = 30 + std::min(model->rowCount(), 12) - 2;
+        QTest::mouseClick(cells, Qt::LeftButton, Qt::ShiftModifier, at(last, 3));
+        QGuiApplication::clipboard()->clear();
+        view->copySelection();
+        const QString copied = QGuiApplication::clipboard()->text();
+        const QStringList lines = copied.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), last - 2 + 1);
+        QCOMPARE(lines.front().split('\t').size(), 3);
+        // Row 2, column 1 as the table shows it when on screen.
+        view->scrollTo(0, 0);
+        QCOMPARE(lines.front().split('\t').front(), model->text(2, 1));
+        view->scrollTo(30, 0);
+        const QByteArray dir = qgetenv("TDSTUDIO_SCREENSHOT_DIR");
+        if (!dir.isEmpty()) {
+            const QString name = QString("copy-%1x%2").arg(size.width()).arg(size.height());
+            screenshot(&w, name + ".png");
+            QFile text(QString::fromLocal8Bit(dir) + "/" + name + ".txt");
+            QVERIFY(text.open(QIODevice::WriteOnly));
+            text.write(copied.toUtf8());
+        }
     }
 
 private:
