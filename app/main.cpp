@@ -53,6 +53,8 @@ int runConsole(int argc, char** argv, const cli::Options& options) {
             return cli::save(options.save, err, cli::progressStyleForStderr());
         case cli::Mode::Diff:
             return cli::diff(options.diff, out, err);
+        case cli::Mode::Check:
+            return cli::check(options.check, out, err);
         default:
             return 2;
     }

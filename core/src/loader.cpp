@@ -6,6 +6,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "loader.h"
 #include "node_builder.h"
 #include "pickle.h"
 #include "tensordict/error.h"
@@ -574,25 +575,26 @@ TensorDict load(const std::string& path, const LoadOptions& options) {
         if (target.empty())
             target = "/";
     }
-    TensorDict td;
     StoreOptions storeOptions;
     storeOptions.inflateCacheBytes = options.inflateCacheBytes;
     storeOptions.mapLeavesFrom = options.mapLeavesFrom;
-    std::shared_ptr<const Store> store = openStore(target, storeOptions);
-    td.path_ = store->location();
-    td.format_ = std::string(store->format());
+    return loadStore(openStore(target, storeOptions), options);
+}
+
+TensorDict loadStore(const std::shared_ptr<const Store>& store, const LoadOptions& options) {
+    const std::string path = store->location(), format(store->format());
     if (std::unique_ptr<Node> root = store->buildTree(store)) {
         // A format with a structure of its own (a checkpoint, safetensors, numpy).
         const Node* sub = root->find(options.subpath);
         if (!sub)
             throw Error(store->location(),
                         "subpath key " + formatKeyPath(options.subpath) + " not found");
-        td.root_ = sub == root.get() ? std::move(root) : sub->clone();
-        return td;
+        if (sub != root.get())
+            return TensorDict::adopt(sub->clone(), path, format);
+        return TensorDict::adopt(std::move(root), path, format);
     }
     Loader loader(store, options);
-    td.root_ = loader.loadRoot();
-    return td;
+    return TensorDict::adopt(loader.loadRoot(), path, format);
 }
 
 }  // namespace tensordict

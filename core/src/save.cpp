@@ -17,9 +17,9 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <random>
 
 #include "archive_writer.h"
+#include "atomic_file.h"
 #include "directory_writer.h"
 #include "mapping.h"
 #include "node_builder.h"
@@ -42,38 +42,6 @@ std::string sysError(const char* what) {
 bool endsWith(const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() &&
            s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// ".name.tdstudio-XXXXXXXX" next to `path`: same file system, so rename() is atomic.
-std::string temporarySibling(const fs::path& path) {
-    std::random_device rd;
-    char suffix[16];
-    std::snprintf(suffix, sizeof suffix, "%08x", rd());
-    return (path.parent_path() / ("." + path.filename().string() + ".tdstudio-" + suffix)).string();
-}
-
-// Makes the rename of `path` durable: its directory's entries flushed.
-void syncDirectoryOf(const fs::path& path) {
-    const std::string dir = path.parent_path().empty() ? "." : path.parent_path().string();
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        throw Error(dir, sysError("cannot open to flush"));
-    const int rc = ::fsync(fd);
-    const std::string why = rc != 0 ? sysError("cannot flush the directory") : std::string();
-    ::close(fd);
-    if (rc != 0)
-        throw Error(dir, why + " (the save is in place but may not survive a power loss)");
-}
-
-void syncFile(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || ::fsync(fd) != 0) {
-        const std::string why = sysError("cannot flush");
-        if (fd >= 0)
-            ::close(fd);
-        throw Error(path, why);
-    }
-    ::close(fd);
 }
 
 // Puts the finished directory `temp` at `prefix`. An existing prefix is

@@ -197,6 +197,7 @@ std::vector<CentralEntry> readCentralDirectory(const ReadAt& read, std::uint64_t
         entry.compressedSize = u32(h + 20);
         entry.size = u32(h + 24);
         entry.localHeaderOffset = u32(h + 42);
+        entry.centralHeaderOffset = start + at;
         entry.name.assign(reinterpret_cast<const char*>(h + kCentralHeaderSize), nameLength);
         applyZip64Extra(entry, h + kCentralHeaderSize + nameLength, extraLength, entry.size == k32,
                         entry.compressedSize == k32, entry.localHeaderOffset == k32,
@@ -244,6 +245,60 @@ std::uint64_t readPayloadOffset(const ReadAt& read, std::uint64_t fileSize,
     if (payload > fileSize || entry.compressedSize > fileSize - payload)
         throw Error(where, "entry data runs past the end of the archive (truncated file?)");
     return payload;
+}
+
+LocalHeader readLocalHeader(const ReadAt& read, std::uint64_t fileSize, const CentralEntry& entry,
+                            const std::string& where) {
+    if (entry.localHeaderOffset > fileSize || fileSize - entry.localHeaderOffset < kLocalHeaderSize)
+        throw Error(where, "local header runs past the end of the archive (truncated file?)");
+    unsigned char h[kLocalHeaderSize];
+    read(entry.localHeaderOffset, h, sizeof h);
+    if (u32(h) != kLocalHeaderSignature)
+        throw Error(where, "no local header at offset " + std::to_string(entry.localHeaderOffset) +
+                               " (signature " + toHex(u32(h)) + ")");
+    LocalHeader local;
+    local.flags = u16(h + 6);
+    local.method = u16(h + 8);
+    local.crc = u32(h + 14);
+    local.compressedSize = u32(h + 18);
+    local.size = u32(h + 22);
+    const std::size_t nameLength = u16(h + 26);
+    const std::size_t extraLength = u16(h + 28);
+    const std::uint64_t end = entry.localHeaderOffset + kLocalHeaderSize + nameLength + extraLength;
+    if (end > fileSize)
+        throw Error(where, "local header runs past the end of the archive (truncated file?)");
+    std::string rest(nameLength + extraLength, '\0');
+    read(entry.localHeaderOffset + kLocalHeaderSize, rest.data(), rest.size());
+    local.name = rest.substr(0, nameLength);
+    CentralEntry sizes;
+    sizes.size = local.size;
+    sizes.compressedSize = local.compressedSize;
+    applyZip64Extra(sizes, reinterpret_cast<const unsigned char*>(rest.data()) + nameLength,
+                    extraLength, local.size == k32, local.compressedSize == k32, false, where);
+    local.size = sizes.size;
+    local.compressedSize = sizes.compressedSize;
+    local.payloadOffset = end;
+    return local;
+}
+
+DataDescriptor readDataDescriptor(const ReadAt& read, std::uint64_t offset, std::uint64_t limit,
+                                  bool zip64, const std::string& where) {
+    const std::uint64_t fields = zip64 ? 20 : 12;
+    if (offset > limit || limit - offset < fields)
+        throw Error(where, "the data descriptor runs past the entry's room (truncated file?)");
+    unsigned char d[24] = {};
+    read(offset, d, std::min<std::uint64_t>(limit - offset, fields + 4));
+    DataDescriptor dd;
+    dd.offset = offset;
+    // The signature is optional (APPNOTE 4.3.9.3).
+    const bool signed_ = u32(d) == kDataDescriptorSignature && limit - offset >= fields + 4;
+    const unsigned char* p = d + (signed_ ? 4 : 0);
+    dd.crcOffset = offset + (signed_ ? 4 : 0);
+    dd.crc = u32(p);
+    dd.compressedSize = zip64 ? u64(p + 4) : u32(p + 4);
+    dd.size = zip64 ? u64(p + 12) : u32(p + 8);
+    dd.length = fields + (signed_ ? 4 : 0);
+    return dd;
 }
 
 std::uint16_t alignmentPadding(std::uint64_t offset, std::size_t nameLength) {

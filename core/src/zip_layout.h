@@ -81,7 +81,8 @@ struct CentralEntry {
     std::uint32_t crc = 0;
     std::uint64_t compressedSize = 0;
     std::uint64_t size = 0;
-    std::uint64_t localHeaderOffset = 0;  // from the start of the file
+    std::uint64_t localHeaderOffset = 0;    // from the start of the file
+    std::uint64_t centralHeaderOffset = 0;  // where this record is, from the start of the file
 };
 
 // Reads `n` bytes at `offset` of the archive into `out`; throws Error naming
@@ -100,6 +101,38 @@ std::vector<CentralEntry> readCentralDirectory(const ReadAt& read, std::uint64_t
 // name the same entry). Throws Error(where, reason).
 std::uint64_t readPayloadOffset(const ReadAt& read, std::uint64_t fileSize,
                                 const CentralEntry& entry, const std::string& where);
+
+// An entry's local header as it is in the file, sizes from its zip64 block
+// where the 32-bit fields overflow.
+struct LocalHeader {
+    std::string name;
+    std::uint16_t flags = 0;
+    int method = 0;
+    std::uint32_t crc = 0;
+    std::uint64_t compressedSize = 0;
+    std::uint64_t size = 0;
+    std::uint64_t payloadOffset = 0;  // just past the header, its name and its extra field
+};
+// Reads the local header at `entry.localHeaderOffset`, checking only that
+// it is one and that it fits in the file (comparing it with the directory
+// is the caller's). Throws Error(where, reason).
+LocalHeader readLocalHeader(const ReadAt& read, std::uint64_t fileSize, const CentralEntry& entry,
+                            const std::string& where);
+
+// A data descriptor (flag bit 3): the CRC and sizes after the payload.
+constexpr std::uint32_t kDataDescriptorSignature = 0x08074b50;
+constexpr std::uint16_t kFlagDataDescriptor = 0x0008;
+struct DataDescriptor {
+    std::uint32_t crc = 0;
+    std::uint64_t compressedSize = 0, size = 0;
+    std::uint64_t offset = 0;     // where it starts
+    std::uint64_t length = 0;     // its bytes: 12 or 20, and 4 more with its signature
+    std::uint64_t crcOffset = 0;  // where its CRC field is
+};
+// Reads the data descriptor at `offset`, its sizes 8 bytes each when
+// `zip64`. Throws Error(where, reason) when it runs past `limit`.
+DataDescriptor readDataDescriptor(const ReadAt& read, std::uint64_t offset, std::uint64_t limit,
+                                  bool zip64, const std::string& where);
 
 // Writing: one entry as it goes into the archive.
 struct EntryHeader {

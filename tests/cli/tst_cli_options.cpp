@@ -133,6 +133,18 @@ private Q_SLOTS:
         QCOMPARE(d.threads, 3);
     }
 
+    void check() {
+        cli::ParseResult r = parse({"--check", "data.tdz"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.options.mode, cli::Mode::Check);
+        QCOMPARE(r.options.check.path, QString("data.tdz"));
+        QVERIFY(!r.options.check.json && !r.options.check.repair && !r.options.check.dryRun);
+        r = parse({"--check", "d", "--json", "--threads", "2", "--repair", "--dry-run"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QVERIFY(r.options.check.json && r.options.check.repair && r.options.check.dryRun);
+        QCOMPARE(r.options.check.threads, 2);
+    }
+
     void helpAndVersion() {
         for (const char* help : {"--help", "-h", "-?"})
             QCOMPARE(parse({help}).options.mode, cli::Mode::Help);
@@ -204,10 +216,19 @@ private Q_SLOTS:
             "--atol: \"-1e-3\" is not a number of 0 or more (such as 1e-5)");
         row("atol infinite", {"--diff", "a", "b", "--atol", "inf"},
             "--atol: \"inf\" is not a number of 0 or more (such as 1e-5)");
-        row("json alone", {"--json"}, "--json needs --info or --diff");
+        row("json alone", {"--json"}, "--json needs --info or --diff or --check");
         row("sha256 with a path", {"d", "--sha256"}, "--sha256 needs --info");
         row("key in the window", {"d", "--key", "a"}, "--key needs --save or --diff");
-        row("threads in the window", {"d", "--threads", "2"}, "--threads needs --save or --diff");
+        row("threads in the window", {"d", "--threads", "2"},
+            "--threads needs --save or --diff or --check");
+        row("check without path", {"--check"}, "--check needs a PATH");
+        row("repair without check", {"d", "--repair"}, "--repair needs --check");
+        row("dry run without repair", {"--check", "d", "--dry-run"},
+            "--dry-run needs --repair (--check alone changes nothing)");
+        row("check and diff", {"--check", "--diff", "a", "b"},
+            "--diff and --check cannot be used together");
+        row("repair with info", {"--info", "d", "--repair"},
+            "--repair cannot be used with --info (only with --check)");
         row("atomic in the window", {"d", "--atomic"}, "--atomic needs --save");
         row("rtol with save", {"--save", "a", "b", "--rtol", "1"},
             "--rtol cannot be used with --save (only with --diff)");

@@ -139,6 +139,59 @@ private Q_SLOTS:
 
     // Checkpoints compare as tensordicts do: two epochs name the one changed
     // element, and a .pt equals the .tdz that --save converts it to.
+    // --check as a script runs it: exit 0 sound, 1 problems, 2 not checkable;
+    // one line per problem; --json's document; --repair, then sound. No display.
+    void checkExitCodesAndJson() {
+        const QString clean = testsupport::fixturePath("archive_simple.tdz");
+        Run r = tdstudio({"--check", clean});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.endsWith(": ok\n"), r.out.constData());
+
+        const QString damaged = scratch_.path() + "/check-me.tdz";
+        QFile::remove(damaged);
+        QVERIFY(QFile::copy(clean, damaged));
+        QVERIFY(QFile::setPermissions(damaged, QFile::ReadOwner | QFile::WriteOwner));
+        {
+            QFile f(damaged);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.seek(320));  // a.memmap's payload (the fixture's zip_entries)
+            QVERIFY(f.putChar('\x7f'));
+        }
+        r = tdstudio({"--check", damaged});
+        QCOMPARE(r.exitCode, 1);
+        const QList<QByteArray> lines = r.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 2);
+        QVERIFY2(
+            lines[0].startsWith("error  crc_mismatch  " + damaged.toUtf8() + ":a.memmap  \"a\": "),
+            lines[0].constData());
+        QVERIFY2(lines[1].contains("1 error, 0 warnings (1 repairable: tdstudio --check"),
+                 lines[1].constData());
+
+        r = tdstudio({"--check", damaged, "--json"});
+        QCOMPARE(r.exitCode, 1);
+        const QJsonObject doc = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(doc["sound"].toBool(true), false);
+        QCOMPARE(doc["checked"].toObject()["entries"].toInt(), 4);
+        const QJsonObject problem = doc["problems"].toArray().first().toObject();
+        QCOMPARE(problem["kind"].toString(), QString("crc_mismatch"));
+        QCOMPARE(problem["severity"].toString(), QString("error"));
+        QCOMPARE(problem["file"].toString(), damaged + ":a.memmap");
+        QCOMPARE(problem["key"].toArray(), QJsonArray({"a"}));
+        QVERIFY(!problem["message"].toString().isEmpty());
+
+        r = tdstudio({"--check", damaged, "--repair", "--dry-run"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.out.startsWith("would re-stamp the CRC-32 of "));
+        r = tdstudio({"--check", damaged, "--repair"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.startsWith("re-stamped the CRC-32 of " + damaged.toUtf8() + ":a.memmap"));
+        QVERIFY(r.out.endsWith(": ok\n"));
+
+        r = tdstudio({"--check", scratch_.path() + "/no-such-thing"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("no-such-thing: No such file or directory"));
+    }
+
     void diffOfCheckpointsNamesTheChangedElement() {
         const QString a = scratch_.path() + "/epoch1.pt", b = scratch_.path() + "/epoch2.pt";
         QString error;

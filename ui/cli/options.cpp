@@ -20,6 +20,7 @@ const char kUsage[] =
     "                [--key K ...]\n"
     "       tdstudio --diff A B [--rtol R] [--atol T] [--equal-nan] [--key K ...] [--json]\n"
     "                [--threads N]\n"
+    "       tdstudio --check PATH [--json] [--threads N] [--repair [--dry-run]]\n"
     "       tdstudio --help | --version\n";
 
 // Qt's own GUI arguments. QApplication takes them out of argv itself; the
@@ -135,6 +136,16 @@ void describe(QCommandLineParser& parser) {
         {"rtol", "With --diff: relative tolerance, as torch.testing.assert_close.", "R", "0"});
     parser.addOption({"atol", "With --diff: absolute tolerance.", "T", "0"});
     parser.addOption({"equal-nan", "With --diff: NaN equals NaN."});
+    parser.addOption({"check",
+                      "Verify PATH against everything its format promises (every CRC-32, the "
+                      "zip structure, each meta.json against its files, what would not load "
+                      "elsewhere, temporaries left beside it); one line per problem. Exit code 0 "
+                      "when sound, 1 when problems were found, 2 when PATH cannot be checked."});
+    parser.addOption({"repair",
+                      "With --check: fix what can be fixed without guessing (stale CRC-32s of "
+                      "stored entries, stale temporaries), atomically, then check again. Never "
+                      "changes a tensor's bytes or a meta.json."});
+    parser.addOption({"dry-run", "With --repair: say what it would do, change nothing."});
 }
 
 constexpr unsigned bit(Mode mode) {
@@ -147,7 +158,7 @@ struct OptionModes {
     unsigned modes;
 };
 const OptionModes kOptionModes[] = {
-    {"json", bit(Mode::Info) | bit(Mode::Diff)},
+    {"json", bit(Mode::Info) | bit(Mode::Diff) | bit(Mode::Check)},
     {"sha256", bit(Mode::Info)},
     {"select", bit(Mode::Gui)},
     {"view", bit(Mode::Gui)},
@@ -157,7 +168,7 @@ const OptionModes kOptionModes[] = {
     {"archive", bit(Mode::Save)},
     {"compression", bit(Mode::Save)},
     {"level", bit(Mode::Save)},
-    {"threads", bit(Mode::Save) | bit(Mode::Diff)},
+    {"threads", bit(Mode::Save) | bit(Mode::Diff) | bit(Mode::Check)},
     {"atomic", bit(Mode::Save)},
     {"no-robust-key", bit(Mode::Save)},
     {"allow-outside-links", bit(Mode::Save)},
@@ -166,6 +177,8 @@ const OptionModes kOptionModes[] = {
     {"rtol", bit(Mode::Diff)},
     {"atol", bit(Mode::Diff)},
     {"equal-nan", bit(Mode::Diff)},
+    {"repair", bit(Mode::Check)},
+    {"dry-run", bit(Mode::Check)},
 };
 // Options that take one value; --key is the repeatable one.
 const char* const kSingleValued[] = {"select", "view",        "compare", "screenshot",
@@ -180,6 +193,8 @@ QString modeOption(Mode mode) {
             return "--save";
         case Mode::Diff:
             return "--diff";
+        case Mode::Check:
+            return "--check";
         default:
             return {};
     }
@@ -189,7 +204,7 @@ QString modeOption(Mode mode) {
 QString misplaced(const OptionModes& option, Mode mode) {
     const QString name = QString("--") + option.name;
     QStringList consoleModes;
-    for (Mode m : {Mode::Info, Mode::Save, Mode::Diff})
+    for (Mode m : {Mode::Info, Mode::Save, Mode::Diff, Mode::Check})
         if (option.modes & bit(m))
             consoleModes << modeOption(m);
     if (mode == Mode::Gui)
@@ -237,7 +252,7 @@ QString checkSyntax(QCommandLineParser& parser, const QStringList& arguments) {
 
 QString checkModes(const QCommandLineParser& parser, Mode* mode) {
     QStringList modes;
-    for (Mode m : {Mode::Info, Mode::Save, Mode::Diff})
+    for (Mode m : {Mode::Info, Mode::Save, Mode::Diff, Mode::Check})
         if (parser.isSet(modeOption(m).mid(2))) {
             modes << modeOption(m);
             *mode = m;
@@ -262,6 +277,9 @@ QString checkPositional(const QStringList& args, Mode mode) {
             break;
         case Mode::Diff:
             needed = 2, missing = "--diff needs A and B";
+            break;
+        case Mode::Check:
+            missing = "--check needs a PATH";
             break;
         default:  // the window: PATH is optional
             break;
@@ -376,6 +394,22 @@ QString readSave(const QCommandLineParser& parser, const QStringList& args, Save
     return readKeys(parser, &save->keys);
 }
 
+QString readCheck(const QCommandLineParser& parser, const QStringList& args, CheckRequest* check) {
+    check->path = args[0];
+    QString error;
+    const std::optional<int> threads =
+        integerValue(parser, "threads", 0, 1 << 16, "0 or more; 0: one per core", &error);
+    if (!threads)
+        return error;
+    if (parser.isSet("dry-run") && !parser.isSet("repair"))
+        return "--dry-run needs --repair (--check alone changes nothing)";
+    check->threads = *threads;
+    check->json = parser.isSet("json");
+    check->repair = parser.isSet("repair");
+    check->dryRun = parser.isSet("dry-run");
+    return {};
+}
+
 QString readDiff(const QCommandLineParser& parser, const QStringList& args, DiffRequest* diff) {
     diff->a = args[0];
     diff->b = args[1];
@@ -463,6 +497,9 @@ ParseResult parseArguments(const QStringList& arguments, const QStringList& view
             break;
         case Mode::Diff:
             result.error = readDiff(parser, args, &options.diff);
+            break;
+        case Mode::Check:
+            result.error = readCheck(parser, args, &options.check);
             break;
         default:
             result.error = readWindow(parser, args, viewNames, &options.window);

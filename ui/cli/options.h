@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "check_command.h"
 #include "diff_command.h"
 #include "info_command.h"
 #include "save_command.h"
@@ -15,7 +16,7 @@
 // option and what it accepts, and never needs a display.
 namespace cli {
 
-enum class Mode { Gui, Info, Save, Diff, Help, Version };
+enum class Mode { Gui, Info, Save, Diff, Check, Help, Version };
 
 // tdstudio [PATH] [--select K] [--view MODE] [--compare B] [--screenshot FILE]
 //          [--window-size WxH]
@@ -35,6 +36,7 @@ struct Options {
     InfoRequest info;      // Mode::Info
     SaveRequest save;      // Mode::Save
     DiffRequest diff;      // Mode::Diff
+    CheckRequest check;    // Mode::Check
 };
 
 struct ParseResult {

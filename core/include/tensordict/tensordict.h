@@ -50,8 +50,6 @@ public:
     static TensorDict adopt(std::shared_ptr<Node> root, std::string path, std::string format);
 
 private:
-    friend TensorDict load(const std::string&, const LoadOptions&);
-
     std::shared_ptr<Node> root_;
     std::string path_;
     std::string format_ = "directory";

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "../builtin_stores.h"
+#include "../forwarding_store.h"
 #include "tensordict/store.h"
 
 namespace tensordict {
@@ -49,35 +50,12 @@ private:
     mutable bool mappingTried_ = false;
 };
 
-class ZipBackedStore : public Store {
+class ZipBackedStore : public ForwardingStore {
 public:
     ZipBackedStore(std::shared_ptr<const ZipStore> zip, std::string_view format)
-        : zip_(std::move(zip)), format_(format) {}
+        : ForwardingStore(zip), zip_(std::move(zip)), format_(format) {}
 
     std::string_view format() const override { return format_; }
-    const std::string& location() const override { return zip_->location(); }
-    std::string describe(const std::string& rel) const override { return zip_->describe(rel); }
-    std::optional<StorageInfo> stat(const std::string& rel) const override {
-        return zip_->stat(rel);
-    }
-    bool hasDirectory(const std::string& rel) const override { return zip_->hasDirectory(rel); }
-    std::string read(const std::string& rel, std::uint64_t cap) const override {
-        return zip_->read(rel, cap);
-    }
-    LeafBytes leafBytes(const StorageInfo& info, std::uint64_t nbytes,
-                        std::size_t alignment) const override {
-        return zip_->leafBytes(info, nbytes, alignment);
-    }
-    std::optional<std::uint64_t> payloadOffset(const StorageInfo& info) const override {
-        return zip_->payloadOffset(info);
-    }
-    LeafBytes compressedPayload(const StorageInfo& info) const override {
-        return zip_->compressedPayload(info);
-    }
-    bool isResident(const StorageInfo& info) const override { return zip_->isResident(info); }
-    std::string integrityProblem(const StorageInfo& info) const override {
-        return zip_->integrityProblem(info);
-    }
 
 protected:
     const ZipStore& zip() const { return *zip_; }

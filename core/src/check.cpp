@@ -1,0 +1,1090 @@
+// Verifying a tensordict (check.h).
+//
+// An archive is checked in two passes over its bytes: the structure (the
+// central directory, every local header against it, data descriptors,
+// overlaps, names, alignment), then every entry's data once, on all
+// threads, against its CRC-32 (stored entries in chunks whose CRCs are
+// combined, compressed ones inflated as they are read). A directory's leaf
+// files are read once too. Then the tree is loaded through a store that
+// records every file the loader looks at: what it could not read is an
+// error, every file or entry it never looked at an orphan.
+//
+// The kinds of problem (Problem::kind):
+//   error    central_directory   the end records or the central directory cannot be read
+//   error    local_header        a local header is missing or disagrees with the directory
+//   error    data_descriptor     a data descriptor disagrees with the directory
+//   error    overlap             an entry's bytes overlap another entry's or the directory
+//   error    duplicate_name      two entries of one name
+//   error    unsafe_name         a name that leaves the archive's root ("/x", "../x")
+//   error    encrypted           an encrypted entry (tensordict never writes one)
+//   error    unsupported_method  a compression method that cannot be read
+//   error    crc_mismatch        an entry's data does not match its CRC-32
+//   error    corrupt_stream      a compressed entry that cannot be inflated
+//   error    size_mismatch       an entry that inflates to another size than recorded
+//   error    read_error          a file that could not be read, or changed while read
+//   error    missing_meta_json   a node's meta.json is missing
+//   error    missing_file        a leaf's file or entry is missing
+//   error    short_file          a leaf's file holds fewer bytes than its shape needs
+//   error    unreadable          a part the loader could not read for another reason
+//   warning  unaligned_payload   a stored .memmap payload off a 64-byte boundary (copied to load)
+//   warning  stale_tail          a leaf's file is longer than its shape needs
+//   warning  orphan              a file or entry that no meta.json names
+//   warning  main_class          a class of __main__, which loads nowhere else (#1051)
+//   warning  pickle_sidecar      a pickle that would need code to load (#1763)
+//   warning  outside_link        a leaf file reached through a link out of the dataset (#1762)
+//   warning  stale_temporary     the temporary of an interrupted save beside the dataset
+
+#include "tensordict/check.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "atomic_file.h"
+#include "builtin_stores.h"
+#include "codec.h"
+#include "formats/python_objects.h"
+#include "forwarding_store.h"
+#include "loader.h"
+#include "mapping.h"
+#include "tensordict/error.h"
+#include "tensordict/guarded_read.h"
+#include "tensordict/keys.h"
+#include "tensordict/store.h"
+#include "tensordict/tensordict.h"
+#include "worker_threads.h"
+#include "zip_layout.h"
+
+namespace tensordict {
+
+namespace fs = std::filesystem;
+
+std::size_t CheckReport::errorCount() const {
+    return static_cast<std::size_t>(
+        std::count_if(problems.begin(), problems.end(),
+                      [](const Problem& p) { return p.severity == Severity::Error; }));
+}
+
+std::size_t CheckReport::warningCount() const {
+    return problems.size() - errorCount();
+}
+
+namespace {
+
+constexpr std::uint64_t kChunk = 32ull << 20;  // a task of stored bytes: CRCs of chunks combine
+constexpr std::size_t kInflateBuffer = 1u << 20;
+constexpr int kMaxListedGlobals = 8;
+
+std::string bytesText(std::uint64_t n) {
+    return std::to_string(n) + (n == 1 ? " byte" : " bytes");
+}
+
+std::string hex32(std::uint32_t v) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%08x", v);
+    return text;
+}
+
+// A store that remembers which files its reader looked at (those found), so
+// that every other file is known to be named by no meta.json.
+class RecordingStore final : public ForwardingStore {
+public:
+    using ForwardingStore::ForwardingStore;
+
+    std::set<std::string> seen() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return seen_;
+    }
+
+    std::optional<StorageInfo> stat(const std::string& rel) const override {
+        std::optional<StorageInfo> info = ForwardingStore::stat(rel);
+        if (info)
+            note(rel);
+        return info;
+    }
+    std::string read(const std::string& rel, std::uint64_t cap) const override {
+        note(rel);
+        return ForwardingStore::read(rel, cap);
+    }
+    // A format with a tree of its own builds it over itself, not over the record.
+    std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>&) const override {
+        return inner()->buildTree(inner());
+    }
+    std::string readingNote() const override { return inner()->readingNote(); }
+
+private:
+    void note(const std::string& rel) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        seen_.insert(rel);
+    }
+
+    mutable std::mutex mutex_;
+    mutable std::set<std::string> seen_;
+};
+
+// One piece of the data pass: a chunk of a stored entry or of a leaf file
+// (checksummed in place), or a whole compressed entry (inflated).
+struct DataTask {
+    std::size_t item = 0;  // index into the checked items
+    std::uint64_t offset = 0, length = 0;
+    std::size_t chunk = 0;  // its index among the item's chunks
+};
+
+// What the data pass reads: an archive entry, or a file of a directory.
+struct DataItem {
+    std::string file;  // as messages name it
+    LeafBytes bytes;   // the mapped archive; empty: read by range from `source`
+    std::shared_ptr<const ByteSource> source;    // the archive, else `file` is opened:
+    std::shared_ptr<const Transport> transport;  // a directory's files, with this
+    std::uint64_t offset = 0, length = 0;        // the payload in `bytes`
+    int method = zip::kStored;
+    std::uint64_t size = 0;            // uncompressed
+    std::optional<std::uint32_t> crc;  // to check against
+    bool repairableCrc = false;
+    std::vector<std::uint32_t> chunkCrcs;
+    std::vector<std::uint64_t> chunkLengths;
+    std::atomic<bool> failed{false};
+};
+
+class Checker {
+public:
+    Checker(std::string path, const CheckOptions& options)
+        : path_(std::move(path)), options_(options) {
+        threads_ = options.threads > 0
+                       ? options.threads
+                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    }
+
+    CheckReport run();
+
+private:
+    void add(Severity severity, std::string kind, std::string file, std::vector<std::string> key,
+             std::string message, bool repairable = false) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        report_.problems.push_back({severity, std::move(kind), std::move(file), std::move(key),
+                                    std::move(message), repairable});
+    }
+    void error(std::string kind, std::string file, std::string message,
+               std::vector<std::string> key = {}) {
+        add(Severity::Error, std::move(kind), std::move(file), std::move(key), std::move(message));
+    }
+    void warning(std::string kind, std::string file, std::string message,
+                 std::vector<std::string> key = {}, bool repairable = false) {
+        add(Severity::Warning, std::move(kind), std::move(file), std::move(key), std::move(message),
+            repairable);
+    }
+
+    void checkArchive(const std::shared_ptr<const ByteSource>& source);
+    void checkDirectoryFiles(const std::string& root, const std::vector<std::string>& files);
+    std::optional<std::uint32_t> storedCrc(DataItem& item, std::uint64_t offset, std::uint64_t n);
+    void checkTree(const std::shared_ptr<const Store>& store, bool findOrphans,
+                   const std::vector<std::string>& files);
+    void checkNode(const Node& node);
+    void checkPickle(const Node& node, const std::string& file, const Store& store);
+    void checkTemporaries();
+    void readData();
+    void finishItem(DataItem& item);
+
+    std::string path_;
+    CheckOptions options_;
+    int threads_ = 1;
+    std::mutex mutex_;
+    CheckReport report_;
+    std::vector<std::unique_ptr<DataItem>> items_;
+    std::vector<DataTask> tasks_;
+    std::map<std::string, std::vector<std::string>> entryKeys_;  // archive entry -> key, once known
+};
+
+// ---- The archive's structure ----
+
+void Checker::checkArchive(const std::shared_ptr<const ByteSource>& source) {
+    const std::string& where = source->name();
+    const std::uint64_t fileSize = source->size();
+    const zip::ReadAt read = [&source](std::uint64_t offset, void* out, std::size_t n) {
+        source->readAt(offset, out, n);
+    };
+    report_.files = 1;
+    std::vector<zip::CentralEntry> entries;
+    try {
+        entries = zip::readCentralDirectory(read, fileSize, where);
+    } catch (const Error& e) {
+        error("central_directory", where,
+              e.reason() +
+                  ". No entry can be found without it; recover what can be read with "
+                  "`unzip` or `zip -FF`, or re-save from the dataset's source.");
+        return;
+    }
+    report_.entries = entries.size();
+    const LeafBytes whole = source->map();
+    std::uint64_t directoryStart = fileSize;
+    for (const zip::CentralEntry& e : entries)
+        directoryStart = std::min(directoryStart, e.centralHeaderOffset);
+
+    struct Span {
+        std::uint64_t begin, end;
+        std::string name;
+    };
+    std::vector<Span> spans;
+    std::set<std::string> names;
+    for (const zip::CentralEntry& c : entries) {
+        const std::string file = where + ":" + c.name;
+        if (!names.insert(c.name).second)
+            error("duplicate_name", file,
+                  "two entries are named \"" + c.name +
+                      "\": readers disagree on which one counts. Re-save the dataset.");
+        const bool unsafe = c.name.empty() || c.name.front() == '/' ||
+                            c.name.find('\\') != std::string::npos ||
+                            c.name.find('\0') != std::string::npos ||
+                            ("/" + c.name + "/").find("/../") != std::string::npos;
+        if (unsafe)
+            error("unsafe_name", file,
+                  "the name leaves the archive's root: unpacking it would write outside the "
+                  "folder it is unpacked in. Do not unpack it; re-save the dataset.");
+        if (c.name.back() == '/')
+            continue;  // a directory entry: no data
+        if (c.flags & zip::kFlagEncrypted) {
+            error("encrypted", file, "the entry is encrypted; tensordict cannot read it.");
+            continue;
+        }
+        zip::LocalHeader local;
+        try {
+            local = zip::readLocalHeader(read, fileSize, c, file);
+        } catch (const Error& e) {
+            error("local_header", file,
+                  e.reason() + ". The entry cannot be read; re-save the dataset.");
+            continue;
+        }
+        std::vector<std::string> differ;
+        if (local.name != c.name)
+            differ.push_back("name \"" + local.name + "\"");
+        if (local.method != c.method)
+            differ.push_back("method " + zipMethodName(local.method) + " (the directory says " +
+                             zipMethodName(c.method) + ")");
+        if (local.flags != c.flags)
+            differ.push_back("flags " + std::to_string(local.flags) + " (the directory says " +
+                             std::to_string(c.flags) + ")");
+        const bool described = c.flags & zip::kFlagDataDescriptor;
+        if (!described) {
+            if (local.crc != c.crc)
+                differ.push_back("CRC-32 " + hex32(local.crc) + " (the directory says " +
+                                 hex32(c.crc) + ")");
+            if (local.compressedSize != c.compressedSize)
+                differ.push_back("compressed size " + std::to_string(local.compressedSize) +
+                                 " (the directory says " + std::to_string(c.compressedSize) + ")");
+            if (local.size != c.size)
+                differ.push_back("size " + std::to_string(local.size) + " (the directory says " +
+                                 std::to_string(c.size) + ")");
+        }
+        if (!differ.empty()) {
+            std::string list;
+            for (const std::string& d : differ)
+                list += (list.empty() ? "" : ", ") + d;
+            error("local_header", file,
+                  "the local header disagrees with the central directory: " + list +
+                      ". Readers that trust one or the other see different data; re-save the "
+                      "dataset.");
+        }
+        std::uint64_t end = local.payloadOffset + c.compressedSize;
+        if (local.payloadOffset > directoryStart ||
+            c.compressedSize > directoryStart - local.payloadOffset) {
+            error("overlap", file,
+                  "the entry's data runs into the central directory (a zip-bomb construction, or "
+                  "a truncated write). Re-save the dataset.");
+            continue;
+        }
+        if (described) {
+            try {
+                const bool zip64 = c.size >= 0xFFFFFFFFu || c.compressedSize >= 0xFFFFFFFFu;
+                const zip::DataDescriptor dd =
+                    zip::readDataDescriptor(read, end, directoryStart, zip64, file);
+                if (dd.crc != c.crc || dd.size != c.size || dd.compressedSize != c.compressedSize)
+                    error("data_descriptor", file,
+                          "the data descriptor after the entry disagrees with the central "
+                          "directory (CRC-32 " +
+                              hex32(dd.crc) + ", sizes " + std::to_string(dd.compressedSize) + "/" +
+                              std::to_string(dd.size) + "). Re-save the dataset.");
+                end += dd.length;
+            } catch (const Error& e) {
+                error("data_descriptor", file, e.reason() + ". Re-save the dataset.");
+            }
+        }
+        spans.push_back({c.localHeaderOffset, end, c.name});
+        if (c.method != zip::kStored && c.method != zip::kDeflate && c.method != zip::kBzip2 &&
+            c.method != zip::kLzma) {
+            error("unsupported_method", file,
+                  "the entry is compressed with " + zipMethodName(c.method) +
+                      ", which tensordict cannot read. Re-save it stored or deflated.");
+            continue;
+        }
+        const bool memmap =
+            c.name.size() > 7 && c.name.compare(c.name.size() - 7, 7, ".memmap") == 0;
+        if (memmap && c.method == zip::kStored && local.payloadOffset % zip::kPayloadAlignment != 0)
+            warning("unaligned_payload", file,
+                    "the payload starts at byte " + std::to_string(local.payloadOffset) +
+                        ", not on a 64-byte boundary: it is copied to load instead of mapped "
+                        "(an archive made by `zip`, not tensordict). Re-save with --save to align "
+                        "it.");
+        // The data, read in the pass that follows.
+        auto item = std::make_unique<DataItem>();
+        item->file = file;
+        item->bytes = whole;
+        item->source = source;
+        item->offset = local.payloadOffset;
+        item->length = c.compressedSize;
+        item->method = c.method;
+        item->size = c.size;
+        item->crc = c.crc;
+        item->repairableCrc = c.method == zip::kStored;
+        items_.push_back(std::move(item));
+    }
+    // Entries in file order: each must end before the next begins.
+    std::sort(spans.begin(), spans.end(),
+              [](const Span& a, const Span& b) { return a.begin < b.begin; });
+    for (std::size_t i = 1; i < spans.size(); ++i)
+        if (spans[i].begin < spans[i - 1].end)
+            error("overlap", where + ":" + spans[i].name,
+                  "the entry's bytes overlap those of \"" + spans[i - 1].name +
+                      "\": one byte counts for two entries (a zip-bomb construction, or a "
+                      "damaged archive). Re-save the dataset.");
+}
+
+// ---- Every byte once ----
+
+void Checker::checkDirectoryFiles(const std::string& root, const std::vector<std::string>& files) {
+    // Every regular file under the root (leaf files, meta.json, sidecars) is
+    // read once, by range (no mapping held: a directory may have 100,000
+    // files), so that an I/O error or a truncation shows.
+    const auto transport = transportFor(root);
+    for (const std::string& rel : files) {
+        auto item = std::make_unique<DataItem>();
+        item->file = transport->join(root, rel);
+        item->transport = transport;
+        try {
+            item->length = item->size = transport->stat(item->file).size;
+        } catch (const Error& e) {
+            error("read_error", item->file, e.reason());
+            continue;
+        }
+        items_.push_back(std::move(item));
+    }
+    report_.files = files.size();
+}
+
+// The CRC-32 of `n` bytes at `offset` of an item's stored data, or nullopt
+// (and a problem) when they cannot be read.
+std::optional<std::uint32_t> Checker::storedCrc(DataItem& item, std::uint64_t offset,
+                                                std::uint64_t n) {
+    std::uint32_t crc = 0;
+    if (item.bytes.data) {
+        const std::byte* p = item.bytes.data.get() + item.offset + offset;
+        if (tryGuardedRun([&] { crc = crc32(0, p, n); }))
+            return crc;
+        if (!item.failed.exchange(true))
+            error("read_error", item.file,
+                  "the file changed (was truncated or replaced) while it was checked; check it "
+                  "again when nothing writes to it");
+        return std::nullopt;
+    }
+    try {
+        const auto source = item.source ? item.source : item.transport->open(item.file);
+        std::unique_ptr<std::byte[]> buffer(new std::byte[kInflateBuffer]);
+        for (std::uint64_t done = 0; done < n;) {
+            const auto piece =
+                static_cast<std::size_t>(std::min<std::uint64_t>(kInflateBuffer, n - done));
+            source->readAt(item.offset + offset + done, buffer.get(), piece);
+            crc = crc32(crc, buffer.get(), piece);
+            done += piece;
+        }
+        return crc;
+    } catch (const Error& e) {
+        if (!item.failed.exchange(true))
+            error("read_error", item.file, e.reason());
+        return std::nullopt;
+    }
+}
+
+void Checker::readData() {
+    for (std::size_t i = 0; i < items_.size(); ++i) {
+        DataItem& item = *items_[i];
+        if (item.method == zip::kStored) {
+            const std::uint64_t chunks =
+                std::max<std::uint64_t>(1, (item.length + kChunk - 1) / kChunk);
+            item.chunkCrcs.assign(chunks, 0);
+            item.chunkLengths.assign(chunks, 0);
+            for (std::uint64_t c = 0; c < chunks; ++c) {
+                const std::uint64_t at = c * kChunk;
+                const std::uint64_t n = std::min(kChunk, item.length - std::min(item.length, at));
+                item.chunkLengths[c] = n;
+                tasks_.push_back({i, at, n, static_cast<std::size_t>(c)});
+            }
+        } else {
+            tasks_.push_back({i, 0, item.length, 0});
+        }
+    }
+    CheckProgress total;
+    for (const auto& item : items_)
+        total.bytesTotal += item->length;
+    std::atomic<std::size_t> next{0};
+    std::atomic<std::uint64_t> done{0};
+    std::mutex progressMutex;
+    int lastPermille = -1;
+    const auto work = [&] {
+        for (;;) {
+            if (options_.cancel.isCancelled())
+                return;
+            const std::size_t t = next.fetch_add(1);
+            if (t >= tasks_.size())
+                return;
+            const DataTask& task = tasks_[t];
+            DataItem& item = *items_[task.item];
+            if (item.failed)
+                continue;
+            if (item.method == zip::kStored) {
+                if (const auto crc = storedCrc(item, task.offset, task.length))
+                    item.chunkCrcs[task.chunk] = *crc;
+            } else {
+                // A source that cannot map: the compressed bytes are read first.
+                LeafBytes owned;
+                const std::byte* payload = item.bytes.data.get() + item.offset;
+                if (!item.bytes.data) {
+                    try {
+                        owned = allocateOwnedBuffer(item.length);
+                        item.source->readAt(item.offset, owned.data.get(), item.length);
+                    } catch (const Error& e) {
+                        item.failed = true;
+                        error("read_error", item.file, e.reason());
+                        continue;
+                    }
+                    payload = owned.data.get();
+                }
+                // Inflated as it is read, one buffer at a time: its CRC and size.
+                std::uint32_t crc = 0;
+                std::uint64_t size = 0;
+                std::string why;
+                try {
+                    auto decoder =
+                        Decompressor::create(item.method, payload, item.length, item.file);
+                    std::unique_ptr<std::byte[]> buffer(new std::byte[kInflateBuffer]);
+                    for (;;) {
+                        std::size_t got = 0;
+                        if (!tryGuardedRun(
+                                [&] { got = decoder->read(buffer.get(), kInflateBuffer); })) {
+                            why = "changed";
+                            break;
+                        }
+                        crc = crc32(crc, buffer.get(), got);
+                        size += got;
+                        if (got < kInflateBuffer || size > item.size)
+                            break;
+                    }
+                } catch (const Error& e) {
+                    why = e.reason();
+                }
+                if (why == "changed") {
+                    item.failed = true;
+                    error("read_error", item.file,
+                          "the file changed (was truncated or replaced) while it was checked; "
+                          "check it again when nothing writes to it");
+                } else if (!why.empty()) {
+                    item.failed = true;
+                    error("corrupt_stream", item.file,
+                          "the compressed data cannot be inflated (" + why +
+                              "): it is damaged. Re-save from a good copy.");
+                } else if (size != item.size) {
+                    item.failed = true;
+                    error("size_mismatch", item.file,
+                          "the entry inflates to " +
+                              (size > item.size ? "more than " : std::string()) + bytesText(size) +
+                              ", the directory says " + bytesText(item.size) +
+                              ": it is damaged. Re-save from a good copy.");
+                } else {
+                    item.chunkCrcs = {crc};
+                    item.chunkLengths = {size};
+                }
+            }
+            const std::uint64_t now = done.fetch_add(task.length) + task.length;
+            if (options_.progress && total.bytesTotal > 0) {
+                const int permille = static_cast<int>(now * 1000 / total.bytesTotal);
+                std::lock_guard<std::mutex> lock(progressMutex);
+                if (permille != lastPermille) {
+                    lastPermille = permille;
+                    options_.progress({now, total.bytesTotal, item.file});
+                }
+            }
+        }
+    };
+    runOnThreads(std::min<int>(threads_, static_cast<int>(std::max<std::size_t>(1, tasks_.size()))),
+                 work);
+    report_.cancelled = options_.cancel.isCancelled();
+    report_.bytes = done.load();
+    if (report_.cancelled)
+        return;
+    for (const auto& item : items_)
+        finishItem(*item);
+}
+
+void Checker::finishItem(DataItem& item) {
+    if (item.failed || !item.crc || item.chunkCrcs.empty())
+        return;
+    std::uint32_t crc = item.chunkCrcs.front();
+    for (std::size_t i = 1; i < item.chunkCrcs.size(); ++i)
+        crc = crc32Combine(crc, item.chunkCrcs[i], item.chunkLengths[i]);
+    if (crc == *item.crc)
+        return;
+    const std::string now =
+        "the data's CRC-32 is " + hex32(crc) + ", the archive records " + hex32(*item.crc);
+    if (item.repairableCrc)
+        add(Severity::Error, "crc_mismatch", item.file, {},
+            now +
+                ". The data changed after the archive was written: tensordict's in-place "
+                "(\"r+\") writes do this (pytorch/tensordict#1735), and so does damage. If "
+                "it was written on purpose, --repair re-stamps the CRC-32 to the data as it "
+                "is; if not, restore it from a good copy.",
+            true);
+    else
+        error("crc_mismatch", item.file,
+              now + ": the compressed data is damaged. Re-save from a good copy.");
+}
+
+// ---- Against meta.json ----
+
+std::string problemKindOf(const std::string& message) {
+    // The loader's messages (loader.cpp), sorted into kinds.
+    if (message.find("missing meta.json") != std::string::npos)
+        return "missing_meta_json";
+    if (message.find("missing data file") != std::string::npos ||
+        message.find("missing shape table") != std::string::npos)
+        return "missing_file";
+    if (message.find(" bytes but key ") != std::string::npos)
+        return "short_file";
+    return "unreadable";
+}
+
+void Checker::checkNode(const Node& node) {
+    const Store* store = node.store().get();
+    const std::vector<std::string> key = node.keyPath();
+    if (node.isError()) {
+        const std::string kind = problemKindOf(node.error());
+        std::string advice =
+            ". Python's tensordict skips what it cannot read, so the key "
+            "would silently be missing there; restore it from a good copy, or "
+            "re-save the dataset without it.";
+        // "file: reason": the file goes in its own field.
+        const std::string& text = node.error();
+        const std::size_t colon = text.find(": ");
+        const std::string file = colon == std::string::npos ? std::string() : text.substr(0, colon);
+        const std::string reason = colon == std::string::npos ? text : text.substr(colon + 2);
+        error(kind, file, reason + advice, key);
+        return;
+    }
+    const std::string& type = node.typeString();
+    if (type.find("__main__.") != std::string::npos)
+        warning(
+            "main_class",
+            store ? store->describe(joinPath(node.directory(), "meta.json")) : formatKeyPath(key),
+            "the class " + type +
+                " was defined in a script's __main__: Python loads it only from that script "
+                "(pytorch/tensordict#1051). Define the class in a module and re-save.",
+            key);
+    if (const TensorLeaf* leaf = node.asLeaf()) {
+        const StorageInfo& s = leaf->storage;
+        if (s.kind == StorageKind::None)
+            return;  // no elements, no file: as tensordict writes it, and reads it back
+        const std::string file = node.fileName();
+        if (!s.outsideTarget.empty())
+            warning("outside_link", file,
+                    "the file is a link to " + s.outsideTarget +
+                        ", outside the dataset (pytorch/tensordict#1762): copying the dataset "
+                        "elsewhere loses it. Save with --allow-outside-links to copy its data in.",
+                    key);
+        if (s.isPlain() && !leaf->isNested && s.size > leaf->nbytes)
+            warning("stale_tail", file,
+                    "the file holds " + bytesText(s.size) + "; the leaf needs " +
+                        bytesText(leaf->nbytes) +
+                        ". The rest is left over from an earlier, larger save (readers use the "
+                        "first bytes). Re-save with --save to drop it.",
+                    key);
+        std::lock_guard<std::mutex> lock(mutex_);
+        entryKeys_[s.path] = key;
+        return;
+    }
+    if (node.kind() == NodeKind::NonTensorData || node.kind() == NodeKind::NonTensorStack) {
+        const NonTensor& nt = node.nonTensor();
+        if (nt.pickleOpaque && store)
+            checkPickle(node, nt.pickleFile, *store);
+    } else if (node.isCollection()) {
+        const Collection& c = node.collection();
+        if (c.pickleOpaque && store)
+            checkPickle(node, c.pickleFile, *store);
+    }
+    for (const Node* child : node.children())
+        checkNode(*child);
+}
+
+void Checker::checkPickle(const Node& node, const std::string& rel, const Store& store) {
+    // What the sidecar would import: its globals, decoded without running any.
+    std::set<std::string> globals;
+    try {
+        const std::string bytes = store.read(rel, 64ull << 20);
+        std::size_t pos = 0;
+        python::Pickle p = python::decode(
+            bytes, &pos, store.describe(rel),
+            [](const python::Object&, const std::function<python::Object*()>&) -> python::Object* {
+                throw Error("pickle", "persistent id");
+            });
+        for (const python::Object& o : p.objects)
+            if ((o.type == python::Object::Type::Global ||
+                 o.type == python::Object::Type::Instance) &&
+                !o.text.empty())
+                globals.insert(o.text);
+    } catch (const Error&) {
+        // Undecodable: said below without the list.
+    }
+    std::string list;
+    int listed = 0;
+    for (const std::string& g : globals) {
+        if (listed++ == kMaxListedGlobals) {
+            list += ", …";
+            break;
+        }
+        list += (list.empty() ? "" : ", ") + g;
+    }
+    warning(
+        "pickle_sidecar", store.describe(rel),
+        "the value is a pickle that needs code to load" +
+            (list.empty() ? std::string() : " (it imports " + list + ")") +
+            "; tensordict will refuse it by default (allow_pickle, pytorch/tensordict#1763) and "
+            "tdstudio never runs it. Save the value as plain data (str, numbers, lists, dicts).",
+        node.keyPath());
+}
+
+// The file tensordict writes for a key named "shape", "device" or "_type"
+// and then loses: the node's own metadata takes the key's place in its
+// meta.json (core/FORMAT.md 3.1). As Python writes it; not an orphan.
+bool isReservedKeyFile(const std::string& rel, const Store& store) {
+    const std::size_t slash = rel.rfind('/');
+    const std::string dir = slash == std::string::npos ? std::string() : rel.substr(0, slash);
+    const std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
+    if (name != "shape.memmap" && name != "device.memmap" && name != "_type.memmap")
+        return false;
+    return store.stat(joinPath(dir, "meta.json")).has_value();
+}
+
+void Checker::checkTree(const std::shared_ptr<const Store>& opened, bool findOrphans,
+                        const std::vector<std::string>& files) {
+    auto store = std::make_shared<RecordingStore>(opened);
+    LoadOptions options;
+    options.throwOnError = false;
+    std::optional<TensorDict> td;
+    try {
+        td = loadStore(store, options);
+    } catch (const Error& e) {
+        const std::string kind = problemKindOf(e.what());
+        error(kind, e.where(),
+              std::string(e.reason()) +
+                  (kind == "missing_meta_json"
+                       ? ": the dataset's root has no meta.json, so nothing in it can be loaded "
+                         "(an interrupted save, which writes the root's meta.json last). Re-save "
+                         "the dataset; the files below are listed as orphans."
+                       : ". Nothing in it can be loaded."));
+    }
+    if (td)
+        checkNode(td->root());
+    if (!findOrphans)
+        return;
+    const std::set<std::string> seen = store->seen();
+    for (const std::string& rel : files) {
+        if (seen.count(rel) || isReservedKeyFile(rel, *store))
+            continue;
+        warning("orphan", opened->describe(rel),
+                "no meta.json names this file: it is left over from an earlier save, or its "
+                "node's meta.json is missing. Python and tdstudio ignore it; delete it, or "
+                "re-save the dataset to a clean place.");
+    }
+}
+
+// ---- Temporaries beside the dataset ----
+
+bool heldOpen(const std::string& path) {
+    // Any process with a file under `path` open: a save still running.
+    DIR* proc = ::opendir("/proc");
+    if (!proc)
+        return false;
+    bool held = false;
+    while (dirent* p = ::readdir(proc)) {
+        if (held || !std::isdigit(static_cast<unsigned char>(p->d_name[0])))
+            continue;
+        const std::string fdDir = std::string("/proc/") + p->d_name + "/fd";
+        DIR* fds = ::opendir(fdDir.c_str());
+        if (!fds)
+            continue;
+        while (dirent* f = ::readdir(fds)) {
+            char target[4096];
+            const std::string link = fdDir + "/" + f->d_name;
+            const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+            if (n <= 0)
+                continue;
+            const std::string t(target, static_cast<std::size_t>(n));
+            if (t == path || t.compare(0, path.size() + 1, path + "/") == 0) {
+                held = true;
+                break;
+            }
+        }
+        ::closedir(fds);
+    }
+    ::closedir(proc);
+    return held;
+}
+
+std::string ageText(fs::file_time_type when) {
+    const auto age =
+        std::chrono::duration_cast<std::chrono::seconds>(fs::file_time_type::clock::now() - when);
+    const long long s = std::max<long long>(0, age.count());
+    if (s < 120)
+        return std::to_string(s) + " s old";
+    if (s < 7200)
+        return std::to_string(s / 60) + " min old";
+    if (s < 172800)
+        return std::to_string(s / 3600) + " h old";
+    return std::to_string(s / 86400) + " days old";
+}
+
+void Checker::checkTemporaries() {
+    fs::path target = fs::absolute(path_).lexically_normal();
+    if (!target.has_filename())
+        target = target.parent_path();
+    const std::string name = target.filename().string();
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(target.parent_path(), ec)) {
+        const std::string leaf = entry.path().filename().string();
+        const bool isOurs = isTemporaryOf(leaf, name);
+        const bool isPython =
+            !isOurs && isTensordictStagingOf(leaf, name) && entry.is_directory(ec);
+        if (!isOurs && !isPython)
+            continue;
+        const std::string full = entry.path().string();
+        const bool inUse = heldOpen(full);
+        const std::string age = ageText(fs::last_write_time(entry.path(), ec));
+        warning("stale_temporary", full,
+                std::string("a temporary of ") +
+                    (isOurs ? "an atomic tdstudio save" : "a tensordict archive save") + " of " +
+                    name + ", " + age +
+                    (inUse ? ", still open in a running process: the save may still be going on."
+                           : ", that no process holds: the save was interrupted. --repair "
+                             "deletes it."),
+                {}, !inUse);
+    }
+}
+
+// ---- The whole check ----
+
+CheckReport Checker::run() {
+    report_.path = path_;
+    const auto transport = transportFor(path_);
+    const SourceInfo info = transport->stat(path_);
+    if (info.kind == SourceInfo::Kind::Missing)
+        throw Error(path_, "No such file or directory");
+    if (info.kind == SourceInfo::Kind::Other)
+        throw Error(path_, "neither a directory nor a regular file");
+
+    std::vector<std::string> files;  // relative, for orphans
+    std::shared_ptr<const Store> store;
+    if (info.kind == SourceInfo::Kind::Directory) {
+        report_.format = "directory";
+        std::string root = path_;
+        while (root.size() > 1 && root.back() == '/')
+            root.pop_back();
+        std::error_code ec;
+        bool looksLikeDataset = fs::exists(fs::path(root) / "meta.json", ec);
+        for (auto it = fs::recursive_directory_iterator(
+                 root, fs::directory_options::skip_permission_denied, ec);
+             !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+            if (!it->is_regular_file(ec))
+                continue;
+            const std::string rel = fs::relative(it->path(), root, ec).generic_string();
+            const std::string leaf = it->path().filename().string();
+            if (leaf == "meta.json" ||
+                (leaf.size() > 7 && leaf.compare(leaf.size() - 7, 7, ".memmap") == 0))
+                looksLikeDataset = true;
+            files.push_back(rel);
+        }
+        if (!looksLikeDataset)
+            throw Error(path_, "not a tensordict: no meta.json and no .memmap file in it");
+        std::sort(files.begin(), files.end());
+        checkDirectoryFiles(root, files);
+        store = openStore(root, {});
+        readData();
+        if (report_.cancelled)
+            return report_;
+        checkTree(store, true, files);
+    } else {
+        const auto source = transport->open(path_);
+        char head[4] = {};
+        if (source->size() >= 4)
+            source->readAt(0, head, 4);
+        const bool zip = std::memcmp(head, "PK", 2) == 0;
+        const std::string lower = [&] {
+            std::string s = path_;
+            std::transform(s.begin(), s.end(), s.begin(),
+                           [](unsigned char c) { return std::tolower(c); });
+            return s;
+        }();
+        const bool tdzName = lower.size() > 4 && (lower.compare(lower.size() - 4, 4, ".tdz") == 0 ||
+                                                  lower.compare(lower.size() - 4, 4, ".zip") == 0);
+        if (zip || tdzName) {
+            checkArchive(source);
+        } else {
+            // One file of another format: read once, whole.
+            report_.files = 1;
+            auto item = std::make_unique<DataItem>();
+            item->file = source->name();
+            item->source = source;
+            item->bytes = source->map();
+            item->length = item->size = source->size();
+            items_.push_back(std::move(item));
+        }
+        readData();
+        if (report_.cancelled)
+            return report_;
+        try {
+            store = openStore(path_, {});
+        } catch (const Error& e) {
+            if (!zip && !tdzName)
+                throw;  // a file no format reads: nothing to check
+            if (report_.problems.empty())
+                error("unreadable", path_, e.reason() + ". Nothing in it can be loaded.");
+        }
+        if (store) {
+            report_.format = std::string(store->format());
+            std::vector<std::string> entries;
+            if (const auto* zipStore = dynamic_cast<const ZipStore*>(store.get()))
+                entries = zipStore->entryNames();
+            const bool tensordict = report_.format == "archive";
+            if (tensordict)
+                entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                             [](const std::string& n) {
+                                                 return !n.empty() && n.back() == '/';
+                                             }),
+                              entries.end());
+            checkTree(store, tensordict, entries);
+        } else {
+            report_.format = "archive";
+        }
+    }
+    checkTemporaries();
+    // Errors first, then warnings; each in the order of their files.
+    std::stable_sort(report_.problems.begin(), report_.problems.end(),
+                     [](const Problem& a, const Problem& b) {
+                         if (a.severity != b.severity)
+                             return a.severity == Severity::Error;
+                         return a.file < b.file;
+                     });
+    // A problem of an entry whose key is known by now carries it.
+    for (Problem& p : report_.problems) {
+        if (!p.key.empty())
+            continue;
+        const std::size_t colon = p.file.rfind(':');
+        if (colon == std::string::npos)
+            continue;
+        const auto it = entryKeys_.find(p.file.substr(colon + 1));
+        if (it != entryKeys_.end())
+            p.key = it->second;
+    }
+    return report_;
+}
+
+// ---- Repair ----
+
+std::string sysError(const std::string& what) {
+    return what + ": " + std::strerror(errno);
+}
+
+void pwriteAll(int fd, const void* data, std::size_t n, std::uint64_t offset,
+               const std::string& where) {
+    const auto* p = static_cast<const char*>(data);
+    while (n > 0) {
+        const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(offset));
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            throw Error(where, sysError("cannot write"));
+        p += w, n -= static_cast<std::size_t>(w), offset += static_cast<std::uint64_t>(w);
+    }
+}
+
+// A copy of `from` at `to` (a new file), cloned where the file system can
+// (instant, shares the blocks), else copied in the kernel.
+void copyFile(const std::string& from, const std::string& to, mode_t mode) {
+    const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        throw Error(from, sysError("cannot open"));
+    const int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777);
+    if (out < 0) {
+        const std::string why = sysError("cannot create");
+        ::close(in);
+        throw Error(to, why);
+    }
+    struct stat st {};
+    ::fstat(in, &st);
+    std::uint64_t left = static_cast<std::uint64_t>(st.st_size);
+    std::string why;
+    while (left > 0) {
+        const ssize_t n = ::copy_file_range(in, nullptr, out, nullptr, left, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            why = sysError("cannot copy");
+            break;
+        }
+        left -= static_cast<std::uint64_t>(n);
+    }
+    ::close(in);
+    if (::close(out) != 0 && why.empty())
+        why = sysError("cannot close");
+    if (!why.empty())
+        throw Error(to, why);
+}
+
+// New CRC-32s for the stored entries of an archive whose data changed
+// after they were written: recomputed from the data, and written into a
+// copy beside the archive (the local header's, the data descriptor's and
+// the central directory's CRC field, nothing else), which then replaces it.
+void restampCrcs(const std::string& path, const std::set<std::string>& names, bool dryRun,
+                 RepairReport& out) {
+    const auto source = transportFor(path)->open(path);
+    const zip::ReadAt read = [&source](std::uint64_t offset, void* o, std::size_t n) {
+        source->readAt(offset, o, n);
+    };
+    const std::vector<zip::CentralEntry> entries =
+        zip::readCentralDirectory(read, source->size(), path);
+    struct Patch {
+        std::uint64_t offset;
+        std::uint32_t crc;
+    };
+    std::vector<Patch> patches;
+    std::uint64_t directoryStart = source->size();
+    for (const zip::CentralEntry& c : entries)
+        directoryStart = std::min(directoryStart, c.centralHeaderOffset);
+    for (const zip::CentralEntry& c : entries) {
+        if (!names.count(c.name) || c.method != zip::kStored)
+            continue;
+        const std::string where = path + ":" + c.name;
+        const zip::LocalHeader local = zip::readLocalHeader(read, source->size(), c, where);
+        std::uint32_t crc = 0;
+        std::vector<std::byte> buffer(kInflateBuffer);
+        for (std::uint64_t done = 0; done < c.compressedSize;) {
+            const auto n = static_cast<std::size_t>(
+                std::min<std::uint64_t>(buffer.size(), c.compressedSize - done));
+            source->readAt(local.payloadOffset + done, buffer.data(), n);
+            crc = crc32(crc, buffer.data(), n);
+            done += n;
+        }
+        if (crc == c.crc)
+            continue;  // already right (checked again since the report)
+        out.done.push_back(std::string(dryRun ? "would re-stamp" : "re-stamped") +
+                           " the CRC-32 of " + where + " (" + hex32(c.crc) + " to " + hex32(crc) +
+                           ")");
+        patches.push_back({c.localHeaderOffset + 14, crc});
+        patches.push_back({c.centralHeaderOffset + 16, crc});
+        if (c.flags & zip::kFlagDataDescriptor) {
+            const bool zip64 = c.size >= 0xFFFFFFFFu || c.compressedSize >= 0xFFFFFFFFu;
+            const zip::DataDescriptor dd = zip::readDataDescriptor(
+                read, local.payloadOffset + c.compressedSize, directoryStart, zip64, where);
+            patches.push_back({dd.crcOffset, crc});
+        }
+    }
+    if (dryRun || patches.empty())
+        return;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0)
+        throw Error(path, sysError("cannot stat"));
+    const std::string temp = temporarySibling(fs::path(path));
+    try {
+        copyFile(path, temp, st.st_mode);
+        const int fd = ::open(temp.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            throw Error(temp, sysError("cannot open"));
+        try {
+            for (const Patch& p : patches) {
+                const unsigned char le[4] = {static_cast<unsigned char>(p.crc),
+                                             static_cast<unsigned char>(p.crc >> 8),
+                                             static_cast<unsigned char>(p.crc >> 16),
+                                             static_cast<unsigned char>(p.crc >> 24)};
+                pwriteAll(fd, le, 4, p.offset, temp);
+            }
+            if (::fsync(fd) != 0)
+                throw Error(temp, sysError("cannot flush"));
+        } catch (...) {
+            ::close(fd);
+            throw;
+        }
+        ::close(fd);
+        if (::rename(temp.c_str(), path.c_str()) != 0)
+            throw Error(path, sysError("cannot rename the repaired copy into place"));
+        syncDirectoryOf(fs::path(path));
+    } catch (...) {
+        std::error_code ec;
+        fs::remove(temp, ec);  // the archive is as it was
+        throw;
+    }
+}
+
+}  // namespace
+
+CheckReport check(const std::string& path, const CheckOptions& options) {
+    Checker checker(path, options);
+    return checker.run();
+}
+
+RepairReport repair(const CheckReport& report, const RepairOptions& options) {
+    RepairReport out;
+    std::set<std::string> crcs;
+    std::vector<const Problem*> temporaries;
+    for (const Problem& p : report.problems) {
+        if (!p.repairable) {
+            out.left.push_back(p);
+        } else if (p.kind == "crc_mismatch") {
+            // "archive:entry", the archive named as the check opened it.
+            const std::string prefix = report.path + ":";
+            if (p.file.compare(0, prefix.size(), prefix) == 0)
+                crcs.insert(p.file.substr(prefix.size()));
+            else
+                out.left.push_back(p);
+        } else if (p.kind == "stale_temporary") {
+            temporaries.push_back(&p);
+        } else {
+            out.left.push_back(p);
+        }
+    }
+    if (!crcs.empty())
+        restampCrcs(report.path, crcs, options.dryRun, out);
+    for (const Problem* p : temporaries) {
+        // Checked again: a save may have started since.
+        if (heldOpen(p->file)) {
+            out.left.push_back(*p);
+            continue;
+        }
+        if (!options.dryRun) {
+            std::error_code ec;
+            fs::remove_all(p->file, ec);
+            if (ec)
+                throw Error(p->file, "cannot delete: " + ec.message());
+        }
+        out.done.push_back(std::string(options.dryRun ? "would delete" : "deleted") +
+                           " the stale temporary " + p->file);
+    }
+    return out;
+}
+
+}  // namespace tensordict

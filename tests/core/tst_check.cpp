@@ -1,0 +1,461 @@
+// The integrity check (tensordict::check) and its repair, SQLite-style: a
+// corpus of broken files made here, each found, named and classified; every
+// clean fixture sound; an in-place write made as Python's "r+" mode makes
+// it found and repaired, after which Python's zipfile, unzip and libzip read
+// the archive cleanly and every leaf's bytes are what they were.
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+
+#include "libzip_reader.h"
+#include "tensordict/check.h"
+#include "tensordict/keys.h"
+#include "tensordict/report.h"
+#include "tensordict/save.h"
+#include "tensordict/tensordict.h"
+#include "testsupport.h"
+
+using namespace tensordict;
+
+namespace {
+
+// "kind file key" of every problem, for messages.
+QString describeProblems(const CheckReport& r) {
+    QStringList lines;
+    for (const Problem& p : r.problems)
+        lines << QString("%1 %2 %3 [%4]: %5")
+                     .arg(p.severity == Severity::Error ? "error" : "warning",
+                          QString::fromStdString(p.kind), QString::fromStdString(p.file),
+                          QString::fromStdString(formatKeyPath(p.key)),
+                          QString::fromStdString(p.message));
+    return lines.join('\n');
+}
+
+const Problem* findKind(const CheckReport& r, const std::string& kind) {
+    for (const Problem& p : r.problems)
+        if (p.kind == kind)
+            return &p;
+    return nullptr;
+}
+
+std::vector<float> ramp(int n, float start = 0) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i)
+        v[static_cast<std::size_t>(i)] = start + float(i);
+    return v;
+}
+
+// A small dataset: a [8] and b [4] float32, and sub/c [2, 3].
+TensorDict smallDataset() {
+    TensorDict td = TensorDict::create();
+    td.mutableRoot().addBytes("a", DType::Float32, {8}, ownedBytes(ramp(8)));
+    td.mutableRoot().addBytes("b", DType::Float32, {4}, ownedBytes(ramp(4, 100)));
+    td.mutableRoot().addTensorDict("sub").addBytes("c", DType::Float32, {2, 3},
+                                                   ownedBytes(ramp(6, 7)));
+    return td;
+}
+
+// The sha256 of every leaf, by key path.
+QMap<QString, QString> leafHashes(const QString& path) {
+    DescribeOptions options;
+    options.sha256 = true;
+    const Value report = describe(load(path.toStdString()), options);
+    QMap<QString, QString> hashes;
+    for (const Value& leaf : report.find("leaves")->asList())
+        hashes[QString::fromStdString(toJson(*leaf.find("key")))] =
+            QString::fromStdString(leaf.find("sha256")->asString());
+    return hashes;
+}
+
+QByteArray fileBytes(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// Where a.memmap's payload starts in `archive`, as Python's zipfile sees it.
+qint64 payloadOffset(const QString& archive, const QString& entry) {
+    QString out, error;
+    if (!testsupport::runPython(
+            {"-c",
+             "import sys, zipfile\n"
+             "z = zipfile.ZipFile(sys.argv[1]); i = z.getinfo(sys.argv[2])\n"
+             "f = open(sys.argv[1], 'rb'); f.seek(i.header_offset + 26)\n"
+             "n, e = int.from_bytes(f.read(2), 'little'), int.from_bytes(f.read(2), 'little')\n"
+             "print(i.header_offset + 30 + n + e)\n",
+             archive, entry},
+            &out, &error))
+        return -1;
+    return out.trimmed().toLongLong();
+}
+
+}  // namespace
+
+class CheckTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() { QVERIFY(scratch_.isValid()); }
+    void cleanup() {
+        // The archives that should be clean (repaired ones included) read cleanly in libzip.
+        testsupport::verifyArchivesWithLibzip(scratch_.filePath("clean"));
+    }
+
+    // Every fixture, written by the real Python libraries, is sound.
+    void cleanFixturesAreSound_data() {
+        QTest::addColumn<QString>("path");
+        for (const QString& dir : {testsupport::fixturesDir(), testsupport::torchFixturesDir()})
+            for (const QFileInfo& f :
+                 QDir(dir).entryInfoList(QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot)) {
+                if (f.suffix() == "json" || f.suffix() == "md")
+                    continue;
+                QTest::newRow(qPrintable(f.fileName())) << f.filePath();
+            }
+    }
+    void cleanFixturesAreSound() {
+        QFETCH(QString, path);
+        const CheckReport r = check(path.toStdString());
+        QVERIFY2(r.sound(), qPrintable(describeProblems(r)));
+        QVERIFY(r.files >= 1);
+        QVERIFY(r.bytes > 0);
+    }
+
+    // The corpus: each broken file found, named, and of the right kind.
+    void brokenFilesAreFoundAndNamed_data() {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<bool>("isError");
+        QTest::addColumn<QString>("file");  // the problem names this file or entry
+        QTest::addColumn<QStringList>("key");
+        const QString s = scratch_.filePath("corpus");
+        QDir().mkpath(s);
+
+        // A flipped byte in a stored entry, and in a deflate stream.
+        save(smallDataset(), (s + "/stored.tdz").toStdString());
+        flipByte(s + "/stored.tdz", payloadOffset(s + "/stored.tdz", "a.memmap") + 5);
+        QTest::newRow("flipped byte, stored")
+            << s + "/stored.tdz"
+            << "crc_mismatch" << true << "stored.tdz:a.memmap" << QStringList{"a"};
+        SaveOptions deflate;
+        deflate.compression = kZipDeflate;
+        TensorDict big = TensorDict::create();
+        big.mutableRoot().addBytes("x", DType::Float32, {20000}, ownedBytes(ramp(20000)));
+        save(big, (s + "/deflated.tdz").toStdString(), deflate);
+        flipByte(s + "/deflated.tdz", payloadOffset(s + "/deflated.tdz", "x.memmap") + 200);
+        QTest::newRow("flipped byte, deflate")
+            << s + "/deflated.tdz"
+            << "" << true << "deflated.tdz:x.memmap" << QStringList{"x"};
+
+        // A truncated leaf file.
+        save(smallDataset(), (s + "/truncated").toStdString());
+        QVERIFY(QFile::resize(s + "/truncated/b.memmap", 10));
+        QTest::newRow("truncated leaf")
+            << s + "/truncated"
+            << "short_file" << true << "truncated/b.memmap" << QStringList{"b"};
+
+        // meta.json missing: at the root, in a lazy stack member, deep in a tree.
+        save(smallDataset(), (s + "/no-root-meta").toStdString());
+        QVERIFY(QFile::remove(s + "/no-root-meta/meta.json"));
+        QTest::newRow("missing root meta.json")
+            << s + "/no-root-meta"
+            << "missing_meta_json" << true << "no-root-meta/meta.json" << QStringList{};
+        testsupport::copyTree(testsupport::fixturePath("lazy_stack"), s + "/stack");
+        QVERIFY(QFile::remove(s + "/stack/ls/1/meta.json"));
+        QTest::newRow("missing meta.json in a lazy stack")
+            << s + "/stack"
+            << "missing_meta_json" << true << "stack/ls/1/meta.json" << QStringList{"ls", "1"};
+        testsupport::copyTree(testsupport::fixturePath("nested3"), s + "/deep");
+        QVERIFY(QFile::remove(s + "/deep/l1/l2/meta.json"));
+        QTest::newRow("missing meta.json deep")
+            << s + "/deep"
+            << "missing_meta_json" << true << "deep/l1/l2/meta.json" << QStringList{"l1", "l2"};
+
+        // Archives Python's zipfile wrote, patched where zipfile would refuse.
+        save(smallDataset(), (s + "/good").toStdString());
+        QString error;
+        QVERIFY2(testsupport::runPython(
+                     {TDSTUDIO_TEST_SUPPORT_DIR "/make_broken_archives.py", s, s + "/good"},
+                     nullptr, &error),
+                 qPrintable(error));
+        QTest::newRow("short entry, consistent CRC")
+            << s + "/short_entry.tdz"
+            << "short_file" << true << "short_entry.tdz:a.memmap" << QStringList{"a"};
+        QTest::newRow("overlapping entry") << s + "/overlap.tdz"
+                                           << "overlap" << true << "overlap.tdz:" << QStringList{};
+        QTest::newRow("local header disagrees")
+            << s + "/local_header.tdz"
+            << "local_header" << true << "local_header.tdz:a.memmap" << QStringList{"a"};
+        QTest::newRow("data descriptor disagrees")
+            << s + "/descriptor.tdz"
+            << "data_descriptor" << true << "descriptor.tdz:a.memmap" << QStringList{"a"};
+
+        // An orphan file.
+        save(smallDataset(), (s + "/orphan").toStdString());
+        testsupport::writeFile(s + "/orphan/sub/old.memmap", QByteArray(16, '\1'));
+        QTest::newRow("orphan file")
+            << s + "/orphan"
+            << "orphan" << false << "orphan/sub/old.memmap" << QStringList{};
+
+        // A leaf's missing file (a zero-element leaf needs none: sound, below).
+        save(smallDataset(), (s + "/missing").toStdString());
+        QVERIFY(QFile::remove(s + "/missing/sub/c.memmap"));
+        QTest::newRow("missing leaf file")
+            << s + "/missing"
+            << "missing_file" << true << "missing/sub/c.memmap" << QStringList{"sub", "c"};
+
+        // A __main__ class.
+        testsupport::copyTree(testsupport::fixturePath("tensorclass"), s + "/main");
+        QFile meta(s + "/main/meta.json");
+        QVERIFY(meta.open(QIODevice::ReadOnly));
+        QByteArray text = meta.readAll();
+        meta.close();
+        QVERIFY(text.contains("fixture_classes.MyTC"));
+        testsupport::writeFile(s + "/main/meta.json",
+                               text.replace("fixture_classes.MyTC", "__main__.MyTC"));
+        QTest::newRow("__main__ class")
+            << s + "/main"
+            << "main_class" << false << "main/meta.json" << QStringList{};
+
+        // A pickle sidecar that needs code to load.
+        testsupport::copyTree(testsupport::fixturePath("nontensor_pickle"), s + "/pickled");
+        QVERIFY(testsupport::runPython(
+            {"-c",
+             "import sys, pickle, fractions\n"
+             "for p in __import__('glob').glob(sys.argv[1] + '/**/other.pickle', recursive=True):\n"
+             "    pickle.dump({'data': fractions.Fraction(1, 3)}, open(p, 'wb'))\n",
+             s + "/pickled"}));
+        QTest::newRow("pickle sidecar")
+            << s + "/pickled"
+            << "pickle_sidecar" << false << "other.pickle" << QStringList{};
+
+        // A stale temporary of an interrupted atomic save.
+        save(smallDataset(), (s + "/tmp-beside").toStdString());
+        testsupport::writeFile(s + "/.tmp-beside.tdstudio-0123abcd/meta.json", "{}");
+        QTest::newRow("stale temporary")
+            << s + "/tmp-beside"
+            << "stale_temporary" << false << ".tmp-beside.tdstudio-0123abcd" << QStringList{};
+    }
+    void brokenFilesAreFoundAndNamed() {
+        QFETCH(QString, path);
+        QFETCH(QString, kind);
+        QFETCH(bool, isError);
+        QFETCH(QString, file);
+        QFETCH(QStringList, key);
+        const CheckReport r = check(path.toStdString());
+        QVERIFY2(!r.sound(), qPrintable(path));
+        const Problem* p = nullptr;
+        for (const Problem& q : r.problems)
+            if ((kind.isEmpty() || q.kind == kind.toStdString()) &&
+                QString::fromStdString(q.file).contains(file))
+                p = p ? p : &q;
+        QVERIFY2(p, qPrintable("no " + kind + " naming " + file + " in\n" + describeProblems(r)));
+        QCOMPARE(p->severity == Severity::Error, isError);
+        if (!key.isEmpty()) {
+            QStringList actual;
+            for (const std::string& k : p->key)
+                actual << QString::fromStdString(k);
+            QCOMPARE(actual, key);
+        }
+        QVERIFY(!p->message.empty());
+        if (kind.isEmpty())  // a deflate stream: broken data or a wrong CRC, an error either way
+            QVERIFY2(p->kind == "corrupt_stream" || p->kind == "crc_mismatch" ||
+                         p->kind == "size_mismatch",
+                     p->kind.c_str());
+        QCOMPARE(r.errorCount() > 0, isError || r.errorCount() > 0);
+    }
+
+    // A zero-element leaf has no file, as tensordict writes it and reads it back.
+    void zeroElementLeavesNeedNoFile() {
+        TensorDict td = TensorDict::create();
+        td.mutableRoot().addBytes("empty", DType::Float32, {0, 3},
+                                  ownedBytes(std::vector<float>{}));
+        td.mutableRoot().addBytes("x", DType::Float32, {2}, ownedBytes(ramp(2)));
+        const QString dir = scratch_.filePath("zero");
+        save(td, dir.toStdString());
+        QVERIFY(!QFile::exists(dir + "/empty.memmap"));
+        const CheckReport r = check(dir.toStdString());
+        QVERIFY2(r.sound(), qPrintable(describeProblems(r)));
+    }
+
+    // An in-place write as Python's "r+" mode makes it: payload bytes patched,
+    // the CRC left. Found and named; --repair re-stamps exactly the CRC
+    // fields (byte for byte as an independent re-stamp in Python), after
+    // which zipfile, unzip and libzip read it cleanly and no leaf changed.
+    void anInPlaceWriteIsFoundAndRepaired() {
+        const QString dir = scratch_.filePath("clean");
+        QDir().mkpath(dir);
+        const QString archive = dir + "/rplus.tdz";
+        save(smallDataset(), archive.toStdString());
+        const qint64 at = payloadOffset(archive, "sub/c.memmap");
+        QVERIFY(at > 0);
+        QString error;
+        QVERIFY2(
+            testsupport::runPython(
+                {"-c",
+                 "import sys, numpy as np\n"
+                 "m = np.memmap(sys.argv[1], dtype=np.float32, mode='r+', offset=int(sys.argv[2]),"
+                 " shape=(6,))\n"
+                 "m[2] = 42.5; m.flush()\n",
+                 archive, QString::number(at)},
+                nullptr, &error),
+            qPrintable(error));
+        const QMap<QString, QString> written = leafHashes(archive);
+        const QByteArray before = fileBytes(archive);
+
+        const CheckReport r = check(archive.toStdString());
+        QCOMPARE(int(r.errorCount()), 1);
+        const Problem* p = findKind(r, "crc_mismatch");
+        QVERIFY2(p, qPrintable(describeProblems(r)));
+        QCOMPARE(QString::fromStdString(p->file), archive + ":sub/c.memmap");
+        QCOMPARE(p->key, (std::vector<std::string>{"sub", "c"}));
+        QVERIFY(p->repairable);
+
+        // A dry run says what it would do and changes nothing.
+        RepairOptions dry;
+        dry.dryRun = true;
+        const RepairReport plan = repair(r, dry);
+        QCOMPARE(int(plan.done.size()), 1);
+        QVERIFY(
+            QString::fromStdString(plan.done.front()).startsWith("would re-stamp the CRC-32 of "));
+        QCOMPARE(fileBytes(archive), before);
+
+        const RepairReport done = repair(r);
+        QCOMPARE(int(done.done.size()), 1);
+        QVERIFY(done.left.empty());
+        const CheckReport after = check(archive.toStdString());
+        QVERIFY2(after.sound(), qPrintable(describeProblems(after)));
+        QCOMPARE(leafHashes(archive), written);  // no tensor byte changed
+
+        // Byte for byte what an independent re-stamp of the patched archive gives.
+        const QString original = dir + "/../rplus-before.tdz";
+        const QString expected = dir + "/../rplus-expected.tdz";
+        testsupport::writeFile(original, before);
+        QVERIFY2(testsupport::runPython(
+                     {TDSTUDIO_TEST_SUPPORT_DIR "/restamp_crcs.py", original, expected}, nullptr,
+                     &error),
+                 qPrintable(error));
+        const QByteArray repaired = fileBytes(archive);
+        QCOMPARE(repaired.size(), before.size());
+        QVERIFY(repaired == fileBytes(expected));
+        int changed = 0;
+        for (qsizetype i = 0; i < repaired.size(); ++i)
+            changed += repaired[i] != before[i];
+        QVERIFY(changed > 0 && changed <= 8);  // two CRC fields at most
+
+        // Independent readers: Python's testzip(), unzip -t, libzip.
+        QString out;
+        QVERIFY2(testsupport::runPython({"-c",
+                                         "import sys, zipfile\n"
+                                         "print(zipfile.ZipFile(sys.argv[1]).testzip())\n",
+                                         archive},
+                                        &out, &error),
+                 qPrintable(error));
+        QCOMPARE(out.trimmed(), QString("None"));
+        QProcess unzip;
+        unzip.start("unzip", {"-tq", archive});
+        QVERIFY(unzip.waitForFinished(30000));
+        QCOMPARE(unzip.exitCode(), 0);
+        const testsupport::LibzipReading libzip = testsupport::readWithLibzip(archive);
+        QVERIFY2(libzip.error.isEmpty(), qPrintable(libzip.error));
+        QCOMPARE(libzip.read, libzip.entries);
+    }
+
+    // Stale temporaries are deleted by a repair; one a process holds open is not.
+    void staleTemporariesAreDeletedUnlessInUse() {
+        const QString s = scratch_.filePath("temps");
+        QVERIFY(QDir().mkpath(s));
+        save(smallDataset(), (s + "/ds.tdz").toStdString());
+        testsupport::writeFile(s + "/.ds.tdz.tdstudio-00c0ffee", "partial");
+        testsupport::writeFile(s + "/.ds.tdz.k2x9_q4a/meta.json", "{}");  // tensordict's staging
+        testsupport::writeFile(s + "/.ds.tdz.tdstudio-0000beef", "being written");
+        testsupport::writeFile(s + "/.other.tdz.tdstudio-00c0ffee", "not ours to judge");
+        QFile held(s + "/.ds.tdz.tdstudio-0000beef");
+        QVERIFY(held.open(QIODevice::ReadOnly));  // a save still running holds it
+
+        const CheckReport r = check((s + "/ds.tdz").toStdString());
+        QCOMPARE(int(r.problems.size()), 3);
+        for (const Problem& p : r.problems) {
+            QCOMPARE(p.kind, std::string("stale_temporary"));
+            QCOMPARE(p.repairable, p.file.find("0000beef") == std::string::npos);
+        }
+        const RepairReport done = repair(r);
+        QCOMPARE(int(done.done.size()), 2);
+        QCOMPARE(int(done.left.size()), 1);
+        QVERIFY(!QFile::exists(s + "/.ds.tdz.tdstudio-00c0ffee"));
+        QVERIFY(!QFile::exists(s + "/.ds.tdz.k2x9_q4a"));
+        QVERIFY(QFile::exists(s + "/.ds.tdz.tdstudio-0000beef"));
+        QVERIFY(QFile::exists(s + "/.other.tdz.tdstudio-00c0ffee"));
+        QVERIFY(QFile::exists(s + "/ds.tdz"));
+    }
+
+    // The data pass: stored entries larger than a chunk are checksummed in
+    // pieces on several threads and combined, found damaged in any piece;
+    // progress reaches the total; a cancel stops it.
+    void largeEntriesOnSeveralThreads() {
+        const QString archive = scratch_.filePath("large.tdz");
+        const int n = 20 << 20;  // 80 MiB: three chunks
+        TensorDict td = TensorDict::create();
+        td.mutableRoot().addBytes("x", DType::Float32, {n}, ownedBytes(ramp(n)));
+        save(td, archive.toStdString());
+        for (const int threads : {1, 2}) {
+            CheckOptions options;
+            options.threads = threads;
+            std::uint64_t last = 0, total = 0;
+            options.progress = [&](const CheckProgress& p) {
+                last = std::max(last, p.bytesDone);
+                total = p.bytesTotal;
+            };
+            const CheckReport r = check(archive.toStdString(), options);
+            QVERIFY2(r.sound(), qPrintable(describeProblems(r)));
+            QVERIFY(r.bytes >= std::uint64_t(n) * 4);
+            QCOMPARE(last, total);
+        }
+        flipByte(archive, payloadOffset(archive, "x.memmap") + (70ll << 20));  // the third chunk
+        CheckOptions two;
+        two.threads = 2;
+        QVERIFY(findKind(check(archive.toStdString(), two), "crc_mismatch"));
+
+        CheckOptions cancelled;
+        cancelled.progress = [&](const CheckProgress&) { cancelled.cancel.cancel(); };
+        const CheckReport stopped = check(archive.toStdString(), cancelled);
+        QVERIFY(stopped.cancelled);
+        QVERIFY(!stopped.sound());
+    }
+
+    // What cannot be checked at all throws, naming it.
+    void whatCannotBeCheckedThrows() {
+        QVERIFY_THROWS_EXCEPTION(Error, check(scratch_.filePath("nothing-here").toStdString()));
+        const QString text = scratch_.filePath("notes.txt");
+        testsupport::writeFile(text, "hello");
+        QVERIFY_THROWS_EXCEPTION(Error, check(text.toStdString()));
+        QDir().mkpath(scratch_.filePath("plain-folder"));
+        testsupport::writeFile(scratch_.filePath("plain-folder/readme"), "x");
+        QVERIFY_THROWS_EXCEPTION(Error, check(scratch_.filePath("plain-folder").toStdString()));
+        // A damaged archive can be checked: its central directory is the problem.
+        const QString truncated = scratch_.filePath("truncated.tdz");
+        save(smallDataset(), truncated.toStdString());
+        QVERIFY(QFile::resize(truncated, QFileInfo(truncated).size() - 10));
+        const CheckReport r = check(truncated.toStdString());
+        QVERIFY2(findKind(r, "central_directory"), qPrintable(describeProblems(r)));
+    }
+
+private:
+    static void flipByte(const QString& path, qint64 offset) {
+        QFile f(path);
+        QVERIFY(offset >= 0 && f.open(QIODevice::ReadWrite));
+        QVERIFY(f.seek(offset));
+        char c = 0;
+        QVERIFY(f.getChar(&c));
+        QVERIFY(f.seek(offset));
+        QVERIFY(f.putChar(static_cast<char>(c ^ 0x5a)));
+    }
+
+    QTemporaryDir scratch_;
+};
+
+QTEST_MAIN(CheckTest)
+#include "tst_check.moc"
