@@ -1,5 +1,6 @@
 // libFuzzer target: tensordict::load of a memmap directory, then every leaf
-// read and every non-tensor value written as JSON (load_support.h).
+// read and every non-tensor value written as JSON, then checked as --check
+// does and its repair planned (load_support.h).
 //
 // The input is a directory tree in a simple serialized form, unpacked for
 // each input into a fresh directory "root" inside one temporary directory per
@@ -201,6 +202,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     unpack(data, size, root);
     fuzz::loadAndRead(root);
+    fuzz::checkAndPlanRepair(root);
     std::error_code ec;
     std::filesystem::remove_all(root, ec);  // never follows links
     if (ec) {

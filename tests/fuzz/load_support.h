@@ -4,7 +4,7 @@
 // tdstudio opens one (errors become error nodes) and read everything in it,
 // as describe(td, {sha256, firstValues}) would, leaf by leaf so that one
 // bad leaf does not hide the others, skipping leaves over kMaxLeafBytes to
-// keep runs fast.
+// keep runs fast; then check it as --check does, and plan its repair.
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 
+#include "tensordict/check.h"
 #include "tensordict/error.h"
 #include "tensordict/report.h"
 #include "tensordict/tensordict.h"
@@ -64,6 +65,21 @@ inline void loadAndRead(const std::string& path) {
         readNode(td.root());
         // Everything else describe() reports (it reads no leaf data without options).
         (void)tensordict::toJson(tensordict::describe(td));
+    } catch (const tensordict::Error&) {
+    }
+}
+
+// tdstudio --check of the input, and --repair --dry-run (which reads the
+// archive again to plan its CRC re-stamps). Only Error may come out.
+inline void checkAndPlanRepair(const std::string& path) {
+    tensordict::CheckOptions options;
+    options.threads = 1;
+    try {
+        const tensordict::CheckReport report = tensordict::check(path, options);
+        (void)report.errorCount();
+        tensordict::RepairOptions dry;
+        dry.dryRun = true;
+        (void)tensordict::repair(report, dry);
     } catch (const tensordict::Error&) {
     }
 }
