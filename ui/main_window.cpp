@@ -25,6 +25,7 @@
 #include <functional>
 #include <utility>
 
+#include "check_controller.h"
 #include "compare_image_view.h"
 #include "compare_panel.h"
 #include "compare_view.h"
@@ -56,6 +57,7 @@ MainWindow::MainWindow(QWidget* parent)
       statusLabel_(new QLabel),
       showInFolder_(new QToolButton),
       saves_(new SaveController(this, [this] { return saveScopes(); })),
+      checks_(new CheckController(this)),
       pages_(new QStackedWidget),
       welcome_(new WelcomePage),
       compare_(new CompareView) {
@@ -123,6 +125,32 @@ MainWindow::MainWindow(QWidget* parent)
         saveAction_->setEnabled(!running && documentPage_->tensorDict() != nullptr);
     });
     connect(saves_, &SaveController::openRequested, this, &MainWindow::openPath);
+    connect(checks_, &CheckController::message, this, [this](const QString& text, int timeoutMs) {
+        statusBar()->showMessage(text, timeoutMs);
+    });
+    connect(checks_, &CheckController::checked, this,
+            [this](std::shared_ptr<const tensordict::CheckReport> report) {
+                if (report->cancelled)
+                    return;
+                // The problems show under the root's overview.
+                documentPage_->overviewPanel()->setCheckReport(report);
+                if (!isComparing() && !documentPage_->showsOverview())
+                    selectKeyPath({});
+            });
+    connect(checks_, &CheckController::repaired, this, [this](const QStringList& done) {
+        // The files changed: the tree is read again, the report stays for it.
+        const auto report = checks_->report();
+        connect(
+            this, &MainWindow::documentLoaded, this,
+            [this, report] { documentPage_->overviewPanel()->setCheckReport(report); },
+            Qt::SingleShotConnection);
+        reload();
+        statusBar()->showMessage(done.join("; "), 0);
+    });
+    connect(documentPage_->overviewPanel(), &OverviewPanel::checkRequested, this,
+            &MainWindow::checkIntegrity);
+    connect(documentPage_->overviewPanel(), &OverviewPanel::repairRequested, checks_,
+            &CheckController::repair);
     connect(saves_, &SaveController::saved, this,
             [this](const QString& prefix) { noteWritten(tr("Saved %1").arg(prefix), prefix); });
     connect(documentPage_, &DocumentPage::exported, this, [this](const QString& path) {
@@ -132,6 +160,11 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(saves_, &SaveController::closeReady, this, &QWidget::close, Qt::QueuedConnection);
     resize(1400, 860);
+}
+
+void MainWindow::checkIntegrity() {
+    if (documentPage_->tensorDict())
+        checks_->check(currentPath());
 }
 
 void MainWindow::noteWritten(const QString& text, const QString& path) {
@@ -166,6 +199,12 @@ void MainWindow::createMenus() {
     closeCompareAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_W));
     closeCompareAction_->setEnabled(false);
     file->addAction(tr("Re&load"), this, &MainWindow::reload)->setShortcut(QKeySequence::Refresh);
+    checkAction_ = file->addAction(tr("Check &Integrity…"), this, &MainWindow::checkIntegrity);
+    checkAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_K));
+    checkAction_->setToolTip(
+        tr("Read every byte of the dataset once and check it against its "
+           "format, as tdstudio --check does"));
+    checkAction_->setEnabled(false);
     file->addSeparator();
     saveAction_ = file->addAction(tr("&Save As / Export…"), saves_, &SaveController::saveAs);
     // Not QKeySequence::SaveAs: some platforms have none.
@@ -422,6 +461,8 @@ void MainWindow::showLoaded() {
         pages_->setCurrentWidget(documentPage_);
     saveAction_->setEnabled(!saves_->isRunning());
     compareMenu_->setEnabled(true);
+    checkAction_->setEnabled(true);
+    documentPage_->overviewPanel()->setCheckReport(nullptr);  // of the file open before
 
     const auto errors = td->errors();
     const QString format = QString::fromStdString(td->format());

@@ -31,6 +31,7 @@ class RecentFiles;
 class SaveController;
 class SaveJob;
 class SaveProgressDialog;
+class CheckController;
 class WelcomePage;
 namespace tensordict {
 class Node;
@@ -54,6 +55,9 @@ public:
     const QString& lastError() const { return lastError_; }
     QStringList recentFiles() const;
 
+    // File > Check Integrity: the open dataset checked on a worker.
+    void checkIntegrity();
+    CheckController* checks() const { return checks_; }
     // What the window shows while no tensordict is open (and after an open failed).
     WelcomePage* welcomePage() const { return welcome_; }
     // The document alone; the comparison is compareView(). page() is the one on screen.
@@ -131,6 +135,8 @@ private:
     QString writtenNote_, writtenPath_;
     QString lastError_;
     SaveController* saves_;
+    CheckController* checks_;
+    QAction* checkAction_ = nullptr;
     QAction* groupKeysAction_ = nullptr;  // View > Group Keys by Dots
     QAction* saveAction_ = nullptr;
     QStackedWidget* pages_;  // welcome_, documentPage_ or compare_

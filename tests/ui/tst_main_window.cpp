@@ -17,6 +17,7 @@
 #include <QTreeView>
 #include <QtTest>
 
+#include "check_controller.h"
 #include "details_panel.h"
 #include "document_page.h"
 #include "file_dialogs.h"
@@ -24,6 +25,7 @@
 #include "key_tree_model.h"
 #include "main_window.h"
 #include "node_properties.h"
+#include "overview_panel.h"
 #include "preview_panel.h"
 #include "recent_files.h"
 #include "save_job.h"
@@ -55,6 +57,12 @@ void clickButton(QWidget* in, const QString& text) {
     QPushButton* b = findButton(in, text);
     QVERIFY2(b, qPrintable(text));
     b->click();
+}
+
+void screenshot(QWidget* w, const QString& name) {
+    const QByteArray dir = qgetenv("TDSTUDIO_SCREENSHOT_DIR");
+    if (!dir.isEmpty())
+        w->grab().save(QString::fromLocal8Bit(dir) + "/" + name);
 }
 
 void closeMessageBoxes(QWidget& w) {
@@ -413,6 +421,72 @@ private Q_SLOTS:
         QCOMPARE(box->text(), QString("This file is not a tensordict archive, or it is damaged."));
         QVERIFY(box->informativeText().contains("notes.tdz: not a zip archive"));
         closeMessageBoxes(w);
+    }
+
+    // File > Check Integrity on a damaged archive: its problems join the
+    // overview's Problems list, clicking one selects its key, Repair asks
+    // first, then the archive is sound and opened again.
+    void checkIntegrityListsProblemsAndRepairs() {
+        QTemporaryDir scratch;
+        const QString archive = scratch.filePath("damaged.tdz");
+        QVERIFY(QFile::copy(testsupport::fixturePath("archive_simple.tdz"), archive));
+        QVERIFY(QFile::setPermissions(archive, QFile::ReadOwner | QFile::WriteOwner));
+        {
+            QFile f(archive);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.seek(320));  // a.memmap's payload, as an in-place write changes it
+            QVERIFY(f.putChar('\x7f'));
+        }
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, archive));
+        OverviewPanel* overview = w.documentPage()->overviewPanel();
+        QTRY_VERIFY(overview->isReady());
+        QVERIFY(overview->checkButton()->isVisible());
+        QSignalSpy checked(w.checks(), &CheckController::checked);
+        overview->checkButton()->click();  // as File > Check Integrity
+        QTRY_COMPARE_WITH_TIMEOUT(checked.count(), 1, kTimeoutMs);
+        QListWidget* problems = overview->problemList();
+        QListWidgetItem* crc = nullptr;
+        for (int i = 0; i < problems->count(); ++i)
+            if (problems->item(i)->text().contains("crc_mismatch"))
+                crc = problems->item(i);
+        QVERIFY2(crc, qPrintable(problems->item(0)->text()));
+        QVERIFY(crc->text().contains("damaged.tdz:a.memmap"));
+        QVERIFY(w.statusBar()->currentMessage().contains("1 error"));
+        QVERIFY(overview->repairButton()->isVisible());
+        screenshot(&w, "check-problems.png");
+
+        // Clicking the problem selects its key.
+        problems->scrollToItem(crc);
+        QTest::mouseClick(problems->viewport(), Qt::LeftButton, {},
+                          problems->visualItemRect(crc).center());
+        QCOMPARE(w.documentPage()->currentKeyPath(), QStringList{"a"});
+
+        // Repair asks; No changes nothing.
+        QString asked;
+        bool answer = false;
+        w.checks()->setRepairConfirmation([&](const QString& q) {
+            asked = q;
+            return answer;
+        });
+        const QStringList before = testsupport::fileFingerprints(archive);
+        w.checks()->repair();
+        QVERIFY(asked.contains("re-stamp 1 CRC-32"));
+        QVERIFY(asked.contains("No tensor's bytes and no meta.json are changed"));
+        QCOMPARE(testsupport::fileFingerprints(archive), before);
+        answer = true;
+        QSignalSpy repaired(w.checks(), &CheckController::repaired);
+        QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        w.checks()->repair();
+        QTRY_COMPARE_WITH_TIMEOUT(checked.count(), 2, kTimeoutMs);
+        QCOMPARE(repaired.count(), 1);
+        QVERIFY(w.checks()->report()->sound());
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() >= 1, kTimeoutMs);  // opened again
+        QVERIFY(w.selectKeyPath({}));
+        QTRY_VERIFY(overview->isReady());
+        QTRY_VERIFY(problems->item(0)->text().contains("found the dataset sound"));
+        QVERIFY(!overview->repairButton()->isVisible());
     }
 
     // Every file dialog starts beside the open file the first time, then in

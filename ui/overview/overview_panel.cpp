@@ -2,9 +2,11 @@
 
 #include <QEvent>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
 #include <QLocale>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QVBoxLayout>
 #include <utility>
@@ -67,7 +69,16 @@ OverviewPanel::OverviewPanel(QWidget* parent)
       dtypes_(new SizeBarChart),
       storage_(new SizeBarChart),
       problemsTitle_(heading(tr("Problems"))),
-      problems_(new QListWidget) {
+      problems_(new QListWidget),
+      checkButton_(new QPushButton(tr("Check Integrity…"))),
+      repair_(new QPushButton(tr("Repair…"))) {
+    checkButton_->setToolTip(
+        tr("Read every byte once and check the dataset against its format: checksums, the zip "
+           "structure, every meta.json against its files (File > Check Integrity)"));
+    repair_->setToolTip(tr("Fix what can be fixed without guessing; asks first"));
+    repair_->hide();
+    connect(checkButton_, &QPushButton::clicked, this, &OverviewPanel::checkRequested);
+    connect(repair_, &QPushButton::clicked, this, &OverviewPanel::repairRequested);
     QFont big = title_->font();
     big.setBold(true);
     big.setPointSizeF(big.pointSizeF() * 1.25);
@@ -76,10 +87,23 @@ OverviewPanel::OverviewPanel(QWidget* parent)
     counts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     counts_->setWordWrap(true);
     problems_->setToolTip(tr("Click a problem to select its key"));
+    // Long problems wrap; the list grows with them, up to a dozen lines, then scrolls.
+    problems_->setWordWrap(true);
+    problems_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    problems_->setResizeMode(QListView::Adjust);
+    problems_->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+    problems_->setMaximumHeight(problems_->fontMetrics().lineSpacing() * 12);
 
     auto* content = new QWidget;
     grid_ = new QGridLayout(content);
     grid_->setHorizontalSpacing(24);
+    // The problems' heading, with the integrity check beside it.
+    problemsHeader_ = new QWidget;
+    auto* headerRow = new QHBoxLayout(problemsHeader_);
+    headerRow->setContentsMargins(0, 0, 0, 0);
+    headerRow->addWidget(problemsTitle_, 1);
+    headerRow->addWidget(checkButton_);
+    headerRow->addWidget(repair_);
     arrange(2);
 
     scroll_ = new QScrollArea;
@@ -106,9 +130,9 @@ void OverviewPanel::arrange(int columns) {
     if (columns == columns_)
         return;
     columns_ = columns;
-    QWidget* parts[] = {title_,        counts_,  childrenTitle_, children_,
-                        leavesTitle_,  leaves_,  dtypesTitle_,   dtypes_,
-                        storageTitle_, storage_, problemsTitle_, problems_};
+    QWidget* parts[] = {title_,        counts_,  childrenTitle_,  children_,
+                        leavesTitle_,  leaves_,  dtypesTitle_,    dtypes_,
+                        storageTitle_, storage_, problemsHeader_, problems_};
     for (QWidget* part : parts)
         grid_->removeWidget(part);
     for (int r = 0; r < grid_->rowCount(); ++r) {
@@ -133,7 +157,7 @@ void OverviewPanel::arrange(int columns) {
         if (column == columns - 1)
             row += 2;
     }
-    grid_->addWidget(problemsTitle_, row, 0, 1, span);
+    grid_->addWidget(problemsHeader_, row, 0, 1, span);
     grid_->setRowMinimumHeight(row, headingHeight);
     grid_->addWidget(problems_, row + 1, 0, 1, span);
     grid_->setRowStretch(row + 2, 1);
@@ -243,9 +267,49 @@ void OverviewPanel::showSummary() {
     storage_->setBars(std::move(storage), tr("No tensor leaves"));
     fitColumns();  // the figures' widths changed
 
+    showProblems();
+}
+
+void OverviewPanel::setCheckReport(std::shared_ptr<const tensordict::CheckReport> report) {
+    check_ = std::move(report);
+    if (ready_)
+        showProblems();
+}
+
+void OverviewPanel::showProblems() {
+    const CollectionSummary& s = summary_;
     problems_->clear();
-    problemsTitle_->setText(s.problemCount > 0 ? tr("Problems (%1)").arg(s.problemCount)
-                                               : tr("Problems"));
+    // The integrity check's problems under this collection, then what reading found.
+    std::vector<const tensordict::Problem*> checked;
+    if (check_)
+        for (const tensordict::Problem& p : check_->problems) {
+            const bool inside = p.key.size() >= std::size_t(s.keyPath.size()) &&
+                                std::equal(s.keyPath.begin(), s.keyPath.end(), p.key.begin(),
+                                           [](const QString& a, const std::string& b) {
+                                               return a.toStdString() == b;
+                                           });
+            if (inside || s.keyPath.isEmpty())
+                checked.push_back(&p);
+        }
+    const std::int64_t total = s.problemCount + std::int64_t(checked.size());
+    problemsTitle_->setText(total > 0 ? tr("Problems (%1)").arg(total) : tr("Problems"));
+    for (const tensordict::Problem* p : checked) {
+        QStringList key;
+        for (const std::string& k : p->key)
+            key << QString::fromStdString(k);
+        const bool error = p->severity == tensordict::Severity::Error;
+        auto* item = new QListWidgetItem(
+            tr("%1 · %2 · %3%4: %5")
+                .arg(error ? tr("error") : tr("warning"), QString::fromStdString(p->kind),
+                     QString::fromStdString(p->file),
+                     key.isEmpty() ? QString() : " " + keyPathText(key),
+                     QString::fromStdString(p->message)));
+        item->setForeground(error ? QColor(0xc0, 0x20, 0x20) : QColor(0x9c, 0x65, 0x00));
+        item->setToolTip(QString::fromStdString(p->message));
+        item->setData(Qt::UserRole, key);
+        item->setData(Qt::UserRole + 1, !key.isEmpty());
+        problems_->addItem(item);
+    }
     for (const auto& p : s.problems) {
         auto* item = new QListWidgetItem(QString("%1: %2").arg(
             p.keyPath.isEmpty() ? tr("(root)") : keyPathText(p.keyPath), p.text));
@@ -257,12 +321,16 @@ void OverviewPanel::showSummary() {
     if (s.problemCount > static_cast<std::int64_t>(s.problems.size()))
         problems_->addItem(
             tr("… and %1 more").arg(s.problemCount - std::int64_t(s.problems.size())));
-    if (s.problemCount == 0)
+    if (total == 0)
         problems_->addItem(
-            tr("None found: every part could be read, no integrity warning, "
-               "no link out of the dataset."));
-    // As tall as its lines, up to a few.
-    const int rows = std::min(problems_->count(), 6);
-    problems_->setFixedHeight(rows * problems_->sizeHintForRow(0) + 2 * problems_->frameWidth() +
-                              4);
+            check_ && !check_->cancelled
+                ? tr("None found: the integrity check found the dataset sound (%1 read).")
+                      .arg(nodetext::byteSizeText(check_->bytes))
+                : tr("None found: every part could be read, no integrity warning, "
+                     "no link out of the dataset."));
+    const bool repairable =
+        check_ && std::any_of(check_->problems.begin(), check_->problems.end(),
+                              [](const tensordict::Problem& p) { return p.repairable; });
+    repair_->setVisible(repairable);
+    problems_->updateGeometry();  // as tall as its wrapped lines, up to its maximum
 }

@@ -5,11 +5,13 @@
 
 #include "collection_summary.h"
 #include "job_tracker.h"
+#include "tensordict/check.h"
 #include "tensordict/tensordict.h"
 
 class QGridLayout;
 class QLabel;
 class QListWidget;
+class QPushButton;
 class QScrollArea;
 class SizeBarChart;
 
@@ -41,6 +43,11 @@ public:
     SizeBarChart* storageChart() const { return storage_; }
     QListWidget* problemList() const { return problems_; }
     QString headline() const;
+    // The integrity check's report of the whole dataset (nullptr: none yet):
+    // its problems join the Problems list of every collection they are under.
+    void setCheckReport(std::shared_ptr<const tensordict::CheckReport> report);
+    QPushButton* checkButton() const { return checkButton_; }
+    QPushButton* repairButton() const { return repair_; }
     // How many columns the charts stand in now (1 or 2).
     int columnCount() const { return columns_; }
 
@@ -48,6 +55,8 @@ Q_SIGNALS:
     void summaryReady();
     // The user clicked a key (a bar or a problem): select it in the tree.
     void keyActivated(const QStringList& keyPath);
+    void checkRequested();
+    void repairRequested();
 
 protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
@@ -55,6 +64,7 @@ protected:
 private:
     void summarized(CollectionSummary result);
     void showSummary();
+    void showProblems();
     // Places the charts and their titles in `columns` columns.
     void arrange(int columns);
     // Two columns when the charts fit side by side with whole labels and figures.
@@ -77,6 +87,10 @@ private:
     SizeBarChart* storage_;
     QLabel* problemsTitle_;
     QListWidget* problems_;
+    QPushButton* checkButton_;
+    QPushButton* repair_;
+    QWidget* problemsHeader_ = nullptr;
+    std::shared_ptr<const tensordict::CheckReport> check_;
     QScrollArea* scroll_;
     QGridLayout* grid_;
     int columns_ = 0;
