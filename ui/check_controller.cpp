@@ -16,6 +16,8 @@ QString count(std::size_t n, const QString& one, const QString& many) {
 CheckController::CheckController(QWidget* window) : QObject(window), window_(window) {}
 
 void CheckController::check(const QString& path) {
+    if (job_.isBusy())
+        return;  // one check or repair at a time: a repair's outcome must not be dropped
     run(path, tr("Checking %1…").arg(path), false);
 }
 
@@ -69,7 +71,9 @@ void CheckController::run(const QString& path, const QString& label, bool repair
             Outcome o;
             try {
                 if (repairFirst && before) {
-                    for (const std::string& done : tensordict::repair(*before).done)
+                    tensordict::RepairOptions repair;
+                    repair.cancel = cancel;  // closing the window stops it, the archive as it was
+                    for (const std::string& done : tensordict::repair(*before, repair).done)
                         o.repaired << QString::fromStdString(done);
                 }
                 tensordict::CheckOptions options;

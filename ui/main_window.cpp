@@ -130,7 +130,8 @@ MainWindow::MainWindow(QWidget* parent)
     });
     connect(checks_, &CheckController::checked, this,
             [this](std::shared_ptr<const tensordict::CheckReport> report) {
-                if (report->cancelled)
+                // A report of the file open now (another may have been opened meanwhile).
+                if (report->cancelled || QString::fromStdString(report->path) != currentPath())
                     return;
                 // The problems show under the root's overview.
                 documentPage_->overviewPanel()->setCheckReport(report);

@@ -46,6 +46,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -83,6 +84,7 @@ std::size_t CheckReport::warningCount() const {
 namespace {
 
 constexpr std::uint64_t kChunk = 32ull << 20;  // a task of stored bytes: CRCs of chunks combine
+constexpr std::uint64_t kMaxChunks = 4096;     // of one file
 constexpr std::size_t kInflateBuffer = 1u << 20;
 constexpr int kMaxListedGlobals = 8;
 
@@ -226,7 +228,11 @@ void Checker::checkArchive(const std::shared_ptr<const ByteSource>& source) {
         return;
     }
     report_.entries = entries.size();
-    const LeafBytes whole = source->map();
+    LeafBytes whole;
+    try {
+        whole = source->map();  // compressed entries inflate from it; else they are read first
+    } catch (const Error&) {
+    }
     std::uint64_t directoryStart = fileSize;
     for (const zip::CentralEntry& e : entries)
         directoryStart = std::min(directoryStart, e.centralHeaderOffset);
@@ -243,15 +249,22 @@ void Checker::checkArchive(const std::shared_ptr<const ByteSource>& source) {
             error("duplicate_name", file,
                   "two entries are named \"" + c.name +
                       "\": readers disagree on which one counts. Re-save the dataset.");
-        const bool unsafe = c.name.empty() || c.name.front() == '/' ||
-                            c.name.find('\\') != std::string::npos ||
-                            c.name.find('\0') != std::string::npos ||
-                            ("/" + c.name + "/").find("/../") != std::string::npos;
+        // As the archive reader refuses them: absolute, "..", ".", empty parts, backslashes.
+        bool unsafe = c.name.empty() || c.name.front() == '/' ||
+                      c.name.find('\\') != std::string::npos ||
+                      c.name.find('\0') != std::string::npos;
+        for (std::size_t start = 0; !unsafe && start < c.name.size();) {
+            const std::size_t slash = std::min(c.name.find('/', start), c.name.size());
+            const std::string part = c.name.substr(start, slash - start);
+            unsafe = part == "." || part == ".." || (part.empty() && slash != c.name.size());
+            start = slash + 1;
+        }
         if (unsafe)
             error("unsafe_name", file,
-                  "the name leaves the archive's root: unpacking it would write outside the "
-                  "folder it is unpacked in. Do not unpack it; re-save the dataset.");
-        if (c.name.back() == '/')
+                  "the name is not a plain relative path (absolute, \"..\", \".\" or an empty "
+                  "part): unpacking it may write outside the folder it is unpacked in, and "
+                  "tensordict cannot read it. Do not unpack it; re-save the dataset.");
+        if (!c.name.empty() && c.name.back() == '/')
             continue;  // a directory entry: no data
         if (c.flags & zip::kFlagEncrypted) {
             error("encrypted", file, "the entry is encrypted; tensordict cannot read it.");
@@ -305,9 +318,8 @@ void Checker::checkArchive(const std::shared_ptr<const ByteSource>& source) {
         }
         if (described) {
             try {
-                const bool zip64 = c.size >= 0xFFFFFFFFu || c.compressedSize >= 0xFFFFFFFFu;
                 const zip::DataDescriptor dd =
-                    zip::readDataDescriptor(read, end, directoryStart, zip64, file);
+                    zip::readDataDescriptor(read, end, directoryStart, local.zip64, file);
                 if (dd.crc != c.crc || dd.size != c.size || dd.compressedSize != c.compressedSize)
                     error("data_descriptor", file,
                           "the data descriptor after the entry disagrees with the central "
@@ -404,6 +416,10 @@ std::optional<std::uint32_t> Checker::storedCrc(DataItem& item, std::uint64_t of
         if (!item.failed.exchange(true))
             error("read_error", item.file, e.reason());
         return std::nullopt;
+    } catch (const std::bad_alloc&) {
+        if (!item.failed.exchange(true))
+            error("read_error", item.file, "not enough memory to read it");
+        return std::nullopt;
     }
 }
 
@@ -411,13 +427,15 @@ void Checker::readData() {
     for (std::size_t i = 0; i < items_.size(); ++i) {
         DataItem& item = *items_[i];
         if (item.method == zip::kStored) {
+            // Chunks of kChunk, at most kMaxChunks of them (a sparse file of an exabyte).
+            const std::uint64_t chunk = std::max(kChunk, item.length / kMaxChunks + 1);
             const std::uint64_t chunks =
-                std::max<std::uint64_t>(1, (item.length + kChunk - 1) / kChunk);
+                std::max<std::uint64_t>(1, (item.length + chunk - 1) / chunk);
             item.chunkCrcs.assign(chunks, 0);
             item.chunkLengths.assign(chunks, 0);
             for (std::uint64_t c = 0; c < chunks; ++c) {
-                const std::uint64_t at = c * kChunk;
-                const std::uint64_t n = std::min(kChunk, item.length - std::min(item.length, at));
+                const std::uint64_t at = c * chunk;
+                const std::uint64_t n = std::min(chunk, item.length - std::min(item.length, at));
                 item.chunkLengths[c] = n;
                 tasks_.push_back({i, at, n, static_cast<std::size_t>(c)});
             }
@@ -458,6 +476,11 @@ void Checker::readData() {
                         item.failed = true;
                         error("read_error", item.file, e.reason());
                         continue;
+                    } catch (const std::bad_alloc&) {
+                        item.failed = true;
+                        error("read_error", item.file,
+                              "not enough memory to read the compressed entry");
+                        continue;
                     }
                     payload = owned.data.get();
                 }
@@ -483,6 +506,8 @@ void Checker::readData() {
                     }
                 } catch (const Error& e) {
                     why = e.reason();
+                } catch (const std::bad_alloc&) {
+                    why = "out of memory";
                 }
                 if (why == "changed") {
                     item.failed = true;
@@ -709,41 +734,74 @@ void Checker::checkTree(const std::shared_ptr<const Store>& opened, bool findOrp
 
 // ---- Temporaries beside the dataset ----
 
-bool heldOpen(const std::string& path) {
-    // Any process with a file under `path` open: a save still running.
+// Whether another process has a file under `path` open, or mapped (a memmap
+// writer closes its descriptor and keeps the mapping). Links resolved, as
+// /proc shows them. Processes whose /proc entries cannot be read count as
+// holding it: nothing is deleted on a guess.
+bool heldOpen(const std::string& location) {
+    std::error_code ec;
+    const fs::path resolved = fs::weakly_canonical(location, ec);
+    const std::string path = ec ? location : resolved.string();
+    const auto under = [&path](std::string_view t) {
+        return t == path || (t.size() > path.size() && t.compare(0, path.size(), path) == 0 &&
+                             t[path.size()] == '/');
+    };
+    const std::string self = std::to_string(::getpid());
     DIR* proc = ::opendir("/proc");
     if (!proc)
-        return false;
+        return true;
     bool held = false;
     while (dirent* p = ::readdir(proc)) {
-        if (held || !std::isdigit(static_cast<unsigned char>(p->d_name[0])))
+        if (held)
+            break;
+        if (!std::isdigit(static_cast<unsigned char>(p->d_name[0])) || self == p->d_name)
             continue;
-        const std::string fdDir = std::string("/proc/") + p->d_name + "/fd";
-        DIR* fds = ::opendir(fdDir.c_str());
-        if (!fds)
+        const std::string base = std::string("/proc/") + p->d_name;
+        DIR* fds = ::opendir((base + "/fd").c_str());
+        if (!fds) {
+            held = errno != ENOENT;  // not ours to see: it might hold it
             continue;
+        }
         while (dirent* f = ::readdir(fds)) {
             char target[4096];
-            const std::string link = fdDir + "/" + f->d_name;
+            const std::string link = base + "/fd/" + f->d_name;
             const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
-            if (n <= 0)
-                continue;
-            const std::string t(target, static_cast<std::size_t>(n));
-            if (t == path || t.compare(0, path.size() + 1, path + "/") == 0) {
+            if (n > 0 && under(std::string_view(target, static_cast<std::size_t>(n)))) {
                 held = true;
                 break;
             }
         }
         ::closedir(fds);
+        if (held)
+            break;
+        std::ifstream maps(base + "/maps");
+        for (std::string line; std::getline(maps, line);) {
+            const std::size_t slash = line.find('/');
+            if (slash != std::string::npos && under(std::string_view(line).substr(slash))) {
+                held = true;
+                break;
+            }
+        }
     }
     ::closedir(proc);
     return held;
 }
 
-std::string ageText(fs::file_time_type when) {
-    const auto age =
-        std::chrono::duration_cast<std::chrono::seconds>(fs::file_time_type::clock::now() - when);
-    const long long s = std::max<long long>(0, age.count());
+// How long ago `path` was last written; nullopt when that cannot be told.
+std::optional<std::chrono::seconds> ageOf(const fs::path& path) {
+    std::error_code ec;
+    const fs::file_time_type when = fs::last_write_time(path, ec);
+    if (ec)
+        return std::nullopt;
+    const auto now = fs::file_time_type::clock::now();
+    return now > when ? std::chrono::duration_cast<std::chrono::seconds>(now - when)
+                      : std::chrono::seconds(0);
+}
+
+std::string ageText(std::optional<std::chrono::seconds> age) {
+    if (!age)
+        return "of unknown age";
+    const long long s = age->count();
     if (s < 120)
         return std::to_string(s) + " s old";
     if (s < 7200)
@@ -753,6 +811,10 @@ std::string ageText(fs::file_time_type when) {
     return std::to_string(s / 86400) + " days old";
 }
 
+// A temporary younger than this may belong to a save that is still going on
+// between two files: listed, never deleted.
+constexpr std::chrono::hours kStaleAfter{1};
+
 void Checker::checkTemporaries() {
     fs::path target = fs::absolute(path_).lexically_normal();
     if (!target.has_filename())
@@ -761,22 +823,33 @@ void Checker::checkTemporaries() {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(target.parent_path(), ec)) {
         const std::string leaf = entry.path().filename().string();
+        std::error_code kindError;
         const bool isOurs = isTemporaryOf(leaf, name);
-        const bool isPython =
-            !isOurs && isTensordictStagingOf(leaf, name) && entry.is_directory(ec);
+        // tensordict's staging is a directory of meta.json files; a hidden
+        // folder of the same form without one is someone else's.
+        const bool isPython = !isOurs && isTensordictStagingOf(leaf, name) &&
+                              entry.is_directory(kindError) &&
+                              fs::exists(entry.path() / "meta.json", kindError);
         if (!isOurs && !isPython)
             continue;
         const std::string full = entry.path().string();
         const bool inUse = heldOpen(full);
-        const std::string age = ageText(fs::last_write_time(entry.path(), ec));
+        const std::optional<std::chrono::seconds> age = ageOf(entry.path());
+        const bool stale = !inUse && age && *age >= kStaleAfter;
+        std::string state;
+        if (inUse)
+            state = ", still open in a running process: the save may still be going on.";
+        else if (!stale)
+            state =
+                ", too recent to tell from a save that is still going on; check again "
+                "later.";
+        else
+            state = ", that no process holds: the save was interrupted. --repair deletes it.";
         warning("stale_temporary", full,
                 std::string("a temporary of ") +
                     (isOurs ? "an atomic tdstudio save" : "a tensordict archive save") + " of " +
-                    name + ", " + age +
-                    (inUse ? ", still open in a running process: the save may still be going on."
-                           : ", that no process holds: the save was interrupted. --repair "
-                             "deletes it."),
-                {}, !inUse);
+                    name + ", " + ageText(age) + state,
+                {}, stale);
     }
 }
 
@@ -800,12 +873,20 @@ CheckReport Checker::run() {
             root.pop_back();
         std::error_code ec;
         bool looksLikeDataset = fs::exists(fs::path(root) / "meta.json", ec);
-        for (auto it = fs::recursive_directory_iterator(
-                 root, fs::directory_options::skip_permission_denied, ec);
-             !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-            if (!it->is_regular_file(ec))
+        auto it = fs::recursive_directory_iterator(
+            root, fs::directory_options::skip_permission_denied, ec);
+        if (ec)
+            throw Error(path_, "cannot list: " + ec.message());
+        for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+            if (ec) {  // a folder that cannot be listed: said, and the walk goes on
+                error("read_error", it->path().string(), "cannot list: " + ec.message());
+                ec.clear();
                 continue;
-            const std::string rel = fs::relative(it->path(), root, ec).generic_string();
+            }
+            std::error_code kind;
+            if (!it->is_regular_file(kind))
+                continue;  // folders, and links that lead nowhere (the loader says if a leaf)
+            const std::string rel = it->path().lexically_relative(root).generic_string();
             const std::string leaf = it->path().filename().string();
             if (leaf == "meta.json" ||
                 (leaf.size() > 7 && leaf.compare(leaf.size() - 7, 7, ".memmap") == 0))
@@ -854,7 +935,10 @@ CheckReport Checker::run() {
         } catch (const Error& e) {
             if (!zip && !tdzName)
                 throw;  // a file no format reads: nothing to check
-            if (report_.problems.empty())
+            const bool said =
+                std::any_of(report_.problems.begin(), report_.problems.end(),
+                            [](const Problem& p) { return p.kind == "central_directory"; });
+            if (!said)
                 error("unreadable", path_, e.reason() + ". Nothing in it can be loaded.");
         }
         if (store) {
@@ -915,121 +999,168 @@ void pwriteAll(int fd, const void* data, std::size_t n, std::uint64_t offset,
     }
 }
 
-// A copy of `from` at `to` (a new file), cloned where the file system can
-// (instant, shares the blocks), else copied in the kernel.
-void copyFile(const std::string& from, const std::string& to, mode_t mode) {
-    const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        throw Error(from, sysError("cannot open"));
-    const int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777);
-    if (out < 0) {
-        const std::string why = sysError("cannot create");
-        ::close(in);
-        throw Error(to, why);
-    }
-    struct stat st {};
-    ::fstat(in, &st);
-    std::uint64_t left = static_cast<std::uint64_t>(st.st_size);
-    std::string why;
-    while (left > 0) {
-        const ssize_t n = ::copy_file_range(in, nullptr, out, nullptr, left, 0);
+// The bytes of open file `in` copied into open file `out` (in the kernel
+// where the file systems allow, else through a buffer), a piece at a time
+// so that `cancel` is heard. Throws Error naming `to`.
+void copyFile(int in, std::uint64_t size, int out, const std::string& to,
+              const CancelToken& cancel) {
+    constexpr std::size_t kPiece = 64u << 20;
+    bool kernel = true;
+    std::vector<char> buffer;
+    for (std::uint64_t done = 0; done < size;) {
+        cancel.throwIfCancelled(to);
+        const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kPiece, size - done));
+        ssize_t n = -1;
+        if (kernel) {
+            loff_t from = static_cast<loff_t>(done), at = static_cast<loff_t>(done);
+            n = ::copy_file_range(in, &from, out, &at, want, 0);
+            if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                          errno == EOPNOTSUPP || errno == EBADF)) {
+                kernel = false;  // this file system cannot: through a buffer
+                continue;
+            }
+        } else {
+            buffer.resize(std::min<std::size_t>(want, 8u << 20));
+            n = ::pread(in, buffer.data(), buffer.size(), static_cast<off_t>(done));
+            if (n > 0)
+                pwriteAll(out, buffer.data(), static_cast<std::size_t>(n), done, to);
+        }
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0) {
-            why = sysError("cannot copy");
-            break;
-        }
-        left -= static_cast<std::uint64_t>(n);
+        if (n < 0)
+            throw Error(to, sysError("cannot copy"));
+        if (n == 0)
+            throw Error(to, "the archive shrank while it was copied; check it again");
+        done += static_cast<std::uint64_t>(n);
     }
-    ::close(in);
-    if (::close(out) != 0 && why.empty())
-        why = sysError("cannot close");
-    if (!why.empty())
-        throw Error(to, why);
 }
 
-// New CRC-32s for the stored entries of an archive whose data changed
-// after they were written: recomputed from the data, and written into a
-// copy beside the archive (the local header's, the data descriptor's and
-// the central directory's CRC field, nothing else), which then replaces it.
-void restampCrcs(const std::string& path, const std::set<std::string>& names, bool dryRun,
-                 RepairReport& out) {
-    const auto source = transportFor(path)->open(path);
-    const zip::ReadAt read = [&source](std::uint64_t offset, void* o, std::size_t n) {
-        source->readAt(offset, o, n);
+// The file descriptor of an archive, closed with this object.
+struct OpenFile {
+    int fd = -1;
+    ~OpenFile() {
+        if (fd >= 0)
+            ::close(fd);
+    }
+};
+
+bool sameVersion(const struct stat& a, const struct stat& b) {
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+           a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+}
+
+// New CRC-32s for the stored entries `names` of the archive at `path`,
+// whose data changed after they were written: recomputed from the data and
+// written into a copy beside the archive (the central directory's and the
+// data descriptor's CRC field, and the local header's unless a data
+// descriptor holds it; nothing else), which then replaces it, with its
+// permissions and owner. Refused while another process has the archive
+// open or mapped (an r+ writer's later writes would be lost), and when the
+// archive changed meanwhile. A link is repaired at its target.
+void restampCrcs(const std::string& location, const std::set<std::string>& names,
+                 const RepairOptions& options, RepairReport& out) {
+    std::error_code ec;
+    const std::string path = fs::canonical(location, ec).string();
+    if (ec)
+        throw Error(location, "cannot resolve: " + ec.message());
+    OpenFile file;
+    file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (file.fd < 0)
+        throw Error(path, sysError("cannot open"));
+    struct stat st {};
+    if (::fstat(file.fd, &st) != 0)
+        throw Error(path, sysError("cannot stat"));
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    const zip::ReadAt read = [&](std::uint64_t offset, void* o, std::size_t n) {
+        for (std::size_t done = 0; done < n;) {
+            const ssize_t r = ::pread(file.fd, static_cast<char*>(o) + done, n - done,
+                                      static_cast<off_t>(offset + done));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                throw Error(path, r == 0 ? "the archive is shorter than its directory says"
+                                         : sysError("cannot read"));
+            done += static_cast<std::size_t>(r);
+        }
     };
-    const std::vector<zip::CentralEntry> entries =
-        zip::readCentralDirectory(read, source->size(), path);
+    const std::vector<zip::CentralEntry> entries = zip::readCentralDirectory(read, size, location);
     struct Patch {
         std::uint64_t offset;
         std::uint32_t crc;
     };
     std::vector<Patch> patches;
-    std::uint64_t directoryStart = source->size();
+    std::uint64_t directoryStart = size;
     for (const zip::CentralEntry& c : entries)
         directoryStart = std::min(directoryStart, c.centralHeaderOffset);
+    std::vector<std::byte> buffer(kInflateBuffer);
     for (const zip::CentralEntry& c : entries) {
         if (!names.count(c.name) || c.method != zip::kStored)
             continue;
-        const std::string where = path + ":" + c.name;
-        const zip::LocalHeader local = zip::readLocalHeader(read, source->size(), c, where);
+        const std::string where = location + ":" + c.name;
+        const zip::LocalHeader local = zip::readLocalHeader(read, size, c, where);
         std::uint32_t crc = 0;
-        std::vector<std::byte> buffer(kInflateBuffer);
         for (std::uint64_t done = 0; done < c.compressedSize;) {
+            options.cancel.throwIfCancelled(where);
             const auto n = static_cast<std::size_t>(
                 std::min<std::uint64_t>(buffer.size(), c.compressedSize - done));
-            source->readAt(local.payloadOffset + done, buffer.data(), n);
+            read(local.payloadOffset + done, buffer.data(), n);
             crc = crc32(crc, buffer.data(), n);
             done += n;
         }
         if (crc == c.crc)
             continue;  // already right (checked again since the report)
-        out.done.push_back(std::string(dryRun ? "would re-stamp" : "re-stamped") +
+        out.done.push_back(std::string(options.dryRun ? "would re-stamp" : "re-stamped") +
                            " the CRC-32 of " + where + " (" + hex32(c.crc) + " to " + hex32(crc) +
                            ")");
-        patches.push_back({c.localHeaderOffset + 14, crc});
         patches.push_back({c.centralHeaderOffset + 16, crc});
         if (c.flags & zip::kFlagDataDescriptor) {
-            const bool zip64 = c.size >= 0xFFFFFFFFu || c.compressedSize >= 0xFFFFFFFFu;
             const zip::DataDescriptor dd = zip::readDataDescriptor(
-                read, local.payloadOffset + c.compressedSize, directoryStart, zip64, where);
+                read, local.payloadOffset + c.compressedSize, directoryStart, local.zip64, where);
             patches.push_back({dd.crcOffset, crc});
+        } else {
+            patches.push_back({c.localHeaderOffset + 14, crc});
         }
     }
-    if (dryRun || patches.empty())
+    if (options.dryRun || patches.empty())
         return;
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0)
-        throw Error(path, sysError("cannot stat"));
+    if (st.st_nlink > 1)
+        throw Error(path, "has " + std::to_string(st.st_nlink) +
+                              " hard links: replacing it would part them; re-stamp a copy");
+    if (heldOpen(path))
+        throw Error(path,
+                    "another process has it open or mapped (an in-place writer?): its later "
+                    "writes would be lost; close it, then repair");
     const std::string temp = temporarySibling(fs::path(path));
+    OpenFile copy;
     try {
-        copyFile(path, temp, st.st_mode);
-        const int fd = ::open(temp.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-            throw Error(temp, sysError("cannot open"));
-        try {
-            for (const Patch& p : patches) {
-                const unsigned char le[4] = {static_cast<unsigned char>(p.crc),
-                                             static_cast<unsigned char>(p.crc >> 8),
-                                             static_cast<unsigned char>(p.crc >> 16),
-                                             static_cast<unsigned char>(p.crc >> 24)};
-                pwriteAll(fd, le, 4, p.offset, temp);
-            }
-            if (::fsync(fd) != 0)
-                throw Error(temp, sysError("cannot flush"));
-        } catch (...) {
-            ::close(fd);
-            throw;
+        copy.fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (copy.fd < 0)
+            throw Error(temp, sysError("cannot create"));
+        copyFile(file.fd, size, copy.fd, temp, options.cancel);
+        for (const Patch& p : patches) {
+            const unsigned char le[4] = {
+                static_cast<unsigned char>(p.crc), static_cast<unsigned char>(p.crc >> 8),
+                static_cast<unsigned char>(p.crc >> 16), static_cast<unsigned char>(p.crc >> 24)};
+            pwriteAll(copy.fd, le, 4, p.offset, temp);
         }
-        ::close(fd);
+        // The archive's permissions and owner (the owner where we may set it).
+        if (::fchmod(copy.fd, st.st_mode & 07777) != 0)
+            throw Error(temp, sysError("cannot set its permissions"));
+        if (::fchown(copy.fd, st.st_uid, st.st_gid) != 0 && errno != EPERM)
+            throw Error(temp, sysError("cannot set its owner"));
+        if (::fsync(copy.fd) != 0)
+            throw Error(temp, sysError("cannot flush"));
+        options.cancel.throwIfCancelled(path);
+        struct stat now {};
+        if (::stat(path.c_str(), &now) != 0 || !sameVersion(st, now))
+            throw Error(path, "it changed while it was repaired; check it again");
         if (::rename(temp.c_str(), path.c_str()) != 0)
             throw Error(path, sysError("cannot rename the repaired copy into place"));
-        syncDirectoryOf(fs::path(path));
     } catch (...) {
-        std::error_code ec;
         fs::remove(temp, ec);  // the archive is as it was
         throw;
     }
+    syncDirectoryOf(fs::path(path));
 }
 
 }  // namespace
@@ -1043,27 +1174,26 @@ RepairReport repair(const CheckReport& report, const RepairOptions& options) {
     RepairReport out;
     std::set<std::string> crcs;
     std::vector<const Problem*> temporaries;
+    // Entries are named "archive:entry", the archive as the check's source named it.
+    std::string prefix;
+    for (const Problem& p : report.problems)
+        if (p.repairable && p.kind == "crc_mismatch" && prefix.empty())
+            prefix = transportFor(report.path)->open(report.path)->name() + ":";
     for (const Problem& p : report.problems) {
-        if (!p.repairable) {
-            out.left.push_back(p);
-        } else if (p.kind == "crc_mismatch") {
-            // "archive:entry", the archive named as the check opened it.
-            const std::string prefix = report.path + ":";
-            if (p.file.compare(0, prefix.size(), prefix) == 0)
-                crcs.insert(p.file.substr(prefix.size()));
-            else
-                out.left.push_back(p);
-        } else if (p.kind == "stale_temporary") {
+        if (p.repairable && p.kind == "crc_mismatch" &&
+            p.file.compare(0, prefix.size(), prefix) == 0)
+            crcs.insert(p.file.substr(prefix.size()));
+        else if (p.repairable && p.kind == "stale_temporary")
             temporaries.push_back(&p);
-        } else {
+        else
             out.left.push_back(p);
-        }
     }
     if (!crcs.empty())
-        restampCrcs(report.path, crcs, options.dryRun, out);
+        restampCrcs(report.path, crcs, options, out);
     for (const Problem* p : temporaries) {
         // Checked again: a save may have started since.
-        if (heldOpen(p->file)) {
+        const std::optional<std::chrono::seconds> age = ageOf(p->file);
+        if (heldOpen(p->file) || !age || *age < kStaleAfter) {
             out.left.push_back(*p);
             continue;
         }

@@ -278,6 +278,10 @@ LocalHeader readLocalHeader(const ReadAt& read, std::uint64_t fileSize, const Ce
     local.size = sizes.size;
     local.compressedSize = sizes.compressedSize;
     local.payloadOffset = end;
+    const auto* extra = reinterpret_cast<const unsigned char*>(rest.data()) + nameLength;
+    for (std::size_t i = 0; i + 4 <= extraLength; i += 4 + u16(extra + i + 2))
+        if (u16(extra + i) == kZip64ExtraId)
+            local.zip64 = true;
     return local;
 }
 

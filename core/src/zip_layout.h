@@ -112,6 +112,7 @@ struct LocalHeader {
     std::uint64_t compressedSize = 0;
     std::uint64_t size = 0;
     std::uint64_t payloadOffset = 0;  // just past the header, its name and its extra field
+    bool zip64 = false;               // it has a zip64 extra block (then so has its descriptor)
 };
 // Reads the local header at `entry.localHeaderOffset`, checking only that
 // it is one and that it fits in the file (comparing it with the directory

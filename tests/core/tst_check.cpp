@@ -4,10 +4,14 @@
 // it found and repaired, after which Python's zipfile, unzip and libzip read
 // the archive cleanly and every leaf's bytes are what they were.
 
+#include <utime.h>
+
 #include <QCryptographicHash>
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
@@ -306,11 +310,16 @@ private Q_SLOTS:
         const QMap<QString, QString> written = leafHashes(archive);
         const QByteArray before = fileBytes(archive);
 
-        const CheckReport r = check(archive.toStdString());
+        // Checked and repaired through a link, with its own permissions.
+        QVERIFY(QFile::setPermissions(archive,
+                                      QFile::ReadOwner | QFile::WriteOwner | QFile::ReadGroup));
+        const QString link = dir + "/../rplus-link.tdz";
+        QVERIFY(QFile::link(archive, link));
+        const CheckReport r = check(link.toStdString());
         QCOMPARE(int(r.errorCount()), 1);
         const Problem* p = findKind(r, "crc_mismatch");
         QVERIFY2(p, qPrintable(describeProblems(r)));
-        QCOMPARE(QString::fromStdString(p->file), archive + ":sub/c.memmap");
+        QCOMPARE(QString::fromStdString(p->file), link + ":sub/c.memmap");
         QCOMPARE(p->key, (std::vector<std::string>{"sub", "c"}));
         QVERIFY(p->repairable);
 
@@ -323,9 +332,25 @@ private Q_SLOTS:
             QString::fromStdString(plan.done.front()).startsWith("would re-stamp the CRC-32 of "));
         QCOMPARE(fileBytes(archive), before);
 
+        // Refused while another process holds the archive (an r+ writer's later
+        // writes would be lost): nothing changes.
+        {
+            QProcess writer;
+            writer.start("sh", {"-c", "exec 3<>\"$0\"; echo held; exec sleep 120", archive});
+            QVERIFY(writer.waitForReadyRead(10000));
+            QVERIFY_THROWS_EXCEPTION(Error, repair(r));
+            writer.kill();
+            writer.waitForFinished();
+            QCOMPARE(fileBytes(archive), before);
+        }
         const RepairReport done = repair(r);
         QCOMPARE(int(done.done.size()), 1);
         QVERIFY(done.left.empty());
+        QVERIFY(QFileInfo(link).isSymLink());  // the link stays; its target is repaired
+        QCOMPARE(QFileInfo(archive).permissions() & 0x7777,
+                 (QFile::ReadOwner | QFile::WriteOwner | QFile::ReadGroup | QFile::ReadUser |
+                  QFile::WriteUser) &
+                     0x7777);
         const CheckReport after = check(archive.toStdString());
         QVERIFY2(after.sound(), qPrintable(describeProblems(after)));
         QCOMPARE(leafHashes(archive), written);  // no tensor byte changed
@@ -364,7 +389,9 @@ private Q_SLOTS:
         QCOMPARE(libzip.read, libzip.entries);
     }
 
-    // Stale temporaries are deleted by a repair; one a process holds open is not.
+    // Stale temporaries are deleted by a repair; one another process holds
+    // open, a recent one, a hidden folder that only looks like tensordict's
+    // staging and another dataset's temporary are not.
     void staleTemporariesAreDeletedUnlessInUse() {
         const QString s = scratch_.filePath("temps");
         QVERIFY(QDir().mkpath(s));
@@ -372,22 +399,40 @@ private Q_SLOTS:
         testsupport::writeFile(s + "/.ds.tdz.tdstudio-00c0ffee", "partial");
         testsupport::writeFile(s + "/.ds.tdz.k2x9_q4a/meta.json", "{}");  // tensordict's staging
         testsupport::writeFile(s + "/.ds.tdz.tdstudio-0000beef", "being written");
+        testsupport::writeFile(s + "/.ds.tdz.backup_1/notes.txt", "someone's own folder");
         testsupport::writeFile(s + "/.other.tdz.tdstudio-00c0ffee", "not ours to judge");
-        QFile held(s + "/.ds.tdz.tdstudio-0000beef");
-        QVERIFY(held.open(QIODevice::ReadOnly));  // a save still running holds it
+        for (const char* old : {"/.ds.tdz.tdstudio-00c0ffee", "/.ds.tdz.k2x9_q4a",
+                                "/.ds.tdz.tdstudio-0000beef", "/.ds.tdz.backup_1"})
+            QVERIFY(testsupport::ageFiles(s + old) && setOld(s + old));
+        testsupport::writeFile(s + "/.ds.tdz.tdstudio-0f0e5100", "a save going on");
+        // Another process holds one open: a save still running.
+        QProcess holder;
+        holder.start("sh", {"-c", "exec 3<\"$0\"; echo held; exec sleep 120",
+                            s + "/.ds.tdz.tdstudio-0000beef"});
+        QVERIFY(holder.waitForReadyRead(10000));
+        const auto stop = qScopeGuard([&holder] {
+            holder.kill();
+            holder.waitForFinished();
+        });
 
         const CheckReport r = check((s + "/ds.tdz").toStdString());
-        QCOMPARE(int(r.problems.size()), 3);
+        QCOMPARE(int(r.problems.size()), 4);
         for (const Problem& p : r.problems) {
             QCOMPARE(p.kind, std::string("stale_temporary"));
-            QCOMPARE(p.repairable, p.file.find("0000beef") == std::string::npos);
+            const bool repairable = p.file.find("00c0ffee") != std::string::npos ||
+                                    p.file.find("k2x9_q4a") != std::string::npos;
+            QVERIFY2(p.repairable == repairable, p.file.c_str());
         }
+        QVERIFY(describeProblems(r).contains("still open in a running process"));
+        QVERIFY(describeProblems(r).contains("too recent"));
         const RepairReport done = repair(r);
         QCOMPARE(int(done.done.size()), 2);
-        QCOMPARE(int(done.left.size()), 1);
+        QCOMPARE(int(done.left.size()), 2);
         QVERIFY(!QFile::exists(s + "/.ds.tdz.tdstudio-00c0ffee"));
         QVERIFY(!QFile::exists(s + "/.ds.tdz.k2x9_q4a"));
         QVERIFY(QFile::exists(s + "/.ds.tdz.tdstudio-0000beef"));
+        QVERIFY(QFile::exists(s + "/.ds.tdz.tdstudio-0f0e5100"));
+        QVERIFY(QFile::exists(s + "/.ds.tdz.backup_1/notes.txt"));
         QVERIFY(QFile::exists(s + "/.other.tdz.tdstudio-00c0ffee"));
         QVERIFY(QFile::exists(s + "/ds.tdz"));
     }
@@ -444,6 +489,14 @@ private Q_SLOTS:
     }
 
 private:
+    // Dates a file or folder two hours back (ageFiles dates what is inside a folder).
+    static bool setOld(const QString& path) {
+        struct utimbuf times {};
+        times.actime = times.modtime =
+            static_cast<time_t>(QDateTime::currentDateTime().addSecs(-2 * 3600).toSecsSinceEpoch());
+        return ::utime(QFile::encodeName(path).constData(), &times) == 0;
+    }
+
     static void flipByte(const QString& path, qint64 offset) {
         QFile f(path);
         QVERIFY(offset >= 0 && f.open(QIODevice::ReadWrite));

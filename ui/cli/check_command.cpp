@@ -124,8 +124,7 @@ int check(const CheckRequest& request, QTextStream& out, QTextStream& err) {
         try {
             done = tensordict::repair(report, repair);
         } catch (const std::exception& e) {
-            err << "tdstudio: repair failed, " << QString::fromStdString(report.path)
-                << " is as it was: " << QString::fromUtf8(e.what()) << '\n';
+            err << "tdstudio: repair stopped: " << QString::fromUtf8(e.what()) << '\n';
             return 2;
         }
         repaired = done.done;

@@ -281,6 +281,7 @@ void OverviewPanel::showProblems() {
     problems_->clear();
     // The integrity check's problems under this collection, then what reading found.
     std::vector<const tensordict::Problem*> checked;
+    std::int64_t checkedMore = 0;  // past those listed: --check lists them all
     if (check_)
         for (const tensordict::Problem& p : check_->problems) {
             const bool inside = p.key.size() >= std::size_t(s.keyPath.size()) &&
@@ -288,10 +289,14 @@ void OverviewPanel::showProblems() {
                                            [](const QString& a, const std::string& b) {
                                                return a.toStdString() == b;
                                            });
-            if (inside || s.keyPath.isEmpty())
+            if (!inside && !s.keyPath.isEmpty())
+                continue;
+            if (checked.size() < std::size_t(CollectionSummary::kMaxProblems))
                 checked.push_back(&p);
+            else
+                ++checkedMore;
         }
-    const std::int64_t total = s.problemCount + std::int64_t(checked.size());
+    const std::int64_t total = s.problemCount + std::int64_t(checked.size()) + checkedMore;
     problemsTitle_->setText(total > 0 ? tr("Problems (%1)").arg(total) : tr("Problems"));
     for (const tensordict::Problem* p : checked) {
         QStringList key;
@@ -310,6 +315,9 @@ void OverviewPanel::showProblems() {
         item->setData(Qt::UserRole + 1, !key.isEmpty());
         problems_->addItem(item);
     }
+    if (checkedMore > 0)
+        problems_->addItem(tr("… and %1 more found by the check (tdstudio --check lists them all)")
+                               .arg(checkedMore));
     for (const auto& p : s.problems) {
         auto* item = new QListWidgetItem(QString("%1: %2").arg(
             p.keyPath.isEmpty() ? tr("(root)") : keyPathText(p.keyPath), p.text));

@@ -68,6 +68,7 @@ CheckReport check(const std::string& path, const CheckOptions& options = {});
 
 struct RepairOptions {
     bool dryRun = false;  // say what would be done, change nothing
+    CancelToken cancel;   // stops before the archive is replaced (it stays as it was)
 };
 
 struct RepairReport {
@@ -80,8 +81,10 @@ struct RepairReport {
 // and central directory, exactly the bytes tensordict's
 // refresh_archive_checksums() rewrites, into a copy beside the archive that
 // is then renamed over it (a failure leaves the archive as it was); removes
-// stale temporaries that a tdstudio or tensordict save left. Never changes a
-// tensor's bytes or a meta.json. Throws Error naming the file on failure.
+// stale temporaries that a tdstudio or tensordict save left (no process
+// holds them, and they are over an hour old). Never changes a tensor's bytes
+// or a meta.json. Throws Error naming the file on failure; the archive is
+// then as it was, unless the error says the rename was done.
 RepairReport repair(const CheckReport& report, const RepairOptions& options = {});
 
 }  // namespace tensordict
