@@ -2,11 +2,14 @@
 
 #include <bzlib.h>
 #include <isa-l/crc.h>
+#include <isa-l/igzip_lib.h>
 #include <lzma.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
+#include <vector>
 
 #include "tensordict/cancel.h"
 #include "tensordict/error.h"
@@ -30,8 +33,68 @@ void checkInput(const std::function<bool(std::uint64_t)>& onInput, std::uint64_t
         throw Cancelled("");
 }
 
+// ISA-L's deflate (levels 1 to 3 of zip, its own 1 to 3): several times
+// zlib's speed at level 1 with about gzip -1's size (bench_save). Primed
+// with `dictionary` (the 32 KiB before), it ends with a sync flush (on a
+// byte boundary, the stream open) unless `finish`, as deflateChunk needs.
+std::string deflateIsal(const std::byte* data, std::size_t size, const std::byte* dictionary,
+                        std::size_t dictionarySize, bool finish, int level,
+                        const std::function<bool(std::uint64_t)>& onInput) {
+    static constexpr std::uint32_t kLevelBuffer[] = {0, ISAL_DEF_LVL1_DEFAULT,
+                                                     ISAL_DEF_LVL2_DEFAULT, ISAL_DEF_LVL3_DEFAULT};
+    auto z = std::make_unique<isal_zstream>();
+    isal_deflate_init(z.get());
+    std::vector<std::uint8_t> levelBuffer(kLevelBuffer[level]);
+    z->level = static_cast<std::uint32_t>(level);
+    z->level_buf = levelBuffer.data();
+    z->level_buf_size = static_cast<std::uint32_t>(levelBuffer.size());
+    if (dictionarySize > 0 &&
+        isal_deflate_set_dict(
+            z.get(),
+            const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(dictionary) +
+                                      (dictionarySize > 32768 ? dictionarySize - 32768 : 0)),
+            static_cast<std::uint32_t>(std::min<std::size_t>(dictionarySize, 32768))) != COMP_OK)
+        throw Error("", "cannot prime deflate");
+    std::string out(size + size / 16 + 65536, '\0');
+    std::size_t given = 0;
+    for (;;) {
+        if (z->avail_in == 0 && given < size) {
+            const std::size_t n = std::min(kChunk, size - given);
+            z->next_in =
+                const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(data + given));
+            z->avail_in = static_cast<std::uint32_t>(n);
+            given += n;
+            checkInput(onInput, n);
+        }
+        const bool all = given == size;
+        z->end_of_stream = finish && all ? 1 : 0;
+        z->flush = !finish && all ? SYNC_FLUSH : NO_FLUSH;
+        if (z->total_out + kChunk > out.size())
+            out.resize(out.size() * 2 + kChunk);
+        z->next_out = reinterpret_cast<std::uint8_t*>(out.data() + z->total_out);
+        z->avail_out =
+            static_cast<std::uint32_t>(std::min<std::size_t>(out.size() - z->total_out, 1u << 30));
+        if (isal_deflate(z.get()) != COMP_OK)
+            throw Error("", "deflate failed");
+        // Done: all input given and taken, and flushed (ISA-L: the state is
+        // back to a new block's header) or the stream ended.
+        if (all && z->avail_in == 0 &&
+            (finish ? z->internal_state.state == ZSTATE_END
+                    : z->internal_state.state == ZSTATE_NEW_HDR))
+            break;
+    }
+    out.resize(z->total_out);
+    return out;
+}
+
+bool isalLevel(int level) {
+    return level >= 1 && level <= ISAL_DEF_MAX_LEVEL;
+}
+
 std::string deflateRaw(const std::byte* data, std::size_t size, int level,
                        const std::function<bool(std::uint64_t)>& onInput) {
+    if (isalLevel(level))
+        return deflateIsal(data, size, nullptr, 0, true, level, onInput);
     z_stream z{};
     if (deflateInit2(&z, level < 0 ? Z_DEFAULT_COMPRESSION : std::min(level, 9), Z_DEFLATED,
                      -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
@@ -159,6 +222,8 @@ std::uint32_t crc32Combine(std::uint32_t crcA, std::uint32_t crcB, std::uint64_t
 
 std::string deflateChunk(const std::byte* data, std::size_t size, const std::byte* dictionary,
                          std::size_t dictionarySize, bool last, int level) {
+    if (isalLevel(level))
+        return deflateIsal(data, size, dictionary, dictionarySize, last, level, {});
     z_stream z{};
     if (deflateInit2(&z, level < 0 ? Z_DEFAULT_COMPRESSION : std::min(level, 9), Z_DEFLATED,
                      -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
@@ -183,48 +248,53 @@ std::string deflateChunk(const std::byte* data, std::size_t size, const std::byt
 
 namespace {
 
+// Raw deflate inflated by ISA-L: about three times zlib's speed (bench_compare).
 class InflateDecompressor final : public Decompressor {
 public:
     InflateDecompressor(const std::byte* in, std::size_t size, std::string where)
-        : where_(std::move(where)) {
-        if (inflateInit2(&z_, -MAX_WBITS) != Z_OK)
-            throw Error(where_, "cannot start inflate");
+        : state_(std::make_unique<inflate_state>()), where_(std::move(where)) {
+        isal_inflate_init(state_.get());
+        state_->crc_flag = ISAL_DEFLATE;
         in_ = in;
         left_ = size;
     }
-    ~InflateDecompressor() override { inflateEnd(&z_); }
 
     std::size_t read(std::byte* out, std::size_t n) override {
         std::size_t done = 0;
-        while (done < n && !ended_) {
-            if (z_.avail_in == 0 && left_) {
+        while (done < n && state_->block_state != ISAL_BLOCK_FINISH) {
+            if (state_->avail_in == 0 && left_) {
                 const std::size_t take = std::min<std::size_t>(left_, 1u << 30);
-                z_.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(in_));
-                z_.avail_in = static_cast<uInt>(take);
+                state_->next_in =
+                    const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(in_));
+                state_->avail_in = static_cast<std::uint32_t>(take);
                 in_ += take;
                 left_ -= take;
             }
-            z_.next_out = reinterpret_cast<Bytef*>(out + done);
-            z_.avail_out = static_cast<uInt>(std::min<std::size_t>(n - done, 1u << 30));
-            const uInt before = z_.avail_out;
-            const int rc = inflate(&z_, Z_NO_FLUSH);
-            done += before - z_.avail_out;
-            if (rc == Z_STREAM_END)
-                ended_ = true;
-            else if (rc == Z_BUF_ERROR && z_.avail_in == 0 && left_ == 0)
+            state_->next_out = reinterpret_cast<std::uint8_t*>(out + done);
+            state_->avail_out =
+                static_cast<std::uint32_t>(std::min<std::size_t>(n - done, 1u << 30));
+            const std::uint32_t before = state_->avail_out;
+            const int rc = isal_inflate(state_.get());
+            const std::size_t produced = before - state_->avail_out;
+            done += produced;
+            if (rc < 0)
+                throw Error(where_,
+                            "corrupt deflate data (" +
+                                std::string(rc == ISAL_INVALID_BLOCK    ? "invalid block"
+                                            : rc == ISAL_INVALID_SYMBOL ? "invalid symbol"
+                                                                        : "invalid distance") +
+                                ")");
+            if (state_->block_state != ISAL_BLOCK_FINISH && produced == 0 &&
+                state_->avail_in == 0 && left_ == 0)
                 throw Error(where_, "compressed data ends early (truncated entry)");
-            else if (rc != Z_OK && rc != Z_BUF_ERROR)
-                throw Error(where_, std::string("corrupt deflate data: ") +
-                                        (z_.msg ? z_.msg : "inflate error"));
         }
         return done;
     }
 
 private:
-    z_stream z_{};
+    std::unique_ptr<inflate_state> state_;
     const std::byte* in_ = nullptr;
     std::size_t left_ = 0;
-    bool ended_ = false;
     std::string where_;
 };
 
