@@ -13,11 +13,18 @@
 //   D. 100,000 leaves of 256 B (100 groups x 1000) from a directory to a
 //      stored .tdz and to a directory, 2 threads, vs `zip -0 -r -q` (Python's
 //      pack_memmap streams the files into a zip the same way)
+//   E. deflate level 1 (ISA-L) of case B's leaf, 1 and 2 threads, vs
+//      `pigz -1 -p 2` (goal: 2 threads >= 4x) with the size of `gzip -1`
+//      (goal: <= 1.02x)
+//   F. a dataset-like tensordict (structured uint8 images, small int64
+//      labels, rounded float32 rewards) at levels 1 and 6, 2 threads, vs
+//      `pigz -1 -p 2`, `pigz -6 -p 2` and `gzip -1` of its leaves' bytes
 // and in every case 2 threads never slower than 1. Every save is timed from
 // load() of its source on, as `tdstudio --save` runs and as the anchors
 // read their input.
-// usage: bench_save [--rounds N] [SCRATCH_DIR]   (rounds also from BENCH_ROUNDS,
-// default 3; needs ~3 GB of scratch, default a temporary directory in /var/tmp)
+// usage: bench_save [--rounds N] [--cases ABCDEF] [SCRATCH_DIR]   (rounds also
+// from BENCH_ROUNDS, default 3; needs ~3 GB of scratch, default a temporary
+// directory in /var/tmp)
 
 #include <unistd.h>
 
@@ -119,6 +126,55 @@ std::vector<float> makeValues(std::size_t count, std::uint64_t seed) {
     return v;
 }
 
+// A dataset as replay buffers hold them: `count` 64x64 RGB uint8 frames
+// (a lit gradient, a few flat boxes, sensor noise in the low bits),
+// int64 labels below 10 and float32 rewards in steps of 0.1.
+TensorDict makeDatasetLike(std::int64_t count) {
+    constexpr std::int64_t kSide = 64;
+    std::vector<std::uint8_t> frames(std::size_t(count) * kSide * kSide * 3);
+    std::vector<std::int64_t> labels(std::size_t(count) * 100);
+    std::vector<float> rewards(std::size_t(count) * 100);
+    std::uint64_t x = 0x9E3779B97F4A7C15ull;
+    const auto next = [&x] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+    };
+    for (std::int64_t n = 0; n < count; ++n) {
+        std::uint8_t* frame = frames.data() + std::size_t(n) * kSide * kSide * 3;
+        const int shift = int(next() % 64), boxes = 1 + int(next() % 4);
+        for (int y = 0; y < kSide; ++y)
+            for (int c = 0; c < kSide; ++c)
+                for (int ch = 0; ch < 3; ++ch)
+                    frame[(y * kSide + c) * 3 + ch] =
+                        std::uint8_t((y * 2 + c + shift + ch * 40) & 0xFF);
+        for (int b = 0; b < boxes; ++b) {
+            const int y0 = int(next() % 48), x0 = int(next() % 48), h = 4 + int(next() % 16),
+                      w = 4 + int(next() % 16);
+            const std::uint8_t colour[3] = {std::uint8_t(next()), std::uint8_t(next()),
+                                            std::uint8_t(next())};
+            for (int y = y0; y < std::min<int>(kSide, y0 + h); ++y)
+                for (int c = x0; c < std::min<int>(kSide, x0 + w); ++c)
+                    for (int ch = 0; ch < 3; ++ch)
+                        frame[(y * kSide + c) * 3 + ch] = colour[ch];
+        }
+        for (int i = 0; i < kSide * kSide * 3; i += 1 + int(next() % 7))
+            frame[i] ^= std::uint8_t(next() & 3);
+    }
+    for (auto& label : labels)
+        label = std::int64_t(next() % 10);
+    for (auto& reward : rewards)
+        reward = float(int(next() % 21) - 10) / 10.0f;
+    TensorDict td = TensorDict::create();
+    td.mutableRoot().addBytes("frames", DType::UInt8, {count, kSide, kSide, 3},
+                              ownedBytes(std::move(frames)));
+    td.mutableRoot().addBytes("labels", DType::Int64, {count * 100}, ownedBytes(std::move(labels)));
+    td.mutableRoot().addBytes("rewards", DType::Float32, {count * 100},
+                              ownedBytes(std::move(rewards)));
+    return td;
+}
+
 // One method of a case: a timed run and its output, removed after each run.
 struct Method {
     Method(QString name, std::function<double()> run, QString output)
@@ -186,6 +242,30 @@ double speedRatio(const std::vector<Method>& methods, const QString& ours, const
     return o && t ? t->seconds() / o->seconds() : -1;
 }
 
+// Output size of method `ours` over method `other`; -1 if either is missing.
+double sizeRatio(const std::vector<Method>& methods, const QString& ours, const QString& other) {
+    const Method* o = byName(methods, ours);
+    const Method* t = byName(methods, other);
+    return o && t && t->outputBytes > 0 ? double(o->outputBytes) / t->outputBytes : -1;
+}
+
+void printSizeRatio(const std::vector<Method>& methods, const QString& ours, const QString& other) {
+    const Method* o = byName(methods, ours);
+    const Method* t = byName(methods, other);
+    if (o && t)
+        std::printf("  compressed size %s / %s: %.4f (%.1f MB / %.1f MB)\n", qPrintable(ours),
+                    qPrintable(other), sizeRatio(methods, ours, other), o->outputBytes / 1e6,
+                    t->outputBytes / 1e6);
+}
+
+void goalAtMost(const char* what, double ratio, double atMost) {
+    if (ratio < 0)
+        std::printf("  %-56s %8s   goal <= %.2fx skipped\n", what, "-", atMost);
+    else
+        std::printf("  %-56s %7.3fx   goal <= %.2fx %s\n", what, ratio, atMost,
+                    ratio <= atMost ? "ok" : "MISSED");
+}
+
 void goal(const char* what, double ratio, double atLeast) {
     if (ratio < 0)
         std::printf("  %-56s %8s   goal >= %.1fx  skipped\n", what, "-", atLeast);
@@ -217,21 +297,23 @@ int main(int argc, char** argv) {
     // The sources: case A's four leaves (leaf a0 is also case B's), case C's small leaves.
     const QString srcA = dir + "/big", srcC = dir + "/small";
     const std::uint64_t leafBytes = 256 * kMiB, bytesA = 4 * leafBytes;
+    const int leavesA = args.runs('A') ? 4 : 1;  // B and E use a0 only
     {
         QElapsedTimer timer;
         timer.start();
         TensorDict td = TensorDict::create();
-        for (int i = 0; i < 4; ++i)
+        for (int i = 0; i < leavesA; ++i)
             td.mutableRoot().addBytes("a" + std::to_string(i), DType::Float32,
                                       {std::int64_t(leafBytes / 4)},
                                       ownedBytes(makeValues(leafBytes / 4, i + 1)));
         save(td, srcA.toStdString(), saveOptions(2));
-        std::printf("wrote source A: 4 leaves x 256 MiB (%.1f s)\n", timer.nsecsElapsed() / 1e9);
+        std::printf("wrote source A: %d leaves x 256 MiB (%.1f s)\n", leavesA,
+                    timer.nsecsElapsed() / 1e9);
     }
     constexpr int kGroupsC = 200, kLeavesC = 100;
     constexpr std::int64_t kFloatsC = 1280;  // 5 KiB
     const std::uint64_t bytesC = std::uint64_t(kGroupsC) * kLeavesC * kFloatsC * 4;
-    {
+    if (args.runs('C')) {
         QElapsedTimer timer;
         timer.start();
         TensorDict td = TensorDict::create();
@@ -274,10 +356,12 @@ int main(int argc, char** argv) {
         a.push_back({QString("save -> directory, %1 thread(s)").arg(t),
                      [&, t, out] { return timedSave(sourceA, out, saveOptions(t)); }, out});
     }
-    std::printf("\ncase A: 4 float32 leaves x 256 MiB (%.2f GB), stored\n", bytesA / 1e9);
-    std::fflush(stdout);
-    measure(a, rounds);
-    printCase(a, "anchor: cp -r SRC DST", bytesA);
+    if (args.runs('A')) {
+        std::printf("\ncase A: 4 float32 leaves x 256 MiB (%.2f GB), stored\n", bytesA / 1e9);
+        std::fflush(stdout);
+        measure(a, rounds);
+        printCase(a, "anchor: cp -r SRC DST", bytesA);
+    }
 
     // B: deflate level 6 of one 256 MiB leaf.
     std::vector<Method> b;
@@ -301,18 +385,92 @@ int main(int argc, char** argv) {
              [&, t, out] { return timedSave(sourceB, out, archiveOptions(t, kZipDeflate, 6)); },
              out});
     }
-    std::printf("\ncase B: deflate level 6 of one 256 MiB float32 leaf\n");
-    std::fflush(stdout);
-    measure(b, rounds);
-    printCase(b, "anchor: pigz -6 -p 2 -c LEAF > out", leafBytes, true);
-    const Method* gz = byName(b, "gzip -6 -c LEAF > out");
-    const Method* ours = byName(b, "save -> deflate-6 .tdz, 2 thread(s)");
-    if (!ours)
-        ours = byName(b, "save -> deflate-6 .tdz, 1 thread(s)");
-    if (gz && ours)
-        std::printf("  compressed size ours (.tdz) / gzip -6: %.4f (%.1f MB / %.1f MB)\n",
-                    double(ours->outputBytes) / gz->outputBytes, ours->outputBytes / 1e6,
-                    gz->outputBytes / 1e6);
+    if (args.runs('B')) {
+        std::printf("\ncase B: deflate level 6 of one 256 MiB float32 leaf\n");
+        std::fflush(stdout);
+        measure(b, rounds);
+        printCase(b, "anchor: pigz -6 -p 2 -c LEAF > out", leafBytes, true);
+        printSizeRatio(b, "save -> deflate-6 .tdz, 2 thread(s)", "gzip -6 -c LEAF > out");
+    }
+
+    // E: deflate level 1 (ISA-L) of the same leaf.
+    std::vector<Method> e;
+    if (!pigz.isEmpty())
+        e.push_back(
+            {"anchor: pigz -1 -p 2 -c LEAF > out",
+             [&] {
+                 return processSeconds({pigz, "-1", "-p", "2", "-c", leafFile}, dir + "/E.gz");
+             },
+             dir + "/E.gz"});
+    if (!gzip.isEmpty())
+        e.push_back({"gzip -1 -c LEAF > out",
+                     [&] {
+                         return processSeconds({gzip, "-1", "-c", leafFile}, dir + "/E-gzip.gz");
+                     },
+                     dir + "/E-gzip.gz"});
+    for (int t : {1, 2}) {
+        const QString out = dir + "/E.tdz";
+        e.push_back(
+            {QString("save -> deflate-1 .tdz, %1 thread(s)").arg(t),
+             [&, t, out] { return timedSave(sourceB, out, archiveOptions(t, kZipDeflate, 1)); },
+             out});
+    }
+    if (args.runs('E')) {
+        std::printf("\ncase E: deflate level 1 of one 256 MiB float32 leaf\n");
+        std::fflush(stdout);
+        measure(e, rounds);
+        printCase(e, "anchor: pigz -1 -p 2 -c LEAF > out", leafBytes, true);
+        printSizeRatio(e, "save -> deflate-1 .tdz, 2 thread(s)", "gzip -1 -c LEAF > out");
+    }
+
+    // F: a dataset-like tensordict at levels 1 and 6; the anchors compress
+    // its leaves' bytes, one file after another.
+    std::vector<Method> f;
+    std::uint64_t bytesF = 0;
+    const QString srcF = dir + "/dataset", rawF = dir + "/dataset.raw";
+    if (args.runs('F')) {
+        save(makeDatasetLike(6000), srcF.toStdString(), saveOptions(2));
+        QFile raw(rawF);
+        raw.open(QIODevice::WriteOnly);
+        for (const char* leaf : {"frames", "labels", "rewards"}) {
+            QFile in(srcF + "/" + leaf + ".memmap");
+            in.open(QIODevice::ReadOnly);
+            raw.write(in.readAll());
+        }
+        bytesF = std::uint64_t(raw.size());
+        std::printf("wrote source F: dataset-like, %.1f MB\n", bytesF / 1e6);
+    }
+    const auto sourceF = [&] { return load(srcF.toStdString()); };
+    for (int level : {1, 6})
+        if (!pigz.isEmpty())
+            f.push_back({QString("anchor: pigz -%1 -p 2 -c RAW > out").arg(level),
+                         [&, level] {
+                             return processSeconds(
+                                 {pigz, QString("-%1").arg(level), "-p", "2", "-c", rawF},
+                                 dir + "/F.gz");
+                         },
+                         dir + "/F.gz"});
+    if (!gzip.isEmpty())
+        f.push_back({"gzip -1 -c RAW > out",
+                     [&] {
+                         return processSeconds({gzip, "-1", "-c", rawF}, dir + "/F-gzip.gz");
+                     },
+                     dir + "/F-gzip.gz"});
+    for (int level : {1, 6}) {
+        const QString out = dir + "/F.tdz";
+        f.push_back({QString("save -> deflate-%1 .tdz, 2 thread(s)").arg(level),
+                     [&, level, out] {
+                         return timedSave(sourceF, out, archiveOptions(2, kZipDeflate, level));
+                     },
+                     out});
+    }
+    if (args.runs('F')) {
+        std::printf("\ncase F: dataset-like tensordict, deflate levels 1 and 6\n");
+        std::fflush(stdout);
+        measure(f, rounds);
+        printCase(f, "anchor: pigz -1 -p 2 -c RAW > out", bytesF, true);
+        printSizeRatio(f, "save -> deflate-1 .tdz, 2 thread(s)", "gzip -1 -c RAW > out");
+    }
 
     // C: 20,000 small leaves into one stored archive.
     std::vector<Method> c;
@@ -343,16 +501,19 @@ int main(int argc, char** argv) {
                      },
                      out});
     }
-    std::printf("\ncase C: %d float32 leaves x 5 KiB (%d groups x %d, %.1f MB), stored\n",
-                kGroupsC * kLeavesC, kGroupsC, kLeavesC, bytesC / 1e6);
-    std::fflush(stdout);
-    measure(c, rounds);
-    printCase(c, "anchor: zip -0 -r -q out.zip SRC", bytesC, true);
+    if (args.runs('C')) {
+        std::printf("\ncase C: %d float32 leaves x 5 KiB (%d groups x %d, %.1f MB), stored\n",
+                    kGroupsC * kLeavesC, kGroupsC, kLeavesC, bytesC / 1e6);
+        std::fflush(stdout);
+        measure(c, rounds);
+        printCase(c, "anchor: zip -0 -r -q out.zip SRC", bytesC, true);
+    }
 
     // D: 100,000 tiny leaves: more than a process may map at once.
     constexpr int kGroupsD = 100, kLeavesD = 1000, kFloatsD = 64;
     const QString srcD = dir + "/wide";
-    testsupport::writeWideTree(srcD, kGroupsD, kLeavesD, kFloatsD);
+    if (args.runs('D'))
+        testsupport::writeWideTree(srcD, kGroupsD, kLeavesD, kFloatsD);
     const std::uint64_t bytesD = std::uint64_t(kGroupsD) * kLeavesD * kFloatsD * 4;
     const auto sourceD = [&] { return load(srcD.toStdString()); };
     std::vector<Method> d;
@@ -370,11 +531,13 @@ int main(int argc, char** argv) {
     d.push_back({"save -> directory, 2 thread(s)",
                  [&] { return timedSave(sourceD, dir + "/D-dir", saveOptions(2)); },
                  dir + "/D-dir"});
-    std::printf("\ncase D: %d float32 leaves x 256 B (%d groups x %d, %.1f MB), stored\n",
-                kGroupsD * kLeavesD, kGroupsD, kLeavesD, bytesD / 1e6);
-    std::fflush(stdout);
-    measure(d, rounds);
-    printCase(d, "anchor: zip -0 -r -q out.zip SRC", bytesD, true);
+    if (args.runs('D')) {
+        std::printf("\ncase D: %d float32 leaves x 256 B (%d groups x %d, %.1f MB), stored\n",
+                    kGroupsD * kLeavesD, kGroupsD, kLeavesD, bytesD / 1e6);
+        std::fflush(stdout);
+        measure(d, rounds);
+        printCase(d, "anchor: zip -0 -r -q out.zip SRC", bytesD, true);
+    }
 
     // Goals, as speed ratios (> 1: ours faster).
     std::printf("\ngoals (speed ratios, > 1 means the first is faster)\n");
@@ -401,5 +564,22 @@ int main(int argc, char** argv) {
         speedRatio(b, "save -> deflate-6 .tdz, 2 thread(s)", "save -> deflate-6 .tdz, 1 thread(s)"),
         1.0);
     goal("C: stored .tdz 2 threads / 1 thread", speedRatio(c, tdz2, tdz1), 1.0);
+    goal("E: deflate-1 .tdz 2 threads / pigz -1 -p 2",
+         speedRatio(e, "save -> deflate-1 .tdz, 2 thread(s)", "anchor: pigz -1 -p 2 -c LEAF > out"),
+         4.0);
+    goal(
+        "E: deflate-1 .tdz 2 threads / 1 thread",
+        speedRatio(e, "save -> deflate-1 .tdz, 2 thread(s)", "save -> deflate-1 .tdz, 1 thread(s)"),
+        1.0);
+    goalAtMost("E: deflate-1 .tdz size / gzip -1 size",
+               sizeRatio(e, "save -> deflate-1 .tdz, 2 thread(s)", "gzip -1 -c LEAF > out"), 1.02);
+    goal("F: dataset deflate-1 .tdz 2 threads / pigz -1 -p 2",
+         speedRatio(f, "save -> deflate-1 .tdz, 2 thread(s)", "anchor: pigz -1 -p 2 -c RAW > out"),
+         4.0);
+    goal("F: dataset deflate-6 .tdz 2 threads / pigz -6 -p 2",
+         speedRatio(f, "save -> deflate-6 .tdz, 2 thread(s)", "anchor: pigz -6 -p 2 -c RAW > out"),
+         1.0);
+    goalAtMost("F: dataset deflate-1 .tdz size / gzip -1 size",
+               sizeRatio(f, "save -> deflate-1 .tdz, 2 thread(s)", "gzip -1 -c RAW > out"), 1.02);
     return 0;
 }

@@ -26,6 +26,8 @@ Args parseArgs(const QStringList& argv, int defaultRounds, bool takesQuick) {
             a.quick = true;
         else if (argv[i] == "--rounds" && i + 1 < argv.size())
             a.rounds = std::max(1, argv[++i].toInt());
+        else if (argv[i] == "--cases" && i + 1 < argv.size())
+            a.cases = argv[++i].toUpper();
         else
             a.scratch = argv[i];
     }

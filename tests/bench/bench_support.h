@@ -10,11 +10,14 @@
 
 namespace bench {
 
-// The command line: [--quick] [--rounds N] [SCRATCH_DIR]; rounds also from BENCH_ROUNDS.
+// The command line: [--quick] [--rounds N] [--cases LETTERS] [SCRATCH_DIR]; rounds also
+// from BENCH_ROUNDS.
 struct Args {
     bool quick = false;  // --quick given (only where the benchmark takes it)
     int rounds = 0;      // parseArgs: BENCH_ROUNDS, --rounds or the default
+    QString cases;       // --cases: the letters of the cases to run, "" for all
     QString scratch;     // "" if none given
+    bool runs(char letter) const { return cases.isEmpty() || cases.contains(QChar(letter)); }
 };
 
 // Parses argv (argv[0] the program); `takesQuick` false leaves "--quick" to be a SCRATCH_DIR.
