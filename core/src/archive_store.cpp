@@ -12,13 +12,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
+#include "access_index.h"
 #include "builtin_stores.h"
 #include "codec.h"
 #include "lru_cache.h"
@@ -195,6 +198,47 @@ public:
         return inflated(entry, p, nbytes);
     }
 
+    // A part of a compressed entry with access points: only the segments
+    // that hold it are inflated (on several threads when they are many),
+    // and kept in the cache of inflated entries, segment by segment.
+    LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
+                             std::size_t alignment) const override {
+        const Entry& entry = find(info.path);
+        const auto index = entry.central.method == zip::kDeflate ? accessIndex(entry) : nullptr;
+        if (!index || offset > entry.central.size || length > entry.central.size - offset)
+            return Store::leafBytesRange(info, offset, length, alignment);
+        if (length == 0)
+            return {};
+        if (auto whole = inflatedCache_.find(entry.central.name, offset + length))
+            return {std::shared_ptr<std::byte>(whole->data, whole->data.get() + offset),
+                    static_cast<std::size_t>(length)};
+        const std::size_t first = offset / index->spacing;
+        const std::size_t last = (offset + length - 1) / index->spacing;
+        const auto segmentKey = [&](std::size_t i) {
+            return entry.central.name + '\0' + std::to_string(i);
+        };
+        // One segment: the cached segment itself, no copy.
+        if (first == last) {
+            const std::uint64_t start = first * index->spacing;
+            const auto part = [&](const LeafBytes& segment) {
+                return LeafBytes{
+                    std::shared_ptr<std::byte>(segment.data, segment.data.get() + (offset - start)),
+                    static_cast<std::size_t>(length)};
+            };
+            if (auto kept = inflatedCache_.find(segmentKey(first)))
+                return part(*kept);
+            LeafBytes segment = allocateOwnedBuffer(index->segmentSize(first, entry.central.size));
+            if (!inflateRange(entry, *index, start, start + segment.size, segment.data.get()))
+                return Store::leafBytesRange(info, offset, length, alignment);
+            inflatedCache_.insert(segmentKey(first), segment);
+            return part(segment);
+        }
+        LeafBytes out = allocateOwnedBuffer(length);
+        if (!inflateRange(entry, *index, offset, offset + length, out.data.get()))
+            return Store::leafBytesRange(info, offset, length, alignment);
+        return out;
+    }
+
     LeafBytes compressedPayload(const StorageInfo& info) const override {
         const Entry& entry = find(info.path);
         if (!isSupportedMethod(entry.central.method) || entry.central.method == zip::kStored)
@@ -220,6 +264,7 @@ private:
     struct Entry {
         zip::CentralEntry central;
         mutable std::optional<std::uint64_t> payload;  // from the local header, once read
+        mutable std::optional<std::shared_ptr<const zip::AccessIndex>> index;  // parsed once
     };
 
     void readAt(std::uint64_t offset, void* out, std::size_t n) const {
@@ -252,7 +297,7 @@ private:
                 throw Error(describe(c.name), "encrypted entries are not supported");
             if (c.method == zip::kStored && c.compressedSize != c.size)
                 throw Error(describe(c.name), "stored entry with differing sizes");
-            entries_.push_back(Entry{std::move(c), std::nullopt});
+            entries_.push_back(Entry{std::move(c), std::nullopt, std::nullopt});
         }
         // The index points into entries_, which no longer changes. A later
         // duplicate name wins, as in Python.
@@ -298,9 +343,132 @@ private:
         if (nbytes > cacheCap_)
             return inflateToTemporaryFile(entry, payload, nbytes);
         LeafBytes out = allocateOwnedBuffer(nbytes);
-        guardedInflate(entry, payload, out.data.get(), nbytes);
+        std::byte* to = out.data.get();
+        const auto index = accessIndex(entry);
+        if (!index || !inflateSegments(entry, *index, payload, 0, 0, nbytes, inflateThreads(),
+                                       [to](const std::byte* data, std::size_t n,
+                                            std::uint64_t at) { std::memcpy(to + at, data, n); }))
+            guardedInflate(entry, payload, out.data.get(), nbytes);
         inflatedCache_.insert(name, out);
         return out;
+    }
+
+    // The entry's access index (access_index.h), or null when it has none
+    // or one that does not fit it.
+    std::shared_ptr<const zip::AccessIndex> accessIndex(const Entry& entry) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!entry.index) {
+            auto parsed = zip::parseAccessIndex(entry.central.accessIndex, entry.central);
+            entry.index =
+                parsed ? std::make_shared<const zip::AccessIndex>(std::move(*parsed)) : nullptr;
+        }
+        return *entry.index;
+    }
+
+    // Inflates [begin, end) of an indexed entry into `out` from the access
+    // points; false if the index proved wrong (inflateSegments).
+    bool inflateRange(const Entry& entry, const zip::AccessIndex& index, std::uint64_t begin,
+                      std::uint64_t end, std::byte* out) const {
+        const std::uint64_t payload = payloadOffset(entry);
+        LeafBytes whole = archiveMapping();
+        LeafBytes read;
+        const std::byte* compressed = nullptr;
+        std::uint64_t skipped = 0;  // payload bytes before `compressed`
+        if (whole.data) {
+            compressed = whole.data.get() + payload;
+        } else {  // a source that cannot map: only the segments' compressed bytes are read
+            const std::uint64_t from = index.offsets[begin / index.spacing];
+            const std::uint64_t to = index.offsets[(end - 1) / index.spacing + 1];
+            read = allocateOwnedBuffer(to - from);
+            readAt(payload + from, read.data.get(), read.size);
+            compressed = read.data.get();
+            skipped = from;
+        }
+        return inflateSegments(entry, index, compressed, skipped, begin, end, inflateThreads(),
+                               [out](const std::byte* data, std::size_t n, std::uint64_t at) {
+                                   std::memcpy(out + at, data, n);
+                               });
+    }
+
+    static int inflateThreads() {
+        return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    }
+
+    // Inflates bytes [begin, end) of an entry from the access points of
+    // `index`, segment by segment on up to `threads` threads: each segment
+    // is handed to deliver(data, n, offset from begin), from any of them.
+    // `payload` holds the compressed bytes from `skipped` on. The index is
+    // a hint: when a segment does not inflate to exactly its size and CRC,
+    // the index is dropped for good and false returned, for the caller to
+    // inflate from the start (which reports what is really wrong). A file
+    // changed underneath still throws.
+    bool inflateSegments(
+        const Entry& entry, const zip::AccessIndex& index, const std::byte* payload,
+        std::uint64_t skipped, std::uint64_t begin, std::uint64_t end, int threads,
+        const std::function<void(const std::byte*, std::size_t, std::uint64_t)>& deliver) const {
+        const std::string where = describe(entry.central.name);
+        const std::size_t first = begin / index.spacing;
+        const std::size_t last = (end - 1) / index.spacing;  // inclusive
+        std::atomic<std::size_t> next{first};
+        std::atomic<bool> crcsMatch{true}, failed{false}, changed{false};
+        std::mutex errorMutex;
+        std::exception_ptr error;
+        const auto work = [&] {
+            try {
+                std::unique_ptr<std::byte[]> buffer;
+                for (std::size_t i; !failed && (i = next++) <= last;) {
+                    const std::uint64_t segmentBegin = i * index.spacing;
+                    const std::uint64_t size = index.segmentSize(i, entry.central.size);
+                    if (!buffer)
+                        buffer.reset(new std::byte[index.spacing]);
+                    auto decoder =
+                        Decompressor::create(zip::kDeflate, payload + (index.offsets[i] - skipped),
+                                             index.offsets[i + 1] - index.offsets[i], where);
+                    std::size_t got = 0;
+                    if (!tryGuardedRun([&] { got = decoder->read(buffer.get(), size); })) {
+                        changed = failed = true;
+                        break;
+                    }
+                    if (got != size || crc32Of(buffer.get(), size) != index.crcs[i]) {
+                        crcsMatch = false;
+                        failed = true;
+                        break;
+                    }
+                    const std::uint64_t from = std::max(begin, segmentBegin);
+                    const std::uint64_t to = std::min(end, segmentBegin + size);
+                    deliver(buffer.get() + (from - segmentBegin), to - from, from - begin);
+                }
+            } catch (const Error&) {
+                crcsMatch = false;  // corrupt data at a point: not a point after all
+                failed = true;
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(errorMutex);
+                if (!error)
+                    error = std::current_exception();
+                failed = true;
+            }
+        };
+        const std::size_t helpers =
+            std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)),
+                                  last - first + 1) -
+            1;
+        std::vector<std::thread> pool;
+        for (std::size_t t = 0; t < helpers; ++t)
+            pool.emplace_back(work);
+        work();
+        for (std::thread& t : pool)
+            t.join();
+        if (error)
+            std::rethrow_exception(error);
+        if (changed)
+            throw Error(where,
+                        "the archive changed while it was read (truncated or replaced by "
+                        "another program); open it again");
+        if (!crcsMatch) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            entry.index = nullptr;
+        }
+        return crcsMatch;
     }
 
     // Decodes the first `size` bytes of an entry from `payload` (compressed,
@@ -361,21 +529,26 @@ private:
         } closeLater{fd};
         // Through a buffer and pwrite, not a writable mapping: a full disk is
         // then an error (ENOSPC), not a SIGBUS.
-        std::unique_ptr<std::byte[]> buffer(new std::byte[4u << 20]);
-        const bool crcMatches = inflateEntry(
-            entry, payload, entry.central.compressedSize, nbytes,
-            [&buffer](std::uint64_t) { return buffer.get(); },
-            [&](const std::byte* data, std::size_t n, std::uint64_t offset) {
-                for (std::size_t w = 0; w < n;) {
-                    const ssize_t k = ::pwrite(fd, data + w, n - w, static_cast<off_t>(offset + w));
-                    if (k < 0 && errno == EINTR)
-                        continue;
-                    if (k <= 0)
-                        throw Error(where, std::string("cannot inflate into a temporary file: ") +
-                                               std::strerror(errno));
-                    w += static_cast<std::size_t>(k);
-                }
-            });
+        const auto write = [&](const std::byte* data, std::size_t n, std::uint64_t offset) {
+            for (std::size_t w = 0; w < n;) {
+                const ssize_t k = ::pwrite(fd, data + w, n - w, static_cast<off_t>(offset + w));
+                if (k < 0 && errno == EINTR)
+                    continue;
+                if (k <= 0)
+                    throw Error(where, std::string("cannot inflate into a temporary file: ") +
+                                           std::strerror(errno));
+                w += static_cast<std::size_t>(k);
+            }
+        };
+        const auto index = accessIndex(entry);
+        bool crcMatches =
+            index && inflateSegments(entry, *index, payload, 0, 0, nbytes, inflateThreads(), write);
+        if (!crcMatches) {
+            std::unique_ptr<std::byte[]> buffer(new std::byte[4u << 20]);
+            crcMatches = inflateEntry(
+                entry, payload, entry.central.compressedSize, nbytes,
+                [&buffer](std::uint64_t) { return buffer.get(); }, write);
+        }
         if (!crcMatches)
             reportCrcMismatch(entry);
         return mapFilePrivate(fd, nbytes, where);

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "access_index.h"
 #include "codec.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
@@ -53,11 +54,12 @@ struct UnitOutput {
 class ArchiveWriter {
 public:
     ArchiveWriter(const std::string& path, const WritePlan& plan, int method, int level,
-                  int threads, ProgressTracker& progress)
+                  bool accessPoints, int threads, ProgressTracker& progress)
         : path_(path),
           plan_(plan),
           method_(method),
           level_(level),
+          accessPoints_(accessPoints),
           threads_(std::max(1, threads)),
           progress_(progress),
           headers_(plan.files.size()) {
@@ -236,9 +238,12 @@ private:
     // --- Compressed archives: compressed ahead, appended in order ---
 
     std::uint64_t writeCompressed() {
+        spacing_.assign(plan_.files.size(), 0);
         for (std::size_t i = 0; i < plan_.files.size(); ++i) {
             const std::uint64_t size = plan_.files[i].size;
             if (compressed(i) && method_ == zip::kDeflate && size > kDeflateChunk) {
+                if (accessPoints_)
+                    spacing_[i] = zip::accessSpacing(size, kDeflateChunk);
                 for (std::uint64_t b = 0; b < size; b += kDeflateChunk)
                     units_.push_back({i, i + 1, b, std::min(size, b + kDeflateChunk), false,
                                       b + kDeflateChunk >= size});
@@ -265,6 +270,8 @@ private:
                 });
             std::uint32_t crc = 0;
             std::uint64_t compressedSize = 0;
+            std::vector<std::uint64_t> segmentLengths;  // the entry's access index, as it grows
+            std::vector<std::uint32_t> segmentCrcs;
             for (std::size_t k = 0; k < units_.size(); ++k) {
                 const Unit& u = units_[k];
                 zip::EntryHeader& h = headers_[u.first];
@@ -273,12 +280,27 @@ private:
                     cursor += zip::localHeaderSize(h);
                     crc = 0;
                     compressedSize = 0;
+                    segmentLengths.clear();
+                    segmentCrcs.clear();
                 }
                 UnitOutput out = helpers ? awaitOutput(k) : produce(u);
                 writeAt(out.bytes.data(), out.bytes.size(), cursor, plan_.files[u.first].path);
                 cursor += out.bytes.size();
                 compressedSize += out.bytes.size();
                 crc = u.begin == 0 ? out.crc : crc32Combine(crc, out.crc, u.end - u.begin);
+                if (const std::uint64_t spacing = spacing_[u.first]) {
+                    if (u.begin % spacing == 0) {
+                        segmentLengths.push_back(0);
+                        segmentCrcs.push_back(out.crc);
+                    } else {
+                        segmentCrcs.back() =
+                            crc32Combine(segmentCrcs.back(), out.crc, u.end - u.begin);
+                    }
+                    segmentLengths.back() += out.bytes.size();
+                    if (u.lastOfFile)
+                        h.centralExtra =
+                            zip::accessIndexBlock(spacing, segmentLengths, segmentCrcs);
+                }
                 if (!compressed(u.first))
                     progress_.add(u.end - u.begin, plan_.files[u.first].path);
                 if (u.lastOfFile) {
@@ -309,7 +331,11 @@ private:
                 copySource(file, out.bytes.data(), p, n);
                 out.crc = crc32Of(reinterpret_cast<const std::byte*>(out.bytes.data()), n);
             } else if (method_ == zip::kDeflate) {
-                const std::size_t dictionary = std::min<std::uint64_t>(u.begin, 32768);
+                // An access point (access_index.h) starts unprimed: nothing before it is needed.
+                const std::uint64_t spacing = spacing_[u.first];
+                const bool accessPoint = spacing && u.begin % spacing == 0;
+                const std::size_t dictionary =
+                    accessPoint ? 0 : std::min<std::uint64_t>(u.begin, 32768);
                 guardSource(file, [&] {
                     out.crc = crc32Of(p, n);
                     out.bytes =
@@ -432,6 +458,8 @@ private:
     const WritePlan& plan_;
     const int method_;
     const int level_;
+    const bool accessPoints_;
+    std::vector<std::uint64_t> spacing_;  // per file: its access points' spacing, 0 for none
     const int threads_;
     ProgressTracker& progress_;
     int fd_ = -1;
@@ -455,12 +483,12 @@ private:
 }  // namespace
 
 void writeArchive(const std::string& path, const WritePlan& plan, int method, int level,
-                  int threads, ProgressTracker& progress) {
+                  bool accessPoints, int threads, ProgressTracker& progress) {
     if (method != zip::kStored && method != zip::kDeflate && method != zip::kBzip2 &&
         method != zip::kLzma)
         throw Error(path, "unsupported compression method " + std::to_string(method) +
                               " (stored 0, deflate 8, bzip2 12, lzma 14)");
-    ArchiveWriter writer(path, plan, method, level, threads, progress);
+    ArchiveWriter writer(path, plan, method, level, accessPoints, threads, progress);
     writer.run();
 }
 

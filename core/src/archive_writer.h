@@ -18,9 +18,11 @@ namespace tensordict {
 // pwrite and compute the CRC-32 of each chunk on the way. Compressed
 // archives compress on `threads` threads ahead of one writer that appends
 // in order; deflate splits large entries into chunks joined into one
-// stream (codec.h). Throws Error naming the path or entry; the caller
-// removes a partly written file.
+// stream (codec.h); with `accessPoints`, one chunk every few MiB starts
+// unprimed and the entry's central record lists where (access_index.h).
+// Throws Error naming the path or entry; the caller removes a partly
+// written file.
 void writeArchive(const std::string& path, const WritePlan& plan, int method, int level,
-                  int threads, ProgressTracker& progress);
+                  bool accessPoints, int threads, ProgressTracker& progress);
 
 }  // namespace tensordict

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "tensordict/cancel.h"
@@ -283,9 +284,9 @@ std::string deflateChunk(const std::byte* data, std::size_t size, const std::byt
 namespace {
 
 // Raw deflate inflated by ISA-L: about three times zlib's speed (bench_compare).
-class InflateDecompressor final : public Decompressor {
+class IsalInflateDecompressor final : public Decompressor {
 public:
-    InflateDecompressor(const std::byte* in, std::size_t size, std::string where)
+    IsalInflateDecompressor(const std::byte* in, std::size_t size, std::string where)
         : state_(std::make_unique<inflate_state>()), where_(std::move(where)) {
         isal_inflate_init(state_.get());
         state_->crc_flag = ISAL_DEFLATE;
@@ -330,6 +331,100 @@ private:
     const std::byte* in_ = nullptr;
     std::size_t left_ = 0;
     std::string where_;
+};
+
+// Raw deflate by zlib: streams ISA-L rejects, and TENSORDICT_INFLATE=zlib.
+class ZlibInflateDecompressor final : public Decompressor {
+public:
+    ZlibInflateDecompressor(const std::byte* in, std::size_t size, std::string where)
+        : where_(std::move(where)) {
+        if (inflateInit2(&z_, -MAX_WBITS) != Z_OK)
+            throw Error(where_, "cannot start inflate");
+        in_ = in;
+        left_ = size;
+    }
+    ~ZlibInflateDecompressor() override { inflateEnd(&z_); }
+
+    std::size_t read(std::byte* out, std::size_t n) override {
+        std::size_t done = 0;
+        while (done < n && !ended_) {
+            if (z_.avail_in == 0 && left_) {
+                const std::size_t take = std::min<std::size_t>(left_, 1u << 30);
+                z_.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(in_));
+                z_.avail_in = static_cast<uInt>(take);
+                in_ += take;
+                left_ -= take;
+            }
+            z_.next_out = reinterpret_cast<Bytef*>(out + done);
+            z_.avail_out = static_cast<uInt>(std::min<std::size_t>(n - done, 1u << 30));
+            const uInt before = z_.avail_out;
+            const int rc = inflate(&z_, Z_NO_FLUSH);
+            done += before - z_.avail_out;
+            if (rc == Z_STREAM_END)
+                ended_ = true;
+            else if (rc == Z_BUF_ERROR && z_.avail_in == 0 && left_ == 0)
+                throw Error(where_, "compressed data ends early (truncated entry)");
+            else if (rc != Z_OK && rc != Z_BUF_ERROR)
+                throw Error(where_, std::string("corrupt deflate data: ") +
+                                        (z_.msg ? z_.msg : "inflate error"));
+        }
+        return done;
+    }
+
+private:
+    z_stream z_{};
+    const std::byte* in_ = nullptr;
+    std::size_t left_ = 0;
+    bool ended_ = false;
+    std::string where_;
+};
+
+// ISA-L first; a stream it rejects is inflated again by zlib, which either
+// reads it (the bytes already delivered skipped) or gives its own reason.
+class InflateDecompressor final : public Decompressor {
+public:
+    InflateDecompressor(const std::byte* in, std::size_t size, std::string where)
+        : in_(in), size_(size), where_(std::move(where)) {
+        static const bool zlibOnly = [] {
+            const char* choice = std::getenv("TENSORDICT_INFLATE");
+            return choice && std::string_view(choice) == "zlib";
+        }();
+        if (zlibOnly)
+            zlib_ = std::make_unique<ZlibInflateDecompressor>(in_, size_, where_);
+        else
+            isal_ = std::make_unique<IsalInflateDecompressor>(in_, size_, where_);
+    }
+
+    std::size_t read(std::byte* out, std::size_t n) override {
+        if (isal_) {
+            try {
+                const std::size_t got = isal_->read(out, n);
+                delivered_ += got;
+                return got;
+            } catch (const Error&) {
+                isal_.reset();
+                zlib_ = std::make_unique<ZlibInflateDecompressor>(in_, size_, where_);
+                std::unique_ptr<std::byte[]> skip(new std::byte[1u << 20]);
+                for (std::uint64_t left = delivered_; left > 0;) {
+                    const std::size_t want = std::min<std::uint64_t>(left, 1u << 20);
+                    if (zlib_->read(skip.get(), want) != want)
+                        throw Error(where_, "compressed data ends early (truncated entry)");
+                    left -= want;
+                }
+            }
+        }
+        const std::size_t got = zlib_->read(out, n);
+        delivered_ += got;
+        return got;
+    }
+
+private:
+    const std::byte* in_;
+    std::size_t size_;
+    std::string where_;
+    std::unique_ptr<IsalInflateDecompressor> isal_;
+    std::unique_ptr<ZlibInflateDecompressor> zlib_;
+    std::uint64_t delivered_ = 0;
 };
 
 class Bzip2Decompressor final : public Decompressor {

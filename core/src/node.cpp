@@ -223,6 +223,30 @@ LeafBytes Node::bytes() const {
     return fresh;
 }
 
+LeafBytes Node::bytesRange(std::uint64_t offset, std::uint64_t length) const {
+    const TensorLeaf& l = leaf();
+    if (offset > l.nbytes || length > l.nbytes - offset)
+        throw Error(where(), "bytes " + std::to_string(offset) + " to " +
+                                 std::to_string(offset + length) + " are past the leaf's " +
+                                 std::to_string(l.nbytes));
+    if (length == 0)
+        return {};
+    const auto part = [&](const LeafBytes& whole) {
+        return LeafBytes{std::shared_ptr<std::byte>(whole.data, whole.data.get() + offset),
+                         static_cast<std::size_t>(length)};
+    };
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (bytes_)
+            return part(*bytes_);
+        if (auto data = inUse_.lock())
+            return part(LeafBytes{std::move(data), static_cast<std::size_t>(l.nbytes)});
+    }
+    if (store_ && l.storage.isPlain() && l.storage.kind == StorageKind::CompressedEntry)
+        return store_->leafBytesRange(l.storage, offset, length, 1);
+    return part(bytes());
+}
+
 LeafBytes Node::pinnedBytes() const {
     LeafBytes b = bytes();
     std::lock_guard<std::mutex> lock(mutex_);

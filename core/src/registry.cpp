@@ -133,6 +133,13 @@ std::unique_ptr<Node> Store::buildTree(const std::shared_ptr<const Store>&) cons
     return nullptr;
 }
 
+LeafBytes Store::leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
+                                std::size_t alignment) const {
+    const LeafBytes whole = leafBytes(info, offset + length, alignment);
+    return {std::shared_ptr<std::byte>(whole.data, whole.data.get() + offset),
+            static_cast<std::size_t>(length)};
+}
+
 LeafBytes Store::compressedPayload(const StorageInfo& info) const {
     throw Error(describe(info.path), "not a compressed entry");
 }

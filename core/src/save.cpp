@@ -305,7 +305,7 @@ TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveO
     try {
         if (archive) {
             writeArchive(writeTo, plan, options.compression, options.compressionLevel,
-                         options.numThreads, progress);
+                         options.deflateAccessPoints, options.numThreads, progress);
             if (options.atomic)
                 syncFile(writeTo);
             if (::rename(writeTo.c_str(), cleanTarget.c_str()) != 0)

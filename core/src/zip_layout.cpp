@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "access_index.h"
 #include "tensordict/error.h"
 
 namespace tensordict::zip {
@@ -19,30 +20,6 @@ constexpr int kVersionBzip2 = 46;
 constexpr int kVersionLzma = 63;
 constexpr int kSystemUnix = 3;
 constexpr std::uint32_t kExternalAttributes = 0644u << 16;
-
-std::uint16_t u16(const unsigned char* p) {
-    return static_cast<std::uint16_t>(p[0] | p[1] << 8);
-}
-std::uint32_t u32(const unsigned char* p) {
-    return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
-           static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
-}
-std::uint64_t u64(const unsigned char* p) {
-    return static_cast<std::uint64_t>(u32(p)) | static_cast<std::uint64_t>(u32(p + 4)) << 32;
-}
-
-void put16(std::string& s, std::uint32_t v) {
-    s.push_back(static_cast<char>(v & 0xFF));
-    s.push_back(static_cast<char>((v >> 8) & 0xFF));
-}
-void put32(std::string& s, std::uint32_t v) {
-    put16(s, v & 0xFFFF);
-    put16(s, v >> 16);
-}
-void put64(std::string& s, std::uint64_t v) {
-    put32(s, static_cast<std::uint32_t>(v));
-    put32(s, static_cast<std::uint32_t>(v >> 32));
-}
 
 std::string toHex(std::uint64_t v) {
     static const char digits[] = "0123456789abcdef";
@@ -141,7 +118,9 @@ void applyZip64Extra(CentralEntry& entry, const unsigned char* extra, std::size_
                 take(entry.compressedSize);
             if (offsetFull)
                 take(entry.localHeaderOffset);
-            return;
+            sizeFull = compressedFull = offsetFull = false;  // a second zip64 block changes nothing
+        } else if (id == kAccessIndexExtraId && entry.accessIndex.empty()) {
+            entry.accessIndex.assign(reinterpret_cast<const char*>(extra + i + 4), n);
         }
         i += 4 + n;
     }
@@ -395,6 +374,7 @@ std::string centralHeader(const EntryHeader& e) {
         extra += zip64;
     }
     extra += paddingBlock(e);
+    extra += e.centralExtra;
     const int version = std::max(versionNeeded(e.method), zip64.empty() ? 0 : kVersionZip64);
     std::string s;
     s.reserve(kCentralHeaderSize + e.name.size() + extra.size());

@@ -73,6 +73,30 @@ constexpr std::uint16_t kFlagEncrypted = 0x0001;
 constexpr std::uint16_t kFlagLzmaEndMarker = 0x0002;
 constexpr std::uint16_t kFlagUtf8 = 0x0800;
 
+// Little-endian fields, as every zip integer is.
+inline std::uint16_t u16(const unsigned char* p) {
+    return static_cast<std::uint16_t>(p[0] | p[1] << 8);
+}
+inline std::uint32_t u32(const unsigned char* p) {
+    return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
+           static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
+}
+inline std::uint64_t u64(const unsigned char* p) {
+    return static_cast<std::uint64_t>(u32(p)) | static_cast<std::uint64_t>(u32(p + 4)) << 32;
+}
+inline void put16(std::string& s, std::uint32_t v) {
+    s.push_back(static_cast<char>(v & 0xFF));
+    s.push_back(static_cast<char>((v >> 8) & 0xFF));
+}
+inline void put32(std::string& s, std::uint32_t v) {
+    put16(s, v & 0xFFFF);
+    put16(s, v >> 16);
+}
+inline void put64(std::string& s, std::uint64_t v) {
+    put32(s, static_cast<std::uint32_t>(v));
+    put32(s, static_cast<std::uint32_t>(v >> 32));
+}
+
 // One entry as the central directory describes it.
 struct CentralEntry {
     std::string name;  // raw bytes of the name
@@ -83,6 +107,7 @@ struct CentralEntry {
     std::uint64_t size = 0;
     std::uint64_t localHeaderOffset = 0;    // from the start of the file
     std::uint64_t centralHeaderOffset = 0;  // where this record is, from the start of the file
+    std::string accessIndex;  // the data of its access-index block, if any (access_index.h)
 };
 
 // Reads `n` bytes at `offset` of the archive into `out`; throws Error naming
@@ -147,6 +172,7 @@ struct EntryHeader {
     // (present even when 0 bytes are needed).
     std::optional<std::uint16_t> padding;
     std::uint16_t dosTime = 0, dosDate = 0;
+    std::string centralExtra;  // more extra blocks for the central record (an access index)
 };
 
 // Bytes of the padding block's data that put the payload of an entry with

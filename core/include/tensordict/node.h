@@ -210,6 +210,10 @@ public:
     // tensor changed in place) are seen by every later reader, as with
     // Python's memory-mapped tensors. The torch part's tensors use these.
     LeafBytes pinnedBytes() const;
+    // Bytes [offset, offset + length) of the leaf (within nbytes), read as
+    // little as the store allows: a part of a compressed entry with access
+    // points inflates only the segments around it. Throws Error.
+    LeafBytes bytesRange(std::uint64_t offset, std::uint64_t length) const;
     // True while the leaf's bytes are mapped or inflated (compressed entries
     // live in the store's cache of inflated entries, which has a size cap).
     bool isMaterialized() const;

@@ -45,6 +45,11 @@ struct SaveOptions {
     // Zip method of .memmap entries (archives only) and its level (-1: default).
     int compression = kZipStored;
     int compressionLevel = -1;
+    // Deflate entries over 4 MiB get access points every 4 MiB (or more, up
+    // to 8,000 of them): readers may then inflate any part, or all of it on
+    // several threads, without starting from the first byte. Other zip
+    // readers ignore them (core/FORMAT.md 8.7). Off: one primed stream.
+    bool deflateAccessPoints = true;
     // Write next to prefix under a temporary name, flush, and rename onto
     // prefix: an error, a cancel or a crash leaves prefix as it was.
     bool atomic = false;

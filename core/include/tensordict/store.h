@@ -51,6 +51,10 @@ public:
     virtual std::optional<std::uint64_t> payloadOffset(const StorageInfo&) const {
         return std::nullopt;
     }
+    // Bytes [offset, offset + length) of a leaf's file (the whole file read
+    // through leafBytes() unless the store can do better).
+    virtual LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset,
+                                     std::uint64_t length, std::size_t alignment) const;
     // A compressed entry's payload, still compressed.
     virtual LeafBytes compressedPayload(const StorageInfo& info) const;
     // Whether leafBytes() would return bytes already in memory (no inflating).

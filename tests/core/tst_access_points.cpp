@@ -1,0 +1,276 @@
+// Access points of the deflate entries we write (core/src/access_index.h):
+// other zip readers read such archives unchanged, any part of an entry reads
+// back exactly without inflating the rest, and a damaged or forged index is
+// never trusted into wrong values.
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <cstring>
+
+#include "libzip_reader.h"
+#include "tensordict/check.h"
+#include "tensordict/error.h"
+#include "tensordict/node.h"
+#include "tensordict/report.h"
+#include "tensordict/save.h"
+#include "tensordict/tensordict.h"
+#include "testsupport.h"
+
+using namespace tensordict;
+
+namespace {
+
+constexpr std::uint64_t kLeafBytes = (21u << 20) + 4321;  // six segments of 4 MiB, the last short
+
+// Compressible bytes that differ everywhere: a ramp, runs and a little noise.
+std::vector<std::uint8_t> sampleBytes(std::size_t n) {
+    std::vector<std::uint8_t> v(n);
+    std::uint32_t x = 12345;
+    for (std::size_t i = 0; i < n; ++i) {
+        x = x * 1103515245u + 12345u;
+        v[i] = static_cast<std::uint8_t>((i / 4096) * 7 + (i % 97 < 40 ? 0 : (x >> 24) & 7));
+    }
+    return v;
+}
+
+// The ids of the extra blocks in each entry's central record, and whether
+// zipfile's testzip() and numpy read the leaf back as `expectedSha`.
+QJsonObject readWithPython(const QString& archive) {
+    QString out, error;
+    const bool ok = testsupport::runPython(
+        {"-c",
+         "import hashlib, json, struct, sys, zipfile\n"
+         "z = zipfile.ZipFile(sys.argv[1])\n"
+         "ids = {}\n"
+         "for info in z.infolist():\n"
+         "    e, found = info.extra, []\n"
+         "    while len(e) >= 4:\n"
+         "        i, n = struct.unpack('<HH', e[:4]); found.append(i); e = e[4 + n:]\n"
+         "    ids[info.filename] = found\n"
+         "print(json.dumps({'testzip': z.testzip(), 'ids': ids,\n"
+         "    'sha256': hashlib.sha256(z.read('x.memmap')).hexdigest()}))\n",
+         archive},
+        &out, &error);
+    if (!ok)
+        qWarning("python: %s", qPrintable(error));
+    return QJsonDocument::fromJson(out.toUtf8()).object();
+}
+
+// Rewrites the access index of x.memmap in the central directory with
+// Python: `how` is "flip" (one byte of a segment length, the block's own
+// CRC left stale) or "swap" (two segment lengths swapped and the block's
+// CRC made right again: a forged index that passes every check but the
+// data's).
+bool damageIndex(const QString& archive, const QString& how) {
+    QString error;
+    const bool ok = testsupport::runPython(
+        {"-c",
+         "import struct, sys, zlib\n"
+         "path, how = sys.argv[1], sys.argv[2]\n"
+         "data = bytearray(open(path, 'rb').read())\n"
+         "cd = data.find(b'PK\\x01\\x02')\n"
+         "while cd >= 0:\n"
+         "    n, m = struct.unpack('<HH', data[cd + 28:cd + 32])\n"
+         "    if data[cd + 46:cd + 46 + n] == b'x.memmap': break\n"
+         "    cd = data.find(b'PK\\x01\\x02', cd + 4)\n"
+         "e = cd + 46 + n\n"
+         "end = e + m\n"
+         "while e < end:\n"
+         "    i, k = struct.unpack('<HH', data[e:e + 4])\n"
+         "    if i == 0x7874: break\n"
+         "    e += 4 + k\n"
+         "else: sys.exit('no access index')\n"
+         "block = e + 4\n"
+         "table = block + 10\n"
+         "if how == 'flip':\n"
+         "    data[table + 1] ^= 0x01\n"
+         "else:\n"
+         "    a = data[table:table + 4]; data[table:table + 4] = data[table + 8:table + 12]\n"
+         "    data[table + 8:table + 12] = a\n"
+         "    struct.pack_into('<I', data, block + k - 4, zlib.crc32(bytes(data[block:block + k - "
+         "4])))\n"
+         "open(path, 'wb').write(data)\n",
+         archive, how},
+        nullptr, &error);
+    if (!ok)
+        qWarning("python: %s", qPrintable(error));
+    return ok;
+}
+
+QByteArray sha256Of(const std::vector<std::uint8_t>& v) {
+    return QCryptographicHash::hash(QByteArrayView(reinterpret_cast<const char*>(v.data()),
+                                                   static_cast<qsizetype>(v.size())),
+                                    QCryptographicHash::Sha256)
+        .toHex();
+}
+
+}  // namespace
+
+class TestAccessPoints : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir scratch_;
+    std::vector<std::uint8_t> bytes_ = sampleBytes(kLeafBytes);
+
+    QString write(const QString& name, int level, int threads, bool points) {
+        TensorDict td = TensorDict::create();
+        td.mutableRoot().addBytes("x", DType::UInt8, {std::int64_t(bytes_.size())},
+                                  ownedBytes(bytes_));
+        SaveOptions options;
+        options.compression = kZipDeflate;
+        options.compressionLevel = level;
+        options.numThreads = threads;
+        options.deflateAccessPoints = points;
+        const QString path = scratch_.path() + "/" + name;
+        save(td, path.toStdString(), options);
+        return path;
+    }
+
+    // Bytes [offset, offset + n) of the leaf x of `archive`, read from a fresh load.
+    QByteArray range(const TensorDict& td, std::uint64_t offset, std::uint64_t n) {
+        const LeafBytes part = td.root().child("x")->bytesRange(offset, n);
+        return QByteArray(reinterpret_cast<const char*>(part.data.get()), qsizetype(part.size));
+    }
+    QByteArray expected(std::uint64_t offset, std::uint64_t n) const {
+        return QByteArray(reinterpret_cast<const char*>(bytes_.data()) + offset, qsizetype(n));
+    }
+
+private Q_SLOTS:
+    void initTestCase() { QVERIFY(scratch_.isValid()); }
+
+    void otherReadersReadThemUnchanged_data() {
+        QTest::addColumn<int>("level");
+        QTest::addColumn<int>("threads");
+        for (int level : {1, 6, 9})
+            for (int threads : {1, 2})
+                QTest::addRow("level %d, %d thread(s)", level, threads) << level << threads;
+    }
+    void otherReadersReadThemUnchanged() {
+        QFETCH(int, level);
+        QFETCH(int, threads);
+        const QString path =
+            write(QString("read-%1-%2.tdz").arg(level).arg(threads), level, threads, true);
+        const QJsonObject py = readWithPython(path);
+        QVERIFY2(py["testzip"].isNull(), "zipfile found a bad CRC");
+        QCOMPARE(py["sha256"].toString().toLatin1(), sha256Of(bytes_));
+        QVERIFY2(py["ids"].toObject()["x.memmap"].toArray().contains(0x7874),
+                 "the entry has no access index");
+        for (const QStringList& tool : {QStringList{"unzip", "-tq"}, QStringList{"7z", "t"}}) {
+            QProcess p;
+            p.start(tool[0], {tool[1], path});
+            QVERIFY(p.waitForFinished(120000));
+            QVERIFY2(p.exitCode() == 0, qPrintable(tool[0] + ": " + p.readAllStandardOutput()));
+        }
+        const testsupport::LibzipReading libzip = testsupport::readWithLibzip(path);
+        QVERIFY2(libzip.error.isEmpty(), qPrintable(libzip.error));
+        QCOMPARE(libzip.read, libzip.entries);
+        QVERIFY(check(path.toStdString()).sound());
+        const TensorDict back = load(path.toStdString());
+        QCOMPARE(QByteArray::fromStdString(leafSha256(*back.root().child("x"))), sha256Of(bytes_));
+    }
+
+    void pointsCostLittle() {
+        // Independent segments cannot refer back across their start: the
+        // cost is a few bytes per 4 MiB.
+        for (int level : {1, 6}) {
+            const QString with = write(QString("cost-%1-with.tdz").arg(level), level, 2, true);
+            const QString without =
+                write(QString("cost-%1-without.tdz").arg(level), level, 2, false);
+            QVERIFY(
+                !readWithPython(without)["ids"].toObject()["x.memmap"].toArray().contains(0x7874));
+            const double ratio = double(QFileInfo(with).size()) / QFileInfo(without).size();
+            qInfo("level %d: with access points %lld B, without %lld B: %.5fx", level,
+                  QFileInfo(with).size(), QFileInfo(without).size(), ratio);
+            QVERIFY2(ratio <= 1.005, qPrintable(QString::number(ratio)));
+        }
+    }
+
+    void anyPartReadsBackWithoutTheRest() {
+        const QString path = write("parts.tdz", 6, 2, true);
+        const std::uint64_t mib = 1u << 20;
+        const std::vector<std::pair<std::uint64_t, std::uint64_t>> parts = {
+            {0, 1},                     // the first byte
+            {5 * mib + 3, 1000},        // inside one segment
+            {4 * mib - 10, 20},         // across a segment's start
+            {3 * mib, 10 * mib},        // over several segments
+            {kLeafBytes - 4321, 4321},  // the short last segment
+            {kLeafBytes - 1, 1},        // the last byte
+        };
+        for (const auto& [offset, n] : parts) {
+            const TensorDict td = load(path.toStdString());
+            QCOMPARE(range(td, offset, n), expected(offset, n));
+            // The entry as a whole was never inflated.
+            QVERIFY(!td.root().child("x")->isMaterialized());
+        }
+        // A second read of the same part comes from the segment kept.
+        const TensorDict td = load(path.toStdString());
+        QCOMPARE(range(td, 9 * mib, 4096), expected(9 * mib, 4096));
+        QCOMPARE(range(td, 9 * mib + 1, 4096), expected(9 * mib + 1, 4096));
+        // Out of the leaf: an error naming it, not a read.
+        try {
+            range(td, kLeafBytes - 1, 2);
+            QFAIL("a range past the leaf was read");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("past the leaf"), e.what());
+        }
+        // The whole entry, inflated on every thread from the points.
+        const LeafBytes whole = td.root().child("x")->bytes();
+        QCOMPARE(QByteArray(reinterpret_cast<const char*>(whole.data.get()), qsizetype(whole.size)),
+                 expected(0, kLeafBytes));
+    }
+
+    void damagedOrForgedIndexIsNotTrusted_data() {
+        QTest::addColumn<QString>("how");
+        QTest::newRow("a flipped byte") << "flip";
+        QTest::newRow("a forged index whose checks pass") << "swap";
+    }
+    void damagedOrForgedIndexIsNotTrusted() {
+        QFETCH(QString, how);
+        const QString path = write("damaged-" + how + ".tdz", 6, 2, true);
+        QVERIFY(damageIndex(path, how));
+        // Other readers do not care; we read the right bytes, from the start.
+        QVERIFY(readWithPython(path)["testzip"].isNull());
+        const std::uint64_t mib = 1u << 20;
+        for (const auto& [offset, n] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
+                 {5 * mib + 3, 1000}, {3 * mib, 10 * mib}, {0, kLeafBytes}}) {
+            const TensorDict td = load(path.toStdString());
+            QCOMPARE(range(td, offset, n), expected(offset, n));
+            QVERIFY2(td.root().child("x")->integrityWarning().empty(),
+                     td.root().child("x")->integrityWarning().c_str());
+        }
+        const TensorDict td = load(path.toStdString());
+        const LeafBytes whole = td.root().child("x")->bytes();
+        QCOMPARE(QByteArray(reinterpret_cast<const char*>(whole.data.get()), qsizetype(whole.size)),
+                 expected(0, kLeafBytes));
+        QCOMPARE(QByteArray::fromStdString(leafSha256(*td.root().child("x"))), sha256Of(bytes_));
+    }
+
+    void archivesWithoutPointsReadAsBefore() {
+        // Ours written without points, and Python's zipfile's own deflate.
+        const QString path = write("plain.tdz", 6, 2, false);
+        const TensorDict td = load(path.toStdString());
+        QCOMPARE(range(td, 7u << 20, 100), expected(7u << 20, 100));
+
+        const QString dir = scratch_.path() + "/plain-dir";
+        {
+            TensorDict source = TensorDict::create();
+            source.mutableRoot().addBytes("x", DType::UInt8, {std::int64_t(bytes_.size())},
+                                          ownedBytes(bytes_));
+            save(source, dir.toStdString());
+        }
+        const QString packed = scratch_.path() + "/python-deflate.tdz";
+        QVERIFY(testsupport::packWithPython(dir, packed, "deflate"));
+        const TensorDict py = load(packed.toStdString());
+        QCOMPARE(range(py, 7u << 20, 100), expected(7u << 20, 100));
+        QCOMPARE(range(py, 0, kLeafBytes), expected(0, kLeafBytes));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAccessPoints)
+#include "tst_access_points.moc"
