@@ -1,10 +1,12 @@
 #include "tensordict/guarded_read.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <csetjmp>
 #include <csignal>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "codec.h"
 #include "tensordict/error.h"
@@ -180,9 +182,86 @@ void forEachChunk(const Node& leaf, std::size_t chunk,
     // allocate (and clear) a full chunk for each.
     chunk = static_cast<std::size_t>(
         std::max<std::uint64_t>(1, std::min<std::uint64_t>(chunk, leaf.leaf().nbytes)));
-    std::unique_ptr<std::byte[]> buffer(new std::byte[chunk]);
-    while (const std::size_t n = reader.read(buffer.get(), chunk))
-        consume(buffer.get(), n);
+    constexpr std::uint64_t kPipelineFrom = 16u << 20;
+    if (leaf.leaf().nbytes < kPipelineFrom) {
+        std::unique_ptr<std::byte[]> buffer(new std::byte[chunk]);
+        while (const std::size_t n = reader.read(buffer.get(), chunk))
+            consume(buffer.get(), n);
+        return;
+    }
+    // Large leaves: a helper thread reads (copies or inflates, and checks
+    // the CRC) a few chunks ahead while this one consumes: a hash then runs
+    // at its own speed, not that plus the inflate's.
+    constexpr std::size_t kSlots = 4;
+    std::unique_ptr<std::byte[]> buffers(new std::byte[kSlots * chunk]);
+    std::size_t sizes[kSlots] = {};
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::uint64_t filled = 0, consumed = 0;  // chunks so far
+    bool ended = false, stop = false;
+    std::exception_ptr error;
+    std::thread reading([&] {
+        try {
+            for (std::uint64_t k = 0;; ++k) {
+                {
+                    std::unique_lock<std::mutex> lock(mutex);
+                    changed.wait(lock, [&] { return stop || k < consumed + kSlots; });
+                    if (stop)
+                        return;
+                }
+                std::byte* slot = buffers.get() + (k % kSlots) * chunk;
+                const std::size_t n = reader.read(slot, chunk);
+                std::lock_guard<std::mutex> lock(mutex);
+                if (n == 0) {
+                    ended = true;
+                } else {
+                    sizes[k % kSlots] = n;
+                    filled = k + 1;
+                }
+                changed.notify_all();
+                if (n == 0)
+                    return;
+            }
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(mutex);
+            error = std::current_exception();
+            ended = true;
+            changed.notify_all();
+        }
+    });
+    const auto finish = [&] {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            stop = true;
+        }
+        changed.notify_all();
+        reading.join();
+    };
+    try {
+        for (std::uint64_t k = 0;; ++k) {
+            std::size_t n = 0;
+            {
+                std::unique_lock<std::mutex> lock(mutex);
+                changed.wait(lock, [&] { return k < filled || ended; });
+                if (k >= filled) {
+                    if (error)
+                        std::rethrow_exception(error);
+                    break;
+                }
+                n = sizes[k % kSlots];
+            }
+            consume(buffers.get() + (k % kSlots) * chunk, n);
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                consumed = k + 1;
+            }
+            changed.notify_all();
+        }
+    } catch (...) {
+        finish();
+        throw;
+    }
+    finish();
 }
 
 }  // namespace tensordict

@@ -183,7 +183,7 @@ std::string leafSha256(const Node& leaf) {
                                                                  &EVP_MD_CTX_free);
     if (!hash || EVP_DigestInit_ex(hash.get(), EVP_sha256(), nullptr) != 1)
         throw Error(formatKeyPath(leaf.keyPath()), "cannot start SHA-256");
-    forEachChunk(leaf, 4u << 20, [&](const std::byte* data, std::size_t n) {
+    forEachChunk(leaf, 256u << 10, [&](const std::byte* data, std::size_t n) {
         EVP_DigestUpdate(hash.get(), data, n);
     });
     unsigned char digest[EVP_MAX_MD_SIZE];

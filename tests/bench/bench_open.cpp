@@ -12,9 +12,16 @@
 //      small (16 floats each) and 1 GiB (262,144 each), against torch.load of
 //      the same file inside /usr/bin/python3 (goals: >= 10x faster; the
 //      payload size makes no difference)
+//   5. whole-process `tdstudio --info --sha256` of one 1 GiB uint8 leaf
+//      ([1024, 1024, 1024], image-like): stored, against `openssl dgst
+//      -sha256` of the leaf's file (goal >= 0.8x); deflated (level 6, with
+//      and without access points), against `pigz -dc` of the same bytes
+//      gzipped and against our zlib path (TENSORDICT_INFLATE=zlib)
+//      (goals >= 2x each)
 // Each measurement gets one untimed warm-up run; the files are in the page cache.
-// usage: bench_open [--quick] [--rounds N] [SCRATCH_DIR]
-//   --quick skips the large payload; rounds also from BENCH_ROUNDS (default 5).
+// usage: bench_open [--quick] [--rounds N] [--cases OH] [SCRATCH_DIR]
+//   --quick skips the large payload and case 5; --cases H runs case 5 only,
+//   O cases 1-4; rounds also from BENCH_ROUNDS (default 5).
 
 #include <QCoreApplication>
 #include <QDir>
@@ -24,6 +31,7 @@
 #include <QTemporaryDir>
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -163,6 +171,111 @@ void goal(const char* what, double value, const char* unit, const char* goalText
                     met ? "ok" : "MISSED");
 }
 
+// An image-like byte: a gradient per image, flat boxes, a little noise.
+std::vector<std::uint8_t> imageLikeBytes(std::size_t images, std::size_t side) {
+    std::vector<std::uint8_t> v(images * side * side);
+    std::uint64_t x = 0x9E3779B97F4A7C15ull;
+    const auto next = [&x] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+    };
+    for (std::size_t n = 0; n < images; ++n) {
+        std::uint8_t* image = v.data() + n * side * side;
+        const std::size_t shift = next() % 256;
+        for (std::size_t y = 0; y < side; ++y)
+            for (std::size_t c = 0; c < side; ++c)
+                image[y * side + c] = std::uint8_t((y / 4 + c / 8 + shift) & 0xFF);
+        for (int b = 0; b < 6; ++b) {
+            const std::size_t y0 = next() % (side - 64), x0 = next() % (side - 64),
+                              h = 8 + next() % 56, w = 8 + next() % 56;
+            const auto colour = std::uint8_t(next());
+            for (std::size_t y = y0; y < y0 + h; ++y)
+                std::memset(image + y * side + x0, colour, w);
+        }
+        for (std::size_t i = 0; i < side * side; i += 1 + next() % 5)
+            image[i] ^= std::uint8_t(next() & 3);
+    }
+    return v;
+}
+
+// Case 5: hashing a 1 GiB leaf, stored and deflated.
+void hashing(const QString& dir, int rounds, const QString& tdstudio) {
+    const QString openssl = bench::findToolOrSkip("openssl"), pigz = bench::findToolOrSkip("pigz"),
+                  env = bench::findToolOrSkip("env");
+    if (tdstudio.isEmpty())
+        return;
+    QElapsedTimer timer;
+    timer.start();
+    const QString leafDir = dir + "/hash-dir", stored = dir + "/hash-stored.tdz",
+                  deflated = dir + "/hash-deflate.tdz", plain = dir + "/hash-deflate-plain.tdz",
+                  gz = dir + "/hash-leaf.gz";
+    {
+        TensorDict td = TensorDict::create();
+        td.mutableRoot().addBytes("x", DType::UInt8, {1024, 1024, 1024},
+                                  ownedBytes(imageLikeBytes(1024, 1024)));
+        SaveOptions o;
+        o.numThreads = 2;
+        save(td, leafDir.toStdString(), o);
+        o.archive = true;
+        save(td, stored.toStdString(), o);
+        o.compression = kZipDeflate;
+        save(td, deflated.toStdString(), o);
+        o.deflateAccessPoints = false;
+        save(td, plain.toStdString(), o);
+    }
+    if (!pigz.isEmpty())
+        runProcess({pigz, "-6", "-p", "2", "-c", leafDir + "/x.memmap"}, gz);
+    std::printf(
+        "\nwrote case 5: 1 GiB uint8 leaf, stored %.0f MB, deflated %.0f MB (%.0f MB "
+        "without access points), gzip %.0f MB (%.1f s)\n",
+        QFileInfo(stored).size() / 1e6, QFileInfo(deflated).size() / 1e6,
+        QFileInfo(plain).size() / 1e6, QFileInfo(gz).size() / 1e6, timer.nsecsElapsed() / 1e9);
+    const auto run = [&](const QStringList& argv) {
+        const ProcessRun r = processMedian(rounds, argv);
+        return r.ok ? r.seconds : -1.0;
+    };
+    const double infoStored = run({tdstudio, "--info", "--sha256", stored});
+    const double dgst =
+        openssl.isEmpty() ? -1 : run({openssl, "dgst", "-sha256", leafDir + "/x.memmap"});
+    const double infoDeflated = run({tdstudio, "--info", "--sha256", deflated});
+    const double infoPlain = run({tdstudio, "--info", "--sha256", plain});
+    const double zlibPath =
+        env.isEmpty()
+            ? -1
+            : run({env, "TENSORDICT_INFLATE=zlib", tdstudio, "--info", "--sha256", deflated});
+    const double pigzDc = pigz.isEmpty() || !QFileInfo::exists(gz) ? -1 : run({pigz, "-dc", gz});
+    const auto ms = [](double s) {
+        return s < 0 ? QString("-") : QString::number(s * 1e3, 'f', 0);
+    };
+    std::printf("  %-60s %10s\n", "", "median ms");
+    std::printf("  %-60s %10s\n", "tdstudio --info --sha256 stored.tdz",
+                qPrintable(ms(infoStored)));
+    std::printf("  %-60s %10s\n", "anchor: openssl dgst -sha256 x.memmap", qPrintable(ms(dgst)));
+    std::printf("  %-60s %10s\n", "tdstudio --info --sha256 deflated.tdz (access points)",
+                qPrintable(ms(infoDeflated)));
+    std::printf("  %-60s %10s\n", "tdstudio --info --sha256 deflated.tdz (none)",
+                qPrintable(ms(infoPlain)));
+    std::printf("  %-60s %10s\n", "TENSORDICT_INFLATE=zlib tdstudio --info --sha256 deflated",
+                qPrintable(ms(zlibPath)));
+    std::printf("  %-60s %10s\n", "anchor: pigz -dc x.gz > /dev/null", qPrintable(ms(pigzDc)));
+    const auto ratio = [](double a, double b) { return a < 0 || b <= 0 ? -1.0 : a / b; };
+    std::printf("\ncase 5 goals (speed ratios: anchor time / ours)\n");
+    const double vsOpenssl = ratio(dgst, infoStored);
+    goal("5: sha256 stored / openssl dgst", vsOpenssl, "x", ">= 0.8", vsOpenssl >= 0.8);
+    const double vsPigz = ratio(pigzDc, infoDeflated), vsPigzPlain = ratio(pigzDc, infoPlain);
+    goal("5: sha256 deflated (points) / pigz -dc", vsPigz, "x", ">= 2", vsPigz >= 2);
+    goal("5: sha256 deflated (none) / pigz -dc", vsPigzPlain, "x", ">= 2", vsPigzPlain >= 2);
+    const double vsZlib = ratio(zlibPath, infoDeflated);
+    goal("5: sha256 deflated (points) / our zlib path", vsZlib, "x", ">= 2", vsZlib >= 2);
+    const double vsZlibPlain = ratio(zlibPath, infoPlain);
+    goal("5: sha256 deflated (none) / our zlib path", vsZlibPlain, "x", ">= 2", vsZlibPlain >= 2);
+    for (const QString& path : {stored, deflated, plain, gz})
+        QFile::remove(path);
+    QDir(leafDir).removeRecursively();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -183,6 +296,11 @@ int main(int argc, char** argv) {
 #else
     const QString tdstudio;
 #endif
+    if (!args.runs('O')) {
+        if (args.runs('H'))
+            hashing(tmp.path(), rounds, tdstudio);
+        return 0;
+    }
     const QString python = findTool("/usr/bin/python3"), unzip = findTool("unzip"),
                   trueBin = findTool("/bin/true");
     const std::pair<const char*, QString> tools[] = {{"tdstudio", tdstudio},
@@ -338,5 +456,7 @@ int main(int argc, char** argv) {
     goal("torch.load / load(checkpoint small) (info)", torchSmall, "x", "", true);
     goal("python listing / load(.tdz small) (info)", ratio(s.python, s.loadTdz), "x", "", true);
     goal("unzip -l / /bin/true (info)", ratio(s.unzip, bare.seconds), "x", "", true);
+    if (!args.quick && args.runs('H'))
+        hashing(tmp.path(), rounds, tdstudio);
     return 0;
 }

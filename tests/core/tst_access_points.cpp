@@ -251,6 +251,44 @@ private Q_SLOTS:
         QCOMPARE(QByteArray::fromStdString(leafSha256(*td.root().child("x"))), sha256Of(bytes_));
     }
 
+    void largeLeavesHashWhileTheyAreRead() {
+        // Over 16 MiB one thread reads ahead (copies or inflates, checks the
+        // CRC) while the other hashes: the same digest, and a corrupt
+        // stream is an error from the reading thread, not a hang.
+        const QString stored = scratch_.path() + "/hash-stored.tdz";
+        {
+            TensorDict td = TensorDict::create();
+            td.mutableRoot().addBytes("x", DType::UInt8, {std::int64_t(bytes_.size())},
+                                      ownedBytes(bytes_));
+            save(td, stored.toStdString());
+        }
+        QCOMPARE(
+            QByteArray::fromStdString(leafSha256(*load(stored.toStdString()).root().child("x"))),
+            sha256Of(bytes_));
+        const QString broken = write("hash-broken.tdz", 6, 2, false);
+        {
+            QFile f(broken);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            const qint64 middle = f.size() / 2;
+            f.seek(middle);
+            const QByteArray run = f.read(64);
+            QByteArray flipped = run;
+            for (char& c : flipped)
+                c = static_cast<char>(~c);
+            f.seek(middle);
+            f.write(flipped);
+        }
+        const TensorDict td = load(broken.toStdString());
+        try {
+            const std::string digest = leafSha256(*td.root().child("x"));
+            QVERIFY2(!td.root().child("x")->integrityWarning().empty(),
+                     "a corrupt stream hashed without a word");
+            QVERIFY(QByteArray::fromStdString(digest) != sha256Of(bytes_));
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("x.memmap"), e.what());
+        }
+    }
+
     void archivesWithoutPointsReadAsBefore() {
         // Ours written without points, and Python's zipfile's own deflate.
         const QString path = write("plain.tdz", 6, 2, false);
