@@ -109,8 +109,23 @@ private Q_SLOTS:
         QVERIFY(dialog.archive());
         QVERIFY(dialog.compressionBox()->isEnabled());
         QVERIFY(!dialog.levelBox()->isEnabled());  // stored has no level
+        QVERIFY(dialog.compressionNoteText().contains("load without a copy"));
+        // Deflate's levels say what they trade: 1-3 fast (ISA-L), the default Python's sizes.
+        dialog.setCompression(kZipDeflate);
+        QVERIFY2(dialog.compressionNoteText().contains("Level 6"),
+                 qPrintable(dialog.compressionNoteText()));
+        dialog.levelBox()->setValue(1);
+        QVERIFY2(dialog.compressionNoteText().startsWith("Fast: 10-30x faster"),
+                 qPrintable(dialog.compressionNoteText()));
+        QCOMPARE(dialog.options().compressionLevel, 1);
+        dialog.finishPendingCheck();
+        screenshot(&dialog, "save-dialog-deflate-fast.png");
+        dialog.levelBox()->setValue(9);
+        QVERIFY(dialog.compressionNoteText().contains("Level 9"));
+        dialog.levelBox()->setValue(-1);
         dialog.setCompression(kZipLzma);
         QVERIFY(dialog.levelBox()->isEnabled());
+        QVERIFY(dialog.compressionNoteText().contains("many times slower"));
         QCOMPARE(dialog.options().compression, int(kZipLzma));
         QCOMPARE(dialog.options().archive.value(), true);
         dialog.finishPendingCheck();  // the picture shows what the disk said

@@ -91,6 +91,8 @@ public:
     QLineEdit* destinationEdit() const { return destination_; }
     QComboBox* compressionBox() const { return compression_; }
     QSpinBox* levelBox() const { return level_; }
+    QString compressionNoteText() const;
+    static QString compressionNote(int method, int level);
     QSpinBox* threadsBox() const { return threads_; }
     QCheckBox* atomicBox() const { return atomic_; }
     QCheckBox* robustKeyBox() const { return robustKey_; }
