@@ -33,6 +33,7 @@
 //   warning  pickle_sidecar      a pickle that would need code to load (#1763)
 //   warning  outside_link        a leaf file reached through a link out of the dataset (#1762)
 //   warning  stale_temporary     the temporary of an interrupted save beside the dataset
+//   warning  access_index        a deflate entry's access points that do not fit it (ignored)
 
 #include "tensordict/check.h"
 
@@ -52,6 +53,7 @@
 #include <set>
 #include <thread>
 
+#include "access_index.h"
 #include "atomic_file.h"
 #include "builtin_stores.h"
 #include "codec.h"
@@ -347,6 +349,11 @@ void Checker::checkArchive(const std::shared_ptr<const ByteSource>& source) {
                         ", not on a 64-byte boundary: it is copied to load instead of mapped "
                         "(an archive made by `zip`, not tensordict). Re-save with --save to align "
                         "it.");
+        if (!c.accessIndex.empty() && !zip::parseAccessIndex(c.accessIndex, c))
+            warning("access_index", file,
+                    "the entry's access points (extra block 0x7874) do not fit it: readers "
+                    "ignore them and inflate the entry from its start. Re-save with --save to "
+                    "rebuild them.");
         // The data, read in the pass that follows.
         auto item = std::make_unique<DataItem>();
         item->file = file;
