@@ -5,6 +5,7 @@
 #include <csetjmp>
 #include <csignal>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <thread>
 
@@ -175,15 +176,91 @@ void LeafReader::finish() {
             "archive (stale after an in-place write, or corrupt)");
 }
 
+namespace {
+
+// A compressed leaf with access points, front to back: a helper thread
+// inflates the next parts from the points (each part's segments on every
+// core, each checked against its CRC-32) while this one consumes.
+void forEachRange(const Node& leaf,
+                  const std::function<void(const std::byte*, std::size_t)>& consume) {
+    const std::uint64_t size = leaf.leaf().nbytes;
+    constexpr std::uint64_t kPart = 8u << 20;
+    constexpr std::size_t kAhead = 2;
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::deque<LeafBytes> ready;
+    bool ended = false, stop = false;
+    std::exception_ptr error;
+    std::thread reading([&] {
+        try {
+            for (std::uint64_t at = 0; at < size; at += kPart) {
+                {
+                    std::unique_lock<std::mutex> lock(mutex);
+                    changed.wait(lock, [&] { return stop || ready.size() < kAhead; });
+                    if (stop)
+                        return;
+                }
+                LeafBytes part = leaf.bytesRange(at, std::min(kPart, size - at));
+                std::lock_guard<std::mutex> lock(mutex);
+                ready.push_back(std::move(part));
+                changed.notify_all();
+            }
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(mutex);
+            error = std::current_exception();
+        }
+        std::lock_guard<std::mutex> lock(mutex);
+        ended = true;
+        changed.notify_all();
+    });
+    const auto finish = [&] {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            stop = true;
+        }
+        changed.notify_all();
+        reading.join();
+    };
+    try {
+        for (;;) {
+            LeafBytes part;
+            {
+                std::unique_lock<std::mutex> lock(mutex);
+                changed.wait(lock, [&] { return !ready.empty() || ended; });
+                if (ready.empty()) {
+                    if (error)
+                        std::rethrow_exception(error);
+                    break;
+                }
+                part = std::move(ready.front());
+                ready.pop_front();
+            }
+            changed.notify_all();
+            consume(part.data.get(), part.size);
+        }
+    } catch (...) {
+        finish();
+        throw;
+    }
+    finish();
+}
+
+}  // namespace
+
 void forEachChunk(const Node& leaf, std::size_t chunk,
                   const std::function<void(const std::byte*, std::size_t)>& consume) {
+    constexpr std::uint64_t kPipelineFrom = 16u << 20;
+    const bool large = leaf.isTensor() && leaf.leaf().nbytes >= kPipelineFrom;
+    if (large && leaf.hasAccessPoints() && !leaf.isMaterialized()) {
+        forEachRange(leaf, consume);
+        return;
+    }
     LeafReader reader(leaf);
     // No larger than the leaf: hashing 100,000 small leaves must not
     // allocate (and clear) a full chunk for each.
     chunk = static_cast<std::size_t>(
         std::max<std::uint64_t>(1, std::min<std::uint64_t>(chunk, leaf.leaf().nbytes)));
-    constexpr std::uint64_t kPipelineFrom = 16u << 20;
-    if (leaf.leaf().nbytes < kPipelineFrom) {
+    if (!large) {
         std::unique_ptr<std::byte[]> buffer(new std::byte[chunk]);
         while (const std::size_t n = reader.read(buffer.get(), chunk))
             consume(buffer.get(), n);

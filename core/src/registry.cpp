@@ -135,7 +135,9 @@ std::unique_ptr<Node> Store::buildTree(const std::shared_ptr<const Store>&) cons
 
 LeafBytes Store::leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
                                 std::size_t alignment) const {
-    const LeafBytes whole = leafBytes(info, offset + length, alignment);
+    // All of the file, once: a reader going through it part by part must
+    // not inflate a longer prefix for every part.
+    const LeafBytes whole = leafBytes(info, std::max(offset + length, info.size), alignment);
     return {std::shared_ptr<std::byte>(whole.data, whole.data.get() + offset),
             static_cast<std::size_t>(length)};
 }
