@@ -178,31 +178,30 @@ void LeafReader::finish() {
 
 namespace {
 
-// A compressed leaf with access points, front to back: a helper thread
-// inflates the next parts from the points (each part's segments on every
-// core, each checked against its CRC-32) while this one consumes.
-void forEachRange(const Node& leaf,
-                  const std::function<void(const std::byte*, std::size_t)>& consume) {
-    const std::uint64_t size = leaf.leaf().nbytes;
-    constexpr std::uint64_t kPart = 8u << 20;
-    constexpr std::size_t kAhead = 2;
+// Runs produce(piece) on a helper thread, at most `ahead` pieces ahead of
+// consume(piece) on this one, until produce() returns false. The first
+// error on either side stops both and reaches the caller.
+template <typename Piece, typename Produce, typename Consume>
+void readAhead(std::size_t ahead, Produce produce, Consume consume) {
     std::mutex mutex;
     std::condition_variable changed;
-    std::deque<LeafBytes> ready;
+    std::deque<Piece> ready;
     bool ended = false, stop = false;
     std::exception_ptr error;
     std::thread reading([&] {
         try {
-            for (std::uint64_t at = 0; at < size; at += kPart) {
+            for (;;) {
                 {
                     std::unique_lock<std::mutex> lock(mutex);
-                    changed.wait(lock, [&] { return stop || ready.size() < kAhead; });
+                    changed.wait(lock, [&] { return stop || ready.size() < ahead; });
                     if (stop)
-                        return;
+                        break;
                 }
-                LeafBytes part = leaf.bytesRange(at, std::min(kPart, size - at));
+                Piece piece{};
+                if (!produce(piece))
+                    break;
                 std::lock_guard<std::mutex> lock(mutex);
-                ready.push_back(std::move(part));
+                ready.push_back(std::move(piece));
                 changed.notify_all();
             }
         } catch (...) {
@@ -223,7 +222,7 @@ void forEachRange(const Node& leaf,
     };
     try {
         for (;;) {
-            LeafBytes part;
+            Piece piece{};
             {
                 std::unique_lock<std::mutex> lock(mutex);
                 changed.wait(lock, [&] { return !ready.empty() || ended; });
@@ -232,11 +231,11 @@ void forEachRange(const Node& leaf,
                         std::rethrow_exception(error);
                     break;
                 }
-                part = std::move(ready.front());
+                piece = std::move(ready.front());
                 ready.pop_front();
             }
             changed.notify_all();
-            consume(part.data.get(), part.size);
+            consume(piece);
         }
     } catch (...) {
         finish();
@@ -251,10 +250,6 @@ void forEachChunk(const Node& leaf, std::size_t chunk,
                   const std::function<void(const std::byte*, std::size_t)>& consume) {
     constexpr std::uint64_t kPipelineFrom = 16u << 20;
     const bool large = leaf.isTensor() && leaf.leaf().nbytes >= kPipelineFrom;
-    if (large && leaf.hasAccessPoints() && !leaf.isMaterialized()) {
-        forEachRange(leaf, consume);
-        return;
-    }
     LeafReader reader(leaf);
     // No larger than the leaf: hashing 100,000 small leaves must not
     // allocate (and clear) a full chunk for each.
@@ -268,77 +263,20 @@ void forEachChunk(const Node& leaf, std::size_t chunk,
     }
     // Large leaves: a helper thread reads (copies or inflates, and checks
     // the CRC) a few chunks ahead while this one consumes: a hash then runs
-    // at its own speed, not that plus the inflate's.
-    constexpr std::size_t kSlots = 4;
+    // at its own speed, not that plus the inflate's. Chunks small enough to
+    // stay in cache; `ahead` queued, one consumed and one read at a time.
+    constexpr std::size_t kAhead = 2, kSlots = kAhead + 2;
     std::unique_ptr<std::byte[]> buffers(new std::byte[kSlots * chunk]);
-    std::size_t sizes[kSlots] = {};
-    std::mutex mutex;
-    std::condition_variable changed;
-    std::uint64_t filled = 0, consumed = 0;  // chunks so far
-    bool ended = false, stop = false;
-    std::exception_ptr error;
-    std::thread reading([&] {
-        try {
-            for (std::uint64_t k = 0;; ++k) {
-                {
-                    std::unique_lock<std::mutex> lock(mutex);
-                    changed.wait(lock, [&] { return stop || k < consumed + kSlots; });
-                    if (stop)
-                        return;
-                }
-                std::byte* slot = buffers.get() + (k % kSlots) * chunk;
-                const std::size_t n = reader.read(slot, chunk);
-                std::lock_guard<std::mutex> lock(mutex);
-                if (n == 0) {
-                    ended = true;
-                } else {
-                    sizes[k % kSlots] = n;
-                    filled = k + 1;
-                }
-                changed.notify_all();
-                if (n == 0)
-                    return;
-            }
-        } catch (...) {
-            std::lock_guard<std::mutex> lock(mutex);
-            error = std::current_exception();
-            ended = true;
-            changed.notify_all();
-        }
-    });
-    const auto finish = [&] {
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            stop = true;
-        }
-        changed.notify_all();
-        reading.join();
-    };
-    try {
-        for (std::uint64_t k = 0;; ++k) {
-            std::size_t n = 0;
-            {
-                std::unique_lock<std::mutex> lock(mutex);
-                changed.wait(lock, [&] { return k < filled || ended; });
-                if (k >= filled) {
-                    if (error)
-                        std::rethrow_exception(error);
-                    break;
-                }
-                n = sizes[k % kSlots];
-            }
-            consume(buffers.get() + (k % kSlots) * chunk, n);
-            {
-                std::lock_guard<std::mutex> lock(mutex);
-                consumed = k + 1;
-            }
-            changed.notify_all();
-        }
-    } catch (...) {
-        finish();
-        throw;
-    }
-    finish();
+    std::uint64_t next = 0;
+    using Chunk = std::pair<const std::byte*, std::size_t>;
+    readAhead<Chunk>(
+        kAhead,
+        [&](Chunk& piece) {
+            std::byte* slot = buffers.get() + (next++ % kSlots) * chunk;
+            piece = {slot, reader.read(slot, chunk)};
+            return piece.second != 0;
+        },
+        [&](const Chunk& piece) { consume(piece.first, piece.second); });
 }
 
 }  // namespace tensordict

@@ -247,12 +247,6 @@ LeafBytes Node::bytesRange(std::uint64_t offset, std::uint64_t length) const {
     return part(bytes());
 }
 
-bool Node::hasAccessPoints() const {
-    const TensorLeaf* l = asLeaf();
-    return l && store_ && l->storage.isPlain() && l->storage.kind == StorageKind::CompressedEntry &&
-           store_->hasAccessPoints(l->storage);
-}
-
 LeafBytes Node::pinnedBytes() const {
     LeafBytes b = bytes();
     std::lock_guard<std::mutex> lock(mutex_);

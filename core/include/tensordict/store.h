@@ -55,9 +55,6 @@ public:
     // through leafBytes() unless the store can do better).
     virtual LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset,
                                      std::uint64_t length, std::size_t alignment) const;
-    // Whether leafBytesRange() of this compressed entry inflates only the
-    // parts asked for (a deflate entry with access points).
-    virtual bool hasAccessPoints(const StorageInfo&) const { return false; }
     // A compressed entry's payload, still compressed.
     virtual LeafBytes compressedPayload(const StorageInfo& info) const;
     // Whether leafBytes() would return bytes already in memory (no inflating).
