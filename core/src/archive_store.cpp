@@ -239,6 +239,11 @@ public:
         return out;
     }
 
+    bool hasRandomAccess(const StorageInfo& info) const override {
+        const Entry* entry = lookup(info.path);
+        return entry && entry->central.method == zip::kDeflate && accessIndex(*entry);
+    }
+
     LeafBytes compressedPayload(const StorageInfo& info) const override {
         const Entry& entry = find(info.path);
         if (!isSupportedMethod(entry.central.method) || entry.central.method == zip::kStored)

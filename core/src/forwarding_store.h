@@ -29,6 +29,13 @@ public:
                         std::size_t alignment) const override {
         return inner_->leafBytes(info, nbytes, alignment);
     }
+    bool hasRandomAccess(const StorageInfo& info) const override {
+        return inner_->hasRandomAccess(info);
+    }
+    LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
+                             std::size_t alignment) const override {
+        return inner_->leafBytesRange(info, offset, length, alignment);
+    }
     std::optional<std::uint64_t> payloadOffset(const StorageInfo& info) const override {
         return inner_->payloadOffset(info);
     }

@@ -247,6 +247,12 @@ LeafBytes Node::bytesRange(std::uint64_t offset, std::uint64_t length) const {
     return part(bytes());
 }
 
+bool Node::hasRandomAccess() const {
+    const TensorLeaf* l = asLeaf();
+    return l && store_ && l->storage.isPlain() && l->storage.kind == StorageKind::CompressedEntry &&
+           store_->hasRandomAccess(l->storage);
+}
+
 LeafBytes Node::pinnedBytes() const {
     LeafBytes b = bytes();
     std::lock_guard<std::mutex> lock(mutex_);

@@ -172,35 +172,6 @@ void goal(const char* what, double value, const char* unit, const char* goalText
                     met ? "ok" : "MISSED");
 }
 
-// An image-like byte: a gradient per image, flat boxes, a little noise.
-std::vector<std::uint8_t> imageLikeBytes(std::size_t images, std::size_t side) {
-    std::vector<std::uint8_t> v(images * side * side);
-    std::uint64_t x = 0x9E3779B97F4A7C15ull;
-    const auto next = [&x] {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        return x;
-    };
-    for (std::size_t n = 0; n < images; ++n) {
-        std::uint8_t* image = v.data() + n * side * side;
-        const std::size_t shift = next() % 256;
-        for (std::size_t y = 0; y < side; ++y)
-            for (std::size_t c = 0; c < side; ++c)
-                image[y * side + c] = std::uint8_t((y / 4 + c / 8 + shift) & 0xFF);
-        for (int b = 0; b < 6; ++b) {
-            const std::size_t y0 = next() % (side - 64), x0 = next() % (side - 64),
-                              h = 8 + next() % 56, w = 8 + next() % 56;
-            const auto colour = std::uint8_t(next());
-            for (std::size_t y = y0; y < y0 + h; ++y)
-                std::memset(image + y * side + x0, colour, w);
-        }
-        for (std::size_t i = 0; i < side * side; i += 1 + next() % 5)
-            image[i] ^= std::uint8_t(next() & 3);
-    }
-    return v;
-}
-
 // Case 5: hashing a 1 GiB leaf, stored and deflated.
 void hashing(const QString& dir, int rounds, const QString& tdstudio) {
     const QString openssl = bench::findToolOrSkip("openssl"), pigz = bench::findToolOrSkip("pigz"),
@@ -215,7 +186,7 @@ void hashing(const QString& dir, int rounds, const QString& tdstudio) {
     {
         TensorDict td = TensorDict::create();
         td.mutableRoot().addBytes("x", DType::UInt8, {1024, 1024, 1024},
-                                  ownedBytes(imageLikeBytes(1024, 1024)));
+                                  ownedBytes(bench::imageLikeBytes(1024, 1024)));
         SaveOptions o;
         o.numThreads = 2;
         save(td, leafDir.toStdString(), o);

@@ -12,9 +12,15 @@
 //      file's pages dropped with posix_fadvise(POSIX_FADV_DONTNEED))
 //   6. frame time while scrubbing a [500, 3, 64, 64] stack with the slider
 //      (goal < 16 ms per frame)
-// usage: bench_preview [--tdstudio BINARY] [SCRATCH_DIR]   (needs ~1 GiB of disk; the
-//        4 GiB leaves are sparse). --tdstudio also measures 4 for BINARY (e.g. an older
-//        build) run as `BINARY DIR --select x --view V --screenshot`, sampled from /proc.
+//   7. a deflated [1000, 1024, 1024] uint8 leaf (1 GiB, image-like, level 6):
+//      time from opening the archive in a new process to the image of its
+//      last slice on screen, from an archive we wrote (with access points:
+//      goal < 300 ms), against the same archive without them (the whole
+//      entry inflated first, as before) and stored (a mapping)
+// usage: bench_preview [--tdstudio BINARY] [--cases LETTERS] [SCRATCH_DIR]   (needs ~3 GiB
+//        of disk; the 4 GiB leaves are sparse). --cases P runs cases 1-6, C case 7. --tdstudio also
+//        measures 4 for BINARY (e.g. an older build) run as `BINARY DIR --select x --view V
+//        --screenshot`, sampled from /proc.
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -36,6 +42,7 @@
 #include <random>
 #include <thread>
 
+#include "bench_support.h"
 #include "document_page.h"
 #include "image_view.h"
 #include "main_window.h"
@@ -45,9 +52,11 @@
 #include "statistics.h"
 #include "tensor_table_model.h"
 #include "tensor_table_view.h"
+#include "tensordict/save.h"
 #include "tensordict/tensordict.h"
 
 using namespace tensordict;
+using bench::median;
 
 namespace {
 
@@ -112,11 +121,6 @@ double firstPaint(const QString& dir) {
     t.start();
     PaintedTable table(dir);
     return t.nsecsElapsed() / 1e9;
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
 }
 
 // Anonymous resident memory (heap, stacks; not mapped file pages) of process `pid`, in KiB.
@@ -327,6 +331,93 @@ std::vector<double> scrub(bool pause) {
     return ms;
 }
 
+// Child process: opens ARCHIVE in the window and shows the image of the
+// last slice of its [N, H, W] leaf x; prints "ms=" from the open to that
+// image on screen.
+int measureLastSlice(const QString& archive) {
+    QCoreApplication::setOrganizationName("tdstudio-bench");  // settings of its own
+    QSettings().setValue("preview/mode/nd", int(PreviewPanel::ImageMode));
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    w.grab();
+    QElapsedTimer timer;
+    timer.start();
+    bool loaded = false;
+    QObject::connect(&w, &MainWindow::documentLoaded, [&] { loaded = true; });
+    w.openPath(archive);
+    waitUntil([&] { return loaded; });
+    PreviewPanel* preview = w.documentPage()->previewPanel();
+    bool ready = false;
+    QObject::connect(preview, &PreviewPanel::leafReady, [&] { ready = true; });
+    w.selectKeyPath({"x"});
+    waitUntil([&] { return ready; });
+    preview->setMode(PreviewPanel::ImageMode);
+    ImageView* image = preview->imageView();
+    const std::int64_t last = preview->node()->leaf().shape[0] - 1;
+    image->sliceSelector()->setIndex(0, last);
+    waitUntil([&] {
+        return !image->isRendering() && !image->image().isNull() &&
+               image->sliceSelector()->slice().index[0] == last;
+    });
+    w.grab();
+    std::printf("ms=%.1f\n", timer.nsecsElapsed() / 1e6);
+    return 0;
+}
+
+double runLastSlice(const QString& archive) {
+    QProcess p;
+    p.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    p.start(QCoreApplication::applicationFilePath(), {"--measure-last-slice", archive});
+    p.waitForFinished(-1);
+    const QString out = QString::fromUtf8(p.readAllStandardOutput()).trimmed();
+    return out.startsWith("ms=") ? out.mid(3).toDouble() : -1;
+}
+
+// Case 7: the last slice of a deflated 1 GiB stack, in a new process.
+void lastSliceOfACompressedStack(const QString& dir) {
+    const QString points = dir + "/stack-points.tdz", plain = dir + "/stack-plain.tdz",
+                  stored = dir + "/stack-stored.tdz";
+    QElapsedTimer timer;
+    timer.start();
+    {
+        TensorDict td = TensorDict::create();
+        td.mutableRoot().addBytes("x", DType::UInt8, {1000, 1024, 1024},
+                                  ownedBytes(bench::imageLikeBytes(1000, 1024)));
+        SaveOptions o;
+        o.archive = true;
+        o.numThreads = 2;
+        save(td, stored.toStdString(), o);
+        o.compression = kZipDeflate;
+        save(td, points.toStdString(), o);
+        o.deflateAccessPoints = false;
+        save(td, plain.toStdString(), o);
+    }
+    std::printf(
+        "\ncase 7: [1000, 1024, 1024] uint8, stored %.0f MB, deflated %.0f MB (%.1f s "
+        "to write)\n",
+        QFileInfo(stored).size() / 1e6, QFileInfo(points).size() / 1e6, timer.nsecsElapsed() / 1e9);
+    const auto medianOf = [](const QString& archive, int rounds) {
+        std::vector<double> ms;
+        for (int i = 0; i < rounds; ++i)
+            ms.push_back(runLastSlice(archive));
+        return median(ms);
+    };
+    runLastSlice(points);  // untimed: the archive's pages into the page cache
+    const double paged = medianOf(points, 5), mapped = medianOf(stored, 5),
+                 whole = medianOf(plain, 3);
+    std::printf("  open to the last slice's image, new process, warm page cache (median ms)\n");
+    std::printf("  %-52s %9.1f\n", "deflated, with access points (page by page)", paged);
+    std::printf("  %-52s %9.1f\n", "baseline: deflated without them (whole entry first)", whole);
+    std::printf("  %-52s %9.1f\n", "reference: stored (mapped)", mapped);
+    std::printf(
+        "  goal < 300 ms: %s (%.1fx faster than the whole-entry inflate, %.2fx the "
+        "stored time)\n",
+        paged >= 0 && paged < 300 ? "ok" : "MISSED", whole / paged, paged / mapped);
+    for (const QString& path : {points, plain, stored})
+        QFile::remove(path);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -335,13 +426,23 @@ int main(int argc, char** argv) {
     QStringList args = app.arguments().mid(1);
     if (args.size() == 4 && args[0] == "--measure")
         return measureView(args[1], args[2], args[3] == "cold");
-    QString tdstudio;
+    if (args.size() == 2 && args[0] == "--measure-last-slice")
+        return measureLastSlice(args[1]);
+    QString tdstudio, cases = "PC";
     if (args.size() >= 2 && args[0] == "--tdstudio") {
         tdstudio = args[1];
         args = args.mid(2);
     }
+    if (args.size() >= 2 && args[0] == "--cases") {
+        cases = args[1];
+        args = args.mid(2);
+    }
     QTemporaryDir tmp(!args.isEmpty() ? args[0] + "/bench-XXXXXX"
                                       : QDir::tempPath() + "/bench-XXXXXX");
+    if (cases.contains('C'))
+        lastSliceOfACompressedStack(tmp.path());
+    if (!cases.contains('P'))
+        return 0;
     const QString small = tmp.path() + "/small", big = tmp.path() + "/big",
                   real = tmp.path() + "/real";
     writeLeaf(small, 1024, true);                  // 4 KiB

@@ -134,13 +134,7 @@ TensorDict makeDatasetLike(std::int64_t count) {
     std::vector<std::uint8_t> frames(std::size_t(count) * kSide * kSide * 3);
     std::vector<std::int64_t> labels(std::size_t(count) * 100);
     std::vector<float> rewards(std::size_t(count) * 100);
-    std::uint64_t x = 0x9E3779B97F4A7C15ull;
-    const auto next = [&x] {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        return x;
-    };
+    bench::XorShift next;
     for (std::int64_t n = 0; n < count; ++n) {
         std::uint8_t* frame = frames.data() + std::size_t(n) * kSide * kSide * 3;
         const int shift = int(next() % 64), boxes = 1 + int(next() % 4);

@@ -13,6 +13,7 @@
 #include <QStandardPaths>
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 namespace bench {
 
@@ -116,6 +117,29 @@ Scratch makeScratch(const QString& program, QString base, std::uint64_t needed,
     }
     scratch.dir = std::move(dir);
     return scratch;
+}
+
+// An image-like byte: a gradient per image, flat boxes, a little noise.
+std::vector<std::uint8_t> imageLikeBytes(std::size_t images, std::size_t side) {
+    std::vector<std::uint8_t> v(images * side * side);
+    XorShift next;
+    for (std::size_t n = 0; n < images; ++n) {
+        std::uint8_t* image = v.data() + n * side * side;
+        const std::size_t shift = next() % 256;
+        for (std::size_t y = 0; y < side; ++y)
+            for (std::size_t c = 0; c < side; ++c)
+                image[y * side + c] = std::uint8_t((y / 4 + c / 8 + shift) & 0xFF);
+        for (int b = 0; b < 6; ++b) {
+            const std::size_t y0 = next() % (side - 64), x0 = next() % (side - 64),
+                              h = 8 + next() % 56, w = 8 + next() % 56;
+            const auto colour = std::uint8_t(next());
+            for (std::size_t y = y0; y < y0 + h; ++y)
+                std::memset(image + y * side + x0, colour, w);
+        }
+        for (std::size_t i = 0; i < side * side; i += 1 + next() % 5)
+            image[i] ^= std::uint8_t(next() & 3);
+    }
+    return v;
 }
 
 }  // namespace bench

@@ -1,4 +1,5 @@
-// Helpers shared by the benchmarks in tests/bench (bench_open, bench_save, bench_compare).
+// Helpers shared by the benchmarks in tests/bench (bench_open, bench_save, bench_compare,
+// bench_preview).
 #pragma once
 
 #include <QString>
@@ -57,5 +58,21 @@ struct Scratch {
 // prints why, naming `program`, with `hint` on what to pass instead.
 Scratch makeScratch(const QString& program, QString base, std::uint64_t needed,
                     const QString& hint);
+
+// A fast, fixed-seed pseudo-random sequence (xorshift64): the same data in
+// every run, no <random> distribution differences between libraries.
+struct XorShift {
+    std::uint64_t x = 0x9E3779B97F4A7C15ull;
+    std::uint64_t operator()() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        return x;
+    }
+};
+
+// `images` image-like uint8 images of side x side: a gradient per image, flat
+// boxes, a little noise: deflates well, but not trivially.
+std::vector<std::uint8_t> imageLikeBytes(std::size_t images, std::size_t side);
 
 }  // namespace bench

@@ -11,10 +11,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cstring>
+#include <thread>
 
 #include "libzip_reader.h"
 #include "tensordict/check.h"
 #include "tensordict/error.h"
+#include "tensordict/leaf_pages.h"
 #include "tensordict/node.h"
 #include "tensordict/report.h"
 #include "tensordict/save.h"
@@ -302,6 +304,129 @@ private Q_SLOTS:
         }
     }
 
+    void pagesFillOnlyWhatIsRequired() {
+        // A viewer's reading of a large compressed leaf: one slice inflates
+        // its page, not the entry; pages beyond the cap that no reader
+        // holds are given back; held ones never are.
+        const QString path = write("pages.tdz", 1, 2, true);
+        const auto td = std::make_shared<TensorDict>(load(path.toStdString()));
+        const Node& x = *td->root().child("x");
+        QVERIFY(x.hasRandomAccess());
+        const std::uint64_t page = LeafPages::kPageSize;
+        auto pages = LeafPages::create(td, x, 2 * page);
+        const LeafBytes bytes = pages->bytes();
+        QCOMPARE(bytes.size, std::size_t(kLeafBytes));
+        QVERIFY(bytes.pages);
+        const auto at = [&](std::uint64_t offset, std::uint64_t n) {
+            return QByteArray(reinterpret_cast<const char*>(bytes.data.get()) + offset,
+                              qsizetype(n));
+        };
+        // The last bytes: one (short) page filled, nothing else inflated.
+        auto last = requireBytes(bytes, kLeafBytes - 100, 100);
+        QCOMPARE(at(kLeafBytes - 100, 100), expected(kLeafBytes - 100, 100));
+        QCOMPARE(pages->residentBytes(), kLeafBytes % page);
+        QVERIFY(!pages->isFilled(0, 1));
+        QVERIFY(!x.isMaterialized());
+        // Across a page boundary: both pages.
+        auto across = requireBytes(bytes, page - 10, 20);
+        QCOMPARE(at(page - 10, 20), expected(page - 10, 20));
+        QVERIFY(pages->isFilled(0, 2 * page));
+        // Over the cap while held: nothing held is given back.
+        auto third = requireBytes(bytes, 2 * page + 5, 10);
+        QVERIFY(pages->residentBytes() > 2 * page);
+        QVERIFY(pages->isFilled(0, 3 * page));
+        QCOMPARE(at(page - 10, 20), expected(page - 10, 20));
+        // Let go: the least recently required go back to the system first.
+        across.reset();
+        QVERIFY(pages->residentBytes() <= 2 * page);
+        QVERIFY(!pages->isFilled(0, 1));  // the oldest let go
+        QVERIFY(pages->isFilled(kLeafBytes - 1, 1));
+        QVERIFY(pages->isFilled(2 * page, 1));
+        QVERIFY(!pages->holdIfFilled(0, 1));  // no read on that path
+        QVERIFY(pages->holdIfFilled(2 * page, 1));
+        // Required again: read again, right.
+        across = requireBytes(bytes, 0, 2 * page);
+        QCOMPARE(at(0, 2 * page), expected(0, 2 * page));
+        // Out of the leaf: an error naming it.
+        try {
+            requireBytes(bytes, kLeafBytes - 1, 2);
+            QFAIL("a range past the leaf was required");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("past the leaf") && QString(e.what()).contains("x"),
+                     e.what());
+        }
+        // Cancelled before it reads: nothing filled.
+        last.reset(), across.reset(), third.reset();
+        CancelToken cancel;
+        cancel.cancel();
+        auto fresh = LeafPages::create(td, x);
+        QVERIFY_THROWS_EXCEPTION(Cancelled, fresh->require(0, 10, &cancel));
+        QCOMPARE(fresh->residentBytes(), std::uint64_t(0));
+    }
+
+    void pagesServeConcurrentReaders() {
+        // The image, the table and the statistics of one leaf read at once:
+        // each page inflated once, every reader sees the right bytes.
+        const QString path = write("pages-threads.tdz", 6, 2, true);
+        const auto td = std::make_shared<TensorDict>(load(path.toStdString()));
+        auto pages = LeafPages::create(td, *td->root().child("x"));
+        const LeafBytes bytes = pages->bytes();
+        std::atomic<int> wrong{0};
+        std::vector<std::thread> readers;
+        for (int t = 0; t < 4; ++t)
+            readers.emplace_back([&, t] {
+                for (std::uint64_t offset = std::uint64_t(t) * 977; offset < kLeafBytes;
+                     offset += 3u << 20) {
+                    const std::uint64_t n = std::min<std::uint64_t>(5u << 20, kLeafBytes - offset);
+                    const auto hold = requireBytes(bytes, offset, n);
+                    if (std::memcmp(bytes.data.get() + offset, bytes_.data() + offset, n) != 0)
+                        ++wrong;
+                }
+            });
+        for (auto& r : readers)
+            r.join();
+        QCOMPARE(wrong.load(), 0);
+        QCOMPARE(pages->residentBytes(), kLeafBytes);  // under the default cap: all kept
+    }
+
+    void pagesOfACorruptStreamFailWithTheReason() {
+        // A damaged stream (and a forged index) never reach a reader as
+        // wrong bytes: the page fails with a message naming the entry, and
+        // stays unfilled.
+        const QString path = write("pages-broken.tdz", 6, 2, true);
+        {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            f.seek(f.size() / 3);
+            QByteArray run = f.read(256);
+            for (char& c : run)
+                c = static_cast<char>(~c);
+            f.seek(f.size() / 3);
+            f.write(run);
+        }
+        const auto td = std::make_shared<TensorDict>(load(path.toStdString()));
+        auto pages = LeafPages::create(td, *td->root().child("x"));
+        const LeafBytes bytes = pages->bytes();
+        int failed = 0;
+        for (std::uint64_t offset = 0; offset < kLeafBytes; offset += LeafPages::kPageSize) {
+            const std::uint64_t n =
+                std::min<std::uint64_t>(LeafPages::kPageSize, kLeafBytes - offset);
+            try {
+                const auto hold = requireBytes(bytes, offset, n);
+                QVERIFY2(std::memcmp(bytes.data.get() + offset, bytes_.data() + offset, n) == 0,
+                         "wrong bytes without an error");
+            } catch (const Error& e) {
+                ++failed;
+                QVERIFY2(QString(e.what()).contains("x.memmap"), e.what());
+                QVERIFY(!pages->isFilled(offset, n));
+                QCOMPARE(QString::fromStdString(pages->failure()), QString(e.what()));
+            }
+        }
+        // The damaged segment fails its CRC, the index is dropped, and the
+        // plain inflate from the start then stops at the damage: an error.
+        QVERIFY2(failed > 0, "a damaged stream read without an error");
+    }
+
     void archivesWithoutPointsReadAsBefore() {
         // Ours written without points, and Python's zipfile's own deflate.
         const QString path = write("plain.tdz", 6, 2, false);
@@ -320,6 +445,8 @@ private Q_SLOTS:
         const TensorDict py = load(packed.toStdString());
         QCOMPARE(range(py, 7u << 20, 100), expected(7u << 20, 100));
         QCOMPARE(range(py, 0, kLeafBytes), expected(0, kLeafBytes));
+        QVERIFY(!td.root().child("x")->hasRandomAccess());
+        QVERIFY(!py.root().child("x")->hasRandomAccess());
     }
 };
 

@@ -400,6 +400,64 @@ private Q_SLOTS:
         QCOMPARE(preview->valueText(), QString("\"hi\""));
     }
 
+    void compressedLeavesAreReadPageByPage() {
+        // A deflated [24, 1024, 1024] uint8 leaf with access points: each view
+        // reads the pages of the slice it shows; the entry is never inflated
+        // whole, and every value shown is the leaf's.
+        const int slices = 24, side = 1024;
+        QByteArray raw(slices * side * side, '\0');
+        for (int i = 0; i < raw.size(); ++i)
+            raw[i] = static_cast<char>((i / (side * side)) * 7 + (i % side) % 5);
+        const QString path = scratch_.path() + "/paged.tdz";
+        {
+            TensorDict td = TensorDict::create();
+            td.mutableRoot().addBytes("x", DType::UInt8, {slices, side, side}, ownedBytes(raw));
+            SaveOptions options;
+            options.compression = kZipDeflate;
+            options.compressionLevel = 1;
+            save(td, path.toStdString(), options);
+        }
+        const auto td = std::make_shared<const TensorDict>(load(path.toStdString()));
+        const Node* x = td->root().child("x");
+        QVERIFY(x->hasRandomAccess());
+        PreviewPanel panel;
+        PreviewPanel* preview = &panel;
+        panel.resize(1000, 700);
+        panel.show();
+        QSignalSpy ready(preview, &PreviewPanel::leafReady);
+        preview->showNode(td, x);
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, kBoundMs);
+        preview->setMode(PreviewPanel::TableMode);
+        TensorTableModel* table = preview->tableModel();
+        QTRY_VERIFY_WITH_TIMEOUT(!table->isFilling(), kBoundMs);
+        QCOMPARE(table->text(0, 3), QString("3"));
+        // The last slice, in the table and as an image.
+        preview->tableSlice()->setIndex(0, slices - 1);
+        QTRY_VERIFY_WITH_TIMEOUT(!table->isFilling(), kBoundMs);
+        QCOMPARE(table->text(5, 1023), QString::number(((slices - 1) * 7 + 1023 % 5) % 256));
+        preview->setMode(PreviewPanel::ImageMode);
+        ImageView* image = preview->imageView();
+        QTRY_VERIFY_WITH_TIMEOUT(!image->image().isNull() && !image->isRendering(), kBoundMs);
+        QCOMPARE(image->sliceSelector()->slice().index[0], std::int64_t(slices - 1));
+        // Drawn at screen resolution: pixel x is column x * stride. Columns
+        // 5k are the slice's darkest value, 5k + 4 its brightest.
+        const int stride = (side + image->image().width() - 1) / image->image().width();
+        int brightest = 0;
+        while ((brightest * stride) % 5 != 4)
+            ++brightest;
+        QCOMPARE(QColor(image->image().pixel(0, 9)).red(), 0);
+        QCOMPARE(QColor(image->image().pixel(brightest, 9)).red(), 255);
+        // Statistics read every page; still not the entry as a whole.
+        preview->setMode(PreviewPanel::StatisticsMode);
+        StatisticsView* stats = preview->statisticsView();
+        QTRY_VERIFY_WITH_TIMEOUT(!stats->isRunning() && stats->result().count > 0, kBoundMs);
+        QCOMPARE(stats->result().count, std::int64_t(raw.size()));  // the whole leaf
+        QCOMPARE(stats->result().max, double((slices - 1) * 7 + 4));
+        QCOMPARE(stats->result().min, 0.0);
+        QVERIFY(!x->isMaterialized());
+        QVERIFY(preview->message().isEmpty());
+    }
+
     void fileTruncatedUnderThePreviewOffersReload_data() {
         QTest::addColumn<int>("mode");
         QTest::newRow("table") << int(PreviewPanel::TableMode);

@@ -229,6 +229,19 @@ QImage paint(const Samples& s, double low, double high, const QVector<QRgb>& tab
 
 }  // namespace
 
+namespace {
+
+// The request's rows of the slice, every channel, made readable (a leaf
+// read page by page inflates them here, on the worker).
+SliceHold requireRows(const ImageRequest& r, const tensordict::CancelToken* cancel) {
+    const std::int64_t top = std::clamp<std::int64_t>(r.top, 0, r.slice.rows());
+    const std::int64_t end =
+        r.height < 0 ? r.slice.rows() : std::min(r.slice.rows(), top + r.height);
+    return requireSpan(r.bytes, r.dtype, r.slice.span(top, end, r.channelDim), cancel);
+}
+
+}  // namespace
+
 ImageResult renderImage(const ImageRequest& r, const tensordict::CancelToken* cancel) {
     if (r.hooks && r.hooks->renderStarted)
         r.hooks->renderStarted(r);
@@ -236,6 +249,11 @@ ImageResult renderImage(const ImageRequest& r, const tensordict::CancelToken* ca
         ImageResult out;
         if (!r.bytes.data)
             return out;
+        const SliceHold held = requireRows(r, cancel);
+        if (!held.ok()) {
+            out.sourceChanged = held.failed, out.cancelled = held.cancelled;
+            return out;
+        }
         const Samples s = sample(r, cancel);
         if (s.lost) {
             out.sourceChanged = true;
@@ -366,6 +384,11 @@ RangeResult sliceRange(const ImageRequest& r, const tensordict::CancelToken* can
         RangeResult out;
         if (!r.bytes.data)
             return out;
+        const SliceHold held = requireRows(r, cancel);
+        if (!held.ok()) {
+            out.sourceChanged = held.failed, out.cancelled = held.cancelled;
+            return out;
+        }
         if (r.scale == ImageScale::MinMax) {
             double low = INFINITY, high = -INFINITY;
             scanSlice(r, cancel, &out, [&](double v) {
@@ -425,6 +448,11 @@ ComparisonImages renderComparison(const ImageRequest& a, const ImageRequest& b,
     ImageRequest rb = a;  // the same slice, channels and size
     rb.dtype = b.dtype;
     rb.bytes = b.bytes;
+    const SliceHold heldA = requireRows(a, cancel), heldB = requireRows(rb, cancel);
+    if (!heldA.ok() || !heldB.ok()) {
+        out.sourceChanged = heldA.failed || heldB.failed;  // else cancelled: dropped unseen
+        return out;
+    }
     const Samples sa = sample(a, cancel);
     const Samples sb = sa.lost || sa.cancelled ? Samples{} : sample(rb, cancel);
     if (sa.lost || sb.lost) {

@@ -28,10 +28,15 @@ std::optional<QList<QPointF>> plotPoints(tensordict::DType dtype,
     QList<QPointF> points;
     if (!bytes.data)
         return points;
+    first = std::clamp<std::int64_t>(first, 0, slice.rows());
+    last = std::clamp<std::int64_t>(last, first, slice.rows());
+    const SliceHold held = requireSpan(bytes, dtype, slice.span(first, last), cancel);
+    if (held.cancelled)
+        return points;  // dropped unseen
+    if (held.failed)
+        return std::nullopt;
     // Reads the mapping in place, guarded: nullopt when the file lost data.
     const bool read = tensordict::tryGuardedRun([&] {
-        first = std::clamp<std::int64_t>(first, 0, slice.rows());
-        last = std::clamp<std::int64_t>(last, first, slice.rows());
         const std::size_t item = tensordict::itemSize(dtype);
         const TensorSlice::Layout at = slice.layout();  // once: no per-element index arithmetic
         auto value = [&](std::int64_t i) {
@@ -484,6 +489,9 @@ void PlotView::hover(const QPointF& point, bool state) {
     for (const Line& line : drawn_) {
         const std::size_t item = tensordict::itemSize(line.dtype);
         std::byte element[16];
+        const auto held = holdIfFilled(line.bytes, line.dtype, line.slice.span(i, i + 1));
+        if (!held)
+            return;  // its page was given back: no value until the next plot
         if (!tensordict::tryGuardedCopy(
                 element,
                 line.bytes.data.get() +

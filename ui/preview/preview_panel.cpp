@@ -28,6 +28,7 @@
 #include "table_mode.h"
 #include "tensor_table_model.h"
 #include "tensordict/guarded_read.h"
+#include "tensordict/leaf_pages.h"
 
 using tensordict::Node;
 using tensordict::NodeKind;
@@ -150,9 +151,16 @@ bool PreviewPanel::offersReload() const {
 void PreviewPanel::sourceChanged() {
     if (!node_ || !node_->isTensor())
         return;
+    // A leaf read page by page whose page could not be read: say why.
+    const std::string failure = bytes_.pages ? bytes_.pages->failure() : std::string();
     // Drop the lost mapping from every view; the rest of the tree stays usable.
     bytes_ = {};
     leafView_->clear();
+    if (!failure.empty()) {
+        showMessage(tr("Cannot read this leaf: %1").arg(QString::fromStdString(failure)));
+        Q_EMIT leafFailed(message());
+        return;
+    }
     QString text = QString::fromStdString(tensordict::fileChangedMessage(*node_));
     text[0] = text[0].toUpper();
     showMessage(text, true);
@@ -169,11 +177,20 @@ void PreviewPanel::reset() {
     leafView_->clear();
 }
 
-PreviewPanel::Read PreviewPanel::readLeaves(const std::vector<const Node*>& nodes) {
+PreviewPanel::Read PreviewPanel::readLeaves(const std::vector<const Node*>& nodes,
+                                            const std::shared_ptr<const void>& owner) {
     Read read;
     try {
-        for (const Node* n : nodes)
+        for (const Node* n : nodes) {
+            // A large compressed leaf with access points: read page by page,
+            // as the views ask, not inflated whole first.
+            if (nodes.size() == 1 && n->hasRandomAccess() && !n->isMaterialized() &&
+                n->leaf().nbytes >= kPagedFrom) {
+                read.bytes.push_back(tensordict::LeafPages::create(owner, *n)->bytes());
+                continue;
+            }
             read.bytes.push_back(n->bytes());
+        }
     } catch (const std::exception& e) {
         read.bytes.clear();
         read.error = QString::fromUtf8(e.what());
@@ -220,9 +237,9 @@ void PreviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner,
                     ? tr("Inflating %1…").arg(nodetext::byteSizeText(node->leaf().nbytes))
                     : tr("Mapping…"));
     // Mapping is quick, inflating a compressed entry is not: never on this thread.
-    read_.start(
-        [node, owner = owner_](const tensordict::CancelToken&) { return readLeaves({node}); },
-        [this](Read read) { leafLoaded(std::move(read)); });
+    read_.start([node, owner = owner_](
+                    const tensordict::CancelToken&) { return readLeaves({node}, owner); },
+                [this](Read read) { leafLoaded(std::move(read)); });
 }
 
 void PreviewPanel::leafLoaded(Read read) {
@@ -270,9 +287,9 @@ bool PreviewPanel::showSeries(std::shared_ptr<const tensordict::TensorDict> owne
     node_ = nodes.front();
     seriesNodes_ = nodes;
     showMessage(tr("Mapping %n leaves…", "", static_cast<int>(nodes.size())));
-    read_.start(
-        [nodes, owner = owner_](const tensordict::CancelToken&) { return readLeaves(nodes); },
-        [this](Read read) { seriesLoaded(std::move(read)); });
+    read_.start([nodes, owner = owner_](
+                    const tensordict::CancelToken&) { return readLeaves(nodes, owner); },
+                [this](Read read) { seriesLoaded(std::move(read)); });
     return true;
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "tensordict/guarded_read.h"
+#include "tensordict/leaf_pages.h"
 
 using tensordict::DType;
 
@@ -233,6 +234,13 @@ void SliceExportJob::start() {
             }
             return !cancel.isCancelled();
         };
+        // A leaf read page by page: the slice's pages filled first, held while written.
+        const SliceHold held = requireSpan(bytes, dtype, slice.span(), &cancel);
+        if (held.cancelled)
+            return slice_export::cancelledMessage();
+        if (held.failed)
+            return path + ": " +
+                   QString::fromStdString(bytes.pages ? bytes.pages->failure() : std::string());
         return format == Format::Csv ? slice_export::writeCsv(path, dtype, bytes, slice, progress)
                                      : slice_export::writeNpy(path, dtype, bytes, slice, progress);
     }));

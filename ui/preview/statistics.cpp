@@ -270,6 +270,15 @@ Statistics computeStatistics(const StatisticsRequest& request,
         s.count = total;
         return s;
     }
+    // A leaf read page by page: its pages filled first, held while read.
+    const TensorSlice::Span span =
+        request.slice ? request.slice->span() : TensorSlice::Span{0, request.numel};
+    const SliceHold held = requireSpan(request.bytes, request.dtype, span),
+                    heldOther = requireSpan(request.other, request.otherDtype, span);
+    if (!held.ok() || !heldOther.ok()) {
+        s.sourceChanged = true;
+        return s;
+    }
     Partial all;
     auto merge = [&all](const Partial& p) { all.merge(p); };
     const std::byte* base = request.bytes.data.get();

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "tensordict/cancel.h"
+#include "tensordict/leaf_pages.h"
+
 TensorSlice TensorSlice::defaultFor(const std::vector<std::int64_t>& shape) {
     TensorSlice s;
     s.shape = shape;
@@ -37,6 +40,22 @@ TensorSlice::Layout TensorSlice::layout() const {
     return l;
 }
 
+TensorSlice::Span TensorSlice::span(std::int64_t firstRow, std::int64_t endRow, int alsoDim) const {
+    if (endRow < 0)
+        endRow = rows();
+    if (numel() == 0 || firstRow >= endRow || cols() == 0)
+        return {};
+    // C order: the flat index grows with every coordinate, so the first and
+    // the last element bound the span.
+    TensorSlice low = *this, high = *this;
+    if (alsoDim >= 0 && alsoDim != rowDim && alsoDim != colDim &&
+        std::size_t(alsoDim) < index.size()) {
+        low.index[std::size_t(alsoDim)] = 0;
+        high.index[std::size_t(alsoDim)] = shape[std::size_t(alsoDim)] - 1;
+    }
+    return {low.layout().at(firstRow, 0), high.layout().at(endRow - 1, cols() - 1) + 1};
+}
+
 std::vector<int> TensorSlice::fixedDims() const {
     std::vector<int> dims;
     for (int d = 0; d < static_cast<int>(shape.size()); ++d)
@@ -50,4 +69,30 @@ void TensorSlice::setDims(int rows, int cols) {
     rowDim = rows >= 0 && rows < n ? rows : -1;
     colDim = cols >= 0 && cols < n && cols != rowDim ? cols : -1;
     index.resize(shape.size(), 0);
+}
+
+SliceHold requireSpan(const tensordict::LeafBytes& bytes, tensordict::DType dtype,
+                      TensorSlice::Span span, const tensordict::CancelToken* cancel) {
+    SliceHold out;
+    if (!bytes.pages || span.end <= span.first)
+        return out;
+    const std::uint64_t item = tensordict::itemSize(dtype);
+    try {
+        out.hold = tensordict::requireBytes(bytes, std::uint64_t(span.first) * item,
+                                            std::uint64_t(span.end - span.first) * item, cancel);
+    } catch (const tensordict::Cancelled&) {
+        out.cancelled = true;
+    } catch (const tensordict::Error&) {
+        out.failed = true;
+    }
+    return out;
+}
+
+std::shared_ptr<const void> holdIfFilled(const tensordict::LeafBytes& bytes,
+                                         tensordict::DType dtype, TensorSlice::Span span) {
+    if (!bytes.pages || span.end <= span.first)
+        return std::make_shared<int>(0);
+    const std::uint64_t item = tensordict::itemSize(dtype);
+    return bytes.pages->holdIfFilled(std::uint64_t(span.first) * item,
+                                     std::uint64_t(span.end - span.first) * item);
 }

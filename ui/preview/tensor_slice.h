@@ -1,7 +1,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
+
+#include "tensordict/bytes.h"
+#include "tensordict/dtype.h"
 
 // Which 2-D slice of an N-D tensor is on screen: one dimension runs down the
 // rows, one across the columns, every other one is fixed at an index (h5web's
@@ -34,6 +38,13 @@ struct TensorSlice {
         }
     };
     Layout layout() const;
+    // The flat element range [first, end) that holds rows [firstRow,
+    // endRow) of the slice at every column, and every index of `alsoDim`
+    // (-1: none; the image's colour channels): what a reader must have.
+    struct Span {
+        std::int64_t first = 0, end = 0;
+    };
+    Span span(std::int64_t firstRow = 0, std::int64_t endRow = -1, int alsoDim = -1) const;
     // The dimensions fixed at an index (neither rows nor columns).
     std::vector<int> fixedDims() const;
     // Moves rows/cols to other dimensions, keeping them distinct and valid.
@@ -42,3 +53,19 @@ struct TensorSlice {
         return shape == o.shape && rowDim == o.rowDim && colDim == o.colDim && index == o.index;
     }
 };
+
+// Reading a slice of a leaf read page by page (LeafBytes::pages: a large
+// compressed leaf): its pages are filled on a worker and stay while held.
+// For bytes that are all there, nothing to do.
+struct SliceHold {
+    std::shared_ptr<const void> hold;
+    bool failed = false;     // the read failed: LeafPages::failure() says why
+    bool cancelled = false;  // `cancel` was set
+    bool ok() const { return !failed && !cancelled; }
+};
+// Fills the bytes of `span` (call it on a worker; it may inflate).
+SliceHold requireSpan(const tensordict::LeafBytes& bytes, tensordict::DType dtype,
+                      TensorSlice::Span span, const tensordict::CancelToken* cancel = nullptr);
+// The hold of bytes already filled, or nothing (no wait: for the GUI thread).
+std::shared_ptr<const void> holdIfFilled(const tensordict::LeafBytes& bytes,
+                                         tensordict::DType dtype, TensorSlice::Span span);

@@ -17,15 +17,47 @@ void TensorTableModel::setLeaf(tensordict::DType dtype, tensordict::LeafBytes by
     cells_.format = kept.format;
     cells_.precision = kept.precision;
     cells_.dtype = dtype;
-    cells_.bytes = std::move(bytes);
+    leafBytes_ = std::move(bytes);
     sourceLost_ = false;
     slice_ = slice;
     cells_.layout = slice_.layout();
     cells_.rows = slice_.rows();
     cells_.cols = slice_.cols();
     firstRow_ = firstCol_ = 0;
+    holdSlice();
     updateNotation();
     endResetModel();
+}
+
+void TensorTableModel::holdSlice() {
+    fill_.cancel();
+    sliceHold_.reset();
+    filling_ = false;
+    cells_.bytes = leafBytes_;
+    if (!leafBytes_.pages)
+        return;
+    const TensorSlice::Span span = slice_.span();
+    if ((sliceHold_ = holdIfFilled(leafBytes_, cells_.dtype, span)))
+        return;
+    cells_.bytes = {};
+    filling_ = true;
+    fill_.start(
+        [bytes = leafBytes_, dtype = cells_.dtype, span](const tensordict::CancelToken& cancel) {
+            return requireSpan(bytes, dtype, span, &cancel);
+        },
+        [this](const SliceHold& held) {
+            filling_ = false;
+            if (held.failed) {
+                noteLost(true);
+                return;
+            }
+            beginResetModel();
+            sliceHold_ = held.hold;
+            cells_.bytes = leafBytes_;
+            updateNotation();
+            endResetModel();
+            Q_EMIT filled();
+        });
 }
 
 void TensorTableModel::clear() {
@@ -35,6 +67,10 @@ void TensorTableModel::clear() {
     cells_ = {};
     cells_.format = kept.format;
     cells_.precision = kept.precision;
+    fill_.cancel();
+    leafBytes_ = {};
+    sliceHold_.reset();
+    filling_ = false;
     slice_ = {};
     firstRow_ = firstCol_ = 0;
     notation_.clear();
@@ -49,6 +85,7 @@ void TensorTableModel::setSlice(const TensorSlice& slice) {
     cells_.cols = slice_.cols();
     firstRow_ = std::min<std::int64_t>(firstRow_, std::max<std::int64_t>(0, slice_.rows() - 1));
     firstCol_ = std::min<std::int64_t>(firstCol_, std::max<std::int64_t>(0, slice_.cols() - 1));
+    holdSlice();
     updateNotation();
     endResetModel();
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cell_text.h"
+#include "job_tracker.h"
 #include "tensor_slice.h"
 #include "tensordict/compare.h"
 #include "tensordict/element.h"
@@ -24,7 +25,10 @@ public:
     void clear();
     void setSlice(const TensorSlice& slice);
     const TensorSlice& slice() const { return slice_; }
-    bool hasLeaf() const { return cells_.bytes.data != nullptr || slice_.numel() == 0; }
+    bool hasLeaf() const { return leafBytes_.data != nullptr || slice_.numel() == 0; }
+    // The slice's bytes are being read (a leaf read page by page): its
+    // cells are blank until filled() (GUI never waits on it).
+    bool isFilling() const { return filling_; }
 
     // The window on screen, in slice coordinates.
     void setWindow(std::int64_t firstRow, std::int64_t firstCol, int rows, int cols);
@@ -66,6 +70,8 @@ public:
 Q_SIGNALS:
     // The leaf's file lost data while a cell was read (emitted once, queued).
     void sourceChanged();
+    // The slice's bytes arrived and its cells show.
+    void filled();
 
 private:
     int windowRows() const;
@@ -77,9 +83,16 @@ private:
     tensordict::Notation notationOf(std::int64_t col, Shown which) const;
     // Emits sourceChanged() once (queued) when `lost` says the file lost bytes.
     void noteLost(bool lost) const;
+    // Holds the slice's pages of a leaf read page by page: at once when they
+    // are there, else after a worker filled them (cells blank meanwhile).
+    void holdSlice();
 
     bool active_ = false;
-    CellText cells_;
+    CellText cells_;  // its bytes: the leaf's once the slice can be read
+    tensordict::LeafBytes leafBytes_;
+    std::shared_ptr<const void> sliceHold_;  // the slice's pages, kept
+    bool filling_ = false;
+    JobTracker<SliceHold> fill_{this};
     mutable bool sourceLost_ = false;
     TensorSlice slice_;
     std::int64_t firstRow_ = 0, firstCol_ = 0;

@@ -51,6 +51,9 @@ public:
     virtual std::optional<std::uint64_t> payloadOffset(const StorageInfo&) const {
         return std::nullopt;
     }
+    // Whether leafBytesRange() of this compressed entry inflates only the
+    // parts asked for (a deflate entry with access points).
+    virtual bool hasRandomAccess(const StorageInfo&) const { return false; }
     // Bytes [offset, offset + length) of a leaf's file (the whole file read
     // through leafBytes() unless the store can do better).
     virtual LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset,

@@ -115,6 +115,10 @@ TableLeafMode::TableLeafMode(QWidget* parent)
     });
     connect(view_, &TensorTableView::currentCellChanged, this, &TableLeafMode::showCurrentCell);
     connect(model_, &TensorTableModel::sourceChanged, this, &LeafMode::sourceChanged);
+    connect(model_, &TensorTableModel::filled, this, [this] {
+        view_->fitColumns();
+        Q_EMIT drawn();
+    });
     connect(slice_, &SliceSelector::sliceChanged, this, [this](const TensorSlice& slice) {
         // The same cells of the next slice stay selected; other axes make other cells.
         const TensorSlice& before = model_->slice();
@@ -129,6 +133,10 @@ TableLeafMode::TableLeafMode(QWidget* parent)
 }
 
 TableLeafMode::~TableLeafMode() = default;
+
+bool TableLeafMode::isDrawing() const {
+    return model_->isFilling();
+}
 
 void TableLeafMode::setSlicePosition(const SlicePosition& position) {
     slice_->setPosition(position);

@@ -30,6 +30,7 @@ public:
     void setLeaves(const ShownLeaves& leaves) override;
     void clear() override;
     SliceSelector* sliceSelector() const override { return slice_; }
+    bool isDrawing() const override;
     void setSlicePosition(const SlicePosition& position) override;
 
     TensorTableModel* model() const { return model_; }

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tensordict/bytes.h"
+#include "tensordict/cancel.h"
+
+namespace tensordict {
+
+class Node;
+
+// A leaf's bytes made readable range by range: one address range the size
+// of the leaf, reserved but not committed, whose pages are filled from
+// Node::bytesRange() when a reader first requires them. A view of one slice
+// of a 1 GiB compressed leaf with access points then inflates a few MiB,
+// not the whole entry. Resident pages are capped: the least recently
+// required ones that no reader holds are given back to the system.
+//
+// Readers call requireBytes() (bytes.h) for the range they are about to
+// read and keep the hold while they read it; other bytes may read as zero.
+class LeafPages : public std::enable_shared_from_this<LeafPages> {
+public:
+    static constexpr std::uint64_t kPageSize = 4u << 20;
+
+    // `owner` keeps `leaf`'s tree alive. `residentCap`: bytes kept filled
+    // beyond those held. Throws Error when the range cannot be reserved.
+    static std::shared_ptr<LeafPages> create(std::shared_ptr<const void> owner, const Node& leaf,
+                                             std::uint64_t residentCap = 256u << 20);
+    ~LeafPages();
+    LeafPages(const LeafPages&) = delete;
+    LeafPages& operator=(const LeafPages&) = delete;
+
+    // The whole leaf; readable where required (LeafBytes::pages is this).
+    LeafBytes bytes();
+    // Fills the pages of [offset, offset + length) not yet filled (runs of
+    // them in one read, which inflates on several threads) and keeps them
+    // while the result is held. Throws Error (a range past the leaf, a
+    // failed read: the pages stay unfilled) or Cancelled.
+    std::shared_ptr<const void> require(std::uint64_t offset, std::uint64_t length,
+                                        const CancelToken* cancel = nullptr);
+    // The hold of a range whose pages are all filled now, or null (no wait,
+    // no read: for the GUI thread).
+    std::shared_ptr<const void> holdIfFilled(std::uint64_t offset, std::uint64_t length);
+    // Whether every page of the range is filled now.
+    bool isFilled(std::uint64_t offset, std::uint64_t length) const;
+    // Why the last read that failed failed ("" when none has).
+    std::string failure() const;
+    std::uint64_t residentBytes() const;
+    std::uint64_t size() const { return size_; }
+
+private:
+    enum class State : std::uint8_t { Empty, Filling, Filled };
+    struct Page {
+        State state = State::Empty;
+        int holds = 0;
+        std::uint64_t lastUse = 0;
+    };
+
+    LeafPages(std::shared_ptr<const void> owner, const Node& leaf, std::uint64_t cap);
+    std::uint64_t pageBytes(std::size_t page) const {
+        return std::min<std::uint64_t>(kPageSize, size_ - page * kPageSize);
+    }
+    void release(std::size_t first, std::size_t last);
+    std::shared_ptr<const void> holdOf(std::size_t first, std::size_t last);
+    void evictOverCap();  // with mutex_ held
+
+    std::shared_ptr<const void> owner_;
+    const Node& leaf_;
+    const std::string where_;  // the leaf's key, for errors
+    const std::uint64_t size_, cap_;
+    std::byte* base_ = nullptr;
+    mutable std::mutex mutex_;
+    std::condition_variable filled_;
+    std::vector<Page> pages_;
+    std::uint64_t resident_ = 0, clock_ = 0;
+    std::string failure_;
+};
+
+}  // namespace tensordict

@@ -1,0 +1,189 @@
+#include "tensordict/leaf_pages.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "tensordict/error.h"
+#include "tensordict/keys.h"
+#include "tensordict/node.h"
+
+namespace tensordict {
+
+std::shared_ptr<LeafPages> LeafPages::create(std::shared_ptr<const void> owner, const Node& leaf,
+                                             std::uint64_t residentCap) {
+    return std::shared_ptr<LeafPages>(new LeafPages(std::move(owner), leaf, residentCap));
+}
+
+LeafPages::LeafPages(std::shared_ptr<const void> owner, const Node& leaf, std::uint64_t cap)
+    : owner_(std::move(owner)),
+      leaf_(leaf),
+      where_(formatKeyPath(leaf.keyPath())),
+      size_(leaf.leaf().nbytes),
+      cap_(cap) {
+    if (size_ == 0)
+        return;
+    // Reserved, not committed: pages cost memory once filled.
+    void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        throw Error(where_, "cannot reserve " + std::to_string(size_) +
+                                " bytes of address space for its pages");
+    base_ = static_cast<std::byte*>(p);
+    pages_.resize(static_cast<std::size_t>((size_ + kPageSize - 1) / kPageSize));
+}
+
+LeafPages::~LeafPages() {
+    if (base_)
+        ::munmap(base_, size_);
+}
+
+LeafBytes LeafPages::bytes() {
+    LeafBytes out(std::shared_ptr<std::byte>(shared_from_this(), base_),
+                  static_cast<std::size_t>(size_));
+    out.pages = shared_from_this();
+    return out;
+}
+
+bool LeafPages::isFilled(std::uint64_t offset, std::uint64_t length) const {
+    if (length == 0)
+        return true;
+    if (offset > size_ || length > size_ - offset)
+        return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t p = offset / kPageSize; p <= (offset + length - 1) / kPageSize; ++p)
+        if (pages_[p].state != State::Filled)
+            return false;
+    return true;
+}
+
+std::uint64_t LeafPages::residentBytes() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return resident_;
+}
+
+std::shared_ptr<const void> LeafPages::require(std::uint64_t offset, std::uint64_t length,
+                                               const CancelToken* cancel) {
+    if (offset > size_ || length > size_ - offset)
+        throw Error(where_, "bytes " + std::to_string(offset) + " to " +
+                                std::to_string(offset + length) + " are past the leaf's " +
+                                std::to_string(size_));
+    if (length == 0)
+        return std::make_shared<int>(0);
+    const std::size_t first = offset / kPageSize, last = (offset + length - 1) / kPageSize;
+    std::size_t held = first;  // pages [first, held) are held by this call
+    try {
+        std::unique_lock<std::mutex> lock(mutex_);
+        while (held <= last) {
+            if (cancel)
+                cancel->throwIfCancelled(where_);
+            Page& page = pages_[held];
+            if (page.state == State::Filling) {  // another reader fills it: wait
+                filled_.wait(lock);
+                continue;
+            }
+            if (page.state == State::Filled) {
+                ++page.holds;
+                page.lastUse = ++clock_;
+                ++held;
+                continue;
+            }
+            // A run of empty pages, filled in one read (outside the lock).
+            std::size_t end = held;
+            while (end <= last && pages_[end].state == State::Empty)
+                pages_[end++].state = State::Filling;
+            const std::uint64_t from = held * kPageSize;
+            const std::uint64_t bytes = std::min<std::uint64_t>(end * kPageSize, size_) - from;
+            lock.unlock();
+            try {
+                const LeafBytes part = leaf_.bytesRange(from, bytes);
+                std::memcpy(base_ + from, part.data.get(), part.size);
+            } catch (const std::exception& e) {
+                lock.lock();
+                for (std::size_t p = held; p < end; ++p)
+                    pages_[p].state = State::Empty;
+                if (!dynamic_cast<const Cancelled*>(&e))
+                    failure_ = e.what();
+                filled_.notify_all();
+                throw;
+            }
+            lock.lock();
+            for (; held < end; ++held) {
+                pages_[held] = {State::Filled, 1, ++clock_};
+                resident_ += pageBytes(held);
+            }
+            filled_.notify_all();
+        }
+        evictOverCap();
+    } catch (...) {
+        if (held > first)
+            release(first, held - 1);
+        throw;
+    }
+    return holdOf(first, last);
+}
+
+std::shared_ptr<const void> LeafPages::holdOf(std::size_t first, std::size_t last) {
+    auto self = shared_from_this();
+    return std::shared_ptr<const void>(
+        self.get(), [self, first, last](const void*) { self->release(first, last); });
+}
+
+std::shared_ptr<const void> LeafPages::holdIfFilled(std::uint64_t offset, std::uint64_t length) {
+    if (length == 0)
+        return std::make_shared<int>(0);
+    if (offset > size_ || length > size_ - offset)
+        return nullptr;
+    const std::size_t first = offset / kPageSize, last = (offset + length - 1) / kPageSize;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (std::size_t p = first; p <= last; ++p)
+            if (pages_[p].state != State::Filled)
+                return nullptr;
+        for (std::size_t p = first; p <= last; ++p) {
+            ++pages_[p].holds;
+            pages_[p].lastUse = ++clock_;
+        }
+    }
+    return holdOf(first, last);
+}
+
+std::string LeafPages::failure() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failure_;
+}
+
+void LeafPages::release(std::size_t first, std::size_t last) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (std::size_t p = first; p <= last; ++p)
+        --pages_[p].holds;
+    evictOverCap();
+}
+
+void LeafPages::evictOverCap() {
+    while (resident_ > cap_) {
+        std::size_t oldest = pages_.size();
+        for (std::size_t p = 0; p < pages_.size(); ++p)
+            if (pages_[p].state == State::Filled && pages_[p].holds == 0 &&
+                (oldest == pages_.size() || pages_[p].lastUse < pages_[oldest].lastUse))
+                oldest = p;
+        if (oldest == pages_.size())
+            return;  // all held: over the cap until a reader lets go
+        // Private anonymous pages read as zero again, and cost nothing.
+        ::madvise(base_ + oldest * kPageSize, pageBytes(oldest), MADV_DONTNEED);
+        pages_[oldest].state = State::Empty;
+        resident_ -= pageBytes(oldest);
+    }
+}
+
+std::shared_ptr<const void> requireBytes(const LeafBytes& bytes, std::uint64_t offset,
+                                         std::uint64_t length, const CancelToken* cancel) {
+    return bytes.pages ? bytes.pages->require(offset, length, cancel) : nullptr;
+}
+
+bool hasBytes(const LeafBytes& bytes, std::uint64_t offset, std::uint64_t length) {
+    return !bytes.pages || bytes.pages->isFilled(offset, length);
+}
+
+}  // namespace tensordict
