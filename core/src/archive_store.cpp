@@ -68,6 +68,12 @@ bool isUnsafeEntryName(std::string_view name) {
     return false;
 }
 
+// Deflate entries without access points of their own from this size on
+// get points recorded by their first front-to-back inflate, one every
+// kRecordSpacing bytes of output (RecordedPoints, codec.h).
+constexpr std::uint64_t kRecordFrom = 16u << 20;
+constexpr std::uint64_t kRecordSpacing = 4u << 20;
+
 bool isSupportedMethod(int method) {
     return method == zip::kStored || method == zip::kDeflate || method == zip::kBzip2 ||
            method == zip::kLzma;
@@ -204,7 +210,7 @@ public:
     LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
                              std::size_t alignment) const override {
         const Entry& entry = find(info.path);
-        const auto index = entry.central.method == zip::kDeflate ? accessIndex(entry) : nullptr;
+        const std::optional<Segments> index = segmentsOf(entry);
         if (!index || offset > entry.central.size || length > entry.central.size - offset)
             return Store::leafBytesRange(info, offset, length, alignment);
         if (length == 0)
@@ -228,20 +234,44 @@ public:
             if (auto kept = inflatedCache_.find(segmentKey(first)))
                 return part(*kept);
             LeafBytes segment = allocateOwnedBuffer(index->segmentSize(first, entry.central.size));
-            if (!inflateRange(entry, *index, start, start + segment.size, segment.data.get()))
+            if (!inflateSegments(entry, *index, start, start + segment.size,
+                                 intoBuffer(segment.data.get())))
                 return Store::leafBytesRange(info, offset, length, alignment);
             inflatedCache_.insert(segmentKey(first), segment);
             return part(segment);
         }
         LeafBytes out = allocateOwnedBuffer(length);
-        if (!inflateRange(entry, *index, offset, offset + length, out.data.get()))
+        if (!inflateSegments(entry, *index, offset, offset + length, intoBuffer(out.data.get())))
             return Store::leafBytesRange(info, offset, length, alignment);
         return out;
     }
 
+    std::uint64_t recordPointsEvery(const StorageInfo& info) const override {
+        const Entry* entry = lookup(info.path);
+        const bool wanted = entry && entry->central.method == zip::kDeflate &&
+                            entry->central.size >= kRecordFrom && !accessIndex(*entry) &&
+                            !recordedPoints(*entry) && archiveMapping().data;
+        return wanted ? kRecordSpacing : 0;
+    }
+
+    void keepRecordedPoints(const StorageInfo& info,
+                            std::shared_ptr<const RecordedPoints> points) const override {
+        const Entry* entry = lookup(info.path);
+        if (!entry || !points || points->size != entry->central.size ||
+            points->segments() != points->points.size())
+            return;
+        // Kept with the inflated entries, under their cap: an LRU entry of
+        // their memory's size whose bytes are the points themselves.
+        const auto cost = static_cast<std::size_t>(points->memoryBytes());
+        auto* raw = const_cast<std::byte*>(reinterpret_cast<const std::byte*>(points.get()));
+        inflatedCache_.insert(pointsKey(*entry),
+                              LeafBytes(std::shared_ptr<std::byte>(points, raw), cost));
+    }
+
     bool hasRandomAccess(const StorageInfo& info) const override {
         const Entry* entry = lookup(info.path);
-        return entry && entry->central.method == zip::kDeflate && accessIndex(*entry);
+        return entry && entry->central.method == zip::kDeflate &&
+               (accessIndex(*entry) || recordedPoints(*entry));
     }
 
     LeafBytes compressedPayload(const StorageInfo& info) const override {
@@ -348,11 +378,8 @@ private:
         if (nbytes > cacheCap_)
             return inflateToTemporaryFile(entry, payload, nbytes);
         LeafBytes out = allocateOwnedBuffer(nbytes);
-        std::byte* to = out.data.get();
-        const auto index = accessIndex(entry);
-        if (!index || !inflateSegments(entry, *index, payload, 0, 0, nbytes, inflateThreads(),
-                                       [to](const std::byte* data, std::size_t n,
-                                            std::uint64_t at) { std::memcpy(to + at, data, n); }))
+        const std::optional<Segments> index = segmentsOf(entry, payload);
+        if (!index || !inflateSegments(entry, *index, 0, nbytes, intoBuffer(out.data.get())))
             guardedInflate(entry, payload, out.data.get(), nbytes);
         inflatedCache_.insert(name, out);
         return out;
@@ -370,48 +397,103 @@ private:
         return *entry.index;
     }
 
-    // Inflates [begin, end) of an indexed entry into `out` from the access
-    // points; false if the index proved wrong (inflateSegments).
-    bool inflateRange(const Entry& entry, const zip::AccessIndex& index, std::uint64_t begin,
-                      std::uint64_t end, std::byte* out) const {
-        const std::uint64_t payload = payloadOffset(entry);
-        LeafBytes whole = archiveMapping();
-        LeafBytes read;
-        const std::byte* compressed = nullptr;
-        std::uint64_t skipped = 0;  // payload bytes before `compressed`
-        if (whole.data) {
-            compressed = whole.data.get() + payload;
-        } else {  // a source that cannot map: only the segments' compressed bytes are read
-            const std::uint64_t from = index.offsets[begin / index.spacing];
-            const std::uint64_t to = index.offsets[(end - 1) / index.spacing + 1];
-            read = allocateOwnedBuffer(to - from);
-            readAt(payload + from, read.data.get(), read.size);
-            compressed = read.data.get();
-            skipped = from;
+    // How an entry inflates segment by segment: from its access index
+    // (each segment a deflate stream of its own), or from the points a
+    // front-to-back pass recorded. `payload`: its compressed bytes, when
+    // the caller has them; else they are mapped or, for an index, read
+    // segment by segment.
+    struct Segments {
+        std::uint64_t spacing = 0;
+        std::vector<std::uint32_t> crcs;
+        std::uint64_t segmentSize(std::size_t i, std::uint64_t size) const {
+            return std::min(spacing, size - i * spacing);
         }
-        return inflateSegments(entry, index, compressed, skipped, begin, end, inflateThreads(),
-                               [out](const std::byte* data, std::size_t n, std::uint64_t at) {
-                                   std::memcpy(out + at, data, n);
-                               });
+        std::function<std::unique_ptr<Decompressor>(std::size_t)> open;  // a decoder of segment i
+        std::function<void()> forget;  // they proved wrong: never used again
+    };
+    std::optional<Segments> segmentsOf(const Entry& entry,
+                                       const std::byte* payload = nullptr) const {
+        if (entry.central.method != zip::kDeflate)
+            return std::nullopt;
+        const std::string where = describe(entry.central.name);
+        LeafBytes whole = archiveMapping();  // kept alive by the decoders
+        if (!payload && whole.data)
+            payload = whole.data.get() + payloadOffset(entry);
+        if (auto index = accessIndex(entry)) {
+            Segments s{index->spacing, index->crcs, {}, {}};
+            s.open = [this, index, payload, whole, where,
+                      &entry](std::size_t i) -> std::unique_ptr<Decompressor> {
+                const std::uint64_t from = index->offsets[i], to = index->offsets[i + 1];
+                if (payload)
+                    return Decompressor::create(zip::kDeflate, payload + from, to - from, where);
+                // A source that cannot map: only the segment's compressed bytes are read.
+                auto raw = std::make_shared<LeafBytes>(allocateOwnedBuffer(to - from));
+                readAt(payloadOffset(entry) + from, raw->data.get(), raw->size);
+                return std::make_unique<Holding>(
+                    Decompressor::create(zip::kDeflate, raw->data.get(), raw->size, where), raw);
+            };
+            s.forget = [this, &entry] {
+                std::lock_guard<std::mutex> lock(mutex_);
+                entry.index = nullptr;
+            };
+            return s;
+        }
+        auto points = recordedPoints(entry);
+        if (!points || !payload)
+            return std::nullopt;
+        Segments s{points->spacing, points->crcs, {}, {}};
+        const std::size_t size = static_cast<std::size_t>(entry.central.compressedSize);
+        s.open = [points, payload, size, whole, where](std::size_t i) {
+            return i == 0 ? Decompressor::create(zip::kDeflate, payload, size, where)
+                          : Decompressor::resume(*points->points[i], payload, size, where);
+        };
+        s.forget = [this, &entry] { inflatedCache_.erase(pointsKey(entry)); };
+        return s;
+    }
+
+    // A decoder that keeps the bytes it reads alive.
+    struct Holding final : Decompressor {
+        Holding(std::unique_ptr<Decompressor> inner, std::shared_ptr<LeafBytes> bytes)
+            : inner(std::move(inner)), bytes(std::move(bytes)) {}
+        std::size_t read(std::byte* out, std::size_t n) override { return inner->read(out, n); }
+        std::unique_ptr<Decompressor> inner;
+        std::shared_ptr<LeafBytes> bytes;
+    };
+
+    using Deliver = std::function<void(const std::byte*, std::size_t, std::uint64_t)>;
+    static Deliver intoBuffer(std::byte* out) {
+        return [out](const std::byte* data, std::size_t n, std::uint64_t at) {
+            std::memcpy(out + at, data, n);
+        };
+    }
+
+    static std::string pointsKey(const Entry& entry) {
+        return entry.central.name + '\0' + "points";
+    }
+    // The points a front-to-back pass recorded for the entry, while the
+    // cache keeps them.
+    std::shared_ptr<const RecordedPoints> recordedPoints(const Entry& entry) const {
+        auto kept = inflatedCache_.find(pointsKey(entry));
+        if (!kept)
+            return nullptr;
+        return std::shared_ptr<const RecordedPoints>(
+            kept->data, reinterpret_cast<const RecordedPoints*>(kept->data.get()));
     }
 
     static int inflateThreads() {
         return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     }
 
-    // Inflates bytes [begin, end) of an entry from the access points of
-    // `index`, segment by segment on up to `threads` threads: each segment
-    // is handed to deliver(data, n, offset from begin), from any of them.
-    // `payload` holds the compressed bytes from `skipped` on. The index is
-    // a hint: when a segment does not inflate to exactly its size and CRC,
-    // the index is dropped for good and false returned, for the caller to
-    // inflate from the start (which reports what is really wrong). A file
-    // changed underneath still throws.
-    bool inflateSegments(
-        const Entry& entry, const zip::AccessIndex& index, const std::byte* payload,
-        std::uint64_t skipped, std::uint64_t begin, std::uint64_t end, int threads,
-        const std::function<void(const std::byte*, std::size_t, std::uint64_t)>& deliver) const {
+    // Inflates bytes [begin, end) of an entry segment by segment on all
+    // cores: each segment is handed to deliver(data, n, offset from begin),
+    // from any of them. The segments are a hint: when one does not inflate
+    // to exactly its size and CRC, they are forgotten for good and false
+    // returned, for the caller to inflate from the start (which reports
+    // what is really wrong). A file changed underneath still throws.
+    bool inflateSegments(const Entry& entry, const Segments& index, std::uint64_t begin,
+                         std::uint64_t end, const Deliver& deliver) const {
         const std::string where = describe(entry.central.name);
+        const int threads = inflateThreads();
         const std::size_t first = begin / index.spacing;
         const std::size_t last = (end - 1) / index.spacing;  // inclusive
         std::atomic<std::size_t> next{first};
@@ -426,9 +508,7 @@ private:
                     const std::uint64_t size = index.segmentSize(i, entry.central.size);
                     if (!buffer)
                         buffer.reset(new std::byte[index.spacing]);
-                    auto decoder =
-                        Decompressor::create(zip::kDeflate, payload + (index.offsets[i] - skipped),
-                                             index.offsets[i + 1] - index.offsets[i], where);
+                    const std::unique_ptr<Decompressor> decoder = index.open(i);
                     std::size_t got = 0;
                     if (!tryGuardedRun([&] { got = decoder->read(buffer.get(), size); })) {
                         changed = failed = true;
@@ -469,10 +549,8 @@ private:
             throw Error(where,
                         "the archive changed while it was read (truncated or replaced by "
                         "another program); open it again");
-        if (!crcsMatch) {
-            std::lock_guard<std::mutex> lock(mutex_);
-            entry.index = nullptr;
-        }
+        if (!crcsMatch)
+            index.forget();
         return crcsMatch;
     }
 
@@ -487,6 +565,12 @@ private:
         const std::function<void(const std::byte*, std::size_t, std::uint64_t)>& written) const {
         const std::string where = describe(entry.central.name);
         auto decoder = Decompressor::create(entry.central.method, payload, payloadSize, where);
+        const StorageInfo info = stat(entry.central.name).value();
+        if (const std::uint64_t spacing = recordPointsEvery(info);
+            spacing && size == entry.central.size)
+            decoder->recordPoints(spacing, size, [this, info](auto points) {
+                keepRecordedPoints(info, std::move(points));
+            });
         std::uint32_t crc = 0;
         std::uint64_t done = 0;
         constexpr std::size_t kStep = 4u << 20;
@@ -545,9 +629,8 @@ private:
                 w += static_cast<std::size_t>(k);
             }
         };
-        const auto index = accessIndex(entry);
-        bool crcMatches =
-            index && inflateSegments(entry, *index, payload, 0, 0, nbytes, inflateThreads(), write);
+        const std::optional<Segments> index = segmentsOf(entry, payload);
+        bool crcMatches = index && inflateSegments(entry, *index, 0, nbytes, write);
         if (!crcMatches) {
             std::unique_ptr<std::byte[]> buffer(new std::byte[4u << 20]);
             crcMatches = inflateEntry(

@@ -3,11 +3,13 @@
 // The codecs of zip entries: CRC-32, compression of whole payloads or of
 // deflate chunks that join into one stream, and streaming decompression.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tensordict {
 
@@ -37,6 +39,28 @@ constexpr std::size_t kDeflateChunk = 1u << 20;
 std::string deflateChunk(const std::byte* data, std::size_t size, const std::byte* dictionary,
                          std::size_t dictionarySize, bool last, int level);
 
+// Where a deflate stream can be decoded on from without its start: ISA-L's
+// whole decoder state (bit buffer, Huffman tables, the last 32 KiB of
+// output: the zran method's window and more, about 85 KiB) and how much
+// input it had taken. Opaque outside codec.cpp.
+struct InflatePoint;
+
+// Access points recorded by one front-to-back pass over a deflate stream
+// without its own (a Python-written archive): point i resumes at output
+// i * spacing (point 0 is the start: null), and crcs[i] is the CRC-32 of
+// segment i, so that a part read from a point is checked as our own
+// access points are.
+struct RecordedPoints {
+    std::uint64_t spacing = 0;
+    std::uint64_t size = 0;  // the stream's output bytes
+    std::vector<std::shared_ptr<const InflatePoint>> points;
+    std::vector<std::uint32_t> crcs;
+    std::size_t segments() const { return crcs.size(); }
+    std::uint64_t segmentSize(std::size_t i) const { return std::min(spacing, size - i * spacing); }
+    // The memory they take, for the cache that keeps them.
+    std::uint64_t memoryBytes() const;
+};
+
 // Streaming decompression of one zip entry's payload (deflate, bzip2 or
 // LZMA method 14) from `compressed`, which must stay valid meanwhile. Each
 // read() fills `out` with the next bytes; it returns fewer than asked only
@@ -45,8 +69,21 @@ class Decompressor {
 public:
     static std::unique_ptr<Decompressor> create(int method, const std::byte* compressed,
                                                 std::size_t size, const std::string& where);
+    // A raw deflate stream (all of `compressed`, from its start) decoded on
+    // from `point`, a point that recordPoints() gave for it.
+    static std::unique_ptr<Decompressor> resume(const InflatePoint& point,
+                                                const std::byte* compressed, std::size_t size,
+                                                const std::string& where);
     virtual ~Decompressor() = default;
     virtual std::size_t read(std::byte* out, std::size_t n) = 0;
+    // Records an access point every `spacing` bytes of output while the
+    // stream is read front to back from its start; once `size` bytes are
+    // out, `done` gets them (on the reading thread). Deflate read by ISA-L
+    // only: elsewhere (zlib, bzip2, LZMA, a fallback) nothing is recorded.
+    virtual void recordPoints(std::uint64_t spacing, std::uint64_t size,
+                              std::function<void(std::shared_ptr<const RecordedPoints>)> done) {
+        (void)spacing, (void)size, (void)done;
+    }
 };
 
 }  // namespace tensordict

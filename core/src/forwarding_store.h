@@ -32,6 +32,13 @@ public:
     bool hasRandomAccess(const StorageInfo& info) const override {
         return inner_->hasRandomAccess(info);
     }
+    std::uint64_t recordPointsEvery(const StorageInfo& info) const override {
+        return inner_->recordPointsEvery(info);
+    }
+    void keepRecordedPoints(const StorageInfo& info,
+                            std::shared_ptr<const RecordedPoints> points) const override {
+        inner_->keepRecordedPoints(info, std::move(points));
+    }
     LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
                              std::size_t alignment) const override {
         return inner_->leafBytesRange(info, offset, length, alignment);

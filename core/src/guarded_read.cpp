@@ -136,6 +136,14 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
         stream_->decoder =
             Decompressor::create(leaf.leaf().storage.zipMethod, stream_->payload.data.get(),
                                  stream_->payload.size, leaf.fileName());
+        // A first pass over a large deflate entry leaves access points behind.
+        const StorageInfo& info = leaf.leaf().storage;
+        if (const std::uint64_t spacing = leaf.store()->recordPointsEvery(info);
+            spacing && info.size == size_)
+            stream_->decoder->recordPoints(spacing, size_,
+                                           [store = leaf.store(), info](auto points) {
+                                               store->keepRecordedPoints(info, std::move(points));
+                                           });
     } else {
         mapped_ = leaf.bytes();
     }

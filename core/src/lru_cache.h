@@ -50,6 +50,12 @@ public:
             erase(entries_.find(order_.back()));
     }
 
+    void erase(const std::string& key) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (const auto it = entries_.find(key); it != entries_.end())
+            erase(it);
+    }
+
     std::uint64_t used() const {
         std::lock_guard<std::mutex> lock(mutex_);
         return used_;

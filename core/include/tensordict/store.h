@@ -24,6 +24,8 @@
 
 namespace tensordict {
 
+struct RecordedPoints;  // the library's own (access points of a deflate stream)
+
 // Thread-safe: leaves may be read from worker threads.
 class Store {
 public:
@@ -52,8 +54,15 @@ public:
         return std::nullopt;
     }
     // Whether leafBytesRange() of this compressed entry inflates only the
-    // parts asked for (a deflate entry with access points).
+    // parts asked for (a deflate entry with access points, its own or
+    // recorded by a first pass over it).
     virtual bool hasRandomAccess(const StorageInfo&) const { return false; }
+    // How far apart a reader that inflates this entry front to back should
+    // record access points on the way (a large deflate entry without any),
+    // 0 for none; and where it hands them when it is through.
+    virtual std::uint64_t recordPointsEvery(const StorageInfo&) const { return 0; }
+    virtual void keepRecordedPoints(const StorageInfo&,
+                                    std::shared_ptr<const RecordedPoints>) const {}
     // Bytes [offset, offset + length) of a leaf's file (the whole file read
     // through leafBytes() unless the store can do better).
     virtual LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset,
