@@ -17,6 +17,7 @@
 #include "overview_panel.h"
 #include "preview_panel.h"
 #include "slice_export.h"
+#include "tensordict/http.h"
 #include "tensordict/version.h"
 
 // The icon lives in tdstudio_ui, a static library: its resources must be
@@ -218,6 +219,11 @@ int main(int argc, char** argv) {
         QTextStream err(stderr);
         err << cli::usageText() << "tdstudio: " << parsed.error << '\n';
         return 2;
+    }
+    if (parsed.options.insecure) {
+        tensordict::setHttpInsecure(true);
+        QTextStream(stderr) << "tdstudio: warning: --insecure: HTTPS certificates are not "
+                               "checked (for self-signed test servers only)\n";
     }
     switch (parsed.options.mode) {
         case cli::Mode::Help:

@@ -10,6 +10,7 @@
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QIcon>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -19,6 +20,7 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QTimer>
 #include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -37,6 +39,7 @@
 #include "key_filter_model.h"
 #include "key_tree_model.h"
 #include "node_text.h"
+#include "open_failure.h"
 #include "overview_panel.h"
 #include "plot_view.h"
 #include "preview_panel.h"
@@ -47,6 +50,7 @@
 #include "save_progress_dialog.h"
 #include "shortcuts_dialog.h"
 #include "slice_selector.h"
+#include "tensordict/http.h"
 #include "tensordict/version.h"
 #include "welcome_page.h"
 
@@ -55,6 +59,7 @@ MainWindow::MainWindow(QWidget* parent)
       document_(new Document(this)),
       documentPage_(new DocumentPage),
       statusLabel_(new QLabel),
+      fetchedLabel_(new QLabel),
       showInFolder_(new QToolButton),
       saves_(new SaveController(this, [this] { return saveScopes(); })),
       checks_(new CheckController(this)),
@@ -88,7 +93,15 @@ MainWindow::MainWindow(QWidget* parent)
             showInFolder_->hide();
     });
     statusBar()->addPermanentWidget(showInFolder_);
+    statusBar()->addPermanentWidget(fetchedLabel_);
+    fetchedLabel_->hide();
     statusBar()->addPermanentWidget(statusLabel_);
+    // What reading over the web cost so far, while it grows.
+    auto* fetched = new QTimer(this);
+    connect(fetched, &QTimer::timeout, this, &MainWindow::showFetched);
+    fetched->start(500);
+    connect(documentPage_->previewPanel(), &PreviewPanel::leafReady, this,
+            &MainWindow::showFetched);
     statusBar()->addPermanentWidget(compare_->statusWidget());
     statusBar()->showMessage(
         tr("Open a .tdz archive or a memmap directory (File > Open, or drop it here)."));
@@ -185,6 +198,8 @@ void MainWindow::createMenus() {
     openFile->setShortcut(QKeySequence::Open);
     file->addAction(tr("Open &Directory…"), this, &MainWindow::chooseDirectory)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    file->addAction(tr("Open &URL…"), this, &MainWindow::chooseUrl)
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_U));
     recent_ = new RecentFiles(file->addMenu(tr("Open &Recent")), this);
     connect(recent_, &RecentFiles::openRequested, this, &MainWindow::openPath);
     welcome_->setRecentFiles(recent_->files());
@@ -362,6 +377,35 @@ void MainWindow::chooseDirectory() {
         openPath(path);
 }
 
+void MainWindow::chooseUrl() {
+    auto* dialog = new QInputDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowTitle(tr("Open URL"));
+    dialog->setLabelText(
+        tr("An archive (.tdz), a memmap directory, a checkpoint, safetensors or NumPy file on a "
+           "web server (read with range requests, never downloaded whole):"));
+    dialog->setTextValue(QSettings().value("open/lastUrl").toString());
+    dialog->resize(640, dialog->sizeHint().height());
+    connect(dialog, &QInputDialog::textValueSelected, this, [this](const QString& text) {
+        const QString url = text.trimmed();
+        if (!isRemote(url)) {
+            QMessageBox::warning(this, tr("Open URL"),
+                                 tr("“%1” is not an http:// or https:// address.").arg(url));
+            return;
+        }
+        QSettings().setValue("open/lastUrl", url);
+        openPath(url);
+    });
+    dialog->open();
+}
+
+void MainWindow::showFetched() {
+    const tensordict::HttpCounters c = tensordict::httpCounters();
+    fetchedLabel_->setVisible(c.requests > 0);
+    fetchedLabel_->setText(tr("%n request(s) · %1 fetched", "", static_cast<int>(c.requests))
+                               .arg(nodetext::byteSizeText(c.bytes)));
+}
+
 void MainWindow::chooseComparison(bool directory) {
     using file_dialogs::Kind;
     const QString path =
@@ -452,12 +496,14 @@ QString MainWindow::currentPath() const {
 void MainWindow::showLoaded() {
     auto td = document_->tensordict();
     const QString label = QFileInfo(QString::fromStdString(td->path())).fileName();
-    file_dialogs::setDocumentPath(this, QString::fromStdString(td->path()));
+    if (!isRemote(QString::fromStdString(td->path())))  // dialogs start beside local files
+        file_dialogs::setDocumentPath(this, QString::fromStdString(td->path()));
     documentPage_->showTensorDict(td, label, QtFuture::makeReadyFuture(document_->keyIndex()));
     setWindowTitle(tr("%1 — tdstudio").arg(label));
     recent_->add(QString::fromStdString(td->path()));
     welcome_->setRecentFiles(recent_->files());
     welcome_->setFailure({}, {});
+    showFetched();
     if (pages_->currentWidget() == welcome_)
         pages_->setCurrentWidget(documentPage_);
     saveAction_->setEnabled(!saves_->isRunning());
@@ -530,16 +576,17 @@ QStringList MainWindow::recentFiles() const {
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
     const auto urls = event->mimeData()->urls();
-    if (!urls.isEmpty() && urls.front().isLocalFile())
+    if (!urls.isEmpty() && (urls.front().isLocalFile() || isRemote(urls.front().toString())))
         event->acceptProposedAction();
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
     const auto urls = event->mimeData()->urls();
-    if (urls.isEmpty() || !urls.front().isLocalFile())
+    if (urls.isEmpty() || !(urls.front().isLocalFile() || isRemote(urls.front().toString())))
         return;
     // Ctrl or Alt held: compare with the open tensordict instead of opening.
-    const QString path = urls.front().toLocalFile();
+    const QString path =
+        urls.front().isLocalFile() ? urls.front().toLocalFile() : urls.front().toString();
     if ((event->modifiers() & (Qt::ControlModifier | Qt::AltModifier)) &&
         documentPage_->tensorDict())
         compareWith(path);

@@ -119,6 +119,10 @@ private:
     static QString openableFiles();
     void chooseFile();
     void chooseDirectory();
+    // File > Open URL: an http(s):// address, the last one offered again.
+    void chooseUrl();
+    // The status bar's count of what the web transport fetched.
+    void showFetched();
     void chooseComparison(bool directory);
     void showComparison(bool on);
     // What File > Save As can save: the subtrees selected in the tree (when
@@ -131,6 +135,7 @@ private:
     RecentFiles* recent_ = nullptr;
     QMenu* compareMenu_ = nullptr;
     QLabel* statusLabel_;
+    QLabel* fetchedLabel_;       // "12 requests · 3.1 MiB fetched" once anything was
     QToolButton* showInFolder_;  // with a note of a file written
     QString writtenNote_, writtenPath_;
     QString lastError_;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "builtin_stores.h"
+#include "http_transport.h"
 #include "local_file.h"
 #include "tensordict/error.h"
 
@@ -20,6 +21,8 @@ struct Registry {
 
     Registry() {
         transports.push_back(localTransport());
+        transports.push_back(httpTransport("http"));
+        transports.push_back(httpTransport("https"));
         formats.push_back(directoryFormat());
         formats.push_back(archiveFormat());
         formats.push_back(torchCheckpointFormat());

@@ -25,6 +25,7 @@
 #include "testsupport.h"
 
 using namespace tensordict;
+using testsupport::errorOf;
 
 namespace {
 
@@ -35,15 +36,6 @@ constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
 QString keyText(const KeyPath& key) {
     return QString::fromStdString(formatKeyPath(key));
-}
-
-QString errorOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return QString::fromUtf8(e.what());
-    }
-    return {};
 }
 
 QByteArray readAll(const QString& path) {

@@ -15,20 +15,12 @@
 #include "testsupport.h"
 
 using namespace tensordict;
+using testsupport::errorOf;
 using testsupport::writeFile;
 
 namespace {
 
 const char* const kTensorDictType = "<class 'tensordict._td.TensorDict'>";
-
-QString errorOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
-}
 
 }  // namespace
 

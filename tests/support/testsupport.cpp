@@ -1,5 +1,7 @@
 #include "testsupport.h"
 
+#include "tensordict/error.h"
+
 #include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QDateTime>
@@ -14,6 +16,15 @@
 #include <algorithm>
 
 namespace testsupport {
+
+QString errorOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const tensordict::Error& e) {
+        return QString::fromUtf8(e.what());
+    }
+    return {};
+}
 
 QString fixturesDir() {
     return QStringLiteral(TDSTUDIO_FIXTURES_DIR);

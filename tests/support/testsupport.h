@@ -16,6 +16,9 @@
 // independent Python tools (/usr/bin/python3 with zipfile, numpy, torch).
 namespace testsupport {
 
+// The message of the tensordict::Error that `f` throws, "" when it throws none.
+QString errorOf(const std::function<void()>& f);
+
 // tests/fixtures/tensordict-0.14 (read-only: copy before writing).
 QString fixturesDir();
 QString fixturePath(const QString& name);

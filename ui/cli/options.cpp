@@ -146,6 +146,10 @@ void describe(QCommandLineParser& parser) {
                       "stored entries, stale temporaries), atomically, then check again. Never "
                       "changes a tensor's bytes or a meta.json."});
     parser.addOption({"dry-run", "With --repair: say what it would do, change nothing."});
+    parser.addOption({"insecure",
+                      "Read https:// URLs without checking the server's certificate: only for "
+                      "a self-signed test server, never for data that matters (trust a CA "
+                      "with TDSTUDIO_HTTP_CA_FILE instead)."});
 }
 
 constexpr unsigned bit(Mode mode) {
@@ -179,6 +183,8 @@ const OptionModes kOptionModes[] = {
     {"equal-nan", bit(Mode::Diff)},
     {"repair", bit(Mode::Check)},
     {"dry-run", bit(Mode::Check)},
+    {"insecure",
+     bit(Mode::Gui) | bit(Mode::Info) | bit(Mode::Save) | bit(Mode::Diff) | bit(Mode::Check)},
 };
 // Options that take one value; --key is the repeatable one.
 const char* const kSingleValued[] = {"select", "view",        "compare", "screenshot",
@@ -488,6 +494,7 @@ ParseResult parseArguments(const QStringList& arguments, const QStringList& view
         result.error = checkPositional(args, options.mode);
     if (!result.error.isEmpty())
         return result;
+    options.insecure = parser.isSet("insecure");
     switch (options.mode) {
         case Mode::Info:
             options.info = {args[0], parser.isSet("json"), parser.isSet("sha256")};

@@ -32,11 +32,12 @@ struct WindowRequest {
 
 struct Options {
     Mode mode = Mode::Gui;
-    WindowRequest window;  // Mode::Gui
-    InfoRequest info;      // Mode::Info
-    SaveRequest save;      // Mode::Save
-    DiffRequest diff;      // Mode::Diff
-    CheckRequest check;    // Mode::Check
+    WindowRequest window;   // Mode::Gui
+    InfoRequest info;       // Mode::Info
+    SaveRequest save;       // Mode::Save
+    DiffRequest diff;       // Mode::Diff
+    CheckRequest check;     // Mode::Check
+    bool insecure = false;  // --insecure: HTTPS certificates not checked (test servers only)
 };
 
 struct ParseResult {

@@ -26,7 +26,24 @@ QString expectedKind(const QFileInfo& info) {
 
 }  // namespace
 
+bool isRemote(const QString& location) {
+    return location.startsWith("http://", Qt::CaseInsensitive) ||
+           location.startsWith("https://", Qt::CaseInsensitive);
+}
+
 OpenFailure describeOpenFailure(const QString& path, const QString& error) {
+    if (isRemote(path)) {  // the server's answer is the reason: say what to check
+        const QString headline =
+            error.contains("HTTP 404") || error.contains("No such file")
+                ? tr("The server has no tensordict at this address. Check the URL.")
+            : error.contains("changed on the server")
+                ? tr("The file changed on the server while it was read. Open it again.")
+            : error.contains("not trusted")
+                ? tr("The server's certificate is not trusted: tdstudio did not connect.")
+                : tr("This address could not be read. The reason below is the server's or the "
+                     "network's.");
+        return {headline, error};
+    }
     const QFileInfo info(path);
     const QString name = info.fileName().isEmpty() ? path : info.fileName();
     QString headline;

@@ -13,3 +13,5 @@ struct OpenFailure {
 // without meta.json, a file of a kind tdstudio does not read. Touches the
 // disk: call it off the GUI thread.
 OpenFailure describeOpenFailure(const QString& path, const QString& error);
+// Whether `location` is an http(s):// URL rather than a path.
+bool isRemote(const QString& location);

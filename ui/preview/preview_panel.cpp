@@ -134,6 +134,11 @@ bool PreviewPanel::canShow(Mode mode) const {
     return leafView_->canShow(mode);
 }
 
+bool PreviewPanel::isChange(const QString& error) {
+    // A new version of the file (on the server, or replaced on disk): Reload reads it.
+    return error.contains("changed on the server") || error.contains("changed while it was read");
+}
+
 void PreviewPanel::showMessage(const QString& text, bool offerReload) {
     message_->setText(text);
     reload_->setVisible(offerReload);
@@ -157,7 +162,8 @@ void PreviewPanel::sourceChanged() {
     bytes_ = {};
     leafView_->clear();
     if (!failure.empty()) {
-        showMessage(tr("Cannot read this leaf: %1").arg(QString::fromStdString(failure)));
+        showMessage(tr("Cannot read this leaf: %1").arg(QString::fromStdString(failure)),
+                    isChange(QString::fromStdString(failure)));
         Q_EMIT leafFailed(message());
         return;
     }
@@ -244,7 +250,7 @@ void PreviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner,
 
 void PreviewPanel::leafLoaded(Read read) {
     if (!read.error.isEmpty()) {
-        showMessage(tr("Cannot read this leaf: %1").arg(read.error));
+        showMessage(tr("Cannot read this leaf: %1").arg(read.error), isChange(read.error));
         Q_EMIT leafFailed(message());
         return;
     }

@@ -99,6 +99,8 @@ private:
         Bytes bytes;
         QString error;
     };
+    // Whether a read error says the file is another version now (Reload helps).
+    static bool isChange(const QString& error);
     void showMessage(const QString& text, bool offerReload = false);
     // A view found that the leaf's file lost data under its mapping.
     void sourceChanged();

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <cstdint>
+
+namespace tensordict {
+
+// Files on HTTP(S) servers are read with range requests ("http://" and
+// "https://" locations open like paths; core/src/http_transport.h). Its
+// settings come from the environment, never the command line (which `ps`
+// shows): TDSTUDIO_HTTP_BEARER (a bearer token), TDSTUDIO_HTTP_HEADERS
+// (extra "Name: value" lines), TDSTUDIO_HTTP_CA_FILE (certificates to trust
+// besides the system's), TDSTUDIO_HTTP_CACHE_MIB (the block cache, 256).
+
+// Turns certificate checks off (--insecure: for self-signed test servers only).
+void setHttpInsecure(bool insecure);
+
+// What the HTTP transport did since the process started.
+struct HttpCounters {
+    std::uint64_t requests = 0;
+    std::uint64_t bytes = 0;  // of response bodies
+};
+HttpCounters httpCounters();
+
+}  // namespace tensordict

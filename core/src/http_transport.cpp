@@ -1,0 +1,473 @@
+#include "http_transport.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "lru_cache.h"
+#include "mapping.h"
+#include "tensordict/error.h"
+
+namespace tensordict {
+namespace {
+
+constexpr std::uint64_t kBlock = 64u << 10;    // the unit of reads and of the cache
+constexpr std::uint64_t kMaxAhead = 8u << 20;  // the most a sequential read fetches
+constexpr int kAttempts = 4;                   // for 429, 5xx and dropped connections
+constexpr long kMaxRedirects = 8;
+constexpr long kConnectTimeoutSeconds = 20;
+constexpr long kStallSeconds = 30;  // no byte for this long: the transfer is dropped
+
+std::atomic<bool> insecure{false};
+std::atomic<std::uint64_t> requestCount{0}, byteCount{0};
+
+void initCurl() {
+    static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
+    (void)done;
+}
+
+std::string envOr(const char* name, const std::string& fallback = {}) {
+    const char* v = std::getenv(name);
+    return v && *v ? v : fallback;
+}
+
+// One response: its status, the headers we use and its body.
+struct Response {
+    long status = 0;
+    std::string body;
+    std::string etag, lastModified, contentRange, effectiveUrl;
+    std::optional<std::uint64_t> contentLength;
+    bool truncatedOnPurpose = false;  // a 200 to a range request, cut off
+    std::string validator() const { return !etag.empty() ? etag : lastModified; }
+    // The total size from "Content-Range: bytes a-b/total".
+    std::optional<std::uint64_t> totalSize() const {
+        const auto slash = contentRange.rfind('/');
+        if (slash == std::string::npos || contentRange.compare(slash + 1, 1, "*") == 0)
+            return std::nullopt;
+        return std::strtoull(contentRange.c_str() + slash + 1, nullptr, 10);
+    }
+};
+
+std::string trimmed(std::string s) {
+    while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' '))
+        s.pop_back();
+    const auto start = s.find_first_not_of(' ');
+    return start == std::string::npos ? std::string() : s.substr(start);
+}
+
+struct Transfer {
+    Response* response;
+    std::uint64_t limit;  // body bytes accepted: more means the server ignored the range
+};
+
+std::size_t onBody(char* data, std::size_t size, std::size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    const std::size_t n = size * count;
+    if (t->response->body.size() + n > t->limit) {
+        t->response->truncatedOnPurpose = true;
+        return 0;  // aborts: never download a whole file that was not asked for
+    }
+    t->response->body.append(data, n);
+    return n;
+}
+
+std::size_t onHeader(char* data, std::size_t size, std::size_t count, void* user) {
+    auto* r = static_cast<Response*>(user);
+    const std::size_t n = size * count;
+    const std::string line(data, n);
+    if (line.rfind("HTTP/", 0) == 0) {  // a new response (after a redirect): start over
+        r->etag.clear(), r->lastModified.clear(), r->contentRange.clear();
+        r->contentLength.reset();
+        return n;
+    }
+    const auto colon = line.find(':');
+    if (colon == std::string::npos)
+        return n;
+    std::string name = line.substr(0, colon);
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const std::string value = trimmed(line.substr(colon + 1));
+    if (name == "etag")
+        r->etag = value;
+    else if (name == "last-modified")
+        r->lastModified = value;
+    else if (name == "content-range")
+        r->contentRange = value;
+    else if (name == "content-length")
+        r->contentLength = std::strtoull(value.c_str(), nullptr, 10);
+    return n;
+}
+
+std::string reasonOf(long status) {
+    switch (status) {
+        case 401:
+            return "401 Unauthorized (set TDSTUDIO_HTTP_BEARER or TDSTUDIO_HTTP_HEADERS)";
+        case 403:
+            return "403 Forbidden";
+        case 404:
+            return "404 Not Found";
+        case 410:
+            return "410 Gone";
+        case 416:
+            return "416 Range Not Satisfiable";
+        case 429:
+            return "429 Too Many Requests";
+        default:
+            return std::to_string(status);
+    }
+}
+
+// Connections kept alive between requests, a few at once (one per reading
+// thread, up to kIdle kept).
+class HandlePool {
+public:
+    ~HandlePool() {
+        for (CURL* h : idle_)
+            curl_easy_cleanup(h);
+    }
+    CURL* take() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (!idle_.empty()) {
+                CURL* h = idle_.back();
+                idle_.pop_back();
+                return h;
+            }
+        }
+        initCurl();
+        return curl_easy_init();
+    }
+    void give(CURL* h) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (idle_.size() < kIdle) {
+            idle_.push_back(h);
+            return;
+        }
+        curl_easy_cleanup(h);
+    }
+
+private:
+    static constexpr std::size_t kIdle = 4;
+    std::mutex mutex_;
+    std::vector<CURL*> idle_;
+};
+
+HandlePool& handles() {
+    static HandlePool pool;
+    return pool;
+}
+
+// One GET of `url` for bytes [from, from + length) (length 0: no Range),
+// with If-Range when `validator` is set; retried on 429, 5xx and dropped
+// connections with backoff. Throws Error naming the URL for what cannot be
+// retried or when the retries run out.
+Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
+               const std::string& validator) {
+    for (int attempt = 1;; ++attempt) {
+        Response r;
+        Transfer transfer{&r, length ? length : (1u << 20)};
+        CURL* h = handles().take();
+        if (!h)
+            throw Error(url, "cannot start an HTTP request");
+        curl_easy_reset(h);
+        curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+        curl_easy_setopt(h, CURLOPT_MAXREDIRS, kMaxRedirects);
+        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);
+        curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, kStallSeconds);
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, onBody);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &transfer);
+        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, onHeader);
+        curl_easy_setopt(h, CURLOPT_HEADERDATA, &r);
+        curl_easy_setopt(h, CURLOPT_USERAGENT, "tdstudio");
+        if (insecure) {
+            curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+            curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+        }
+        const std::string caFile = envOr("TDSTUDIO_HTTP_CA_FILE");
+        if (!caFile.empty())
+            curl_easy_setopt(h, CURLOPT_CAINFO, caFile.c_str());
+        const std::string range =
+            length ? std::to_string(from) + "-" + std::to_string(from + length - 1) : "";
+        if (!range.empty())
+            curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
+        curl_slist* headers = nullptr;
+        if (!validator.empty())
+            headers = curl_slist_append(headers, ("If-Range: " + validator).c_str());
+        const std::string bearer = envOr("TDSTUDIO_HTTP_BEARER");
+        if (!bearer.empty())
+            headers = curl_slist_append(headers, ("Authorization: Bearer " + bearer).c_str());
+        std::istringstream extra(envOr("TDSTUDIO_HTTP_HEADERS"));
+        for (std::string line; std::getline(extra, line);)
+            if (!trimmed(line).empty())
+                headers = curl_slist_append(headers, trimmed(line).c_str());
+        curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+        const CURLcode rc = curl_easy_perform(h);
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+        char* effective = nullptr;
+        curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &effective);
+        r.effectiveUrl = effective ? effective : url;
+        curl_slist_free_all(headers);
+        handles().give(h);
+        ++requestCount;
+        byteCount += r.body.size();
+
+        if (rc == CURLE_WRITE_ERROR && r.truncatedOnPurpose) {
+            if (r.status == 200 && !range.empty())
+                return r;  // the caller says what a 200 to a range request means
+            throw Error(url, "the server sent more than the " + std::to_string(transfer.limit) +
+                                 " bytes asked for");
+        }
+        const bool transient = rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_COULDNT_CONNECT ||
+                               rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ||
+                               rc == CURLE_PARTIAL_FILE || rc == CURLE_GOT_NOTHING ||
+                               (rc == CURLE_OK && (r.status == 429 || r.status >= 500));
+        if (transient && attempt < kAttempts) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
+            continue;
+        }
+        if (rc == CURLE_TOO_MANY_REDIRECTS)
+            throw Error(url, "more than " + std::to_string(kMaxRedirects) + " redirects");
+        if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
+            throw Error(url, std::string("the server's certificate is not trusted (") +
+                                 curl_easy_strerror(rc) +
+                                 "); trust its CA with TDSTUDIO_HTTP_CA_FILE");
+        if (rc != CURLE_OK)
+            throw Error(url, std::string(curl_easy_strerror(rc)) +
+                                 (attempt > 1 ? " (after " + std::to_string(attempt) + " tries)"
+                                              : std::string()));
+        if (r.status >= 400)
+            throw Error(url, "HTTP " + reasonOf(r.status) +
+                                 (transient ? " (after " + std::to_string(attempt) + " tries)"
+                                            : std::string()));
+        return r;
+    }
+}
+
+std::string changedMessage() {
+    return "the file changed on the server while it was read (a new version); open it again";
+}
+
+class HttpFile final : public ByteSource {
+public:
+    // From the response to a request for its first bytes.
+    HttpFile(std::string url, const Response& first, std::shared_ptr<LruBytesCache> cache)
+        : url_(std::move(url)), cache_(std::move(cache)) {
+        if (first.status == 200 && first.truncatedOnPurpose)
+            throw Error(url_,
+                        "the server does not support range requests (it answers with the whole "
+                        "file): download a copy and open that");
+        if (first.status == 206) {
+            const auto total = first.totalSize();
+            if (!total)
+                throw Error(url_,
+                            "the server gave no size (Content-Range: " + first.contentRange + ")");
+            size_ = *total;
+        } else {  // 200: the whole (small) file came, or an empty one
+            size_ = first.body.size();
+        }
+        version_ = first.validator();
+        keep(0, first.body);
+    }
+
+    const std::string& name() const override { return url_; }
+    std::uint64_t size() const override { return size_; }
+    const std::string& version() const override { return version_; }
+
+    void readAt(std::uint64_t offset, void* out, std::size_t n) const override {
+        if (offset > size_ || n > size_ - offset)
+            throw Error(url_, "the file ends at " + std::to_string(size_) +
+                                  " bytes, before the data asked for (truncated file?)");
+        auto* to = static_cast<std::byte*>(out);
+        const std::uint64_t end = offset + n;
+        std::uint64_t at = offset;
+        while (at < end) {
+            const std::uint64_t block = at / kBlock;
+            if (auto kept = cache_->find(blockKey(block))) {
+                const std::uint64_t inBlock = at - block * kBlock;
+                const std::uint64_t take = std::min<std::uint64_t>(end - at, kept->size - inBlock);
+                std::memcpy(to + (at - offset), kept->data.get() + inBlock, take);
+                at += take;
+                continue;
+            }
+            fetchFrom(block, end);
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        lastEnd_ = end;
+    }
+
+private:
+    std::string blockKey(std::uint64_t block) const {
+        return url_ + '\n' + version_ + '\n' + std::to_string(block);
+    }
+
+    // Fetches from `block` to cover `end`, more when reads are sequential.
+    void fetchFrom(std::uint64_t block, std::uint64_t end) const {
+        std::uint64_t ahead;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            const bool sequential =
+                lastEnd_ && block * kBlock <= *lastEnd_ && *lastEnd_ <= (block + 1) * kBlock;
+            ahead_ = sequential ? std::min(kMaxAhead, ahead_ * 2) : kBlock;
+            ahead = ahead_;
+        }
+        const std::uint64_t from = block * kBlock;
+        const std::uint64_t wanted = std::max(end, from + ahead);
+        const std::uint64_t to = std::min(size_, (wanted + kBlock - 1) / kBlock * kBlock);
+        const Response r = fetch(url_, from, to - from, version_);
+        if (r.status != 206 || (!r.validator().empty() && r.validator() != version_))
+            throw Error(url_, changedMessage());
+        if (const auto total = r.totalSize(); total && *total != size_)
+            throw Error(url_, changedMessage());
+        if (r.body.size() != to - from)
+            throw Error(url_, "the server sent " + std::to_string(r.body.size()) + " of the " +
+                                  std::to_string(to - from) + " bytes asked for");
+        keep(from, r.body);
+    }
+
+    // Keeps `bytes` (from `from`, block aligned) block by block.
+    void keep(std::uint64_t from, const std::string& bytes) const {
+        for (std::uint64_t at = 0; at < bytes.size(); at += kBlock) {
+            const std::uint64_t n = std::min<std::uint64_t>(kBlock, bytes.size() - at);
+            if (n < kBlock && from + at + n != size_)
+                break;  // a partial block that is not the file's last
+            LeafBytes block = allocateOwnedBuffer(n);
+            std::memcpy(block.data.get(), bytes.data() + at, n);
+            cache_->insert(blockKey((from + at) / kBlock), block);
+        }
+    }
+
+    std::string url_;
+    std::uint64_t size_ = 0;
+    std::string version_;
+    std::shared_ptr<LruBytesCache> cache_;
+    mutable std::mutex mutex_;
+    mutable std::optional<std::uint64_t> lastEnd_;
+    mutable std::uint64_t ahead_ = kBlock;
+};
+
+class HttpTransport final : public Transport {
+public:
+    explicit HttpTransport(std::string scheme)
+        : scheme_(std::move(scheme)),
+          cache_(std::make_shared<LruBytesCache>(
+              std::strtoull(envOr("TDSTUDIO_HTTP_CACHE_MIB", "256").c_str(), nullptr, 10) << 20,
+              LruBytesCache::Cost::Bytes)) {}
+
+    std::string_view scheme() const override { return scheme_; }
+
+    SourceInfo stat(const std::string& location) const override {
+        SourceInfo info;
+        if (!location.empty() && location.back() != '/') {
+            try {
+                const auto file = openNow(location);
+                info.kind = SourceInfo::Kind::File;
+                info.size = file->size();
+                info.version = file->version();
+                std::lock_guard<std::mutex> lock(mutex_);
+                recent_.insert(recent_.begin(), {location, file});
+                if (recent_.size() > kRecent)
+                    recent_.pop_back();
+                return info;
+            } catch (const Error& e) {
+                if (!isMissing(e))
+                    throw;
+            }
+        }
+        // A directory: one whose meta.json is there.
+        try {
+            openNow(join(location, "meta.json"));
+            info.kind = SourceInfo::Kind::Directory;
+        } catch (const Error& e) {
+            if (!isMissing(e))
+                throw;
+        }
+        return info;
+    }
+
+    // File names go into URLs percent-encoded ("a%2Fb.memmap", a robust
+    // key's file, is "a%252Fb.memmap"); '/' still separates folders.
+    std::string join(const std::string& location, const std::string& relative) const override {
+        static const char* hex = "0123456789ABCDEF";
+        std::string encoded;
+        for (const unsigned char c : relative) {
+            if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
+                encoded += static_cast<char>(c);
+            } else {
+                encoded += '%';
+                encoded += hex[c >> 4];
+                encoded += hex[c & 15];
+            }
+        }
+        return Transport::join(location, encoded);
+    }
+
+    std::shared_ptr<const ByteSource> open(const std::string& location) const override {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            for (auto it = recent_.begin(); it != recent_.end(); ++it)
+                if (it->first == location) {
+                    auto file = it->second;
+                    recent_.erase(it);  // once: opening it again asks the server again
+                    return file;
+                }
+        }
+        return openNow(location);
+    }
+
+private:
+    std::shared_ptr<const HttpFile> openNow(const std::string& location) const {
+        const Response first = fetch(location, 0, kBlock, {});
+        if (!first.effectiveUrl.empty() && first.effectiveUrl.back() == '/' &&
+            location.back() != '/')
+            throw Error(location, "HTTP 404 Not Found (a folder)");
+        return std::make_shared<HttpFile>(location, first, cache_);
+    }
+
+    static bool isMissing(const Error& e) {
+        const std::string what = e.what();
+        return what.find("HTTP 404") != std::string::npos ||
+               what.find("HTTP 403") != std::string::npos ||
+               what.find("HTTP 410") != std::string::npos;
+    }
+
+    // stat() then open() of one file is one request: the files stat()
+    // opened are kept for the open() that follows (the loader stats a few
+    // at a time).
+    static constexpr std::size_t kRecent = 16;
+
+    std::string scheme_;
+    std::shared_ptr<LruBytesCache> cache_;
+    mutable std::mutex mutex_;
+    mutable std::vector<std::pair<std::string, std::shared_ptr<const HttpFile>>> recent_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Transport> httpTransport(const std::string& scheme) {
+    return std::make_shared<HttpTransport>(scheme);
+}
+
+void setHttpInsecure(bool on) {
+    insecure = on;
+}
+
+HttpCounters httpCounters() {
+    return {requestCount.load(), byteCount.load()};
+}
+
+}  // namespace tensordict

@@ -1,0 +1,218 @@
+// Tensordicts on a web server (core/src/http_transport.h), read from a real
+// nginx started by the test: every fixture reads remotely as it does
+// locally, --info of a 1 GiB archive fetches little, and every fault gives
+// a clear error naming the URL (a file changed on the server, no range
+// support, 404, 503, redirects, an untrusted certificate).
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "nginx_server.h"
+#include "tensordict/compare.h"
+#include "tensordict/error.h"
+#include "tensordict/http.h"
+#include "tensordict/keys.h"
+#include "tensordict/save.h"
+#include "tensordict/tensordict.h"
+#include "testsupport.h"
+
+using namespace tensordict;
+using testsupport::errorOf;
+using testsupport::NginxServer;
+
+namespace {
+
+// What --info reads: the whole tree, no leaf bytes.
+std::size_t walk(const Node& node) {
+    std::size_t n = 1;
+    for (const auto& child : node.children())
+        n += walk(*child);
+    return n;
+}
+
+// A leaf of `bytes` bytes that differ from each other, saved as an archive.
+void writeArchive(const QString& path, std::size_t bytes, char seed) {
+    QByteArray data(qsizetype(bytes), '\0');
+    for (qsizetype i = 0; i < data.size(); ++i)
+        data[i] = static_cast<char>(seed + i * 7 + i / 1000);
+    TensorDict td = TensorDict::create();
+    td.mutableRoot().addBytes("x", DType::UInt8, {std::int64_t(bytes)}, ownedBytes(data));
+    SaveOptions options;
+    options.archive = true;
+    save(td, path.toStdString(), options);
+}
+
+}  // namespace
+
+class TestRemote : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir served_;
+    std::unique_ptr<NginxServer> server_;
+
+    QString url(const QString& path) const { return server_->url() + "/" + path; }
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(served_.isValid());
+        QVERIFY(QFile::link(testsupport::fixturesDir(), served_.path() + "/tensordict-0.14"));
+        QVERIFY(QFile::link(testsupport::torchFixturesDir(), served_.path() + "/pytorch-1.13"));
+        const QString root = served_.path();
+        server_ = std::make_unique<NginxServer>(root, QString(R"(
+        location /norange/ { alias %1/; max_ranges 0; }
+        location /down/ { return 503; }
+        location /hop1/ { rewrite ^/hop1/(.*)$ /hop2/$1 redirect; }
+        location /hop2/ { rewrite ^/hop2/(.*)$ /$1 redirect; }
+        location /loop/ { rewrite ^/loop/(.*)$ /loop/$1 redirect; }
+)")
+                                                          .arg(root));
+        QVERIFY2(server_->isRunning(), qPrintable(server_->error()));
+        writeArchive(root + "/ranged.tdz", 1 << 20, 3);  // over one block of reading
+    }
+
+    void everyFixtureReadsAsLocally_data() {
+        QTest::addColumn<QString>("path");
+        for (const QString& name : testsupport::fixtureNames()) {
+            const bool archive = QFileInfo::exists(testsupport::fixturePath(name + ".tdz"));
+            QTest::newRow(qPrintable(name)) << "tensordict-0.14/" + name + (archive ? ".tdz" : "");
+        }
+        for (const QString& name :
+             QDir(testsupport::torchFixturesDir())
+                 .entryList({"*.pt", "*.pth", "*.npy", "*.npz", "*.safetensors"}, QDir::Files))
+            QTest::newRow(qPrintable(name)) << "pytorch-1.13/" + name;
+    }
+    void everyFixtureReadsAsLocally() {
+        // Directories through their meta.json files (no listing), archives
+        // from their tail, checkpoints and numpy files by their readers:
+        // every key, value and byte as the local read has them.
+        QFETCH(QString, path);
+        const QString local = served_.path() + "/" + path;
+        const TensorDict expected = load(local.toStdString());
+        const TensorDict remote = load(url(path).toStdString());
+        const CompareResult result = compare(expected, remote);
+        QStringList differences;
+        for (const KeyComparison& k : result.keys)
+            if (k.status != KeyStatus::Same)
+                differences << QString::fromStdString(formatKeyPath(k.key) + ": " + k.error);
+        QVERIFY2(result.equal(), qPrintable(differences.join("; ")));
+        QCOMPARE(walk(remote.root()), walk(expected.root()));
+    }
+
+    void infoOfALargeArchiveFetchesLittle() {
+        // 1 GiB stored: the tree comes from the tail (end records and
+        // central directory) and the head the format is told by.
+        const QString dir = served_.path() + "/big-dir";
+        QVERIFY(QDir().mkpath(dir));
+        {
+            QFile meta(dir + "/meta.json");
+            QVERIFY(meta.open(QIODevice::WriteOnly));
+            meta.write(R"({"x": {"device": "cpu", "shape": [1073741824], "dtype": "torch.uint8", )"
+                       R"("is_nested": false}, "shape": [], "device": "cpu", )"
+                       R"("_type": "<class 'tensordict._td.TensorDict'>"})");
+            QFile leaf(dir + "/x.memmap");
+            QVERIFY(leaf.open(QIODevice::WriteOnly));
+            QVERIFY(leaf.resize(qint64(1) << 30));  // sparse
+        }
+        SaveOptions options;
+        options.archive = true;
+        save(load(dir.toStdString()), (served_.path() + "/big.tdz").toStdString(), options);
+        QDir(dir).removeRecursively();
+        const int before = int(server_->requests().size());
+        const HttpCounters counted = httpCounters();
+        const TensorDict td = load(url("big.tdz").toStdString());
+        QCOMPARE(walk(td.root()), std::size_t(2));
+        QCOMPARE(td.root().child("x")->leaf().nbytes, std::uint64_t(1) << 30);
+        const QStringList requests = server_->requests().mid(before);
+        qint64 bytes = 0;
+        for (const QString& line : requests)
+            bytes += line.section(' ', 1, 1).toLongLong();
+        qInfo("--info of a 1 GiB archive: %d requests, %lld bytes", int(requests.size()), bytes);
+        QVERIFY2(requests.size() <= 3, qPrintable(requests.join('\n')));
+        QVERIFY(bytes < (1 << 20));
+        QCOMPARE(httpCounters().requests - counted.requests, std::uint64_t(requests.size()));
+        QFile::remove(served_.path() + "/big.tdz");
+    }
+
+    void aFileChangedOnTheServerIsAnError() {
+        // A training job rewrites the archive while it is open remotely: the
+        // next read carries If-Range, gets the new file's 200, and says so;
+        // no bytes of two versions.
+        const QString path = served_.path() + "/changing.tdz";
+        writeArchive(path, 1 << 20, 1);
+        const TensorDict td = load(url("changing.tdz").toStdString());
+        QVERIFY(QFile::remove(path));
+        writeArchive(path, 1 << 20, 2);
+        QFile touched(path);  // a new modification time: nginx's ETag changes
+        QVERIFY(touched.open(QIODevice::ReadWrite));
+        QVERIFY(touched.setFileTime(QDateTime::currentDateTime().addSecs(60),
+                                    QFileDevice::FileModificationTime));
+        touched.close();
+        const QString error = errorOf([&] { td.root().child("x")->bytes(); });
+        QVERIFY2(error.contains("changed on the server") && error.contains(url("changing.tdz")),
+                 qPrintable(error));
+        // Opened again, it reads the new version.
+        const TensorDict again = load(url("changing.tdz").toStdString());
+        QCOMPARE(static_cast<char>(again.root().child("x")->bytes().data.get()[0]), char(2));
+    }
+
+    void faultsAreClearErrors_data() {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("404") << "missing.tdz"
+                             << "No such file or directory";
+        QTest::newRow("no range support") << "norange/ranged.tdz"
+                                          << "does not support range requests";
+        QTest::newRow("503 for ever") << "down/x.tdz"
+                                      << "HTTP 503 (after 4 tries)";
+        QTest::newRow("a redirect loop") << "loop/x.tdz"
+                                         << "more than 8 redirects";
+    }
+    void faultsAreClearErrors() {
+        QFETCH(QString, path);
+        QFETCH(QString, expected);
+        const QString error = errorOf([&] { load(url(path).toStdString()); });
+        QVERIFY2(error.contains(expected) && error.contains(url(path)), qPrintable(error));
+    }
+
+    void smallFilesNeedNoRanges() {
+        // A file within the first block comes whole in the first answer:
+        // a server without range support serves it all the same.
+        const TensorDict td = load(url("norange/tensordict-0.14/archive_simple.tdz").toStdString());
+        QVERIFY(compare(td, load(testsupport::fixturePath("archive_simple.tdz").toStdString()))
+                    .equal());
+    }
+
+    void redirectsAreFollowed() {
+        const TensorDict td = load(url("hop1/tensordict-0.14/archive_simple.tdz").toStdString());
+        QVERIFY(compare(td, load(testsupport::fixturePath("archive_simple.tdz").toStdString()))
+                    .equal());
+    }
+
+    void httpsTrustsOnlyWhatItShould() {
+        // A self-signed certificate: refused with the system's CAs, read
+        // with the test's CA given, and with --insecure.
+        NginxServer tls(served_.path(), {}, true);
+        QVERIFY2(tls.isRunning(), qPrintable(tls.error()));
+        const std::string archive =
+            (tls.url() + "/tensordict-0.14/archive_simple.tdz").toStdString();
+        const QString refused = errorOf([&] { load(archive); });
+        QVERIFY2(refused.contains("not trusted"), qPrintable(refused));
+        qputenv("TDSTUDIO_HTTP_CA_FILE", QFile::encodeName(tls.caFile()));
+        const QString trusted = errorOf([&] { load(archive); });
+        qunsetenv("TDSTUDIO_HTTP_CA_FILE");
+        QVERIFY2(trusted.isEmpty(), qPrintable(trusted));
+        setHttpInsecure(true);
+        const QString insecure = errorOf([&] { load(archive); });
+        setHttpInsecure(false);
+        QVERIFY2(insecure.isEmpty(), qPrintable(insecure));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRemote)
+#include "tst_remote.moc"
