@@ -147,7 +147,9 @@ private Q_SLOTS:
                     QVERIFY(QFile::resize(dir + "/x.memmap", 0));  // after the first chunk
             });
         });
-        QCOMPARE(chunks, 1);
+        // A helper thread reads a few chunks ahead of the hash: those read
+        // before the truncation still arrive; the rest is the error.
+        QVERIFY2(chunks >= 1 && chunks < 16, qPrintable(QString::number(chunks)));
         QVERIFY2(
             message.contains("truncated/x.memmap") && message.contains("changed while it was read"),
             qPrintable(message));
