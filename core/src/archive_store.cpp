@@ -207,9 +207,20 @@ public:
     // A part of a compressed entry with access points: only the segments
     // that hold it are inflated (on several threads when they are many),
     // and kept in the cache of inflated entries, segment by segment.
+    bool readsInPlace(const StorageInfo&) const override {
+        return archiveMapping().data != nullptr;
+    }
+
     LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
                              std::size_t alignment) const override {
         const Entry& entry = find(info.path);
+        if (entry.central.method == zip::kStored && !archiveMapping().data &&
+            offset <= entry.central.size && length <= entry.central.size - offset) {
+            // A source that cannot map: only the range is read.
+            LeafBytes part = allocateOwnedBuffer(length);
+            readAt(payloadOffset(entry) + offset, part.data.get(), length);
+            return part;
+        }
         const std::optional<Segments> index = segmentsOf(entry);
         if (!index || offset > entry.central.size || length > entry.central.size - offset)
             return Store::leafBytesRange(info, offset, length, alignment);

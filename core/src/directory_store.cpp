@@ -98,6 +98,19 @@ public:
         return copy;
     }
 
+    // A file's transport that maps (local files) keeps large leaves in place.
+    bool readsInPlace(const StorageInfo&) const override { return transport_->scheme() == "file"; }
+
+    LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
+                             std::size_t alignment) const override {
+        if (readsInPlace(info))
+            return Store::leafBytesRange(info, offset, length, alignment);
+        const auto source = openUnchanged(info);
+        LeafBytes part = allocateOwnedBuffer(length);
+        source->readAt(offset, part.data.get(), length);
+        return part;
+    }
+
 private:
     // The leaf's file, refused if it is not the one the tree was built from.
     std::shared_ptr<const ByteSource> openUnchanged(const StorageInfo& info) const {

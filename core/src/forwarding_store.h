@@ -29,6 +29,7 @@ public:
                         std::size_t alignment) const override {
         return inner_->leafBytes(info, nbytes, alignment);
     }
+    bool readsInPlace(const StorageInfo& info) const override { return inner_->readsInPlace(info); }
     bool hasRandomAccess(const StorageInfo& info) const override {
         return inner_->hasRandomAccess(info);
     }

@@ -144,6 +144,9 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
                                            [store = leaf.store(), info](auto points) {
                                                store->keepRecordedPoints(info, std::move(points));
                                            });
+    } else if (leaf.leaf().storage.isPlain() && leaf.store() &&
+               !leaf.store()->readsInPlace(leaf.leaf().storage)) {
+        ranged_ = true;  // read chunk by chunk: a leaf of any size costs one chunk
     } else {
         mapped_ = leaf.bytes();
     }
@@ -165,6 +168,9 @@ std::size_t LeafReader::read(std::byte* dst, std::size_t n) {
             throw Error(leaf_.fileName(), "compressed data ends after " +
                                               std::to_string(done_ + got) + " of " +
                                               std::to_string(size_) + " bytes");
+    } else if (ranged_) {
+        const LeafBytes part = leaf_.bytesRange(done_, want);
+        std::memcpy(dst, part.data.get(), want);
     } else {
         guardedCopy(dst, mapped_.data.get() + done_, want, leaf_);
     }

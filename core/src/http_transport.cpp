@@ -3,8 +3,8 @@
 #include <curl/curl.h>
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -21,9 +21,10 @@
 namespace tensordict {
 namespace {
 
-constexpr std::uint64_t kBlock = 64u << 10;    // the unit of reads and of the cache
-constexpr std::uint64_t kMaxAhead = 8u << 20;  // the most a sequential read fetches
-constexpr int kAttempts = 4;                   // for 429, 5xx and dropped connections
+constexpr std::uint64_t kBlock = 64u << 10;       // the unit of reads and of the cache
+constexpr std::uint64_t kMaxAhead = 8u << 20;     // the most a sequential read fetches ahead
+constexpr std::uint64_t kMaxRequest = 16u << 20;  // the most one request asks for
+constexpr int kAttempts = 4;                      // for 429, 5xx and dropped connections
 constexpr long kMaxRedirects = 8;
 constexpr long kConnectTimeoutSeconds = 20;
 constexpr long kStallSeconds = 30;  // no byte for this long: the transfer is dropped
@@ -176,6 +177,7 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
     for (int attempt = 1;; ++attempt) {
         Response r;
         Transfer transfer{&r, length ? length : (1u << 20)};
+        r.body.reserve(static_cast<std::size_t>(transfer.limit));  // no copies as it grows
         CURL* h = handles().take();
         if (!h)
             throw Error(url, "cannot start an HTTP request");
@@ -304,10 +306,13 @@ public:
                 at += take;
                 continue;
             }
-            fetchFrom(block, end);
+            // Fetched now: what this read needs is copied from the answer
+            // itself (the cache may not hold a read larger than itself).
+            const auto [from, body] = fetchFrom(block, end);
+            const std::uint64_t take = std::min<std::uint64_t>(end, from + body.size()) - at;
+            std::memcpy(to + (at - offset), body.data() + (at - from), take);
+            at += take;
         }
-        std::lock_guard<std::mutex> lock(mutex_);
-        lastEnd_ = end;
     }
 
 private:
@@ -315,20 +320,25 @@ private:
         return url_ + '\n' + version_ + '\n' + std::to_string(block);
     }
 
-    // Fetches from `block` to cover `end`, more when reads are sequential.
-    void fetchFrom(std::uint64_t block, std::uint64_t end) const {
+    // Fetches from `block` towards `end` (more when reads are sequential; at
+    // most kMaxRequest at once), keeps the blocks, and returns where the
+    // answer starts and its bytes.
+    std::pair<std::uint64_t, std::string> fetchFrom(std::uint64_t block, std::uint64_t end) const {
+        const std::uint64_t from = block * kBlock;
         std::uint64_t ahead;
         {
+            // Sequential: this fetch starts where the last one ended.
             std::lock_guard<std::mutex> lock(mutex_);
-            const bool sequential =
-                lastEnd_ && block * kBlock <= *lastEnd_ && *lastEnd_ <= (block + 1) * kBlock;
-            ahead_ = sequential ? std::min(kMaxAhead, ahead_ * 2) : kBlock;
+            ahead_ = from == lastFetchEnd_ ? std::min(kMaxAhead, ahead_ * 2) : kBlock;
             ahead = ahead_;
         }
-        const std::uint64_t from = block * kBlock;
-        const std::uint64_t wanted = std::max(end, from + ahead);
+        const std::uint64_t wanted = std::min(std::max(end, from + ahead), from + kMaxRequest);
         const std::uint64_t to = std::min(size_, (wanted + kBlock - 1) / kBlock * kBlock);
-        const Response r = fetch(url_, from, to - from, version_);
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            lastFetchEnd_ = to;
+        }
+        Response r = fetch(url_, from, to - from, version_);
         if (r.status != 206 || (!r.validator().empty() && r.validator() != version_))
             throw Error(url_, changedMessage());
         if (const auto total = r.totalSize(); total && *total != size_)
@@ -337,6 +347,7 @@ private:
             throw Error(url_, "the server sent " + std::to_string(r.body.size()) + " of the " +
                                   std::to_string(to - from) + " bytes asked for");
         keep(from, r.body);
+        return {from, std::move(r.body)};
     }
 
     // Keeps `bytes` (from `from`, block aligned) block by block.
@@ -356,7 +367,7 @@ private:
     std::string version_;
     std::shared_ptr<LruBytesCache> cache_;
     mutable std::mutex mutex_;
-    mutable std::optional<std::uint64_t> lastEnd_;
+    mutable std::uint64_t lastFetchEnd_ = 0;  // where the last fetch ended
     mutable std::uint64_t ahead_ = kBlock;
 };
 
@@ -365,7 +376,7 @@ public:
     explicit HttpTransport(std::string scheme)
         : scheme_(std::move(scheme)),
           cache_(std::make_shared<LruBytesCache>(
-              std::strtoull(envOr("TDSTUDIO_HTTP_CACHE_MIB", "256").c_str(), nullptr, 10) << 20,
+              std::strtoull(envOr("TDSTUDIO_HTTP_CACHE_MIB", "64").c_str(), nullptr, 10) << 20,
               LruBytesCache::Cost::Bytes)) {}
 
     std::string_view scheme() const override { return scheme_; }

@@ -242,7 +242,8 @@ LeafBytes Node::bytesRange(std::uint64_t offset, std::uint64_t length) const {
         if (auto data = inUse_.lock())
             return part(LeafBytes{std::move(data), static_cast<std::size_t>(l.nbytes)});
     }
-    if (store_ && l.storage.isPlain() && l.storage.kind == StorageKind::CompressedEntry)
+    if (store_ && l.storage.isPlain() &&
+        (l.storage.kind == StorageKind::CompressedEntry || !store_->readsInPlace(l.storage)))
         return store_->leafBytesRange(l.storage, offset, length, 1);
     return part(bytes());
 }

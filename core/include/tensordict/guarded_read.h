@@ -71,8 +71,9 @@ private:
     const Node& leaf_;
     std::uint64_t size_ = 0;
     std::uint64_t done_ = 0;
-    LeafBytes mapped_;  // files, stored entries, memory: the bytes in place
-    struct Stream;      // compressed entries: a decoder over the payload
+    LeafBytes mapped_;     // files, stored entries, memory: the bytes in place
+    bool ranged_ = false;  // a source that cannot map: read range by range
+    struct Stream;         // compressed entries: a decoder over the payload
     std::unique_ptr<Stream> stream_;
     std::uint32_t crc_ = 0;
     bool checkCrc_ = false;

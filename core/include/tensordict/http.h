@@ -9,7 +9,7 @@ namespace tensordict {
 // settings come from the environment, never the command line (which `ps`
 // shows): TDSTUDIO_HTTP_BEARER (a bearer token), TDSTUDIO_HTTP_HEADERS
 // (extra "Name: value" lines), TDSTUDIO_HTTP_CA_FILE (certificates to trust
-// besides the system's), TDSTUDIO_HTTP_CACHE_MIB (the block cache, 256).
+// besides the system's), TDSTUDIO_HTTP_CACHE_MIB (the block cache, 64).
 
 // Turns certificate checks off (--insecure: for self-signed test servers only).
 void setHttpInsecure(bool insecure);

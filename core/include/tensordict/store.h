@@ -53,6 +53,10 @@ public:
     virtual std::optional<std::uint64_t> payloadOffset(const StorageInfo&) const {
         return std::nullopt;
     }
+    // Whether leafBytes() of this plain (uncompressed) leaf maps it in place,
+    // so that holding all of it costs no memory; false for a source that
+    // cannot map (a web server): such a leaf is better read in ranges.
+    virtual bool readsInPlace(const StorageInfo&) const { return true; }
     // Whether leafBytesRange() of this compressed entry inflates only the
     // parts asked for (a deflate entry with access points, its own or
     // recorded by a first pass over it).
