@@ -20,18 +20,12 @@
 #include "tensordict/report.h"
 #include "tensordict/save.h"
 #include "tensordict/tensordict.h"
+#include "testsupport.h"
 
 using namespace tensordict;
 using bench::median;
 
 namespace {
-
-std::size_t walk(const Node& node) {
-    std::size_t n = 1;
-    for (const auto& child : node.children())
-        n += walk(*child);
-    return n;
-}
 
 double medianSeconds(int rounds, const std::function<void()>& f) {
     std::vector<double> t;
@@ -73,11 +67,11 @@ int main(int argc, char** argv) {
         save(td, (dir + "/many.tdz").toStdString(), o);
     }
     const QString local = dir + "/many.tdz", remote = server.url() + "/many.tdz";
-    const double localSeconds =
-        medianSeconds(args.rounds, [&] { walk(load(local.toStdString()).root()); });
+    const double localSeconds = medianSeconds(
+        args.rounds, [&] { testsupport::countNodes(load(local.toStdString()).root()); });
     HttpCounters before = httpCounters();
-    const double remoteSeconds =
-        medianSeconds(args.rounds, [&] { walk(load(remote.toStdString()).root()); });
+    const double remoteSeconds = medianSeconds(
+        args.rounds, [&] { testsupport::countNodes(load(remote.toStdString()).root()); });
     const HttpCounters after = httpCounters();
     const double perOpen = 1.0 + args.rounds;  // the warm-up too
     const double curlSeconds = curl.isEmpty() ? -1 : medianSeconds(args.rounds, [&] {

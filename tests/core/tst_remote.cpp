@@ -30,14 +30,6 @@ using testsupport::NginxServer;
 
 namespace {
 
-// What --info reads: the whole tree, no leaf bytes.
-std::size_t walk(const Node& node) {
-    std::size_t n = 1;
-    for (const auto& child : node.children())
-        n += walk(*child);
-    return n;
-}
-
 // A leaf of `bytes` bytes that differ from each other, saved as an archive.
 void writeArchive(const QString& path, std::size_t bytes, char seed) {
     QByteArray data(qsizetype(bytes), '\0');
@@ -115,7 +107,7 @@ private Q_SLOTS:
             if (k.status != KeyStatus::Same)
                 differences << QString::fromStdString(formatKeyPath(k.key) + ": " + k.error);
         QVERIFY2(result.equal(), qPrintable(differences.join("; ")));
-        QCOMPARE(walk(remote.root()), walk(expected.root()));
+        QCOMPARE(testsupport::countNodes(remote.root()), testsupport::countNodes(expected.root()));
     }
 
     void infoOfALargeArchiveFetchesLittle() {
@@ -140,7 +132,7 @@ private Q_SLOTS:
         const int before = int(server_->requests().size());
         const HttpCounters counted = httpCounters();
         const TensorDict td = load(url("big.tdz").toStdString());
-        QCOMPARE(walk(td.root()), std::size_t(2));
+        QCOMPARE(testsupport::countNodes(td.root()), std::size_t(2));
         QCOMPARE(td.root().child("x")->leaf().nbytes, std::uint64_t(1) << 30);
         const QStringList requests = server_->requests().mid(before);
         qint64 bytes = 0;
@@ -156,9 +148,8 @@ private Q_SLOTS:
         const std::string digest = leafSha256(*td.root().child("x"));
         const long grown_mib = (testsupport::residentKiB() - before_kib) / 1024;
         qInfo("sha256 of the 1 GiB leaf over HTTP: resident memory +%ld MiB", grown_mib);
-        QCOMPARE(digest, leafSha256(*load((served_.path() + "/big.tdz").toStdString())
-                                         .root()
-                                         .child("x")));
+        QCOMPARE(digest,
+                 leafSha256(*load((served_.path() + "/big.tdz").toStdString()).root().child("x")));
         QVERIFY2(grown_mib < 400, qPrintable(QString::number(grown_mib)));
         QFile::remove(served_.path() + "/big.tdz");
     }

@@ -17,6 +17,13 @@
 
 namespace testsupport {
 
+std::size_t countNodes(const tensordict::Node& node) {
+    std::size_t n = 1;
+    for (const auto& child : node.children())
+        n += countNodes(*child);
+    return n;
+}
+
 QString errorOf(const std::function<void()>& f) {
     try {
         f();

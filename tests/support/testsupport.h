@@ -16,6 +16,10 @@
 // independent Python tools (/usr/bin/python3 with zipfile, numpy, torch).
 namespace testsupport {
 
+// The nodes of the tree under `node`, itself included: what --info walks,
+// reading no leaf bytes.
+std::size_t countNodes(const tensordict::Node& node);
+
 // The message of the tensordict::Error that `f` throws, "" when it throws none.
 QString errorOf(const std::function<void()>& f);
 
