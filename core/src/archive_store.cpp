@@ -211,6 +211,15 @@ public:
         return archiveMapping().data != nullptr;
     }
 
+    void readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
+                       std::size_t n) const override {
+        const Entry& entry = find(info.path);
+        if (entry.central.method != zip::kStored || archiveMapping().data ||
+            offset > entry.central.size || n > entry.central.size - offset)
+            return Store::readLeafRange(info, offset, out, n);
+        readAt(payloadOffset(entry) + offset, out, n);
+    }
+
     LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
                              std::size_t alignment) const override {
         const Entry& entry = find(info.path);

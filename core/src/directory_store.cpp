@@ -105,10 +105,31 @@ public:
                              std::size_t alignment) const override {
         if (readsInPlace(info))
             return Store::leafBytesRange(info, offset, length, alignment);
-        const auto source = openUnchanged(info);
         LeafBytes part = allocateOwnedBuffer(length);
-        source->readAt(offset, part.data.get(), length);
+        readLeafRange(info, offset, part.data.get(), length);
         return part;
+    }
+
+    void readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
+                       std::size_t n) const override {
+        if (readsInPlace(info))
+            return Store::readLeafRange(info, offset, out, n);
+        // A streaming reader asks for one chunk after another: the file is
+        // opened once (on a web server, opening is a request).
+        std::shared_ptr<const ByteSource> source;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (const auto it = opened_.find(info.path); it != opened_.end())
+                source = it->second;
+        }
+        if (!source) {
+            source = openUnchanged(info);
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (opened_.size() >= kOpenedKept)
+                opened_.clear();
+            opened_.emplace(info.path, source);
+        }
+        source->readAt(offset, out, n);
     }
 
 private:
@@ -153,6 +174,9 @@ private:
     mutable std::mutex mutex_;
     mutable std::unordered_map<std::string, bool> leavesRoot_;
     mutable LruBytesCache mappings_;
+    // Files of a transport that cannot map, open for readLeafRange().
+    static constexpr std::size_t kOpenedKept = 16;
+    mutable std::unordered_map<std::string, std::shared_ptr<const ByteSource>> opened_;
 };
 
 class DirectoryFormat final : public StoreFormat {

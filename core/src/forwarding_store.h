@@ -30,6 +30,10 @@ public:
         return inner_->leafBytes(info, nbytes, alignment);
     }
     bool readsInPlace(const StorageInfo& info) const override { return inner_->readsInPlace(info); }
+    void readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
+                       std::size_t n) const override {
+        inner_->readLeafRange(info, offset, out, n);
+    }
     bool hasRandomAccess(const StorageInfo& info) const override {
         return inner_->hasRandomAccess(info);
     }

@@ -169,8 +169,7 @@ std::size_t LeafReader::read(std::byte* dst, std::size_t n) {
                                               std::to_string(done_ + got) + " of " +
                                               std::to_string(size_) + " bytes");
     } else if (ranged_) {
-        const LeafBytes part = leaf_.bytesRange(done_, want);
-        std::memcpy(dst, part.data.get(), want);
+        leaf_.store()->readLeafRange(leaf_.leaf().storage, done_, dst, want);
     } else {
         guardedCopy(dst, mapped_.data.get() + done_, want, leaf_);
     }

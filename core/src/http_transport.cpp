@@ -49,6 +49,8 @@ struct Response {
     std::string etag, lastModified, contentRange, effectiveUrl;
     std::optional<std::uint64_t> contentLength;
     bool truncatedOnPurpose = false;  // a 200 to a range request, cut off
+    std::uint64_t received = 0;       // body bytes
+    std::vector<LeafBytes> blocks;    // the body, kBlock bytes each (Transfer::intoBlocks)
     std::string validator() const { return !etag.empty() ? etag : lastModified; }
     // The total size from "Content-Range: bytes a-b/total".
     std::optional<std::uint64_t> totalSize() const {
@@ -69,16 +71,35 @@ std::string trimmed(std::string s) {
 struct Transfer {
     Response* response;
     std::uint64_t limit;  // body bytes accepted: more means the server ignored the range
+    // Written straight into cache blocks of kBlock bytes (Response::blocks),
+    // not into Response::body: one copy less on the way to the reader.
+    bool intoBlocks = false;
 };
 
 std::size_t onBody(char* data, std::size_t size, std::size_t count, void* user) {
     auto* t = static_cast<Transfer*>(user);
+    Response& r = *t->response;
     const std::size_t n = size * count;
-    if (t->response->body.size() + n > t->limit) {
-        t->response->truncatedOnPurpose = true;
+    if (r.received + n > t->limit) {
+        r.truncatedOnPurpose = true;
         return 0;  // aborts: never download a whole file that was not asked for
     }
-    t->response->body.append(data, n);
+    if (!t->intoBlocks) {
+        r.body.append(data, n);
+    } else {
+        for (std::size_t done = 0; done < n;) {
+            const std::uint64_t inBlock = r.received % kBlock;
+            if (inBlock == 0)
+                r.blocks.push_back(allocateOwnedBuffer(kBlock));
+            const std::size_t take =
+                static_cast<std::size_t>(std::min<std::uint64_t>(n - done, kBlock - inBlock));
+            std::memcpy(r.blocks.back().data.get() + inBlock, data + done, take);
+            done += take;
+            r.received += take;
+        }
+        return n;
+    }
+    r.received += n;
     return n;
 }
 
@@ -173,11 +194,12 @@ HandlePool& handles() {
 // connections with backoff. Throws Error naming the URL for what cannot be
 // retried or when the retries run out.
 Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
-               const std::string& validator) {
+               const std::string& validator, bool intoBlocks = false) {
     for (int attempt = 1;; ++attempt) {
         Response r;
-        Transfer transfer{&r, length ? length : (1u << 20)};
-        r.body.reserve(static_cast<std::size_t>(transfer.limit));  // no copies as it grows
+        Transfer transfer{&r, length ? length : (1u << 20), intoBlocks};
+        if (!intoBlocks)
+            r.body.reserve(static_cast<std::size_t>(transfer.limit));  // no copies as it grows
         CURL* h = handles().take();
         if (!h)
             throw Error(url, "cannot start an HTTP request");
@@ -226,7 +248,7 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
         curl_slist_free_all(headers);
         handles().give(h);
         ++requestCount;
-        byteCount += r.body.size();
+        byteCount += r.received;
 
         if (rc == CURLE_WRITE_ERROR && r.truncatedOnPurpose) {
             if (r.status == 200 && !range.empty())
@@ -283,7 +305,7 @@ public:
             size_ = first.body.size();
         }
         version_ = first.validator();
-        keep(0, first.body);
+        keep(first.body);
     }
 
     const std::string& name() const override { return url_; }
@@ -308,10 +330,16 @@ public:
             }
             // Fetched now: what this read needs is copied from the answer
             // itself (the cache may not hold a read larger than itself).
-            const auto [from, body] = fetchFrom(block, end);
-            const std::uint64_t take = std::min<std::uint64_t>(end, from + body.size()) - at;
-            std::memcpy(to + (at - offset), body.data() + (at - from), take);
-            at += take;
+            const auto [from, blocks] = fetchFrom(block, end);
+            for (const LeafBytes& b : blocks) {
+                const std::uint64_t start =
+                    from + static_cast<std::uint64_t>(&b - blocks.data()) * kBlock;
+                if (start + b.size <= at || start >= end)
+                    continue;
+                const std::uint64_t take = std::min<std::uint64_t>(end, start + b.size) - at;
+                std::memcpy(to + (at - offset), b.data.get() + (at - start), take);
+                at += take;
+            }
         }
     }
 
@@ -323,7 +351,8 @@ private:
     // Fetches from `block` towards `end` (more when reads are sequential; at
     // most kMaxRequest at once), keeps the blocks, and returns where the
     // answer starts and its bytes.
-    std::pair<std::uint64_t, std::string> fetchFrom(std::uint64_t block, std::uint64_t end) const {
+    std::pair<std::uint64_t, std::vector<LeafBytes>> fetchFrom(std::uint64_t block,
+                                                               std::uint64_t end) const {
         const std::uint64_t from = block * kBlock;
         std::uint64_t ahead;
         {
@@ -338,27 +367,31 @@ private:
             std::lock_guard<std::mutex> lock(mutex_);
             lastFetchEnd_ = to;
         }
-        Response r = fetch(url_, from, to - from, version_);
+        Response r = fetch(url_, from, to - from, version_, true);
         if (r.status != 206 || (!r.validator().empty() && r.validator() != version_))
             throw Error(url_, changedMessage());
         if (const auto total = r.totalSize(); total && *total != size_)
             throw Error(url_, changedMessage());
-        if (r.body.size() != to - from)
-            throw Error(url_, "the server sent " + std::to_string(r.body.size()) + " of the " +
+        if (r.received != to - from)
+            throw Error(url_, "the server sent " + std::to_string(r.received) + " of the " +
                                   std::to_string(to - from) + " bytes asked for");
-        keep(from, r.body);
-        return {from, std::move(r.body)};
+        if (!r.blocks.empty())  // the last block holds what came of it
+            r.blocks.back().size =
+                static_cast<std::size_t>(r.received - (r.blocks.size() - 1) * kBlock);
+        for (std::size_t i = 0; i < r.blocks.size(); ++i)
+            cache_->insert(blockKey(block + i), r.blocks[i]);
+        return {from, std::move(r.blocks)};
     }
 
-    // Keeps `bytes` (from `from`, block aligned) block by block.
-    void keep(std::uint64_t from, const std::string& bytes) const {
+    // Keeps the first answer's bytes (from 0) block by block.
+    void keep(const std::string& bytes) const {
         for (std::uint64_t at = 0; at < bytes.size(); at += kBlock) {
             const std::uint64_t n = std::min<std::uint64_t>(kBlock, bytes.size() - at);
-            if (n < kBlock && from + at + n != size_)
+            if (n < kBlock && at + n != size_)
                 break;  // a partial block that is not the file's last
             LeafBytes block = allocateOwnedBuffer(n);
             std::memcpy(block.data.get(), bytes.data() + at, n);
-            cache_->insert(blockKey((from + at) / kBlock), block);
+            cache_->insert(blockKey(at / kBlock), block);
         }
     }
 

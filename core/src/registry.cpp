@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -143,6 +144,12 @@ LeafBytes Store::leafBytesRange(const StorageInfo& info, std::uint64_t offset, s
     const LeafBytes whole = leafBytes(info, std::max(offset + length, info.size), alignment);
     return {std::shared_ptr<std::byte>(whole.data, whole.data.get() + offset),
             static_cast<std::size_t>(length)};
+}
+
+void Store::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
+                          std::size_t n) const {
+    const LeafBytes part = leafBytesRange(info, offset, n, 1);
+    std::memcpy(out, part.data.get(), n);
 }
 
 LeafBytes Store::compressedPayload(const StorageInfo& info) const {

@@ -57,6 +57,10 @@ public:
     // so that holding all of it costs no memory; false for a source that
     // cannot map (a web server): such a leaf is better read in ranges.
     virtual bool readsInPlace(const StorageInfo&) const { return true; }
+    // Bytes [offset, offset + n) of a plain leaf that does not read in
+    // place, into `out` (no buffer of its own: a streaming reader's chunk).
+    virtual void readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
+                               std::size_t n) const;
     // Whether leafBytesRange() of this compressed entry inflates only the
     // parts asked for (a deflate entry with access points, its own or
     // recorded by a first pass over it).
