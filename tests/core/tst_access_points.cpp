@@ -471,9 +471,8 @@ private Q_SLOTS:
         // every part below comes from the points.
         const QByteArray tmpdir = qgetenv("TMPDIR");
         qputenv("TMPDIR", QFile::encodeName(scratch_.path() + "/no-such-dir"));
-        const auto restore = qScopeGuard([&] {
-            tmpdir.isNull() ? qunsetenv("TMPDIR") : qputenv("TMPDIR", tmpdir);
-        });
+        const auto restore =
+            qScopeGuard([&] { tmpdir.isNull() ? qunsetenv("TMPDIR") : qputenv("TMPDIR", tmpdir); });
         const std::uint64_t mib = 1u << 20;
         for (const auto& [offset, n] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
                  {5 * mib + 3, 1000},        // in the noise
