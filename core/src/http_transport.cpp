@@ -130,6 +130,12 @@ std::size_t onHeader(char* data, std::size_t size, std::size_t count, void* user
     return n;
 }
 
+// Nothing at the URL (404, 410; 403, as a folder without a listing answers):
+// for stat(), "missing", not a failure.
+struct NotThere : Error {
+    using Error::Error;
+};
+
 std::string reasonOf(long status) {
     switch (status) {
         case 401:
@@ -274,6 +280,8 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
             throw Error(url, std::string(curl_easy_strerror(rc)) +
                                  (attempt > 1 ? " (after " + std::to_string(attempt) + " tries)"
                                               : std::string()));
+        if (r.status == 403 || r.status == 404 || r.status == 410)
+            throw NotThere(url, "HTTP " + reasonOf(r.status));
         if (r.status >= 400)
             throw Error(url, "HTTP " + reasonOf(r.status) +
                                  (transient ? " (after " + std::to_string(attempt) + " tries)"
@@ -427,18 +435,14 @@ public:
                 if (recent_.size() > kRecent)
                     recent_.pop_back();
                 return info;
-            } catch (const Error& e) {
-                if (!isMissing(e))
-                    throw;
+            } catch (const NotThere&) {
             }
         }
         // A directory: one whose meta.json is there.
         try {
             openNow(join(location, "meta.json"));
             info.kind = SourceInfo::Kind::Directory;
-        } catch (const Error& e) {
-            if (!isMissing(e))
-                throw;
+        } catch (const NotThere&) {
         }
         return info;
     }
@@ -478,15 +482,8 @@ private:
         const Response first = fetch(location, 0, kBlock, {});
         if (!first.effectiveUrl.empty() && first.effectiveUrl.back() == '/' &&
             location.back() != '/')
-            throw Error(location, "HTTP 404 Not Found (a folder)");
+            throw NotThere(location, "HTTP 404 Not Found (a folder)");
         return std::make_shared<HttpFile>(location, first, cache_);
-    }
-
-    static bool isMissing(const Error& e) {
-        const std::string what = e.what();
-        return what.find("HTTP 404") != std::string::npos ||
-               what.find("HTTP 403") != std::string::npos ||
-               what.find("HTTP 410") != std::string::npos;
     }
 
     // stat() then open() of one file is one request: the files stat()
