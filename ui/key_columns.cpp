@@ -6,7 +6,7 @@
 #include <algorithm>
 
 KeyColumns::KeyColumns(QTreeView* tree, int keyColumn)
-    : QObject(tree), tree_(tree), keyColumn_(keyColumn) {
+    : QObject(tree), tree_(tree), viewport_(tree->viewport()), keyColumn_(keyColumn) {
     QHeaderView* header = tree_->header();
     header->setStretchLastSection(false);
     header->setSectionResizeMode(QHeaderView::Interactive);
@@ -75,8 +75,7 @@ void KeyColumns::fit() {
 }
 
 bool KeyColumns::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == tree_->viewport() &&
-        (event->type() == QEvent::Resize || event->type() == QEvent::Show))
+    if (watched == viewport_ && (event->type() == QEvent::Resize || event->type() == QEvent::Show))
         scheduleFit();
     return QObject::eventFilter(watched, event);
 }

@@ -32,6 +32,9 @@ private:
     void scheduleFit() { fitTimer_.start(); }
 
     QTreeView* tree_;
+    // The tree's viewport, compared by address only: its events arrive
+    // while the tree is being destroyed, when asking the tree is undefined.
+    QObject* viewport_;
     int keyColumn_;
     QSet<int> draggedByUser_;
     bool fitting_ = false;
