@@ -31,7 +31,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source_dir="$(dirname "$here")"
 fuzz_dir="$source_dir/tests/fuzz"
 build_dir="$source_dir/build-fuzz"
-all_targets=(json pickle zip load_archive load_directory load_file torch_pickle)
+all_targets=(json pickle zip load_archive load_directory load_file torch_pickle http_headers)
 
 seconds=60
 runs=""
@@ -108,6 +108,7 @@ for target in "${targets[@]}"; do
         zip|load_archive) dict="$fuzz_dir/zip.dict" ;;
         torch_pickle) dict="$fuzz_dir/torch_pickle.dict" ;;
         load_file) dict="$fuzz_dir/files.dict" ;;
+        http_headers) dict="$fuzz_dir/http.dict" ;;
     esac
     args=(-max_total_time="$seconds" -print_final_stats=1 -rss_limit_mb=4096 -timeout=25
           -dict="$dict" -artifact_prefix="$work/artifacts/")

@@ -39,6 +39,15 @@ void Document::open(const QString& path) {
     Q_EMIT loadStarted(path);
 }
 
+void Document::cancelLoad() {
+    if (!load_.isBusy())
+        return;
+    load_.cancel();
+    const QString abandoned = path_;
+    path_ = tensordict_ ? QString::fromStdString(tensordict_->path()) : QString();
+    Q_EMIT loadCancelled(abandoned);
+}
+
 void Document::finish(LoadResult result) {
     failureHeadline_ = result.headline;
     if (!result.tensordict) {

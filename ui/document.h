@@ -28,6 +28,9 @@ public:
     // Starts loading `path`; a load still running is abandoned (its result dropped).
     void open(const QString& path);
     bool isLoading() const { return load_.isBusy(); }
+    // Stops the load under way (a slow server's request ends too); the
+    // document open before, if any, stays. Emits loadCancelled().
+    void cancelLoad();
 
     const QString& path() const { return path_; }
     std::shared_ptr<const tensordict::TensorDict> tensordict() const { return tensordict_; }
@@ -42,6 +45,7 @@ Q_SIGNALS:
     void loadStarted(const QString& path);
     void loaded();
     void failed(const QString& message);
+    void loadCancelled(const QString& path);
 
 private:
     void finish(LoadResult result);

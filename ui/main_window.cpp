@@ -60,6 +60,7 @@ MainWindow::MainWindow(QWidget* parent)
       documentPage_(new DocumentPage),
       statusLabel_(new QLabel),
       fetchedLabel_(new QLabel),
+      cancelReads_(new QToolButton),
       showInFolder_(new QToolButton),
       saves_(new SaveController(this, [this] { return saveScopes(); })),
       checks_(new CheckController(this)),
@@ -95,6 +96,13 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->addPermanentWidget(showInFolder_);
     statusBar()->addPermanentWidget(fetchedLabel_);
     fetchedLabel_->hide();
+    // A slow server never holds the window: what waits on it can be stopped.
+    cancelReads_->setText(tr("Cancel"));
+    cancelReads_->setObjectName("cancelReads");
+    cancelReads_->setToolTip(tr("Stop reading: the file being opened, the leaf being fetched"));
+    statusBar()->addPermanentWidget(cancelReads_);
+    cancelReads_->hide();
+    connect(cancelReads_, &QToolButton::clicked, this, &MainWindow::cancelReads);
     statusBar()->addPermanentWidget(statusLabel_);
     // What reading over the web cost so far, while it grows.
     auto* fetched = new QTimer(this);
@@ -106,8 +114,14 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->showMessage(
         tr("Open a .tdz archive or a memmap directory (File > Open, or drop it here)."));
 
-    connect(document_, &Document::loadStarted, this,
-            [this](const QString& path) { statusBar()->showMessage(tr("Opening %1…").arg(path)); });
+    connect(document_, &Document::loadStarted, this, [this](const QString& path) {
+        statusBar()->showMessage(tr("Opening %1…").arg(path));
+        showFetched();
+    });
+    connect(document_, &Document::loadCancelled, this, [this](const QString& path) {
+        statusBar()->showMessage(tr("Opening %1 was cancelled.").arg(path), 10000);
+        showFetched();
+    });
     connect(document_, &Document::loaded, this, &MainWindow::showLoaded);
     connect(document_, &Document::failed, this, &MainWindow::showFailure);
     connect(compare_, &CompareView::message, this, [this](const QString& text, int timeoutMs) {
@@ -401,9 +415,16 @@ void MainWindow::chooseUrl() {
 
 void MainWindow::showFetched() {
     const tensordict::HttpCounters c = tensordict::httpCounters();
-    fetchedLabel_->setVisible(c.requests > 0);
+    cancelReads_->setVisible(document_->isLoading() || c.inFlight > 0);
+    fetchedLabel_->setVisible(c.requests > 0 || c.inFlight > 0);
     fetchedLabel_->setText(tr("%n request(s) · %1 fetched", "", static_cast<int>(c.requests))
                                .arg(nodetext::byteSizeText(c.bytes)));
+}
+
+void MainWindow::cancelReads() {
+    document_->cancelLoad();
+    documentPage_->previewPanel()->cancelReads();
+    showFetched();
 }
 
 void MainWindow::chooseComparison(bool directory) {

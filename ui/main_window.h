@@ -123,6 +123,8 @@ private:
     void chooseUrl();
     // The status bar's count of what the web transport fetched.
     void showFetched();
+    // Stops what is being read: the load under way and the preview's reads.
+    void cancelReads();
     void chooseComparison(bool directory);
     void showComparison(bool on);
     // What File > Save As can save: the subtrees selected in the tree (when
@@ -136,6 +138,7 @@ private:
     QMenu* compareMenu_ = nullptr;
     QLabel* statusLabel_;
     QLabel* fetchedLabel_;       // "12 requests · 3.1 MiB fetched" once anything was
+    QToolButton* cancelReads_;   // while a load or a server's answer is under way
     QToolButton* showInFolder_;  // with a note of a file written
     QString writtenNote_, writtenPath_;
     QString lastError_;

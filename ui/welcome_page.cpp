@@ -1,6 +1,7 @@
 #include "welcome_page.h"
 
-#include <QFileInfo>
+#include "open_failure.h"
+
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
@@ -74,9 +75,8 @@ void WelcomePage::setRecentFiles(const QStringList& files) {
     recent_->clear();
     for (const QString& path : files) {
         // The name first, then where it is: the name is what people look for.
-        const QFileInfo info(path);
-        auto* item =
-            new QListWidgetItem(tr("%1 — %2").arg(info.fileName(), info.absolutePath()), recent_);
+        auto* item = new QListWidgetItem(
+            tr("%1 — %2").arg(locationName(path), locationFolder(path)), recent_);
         item->setData(Qt::UserRole, path);
         item->setToolTip(path);
     }

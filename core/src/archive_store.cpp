@@ -183,7 +183,7 @@ public:
             // A source that cannot map: the payload is read by range.
             if (entry.central.method == zip::kStored) {
                 LeafBytes copy = allocateOwnedBuffer(nbytes);
-                readAt(payload, copy.data.get(), nbytes);
+                readOnce(payload, copy.data.get(), nbytes);
                 return copy;
             }
             return inflated(entry, readPayload(entry, payload).data.get(), nbytes);
@@ -217,7 +217,7 @@ public:
         if (entry.central.method != zip::kStored || archiveMapping().data ||
             offset > entry.central.size || n > entry.central.size - offset)
             return Store::readLeafRange(info, offset, out, n);
-        readAt(payloadOffset(entry) + offset, out, n);
+        readOnce(payloadOffset(entry) + offset, out, n);
     }
 
     LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
@@ -227,7 +227,7 @@ public:
             offset <= entry.central.size && length <= entry.central.size - offset) {
             // A source that cannot map: only the range is read.
             LeafBytes part = allocateOwnedBuffer(length);
-            readAt(payloadOffset(entry) + offset, part.data.get(), length);
+            readOnce(payloadOffset(entry) + offset, part.data.get(), length);
             return part;
         }
         const std::optional<Segments> index = segmentsOf(entry);
@@ -328,11 +328,18 @@ private:
                                    " bytes, before the data it describes (truncated file?)");
         source_->readAt(offset, out, n);
     }
+    // A leaf's bytes (ByteSource::readOnce).
+    void readOnce(std::uint64_t offset, void* out, std::size_t n) const {
+        if (offset > fileSize_ || n > fileSize_ - offset)
+            throw Error(path_, "the archive ends at " + std::to_string(fileSize_) +
+                                   " bytes, before the data it describes (truncated file?)");
+        source_->readOnce(offset, out, n);
+    }
 
     // A compressed payload read into memory (sources that cannot map).
     LeafBytes readPayload(const Entry& entry, std::uint64_t payload) const {
         LeafBytes raw = allocateOwnedBuffer(entry.central.compressedSize);
-        readAt(payload, raw.data.get(), raw.size);
+        readOnce(payload, raw.data.get(), raw.size);
         return raw;
     }
 

@@ -94,7 +94,7 @@ public:
             }
         }
         LeafBytes copy = allocateOwnedBuffer(nbytes);
-        source->readAt(0, copy.data.get(), nbytes);
+        source->readOnce(0, copy.data.get(), nbytes);
         return copy;
     }
 
@@ -129,7 +129,7 @@ public:
                 opened_.clear();
             opened_.emplace(info.path, source);
         }
-        source->readAt(offset, out, n);
+        source->readOnce(offset, out, n);
     }
 
 private:

@@ -264,6 +264,11 @@ void forEachChunk(const Node& leaf, std::size_t chunk,
     constexpr std::uint64_t kPipelineFrom = 16u << 20;
     const bool large = leaf.isTensor() && leaf.leaf().nbytes >= kPipelineFrom;
     LeafReader reader(leaf);
+    // A request per chunk: 4 MiB ones, as curl's stream would be, not
+    // thousands of small round trips.
+    constexpr std::size_t kRequestChunk = 4u << 20;
+    if (reader.readsByRequest())
+        chunk = std::max(chunk, kRequestChunk);
     // No larger than the leaf: hashing 100,000 small leaves must not
     // allocate (and clear) a full chunk for each.
     chunk = static_cast<std::size_t>(

@@ -14,8 +14,10 @@
 #include <thread>
 #include <vector>
 
+#include "http_headers.h"
 #include "lru_cache.h"
 #include "mapping.h"
+#include "tensordict/cancel.h"
 #include "tensordict/error.h"
 
 namespace tensordict {
@@ -30,7 +32,7 @@ constexpr long kConnectTimeoutSeconds = 20;
 constexpr long kStallSeconds = 30;  // no byte for this long: the transfer is dropped
 
 std::atomic<bool> insecure{false};
-std::atomic<std::uint64_t> requestCount{0}, byteCount{0};
+std::atomic<std::uint64_t> requestCount{0}, byteCount{0}, inFlightCount{0};
 
 void initCurl() {
     static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
@@ -46,34 +48,29 @@ std::string envOr(const char* name, const std::string& fallback = {}) {
 struct Response {
     long status = 0;
     std::string body;
-    std::string etag, lastModified, contentRange, effectiveUrl;
-    std::optional<std::uint64_t> contentLength;
+    http::ResponseHeaders headers;
+    std::string effectiveUrl;
     bool truncatedOnPurpose = false;  // a 200 to a range request, cut off
     std::uint64_t received = 0;       // body bytes
-    std::vector<LeafBytes> blocks;    // the body, kBlock bytes each (Transfer::intoBlocks)
-    std::string validator() const { return !etag.empty() ? etag : lastModified; }
-    // The total size from "Content-Range: bytes a-b/total".
-    std::optional<std::uint64_t> totalSize() const {
-        const auto slash = contentRange.rfind('/');
-        if (slash == std::string::npos || contentRange.compare(slash + 1, 1, "*") == 0)
-            return std::nullopt;
-        return std::strtoull(contentRange.c_str() + slash + 1, nullptr, 10);
+    std::vector<LeafBytes> blocks;    // the body, kBlock bytes each (BodyTarget::blocks)
+    const std::string& validator() const { return headers.validator(); }
+    std::optional<http::ContentRange> range() const {
+        return http::parseContentRange(headers.contentRange);
     }
 };
 
-std::string trimmed(std::string s) {
-    while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' '))
-        s.pop_back();
-    const auto start = s.find_first_not_of(' ');
-    return start == std::string::npos ? std::string() : s.substr(start);
-}
+// Where a response's body goes: Response::body; cache blocks of kBlock
+// bytes (Response::blocks), one copy less on the way to the reader; or the
+// reader's own buffer, no copy at all.
+struct BodyTarget {
+    bool blocks = false;
+    std::byte* buffer = nullptr;
+};
 
 struct Transfer {
     Response* response;
     std::uint64_t limit;  // body bytes accepted: more means the server ignored the range
-    // Written straight into cache blocks of kBlock bytes (Response::blocks),
-    // not into Response::body: one copy less on the way to the reader.
-    bool intoBlocks = false;
+    BodyTarget target;
 };
 
 std::size_t onBody(char* data, std::size_t size, std::size_t count, void* user) {
@@ -84,7 +81,10 @@ std::size_t onBody(char* data, std::size_t size, std::size_t count, void* user) 
         r.truncatedOnPurpose = true;
         return 0;  // aborts: never download a whole file that was not asked for
     }
-    if (!t->intoBlocks) {
+    byteCount += n;  // as it comes: the window's count moves during a long answer
+    if (t->target.buffer) {
+        std::memcpy(t->target.buffer + r.received, data, n);
+    } else if (!t->target.blocks) {
         r.body.append(data, n);
     } else {
         for (std::size_t done = 0; done < n;) {
@@ -104,29 +104,8 @@ std::size_t onBody(char* data, std::size_t size, std::size_t count, void* user) 
 }
 
 std::size_t onHeader(char* data, std::size_t size, std::size_t count, void* user) {
-    auto* r = static_cast<Response*>(user);
     const std::size_t n = size * count;
-    const std::string line(data, n);
-    if (line.rfind("HTTP/", 0) == 0) {  // a new response (after a redirect): start over
-        r->etag.clear(), r->lastModified.clear(), r->contentRange.clear();
-        r->contentLength.reset();
-        return n;
-    }
-    const auto colon = line.find(':');
-    if (colon == std::string::npos)
-        return n;
-    std::string name = line.substr(0, colon);
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    const std::string value = trimmed(line.substr(colon + 1));
-    if (name == "etag")
-        r->etag = value;
-    else if (name == "last-modified")
-        r->lastModified = value;
-    else if (name == "content-range")
-        r->contentRange = value;
-    else if (name == "content-length")
-        r->contentLength = std::strtoull(value.c_str(), nullptr, 10);
+    static_cast<Response*>(user)->headers.addLine(std::string_view(data, n));
     return n;
 }
 
@@ -135,6 +114,21 @@ std::size_t onHeader(char* data, std::size_t size, std::size_t count, void* user
 struct NotThere : Error {
     using Error::Error;
 };
+
+// libcurl's progress callback, a few times a second even while no byte
+// comes: a cancelled read stops here.
+int onProgress(void* token, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    return token && static_cast<const CancelToken*>(token)->isCancelled() ? 1 : 0;
+}
+
+// Waits `ms` before a retry, or less when the read is cancelled meanwhile.
+void backOff(int ms, const CancelToken* cancel, const std::string& url) {
+    for (int waited = 0; waited < ms; waited += 20) {
+        if (cancel)
+            cancel->throwIfCancelled(url);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+}
 
 std::string reasonOf(long status) {
     switch (status) {
@@ -185,7 +179,7 @@ public:
     }
 
 private:
-    static constexpr std::size_t kIdle = 4;
+    static constexpr std::size_t kIdle = 8;
     std::mutex mutex_;
     std::vector<CURL*> idle_;
 };
@@ -200,11 +194,18 @@ HandlePool& handles() {
 // connections with backoff. Throws Error naming the URL for what cannot be
 // retried or when the retries run out.
 Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
-               const std::string& validator, bool intoBlocks = false) {
+               const std::string& validator, BodyTarget target = {}) {
+    const CancelToken* cancel = CancelScope::current();
+    static const long stallSeconds = [] {
+        const long s = std::strtol(envOr("TDSTUDIO_HTTP_STALL_SECONDS", "").c_str(), nullptr, 10);
+        return s > 0 ? s : kStallSeconds;
+    }();
     for (int attempt = 1;; ++attempt) {
+        if (cancel)
+            cancel->throwIfCancelled(url);
         Response r;
-        Transfer transfer{&r, length ? length : (1u << 20), intoBlocks};
-        if (!intoBlocks)
+        Transfer transfer{&r, length ? length : (1u << 20), target};
+        if (!target.blocks && !target.buffer)
             r.body.reserve(static_cast<std::size_t>(transfer.limit));  // no copies as it grows
         CURL* h = handles().take();
         if (!h)
@@ -217,7 +218,10 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
         curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
         curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);
         curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, kStallSeconds);
+        curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, stallSeconds);
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, onProgress);
+        curl_easy_setopt(h, CURLOPT_XFERINFODATA, const_cast<CancelToken*>(cancel));
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, onBody);
         curl_easy_setopt(h, CURLOPT_WRITEDATA, &transfer);
@@ -243,10 +247,12 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
             headers = curl_slist_append(headers, ("Authorization: Bearer " + bearer).c_str());
         std::istringstream extra(envOr("TDSTUDIO_HTTP_HEADERS"));
         for (std::string line; std::getline(extra, line);)
-            if (!trimmed(line).empty())
-                headers = curl_slist_append(headers, trimmed(line).c_str());
+            if (const std::string_view header = http::trimmed(line); !header.empty())
+                headers = curl_slist_append(headers, std::string(header).c_str());
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+        ++inFlightCount;
         const CURLcode rc = curl_easy_perform(h);
+        --inFlightCount;
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
         char* effective = nullptr;
         curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &effective);
@@ -254,8 +260,9 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
         curl_slist_free_all(headers);
         handles().give(h);
         ++requestCount;
-        byteCount += r.received;
 
+        if (rc == CURLE_ABORTED_BY_CALLBACK)
+            throw Cancelled(url);
         if (rc == CURLE_WRITE_ERROR && r.truncatedOnPurpose) {
             if (r.status == 200 && !range.empty())
                 return r;  // the caller says what a 200 to a range request means
@@ -267,7 +274,7 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
                                rc == CURLE_PARTIAL_FILE || rc == CURLE_GOT_NOTHING ||
                                (rc == CURLE_OK && (r.status == 429 || r.status >= 500));
         if (transient && attempt < kAttempts) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
+            backOff(100 << attempt, cancel, url);
             continue;
         }
         if (rc == CURLE_TOO_MANY_REDIRECTS)
@@ -276,6 +283,9 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
             throw Error(url, std::string("the server's certificate is not trusted (") +
                                  curl_easy_strerror(rc) +
                                  "); trust its CA with TDSTUDIO_HTTP_CA_FILE");
+        if (rc == CURLE_OPERATION_TIMEDOUT)
+            throw Error(url, "no answer for " + std::to_string(stallSeconds) + " s (after " +
+                                 std::to_string(attempt) + " tries)");
         if (rc != CURLE_OK)
             throw Error(url, std::string(curl_easy_strerror(rc)) +
                                  (attempt > 1 ? " (after " + std::to_string(attempt) + " tries)"
@@ -304,11 +314,11 @@ public:
                         "the server does not support range requests (it answers with the whole "
                         "file): download a copy and open that");
         if (first.status == 206) {
-            const auto total = first.totalSize();
-            if (!total)
-                throw Error(url_,
-                            "the server gave no size (Content-Range: " + first.contentRange + ")");
-            size_ = *total;
+            const auto range = first.range();
+            if (!range || !range->total || range->first != 0)
+                throw Error(url_, "the server gave no size or another range (Content-Range: " +
+                                      first.headers.contentRange + ")");
+            size_ = *range->total;
         } else {  // 200: the whole (small) file came, or an empty one
             size_ = first.body.size();
         }
@@ -351,6 +361,16 @@ public:
         }
     }
 
+    // A page of a leaf or a streaming reader's chunk: exactly its bytes,
+    // straight into its buffer (no blocks rounded around it, no copy, no
+    // cache churn). Small reads go through the blocks: neighbours follow.
+    void readOnce(std::uint64_t offset, void* out, std::size_t n) const override {
+        if (n < kBlock || offset > size_ || n > size_ - offset)
+            return readAt(offset, out, n);
+        const Response r = fetch(url_, offset, n, version_, {false, static_cast<std::byte*>(out)});
+        checkRangeAnswer(r, offset, n);
+    }
+
 private:
     std::string blockKey(std::uint64_t block) const {
         return url_ + '\n' + version_ + '\n' + std::to_string(block);
@@ -375,20 +395,30 @@ private:
             std::lock_guard<std::mutex> lock(mutex_);
             lastFetchEnd_ = to;
         }
-        Response r = fetch(url_, from, to - from, version_, true);
-        if (r.status != 206 || (!r.validator().empty() && r.validator() != version_))
-            throw Error(url_, changedMessage());
-        if (const auto total = r.totalSize(); total && *total != size_)
-            throw Error(url_, changedMessage());
-        if (r.received != to - from)
-            throw Error(url_, "the server sent " + std::to_string(r.received) + " of the " +
-                                  std::to_string(to - from) + " bytes asked for");
+        Response r = fetch(url_, from, to - from, version_, {true, nullptr});
+        checkRangeAnswer(r, from, to - from);
         if (!r.blocks.empty())  // the last block holds what came of it
             r.blocks.back().size =
                 static_cast<std::size_t>(r.received - (r.blocks.size() - 1) * kBlock);
         for (std::size_t i = 0; i < r.blocks.size(); ++i)
             cache_->insert(blockKey(block + i), r.blocks[i]);
         return {from, std::move(r.blocks)};
+    }
+
+    // A range answer is the part asked for of this version, whole.
+    void checkRangeAnswer(const Response& r, std::uint64_t from, std::uint64_t asked) const {
+        if (r.status != 206 || (!r.validator().empty() && r.validator() != version_))
+            throw Error(url_, changedMessage());
+        const auto range = r.range();
+        if (range && range->total && *range->total != size_)
+            throw Error(url_, changedMessage());
+        if (!range || range->first != from || range->last + 1 != from + asked)
+            throw Error(url_,
+                        "the server sent another range than the one asked for (Content-Range: " +
+                            r.headers.contentRange + ")");
+        if (r.received != asked)
+            throw Error(url_, "the server sent " + std::to_string(r.received) + " of the " +
+                                  std::to_string(asked) + " bytes asked for");
     }
 
     // Keeps the first answer's bytes (from 0) block by block.
@@ -508,7 +538,7 @@ void setHttpInsecure(bool on) {
 }
 
 HttpCounters httpCounters() {
-    return {requestCount.load(), byteCount.load()};
+    return {requestCount.load(), byteCount.load(), inFlightCount.load()};
 }
 
 }  // namespace tensordict

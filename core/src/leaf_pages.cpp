@@ -3,7 +3,10 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
+#include <thread>
 
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
@@ -21,7 +24,9 @@ LeafPages::LeafPages(std::shared_ptr<const void> owner, const Node& leaf, std::u
       leaf_(leaf),
       where_(formatKeyPath(leaf.keyPath())),
       size_(leaf.leaf().nbytes),
-      cap_(cap) {
+      cap_(cap),
+      pageSize_(leaf.leaf().storage.kind == StorageKind::CompressedEntry ? kCompressedPageSize
+                                                                         : kRemotePageSize) {
     if (size_ == 0)
         return;
     // Reserved, not committed: pages cost memory once filled.
@@ -31,7 +36,7 @@ LeafPages::LeafPages(std::shared_ptr<const void> owner, const Node& leaf, std::u
         throw Error(where_, "cannot reserve " + std::to_string(size_) +
                                 " bytes of address space for its pages");
     base_ = static_cast<std::byte*>(p);
-    pages_.resize(static_cast<std::size_t>((size_ + kPageSize - 1) / kPageSize));
+    pages_.resize(static_cast<std::size_t>((size_ + pageSize_ - 1) / pageSize_));
 }
 
 LeafPages::~LeafPages() {
@@ -52,7 +57,7 @@ bool LeafPages::isFilled(std::uint64_t offset, std::uint64_t length) const {
     if (offset > size_ || length > size_ - offset)
         return false;
     std::lock_guard<std::mutex> lock(mutex_);
-    for (std::size_t p = offset / kPageSize; p <= (offset + length - 1) / kPageSize; ++p)
+    for (std::size_t p = offset / pageSize_; p <= (offset + length - 1) / pageSize_; ++p)
         if (pages_[p].state != State::Filled)
             return false;
     return true;
@@ -71,7 +76,7 @@ std::shared_ptr<const void> LeafPages::require(std::uint64_t offset, std::uint64
                                 std::to_string(size_));
     if (length == 0)
         return std::make_shared<int>(0);
-    const std::size_t first = offset / kPageSize, last = (offset + length - 1) / kPageSize;
+    const std::size_t first = offset / pageSize_, last = (offset + length - 1) / pageSize_;
     std::size_t held = first;  // pages [first, held) are held by this call
     try {
         std::unique_lock<std::mutex> lock(mutex_);
@@ -93,10 +98,12 @@ std::shared_ptr<const void> LeafPages::require(std::uint64_t offset, std::uint64
             std::size_t end = held;
             while (end <= last && pages_[end].state == State::Empty)
                 pages_[end++].state = State::Filling;
-            const std::uint64_t from = held * kPageSize;
-            const std::uint64_t bytes = std::min<std::uint64_t>(end * kPageSize, size_) - from;
+            const std::uint64_t from = held * pageSize_;
+            const std::uint64_t bytes = std::min<std::uint64_t>(end * pageSize_, size_) - from;
             lock.unlock();
             try {
+                // A remote leaf's request ends when `cancel` is set.
+                const CancelScope scope(cancel ? cancel : CancelScope::current());
                 const LeafBytes part = leaf_.bytesRange(from, bytes);
                 std::memcpy(base_ + from, part.data.get(), part.size);
             } catch (const std::exception& e) {
@@ -124,6 +131,61 @@ std::shared_ptr<const void> LeafPages::require(std::uint64_t offset, std::uint64
     return holdOf(first, last);
 }
 
+std::shared_ptr<const void> LeafPages::requireAll(const std::vector<Range>& ranges,
+                                                  const CancelToken* cancel) {
+    // A few readers at once: a web server's round trips overlap, a
+    // compressed entry's segments inflate side by side.
+    constexpr std::size_t kReaders = 6;
+    // The runs of pages the ranges touch: neighbours in one read, not a
+    // read per range (a table's rows are one request).
+    std::vector<std::pair<std::size_t, std::size_t>> pages;  // [first, last]
+    for (const Range& r : ranges) {
+        if (r.offset > size_ || r.length > size_ - r.offset)
+            throw Error(where_, "bytes " + std::to_string(r.offset) + " to " +
+                                    std::to_string(r.offset + r.length) + " are past the leaf's " +
+                                    std::to_string(size_));
+        if (r.length > 0)
+            pages.emplace_back(r.offset / pageSize_, (r.offset + r.length - 1) / pageSize_);
+    }
+    std::sort(pages.begin(), pages.end());
+    std::vector<Range> runs;
+    for (std::size_t i = 0; i < pages.size();) {
+        std::size_t last = pages[i].second, j = i + 1;
+        for (; j < pages.size() && pages[j].first <= last + 1; ++j)
+            last = std::max(last, pages[j].second);
+        const std::uint64_t from = pages[i].first * pageSize_;
+        runs.push_back({from, std::min<std::uint64_t>((last + 1) * pageSize_, size_) - from});
+        i = j;
+    }
+    auto holds = std::make_shared<std::vector<std::shared_ptr<const void>>>(runs.size());
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::exception_ptr firstError;
+    std::mutex errorMutex;
+    const auto work = [&] {
+        for (std::size_t i; !failed && (i = next++) < runs.size();) {
+            try {
+                (*holds)[i] = require(runs[i].offset, runs[i].length, cancel);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(errorMutex);
+                if (!firstError)
+                    firstError = std::current_exception();
+                failed = true;
+            }
+        }
+    };
+    std::vector<std::thread> helpers;
+    const std::size_t extra = std::min(kReaders, runs.size()) - (runs.empty() ? 0 : 1);
+    for (std::size_t t = 0; t < extra; ++t)
+        helpers.emplace_back(work);
+    work();
+    for (std::thread& t : helpers)
+        t.join();
+    if (firstError)
+        std::rethrow_exception(firstError);  // the holds taken go with `holds`
+    return holds;
+}
+
 std::shared_ptr<const void> LeafPages::holdOf(std::size_t first, std::size_t last) {
     auto self = shared_from_this();
     return std::shared_ptr<const void>(
@@ -135,7 +197,7 @@ std::shared_ptr<const void> LeafPages::holdIfFilled(std::uint64_t offset, std::u
         return std::make_shared<int>(0);
     if (offset > size_ || length > size_ - offset)
         return nullptr;
-    const std::size_t first = offset / kPageSize, last = (offset + length - 1) / kPageSize;
+    const std::size_t first = offset / pageSize_, last = (offset + length - 1) / pageSize_;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         for (std::size_t p = first; p <= last; ++p)
@@ -171,7 +233,7 @@ void LeafPages::evictOverCap() {
         if (oldest == pages_.size())
             return;  // all held: over the cap until a reader lets go
         // Private anonymous pages read as zero again, and cost nothing.
-        ::madvise(base_ + oldest * kPageSize, pageBytes(oldest), MADV_DONTNEED);
+        ::madvise(base_ + oldest * pageSize_, pageBytes(oldest), MADV_DONTNEED);
         pages_[oldest].state = State::Empty;
         resident_ -= pageBytes(oldest);
     }

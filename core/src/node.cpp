@@ -250,8 +250,10 @@ LeafBytes Node::bytesRange(std::uint64_t offset, std::uint64_t length) const {
 
 bool Node::hasRandomAccess() const {
     const TensorLeaf* l = asLeaf();
-    return l && store_ && l->storage.isPlain() && l->storage.kind == StorageKind::CompressedEntry &&
-           store_->hasRandomAccess(l->storage);
+    if (!l || !store_ || !l->storage.isPlain() || l->storage.kind == StorageKind::None)
+        return false;
+    return l->storage.kind == StorageKind::CompressedEntry ? store_->hasRandomAccess(l->storage)
+                                                           : !store_->readsInPlace(l->storage);
 }
 
 LeafBytes Node::pinnedBytes() const {

@@ -4,18 +4,30 @@
 //   1. the tree of a .tdz of 10,000 small leaves (what --info reads):
 //      requests, bytes and time, against the same file local and against
 //      `curl` of the whole file
-//   2. sha256 of a 1 GiB stored leaf (image-like bytes) over HTTP against
-//      `curl -o /dev/null` of the archive (goal >= 0.5x)
+//   2. a [32768, 32768] uint8 leaf (1 GiB, stored) in the window: the first
+//      table screen (goal < 4 MiB fetched) and the fit image (goal <= 10% of
+//      the leaf), against the leaf's size
+//   3. sha256 of that leaf over HTTP against `curl -o /dev/null` of the
+//      archive (goal >= 0.5x)
 // usage: bench_remote [--rounds N] [SCRATCH_DIR]   (needs ~1.2 GB of scratch)
+// Run it under `tc qdisc add dev lo root netem delay 20ms` too: every
+// round trip then costs 40 ms.
 
-#include <QCoreApplication>
+#include <QApplication>
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QSettings>
+#include <QThreadPool>
 #include <cstdio>
 #include <functional>
 
 #include "bench_support.h"
+#include "document_page.h"
+#include "image_view.h"
+#include "main_window.h"
 #include "nginx_server.h"
+#include "preview_panel.h"
+#include "tensor_table_model.h"
 #include "tensordict/http.h"
 #include "tensordict/report.h"
 #include "tensordict/save.h"
@@ -39,10 +51,60 @@ double medianSeconds(int rounds, const std::function<void()>& f) {
     return median(t);
 }
 
+void waitUntil(const std::function<bool()>& done) {
+    while (!done())
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+}
+
+struct Shown {
+    double ms = 0;
+    std::uint64_t requests = 0, bytes = 0;
+};
+
+// Opens `url` in a 1200 x 800 window, shows leaf x as a table, then as an
+// image: what each fetched, and its time (from the selection, from the switch).
+std::pair<Shown, Shown> showInWindow(const QString& url) {
+    QCoreApplication::setOrganizationName("tdstudio-bench");  // settings of its own
+    QSettings().clear();
+    MainWindow w;
+    w.resize(1200, 800);
+    w.show();
+    bool loaded = false;
+    QObject::connect(&w, &MainWindow::documentLoaded, [&] { loaded = true; });
+    w.openPath(url);
+    waitUntil([&] { return loaded; });
+    PreviewPanel* preview = w.documentPage()->previewPanel();
+    preview->setMode(PreviewPanel::TableMode);
+    bool ready = false;
+    QObject::connect(preview, &PreviewPanel::leafReady, [&] { ready = true; });
+    std::pair<Shown, Shown> out;
+    HttpCounters before = httpCounters();
+    QElapsedTimer timer;
+    timer.start();
+    w.selectKeyPath({"x"});
+    TensorTableModel* table = preview->tableModel();
+    waitUntil([&] { return ready && !table->isFilling() && table->rowCount() > 0; });
+    w.grab();
+    out.first = {timer.nsecsElapsed() / 1e6, httpCounters().requests - before.requests,
+                 httpCounters().bytes - before.bytes};
+    before = httpCounters();
+    timer.restart();
+    preview->setMode(PreviewPanel::ImageMode);
+    ImageView* image = preview->imageView();
+    waitUntil([&] { return !image->isRendering() && !image->image().isNull(); });
+    w.grab();
+    out.second = {timer.nsecsElapsed() / 1e6, httpCounters().requests - before.requests,
+                  httpCounters().bytes - before.bytes};
+    QThreadPool::globalInstance()->waitForDone();
+    return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    QCoreApplication app(argc, argv);
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
     const bench::Args args = bench::parseArgs(app.arguments(), 3, false);
     const bench::Scratch scratch =
         bench::makeScratch("bench_remote", args.scratch, 1300ull << 20, "a SCRATCH_DIR");
@@ -88,10 +150,10 @@ int main(int argc, char** argv) {
         localSeconds * 1e3, localSeconds / remoteSeconds, curlSeconds * 1e3,
         curlSeconds / remoteSeconds);
 
-    // 2. sha256 of a 1 GiB leaf
+    // 2. a 1 GiB leaf in the window
     {
         TensorDict td = TensorDict::create();
-        td.mutableRoot().addBytes("x", DType::UInt8, {1024, 1024, 1024},
+        td.mutableRoot().addBytes("x", DType::UInt8, {32768, 32768},
                                   ownedBytes(bench::imageLikeBytes(1024, 1024)));
         SaveOptions o;
         o.archive = true;
@@ -99,20 +161,43 @@ int main(int argc, char** argv) {
         save(td, (dir + "/big.tdz").toStdString(), o);
     }
     const QString big = server.url() + "/big.tdz";
-    before = httpCounters();
+    const double leafBytes = double(1ull << 30);
+    std::vector<double> tableMs, imageMs, tableBytes, imageBytes, tableRequests, imageRequests;
+    for (int i = 0; i < args.rounds; ++i) {
+        const auto [table, image] = showInWindow(big);
+        tableMs.push_back(table.ms), imageMs.push_back(image.ms);
+        tableBytes.push_back(double(table.bytes)), imageBytes.push_back(double(image.bytes));
+        tableRequests.push_back(double(table.requests)),
+            imageRequests.push_back(double(image.requests));
+    }
+    std::printf("case 2: a [32768, 32768] uint8 leaf (1 GiB, stored) in a 1200 x 800 window\n");
+    std::printf(
+        "  the first table screen: %.2f MiB in %.0f requests, %.0f ms (goal < 4 MiB: %s; "
+        "%.3f%% of the leaf)\n",
+        median(tableBytes) / (1 << 20), median(tableRequests), median(tableMs),
+        median(tableBytes) < (4 << 20) ? "ok" : "MISSED", 100 * median(tableBytes) / leafBytes);
+    std::printf(
+        "  the fit image: %.1f MiB in %.0f requests, %.0f ms (goal <= 10%% of the leaf: "
+        "%.1f%%, %s)\n",
+        median(imageBytes) / (1 << 20), median(imageRequests), median(imageMs),
+        100 * median(imageBytes) / leafBytes,
+        median(imageBytes) <= 0.1 * leafBytes ? "ok" : "MISSED");
+
+    // 3. sha256 of the 1 GiB leaf
+    HttpCounters before3 = httpCounters();
     const double hashSeconds = medianSeconds(args.rounds, [&] {
         const TensorDict td = load(big.toStdString());
         leafSha256(*td.root().child("x"));
     });
     const HttpCounters hashed = httpCounters();
     const double curlBig = curl.isEmpty() ? -1 : medianSeconds(args.rounds, [&] {
-        bench::runProcess({curl, "-s", big});
+        bench::runProcess({curl, "-s", "-o", "/dev/null", big});
     });
     std::printf(
-        "case 2: sha256 of a 1 GiB stored leaf over HTTP: %.2f s, %.0f requests and "
+        "case 3: sha256 of the 1 GiB stored leaf over HTTP: %.2f s, %.0f requests and "
         "%.0f MB per hash\n",
-        hashSeconds, (hashed.requests - before.requests) / perOpen,
-        (hashed.bytes - before.bytes) / perOpen / 1e6);
+        hashSeconds, (hashed.requests - before3.requests) / perOpen,
+        (hashed.bytes - before3.bytes) / perOpen / 1e6);
     const double ratio = curlBig > 0 ? curlBig / hashSeconds : -1;
     std::printf("  anchor: curl -o /dev/null %.2f s: %.2fx its speed (goal >= 0.5x: %s)\n", curlBig,
                 ratio, ratio >= 0.5 ? "ok" : "MISSED");

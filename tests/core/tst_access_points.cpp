@@ -312,7 +312,7 @@ private Q_SLOTS:
         const auto td = std::make_shared<TensorDict>(load(path.toStdString()));
         const Node& x = *td->root().child("x");
         QVERIFY(x.hasRandomAccess());
-        const std::uint64_t page = LeafPages::kPageSize;
+        const std::uint64_t page = LeafPages::kCompressedPageSize;
         auto pages = LeafPages::create(td, x, 2 * page);
         const LeafBytes bytes = pages->bytes();
         QCOMPARE(bytes.size, std::size_t(kLeafBytes));
@@ -408,9 +408,10 @@ private Q_SLOTS:
         auto pages = LeafPages::create(td, *td->root().child("x"));
         const LeafBytes bytes = pages->bytes();
         int failed = 0;
-        for (std::uint64_t offset = 0; offset < kLeafBytes; offset += LeafPages::kPageSize) {
+        for (std::uint64_t offset = 0; offset < kLeafBytes;
+             offset += LeafPages::kCompressedPageSize) {
             const std::uint64_t n =
-                std::min<std::uint64_t>(LeafPages::kPageSize, kLeafBytes - offset);
+                std::min<std::uint64_t>(LeafPages::kCompressedPageSize, kLeafBytes - offset);
             try {
                 const auto hold = requireBytes(bytes, offset, n);
                 QVERIFY2(std::memcmp(bytes.data.get() + offset, bytes_.data() + offset, n) == 0,

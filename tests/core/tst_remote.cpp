@@ -13,8 +13,11 @@
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <thread>
 
+#include "fault_server.h"
 #include "nginx_server.h"
+#include "tensordict/cancel.h"
 #include "tensordict/compare.h"
 #include "tensordict/error.h"
 #include "tensordict/http.h"
@@ -50,14 +53,14 @@ class TestRemote : public QObject {
 private:
     QTemporaryDir served_;
     std::unique_ptr<NginxServer> server_;
-    QProcess faults_;  // tests/support/fault_server.py
-    QString faultsUrl_;
+    std::unique_ptr<testsupport::FaultServer> faults_;
 
     QString url(const QString& path) const { return server_->url() + "/" + path; }
-    QString faultUrl(const QString& path) const { return faultsUrl_ + "/" + path; }
+    QString faultUrl(const QString& path) const { return faults_->url() + "/" + path; }
 
 private Q_SLOTS:
     void initTestCase() {
+        qputenv("TDSTUDIO_HTTP_STALL_SECONDS", "3");  // before the first request reads it
         QVERIFY(served_.isValid());
         QVERIFY(QFile::link(testsupport::fixturesDir(), served_.path() + "/tensordict-0.14"));
         QVERIFY(QFile::link(testsupport::torchFixturesDir(), served_.path() + "/pytorch-1.13"));
@@ -72,14 +75,8 @@ private Q_SLOTS:
                                                           .arg(root));
         QVERIFY2(server_->isRunning(), qPrintable(server_->error()));
         writeArchive(root + "/ranged.tdz", 1 << 20, 3);  // over one block of reading
-        faults_.start("python3", {TDSTUDIO_TEST_SUPPORT_DIR "/fault_server.py", root});
-        QVERIFY(faults_.waitForReadyRead(30000));
-        faultsUrl_ = "http://127.0.0.1:" + QString::fromUtf8(faults_.readLine()).trimmed();
-    }
-
-    void cleanupTestCase() {
-        faults_.kill();
-        faults_.waitForFinished();
+        faults_ = std::make_unique<testsupport::FaultServer>(root);
+        QVERIFY(faults_->isRunning());
     }
 
     void everyFixtureReadsAsLocally_data() {
@@ -215,6 +212,42 @@ private Q_SLOTS:
     void aServerWithoutValidatorsStillReads() {
         const TensorDict td = load(faultUrl("noetag/ranged.tdz").toStdString());
         QVERIFY(compare(td, load((served_.path() + "/ranged.tdz").toStdString())).equal());
+    }
+
+    void aCancelledReadStopsMidTransfer() {
+        // The server answers a few bytes, then nothing: the read is under way
+        // when it is cancelled, and ends with Cancelled, not a 30 s stall.
+        CancelToken token;
+        std::exception_ptr thrown;
+        std::thread reader([&] {
+            const CancelScope scope(&token);
+            try {
+                load(faultUrl("stall/ranged.tdz").toStdString());
+            } catch (...) {
+                thrown = std::current_exception();
+            }
+        });
+        const bool stalled = faults_->waitForStall();
+        token.cancel();
+        reader.join();
+        QVERIFY(stalled);
+        QVERIFY(thrown);
+        try {
+            std::rethrow_exception(thrown);
+        } catch (const Cancelled& e) {
+            QVERIFY2(QString(e.what()).contains("stall/ranged.tdz"), e.what());
+        } catch (const std::exception& e) {
+            QFAIL(qPrintable(QString("not cancelled: ") + e.what()));
+        }
+    }
+
+    void aStalledServerIsATimeout() {
+        // No byte for TDSTUDIO_HTTP_STALL_SECONDS (3 here): dropped, tried
+        // again, then an error naming the URL.
+        const QString where = faultUrl("stall/ranged.tdz");
+        const QString error = errorOf([&] { load(where.toStdString()); });
+        QVERIFY2(error.contains(where) && error.contains("no answer for 3 s (after 4 tries)"),
+                 qPrintable(error));
     }
 
     void smallFilesNeedNoRanges() {

@@ -6,6 +6,11 @@ rest names the file under ROOT it serves, with byte ranges.
   /flaky/N/F      429 (Retry-After: 0) to the first N requests for F, then ok
   /cut/F          ranges from offset 0 whole; any later range cut off halfway
   /noetag/F       ok, without ETag or Last-Modified
+  /stall/F        headers and a few bytes of the body, then nothing until
+                  the client goes (prints "stalled /stall/F" when it stalls:
+                  the test's hook to cancel a read that is surely under way)
+  /stallbig/F     ok, but ranges of 1 MiB or more (a leaf's data, not the
+                  tree's blocks) stall as above
 
 usage: fault_server.py ROOT  (prints the port it listens on, then serves)
 """
@@ -63,6 +68,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("ETag", '"%x"' % int(os.path.getmtime(path)))
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
+        if mode == "stall" or (mode == "stallbig" and ranged and end - start + 1 >= 1 << 20):
+            self.wfile.write(body[: min(1024, len(body) // 2)])
+            self.wfile.flush()
+            print("stalled", self.path, flush=True)
+            self.connection.settimeout(600)
+            try:
+                self.connection.recv(1)  # b"" once the client closes
+            except OSError:
+                pass
+            self.close_connection = True
+            return
         if mode == "cut" and start > 0:
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()

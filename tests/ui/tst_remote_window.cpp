@@ -5,19 +5,26 @@
 // started here. TDSTUDIO_SCREENSHOT_DIR set: the window is kept as PNGs.
 
 #include <QAction>
+#include <QClipboard>
 #include <QDateTime>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QStatusBar>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QtTest>
 
 #include "document_page.h"
+#include "fault_server.h"
+#include "image_view.h"
 #include "main_window.h"
 #include "nginx_server.h"
+#include "open_failure.h"
 #include "preview_panel.h"
 #include "tensor_table_model.h"
+#include "tensor_table_view.h"
+#include "tensordict/http.h"
 #include "tensordict/save.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
@@ -42,6 +49,7 @@ void writeArchive(const QString& path, char seed) {
 
 void keepScreenshot(QWidget& w, const QString& name) {
     const QByteArray dir = qgetenv("TDSTUDIO_SCREENSHOT_DIR");
+    QCoreApplication::processEvents();  // the status bar laid out with what it shows
     if (!dir.isEmpty())
         w.grab().save(QString::fromLocal8Bit(dir) + "/" + name);
 }
@@ -84,6 +92,8 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
         QVERIFY2(w.windowTitle().contains("data.tdz"), qPrintable(w.windowTitle()));
         QCOMPARE(w.recentFiles().value(0), url);
+        QCOMPARE(locationName(url), QString("data.tdz"));
+        QCOMPARE(locationFolder(url), server.url() + "/");
 
         PreviewPanel* preview = w.documentPage()->previewPanel();
         QSignalSpy ready(preview, &PreviewPanel::leafReady);
@@ -122,6 +132,130 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(preview->message().isEmpty() && ready.count() >= 2, kBoundMs);
         preview->setMode(PreviewPanel::TableMode);
         QTRY_COMPARE_WITH_TIMEOUT(preview->tableModel()->text(0, 0), QString("21"), kBoundMs);
+    }
+
+    // A large leaf on a server is fetched as far as it is shown: the
+    // table's window (and a margin), every stride-th row for the fit
+    // picture; a copy of cells far from the window reads them first.
+    void largeLeafIsFetchedAsShown() {
+        QTemporaryDir served;
+        QVERIFY(served.isValid());
+        constexpr std::int64_t rows = 2048, cols = 32768;  // 64 MiB, rows of 32 KiB
+        const auto valueAt = [](std::int64_t r, std::int64_t c) {
+            return static_cast<unsigned char>((r * 3 + c * 5) & 0xff);
+        };
+        {
+            QByteArray bytes(rows * cols, Qt::Uninitialized);
+            char* at = bytes.data();
+            for (std::int64_t r = 0; r < rows; ++r)
+                for (std::int64_t c = 0; c < cols; ++c)
+                    *at++ = static_cast<char>(valueAt(r, c));
+            TensorDict td = TensorDict::create();
+            td.mutableRoot().addBytes("big", DType::UInt8, {rows, cols}, ownedBytes(bytes));
+            SaveOptions options;
+            options.archive = true;
+            save(td, (served.path() + "/big.tdz").toStdString(), options);
+        }
+        testsupport::NginxServer server(served.path());
+        QVERIFY2(server.isRunning(), qPrintable(server.error()));
+        const std::uint64_t leafBytes = rows * cols;
+
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        w.openPath(server.url() + "/big.tdz");
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
+        PreviewPanel* preview = w.documentPage()->previewPanel();
+        preview->setMode(PreviewPanel::TableMode);
+        QSignalSpy ready(preview, &PreviewPanel::leafReady);
+        HttpCounters before = httpCounters();
+        QVERIFY(w.selectKeyPath({"big"}));
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, kBoundMs);
+        TensorTableModel* table = preview->tableModel();
+        QTRY_VERIFY_WITH_TIMEOUT(!table->isFilling() && table->rowCount() > 0, kBoundMs);
+        QCOMPARE(table->text(1, 2), QString::number(valueAt(1, 2)));
+        const std::uint64_t tableBytes = httpCounters().bytes - before.bytes;
+        QVERIFY2(tableBytes < (4u << 20),
+                 qPrintable(QString("the first table screen fetched %1 bytes").arg(tableBytes)));
+
+        // Far down: that window is fetched, its cells right.
+        table->setWindow(1500, 20000, table->rowCount(), table->columnCount());
+        QTRY_VERIFY_WITH_TIMEOUT(!table->isFilling(), kBoundMs);
+        QCOMPARE(table->text(1503, 20004), QString::number(valueAt(1503, 20004)));
+
+        // A copy of cells the window never held: read first, then right.
+        TensorTableView* view = preview->findChild<TensorTableView*>();
+        QVERIFY(view);
+        QSignalSpy copied(view, &TensorTableView::copyFinished);
+        CellSelection selection;
+        selection.select({100, 30000});
+        selection.extendTo({102, 30001});
+        view->setSelection(selection);
+        view->copySelection();
+        QTRY_COMPARE_WITH_TIMEOUT(copied.count(), 1, kBoundMs);
+        const QStringList lines = QApplication::clipboard()->text().split('\n');
+        QCOMPARE(lines.value(0),
+                 QString("%1\t%2").arg(valueAt(100, 30000)).arg(valueAt(100, 30001)));
+        QCOMPARE(lines.value(2),
+                 QString("%1\t%2").arg(valueAt(102, 30000)).arg(valueAt(102, 30001)));
+
+        // The fit picture: every stride-th row, a small part of the leaf.
+        before = httpCounters();
+        preview->setMode(PreviewPanel::ImageMode);
+        ImageView* image = preview->imageView();
+        QTRY_VERIFY_WITH_TIMEOUT(!image->isRendering() && !image->image().isNull(), kBoundMs);
+        const std::uint64_t imageBytes = httpCounters().bytes - before.bytes;
+        QVERIFY2(
+            imageBytes * 10 <= leafBytes,
+            qPrintable(
+                QString("the fit picture fetched %1 of %2 bytes").arg(imageBytes).arg(leafBytes)));
+        QVERIFY(image->image().width() < cols);  // drawn with a stride
+        QVERIFY(!image->rangeIsExact());         // its range is the sample's: no read of the rest
+        keepScreenshot(w, "remote-large-leaf.png");
+    }
+
+    // A server that stops answering never holds the window: the status
+    // bar's Cancel stops the open under way, then a leaf's read.
+    void aSlowServerCanBeCancelled() {
+        QTemporaryDir served;
+        QVERIFY(served.isValid());
+        writeArchive(served.path() + "/data.tdz", 10);
+        testsupport::FaultServer faults(served.path());
+        QVERIFY(faults.isRunning());
+
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        QSignalSpy failed(&w, &MainWindow::documentFailed);
+        auto* cancel = w.findChild<QToolButton*>("cancelReads");
+        QVERIFY(cancel);
+        QVERIFY(!cancel->isVisible());
+        w.openPath(faults.url() + "/stall/data.tdz");
+        QVERIFY(cancel->isVisible());
+        QVERIFY(faults.waitForStall());
+        keepScreenshot(w, "remote-opening.png");
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QVERIFY2(w.statusBar()->currentMessage().contains("was cancelled"),
+                 qPrintable(w.statusBar()->currentMessage()));
+        // The request itself ended (not left to time out), and nothing opened.
+        QTRY_COMPARE_WITH_TIMEOUT(httpCounters().inFlight, std::uint64_t(0), kBoundMs);
+        QTRY_VERIFY_WITH_TIMEOUT(!cancel->isVisible(), kBoundMs);
+        QCOMPARE(loaded.count(), 0);
+        QCOMPARE(failed.count(), 0);
+
+        // The tree reads; the leaf's data stalls: cancelled the same way.
+        w.openPath(faults.url() + "/stallbig/data.tdz");
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
+        PreviewPanel* preview = w.documentPage()->previewPanel();
+        QVERIFY(w.selectKeyPath({"a"}));
+        QVERIFY(faults.waitForStall());
+        QVERIFY(preview->isLoading());
+        QTRY_VERIFY_WITH_TIMEOUT(cancel->isVisible(), kBoundMs);  // the next status update
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QVERIFY2(preview->message().contains("cancelled"), qPrintable(preview->message()));
+        QTRY_COMPARE_WITH_TIMEOUT(httpCounters().inFlight, std::uint64_t(0), kBoundMs);
     }
 };
 

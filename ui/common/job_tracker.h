@@ -126,8 +126,12 @@ private:
                              busy_ = false;
                              deliver(watcher->result());
                          });
-        const QFuture<Result> future = QtConcurrent::run(
-            [task = std::move(task), token = token_]() -> Result { return task(token); });
+        // The token reaches the reads too: a web server's transfer stops with it.
+        const QFuture<Result> future =
+            QtConcurrent::run([task = std::move(task), token = token_]() -> Result {
+                const tensordict::CancelScope scope(&token);
+                return task(token);
+            });
         watcher->setFuture(future);
         running_.append(future);
     }

@@ -3,6 +3,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QUrl>
 
 namespace {
 
@@ -29,6 +30,20 @@ QString expectedKind(const QFileInfo& info) {
 bool isRemote(const QString& location) {
     return location.startsWith("http://", Qt::CaseInsensitive) ||
            location.startsWith("https://", Qt::CaseInsensitive);
+}
+
+QString locationName(const QString& location) {
+    if (!isRemote(location))
+        return QFileInfo(location).fileName();
+    const QString trimmed = location.endsWith('/') ? location.chopped(1) : location;
+    return QUrl(trimmed).fileName();
+}
+
+QString locationFolder(const QString& location) {
+    if (!isRemote(location))
+        return QFileInfo(location).absolutePath();
+    const QString trimmed = location.endsWith('/') ? location.chopped(1) : location;
+    return QUrl(trimmed).adjusted(QUrl::RemoveFilename).toString();
 }
 
 OpenFailure describeOpenFailure(const QString& path, const QString& error) {

@@ -15,3 +15,6 @@ struct OpenFailure {
 OpenFailure describeOpenFailure(const QString& path, const QString& error);
 // Whether `location` is an http(s):// URL rather than a path.
 bool isRemote(const QString& location);
+// A path's or URL's file name, and where it is (its folder, or the URL up to it).
+QString locationName(const QString& location);
+QString locationFolder(const QString& location);

@@ -3,6 +3,7 @@
 #include "color_bar.h"
 #include "file_dialogs.h"
 #include "flow_layout.h"
+#include "tensordict/leaf_pages.h"
 
 #include <QComboBox>
 #include <QFileDialog>
@@ -439,6 +440,13 @@ std::optional<ImageView::Job> ImageView::visibleJob() {
 // Called when the screen has all it needs: the shown slice's exact range, unless known.
 std::optional<ImageView::Job> ImageView::rangeJob() const {
     if (!shown_ || shown_->exact || rawColour())
+        return std::nullopt;
+    // A slice of a remote leaf, or a large one of a compressed leaf, keeps
+    // its sample's range: the exact one would fetch or inflate all of it.
+    const TensorSlice::Span all = shown_->slice.span(0, -1, channelDim_);
+    if (bytes_.pages &&
+        (bytes_.pages->fetches() ||
+         std::uint64_t(all.end - all.first) * tensordict::itemSize(dtype_) > kExactRangeReadCap))
         return std::nullopt;
     Job job{JobKind::Range, requestFor(shown_->slice)};
     job.request.stride = shown_->stride;  // the overview to redraw if the sample missed

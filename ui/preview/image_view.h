@@ -137,6 +137,9 @@ public:
     int cachedFrames() const { return static_cast<int>(frames_.size()); }
     // Whether the shown colour range is the whole slice's, not a sample's.
     bool rangeIsExact() const { return shown_ && shown_->exact; }
+    // The most of a compressed leaf read page by page that is inflated
+    // only to make a sampled colour range exact (of a remote one: nothing).
+    static constexpr std::uint64_t kExactRangeReadCap = 64u << 20;
     // The shown colour range.
     double rangeLow() const { return result_.low; }
     double rangeHigh() const { return result_.high; }

@@ -183,6 +183,15 @@ void PreviewPanel::reset() {
     leafView_->clear();
 }
 
+void PreviewPanel::cancelReads() {
+    const bool reading = read_.isBusy() || tableModel()->isFilling() ||
+                         (pages_->currentWidget() != messagePage_ && imageView()->isRendering());
+    if (!node_ || !node_->isTensor() || !reading)
+        return;
+    reset();
+    showMessage(tr("Reading was cancelled. Select the leaf again to read it."));
+}
+
 PreviewPanel::Read PreviewPanel::readLeaves(const std::vector<const Node*>& nodes,
                                             const std::shared_ptr<const void>& owner) {
     Read read;

@@ -49,6 +49,10 @@ public:
     // The leaves shown by showSeries() (empty when one node is shown).
     const std::vector<const tensordict::Node*>& seriesNodes() const { return seriesNodes_; }
     bool isLoading() const { return read_.isBusy(); }
+    // Stops the shown leaf's reads under way (its bytes, the table's
+    // window, the image): a slow server's requests end; the preview says
+    // how to read it again.
+    void cancelReads();
 
     Mode mode() const;
     void setMode(Mode mode);

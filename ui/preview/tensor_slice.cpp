@@ -56,6 +56,26 @@ TensorSlice::Span TensorSlice::span(std::int64_t firstRow, std::int64_t endRow, 
     return {low.layout().at(firstRow, 0), high.layout().at(endRow - 1, cols() - 1) + 1};
 }
 
+std::vector<TensorSlice::Span> TensorSlice::rowSpans(std::int64_t firstRow, std::int64_t endRow,
+                                                     std::int64_t rowStep, std::int64_t firstCol,
+                                                     std::int64_t endCol, int alsoDim) const {
+    firstRow = std::max<std::int64_t>(firstRow, 0), endRow = std::min(endRow, rows());
+    firstCol = std::max<std::int64_t>(firstCol, 0), endCol = std::min(endCol, cols());
+    std::vector<Span> spans;
+    if (numel() == 0 || firstRow >= endRow || firstCol >= endCol)
+        return spans;
+    TensorSlice low = *this, high = *this;
+    if (alsoDim >= 0 && alsoDim != rowDim && alsoDim != colDim &&
+        std::size_t(alsoDim) < index.size()) {
+        low.index[std::size_t(alsoDim)] = 0;
+        high.index[std::size_t(alsoDim)] = shape[std::size_t(alsoDim)] - 1;
+    }
+    const Layout first = low.layout(), last = high.layout();
+    for (std::int64_t row = firstRow; row < endRow; row += std::max<std::int64_t>(rowStep, 1))
+        spans.push_back({first.at(row, firstCol), last.at(row, endCol - 1) + 1});
+    return spans;
+}
+
 std::vector<int> TensorSlice::fixedDims() const {
     std::vector<int> dims;
     for (int d = 0; d < static_cast<int>(shape.size()); ++d)
@@ -86,6 +106,44 @@ SliceHold requireSpan(const tensordict::LeafBytes& bytes, tensordict::DType dtyp
         out.failed = true;
     }
     return out;
+}
+
+SliceHold requireSpans(const tensordict::LeafBytes& bytes, tensordict::DType dtype,
+                       const std::vector<TensorSlice::Span>& spans,
+                       const tensordict::CancelToken* cancel) {
+    SliceHold out;
+    if (!bytes.pages)
+        return out;
+    const std::uint64_t item = tensordict::itemSize(dtype);
+    std::vector<tensordict::LeafPages::Range> ranges;
+    ranges.reserve(spans.size());
+    for (const TensorSlice::Span& s : spans)
+        if (s.end > s.first)
+            ranges.push_back(
+                {std::uint64_t(s.first) * item, std::uint64_t(s.end - s.first) * item});
+    try {
+        out.hold = bytes.pages->requireAll(ranges, cancel);
+    } catch (const tensordict::Cancelled&) {
+        out.cancelled = true;
+    } catch (const tensordict::Error&) {
+        out.failed = true;
+    }
+    return out;
+}
+
+std::shared_ptr<const void> holdIfFilled(const tensordict::LeafBytes& bytes,
+                                         tensordict::DType dtype,
+                                         const std::vector<TensorSlice::Span>& spans) {
+    if (!bytes.pages)
+        return std::make_shared<int>(0);
+    auto holds = std::make_shared<std::vector<std::shared_ptr<const void>>>();
+    for (const TensorSlice::Span& s : spans) {
+        auto hold = holdIfFilled(bytes, dtype, s);
+        if (!hold)
+            return nullptr;
+        holds->push_back(std::move(hold));
+    }
+    return holds;
 }
 
 std::shared_ptr<const void> holdIfFilled(const tensordict::LeafBytes& bytes,

@@ -45,6 +45,12 @@ struct TensorSlice {
         std::int64_t first = 0, end = 0;
     };
     Span span(std::int64_t firstRow = 0, std::int64_t endRow = -1, int alsoDim = -1) const;
+    // The spans that hold columns [firstCol, endCol) of rows [firstRow,
+    // endRow), every `rowStep`th of them, and every index of `alsoDim`: a
+    // span per row. What a reader of a few columns of long rows, or of
+    // every 30th row, needs of a leaf read page by page.
+    std::vector<Span> rowSpans(std::int64_t firstRow, std::int64_t endRow, std::int64_t rowStep,
+                               std::int64_t firstCol, std::int64_t endCol, int alsoDim = -1) const;
     // The dimensions fixed at an index (neither rows nor columns).
     std::vector<int> fixedDims() const;
     // Moves rows/cols to other dimensions, keeping them distinct and valid.
@@ -66,6 +72,13 @@ struct SliceHold {
 // Fills the bytes of `span` (call it on a worker; it may inflate).
 SliceHold requireSpan(const tensordict::LeafBytes& bytes, tensordict::DType dtype,
                       TensorSlice::Span span, const tensordict::CancelToken* cancel = nullptr);
+// The same for several spans, their pages read concurrently.
+SliceHold requireSpans(const tensordict::LeafBytes& bytes, tensordict::DType dtype,
+                       const std::vector<TensorSlice::Span>& spans,
+                       const tensordict::CancelToken* cancel = nullptr);
 // The hold of bytes already filled, or nothing (no wait: for the GUI thread).
 std::shared_ptr<const void> holdIfFilled(const tensordict::LeafBytes& bytes,
                                          tensordict::DType dtype, TensorSlice::Span span);
+std::shared_ptr<const void> holdIfFilled(const tensordict::LeafBytes& bytes,
+                                         tensordict::DType dtype,
+                                         const std::vector<TensorSlice::Span>& spans);

@@ -24,26 +24,33 @@ void TensorTableModel::setLeaf(tensordict::DType dtype, tensordict::LeafBytes by
     cells_.rows = slice_.rows();
     cells_.cols = slice_.cols();
     firstRow_ = firstCol_ = 0;
-    holdSlice();
+    holdWindow();
     updateNotation();
     endResetModel();
 }
 
-void TensorTableModel::holdSlice() {
+void TensorTableModel::holdWindow() {
     fill_.cancel();
     sliceHold_.reset();
     filling_ = false;
     cells_.bytes = leafBytes_;
     if (!leafBytes_.pages)
         return;
-    const TensorSlice::Span span = slice_.span();
-    if ((sliceHold_ = holdIfFilled(leafBytes_, cells_.dtype, span)))
+    // The window's cells and a margin around it, so that a short scroll
+    // needs no read: a few MiB of a leaf of any size.
+    held_ = {std::max<std::int64_t>(0, firstRow_ - rows_ / 2),
+             std::min(slice_.rows(), firstRow_ + rows_ + rows_ / 2),
+             std::max<std::int64_t>(0, firstCol_ - cols_),
+             std::min(slice_.cols(), firstCol_ + 2 * std::int64_t(cols_))};
+    const std::vector<TensorSlice::Span> spans =
+        slice_.rowSpans(held_.firstRow, held_.endRow, 1, held_.firstCol, held_.endCol);
+    if ((sliceHold_ = holdIfFilled(leafBytes_, cells_.dtype, spans)))
         return;
     cells_.bytes = {};
     filling_ = true;
     fill_.start(
-        [bytes = leafBytes_, dtype = cells_.dtype, span](const tensordict::CancelToken& cancel) {
-            return requireSpan(bytes, dtype, span, &cancel);
+        [bytes = leafBytes_, dtype = cells_.dtype, spans](const tensordict::CancelToken& cancel) {
+            return requireSpans(bytes, dtype, spans, &cancel);
         },
         [this](const SliceHold& held) {
             filling_ = false;
@@ -58,6 +65,12 @@ void TensorTableModel::holdSlice() {
             endResetModel();
             Q_EMIT filled();
         });
+}
+
+bool TensorTableModel::windowIsHeld() const {
+    return !leafBytes_.pages ||
+           (firstRow_ >= held_.firstRow && firstRow_ + windowRows() <= held_.endRow &&
+            firstCol_ >= held_.firstCol && firstCol_ + windowCols() <= held_.endCol);
 }
 
 void TensorTableModel::clear() {
@@ -85,7 +98,7 @@ void TensorTableModel::setSlice(const TensorSlice& slice) {
     cells_.cols = slice_.cols();
     firstRow_ = std::min<std::int64_t>(firstRow_, std::max<std::int64_t>(0, slice_.rows() - 1));
     firstCol_ = std::min<std::int64_t>(firstCol_, std::max<std::int64_t>(0, slice_.cols() - 1));
-    holdSlice();
+    holdWindow();
     updateNotation();
     endResetModel();
 }
@@ -114,11 +127,15 @@ void TensorTableModel::setWindow(std::int64_t firstRow, std::int64_t firstCol, i
     if (newRows != oldRows || newCols != oldCols) {
         beginResetModel();
         firstRow_ = firstRow, firstCol_ = firstCol, rows_ = rows, cols_ = cols;
+        if (!windowIsHeld())
+            holdWindow();
         updateNotation();
         endResetModel();
         return;
     }
     firstRow_ = firstRow, firstCol_ = firstCol, rows_ = rows, cols_ = cols;
+    if (!windowIsHeld())
+        holdWindow();
     updateNotation();
     if (oldRows > 0 && oldCols > 0) {
         Q_EMIT dataChanged(index(0, 0), index(oldRows - 1, oldCols - 1));

@@ -26,7 +26,7 @@ public:
     void setSlice(const TensorSlice& slice);
     const TensorSlice& slice() const { return slice_; }
     bool hasLeaf() const { return leafBytes_.data != nullptr || slice_.numel() == 0; }
-    // The slice's bytes are being read (a leaf read page by page): its
+    // The window's bytes are being read (a leaf read page by page): its
     // cells are blank until filled() (GUI never waits on it).
     bool isFilling() const { return filling_; }
 
@@ -58,8 +58,15 @@ public:
     QString text(std::int64_t row, std::int64_t col, Shown which) const;
     // The selected cells as tab-separated lines (CellText::tsv).
     QString toTsv(const CellSelection& selection) const;
-    // How the cells read now, to build text on a worker.
-    const CellText& cells() const { return cells_; }
+    // How the cells read, over the whole leaf, to build text on a worker:
+    // of a leaf read page by page, only what requireSpans() made readable.
+    CellText cells() const {
+        CellText all = cells_;
+        all.bytes = leafBytes_;
+        return all;
+    }
+    // The leaf is read page by page: cells outside the window need a read.
+    bool readsPageByPage() const { return leafBytes_.pages != nullptr; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -70,7 +77,7 @@ public:
 Q_SIGNALS:
     // The leaf's file lost data while a cell was read (emitted once, queued).
     void sourceChanged();
-    // The slice's bytes arrived and its cells show.
+    // The window's bytes arrived and its cells show.
     void filled();
 
 private:
@@ -83,14 +90,19 @@ private:
     tensordict::Notation notationOf(std::int64_t col, Shown which) const;
     // Emits sourceChanged() once (queued) when `lost` says the file lost bytes.
     void noteLost(bool lost) const;
-    // Holds the slice's pages of a leaf read page by page: at once when they
-    // are there, else after a worker filled them (cells blank meanwhile).
-    void holdSlice();
+    // Holds the pages of the window's cells (and a margin) of a leaf read
+    // page by page: at once when they are there, else after a worker
+    // filled them (cells blank meanwhile).
+    void holdWindow();
+    bool windowIsHeld() const;
 
     bool active_ = false;
     CellText cells_;  // its bytes: the leaf's once the slice can be read
     tensordict::LeafBytes leafBytes_;
-    std::shared_ptr<const void> sliceHold_;  // the slice's pages, kept
+    std::shared_ptr<const void> sliceHold_;  // the pages of held_, kept
+    struct Region {
+        std::int64_t firstRow = 0, endRow = 0, firstCol = 0, endCol = 0;
+    } held_;
     bool filling_ = false;
     JobTracker<SliceHold> fill_{this};
     mutable bool sourceLost_ = false;

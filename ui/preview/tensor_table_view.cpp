@@ -429,7 +429,9 @@ void TensorTableView::copySelection() {
         if (!(confirmCopy_ ? confirmCopy_(cells) : ask(cells)))
             return Q_EMIT copyFinished(0, tr("cancelled"));
     }
-    if (cells <= kWorkerCells) {
+    // A leaf read page by page has only the window's pages: the rest are read first, on the worker.
+    const bool paged = model_->readsPageByPage();
+    if (cells <= kWorkerCells && !paged) {
         const QString text = model_->toTsv(selection_);
         return finishCopy(cells, text, {});
     }
@@ -443,10 +445,19 @@ void TensorTableView::copySelection() {
         copy_.cancel();
         finishCopy(0, {}, tr("cancelled"));
     });
+    const CellSelection::Range box = selection_.bounds();
+    std::vector<TensorSlice::Span> spans;
+    if (paged)
+        spans = model_->slice().rowSpans(box.top, box.bottom + 1, 1, box.left, box.right + 1);
     copy_.start(
-        [cells = model_->cells(), selection = selection_](const tensordict::CancelToken& cancel,
-                                                          const JobProgress& progress) {
+        [cells = model_->cells(), selection = selection_, spans](
+            const tensordict::CancelToken& cancel, const JobProgress& progress) {
             Copy c;
+            const SliceHold held = requireSpans(cells.bytes, cells.dtype, spans, &cancel);
+            if (!held.ok()) {
+                c.lost = held.failed;
+                return c;
+            }
             c.text = cells.tsv(selection, cancel, &c.lost, progress);
             return c;
         },

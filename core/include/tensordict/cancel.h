@@ -35,4 +35,21 @@ private:
     std::shared_ptr<std::atomic<bool>> flag_;
 };
 
+// Makes `token` the one this thread's reads obey while the scope lives:
+// a read that waits on a network (a slow web server) ends with Cancelled
+// soon after it is cancelled, though no parameter carries the token down
+// to it. Scopes nest; null means none.
+class CancelScope {
+public:
+    explicit CancelScope(const CancelToken* token);
+    ~CancelScope();
+    CancelScope(const CancelScope&) = delete;
+    CancelScope& operator=(const CancelScope&) = delete;
+    // The innermost scope's token on this thread, or null.
+    static const CancelToken* current();
+
+private:
+    const CancelToken* previous_;
+};
+
 }  // namespace tensordict

@@ -64,6 +64,9 @@ public:
     std::size_t read(std::byte* dst, std::size_t n);
     std::uint64_t size() const { return size_; }
     std::uint64_t position() const { return done_; }
+    // Whether each read is a request to the leaf's source (a web server):
+    // such a reader is best read in few, large chunks.
+    bool readsByRequest() const { return ranged_; }
 
 private:
     void finish();

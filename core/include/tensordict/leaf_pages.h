@@ -21,11 +21,17 @@ class Node;
 // not the whole entry. Resident pages are capped: the least recently
 // required ones that no reader holds are given back to the system.
 //
+// A leaf on a web server is read the same way, in smaller pages: a
+// picture of every 30th row of a 1 GiB leaf then fetches a few percent.
+//
 // Readers call requireBytes() (bytes.h) for the range they are about to
 // read and keep the hold while they read it; other bytes may read as zero.
 class LeafPages : public std::enable_shared_from_this<LeafPages> {
 public:
-    static constexpr std::uint64_t kPageSize = 4u << 20;
+    // A compressed entry's pages: its access points are 4 MiB apart.
+    static constexpr std::uint64_t kCompressedPageSize = 4u << 20;
+    // A remote leaf's pages: the transport's unit of reads.
+    static constexpr std::uint64_t kRemotePageSize = 64u << 10;
 
     // `owner` keeps `leaf`'s tree alive. `residentCap`: bytes kept filled
     // beyond those held. Throws Error when the range cannot be reserved.
@@ -43,6 +49,14 @@ public:
     // failed read: the pages stay unfilled) or Cancelled.
     std::shared_ptr<const void> require(std::uint64_t offset, std::uint64_t length,
                                         const CancelToken* cancel = nullptr);
+    // require() of several ranges at once, the runs of pages they need
+    // read concurrently (a remote leaf's sampled rows: requests in flight
+    // together, not one round trip after another). One hold for them all.
+    struct Range {
+        std::uint64_t offset = 0, length = 0;
+    };
+    std::shared_ptr<const void> requireAll(const std::vector<Range>& ranges,
+                                           const CancelToken* cancel = nullptr);
     // The hold of a range whose pages are all filled now, or null (no wait,
     // no read: for the GUI thread).
     std::shared_ptr<const void> holdIfFilled(std::uint64_t offset, std::uint64_t length);
@@ -52,6 +66,10 @@ public:
     std::string failure() const;
     std::uint64_t residentBytes() const;
     std::uint64_t size() const { return size_; }
+    std::uint64_t pageSize() const { return pageSize_; }
+    // Whether its pages come from a source that cannot map (a web server):
+    // every read is a request, so readers read no more than they show.
+    bool fetches() const { return pageSize_ == kRemotePageSize; }
 
 private:
     enum class State : std::uint8_t { Empty, Filling, Filled };
@@ -63,7 +81,7 @@ private:
 
     LeafPages(std::shared_ptr<const void> owner, const Node& leaf, std::uint64_t cap);
     std::uint64_t pageBytes(std::size_t page) const {
-        return std::min<std::uint64_t>(kPageSize, size_ - page * kPageSize);
+        return std::min<std::uint64_t>(pageSize_, size_ - page * pageSize_);
     }
     void release(std::size_t first, std::size_t last);
     std::shared_ptr<const void> holdOf(std::size_t first, std::size_t last);
@@ -72,7 +90,7 @@ private:
     std::shared_ptr<const void> owner_;
     const Node& leaf_;
     const std::string where_;  // the leaf's key, for errors
-    const std::uint64_t size_, cap_;
+    const std::uint64_t size_, cap_, pageSize_;
     std::byte* base_ = nullptr;
     mutable std::mutex mutex_;
     std::condition_variable filled_;

@@ -215,8 +215,9 @@ public:
     // points inflates only the segments around it. Throws Error.
     LeafBytes bytesRange(std::uint64_t offset, std::uint64_t length) const;
     // Whether bytesRange() reads only around the part asked for where
-    // bytes() would inflate the whole leaf (a compressed entry with access
-    // points): such a leaf is best shown page by page (LeafPages).
+    // bytes() would inflate or fetch the whole leaf (a compressed entry with
+    // access points, a leaf on a web server): such a leaf is best shown
+    // page by page (LeafPages).
     bool hasRandomAccess() const;
     // True while the leaf's bytes are mapped or inflated (compressed entries
     // live in the store's cache of inflated entries, which has a size cap).

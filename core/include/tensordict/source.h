@@ -33,6 +33,12 @@ public:
     // Exactly `n` bytes from `offset` into `out`. Throws Error naming the
     // file when they cannot all be read (a short file, an I/O error).
     virtual void readAt(std::uint64_t offset, void* out, std::size_t n) const = 0;
+    // The same, for bytes the reader keeps or will not ask for again (a
+    // leaf's page, a streamed chunk): a source that caches what it reads
+    // (a web server's blocks) need not keep them.
+    virtual void readOnce(std::uint64_t offset, void* out, std::size_t n) const {
+        readAt(offset, out, n);
+    }
     // The whole file as copy-on-write memory (writes stay in this process;
     // the file never changes), or empty bytes when this source cannot map.
     // Touching a page the file lost raises SIGBUS: read it through

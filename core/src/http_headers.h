@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tensordict::http {
+
+// "Content-Range: bytes FIRST-LAST/TOTAL" (TOTAL may be "*"), parsed
+// strictly: digits only, FIRST <= LAST, LAST < TOTAL; nullopt otherwise.
+struct ContentRange {
+    std::uint64_t first = 0, last = 0;
+    std::optional<std::uint64_t> total;
+};
+std::optional<ContentRange> parseContentRange(std::string_view value);
+
+// The headers of one answer that a reader of ranges uses, from the lines
+// libcurl hands over one at a time (a status line starts a new answer: the
+// headers of a redirect are not the file's).
+struct ResponseHeaders {
+    std::string etag, lastModified, contentRange;
+    std::optional<std::uint64_t> contentLength;
+
+    void addLine(std::string_view line);
+    // The version of the file the answer is of: its ETag, else its Last-Modified.
+    const std::string& validator() const { return !etag.empty() ? etag : lastModified; }
+};
+
+// `s` without the spaces, tabs and line ends around it.
+std::string_view trimmed(std::string_view s);
+
+}  // namespace tensordict::http
