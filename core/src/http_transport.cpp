@@ -115,10 +115,30 @@ struct NotThere : Error {
     using Error::Error;
 };
 
-// libcurl's progress callback, a few times a second even while no byte
-// comes: a cancelled read stops here.
-int onProgress(void* token, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-    return token && static_cast<const CancelToken*>(token)->isCancelled() ? 1 : 0;
+// What libcurl's progress callback watches, a few times a second even
+// while no byte comes: the reader's cancel token, and a stall (no byte for
+// `stallSeconds`; libcurl's own low-speed check averages over a window).
+struct Watch {
+    const CancelToken* cancel = nullptr;
+    std::chrono::seconds stall;
+    curl_off_t lastBytes = -1;
+    std::chrono::steady_clock::time_point lastChange;
+    bool stalled = false;
+};
+
+int onProgress(void* user, curl_off_t, curl_off_t now, curl_off_t, curl_off_t sent) {
+    auto* w = static_cast<Watch*>(user);
+    if (w->cancel && w->cancel->isCancelled())
+        return 1;
+    const auto t = std::chrono::steady_clock::now();
+    if (now + sent != w->lastBytes) {
+        w->lastBytes = now + sent;
+        w->lastChange = t;
+    } else if (t - w->lastChange >= w->stall) {
+        w->stalled = true;
+        return 1;
+    }
+    return 0;
 }
 
 // Waits `ms` before a retry, or less when the read is cancelled meanwhile.
@@ -217,11 +237,11 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
         curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
         curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
         curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);
-        curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, stallSeconds);
+        Watch watch{cancel, std::chrono::seconds(stallSeconds), -1,
+                    std::chrono::steady_clock::now(), false};
         curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
         curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, onProgress);
-        curl_easy_setopt(h, CURLOPT_XFERINFODATA, const_cast<CancelToken*>(cancel));
+        curl_easy_setopt(h, CURLOPT_XFERINFODATA, &watch);
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, onBody);
         curl_easy_setopt(h, CURLOPT_WRITEDATA, &transfer);
@@ -261,7 +281,7 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
         handles().give(h);
         ++requestCount;
 
-        if (rc == CURLE_ABORTED_BY_CALLBACK)
+        if (rc == CURLE_ABORTED_BY_CALLBACK && !watch.stalled)
             throw Cancelled(url);
         if (rc == CURLE_WRITE_ERROR && r.truncatedOnPurpose) {
             if (r.status == 200 && !range.empty())
@@ -269,9 +289,10 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
             throw Error(url, "the server sent more than the " + std::to_string(transfer.limit) +
                                  " bytes asked for");
         }
-        const bool transient = rc == CURLE_OPERATION_TIMEDOUT || rc == CURLE_COULDNT_CONNECT ||
-                               rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR ||
-                               rc == CURLE_PARTIAL_FILE || rc == CURLE_GOT_NOTHING ||
+        const bool timedOut = rc == CURLE_OPERATION_TIMEDOUT || watch.stalled;
+        const bool transient = timedOut || rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR ||
+                               rc == CURLE_SEND_ERROR || rc == CURLE_PARTIAL_FILE ||
+                               rc == CURLE_GOT_NOTHING ||
                                (rc == CURLE_OK && (r.status == 429 || r.status >= 500));
         if (transient && attempt < kAttempts) {
             backOff(100 << attempt, cancel, url);
@@ -283,7 +304,7 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
             throw Error(url, std::string("the server's certificate is not trusted (") +
                                  curl_easy_strerror(rc) +
                                  "); trust its CA with TDSTUDIO_HTTP_CA_FILE");
-        if (rc == CURLE_OPERATION_TIMEDOUT)
+        if (timedOut)
             throw Error(url, "no answer for " + std::to_string(stallSeconds) + " s (after " +
                                  std::to_string(attempt) + " tries)");
         if (rc != CURLE_OK)
@@ -465,14 +486,17 @@ public:
                 if (recent_.size() > kRecent)
                     recent_.pop_back();
                 return info;
-            } catch (const NotThere&) {
+            } catch (const NotThere& e) {
+                info.missing = e.reason() + " (nor a folder with a meta.json)";
             }
         }
         // A directory: one whose meta.json is there.
         try {
             openNow(join(location, "meta.json"));
             info.kind = SourceInfo::Kind::Directory;
-        } catch (const NotThere&) {
+        } catch (const NotThere& e) {
+            if (info.missing.empty())
+                info.missing = e.reason() + " (no meta.json in this folder)";
         }
         return info;
     }

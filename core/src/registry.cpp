@@ -102,7 +102,8 @@ std::shared_ptr<const Store> openStore(const std::string& location, const StoreO
     probe.info = probe.transport->stat(location);
     switch (probe.info.kind) {
         case SourceInfo::Kind::Missing:
-            throw Error(location, "No such file or directory");
+            throw Error(location, probe.info.missing.empty() ? "No such file or directory"
+                                                             : probe.info.missing);
         case SourceInfo::Kind::Other:
             throw Error(location, "neither a directory nor a regular file");
         case SourceInfo::Kind::File: {

@@ -60,7 +60,7 @@ private:
 
 private Q_SLOTS:
     void initTestCase() {
-        qputenv("TDSTUDIO_HTTP_STALL_SECONDS", "3");  // before the first request reads it
+        qputenv("TDSTUDIO_HTTP_STALL_SECONDS", "1");  // before the first request reads it
         QVERIFY(served_.isValid());
         QVERIFY(QFile::link(testsupport::fixturesDir(), served_.path() + "/tensordict-0.14"));
         QVERIFY(QFile::link(testsupport::torchFixturesDir(), served_.path() + "/pytorch-1.13"));
@@ -177,7 +177,7 @@ private Q_SLOTS:
         QTest::addColumn<QString>("path");
         QTest::addColumn<QString>("expected");
         QTest::newRow("404") << "missing.tdz"
-                             << "No such file or directory";
+                             << "HTTP 404 Not Found (nor a folder with a meta.json)";
         QTest::newRow("no range support") << "norange/ranged.tdz"
                                           << "does not support range requests";
         QTest::newRow("503 for ever") << "down/x.tdz"
@@ -242,11 +242,11 @@ private Q_SLOTS:
     }
 
     void aStalledServerIsATimeout() {
-        // No byte for TDSTUDIO_HTTP_STALL_SECONDS (3 here): dropped, tried
+        // No byte for TDSTUDIO_HTTP_STALL_SECONDS (1 here): dropped, tried
         // again, then an error naming the URL.
         const QString where = faultUrl("stall/ranged.tdz");
         const QString error = errorOf([&] { load(where.toStdString()); });
-        QVERIFY2(error.contains(where) && error.contains("no answer for 3 s (after 4 tries)"),
+        QVERIFY2(error.contains(where) && error.contains("no answer for 1 s (after 4 tries)"),
                  qPrintable(error));
     }
 

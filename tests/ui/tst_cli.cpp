@@ -17,6 +17,9 @@
 #include <QtTest>
 
 #include "libzip_reader.h"
+#include "nginx_server.h"
+#include "tensordict/compare.h"
+#include "tensordict/tensordict.h"
 #include "testsupport.h"
 
 namespace {
@@ -220,6 +223,45 @@ private Q_SLOTS:
         QVERIFY2(run.exitCode == 0, run.err.constData());
         run = tdstudio({"--diff", a, tdz});
         QVERIFY2(run.exitCode == 0, (run.out + run.err).constData());
+    }
+
+    // --info, --diff (local against remote) and --save URL local.tdz read
+    // from a web server (nginx, started here) as from the disk.
+    void commandsTakeUrls() {
+        QTemporaryDir served;
+        QVERIFY(served.isValid());
+        const QString fixture = testsupport::fixturePath("archive_simple.tdz");
+        QVERIFY(QFile::copy(fixture, served.path() + "/simple.tdz"));
+        testsupport::NginxServer server(served.path());
+        QVERIFY2(server.isRunning(), qPrintable(server.error()));
+        const QString url = server.url() + "/simple.tdz";
+
+        Run run = tdstudio({"--info", url});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        const Run local = tdstudio({"--info", fixture});
+        QCOMPARE(QString::fromUtf8(run.out).section('\n', 1),
+                 QString::fromUtf8(local.out).section('\n', 1));  // all but the path line
+
+        run = tdstudio({"--diff", fixture, url});
+        QVERIFY2(run.exitCode == 0, (run.out + run.err).constData());
+        const QString other = scratch_.path() + "/other.tdz";
+        run = tdstudio({"--save", server.url() + "/simple.tdz", other});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QVERIFY(tensordict::compare(tensordict::load(other.toStdString()),
+                                    tensordict::load(fixture.toStdString()))
+                    .equal());
+        // A changed copy on the server: the diff says what differs, exit 1.
+        QVERIFY(QFile::remove(served.path() + "/simple.tdz"));
+        run = tdstudio(
+            {"--save", testsupport::fixturePath("nested3"), served.path() + "/simple.tdz"});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        run = tdstudio({"--diff", fixture, url});
+        QVERIFY2(run.exitCode == 1, (run.out + run.err).constData());
+        QVERIFY2(run.out.endsWith("different\n"), run.out.constData());
+        // Nothing there: the URL and the server's answer, exit 1.
+        run = tdstudio({"--info", server.url() + "/missing.tdz"});
+        QVERIFY2(run.exitCode == 1 && run.err.contains("/missing.tdz: HTTP 404 Not Found"),
+                 run.err.constData());
     }
 
     // --info reads every format PyTorch users have, naming what it is.

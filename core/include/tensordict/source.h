@@ -53,6 +53,7 @@ struct SourceInfo {
     std::uint64_t size = 0;  // files only
     std::string version;     // as ByteSource::version() of the file opened now
     bool isLink = false;     // a symbolic link (local files)
+    std::string missing;     // why it is Missing in the transport's words ("": no such file)
 };
 
 // Where sources are found: the local file system ("file", also paths with no
