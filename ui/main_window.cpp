@@ -80,6 +80,7 @@ MainWindow::MainWindow(QWidget* parent)
     setCentralWidget(pages_);
     connect(welcome_, &WelcomePage::openFileRequested, this, &MainWindow::chooseFile);
     connect(welcome_, &WelcomePage::openDirectoryRequested, this, &MainWindow::chooseDirectory);
+    connect(welcome_, &WelcomePage::openUrlRequested, this, &MainWindow::chooseUrl);
     connect(welcome_, &WelcomePage::openRequested, this, &MainWindow::openPath);
 
     // A file written (a save, an export) is noted with the way to its folder,

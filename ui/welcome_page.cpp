@@ -13,6 +13,7 @@ WelcomePage::WelcomePage(QWidget* parent)
       failure_(new QLabel),
       openFile_(new QPushButton(tr("Open File…"))),
       openDirectory_(new QPushButton(tr("Open Directory…"))),
+      openUrl_(new QPushButton(tr("Open URL…"))),
       recentTitle_(new QLabel(tr("Open recent:"))),
       recent_(new QListWidget) {
     auto* title = new QLabel(tr("tdstudio"));
@@ -22,8 +23,8 @@ WelcomePage::WelcomePage(QWidget* parent)
     title->setFont(big);
     auto* how = new QLabel(
         tr("Open a tensordict archive (.tdz) or memmap directory, a PyTorch checkpoint "
-           "(.pt, .pth), a safetensors file or a NumPy file (.npy, .npz), or drop one on this "
-           "window."));
+           "(.pt, .pth), a safetensors file or a NumPy file (.npy, .npz), on this computer or on "
+           "a web server, or drop one on this window."));
     how->setWordWrap(true);
 
     failure_->setWordWrap(true);
@@ -35,9 +36,11 @@ WelcomePage::WelcomePage(QWidget* parent)
 
     openFile_->setToolTip(tr("An archive, a checkpoint or an array file (Ctrl+O)"));
     openDirectory_->setToolTip(tr("A memmap directory: the folder that holds meta.json"));
+    openUrl_->setToolTip(tr("Any of these on a web server: http:// or https:// (Ctrl+U)"));
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(openFile_);
     buttons->addWidget(openDirectory_);
+    buttons->addWidget(openUrl_);
     buttons->addStretch();
 
     recent_->setToolTip(tr("Click to open"));
@@ -62,6 +65,7 @@ WelcomePage::WelcomePage(QWidget* parent)
 
     connect(openFile_, &QPushButton::clicked, this, &WelcomePage::openFileRequested);
     connect(openDirectory_, &QPushButton::clicked, this, &WelcomePage::openDirectoryRequested);
+    connect(openUrl_, &QPushButton::clicked, this, &WelcomePage::openUrlRequested);
     connect(recent_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
         Q_EMIT openRequested(item->data(Qt::UserRole).toString());
     });

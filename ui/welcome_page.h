@@ -23,16 +23,19 @@ public:
     QListWidget* recentList() const { return recent_; }
     QPushButton* openFileButton() const { return openFile_; }
     QPushButton* openDirectoryButton() const { return openDirectory_; }
+    QPushButton* openUrlButton() const { return openUrl_; }
 
 Q_SIGNALS:
     void openFileRequested();
     void openDirectoryRequested();
+    void openUrlRequested();
     void openRequested(const QString& path);
 
 private:
     QLabel* failure_;
     QPushButton* openFile_;
     QPushButton* openDirectory_;
+    QPushButton* openUrl_;
     QLabel* recentTitle_;
     QListWidget* recent_;
 };

@@ -84,13 +84,16 @@ void leafProperties(const Node& node, bool readPayloadOffset, std::vector<NodePr
         out.push_back({"stored_size", Value(static_cast<std::int64_t>(storage.storedSize))});
         if (readPayloadOffset) {
             std::optional<std::uint64_t> offset;
+            std::string unreadable;
             try {
                 offset = node.payloadOffset();
-            } catch (const Error&) {
-                // Reported when the leaf's bytes are read.
+            } catch (const Error& e) {
+                unreadable = e.reason();  // a damaged local header, a file changed meanwhile
             }
             out.push_back(
                 {"payload_offset", offset ? Value(static_cast<std::int64_t>(*offset)) : Value()});
+            if (!unreadable.empty())
+                out.push_back({"payload_offset_error", Value(unreadable)});
         }
     }
     if (!storage.outsideTarget.empty())

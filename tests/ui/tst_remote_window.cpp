@@ -10,11 +10,13 @@
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
+#include <QPushButton>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QToolButton>
 #include <QtTest>
 
+#include "details_panel.h"
 #include "document_page.h"
 #include "fault_server.h"
 #include "image_view.h"
@@ -28,6 +30,7 @@
 #include "tensordict/save.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
+#include "welcome_page.h"
 
 using namespace tensordict;
 
@@ -81,6 +84,14 @@ private Q_SLOTS:
         w.resize(1200, 800);
         w.show();
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        // The welcome page offers it too.
+        auto* welcome = w.findChild<WelcomePage*>();
+        QVERIFY(welcome && welcome->openUrlButton()->isVisible());
+        welcome->openUrlButton()->click();
+        auto* asked = w.findChild<QInputDialog*>();
+        QVERIFY(asked);
+        asked->reject();
+        QTRY_VERIFY(!w.findChild<QInputDialog*>());
         QAction* openUrl = menuAction(w, "Open &URL…");
         QVERIFY(openUrl);
         QCOMPARE(openUrl->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_U));
@@ -125,6 +136,10 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(preview->offersReload(), kBoundMs);
         QVERIFY2(preview->message().contains("changed on the server"),
                  qPrintable(preview->message()));
+        // The details say why the entry's offset is unknown (not "damaged").
+        const QString offset = w.documentPage()->detailsPanel()->field("Payload offset");
+        QVERIFY2(offset.startsWith("unreadable: ") && offset.contains("changed on the server"),
+                 qPrintable(offset));
         keepScreenshot(w, "remote-changed.png");
         w.reload();
         QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 2, kBoundMs);

@@ -95,11 +95,14 @@ std::optional<PropertyRow> row(const Node& node, const tensordict::NodeProperty&
     if (n == "stored_size")
         return make(tr("Stored size"), byteSizeText(static_cast<std::uint64_t>(v.asInt())), true);
     if (n == "payload_offset")
-        return make(tr("Payload offset"),
-                    v.isNull() ? tr("unreadable (the entry's local header is damaged)")
-                               : QString("%1 (%2)").arg(v.asInt()).arg(
-                                     v.asInt() % 64 == 0 ? tr("64-byte aligned") : tr("unaligned")),
-                    true);
+        return v.isNull() ? std::nullopt  // payload_offset_error says why
+                          : std::optional(make(
+                                tr("Payload offset"),
+                                QString("%1 (%2)").arg(v.asInt()).arg(
+                                    v.asInt() % 64 == 0 ? tr("64-byte aligned") : tr("unaligned")),
+                                true));
+    if (n == "payload_offset_error")
+        return make(tr("Payload offset"), tr("unreadable: %1").arg(text(v)), true);
     if (n == "outside_target")
         return make(tr("Linked from outside"),
                     tr("%1 (a symbolic link out of the dataset: saving it is refused unless "
