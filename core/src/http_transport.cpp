@@ -199,7 +199,7 @@ public:
     }
 
 private:
-    static constexpr std::size_t kIdle = 8;
+    static constexpr std::size_t kIdle = 16;  // a page reader's requests under way (LeafPages)
     std::mutex mutex_;
     std::vector<CURL*> idle_;
 };

@@ -133,9 +133,9 @@ std::shared_ptr<const void> LeafPages::require(std::uint64_t offset, std::uint64
 
 std::shared_ptr<const void> LeafPages::requireAll(const std::vector<Range>& ranges,
                                                   const CancelToken* cancel) {
-    // A few readers at once: a web server's round trips overlap, a
-    // compressed entry's segments inflate side by side.
-    constexpr std::size_t kReaders = 6;
+    // A few readers at once: a web server's round trips overlap (16 under
+    // way), a compressed entry's segments inflate side by side (6).
+    const std::size_t kReaders = fetches() ? 16 : 6;
     // The runs of pages the ranges touch: neighbours in one read, not a
     // read per range (a table's rows are one request).
     std::vector<std::pair<std::size_t, std::size_t>> pages;  // [first, last]

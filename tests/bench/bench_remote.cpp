@@ -1,9 +1,9 @@
 // Benchmark of reading tensordicts from a web server (the http transport)
 // against nginx on loopback, started here, in one run (ratios are what to
 // read: the machine is shared and noisy). Page cache warm.
-//   1. the tree of a .tdz of 10,000 small leaves (what --info reads):
-//      requests, bytes and time, against the same file local and against
-//      `curl` of the whole file
+//   1. `tdstudio --info` of a .tdz of 10,000 small leaves, a new process
+//      each time: requests, bytes and time, against the same file local and
+//      against `curl` of the whole file
 //   2. a [32768, 32768] uint8 leaf (1 GiB, stored) in the window: the first
 //      table screen (goal < 4 MiB fetched) and the fit image (goal <= 10% of
 //      the leaf), against the leaf's size
@@ -15,8 +15,9 @@
 //      ranges of 4 MiB in order (a streamed leaf) and 400 of 64 KiB 2.5 MiB
 //      apart (a picture's sampled rows)
 // usage: bench_remote [--rounds N] [SCRATCH_DIR]   (needs ~1.2 GB of scratch)
-// Run it under `tc qdisc add dev lo root netem delay 20ms` too: every
-// round trip then costs 40 ms.
+// Run it under `tc qdisc add dev lo root netem delay 20ms` too (every round
+// trip then costs 40 ms), or, where the kernel has no netem, with
+// TDSTUDIO_BENCH_DELAY_MS=20 (a proxy that delays the same way).
 
 #include <curl/curl.h>
 #include <QApplication>
@@ -26,8 +27,10 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
+#include <QProcess>
 #include <QSettings>
 #include <QThreadPool>
+#include <QUrl>
 
 #include <cstdio>
 #include <cstring>
@@ -191,6 +194,23 @@ int main(int argc, char** argv) {
         std::printf("nginx: %s\n", qPrintable(server.error()));
         return 1;
     }
+    // TDSTUDIO_BENCH_DELAY_MS: every byte delayed that long each way by a
+    // proxy in front of nginx (tests/support/delay_proxy.py), where the
+    // kernel has no netem for `tc qdisc ... netem delay`.
+    QString base = server.url();
+    QProcess proxy;
+    if (const int delayMs = qEnvironmentVariableIntValue("TDSTUDIO_BENCH_DELAY_MS"); delayMs > 0) {
+        proxy.start("python3",
+                    {TDSTUDIO_TEST_SUPPORT_DIR "/delay_proxy.py",
+                     QString::number(QUrl(server.url()).port()), QString::number(delayMs)});
+        if (!proxy.waitForReadyRead(30000)) {
+            std::printf("the delay proxy did not start\n");
+            return 1;
+        }
+        base = "http://127.0.0.1:" + QString::fromUtf8(proxy.readLine()).trimmed();
+        std::printf("every byte delayed %d ms each way (a round trip: %d ms)\n", delayMs,
+                    2 * delayMs);
+    }
 
     // 1. the tree of 10,000 leaves
     {
@@ -203,22 +223,28 @@ int main(int argc, char** argv) {
         o.archive = true;
         save(td, (dir + "/many.tdz").toStdString(), o);
     }
-    const QString local = dir + "/many.tdz", remote = server.url() + "/many.tdz";
-    const double localSeconds = medianSeconds(
-        args.rounds, [&] { testsupport::countNodes(load(local.toStdString()).root()); });
-    HttpCounters before = httpCounters();
-    const double remoteSeconds = medianSeconds(
-        args.rounds, [&] { testsupport::countNodes(load(remote.toStdString()).root()); });
-    const HttpCounters after = httpCounters();
+    // `tdstudio --info` in a new process each time, as a user runs it: its
+    // block cache starts empty. Requests and bytes from nginx's access log.
+    const QString local = dir + "/many.tdz", remote = base + "/many.tdz";
+    const double localSeconds = medianSeconds(args.rounds, [&] {
+        bench::runProcess({TDSTUDIO_EXECUTABLE, "--info", local});
+    });
+    const qsizetype logBefore = server.requests().size();
+    const double remoteSeconds = medianSeconds(args.rounds, [&] {
+        bench::runProcess({TDSTUDIO_EXECUTABLE, "--info", remote});
+    });
+    double logged = 0;
+    const QStringList served = server.requests().mid(logBefore);
+    for (const QString& line : served)
+        logged += line.section(' ', 1, 1).toDouble();
     const double perOpen = 1.0 + args.rounds;  // the warm-up too
     const double curlSeconds = curl.isEmpty() ? -1 : medianSeconds(args.rounds, [&] {
         bench::runProcess({curl, "-s", remote});
     });
-    std::printf("case 1: the tree of a .tdz of 10,000 leaves (%.1f MB)\n",
+    std::printf("case 1: --info of a .tdz of 10,000 leaves (%.1f MB), a new process each\n",
                 QFileInfo(local).size() / 1e6);
     std::printf("  over HTTP: %.0f requests, %.0f KB per open, %.1f ms\n",
-                (after.requests - before.requests) / perOpen,
-                (after.bytes - before.bytes) / perOpen / 1e3, remoteSeconds * 1e3);
+                double(served.size()) / perOpen, logged / perOpen / 1e3, remoteSeconds * 1e3);
     std::printf(
         "  anchor: the same file local %.1f ms (%.2fx); curl of the whole file %.1f ms "
         "(%.2fx)\n",
@@ -235,7 +261,7 @@ int main(int argc, char** argv) {
         o.numThreads = 2;
         save(td, (dir + "/big.tdz").toStdString(), o);
     }
-    const QString big = server.url() + "/big.tdz";
+    const QString big = base + "/big.tdz";
     const double leafBytes = double(1ull << 30);
     std::vector<double> tableMs, imageMs, tableBytes, imageBytes, tableRequests, imageRequests;
     for (int i = 0; i < args.rounds; ++i) {
@@ -260,6 +286,7 @@ int main(int argc, char** argv) {
 
     // 3. sha256 of the 1 GiB leaf
     HttpCounters before3 = httpCounters();
+    const double perHash = 1.0 + args.rounds;  // the warm-up too
     const double hashSeconds = medianSeconds(args.rounds, [&] {
         const TensorDict td = load(big.toStdString());
         leafSha256(*td.root().child("x"));
@@ -271,8 +298,8 @@ int main(int argc, char** argv) {
     std::printf(
         "case 3: sha256 of the 1 GiB stored leaf over HTTP: %.2f s, %.0f requests and "
         "%.0f MB per hash\n",
-        hashSeconds, (hashed.requests - before3.requests) / perOpen,
-        (hashed.bytes - before3.bytes) / perOpen / 1e6);
+        hashSeconds, (hashed.requests - before3.requests) / perHash,
+        (hashed.bytes - before3.bytes) / perHash / 1e6);
     const double ratio = curlBig > 0 ? curlBig / hashSeconds : -1;
     std::printf("  anchor: curl -o /dev/null %.2f s: %.2fx its speed (goal >= 0.5x: %s)\n", curlBig,
                 ratio, ratio >= 0.5 ? "ok" : "MISSED");

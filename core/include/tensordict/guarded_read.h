@@ -67,6 +67,11 @@ public:
     // Whether each read is a request to the leaf's source (a web server):
     // such a reader is best read in few, large chunks.
     bool readsByRequest() const { return ranged_; }
+    // Such a reader's bytes [offset, offset + n), from any thread, in any
+    // order (requests under way together); each part then goes through
+    // taken(), in order, before it is used: the entry's CRC is checked there.
+    void fetchAt(std::uint64_t offset, std::byte* dst, std::size_t n) const;
+    void taken(const std::byte* data, std::size_t n);
 
 private:
     void finish();
