@@ -323,17 +323,18 @@ private:
     };
 
     void readAt(std::uint64_t offset, void* out, std::size_t n) const {
-        if (offset > fileSize_ || n > fileSize_ - offset)
-            throw Error(path_, "the archive ends at " + std::to_string(fileSize_) +
-                                   " bytes, before the data it describes (truncated file?)");
+        requireWithin(offset, n);
         source_->readAt(offset, out, n);
     }
     // A leaf's bytes (ByteSource::readOnce).
     void readOnce(std::uint64_t offset, void* out, std::size_t n) const {
+        requireWithin(offset, n);
+        source_->readOnce(offset, out, n);
+    }
+    void requireWithin(std::uint64_t offset, std::size_t n) const {
         if (offset > fileSize_ || n > fileSize_ - offset)
             throw Error(path_, "the archive ends at " + std::to_string(fileSize_) +
                                    " bytes, before the data it describes (truncated file?)");
-        source_->readOnce(offset, out, n);
     }
 
     // A compressed payload read into memory (sources that cannot map).

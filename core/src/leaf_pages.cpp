@@ -70,10 +70,7 @@ std::uint64_t LeafPages::residentBytes() const {
 
 std::shared_ptr<const void> LeafPages::require(std::uint64_t offset, std::uint64_t length,
                                                const CancelToken* cancel) {
-    if (offset > size_ || length > size_ - offset)
-        throw Error(where_, "bytes " + std::to_string(offset) + " to " +
-                                std::to_string(offset + length) + " are past the leaf's " +
-                                std::to_string(size_));
+    requireWithin(offset, length);
     if (length == 0)
         return std::make_shared<int>(0);
     const std::size_t first = offset / pageSize_, last = (offset + length - 1) / pageSize_;
@@ -135,15 +132,12 @@ std::shared_ptr<const void> LeafPages::requireAll(const std::vector<Range>& rang
                                                   const CancelToken* cancel) {
     // A few readers at once: a web server's round trips overlap (16 under
     // way), a compressed entry's segments inflate side by side (6).
-    const std::size_t kReaders = fetches() ? 16 : 6;
+    const std::size_t readers = fetches() ? 16 : 6;
     // The runs of pages the ranges touch: neighbours in one read, not a
     // read per range (a table's rows are one request).
     std::vector<std::pair<std::size_t, std::size_t>> pages;  // [first, last]
     for (const Range& r : ranges) {
-        if (r.offset > size_ || r.length > size_ - r.offset)
-            throw Error(where_, "bytes " + std::to_string(r.offset) + " to " +
-                                    std::to_string(r.offset + r.length) + " are past the leaf's " +
-                                    std::to_string(size_));
+        requireWithin(r.offset, r.length);
         if (r.length > 0)
             pages.emplace_back(r.offset / pageSize_, (r.offset + r.length - 1) / pageSize_);
     }
@@ -175,7 +169,7 @@ std::shared_ptr<const void> LeafPages::requireAll(const std::vector<Range>& rang
         }
     };
     std::vector<std::thread> helpers;
-    const std::size_t extra = std::min(kReaders, runs.size()) - (runs.empty() ? 0 : 1);
+    const std::size_t extra = std::min(readers, runs.size()) - (runs.empty() ? 0 : 1);
     for (std::size_t t = 0; t < extra; ++t)
         helpers.emplace_back(work);
     work();
@@ -184,6 +178,13 @@ std::shared_ptr<const void> LeafPages::requireAll(const std::vector<Range>& rang
     if (firstError)
         std::rethrow_exception(firstError);  // the holds taken go with `holds`
     return holds;
+}
+
+void LeafPages::requireWithin(std::uint64_t offset, std::uint64_t length) const {
+    if (offset > size_ || length > size_ - offset)
+        throw Error(where_, "bytes " + std::to_string(offset) + " to " +
+                                std::to_string(offset + length) + " are past the leaf's " +
+                                std::to_string(size_));
 }
 
 std::shared_ptr<const void> LeafPages::holdOf(std::size_t first, std::size_t last) {

@@ -251,12 +251,10 @@ SliceHold requireRows(const ImageRequest& r, int stride, const tensordict::Cance
         return {};
     const std::int64_t top = std::clamp<std::int64_t>(r.top, 0, r.slice.rows());
     const std::int64_t left = std::clamp<std::int64_t>(r.left, 0, r.slice.cols());
-    const std::int64_t end =
-        r.height < 0 ? r.slice.rows() : std::min(r.slice.rows(), top + r.height);
-    const std::int64_t right =
-        r.width < 0 ? r.slice.cols() : std::min(r.slice.cols(), left + r.width);
+    const auto [rows, cols] = regionOf(r);
     return requireSpans(r.bytes, r.dtype,
-                        r.slice.rowSpans(top, end, stride, left, right, r.channelDim), cancel);
+                        r.slice.rowSpans(top, top + rows, stride, left, left + cols, r.channelDim),
+                        cancel);
 }
 
 }  // namespace

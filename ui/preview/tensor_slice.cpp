@@ -93,19 +93,7 @@ void TensorSlice::setDims(int rows, int cols) {
 
 SliceHold requireSpan(const tensordict::LeafBytes& bytes, tensordict::DType dtype,
                       TensorSlice::Span span, const tensordict::CancelToken* cancel) {
-    SliceHold out;
-    if (!bytes.pages || span.end <= span.first)
-        return out;
-    const std::uint64_t item = tensordict::itemSize(dtype);
-    try {
-        out.hold = tensordict::requireBytes(bytes, std::uint64_t(span.first) * item,
-                                            std::uint64_t(span.end - span.first) * item, cancel);
-    } catch (const tensordict::Cancelled&) {
-        out.cancelled = true;
-    } catch (const tensordict::Error&) {
-        out.failed = true;
-    }
-    return out;
+    return requireSpans(bytes, dtype, {span}, cancel);
 }
 
 SliceHold requireSpans(const tensordict::LeafBytes& bytes, tensordict::DType dtype,

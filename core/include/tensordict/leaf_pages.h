@@ -83,6 +83,7 @@ private:
     std::uint64_t pageBytes(std::size_t page) const {
         return std::min<std::uint64_t>(pageSize_, size_ - page * pageSize_);
     }
+    void requireWithin(std::uint64_t offset, std::uint64_t length) const;  // throws Error
     void release(std::size_t first, std::size_t last);
     std::shared_ptr<const void> holdOf(std::size_t first, std::size_t last);
     void evictOverCap();  // with mutex_ held
