@@ -11,13 +11,17 @@ Document::LoadResult Document::loadNow(const QString& path) {
     // Show what can be read, mark the rest.
     const tensordict::LoadOptions options = loadOptionsFromSettings(/*tolerant=*/true);
     try {
-        return {std::make_shared<const tensordict::TensorDict>(
-                    tensordict::load(path.toStdString(), options)),
-                {},
-                nullptr,
-                {}};
+        LoadResult loaded;
+        loaded.tensordict = std::make_shared<const tensordict::TensorDict>(
+            tensordict::load(path.toStdString(), options));
+        return loaded;
+    } catch (const tensordict::Cancelled&) {
+        throw;  // the load was abandoned: nothing to deliver
     } catch (const std::exception& e) {
-        return {nullptr, QString::fromUtf8(e.what()), nullptr, {}};
+        LoadResult failed;
+        failed.failure = tensordict::failureOf(e);
+        failed.error = QString::fromStdString(failed.failure->text());
+        return failed;
     }
 }
 
@@ -26,13 +30,18 @@ void Document::open(const QString& path) {
     path_ = path;
     load_.start(
         [path](const tensordict::CancelToken&) {
-            LoadResult result = loadNow(path);
+            LoadResult result;
+            try {
+                result = loadNow(path);
+            } catch (const tensordict::Cancelled&) {
+                return result;  // cancelled: dropped by the tracker, never delivered
+            }
             // The tree's whole walk happens here, never on the GUI thread; so
             // does the look at the disk that explains a failure.
             if (result.tensordict)
                 result.keys = KeyIndex::build(result.tensordict);
             else
-                result.headline = describeOpenFailure(path, result.error).headline;
+                result.headline = describeOpenFailure(path, *result.failure).headline;
             return result;
         },
         [this](LoadResult result) { finish(std::move(result)); });

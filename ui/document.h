@@ -3,6 +3,7 @@
 #include <QObject>
 #include <QString>
 #include <memory>
+#include <optional>
 
 #include "job_tracker.h"
 #include "key_index.h"
@@ -16,7 +17,8 @@ class Document : public QObject {
 public:
     struct LoadResult {
         std::shared_ptr<const tensordict::TensorDict> tensordict;
-        QString error;  // "path: reason" when the whole load failed
+        std::optional<tensordict::Failure> failure;  // when the whole load failed
+        QString error;                               // its text, "path: reason"
         // Every key and the size of every collection, indexed on the worker too.
         std::shared_ptr<const KeyIndex> keys;
         QString headline;  // what is wrong, as a user reads it (describeOpenFailure)

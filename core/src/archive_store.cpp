@@ -28,6 +28,7 @@
 #include "mapping.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
+#include "worker_threads.h"
 #include "zip_layout.h"
 
 namespace tensordict {
@@ -93,7 +94,8 @@ public:
           inflatedCache_(cacheBytes, LruBytesCache::Cost::Bytes) {
         readDirectory();
         if (tensordictArchive && !lookup("meta.json"))
-            throw Error(path_, "zip archive has no top-level meta.json: not a tensordict archive");
+            throw Error::corrupt(
+                path_, "zip archive has no top-level meta.json: not a tensordict archive");
     }
 
     std::string_view format() const override { return "archive"; }
@@ -142,9 +144,9 @@ public:
     std::string read(const std::string& rel, std::uint64_t cap) const override {
         const Entry& entry = find(rel);
         if (entry.central.size > cap)
-            throw Error(describe(rel), "entry is " + std::to_string(entry.central.size) +
-                                           " bytes, over the metadata size limit of " +
-                                           std::to_string(cap) + " bytes");
+            throw Error::corrupt(describe(rel), "entry is " + std::to_string(entry.central.size) +
+                                                    " bytes, over the metadata size limit of " +
+                                                    std::to_string(cap) + " bytes");
         const std::string where = describe(rel);
         const std::uint64_t payload = payloadOffset(entry);
         if (entry.central.method == zip::kStored) {
@@ -154,14 +156,14 @@ public:
         }
         // Small compressed metadata: inflated from a copy of its payload.
         if (entry.central.compressedSize > cap)
-            throw Error(where, "compressed entry is over the metadata size limit");
+            throw Error::corrupt(where, "compressed entry is over the metadata size limit");
         std::string raw(entry.central.compressedSize, '\0');
         readAt(payload, raw.data(), raw.size());
         std::string text(entry.central.size, '\0');
         auto* out = reinterpret_cast<std::byte*>(text.data());
         if (!inflateEntry(entry, reinterpret_cast<const std::byte*>(raw.data()), raw.size(),
                           text.size(), [out](std::uint64_t offset) { return out + offset; }, {}))
-            throw Error(where, "CRC mismatch: the entry is corrupt");  // metadata: refused
+            throw Error::corrupt(where, "CRC mismatch: the entry is corrupt");  // metadata: refused
         return text;
     }
 
@@ -170,13 +172,14 @@ public:
         const Entry& entry = find(info.path);
         const std::string where = describe(entry.central.name);
         if (nbytes > entry.central.size)
-            throw Error(where, "entry is " + std::to_string(entry.central.size) +
-                                   " bytes but the leaf needs " + std::to_string(nbytes));
+            throw Error::truncated(where, "entry is " + std::to_string(entry.central.size) +
+                                              " bytes but the leaf needs " +
+                                              std::to_string(nbytes));
         if (nbytes == 0)
             return {};
         if (!isSupportedMethod(entry.central.method))
-            throw Error(where,
-                        "unsupported compression method " + zipMethodName(entry.central.method));
+            throw Error::unsupported(
+                where, "unsupported compression method " + zipMethodName(entry.central.method));
         const std::uint64_t payload = payloadOffset(entry);
         LeafBytes whole = archiveMapping();
         if (!whole.data) {
@@ -194,9 +197,7 @@ public:
                 // Unaligned (zip -0, other tools): copied, through the guarded path.
                 LeafBytes copy = allocateOwnedBuffer(nbytes);
                 if (!tryGuardedCopy(copy.data.get(), p, nbytes))
-                    throw Error(where,
-                                "the archive changed while it was read (truncated or "
-                                "replaced by another program); open it again");
+                    throw Error::changed(where);
                 return copy;
             }
             return {std::shared_ptr<std::byte>(whole.data, p), static_cast<std::size_t>(nbytes)};
@@ -297,8 +298,9 @@ public:
     LeafBytes compressedPayload(const StorageInfo& info) const override {
         const Entry& entry = find(info.path);
         if (!isSupportedMethod(entry.central.method) || entry.central.method == zip::kStored)
-            throw Error(describe(info.path), "not an entry this archive can decompress (" +
-                                                 zipMethodName(entry.central.method) + ")");
+            throw Error::unsupported(describe(info.path),
+                                     "not an entry this archive can decompress (" +
+                                         zipMethodName(entry.central.method) + ")");
         const std::uint64_t payload = payloadOffset(entry);
         LeafBytes whole = archiveMapping();
         if (!whole.data)
@@ -333,8 +335,9 @@ private:
     }
     void requireWithin(std::uint64_t offset, std::size_t n) const {
         if (offset > fileSize_ || n > fileSize_ - offset)
-            throw Error(path_, "the archive ends at " + std::to_string(fileSize_) +
-                                   " bytes, before the data it describes (truncated file?)");
+            throw Error::truncated(path_,
+                                   "the archive ends at " + std::to_string(fileSize_) +
+                                       " bytes, before the data it describes (truncated file?)");
     }
 
     // A compressed payload read into memory (sources that cannot map).
@@ -354,12 +357,13 @@ private:
             if (!c.name.empty() && c.name.back() == '/')
                 continue;  // directory entry (zip -r)
             if (isUnsafeEntryName(c.name))
-                throw Error(describe(c.name),
-                            "unsafe entry name (absolute, or with '..' or '.' components)");
+                throw Error::corrupt(
+                    describe(c.name),
+                    "unsafe entry name (absolute, or with '..' or '.' components)");
             if (c.flags & zip::kFlagEncrypted)
-                throw Error(describe(c.name), "encrypted entries are not supported");
+                throw Error::unsupported(describe(c.name), "encrypted entries are not supported");
             if (c.method == zip::kStored && c.compressedSize != c.size)
-                throw Error(describe(c.name), "stored entry with differing sizes");
+                throw Error::corrupt(describe(c.name), "stored entry with differing sizes");
             entries_.push_back(Entry{std::move(c), std::nullopt, std::nullopt});
         }
         // The index points into entries_, which no longer changes. A later
@@ -377,7 +381,7 @@ private:
     const Entry& find(const std::string& rel) const {
         const Entry* entry = lookup(rel);
         if (!entry)
-            throw Error(describe(rel), "no such entry in the archive");
+            throw Error::notFound(describe(rel), "no such entry in the archive");
         return *entry;
     }
 
@@ -524,59 +528,42 @@ private:
         const int threads = inflateThreads();
         const std::size_t first = begin / index.spacing;
         const std::size_t last = (end - 1) / index.spacing;  // inclusive
-        std::atomic<std::size_t> next{first};
-        std::atomic<bool> crcsMatch{true}, failed{false}, changed{false};
-        std::mutex errorMutex;
-        std::exception_ptr error;
-        const auto work = [&] {
-            try {
-                std::unique_ptr<std::byte[]> buffer;
-                for (std::size_t i; !failed && (i = next++) <= last;) {
+        // A segment that does not inflate to its size and CRC (or at all) is
+        // not an access point after all; a file changed underneath is an error.
+        struct NotAPoint {};
+        std::atomic<bool> changed{false};
+        bool crcsMatch = true;
+        try {
+            parallelFor(
+                last - first + 1, threads,
+                [&] { return std::unique_ptr<std::byte[]>(new std::byte[index.spacing]); },
+                [&](std::unique_ptr<std::byte[]>& buffer, std::size_t k) {
+                    const std::size_t i = first + k;
                     const std::uint64_t segmentBegin = i * index.spacing;
                     const std::uint64_t size = index.segmentSize(i, entry.central.size);
-                    if (!buffer)
-                        buffer.reset(new std::byte[index.spacing]);
-                    const std::unique_ptr<Decompressor> decoder = index.open(i);
                     std::size_t got = 0;
-                    if (!tryGuardedRun([&] { got = decoder->read(buffer.get(), size); })) {
-                        changed = failed = true;
-                        break;
+                    try {
+                        const std::unique_ptr<Decompressor> decoder = index.open(i);
+                        if (!tryGuardedRun([&] { got = decoder->read(buffer.get(), size); })) {
+                            changed = true;
+                            throw Error::changed(where);
+                        }
+                    } catch (const Error& e) {
+                        if (e.kind() == ErrorKind::Changed)
+                            throw;
+                        throw NotAPoint{};
                     }
-                    if (got != size || crc32Of(buffer.get(), size) != index.crcs[i]) {
-                        crcsMatch = false;
-                        failed = true;
-                        break;
-                    }
+                    if (got != size || crc32Of(buffer.get(), size) != index.crcs[i])
+                        throw NotAPoint{};
                     const std::uint64_t from = std::max(begin, segmentBegin);
                     const std::uint64_t to = std::min(end, segmentBegin + size);
                     deliver(buffer.get() + (from - segmentBegin), to - from, from - begin);
-                }
-            } catch (const Error&) {
-                crcsMatch = false;  // corrupt data at a point: not a point after all
-                failed = true;
-            } catch (...) {
-                std::lock_guard<std::mutex> lock(errorMutex);
-                if (!error)
-                    error = std::current_exception();
-                failed = true;
-            }
-        };
-        const std::size_t helpers =
-            std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)),
-                                  last - first + 1) -
-            1;
-        std::vector<std::thread> pool;
-        for (std::size_t t = 0; t < helpers; ++t)
-            pool.emplace_back(work);
-        work();
-        for (std::thread& t : pool)
-            t.join();
-        if (error)
-            std::rethrow_exception(error);
+                });
+        } catch (const NotAPoint&) {
+            crcsMatch = false;
+        }
         if (changed)
-            throw Error(where,
-                        "the archive changed while it was read (truncated or replaced by "
-                        "another program); open it again");
+            throw Error::changed(where);
         if (!crcsMatch)
             index.forget();
         return crcsMatch;
@@ -608,16 +595,14 @@ private:
             std::byte* out = destination(done);
             std::size_t got = 0;
             if (!tryGuardedRun([&] { got = decoder->read(out, want); }))
-                throw Error(where,
-                            "the archive changed while it was read (truncated or replaced "
-                            "by another program); open it again");
+                throw Error::changed(where);
             crc = crc32(crc, out, got);
             if (written)
                 written(out, got, done);
             done += got;
             if (got != want)
-                throw Error(where, "compressed data ends after " + std::to_string(done) + " of " +
-                                       std::to_string(size) + " bytes");
+                throw Error::corrupt(where, "compressed data ends after " + std::to_string(done) +
+                                                " of " + std::to_string(size) + " bytes");
         }
         return size != entry.central.size || crc == entry.central.crc;
     }
@@ -652,8 +637,8 @@ private:
                 if (k < 0 && errno == EINTR)
                     continue;
                 if (k <= 0)
-                    throw Error(where, std::string("cannot inflate into a temporary file: ") +
-                                           std::strerror(errno));
+                    throw Error::io(where, std::string("cannot inflate into a temporary file: ") +
+                                               std::strerror(errno));
                 w += static_cast<std::size_t>(k);
             }
         };
@@ -682,8 +667,8 @@ private:
                 ::unlink(name.c_str());
         }
         if (fd < 0)
-            throw Error(where, "cannot create a temporary file in " + dir +
-                                   " to inflate into: " + std::strerror(errno));
+            throw Error::io(where, "cannot create a temporary file in " + dir +
+                                       " to inflate into: " + std::strerror(errno));
         return fd;
     }
 

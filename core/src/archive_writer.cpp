@@ -82,7 +82,7 @@ public:
     void run() {
         fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
         if (fd_ < 0)
-            throw Error(path_, sysError("cannot create archive"));
+            throw Error::io(path_, sysError("cannot create archive"));
         progress_.started(path_);
         std::uint64_t end = 0;
         if (method_ == zip::kStored)
@@ -97,7 +97,7 @@ public:
         writeAt(directory.data(), directory.size(), directoryOffset, path_);
         if (::close(fd_) != 0) {
             fd_ = -1;
-            throw Error(path_, sysError("close failed"));
+            throw Error::io(path_, sysError("close failed"));
         }
         fd_ = -1;
     }
@@ -116,11 +116,9 @@ private:
             if (w < 0 && errno == EINTR)
                 continue;
             if (w < 0 && errno == EFAULT)  // the kernel's copy from a mapping that lost pages
-                throw Error(path_ + ":" + what,
-                            "its source data changed while it was read (the file was truncated "
-                            "or replaced by another program)");
+                throw Error::changed(path_ + ":" + what);
             if (w <= 0)
-                throw Error(path_ + ":" + what, sysError("write failed"));
+                throw Error::io(path_ + ":" + what, sysError("write failed"));
             done += static_cast<std::size_t>(w);
         }
     }
@@ -136,7 +134,8 @@ private:
                 h.padding = zip::alignmentPadding(offset, h.name.size());
                 // Every stored payload 64-byte aligned, as Python writes them.
                 if ((offset + zip::localHeaderSize(h)) % 64 != 0)
-                    throw Error(path_ + ":" + h.name, "payload would not be 64-byte aligned");
+                    throw Error::invalid(path_ + ":" + h.name,
+                                         "payload would not be 64-byte aligned");
             }
             h.compressedSize = h.size;
             offset += zip::localHeaderSize(h) + h.size;
@@ -174,7 +173,7 @@ private:
     void storedWorker() {
         for (;;) {
             const std::size_t k = nextUnit_.fetch_add(1);
-            if (k >= units_.size() || failed_)
+            if (k >= units_.size() || failed())
                 return;
             const Unit& u = units_[k];
             if (u.group)
@@ -353,7 +352,7 @@ private:
                 });
             }
         } catch (const Error& e) {
-            throw Error(where, e.reason());
+            throw Error({e.kind(), where, e.reason()});  // named by the entry it was writing
         }
         return out;
     }
@@ -382,9 +381,9 @@ private:
 
     UnitOutput awaitOutput(std::size_t k) {
         std::unique_lock<std::mutex> lock(mutex_);
-        changed_.wait(lock, [&] { return outputs_[k].ready || failed_; });
+        changed_.wait(lock, [&] { return outputs_[k].ready || failed(); });
         if (!outputs_[k].ready)
-            rethrowFirstErrorLocked();
+            rethrowFirstError();
         UnitOutput out = std::move(outputs_[k]);
         outputs_[k] = UnitOutput{};
         written_ = k + 1;
@@ -419,29 +418,18 @@ private:
     void guarded(F&& f) {
         try {
             f();
-        } catch (const Error& e) {
-            recordError(e.where(), e.reason());
-        } catch (const std::exception& e) {
-            recordError(path_, e.what());
+        } catch (...) {
+            {
+                // Under the lock the waiters check it with: no wake-up is lost.
+                std::lock_guard<std::mutex> lock(mutex_);
+                failure_.keepCurrent();
+            }
+            changed_.notify_all();
         }
     }
 
-    void recordError(const std::string& where, const std::string& why) {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (!failed_)
-                firstErrorWhere_ = where, firstError_ = why;
-            failed_ = true;
-        }
-        changed_.notify_all();
-    }
-
-    void rethrowFirstErrorLocked() const { throw Error(firstErrorWhere_, firstError_); }
-    void rethrowFirstError() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (failed_)
-            rethrowFirstErrorLocked();
-    }
+    bool failed() const { return failure_.failed(); }
+    void rethrowFirstError() const { failure_.rethrow(); }
 
     // Runs `work` on the calling thread and `extra` more threads.
     template <typename F>
@@ -476,8 +464,7 @@ private:
     bool stop_ = false;
     std::mutex mutex_;
     std::condition_variable changed_;
-    std::atomic<bool> failed_{false};
-    std::string firstError_, firstErrorWhere_;
+    FirstFailure failure_;
 };
 
 }  // namespace
@@ -486,8 +473,8 @@ void writeArchive(const std::string& path, const WritePlan& plan, int method, in
                   bool accessPoints, int threads, ProgressTracker& progress) {
     if (method != zip::kStored && method != zip::kDeflate && method != zip::kBzip2 &&
         method != zip::kLzma)
-        throw Error(path, "unsupported compression method " + std::to_string(method) +
-                              " (stored 0, deflate 8, bzip2 12, lzma 14)");
+        throw Error::unsupported(path, "unsupported compression method " + std::to_string(method) +
+                                           " (stored 0, deflate 8, bzip2 12, lzma 14)");
     ArchiveWriter writer(path, plan, method, level, accessPoints, threads, progress);
     writer.run();
 }

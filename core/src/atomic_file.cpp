@@ -58,12 +58,12 @@ void syncDirectoryOf(const fs::path& path) {
     const std::string dir = path.parent_path().empty() ? "." : path.parent_path().string();
     const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
-        throw Error(dir, sysError("cannot open to flush"));
+        throw Error::io(dir, sysError("cannot open to flush"));
     const int rc = ::fsync(fd);
     const std::string why = rc != 0 ? sysError("cannot flush the directory") : std::string();
     ::close(fd);
     if (rc != 0)
-        throw Error(dir, why + " (the save is in place but may not survive a power loss)");
+        throw Error::io(dir, why + " (the save is in place but may not survive a power loss)");
 }
 
 void syncFile(const std::string& path) {
@@ -72,7 +72,7 @@ void syncFile(const std::string& path) {
         const std::string why = sysError("cannot flush");
         if (fd >= 0)
             ::close(fd);
-        throw Error(path, why);
+        throw Error::io(path, why);
     }
     ::close(fd);
 }

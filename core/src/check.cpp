@@ -453,104 +453,96 @@ void Checker::readData() {
     CheckProgress total;
     for (const auto& item : items_)
         total.bytesTotal += item->length;
-    std::atomic<std::size_t> next{0};
     std::atomic<std::uint64_t> done{0};
     std::mutex progressMutex;
     int lastPermille = -1;
-    const auto work = [&] {
-        for (;;) {
-            if (options_.cancel.isCancelled())
-                return;
-            const std::size_t t = next.fetch_add(1);
-            if (t >= tasks_.size())
-                return;
-            const DataTask& task = tasks_[t];
-            DataItem& item = *items_[task.item];
-            if (item.failed)
-                continue;
-            if (item.method == zip::kStored) {
-                if (const auto crc = storedCrc(item, task.offset, task.length))
-                    item.chunkCrcs[task.chunk] = *crc;
-            } else {
-                // A source that cannot map: the compressed bytes are read first.
-                LeafBytes owned;
-                const std::byte* payload = item.bytes.data.get() + item.offset;
-                if (!item.bytes.data) {
-                    try {
-                        owned = allocateOwnedBuffer(item.length);
-                        item.source->readAt(item.offset, owned.data.get(), item.length);
-                    } catch (const Error& e) {
-                        item.failed = true;
-                        error("read_error", item.file, e.reason());
-                        continue;
-                    } catch (const std::bad_alloc&) {
-                        item.failed = true;
-                        error("read_error", item.file,
-                              "not enough memory to read the compressed entry");
-                        continue;
-                    }
-                    payload = owned.data.get();
-                }
-                // Inflated as it is read, one buffer at a time: its CRC and size.
-                std::uint32_t crc = 0;
-                std::uint64_t size = 0;
-                std::string why;
+    const auto work = [&](std::size_t t) {
+        if (options_.cancel.isCancelled())
+            return;
+        const DataTask& task = tasks_[t];
+        DataItem& item = *items_[task.item];
+        if (item.failed)
+            return;
+        if (item.method == zip::kStored) {
+            if (const auto crc = storedCrc(item, task.offset, task.length))
+                item.chunkCrcs[task.chunk] = *crc;
+        } else {
+            // A source that cannot map: the compressed bytes are read first.
+            LeafBytes owned;
+            const std::byte* payload = item.bytes.data.get() + item.offset;
+            if (!item.bytes.data) {
                 try {
-                    auto decoder =
-                        Decompressor::create(item.method, payload, item.length, item.file);
-                    std::unique_ptr<std::byte[]> buffer(new std::byte[kInflateBuffer]);
-                    for (;;) {
-                        std::size_t got = 0;
-                        if (!tryGuardedRun(
-                                [&] { got = decoder->read(buffer.get(), kInflateBuffer); })) {
-                            why = "changed";
-                            break;
-                        }
-                        crc = crc32(crc, buffer.get(), got);
-                        size += got;
-                        if (got < kInflateBuffer || size > item.size)
-                            break;
-                    }
+                    owned = allocateOwnedBuffer(item.length);
+                    item.source->readAt(item.offset, owned.data.get(), item.length);
                 } catch (const Error& e) {
-                    why = e.reason();
+                    item.failed = true;
+                    error("read_error", item.file, e.reason());
+                    return;
                 } catch (const std::bad_alloc&) {
-                    why = "out of memory";
-                }
-                if (why == "changed") {
                     item.failed = true;
                     error("read_error", item.file,
-                          "the file changed (was truncated or replaced) while it was checked; "
-                          "check it again when nothing writes to it");
-                } else if (!why.empty()) {
-                    item.failed = true;
-                    error("corrupt_stream", item.file,
-                          "the compressed data cannot be inflated (" + why +
-                              "): it is damaged. Re-save from a good copy.");
-                } else if (size != item.size) {
-                    item.failed = true;
-                    error("size_mismatch", item.file,
-                          "the entry inflates to " +
-                              (size > item.size ? "more than " : std::string()) + bytesText(size) +
-                              ", the directory says " + bytesText(item.size) +
-                              ": it is damaged. Re-save from a good copy.");
-                } else {
-                    item.chunkCrcs = {crc};
-                    item.chunkLengths = {size};
+                          "not enough memory to read the compressed entry");
+                    return;
                 }
+                payload = owned.data.get();
             }
-            const std::uint64_t now = done.fetch_add(task.length) + task.length;
-            if (options_.progress && total.bytesTotal > 0) {
-                const int permille = static_cast<int>(now * 1000 / total.bytesTotal);
-                std::lock_guard<std::mutex> lock(progressMutex);
-                if (permille != lastPermille) {
-                    lastPermille = permille;
-                    options_.progress({now, total.bytesTotal, item.file});
+            // Inflated as it is read, one buffer at a time: its CRC and size.
+            std::uint32_t crc = 0;
+            std::uint64_t size = 0;
+            std::string why;  // the decoder's reason; empty when it read through
+            bool changed = false;
+            try {
+                auto decoder = Decompressor::create(item.method, payload, item.length, item.file);
+                std::unique_ptr<std::byte[]> buffer(new std::byte[kInflateBuffer]);
+                for (;;) {
+                    std::size_t got = 0;
+                    if (!tryGuardedRun(
+                            [&] { got = decoder->read(buffer.get(), kInflateBuffer); })) {
+                        changed = true;
+                        break;
+                    }
+                    crc = crc32(crc, buffer.get(), got);
+                    size += got;
+                    if (got < kInflateBuffer || size > item.size)
+                        break;
                 }
+            } catch (const Error& e) {
+                why = e.reason();
+            } catch (const std::bad_alloc&) {
+                why = "out of memory";
+            }
+            if (changed) {
+                item.failed = true;
+                error("read_error", item.file,
+                      "the file changed (was truncated or replaced) while it was checked; "
+                      "check it again when nothing writes to it");
+            } else if (!why.empty()) {
+                item.failed = true;
+                error("corrupt_stream", item.file,
+                      "the compressed data cannot be inflated (" + why +
+                          "): it is damaged. Re-save from a good copy.");
+            } else if (size != item.size) {
+                item.failed = true;
+                error("size_mismatch", item.file,
+                      "the entry inflates to " + (size > item.size ? "more than " : std::string()) +
+                          bytesText(size) + ", the directory says " + bytesText(item.size) +
+                          ": it is damaged. Re-save from a good copy.");
+            } else {
+                item.chunkCrcs = {crc};
+                item.chunkLengths = {size};
+            }
+        }
+        const std::uint64_t now = done.fetch_add(task.length) + task.length;
+        if (options_.progress && total.bytesTotal > 0) {
+            const int permille = static_cast<int>(now * 1000 / total.bytesTotal);
+            std::lock_guard<std::mutex> lock(progressMutex);
+            if (permille != lastPermille) {
+                lastPermille = permille;
+                options_.progress({now, total.bytesTotal, item.file});
             }
         }
     };
-    runOnThreads(std::min<int>(threads_, static_cast<int>(std::max<std::size_t>(1, tasks_.size()))),
-                 work);
+    parallelFor(tasks_.size(), threads_, work);
     report_.cancelled = options_.cancel.isCancelled();
     report_.bytes = done.load();
     if (report_.cancelled)
@@ -584,33 +576,30 @@ void Checker::finishItem(DataItem& item) {
 
 // ---- Against meta.json ----
 
-std::string problemKindOf(const std::string& message) {
-    // The loader's messages (loader.cpp), sorted into kinds.
-    if (message.find("missing meta.json") != std::string::npos)
-        return "missing_meta_json";
-    if (message.find("missing data file") != std::string::npos ||
-        message.find("missing shape table") != std::string::npos)
-        return "missing_file";
-    if (message.find(" bytes but key ") != std::string::npos)
-        return "short_file";
-    return "unreadable";
+// What an error node of the loader is, as a finding's kind.
+std::string problemKindOf(const Failure& failure) {
+    const bool metaJson = failure.where.size() >= 9 &&
+                          failure.where.compare(failure.where.size() - 9, 9, "meta.json") == 0;
+    switch (failure.kind) {
+        case ErrorKind::NotFound:
+            return metaJson ? "missing_meta_json" : "missing_file";
+        case ErrorKind::Truncated:
+            return "short_file";
+        default:
+            return "unreadable";
+    }
 }
 
 void Checker::checkNode(const Node& node) {
     const Store* store = node.store().get();
     const std::vector<std::string> key = node.keyPath();
     if (node.isError()) {
-        const std::string kind = problemKindOf(node.error());
-        std::string advice =
+        const Failure& failure = *node.failure();
+        const std::string advice =
             ". Python's tensordict skips what it cannot read, so the key "
             "would silently be missing there; restore it from a good copy, or "
             "re-save the dataset without it.";
-        // "file: reason": the file goes in its own field.
-        const std::string& text = node.error();
-        const std::size_t colon = text.find(": ");
-        const std::string file = colon == std::string::npos ? std::string() : text.substr(0, colon);
-        const std::string reason = colon == std::string::npos ? text : text.substr(colon + 2);
-        error(kind, file, reason + advice, key);
+        error(problemKindOf(failure), failure.where, failure.reason + advice, key);
         return;
     }
     const std::string& type = node.typeString();
@@ -666,7 +655,7 @@ void Checker::checkPickle(const Node& node, const std::string& rel, const Store&
         python::Pickle p = python::decode(
             bytes, &pos, store.describe(rel),
             [](const python::Object&, const std::function<python::Object*()>&) -> python::Object* {
-                throw Error("pickle", "persistent id");
+                throw Error::unsupported("pickle", "persistent id");
             });
         for (const python::Object& o : p.objects)
             if ((o.type == python::Object::Type::Global ||
@@ -715,7 +704,7 @@ void Checker::checkTree(const std::shared_ptr<const Store>& opened, bool findOrp
     try {
         td = loadStore(store, options);
     } catch (const Error& e) {
-        const std::string kind = problemKindOf(e.what());
+        const std::string kind = problemKindOf(e.failure());
         error(kind, e.where(),
               std::string(e.reason()) +
                   (kind == "missing_meta_json"
@@ -867,9 +856,9 @@ CheckReport Checker::run() {
     const auto transport = transportFor(path_);
     const SourceInfo info = transport->stat(path_);
     if (info.kind == SourceInfo::Kind::Missing)
-        throw Error(path_, "No such file or directory");
+        throw Error::notFound(path_, "No such file or directory");
     if (info.kind == SourceInfo::Kind::Other)
-        throw Error(path_, "neither a directory nor a regular file");
+        throw Error::unsupported(path_, "neither a directory nor a regular file");
 
     std::vector<std::string> files;  // relative, for orphans
     std::shared_ptr<const Store> store;
@@ -883,7 +872,7 @@ CheckReport Checker::run() {
         auto it = fs::recursive_directory_iterator(
             root, fs::directory_options::skip_permission_denied, ec);
         if (ec)
-            throw Error(path_, "cannot list: " + ec.message());
+            throw Error::io(path_, "cannot list: " + ec.message());
         for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
             if (ec) {  // a folder that cannot be listed: said, and the walk goes on
                 error("read_error", it->path().string(), "cannot list: " + ec.message());
@@ -901,7 +890,7 @@ CheckReport Checker::run() {
             files.push_back(rel);
         }
         if (!looksLikeDataset)
-            throw Error(path_, "not a tensordict: no meta.json and no .memmap file in it");
+            throw Error::corrupt(path_, "not a tensordict: no meta.json and no .memmap file in it");
         std::sort(files.begin(), files.end());
         checkDirectoryFiles(root, files);
         store = openStore(root, {});
@@ -1001,7 +990,7 @@ void pwriteAll(int fd, const void* data, std::size_t n, std::uint64_t offset,
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
-            throw Error(where, sysError("cannot write"));
+            throw Error::io(where, sysError("cannot write"));
         p += w, n -= static_cast<std::size_t>(w), offset += static_cast<std::uint64_t>(w);
     }
 }
@@ -1035,9 +1024,9 @@ void copyFile(int in, std::uint64_t size, int out, const std::string& to,
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
-            throw Error(to, sysError("cannot copy"));
+            throw Error::io(to, sysError("cannot copy"));
         if (n == 0)
-            throw Error(to, "the archive shrank while it was copied; check it again");
+            throw Error::changed(to, "the archive shrank while it was copied");
         done += static_cast<std::uint64_t>(n);
     }
 }
@@ -1069,14 +1058,14 @@ void restampCrcs(const std::string& location, const std::set<std::string>& names
     std::error_code ec;
     const std::string path = fs::canonical(location, ec).string();
     if (ec)
-        throw Error(location, "cannot resolve: " + ec.message());
+        throw Error::io(location, "cannot resolve: " + ec.message());
     OpenFile file;
     file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (file.fd < 0)
-        throw Error(path, sysError("cannot open"));
+        throw Error::io(path, sysError("cannot open"));
     struct stat st {};
     if (::fstat(file.fd, &st) != 0)
-        throw Error(path, sysError("cannot stat"));
+        throw Error::io(path, sysError("cannot stat"));
     const auto size = static_cast<std::uint64_t>(st.st_size);
     const zip::ReadAt read = [&](std::uint64_t offset, void* o, std::size_t n) {
         for (std::size_t done = 0; done < n;) {
@@ -1085,8 +1074,8 @@ void restampCrcs(const std::string& location, const std::set<std::string>& names
             if (r < 0 && errno == EINTR)
                 continue;
             if (r <= 0)
-                throw Error(path, r == 0 ? "the archive is shorter than its directory says"
-                                         : sysError("cannot read"));
+                throw Error::io(path, r == 0 ? "the archive is shorter than its directory says"
+                                             : sysError("cannot read"));
             done += static_cast<std::size_t>(r);
         }
     };
@@ -1131,18 +1120,20 @@ void restampCrcs(const std::string& location, const std::set<std::string>& names
     if (options.dryRun || patches.empty())
         return;
     if (st.st_nlink > 1)
-        throw Error(path, "has " + std::to_string(st.st_nlink) +
-                              " hard links: replacing it would part them; re-stamp a copy");
+        throw Error::invalid(path,
+                             "has " + std::to_string(st.st_nlink) +
+                                 " hard links: replacing it would part them; re-stamp a copy");
     if (heldOpen(path))
-        throw Error(path,
-                    "another process has it open or mapped (an in-place writer?): its later "
-                    "writes would be lost; close it, then repair");
+        throw Error::invalid(
+            path,
+            "another process has it open or mapped (an in-place writer?): its later "
+            "writes would be lost; close it, then repair");
     const std::string temp = temporarySibling(fs::path(path));
     OpenFile copy;
     try {
         copy.fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (copy.fd < 0)
-            throw Error(temp, sysError("cannot create"));
+            throw Error::io(temp, sysError("cannot create"));
         copyFile(file.fd, size, copy.fd, temp, options.cancel);
         for (const Patch& p : patches) {
             const unsigned char le[4] = {
@@ -1152,17 +1143,17 @@ void restampCrcs(const std::string& location, const std::set<std::string>& names
         }
         // The archive's permissions and owner (the owner where we may set it).
         if (::fchmod(copy.fd, st.st_mode & 07777) != 0)
-            throw Error(temp, sysError("cannot set its permissions"));
+            throw Error::io(temp, sysError("cannot set its permissions"));
         if (::fchown(copy.fd, st.st_uid, st.st_gid) != 0 && errno != EPERM)
-            throw Error(temp, sysError("cannot set its owner"));
+            throw Error::io(temp, sysError("cannot set its owner"));
         if (::fsync(copy.fd) != 0)
-            throw Error(temp, sysError("cannot flush"));
+            throw Error::io(temp, sysError("cannot flush"));
         options.cancel.throwIfCancelled(path);
         struct stat now {};
         if (::stat(path.c_str(), &now) != 0 || !sameVersion(st, now))
-            throw Error(path, "it changed while it was repaired; check it again");
+            throw Error::changed(path, "it changed while it was being repaired");
         if (::rename(temp.c_str(), path.c_str()) != 0)
-            throw Error(path, sysError("cannot rename the repaired copy into place"));
+            throw Error::io(path, sysError("cannot rename the repaired copy into place"));
     } catch (...) {
         fs::remove(temp, ec);  // the archive is as it was
         throw;
@@ -1208,7 +1199,7 @@ RepairReport repair(const CheckReport& report, const RepairOptions& options) {
             std::error_code ec;
             fs::remove_all(p->file, ec);
             if (ec)
-                throw Error(p->file, "cannot delete: " + ec.message());
+                throw Error::io(p->file, "cannot delete: " + ec.message());
         }
         out.done.push_back(std::string(options.dryRun ? "would delete" : "deleted") +
                            " the stale temporary " + p->file);

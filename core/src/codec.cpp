@@ -74,7 +74,7 @@ std::string deflateIsal(const std::byte* data, std::size_t size, const std::byte
             const_cast<std::uint8_t*>(reinterpret_cast<const std::uint8_t*>(dictionary) +
                                       (dictionarySize > 32768 ? dictionarySize - 32768 : 0)),
             static_cast<std::uint32_t>(std::min<std::size_t>(dictionarySize, 32768))) != COMP_OK)
-        throw Error("", "cannot prime deflate");
+        throw Error::corrupt("", "cannot prime deflate");
     std::size_t produced = 0;  // z->total_out is 32 bits
     const auto reserve = [&](std::size_t n) {
         if (scratch->outSize >= n)
@@ -105,7 +105,7 @@ std::string deflateIsal(const std::byte* data, std::size_t size, const std::byte
             std::min<std::size_t>(scratch->outSize - produced, 1u << 30));
         const std::uint32_t room = z->avail_out;
         if (isal_deflate(z) != COMP_OK)
-            throw Error("", "deflate failed");
+            throw Error::corrupt("", "deflate failed");
         produced += room - z->avail_out;
         // Done: all input given and taken, and flushed (ISA-L: the state is
         // back to a new block's header) or the stream ended.
@@ -133,7 +133,7 @@ std::string deflateRaw(const std::byte* data, std::size_t size, int level,
     z_stream z{};
     if (deflateInit2(&z, level < 0 ? Z_DEFAULT_COMPRESSION : std::min(level, 9), Z_DEFLATED,
                      -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        throw Error("", "cannot start deflate");
+        throw Error::corrupt("", "cannot start deflate");
     AtExit end{[&z] { deflateEnd(&z); }};
     std::string out;
     out.resize(deflateBound(&z, static_cast<uLong>(std::min<std::size_t>(size, kChunk))) + 64);
@@ -157,7 +157,7 @@ std::string deflateRaw(const std::byte* data, std::size_t size, int level,
     } while (done < size);
     out.resize(z.total_out);
     if (rc != Z_STREAM_END)
-        throw Error("", "deflate failed");
+        throw Error::corrupt("", "deflate failed");
     return out;
 }
 
@@ -165,7 +165,7 @@ std::string bzip2(const std::byte* data, std::size_t size, int level,
                   const std::function<bool(std::uint64_t)>& onInput) {
     bz_stream bz{};
     if (BZ2_bzCompressInit(&bz, level < 1 ? 9 : std::min(level, 9), 0, 0) != BZ_OK)
-        throw Error("", "cannot start bzip2");
+        throw Error::corrupt("", "cannot start bzip2");
     AtExit end{[&bz] { BZ2_bzCompressEnd(&bz); }};
     std::string out(size / 2 + kChunk, '\0');
     std::uint64_t produced = 0;
@@ -192,7 +192,7 @@ std::string bzip2(const std::byte* data, std::size_t size, int level,
             break;
     }
     if (rc != BZ_STREAM_END)
-        throw Error("", "bzip2 failed");
+        throw Error::corrupt("", "bzip2 failed");
     out.resize(produced);
     return out;
 }
@@ -202,7 +202,7 @@ std::string lzmaZip(const std::byte* data, std::size_t size, int level,
     lzma_options_lzma opt;
     if (lzma_lzma_preset(
             &opt, level < 0 ? LZMA_PRESET_DEFAULT : static_cast<std::uint32_t>(std::min(level, 9))))
-        throw Error("", "bad LZMA level");
+        throw Error::corrupt("", "bad LZMA level");
     lzma_filter filters[2] = {{LZMA_FILTER_LZMA1, &opt}, {LZMA_VLI_UNKNOWN, nullptr}};
     std::uint32_t propsSize = 0;
     lzma_properties_size(&propsSize, &filters[0]);
@@ -214,7 +214,7 @@ std::string lzmaZip(const std::byte* data, std::size_t size, int level,
     lzma_properties_encode(&filters[0], reinterpret_cast<std::uint8_t*>(out.data() + 4));
     lzma_stream strm = LZMA_STREAM_INIT;
     if (lzma_raw_encoder(&strm, filters) != LZMA_OK)
-        throw Error("", "cannot start LZMA");
+        throw Error::corrupt("", "cannot start LZMA");
     AtExit end{[&strm] { lzma_end(&strm); }};
     std::size_t produced = out.size();
     out.resize(produced + size / 2 + kChunk);
@@ -240,7 +240,7 @@ std::string lzmaZip(const std::byte* data, std::size_t size, int level,
             break;
     }
     if (rc != LZMA_STREAM_END)
-        throw Error("", "LZMA compression failed");
+        throw Error::corrupt("", "LZMA compression failed");
     out.resize(produced);
     return out;
 }
@@ -262,12 +262,12 @@ std::string deflateChunk(const std::byte* data, std::size_t size, const std::byt
     z_stream z{};
     if (deflateInit2(&z, level < 0 ? Z_DEFAULT_COMPRESSION : std::min(level, 9), Z_DEFLATED,
                      -MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        throw Error("", "cannot start deflate");
+        throw Error::corrupt("", "cannot start deflate");
     AtExit end{[&z] { deflateEnd(&z); }};
     if (dictionarySize && deflateSetDictionary(&z, reinterpret_cast<const Bytef*>(dictionary),
                                                static_cast<uInt>(std::min<std::size_t>(
                                                    dictionarySize, 32768))) != Z_OK)
-        throw Error("", "cannot prime deflate");
+        throw Error::corrupt("", "cannot prime deflate");
     std::string out(deflateBound(&z, static_cast<uLong>(size)) + 16, '\0');
     z.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(data));
     z.avail_in = static_cast<uInt>(size);
@@ -276,7 +276,7 @@ std::string deflateChunk(const std::byte* data, std::size_t size, const std::byt
     // Z_SYNC_FLUSH ends on a byte boundary without ending the stream.
     const int rc = deflate(&z, last ? Z_FINISH : Z_SYNC_FLUSH);
     if (last ? rc != Z_STREAM_END : (rc != Z_OK || z.avail_in != 0))
-        throw Error("", "deflate failed");
+        throw Error::corrupt("", "deflate failed");
     out.resize(z.total_out);
     return out;
 }
@@ -307,7 +307,7 @@ public:
                             std::string where)
         : state_(std::make_unique<inflate_state>(point.state)), where_(std::move(where)) {
         if (point.consumed > size)
-            throw Error(where_, "an access point past the end of the compressed data");
+            throw Error::corrupt(where_, "an access point past the end of the compressed data");
         state_->next_in = nullptr;
         state_->avail_in = 0;
         base_ = in;
@@ -350,15 +350,15 @@ public:
             done += produced;
             out_ += produced;
             if (rc < 0)
-                throw Error(where_,
-                            "corrupt deflate data (" +
+                throw Error::corrupt(
+                    where_, "corrupt deflate data (" +
                                 std::string(rc == ISAL_INVALID_BLOCK    ? "invalid block"
                                             : rc == ISAL_INVALID_SYMBOL ? "invalid symbol"
                                                                         : "invalid distance") +
                                 ")");
             if (state_->block_state != ISAL_BLOCK_FINISH && produced == 0 &&
                 state_->avail_in == 0 && left_ == 0)
-                throw Error(where_, "compressed data ends early (truncated entry)");
+                throw Error::truncated(where_, "compressed data ends early (truncated entry)");
         }
         return done;
     }
@@ -410,7 +410,7 @@ public:
     ZlibInflateDecompressor(const std::byte* in, std::size_t size, std::string where)
         : where_(std::move(where)) {
         if (inflateInit2(&z_, -MAX_WBITS) != Z_OK)
-            throw Error(where_, "cannot start inflate");
+            throw Error::corrupt(where_, "cannot start inflate");
         in_ = in;
         left_ = size;
     }
@@ -434,10 +434,10 @@ public:
             if (rc == Z_STREAM_END)
                 ended_ = true;
             else if (rc == Z_BUF_ERROR && z_.avail_in == 0 && left_ == 0)
-                throw Error(where_, "compressed data ends early (truncated entry)");
+                throw Error::truncated(where_, "compressed data ends early (truncated entry)");
             else if (rc != Z_OK && rc != Z_BUF_ERROR)
-                throw Error(where_, std::string("corrupt deflate data: ") +
-                                        (z_.msg ? z_.msg : "inflate error"));
+                throw Error::corrupt(where_, std::string("corrupt deflate data: ") +
+                                                 (z_.msg ? z_.msg : "inflate error"));
         }
         return done;
     }
@@ -485,7 +485,8 @@ public:
                 for (std::uint64_t left = delivered_; left > 0;) {
                     const std::size_t want = std::min<std::uint64_t>(left, 1u << 20);
                     if (zlib_->read(skip.get(), want) != want)
-                        throw Error(where_, "compressed data ends early (truncated entry)");
+                        throw Error::truncated(where_,
+                                               "compressed data ends early (truncated entry)");
                     left -= want;
                 }
             }
@@ -509,7 +510,7 @@ public:
     Bzip2Decompressor(const std::byte* in, std::size_t size, std::string where)
         : in_(in), left_(size), where_(std::move(where)) {
         if (BZ2_bzDecompressInit(&bz_, 0, 0) != BZ_OK)
-            throw Error(where_, "cannot start bzip2");
+            throw Error::corrupt(where_, "cannot start bzip2");
     }
     ~Bzip2Decompressor() override { BZ2_bzDecompressEnd(&bz_); }
 
@@ -531,9 +532,10 @@ public:
             if (rc == BZ_STREAM_END)
                 ended_ = true;
             else if (rc != BZ_OK)
-                throw Error(where_, "corrupt bzip2 data (bzip2 error " + std::to_string(rc) + ")");
+                throw Error::corrupt(where_,
+                                     "corrupt bzip2 data (bzip2 error " + std::to_string(rc) + ")");
             else if (before == bz_.avail_out && bz_.avail_in == 0 && left_ == 0)
-                throw Error(where_, "compressed data ends early (truncated entry)");
+                throw Error::truncated(where_, "compressed data ends early (truncated entry)");
         }
         return done;
     }
@@ -554,13 +556,13 @@ public:
         : where_(std::move(where)) {
         const auto* p = reinterpret_cast<const std::uint8_t*>(in);
         if (size < 4)
-            throw Error(where_, "LZMA entry too short");
+            throw Error::corrupt(where_, "LZMA entry too short");
         const std::size_t propsSize = p[2] | p[3] << 8;
         if (size < 4 + propsSize)
-            throw Error(where_, "LZMA entry header truncated");
+            throw Error::truncated(where_, "LZMA entry header truncated");
         lzma_filter filters[2] = {{LZMA_FILTER_LZMA1, nullptr}, {LZMA_VLI_UNKNOWN, nullptr}};
         if (lzma_properties_decode(&filters[0], nullptr, p + 4, propsSize) != LZMA_OK)
-            throw Error(where_, "invalid LZMA properties");
+            throw Error::corrupt(where_, "invalid LZMA properties");
         // The properties choose the dictionary size, up to 4 GiB: never let a
         // header make the decoder allocate that much. LZMA's own presets use
         // at most 64 MiB.
@@ -568,14 +570,15 @@ public:
         const std::uint64_t memory = lzma_raw_decoder_memusage(filters);
         if (memory == UINT64_MAX || memory > kMaxDecoderMemory) {
             std::free(filters[0].options);
-            throw Error(where_, "LZMA dictionary too large (the decoder would need " +
-                                    std::to_string(memory >> 20) + " MiB; at most " +
-                                    std::to_string(kMaxDecoderMemory >> 20) + " MiB is allowed)");
+            throw Error::corrupt(where_, "LZMA dictionary too large (the decoder would need " +
+                                             std::to_string(memory >> 20) + " MiB; at most " +
+                                             std::to_string(kMaxDecoderMemory >> 20) +
+                                             " MiB is allowed)");
         }
         const lzma_ret init = lzma_raw_decoder(&strm_, filters);
         std::free(filters[0].options);
         if (init != LZMA_OK)
-            throw Error(where_, "cannot start the LZMA decoder");
+            throw Error::corrupt(where_, "cannot start the LZMA decoder");
         strm_.next_in = p + 4 + propsSize;
         strm_.avail_in = size - 4 - propsSize;
     }
@@ -592,8 +595,8 @@ public:
             if (rc == LZMA_STREAM_END)
                 ended_ = true;
             else if (rc != LZMA_OK)
-                throw Error(where_, "corrupt LZMA data (" + std::to_string(total_ + done) +
-                                        " bytes decoded)");
+                throw Error::corrupt(where_, "corrupt LZMA data (" + std::to_string(total_ + done) +
+                                                 " bytes decoded)");
             else if (strm_.avail_in + strm_.avail_out == before)
                 ended_ = true;  // input used up: a stream without an end marker
         }
@@ -620,7 +623,8 @@ std::unique_ptr<Decompressor> Decompressor::create(int method, const std::byte* 
         case 14:
             return std::make_unique<LzmaDecompressor>(compressed, size, where);
         default:
-            throw Error(where, "unsupported compression method " + std::to_string(method));
+            throw Error::unsupported(where,
+                                     "unsupported compression method " + std::to_string(method));
     }
 }
 
@@ -640,7 +644,7 @@ std::string compressPayload(const std::byte* data, std::size_t size, int method,
         case 14:
             return lzmaZip(data, size, level, onInput);
         default:
-            throw Error("", "no compressor for zip method " + std::to_string(method));
+            throw Error::unsupported("", "no compressor for zip method " + std::to_string(method));
     }
 }
 

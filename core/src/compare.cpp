@@ -383,9 +383,8 @@ bool isStreamed(const Node& leaf) {
     guardedCopy(&last, aBytes.data.get() + aBytes.size - 1, 1, a);
     guardedCopy(&last, bBytes.data.get() + bBytes.size - 1, 1, b);
     // Both still end where they should: a page in the middle went away.
-    throw Error(formatKeyPath(a.keyPath()),
-                "the data of A or B changed while it was read (a file was truncated or replaced "
-                "by another program); reload to see the current contents");
+    throw Error::changed(formatKeyPath(a.keyPath()),
+                         "a file of A or B was truncated or replaced by another program");
 }
 
 // Elements [begin, end) of two mapped leaves, guarded against files that
@@ -532,9 +531,9 @@ struct LeafJob {
     std::atomic<std::size_t> remaining{0};
     std::mutex mutex;  // guards the fields below
     Tally tally;
-    std::string error;
-    bool cutShort = false;     // a streamed leaf stopped by a cancel before its end
-    LeafBytes aBytes, bBytes;  // mapped once, by the first task that needs them
+    std::optional<Failure> error;  // the first failure of its tasks
+    bool cutShort = false;         // a streamed leaf stopped by a cancel before its end
+    LeafBytes aBytes, bBytes;      // mapped once, by the first task that needs them
     bool mapped = false;
 };
 
@@ -555,7 +554,7 @@ public:
                 const Node* na = a.find(path);
                 const Node* nb = b.find(path);
                 if (!na && !nb)
-                    throw Error(formatKeyPath(path), "no such key in either tensordict");
+                    throw Error::notFound(formatKeyPath(path), "no such key in either tensordict");
                 walk(na, nb, path);
             }
         }
@@ -604,6 +603,7 @@ private:
                 entry.error = "A: " + a->error();
             if (b->isError())
                 entry.error += (entry.error.empty() ? "B: " : "; B: ") + b->error();
+            entry.errorKind = (a->isError() ? a : b)->failure()->kind;
             result_.keys.push_back(std::move(entry));
             return;
         }
@@ -612,6 +612,7 @@ private:
         } catch (const Error& e) {
             entry.status = KeyStatus::Error;
             entry.error = e.what();
+            entry.errorKind = e.kind();
         }
         if (entry.status != KeyStatus::Error && entry.differences)
             entry.status = KeyStatus::Changed;
@@ -695,7 +696,7 @@ private:
     void runTask(const Task& task) {
         LeafJob& job = *task.job;
         Tally tally;
-        std::string error;
+        std::optional<Failure> error;
         std::uint64_t reported = 0;
         bool cutShort = false;
         try {
@@ -709,7 +710,7 @@ private:
                 LeafBytes aBytes, bBytes;
                 {
                     std::lock_guard<std::mutex> lock(job.mutex);
-                    if (!job.mapped && job.error.empty()) {
+                    if (!job.mapped && !job.error) {
                         job.aBytes = job.a->bytes();
                         job.bBytes = job.b->bytes();
                         job.mapped = true;
@@ -721,8 +722,11 @@ private:
                     compareMapped(*job.a, aBytes, *job.b, bBytes, task.begin, task.end,
                                   options_.tolerance, false, tally);
             }
+        } catch (const Cancelled&) {
+            cancelled_ = true;  // a remote read that saw the cancel: the leaf stays pending
+            cutShort = true;
         } catch (const std::exception& e) {
-            error = e.what();
+            error = failureOf(e);
         }
         const std::uint64_t bytes = (task.end - task.begin) *
                                     (itemSize(job.a->leaf().dtype) + itemSize(job.b->leaf().dtype));
@@ -731,7 +735,7 @@ private:
             std::lock_guard<std::mutex> lock(job.mutex);
             job.tally.merge(tally);
             job.cutShort = job.cutShort || cutShort;
-            if (!error.empty() && job.error.empty())
+            if (error && !job.error)
                 job.error = error;
             last = job.remaining.fetch_sub(1) == 1;
             if (last) {
@@ -753,9 +757,10 @@ private:
         std::lock_guard<std::mutex> lock(emitMutex_);
         KeyComparison& entry = result_.keys[job.entry];
         entry.pending = false;
-        if (!job.error.empty()) {
+        if (job.error) {
             entry.status = KeyStatus::Error;
-            entry.error = job.error;
+            entry.error = job.error->text();
+            entry.errorKind = job.error->kind;
         } else {
             entry.values = toValueDifference(job.tally);
             if (job.tally.differing) {
@@ -890,10 +895,11 @@ CompareResult compare(const TensorDict& a, const TensorDict& b, const CompareOpt
 ValueDifference compareValues(const Node& a, const Node& b, const Tolerance& tolerance,
                               std::int64_t from, bool firstOnly) {
     if (!a.isTensor() || !b.isTensor())
-        throw Error(formatKeyPath(a.keyPath()), "not a pair of tensor leaves");
+        throw Error::invalid(formatKeyPath(a.keyPath()), "not a pair of tensor leaves");
     const std::uint64_t n = elementCount(a);
     if (n != elementCount(b))
-        throw Error(formatKeyPath(a.keyPath()), "the two leaves have different element counts");
+        throw Error::invalid(formatKeyPath(a.keyPath()),
+                             "the two leaves have different element counts");
     Tally tally;
     const std::uint64_t start = static_cast<std::uint64_t>(std::max<std::int64_t>(from, 0));
     if (start >= n)

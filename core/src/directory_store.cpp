@@ -67,9 +67,9 @@ public:
     std::string read(const std::string& rel, std::uint64_t cap) const override {
         const auto source = transport_->open(describe(rel));
         if (source->size() > cap)
-            throw Error(source->name(), "file is " + std::to_string(source->size()) +
-                                            " bytes, over the metadata size limit of " +
-                                            std::to_string(cap) + " bytes");
+            throw Error::corrupt(source->name(), "file is " + std::to_string(source->size()) +
+                                                     " bytes, over the metadata size limit of " +
+                                                     std::to_string(cap) + " bytes");
         std::string out(static_cast<std::size_t>(source->size()), '\0');
         source->readAt(0, out.data(), out.size());
         return out;
@@ -82,9 +82,10 @@ public:
             return {kept->data, static_cast<std::size_t>(nbytes)};
         const auto source = openUnchanged(info);
         if (source->size() < nbytes)
-            throw Error(source->name(), "file is " + std::to_string(source->size()) +
-                                            " bytes but the leaf needs " + std::to_string(nbytes) +
-                                            " (was it truncated after opening?)");
+            throw Error::truncated(source->name(), "file is " + std::to_string(source->size()) +
+                                                       " bytes but the leaf needs " +
+                                                       std::to_string(nbytes) +
+                                                       " (was it truncated after opening?)");
         if (nbytes >= mapFrom_) {
             // Page-aligned mappings suit every dtype.
             LeafBytes mapped = source->map();
@@ -137,7 +138,7 @@ private:
     std::shared_ptr<const ByteSource> openUnchanged(const StorageInfo& info) const {
         auto source = transport_->open(describe(info.path));
         if (!info.version.empty() && source->version() != info.version)
-            throw Error(
+            throw Error::corrupt(
                 source->name(),
                 "the file was replaced or changed since the tensordict was opened; open it again");
         return source;

@@ -27,13 +27,13 @@ void makeDirectory(const std::string& path) {
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) {
         if (S_ISLNK(st.st_mode))
-            throw Error(path, "refusing to write through a symbolic link");
+            throw Error::denied(path, "refusing to write through a symbolic link");
         if (!S_ISDIR(st.st_mode))
-            throw Error(path, "exists and is not a directory");
+            throw Error::invalid(path, "exists and is not a directory");
         return;
     }
     if (::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST)
-        throw Error(path, sysError("cannot create directory"));
+        throw Error::io(path, sysError("cannot create directory"));
 }
 
 void writeFile(const std::string& root, const PlannedFile& file, ProgressTracker& progress) {
@@ -41,7 +41,7 @@ void writeFile(const std::string& root, const PlannedFile& file, ProgressTracker
     progress.throwIfCancelled(path);
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-        throw Error(path, "refusing to write through a symbolic link");
+        throw Error::denied(path, "refusing to write through a symbolic link");
     const LeafBytes bytes = file.bytes();
     // Written under a temporary name and renamed over the old file: whoever
     // still maps the old file keeps its bytes (no truncation under a mapping).
@@ -49,7 +49,7 @@ void writeFile(const std::string& root, const PlannedFile& file, ProgressTracker
     const int fd =
         ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0)
-        throw Error(path, sysError("cannot create file"));
+        throw Error::io(path, sysError("cannot create file"));
     struct Unlink {
         const std::string& name;
         bool armed = true;
@@ -69,22 +69,21 @@ void writeFile(const std::string& root, const PlannedFile& file, ProgressTracker
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            const std::string why =
-                w < 0 && errno == EFAULT  // the kernel's copy from a mapping that lost pages
-                    ? "its source data changed while it was read (the file was truncated or "
-                      "replaced by another program)"
-                    : sysError("write failed");
+            const bool lostPages = w < 0 && errno == EFAULT;  // the kernel's copy from a mapping
+            const std::string why = sysError("write failed");
             ::close(fd);
-            throw Error(path, why + " after " + std::to_string(done) + " of " +
-                                  std::to_string(bytes.size) + " bytes");
+            if (lostPages)
+                throw Error::changed(file.keyText);
+            throw Error::io(path, why + " after " + std::to_string(done) + " of " +
+                                      std::to_string(bytes.size) + " bytes");
         }
         done += static_cast<std::size_t>(w);
         progress.add(static_cast<std::uint64_t>(w), file.path);
     }
     if (::close(fd) != 0)
-        throw Error(path, sysError("close failed"));
+        throw Error::io(path, sysError("close failed"));
     if (::rename(temp.c_str(), path.c_str()) != 0)
-        throw Error(path, sysError("cannot rename into place"));
+        throw Error::io(path, sysError("cannot rename into place"));
     cleanup.armed = false;
     progress.fileDone(file.path);
 }
@@ -113,39 +112,18 @@ void writeDirectory(const std::string& root, const WritePlan& plan, int threads,
     }
     // Python's threaded writer: every file is an independent task, taken in
     // turn by `threads` threads.
-    std::mutex mutex;
-    std::string firstWhere, firstWhy;
-    std::atomic<bool> failed{false};
-    std::atomic<std::size_t> next{0};
-    runOnThreads(threads, [&] {
-        for (std::size_t i = next++; i < plan.files.size() && !failed; i = next++) {
-            const PlannedFile& file = plan.files[i];
-            try {
-                writeOne(file);
-            } catch (const Error& e) {
-                std::lock_guard<std::mutex> lock(mutex);
-                if (!failed.exchange(true))
-                    firstWhere = e.where(), firstWhy = e.reason();
-            } catch (const std::exception& e) {
-                std::lock_guard<std::mutex> lock(mutex);
-                if (!failed.exchange(true))
-                    firstWhere = root + "/" + file.path, firstWhy = e.what();
-            }
-        }
-    });
-    if (failed)
-        throw Error(firstWhere, firstWhy);
+    parallelFor(plan.files.size(), threads, [&](std::size_t i) { writeOne(plan.files[i]); });
 }
 
 void syncTree(const std::string& root) {
     const int fd = ::open(root.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        throw Error(root, sysError("cannot open to flush"));
+        throw Error::io(root, sysError("cannot open to flush"));
     // One syncfs flushes every file of the new tree; then the directories' entries.
     const int rc = ::syncfs(fd);
     ::close(fd);
     if (rc != 0)
-        throw Error(root, sysError("cannot flush to disk"));
+        throw Error::io(root, sysError("cannot flush to disk"));
 }
 
 }  // namespace tensordict

@@ -81,15 +81,9 @@ bool tryGuardedCopy(void* dst, const void* src, std::size_t n) noexcept {
     return tryGuardedRun([&copy] { std::memcpy(copy.dst, copy.src, copy.n); });
 }
 
-std::string fileChangedMessage(const Node& leaf) {
-    return "the data of " + formatKeyPath(leaf.keyPath()) +
-           " changed while it was read (the file was truncated or replaced by another "
-           "program); reload to see its current contents";
-}
-
 void guardedCopy(void* dst, const void* src, std::size_t n, const Node& leaf) {
     if (!tryGuardedCopy(dst, src, n))
-        throw Error(leaf.fileName(), fileChangedMessage(leaf));
+        throw Error::changed(leaf.fileName());
 }
 
 bool tryGuardedRun(const std::function<void()>& work) {
@@ -116,7 +110,7 @@ bool tryGuardedRun(const std::function<void()>& work) {
 
 void guardedRun(const std::function<void()>& work, const Node& leaf) {
     if (!tryGuardedRun(work))
-        throw Error(leaf.fileName(), fileChangedMessage(leaf));
+        throw Error::changed(leaf.fileName());
 }
 
 // A compressed entry decoded as it is read, from its payload in the mapped archive.
@@ -127,7 +121,7 @@ struct LeafReader::Stream {
 
 LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
     if (!leaf.isTensor())
-        throw Error(formatKeyPath(leaf.keyPath()), "not a tensor leaf");
+        throw Error::invalid(formatKeyPath(leaf.keyPath()), "not a tensor leaf");
     size_ = leaf.leaf().nbytes;
     if (size_ == 0)
         return;
@@ -168,9 +162,9 @@ std::size_t LeafReader::read(std::byte* dst, std::size_t n) {
         std::size_t got = 0;
         guardedRun([&] { got = stream_->decoder->read(dst, want); }, leaf_);
         if (got != want)
-            throw Error(leaf_.fileName(), "compressed data ends after " +
-                                              std::to_string(done_ + got) + " of " +
-                                              std::to_string(size_) + " bytes");
+            throw Error::corrupt(leaf_.fileName(), "compressed data ends after " +
+                                                       std::to_string(done_ + got) + " of " +
+                                                       std::to_string(size_) + " bytes");
     } else if (ranged_) {
         leaf_.store()->readLeafRange(leaf_.leaf().storage, done_, dst, want);
     } else {
@@ -182,7 +176,8 @@ std::size_t LeafReader::read(std::byte* dst, std::size_t n) {
 
 void LeafReader::fetchAt(std::uint64_t offset, std::byte* dst, std::size_t n) const {
     if (!ranged_ || offset > size_ || n > size_ - offset)
-        throw Error(formatKeyPath(leaf_.keyPath()), "fetchAt() of a reader not by request");
+        throw Error::invalid(formatKeyPath(leaf_.keyPath()),
+                             "fetchAt() of a reader not by request");
     leaf_.store()->readLeafRange(leaf_.leaf().storage, offset, dst, n);
 }
 

@@ -109,12 +109,6 @@ std::size_t onHeader(char* data, std::size_t size, std::size_t count, void* user
     return n;
 }
 
-// Nothing at the URL (404, 410; 403, as a folder without a listing answers):
-// for stat(), "missing", not a failure.
-struct NotThere : Error {
-    using Error::Error;
-};
-
 // What libcurl's progress callback watches, a few times a second even
 // while no byte comes: the reader's cancel token, and a stall (no byte for
 // `stallSeconds`; libcurl's own low-speed check averages over a window).
@@ -229,7 +223,7 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
             r.body.reserve(static_cast<std::size_t>(transfer.limit));  // no copies as it grows
         CURL* h = handles().take();
         if (!h)
-            throw Error(url, "cannot start an HTTP request");
+            throw Error::io(url, "cannot start an HTTP request");
         curl_easy_reset(h);
         curl_easy_setopt(h, CURLOPT_URL, url.c_str());
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
@@ -286,8 +280,8 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
         if (rc == CURLE_WRITE_ERROR && r.truncatedOnPurpose) {
             if (r.status == 200 && !range.empty())
                 return r;  // the caller says what a 200 to a range request means
-            throw Error(url, "the server sent more than the " + std::to_string(transfer.limit) +
-                                 " bytes asked for");
+            throw Error::network(url, "the server sent more than the " +
+                                          std::to_string(transfer.limit) + " bytes asked for");
         }
         const bool timedOut = rc == CURLE_OPERATION_TIMEDOUT || watch.stalled;
         const bool transient = timedOut || rc == CURLE_COULDNT_CONNECT || rc == CURLE_RECV_ERROR ||
@@ -299,30 +293,31 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
             continue;
         }
         if (rc == CURLE_TOO_MANY_REDIRECTS)
-            throw Error(url, "more than " + std::to_string(kMaxRedirects) + " redirects");
+            throw Error::network(url, "more than " + std::to_string(kMaxRedirects) + " redirects");
         if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
-            throw Error(url, std::string("the server's certificate is not trusted (") +
-                                 curl_easy_strerror(rc) +
-                                 "); trust its CA with TDSTUDIO_HTTP_CA_FILE");
+            throw Error::untrusted(url, std::string("the server's certificate is not trusted (") +
+                                            curl_easy_strerror(rc) +
+                                            "); trust its CA with TDSTUDIO_HTTP_CA_FILE");
         if (timedOut)
-            throw Error(url, "no answer for " + std::to_string(stallSeconds) + " s (after " +
-                                 std::to_string(attempt) + " tries)");
+            throw Error::network(url, "no answer for " + std::to_string(stallSeconds) +
+                                          " s (after " + std::to_string(attempt) + " tries)");
         if (rc != CURLE_OK)
-            throw Error(url, std::string(curl_easy_strerror(rc)) +
-                                 (attempt > 1 ? " (after " + std::to_string(attempt) + " tries)"
-                                              : std::string()));
+            throw Error::network(url,
+                                 std::string(curl_easy_strerror(rc)) +
+                                     (attempt > 1 ? " (after " + std::to_string(attempt) + " tries)"
+                                                  : std::string()));
+        // Nothing at the URL (404, 410; 403, as a folder without a listing answers).
         if (r.status == 403 || r.status == 404 || r.status == 410)
-            throw NotThere(url, "HTTP " + reasonOf(r.status));
+            throw Error::notFound(url, "HTTP " + reasonOf(r.status));
+        if (r.status == 401)
+            throw Error::denied(url, "HTTP " + reasonOf(r.status));
         if (r.status >= 400)
-            throw Error(url, "HTTP " + reasonOf(r.status) +
-                                 (transient ? " (after " + std::to_string(attempt) + " tries)"
-                                            : std::string()));
+            throw Error::network(
+                url,
+                "HTTP " + reasonOf(r.status) +
+                    (transient ? " (after " + std::to_string(attempt) + " tries)" : std::string()));
         return r;
     }
-}
-
-std::string changedMessage() {
-    return "the file changed on the server while it was read (a new version); open it again";
 }
 
 class HttpFile final : public ByteSource {
@@ -331,14 +326,16 @@ public:
     HttpFile(std::string url, const Response& first, std::shared_ptr<LruBytesCache> cache)
         : url_(std::move(url)), cache_(std::move(cache)) {
         if (first.status == 200 && first.truncatedOnPurpose)
-            throw Error(url_,
-                        "the server does not support range requests (it answers with the whole "
-                        "file): download a copy and open that");
+            throw Error::network(
+                url_,
+                "the server does not support range requests (it answers with the whole "
+                "file): download a copy and open that");
         if (first.status == 206) {
             const auto range = first.range();
             if (!range || !range->total || range->first != 0)
-                throw Error(url_, "the server gave no size or another range (Content-Range: " +
-                                      first.headers.contentRange + ")");
+                throw Error::network(url_,
+                                     "the server gave no size or another range (Content-Range: " +
+                                         first.headers.contentRange + ")");
             size_ = *range->total;
         } else {  // 200: the whole (small) file came, or an empty one
             size_ = first.body.size();
@@ -353,8 +350,8 @@ public:
 
     void readAt(std::uint64_t offset, void* out, std::size_t n) const override {
         if (offset > size_ || n > size_ - offset)
-            throw Error(url_, "the file ends at " + std::to_string(size_) +
-                                  " bytes, before the data asked for (truncated file?)");
+            throw Error::truncated(url_, "the file ends at " + std::to_string(size_) +
+                                             " bytes, before the data asked for (truncated file?)");
         auto* to = static_cast<std::byte*>(out);
         const std::uint64_t end = offset + n;
         std::uint64_t at = offset;
@@ -429,17 +426,17 @@ private:
     // A range answer is the part asked for of this version, whole.
     void checkRangeAnswer(const Response& r, std::uint64_t from, std::uint64_t asked) const {
         if (r.status != 206 || (!r.validator().empty() && r.validator() != version_))
-            throw Error(url_, changedMessage());
+            throw Error::changed(url_, Error::kChangedOnServer);
         const auto range = r.range();
         if (range && range->total && *range->total != size_)
-            throw Error(url_, changedMessage());
+            throw Error::changed(url_, Error::kChangedOnServer);
         if (!range || range->first != from || range->last + 1 != from + asked)
-            throw Error(url_,
-                        "the server sent another range than the one asked for (Content-Range: " +
-                            r.headers.contentRange + ")");
+            throw Error::network(
+                url_, "the server sent another range than the one asked for (Content-Range: " +
+                          r.headers.contentRange + ")");
         if (r.received != asked)
-            throw Error(url_, "the server sent " + std::to_string(r.received) + " of the " +
-                                  std::to_string(asked) + " bytes asked for");
+            throw Error::network(url_, "the server sent " + std::to_string(r.received) +
+                                           " of the " + std::to_string(asked) + " bytes asked for");
     }
 
     // Keeps the first answer's bytes (from 0) block by block.
@@ -486,7 +483,9 @@ public:
                 if (recent_.size() > kRecent)
                     recent_.pop_back();
                 return info;
-            } catch (const NotThere& e) {
+            } catch (const Error& e) {
+                if (e.kind() != ErrorKind::NotFound)
+                    throw;
                 info.missing = e.reason() + " (nor a folder with a meta.json)";
             }
         }
@@ -494,7 +493,9 @@ public:
         try {
             openNow(join(location, "meta.json"));
             info.kind = SourceInfo::Kind::Directory;
-        } catch (const NotThere& e) {
+        } catch (const Error& e) {
+            if (e.kind() != ErrorKind::NotFound)
+                throw;
             if (info.missing.empty())
                 info.missing = e.reason() + " (no meta.json in this folder)";
         }
@@ -536,7 +537,7 @@ private:
         const Response first = fetch(location, 0, kBlock, {});
         if (!first.effectiveUrl.empty() && first.effectiveUrl.back() == '/' &&
             location.back() != '/')
-            throw NotThere(location, "HTTP 404 Not Found (a folder)");
+            throw Error::notFound(location, "HTTP 404 Not Found (a folder)");
         return std::make_shared<HttpFile>(location, first, cache_);
     }
 

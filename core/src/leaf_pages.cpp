@@ -3,14 +3,12 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
-#include <thread>
 
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
 #include "tensordict/node.h"
+#include "worker_threads.h"
 
 namespace tensordict {
 
@@ -33,8 +31,8 @@ LeafPages::LeafPages(std::shared_ptr<const void> owner, const Node& leaf, std::u
     void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
-        throw Error(where_, "cannot reserve " + std::to_string(size_) +
-                                " bytes of address space for its pages");
+        throw Error::io(where_, "cannot reserve " + std::to_string(size_) +
+                                    " bytes of address space for its pages");
     base_ = static_cast<std::byte*>(p);
     pages_.resize(static_cast<std::size_t>((size_ + pageSize_ - 1) / pageSize_));
 }
@@ -103,12 +101,17 @@ std::shared_ptr<const void> LeafPages::require(std::uint64_t offset, std::uint64
                 const CancelScope scope(cancel ? cancel : CancelScope::current());
                 const LeafBytes part = leaf_.bytesRange(from, bytes);
                 std::memcpy(base_ + from, part.data.get(), part.size);
+            } catch (const Cancelled&) {
+                lock.lock();
+                for (std::size_t p = held; p < end; ++p)
+                    pages_[p].state = State::Empty;
+                filled_.notify_all();
+                throw;
             } catch (const std::exception& e) {
                 lock.lock();
                 for (std::size_t p = held; p < end; ++p)
                     pages_[p].state = State::Empty;
-                if (!dynamic_cast<const Cancelled*>(&e))
-                    failure_ = e.what();
+                failure_ = failureOf(e);
                 filled_.notify_all();
                 throw;
             }
@@ -152,39 +155,18 @@ std::shared_ptr<const void> LeafPages::requireAll(const std::vector<Range>& rang
         i = j;
     }
     auto holds = std::make_shared<std::vector<std::shared_ptr<const void>>>(runs.size());
-    std::atomic<std::size_t> next{0};
-    std::atomic<bool> failed{false};
-    std::exception_ptr firstError;
-    std::mutex errorMutex;
-    const auto work = [&] {
-        for (std::size_t i; !failed && (i = next++) < runs.size();) {
-            try {
-                (*holds)[i] = require(runs[i].offset, runs[i].length, cancel);
-            } catch (...) {
-                std::lock_guard<std::mutex> lock(errorMutex);
-                if (!firstError)
-                    firstError = std::current_exception();
-                failed = true;
-            }
-        }
-    };
-    std::vector<std::thread> helpers;
-    const std::size_t extra = std::min(readers, runs.size()) - (runs.empty() ? 0 : 1);
-    for (std::size_t t = 0; t < extra; ++t)
-        helpers.emplace_back(work);
-    work();
-    for (std::thread& t : helpers)
-        t.join();
-    if (firstError)
-        std::rethrow_exception(firstError);  // the holds taken go with `holds`
+    // On a failure the holds taken go with `holds`.
+    parallelFor(runs.size(), static_cast<int>(readers), [&](std::size_t i) {
+        (*holds)[i] = require(runs[i].offset, runs[i].length, cancel);
+    });
     return holds;
 }
 
 void LeafPages::requireWithin(std::uint64_t offset, std::uint64_t length) const {
     if (offset > size_ || length > size_ - offset)
-        throw Error(where_, "bytes " + std::to_string(offset) + " to " +
-                                std::to_string(offset + length) + " are past the leaf's " +
-                                std::to_string(size_));
+        throw Error::invalid(where_, "bytes " + std::to_string(offset) + " to " +
+                                         std::to_string(offset + length) + " are past the leaf's " +
+                                         std::to_string(size_));
 }
 
 std::shared_ptr<const void> LeafPages::holdOf(std::size_t first, std::size_t last) {
@@ -212,7 +194,7 @@ std::shared_ptr<const void> LeafPages::holdIfFilled(std::uint64_t offset, std::u
     return holdOf(first, last);
 }
 
-std::string LeafPages::failure() const {
+std::optional<Failure> LeafPages::failure() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return failure_;
 }

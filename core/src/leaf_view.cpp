@@ -57,18 +57,19 @@ LeafBytes viewBytes(const Store& store, const TensorLeaf& leaf, const std::strin
         return {};
     const std::vector<std::int64_t> strides = s.strides.empty() ? cStrides(leaf.shape) : s.strides;
     if (strides.size() != leaf.shape.size())
-        throw Error(where, "the view has " + std::to_string(strides.size()) + " strides for " +
-                               std::to_string(leaf.shape.size()) + " dimensions");
+        throw Error::corrupt(where, "the view has " + std::to_string(strides.size()) +
+                                        " strides for " + std::to_string(leaf.shape.size()) +
+                                        " dimensions");
     // The last element the view reaches, which must lie inside the storage.
     const std::optional<ViewReach> reach = viewReach(leaf.shape, strides);
     std::uint64_t extent = 0;
     if (!reach || reach->numel != std::uint64_t(leaf.numel) || leaf.nbytes != reach->numel * item ||
         __builtin_mul_overflow(reach->last + 1, item, &extent) ||
         __builtin_add_overflow(extent, s.offset, &extent))
-        throw Error(where, "the tensor's size, strides and bytes do not agree");
+        throw Error::corrupt(where, "the tensor's size, strides and bytes do not agree");
     if (extent > s.size)
-        throw Error(where, "the tensor reaches byte " + std::to_string(extent) +
-                               " of a storage of " + std::to_string(s.size) + " bytes");
+        throw Error::corrupt(where, "the tensor reaches byte " + std::to_string(extent) +
+                                        " of a storage of " + std::to_string(s.size) + " bytes");
     const LeafBytes storage = store.leafBytes(s, extent, 1);
     std::byte* first = storage.data.get() + s.offset;
     const bool inPlace = !s.bigEndian && isCOrder(leaf.shape, strides);
@@ -83,9 +84,7 @@ LeafBytes viewBytes(const Store& store, const TensorLeaf& leaf, const std::strin
             gather(first, leaf, strides, out.data.get());
     });
     if (!read)
-        throw Error(where,
-                    "the file changed while it was read (truncated or replaced by another "
-                    "program); open it again");
+        throw Error::changed(where);
     return out;
 }
 

@@ -61,13 +61,14 @@ std::string whereText(const Name& where) {
 template <class Where>
 std::vector<std::int64_t> intList(const Value& v, const Where& where, const char* what) {
     if (!v.isList())
-        throw Error(whereText(where), std::string(what) + " is not a list of integers");
+        throw Error::corrupt(whereText(where), std::string(what) + " is not a list of integers");
     std::vector<std::int64_t> out;
     out.reserve(v.asList().size());
     for (const Value& d : v.asList()) {
         if (!d.isInt() || d.asInt() < 0)
-            throw Error(whereText(where),
-                        std::string(what) + " holds a value that is not a non-negative integer");
+            throw Error::corrupt(
+                whereText(where),
+                std::string(what) + " holds a value that is not a non-negative integer");
         out.push_back(d.asInt());
     }
     return out;
@@ -78,7 +79,7 @@ std::int64_t checkedNumel(const std::vector<std::int64_t>& shape, const Where& w
     std::int64_t n = 1;
     for (std::int64_t d : shape) {
         if (d != 0 && n > std::numeric_limits<std::int64_t>::max() / d)
-            throw Error(whereText(where), "shape has more elements than fit in 64 bits");
+            throw Error::corrupt(whereText(where), "shape has more elements than fit in 64 bits");
         n *= d;
     }
     return n;
@@ -133,11 +134,11 @@ private:
     Value readMeta(const std::string& dir) {
         const std::string rel = joinPath(dir, "meta.json");
         if (!store_->stat(rel))
-            throw Error(store_->describe(rel), "missing meta.json");
+            throw Error::notFound(store_->describe(rel), "missing meta.json");
         const std::string text = store_->read(rel, options_.maxMetadataBytes);
         Value meta = parseJson(text, store_->describe(rel));
         if (!meta.isObject())
-            throw Error(store_->describe(rel), "meta.json is not a JSON object");
+            throw Error::corrupt(store_->describe(rel), "meta.json is not a JSON object");
         return meta;
     }
 
@@ -156,8 +157,8 @@ private:
                 return legacy;
         }
         if (!options_.robustKey && !isSafeLegacyKey(key, true))
-            throw Error(store_->describe(dir),
-                        "key \"" + key + "\" is not a safe legacy file name");
+            throw Error::corrupt(store_->describe(dir),
+                                 "key \"" + key + "\" is not a safe legacy file name");
         return robust;
     }
 
@@ -175,15 +176,18 @@ private:
         }
         const std::string child = findChildDirectory(base, key);
         if (!hasNode(child))
-            throw Error(store_->describe(dir), "subpath key \"" + key + "\" not found");
+            throw Error::notFound(store_->describe(dir), "subpath key \"" + key + "\" not found");
         return child;
     }
 
+    // Called in a catch block of an Error: rethrows it as it is when the
+    // first problem must throw, otherwise makes an error node of it. A
+    // cancel is never caught here: it ends the load.
     std::unique_ptr<Node> errorNode(const std::string& key, const std::string& dir,
                                     const Error& e) {
         if (options_.throwOnError)
-            throw e;
-        auto node = NodeBuilder::error(key, e.what());
+            throw;
+        auto node = NodeBuilder::error(key, e.failure());
         NodeBuilder(*node).setDirectory(dir);
         return node;
     }
@@ -200,8 +204,8 @@ private:
     std::unique_ptr<Node> loadNodeOrThrow(const std::string& dir, const std::string& key, int depth,
                                           const std::vector<std::int64_t>& parentBatch) {
         if (depth > kMaxDepth)
-            throw Error(store_->describe(dir),
-                        "nested deeper than " + std::to_string(kMaxDepth) + " levels");
+            throw Error::corrupt(store_->describe(dir),
+                                 "nested deeper than " + std::to_string(kMaxDepth) + " levels");
         Value meta = readMeta(dir);
         auto node = NodeBuilder::create(NodeKind::TensorDict, key);
         NodeBuilder b(*node);
@@ -297,10 +301,10 @@ private:
         TensorLeaf& leaf = b.leaf();
         const Value& dtype = *entry.find("dtype");
         if (!dtype.isString())
-            throw Error(where(), "\"dtype\" is not a string");
+            throw Error::corrupt(where(), "\"dtype\" is not a string");
         const auto dt = dtypeFromString(dtype.asString());
         if (!dt)
-            throw Error(where(), "unknown dtype \"" + dtype.asString() + "\"");
+            throw Error::unsupported(where(), "unknown dtype \"" + dtype.asString() + "\"");
         leaf.dtype = *dt;
         leaf.shape = intList(*entry.find("shape"), where, "\"shape\"");
         if (const Value* device = entry.find("device"); device && device->isString())
@@ -314,7 +318,7 @@ private:
 
         const std::string fileName = options_.robustKey ? encodeKey(key) : key;
         if (!options_.robustKey && !isSafeLegacyKey(key, false))
-            throw Error(where(), "key is not a safe legacy file name");
+            throw Error::corrupt(where(), "key is not a safe legacy file name");
         std::optional<StorageInfo> file = store_->stat(joinPath(dir, fileName + ".memmap"));
         std::string stem = fileName;
         if (!file && options_.robustKey && fileName != key && isSafeLegacyKey(key, false)) {
@@ -329,34 +333,37 @@ private:
         }
         if (static_cast<std::uint64_t>(leaf.numel) >
             std::numeric_limits<std::uint64_t>::max() / item)
-            throw Error(where(), "tensor too large");
+            throw Error::corrupt(where(), "tensor too large");
         leaf.nbytes = static_cast<std::uint64_t>(leaf.numel) * item;
 
         if (!file) {
             if (leaf.numel == 0)
                 return node;  // zero-element leaves have no data file
-            throw Error(store_->describe(joinPath(dir, fileName + ".memmap")),
-                        "missing data file for key \"" + key + "\" (" + describeLeaf() + ")");
+            throw Error::notFound(
+                store_->describe(joinPath(dir, fileName + ".memmap")),
+                "missing data file for key \"" + key + "\" (" + describeLeaf() + ")");
         }
         leaf.storage = std::move(*file);
         if (leaf.storage.size < leaf.nbytes)
-            throw Error(store_->describe(leaf.storage.path),
-                        "file is " + std::to_string(leaf.storage.size) + " bytes but key \"" + key +
-                            "\" (" + describeLeaf() + ") needs " + std::to_string(leaf.nbytes));
+            throw Error::truncated(store_->describe(leaf.storage.path),
+                                   "file is " + std::to_string(leaf.storage.size) +
+                                       " bytes but key \"" + key + "\" (" + describeLeaf() +
+                                       ") needs " + std::to_string(leaf.nbytes));
         return node;
     }
 
     void loadNestedShapes(TensorLeaf& leaf, const std::string& rel, const std::string& where) {
         const std::optional<StorageInfo> table = store_->stat(rel);
         if (!table)
-            throw Error(store_->describe(rel), "missing shape table of nested leaf");
+            throw Error::notFound(store_->describe(rel), "missing shape table of nested leaf");
         if (leaf.shape.size() != 2)
-            throw Error(where, "nested leaf shape must be [components, dims]");
+            throw Error::corrupt(where, "nested leaf shape must be [components, dims]");
         const std::int64_t count = checkedNumel(leaf.shape, where);
         const std::string bytes = store_->read(rel, options_.maxMetadataBytes);
         if (static_cast<std::uint64_t>(count) > bytes.size() / 8)
-            throw Error(store_->describe(rel),
-                        "shape table shorter than its declared shape " + shapeText(leaf.shape));
+            throw Error::corrupt(
+                store_->describe(rel),
+                "shape table shorter than its declared shape " + shapeText(leaf.shape));
         leaf.numel = 0;
         for (std::int64_t i = 0; i < leaf.shape[0]; ++i) {
             std::vector<std::int64_t> component;
@@ -364,12 +371,12 @@ private:
                 std::int64_t d;
                 std::memcpy(&d, bytes.data() + 8 * (i * leaf.shape[1] + j), 8);
                 if (d < 0)
-                    throw Error(store_->describe(rel), "negative size in shape table");
+                    throw Error::corrupt(store_->describe(rel), "negative size in shape table");
                 component.push_back(d);
             }
             const std::int64_t n = checkedNumel(component, where);
             if (leaf.numel > std::numeric_limits<std::int64_t>::max() - n)
-                throw Error(where, "tensor too large");
+                throw Error::corrupt(where, "tensor too large");
             leaf.numel += n;
             leaf.nestedShapes.push_back(std::move(component));
         }
@@ -403,10 +410,10 @@ private:
                 uniform = false;
         }
         if (!uniform)
-            throw Error(where, "stacked members have different batch sizes");
+            throw Error::corrupt(where, "stacked members have different batch sizes");
         const int dim = stackDim < 0 ? stackDim + static_cast<int>(common.size()) + 1 : stackDim;
         if (dim < 0 || dim > static_cast<int>(common.size()))
-            throw Error(where, "stack_dim " + std::to_string(stackDim) + " out of range");
+            throw Error::corrupt(where, "stack_dim " + std::to_string(stackDim) + " out of range");
         common.insert(common.begin() + dim, static_cast<std::int64_t>(b.node().children().size()));
         b.setBatchSize(std::move(common));
         if (const Value* device = meta.find("device");
@@ -485,8 +492,9 @@ private:
         }
         const std::string inner = joinPath(dir, "_tensordict");
         if (!hasNode(inner))
-            throw Error(store_->describe(dir), "unknown node class \"" + b.node().typeString() +
-                                                   "\" with no _tensordict/ directory");
+            throw Error::corrupt(store_->describe(dir), "unknown node class \"" +
+                                                            b.node().typeString() +
+                                                            "\" with no _tensordict/ directory");
         // The fields live in _tensordict/; they become this node's children,
         // one level deeper for the nesting limit.
         Node fields;
@@ -529,7 +537,7 @@ TensorDict TensorDict::create(std::vector<std::int64_t> batchSize) {
 
 Node& TensorDict::mutableRoot() {
     if (root_->isLocked())
-        throw Error(path_, "the tensordict is locked (saved tensordicts are read-only)");
+        throw Error::invalid(path_, "the tensordict is locked (saved tensordicts are read-only)");
     return *root_;
 }
 
@@ -547,7 +555,7 @@ TensorDict select(const TensorDict& td, const std::vector<std::vector<std::strin
     for (const auto& path : keyPaths) {
         const Node* source = td.root().find(path);
         if (!source || path.empty())
-            throw Error(formatKeyPath(path), "no such key");
+            throw Error::notFound(formatKeyPath(path), "no such key");
         Node* target = root.get();
         const Node* sourceParent = &td.root();
         for (std::size_t i = 0; i + 1 < path.size(); ++i) {
@@ -587,8 +595,8 @@ TensorDict loadStore(const std::shared_ptr<const Store>& store, const LoadOption
         // A format with a structure of its own (a checkpoint, safetensors, numpy).
         const Node* sub = root->find(options.subpath);
         if (!sub)
-            throw Error(store->location(),
-                        "subpath key " + formatKeyPath(options.subpath) + " not found");
+            throw Error::notFound(store->location(),
+                                  "subpath key " + formatKeyPath(options.subpath) + " not found");
         if (sub != root.get())
             return TensorDict::adopt(sub->clone(), path, format);
         return TensorDict::adopt(std::move(root), path, format);

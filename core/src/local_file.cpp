@@ -46,8 +46,14 @@ class LocalFile final : public ByteSource {
 public:
     explicit LocalFile(std::string path) : path_(std::move(path)) {
         fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        if (fd_ < 0)
-            throw Error(path_, std::string("cannot open: ") + std::strerror(errno));
+        if (fd_ < 0) {
+            const std::string why = std::string("cannot open: ") + std::strerror(errno);
+            if (errno == ENOENT || errno == ENOTDIR)
+                throw Error::notFound(path_, why);
+            if (errno == EACCES || errno == EPERM)
+                throw Error::denied(path_, why);
+            throw Error::io(path_, why);
+        }
         struct stat st {};
         const bool statted = ::fstat(fd_, &st) == 0;
         if (!statted || !S_ISREG(st.st_mode)) {
@@ -55,7 +61,9 @@ public:
                                     : S_ISDIR(st.st_mode) ? "is a directory, not a file"
                                                           : "not a regular file";
             ::close(fd_);
-            throw Error(path_, why);
+            if (!statted)
+                throw Error::io(path_, why);
+            throw Error::unsupported(path_, why);
         }
         size_ = static_cast<std::uint64_t>(st.st_size);
         version_ = versionOf(st);
@@ -76,10 +84,11 @@ public:
             if (r < 0 && errno == EINTR)
                 continue;
             if (r < 0)
-                throw Error(path_, std::string("read failed: ") + std::strerror(errno));
+                throw Error::io(path_, std::string("read failed: ") + std::strerror(errno));
             if (r == 0)
-                throw Error(path_, "the file ends at " + std::to_string(offset + done) +
-                                       " bytes, before the data it should hold (truncated?)");
+                throw Error::truncated(path_,
+                                       "the file ends at " + std::to_string(offset + done) +
+                                           " bytes, before the data it should hold (truncated?)");
             done += static_cast<std::size_t>(r);
         }
     }

@@ -18,7 +18,7 @@ LeafBytes mapFilePrivate(int fd, std::uint64_t length, const std::string& where)
     // charged against the commit limit up front; pages are copied only if written.
     void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
     if (p == MAP_FAILED)
-        throw Error(where, std::string("cannot map file: ") + std::strerror(errno));
+        throw Error::io(where, std::string("cannot map file: ") + std::strerror(errno));
     std::shared_ptr<std::byte> data(static_cast<std::byte*>(p),
                                     [length](std::byte* q) { ::munmap(q, length); });
     return {std::move(data), static_cast<std::size_t>(length)};

@@ -150,25 +150,30 @@ const Node* Node::find(const std::vector<std::string>& path) const {
 const TensorLeaf& Node::leaf() const {
     if (const auto* l = std::get_if<TensorLeaf>(&payload_))
         return *l;
-    throw Error(where(), "not a tensor leaf");
+    throw Error::invalid(where(), "not a tensor leaf");
 }
 
 const Collection& Node::collection() const {
     if (const auto* c = std::get_if<Collection>(&payload_))
         return *c;
-    throw Error(where(), "not a collection");
+    throw Error::invalid(where(), "not a collection");
 }
 
 const NonTensor& Node::nonTensor() const {
     if (const auto* v = std::get_if<NonTensor>(&payload_))
         return *v;
-    throw Error(where(), "not a non-tensor value");
+    throw Error::invalid(where(), "not a non-tensor value");
 }
 
 const std::string& Node::error() const {
     static const std::string none;
     const auto* e = std::get_if<ErrorInfo>(&payload_);
     return e ? e->message : none;
+}
+
+const Failure* Node::failure() const {
+    const auto* e = std::get_if<ErrorInfo>(&payload_);
+    return e ? &e->failure : nullptr;
 }
 
 bool Node::isMaterialized() const {
@@ -210,7 +215,7 @@ LeafBytes Node::bytes() const {
     if (l.storage.kind == StorageKind::None || l.nbytes == 0)
         return {};
     if (!store_)
-        throw Error(where(), "leaf has no storage");
+        throw Error::invalid(where(), "leaf has no storage");
     // Read without holding the lock (it may take long); if two threads race,
     // the first result is shared.
     LeafBytes fresh = l.storage.isPlain()
@@ -226,9 +231,9 @@ LeafBytes Node::bytes() const {
 LeafBytes Node::bytesRange(std::uint64_t offset, std::uint64_t length) const {
     const TensorLeaf& l = leaf();
     if (offset > l.nbytes || length > l.nbytes - offset)
-        throw Error(where(), "bytes " + std::to_string(offset) + " to " +
-                                 std::to_string(offset + length) + " are past the leaf's " +
-                                 std::to_string(l.nbytes));
+        throw Error::invalid(where(), "bytes " + std::to_string(offset) + " to " +
+                                          std::to_string(offset + length) +
+                                          " are past the leaf's " + std::to_string(l.nbytes));
     if (length == 0)
         return {};
     const auto part = [&](const LeafBytes& whole) {
@@ -279,13 +284,13 @@ std::unique_ptr<Node> Node::clone() const {
 
 void Node::checkUnlocked() const {
     if (isLocked())
-        throw Error(where(), "the tensordict is locked");
+        throw Error::invalid(where(), "the tensordict is locked");
 }
 
 void Node::checkCollection() const {
     checkUnlocked();
     if (!isCollection())
-        throw Error(where(), "only collections can hold keys");
+        throw Error::invalid(where(), "only collections can hold keys");
 }
 
 Node& Node::insertChild(std::unique_ptr<Node> child) {
@@ -304,7 +309,7 @@ Node& Node::mutableChild(std::string_view k) {
     checkUnlocked();
     const std::size_t at = childIndex_.find(children_, k);
     if (at == ChildIndex::npos)
-        throw Error(where() + (parent_ ? "/" : "") + std::string(k), "no such key");
+        throw Error::notFound(where() + (parent_ ? "/" : "") + std::string(k), "no such key");
     return *children_[at];
 }
 
@@ -314,7 +319,7 @@ Node& Node::addBytes(const std::string& key, DType dtype, std::vector<std::int64
     const std::string at = where() + (parent_ ? "/" : "") + key;
     if (shape.size() < batchSize_.size() ||
         !std::equal(batchSize_.begin(), batchSize_.end(), shape.begin()))
-        throw Error(at, "tensor shape does not start with the batch size");
+        throw Error::invalid(at, "tensor shape does not start with the batch size");
     auto node = std::make_unique<Node>();
     node->kind_ = NodeKind::Tensor;
     node->key_ = key;
@@ -325,15 +330,15 @@ Node& Node::addBytes(const std::string& key, DType dtype, std::vector<std::int64
     l.numel = 1;
     for (auto d : l.shape) {
         if (d < 0)
-            throw Error(at, "negative dimension");
+            throw Error::invalid(at, "negative dimension");
         if (d != 0 && l.numel > INT64_MAX / d)
-            throw Error(at, "too many elements");
+            throw Error::invalid(at, "too many elements");
         l.numel *= d;
     }
     l.nbytes = static_cast<std::uint64_t>(l.numel) * itemSize(dtype);
     if (bytes.size != l.nbytes)
-        throw Error(at, "got " + std::to_string(bytes.size) + " bytes for a leaf of " +
-                            std::to_string(l.nbytes));
+        throw Error::invalid(at, "got " + std::to_string(bytes.size) + " bytes for a leaf of " +
+                                     std::to_string(l.nbytes));
     l.storage.kind = l.nbytes ? StorageKind::Memory : StorageKind::None;
     l.storage.size = l.nbytes;
     node->payload_ = std::move(l);
@@ -387,9 +392,11 @@ std::unique_ptr<Node> NodeBuilder::create(NodeKind kind, std::string key) {
     return node;
 }
 
-std::unique_ptr<Node> NodeBuilder::error(std::string key, std::string message) {
+std::unique_ptr<Node> NodeBuilder::error(std::string key, Failure failure) {
     auto node = create(NodeKind::Error, std::move(key));
-    std::get<ErrorInfo>(node->payload_).message = std::move(message);
+    ErrorInfo& info = std::get<ErrorInfo>(node->payload_);
+    info.message = failure.text();
+    info.failure = std::move(failure);
     return node;
 }
 
@@ -412,7 +419,7 @@ std::unique_ptr<Node> NodeBuilder::shallowCopy(const Node& from) {
 
 void NodeBuilder::setKey(std::string key) {
     if (node_.parent_)
-        throw Error(node_.where(), "a node's key is fixed once it has a parent");
+        throw Error::invalid(node_.where(), "a node's key is fixed once it has a parent");
     node_.key_ = std::move(key);
 }
 

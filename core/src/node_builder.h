@@ -19,7 +19,7 @@ public:
     explicit NodeBuilder(Node& node) : node_(node) {}
 
     static std::unique_ptr<Node> create(NodeKind kind, std::string key);
-    static std::unique_ptr<Node> error(std::string key, std::string message);
+    static std::unique_ptr<Node> error(std::string key, Failure failure);
     // The node without its children (unlocked; a shared value becomes plain).
     static std::unique_ptr<Node> shallowCopy(const Node& from);
 

@@ -82,7 +82,7 @@ std::shared_ptr<const Transport> transportFor(const std::string& location) {
     for (const auto& t : r.transports)
         if (t->scheme() == (scheme.empty() ? "file" : scheme))
             return t;
-    throw Error(location, "no transport for \"" + scheme + "://\" locations");
+    throw Error::unsupported(location, "no transport for \"" + scheme + "://\" locations");
 }
 
 void registerStoreFormat(std::shared_ptr<const StoreFormat> format) {
@@ -102,10 +102,10 @@ std::shared_ptr<const Store> openStore(const std::string& location, const StoreO
     probe.info = probe.transport->stat(location);
     switch (probe.info.kind) {
         case SourceInfo::Kind::Missing:
-            throw Error(location, probe.info.missing.empty() ? "No such file or directory"
-                                                             : probe.info.missing);
+            throw Error::notFound(location, probe.info.missing.empty() ? "No such file or directory"
+                                                                       : probe.info.missing);
         case SourceInfo::Kind::Other:
-            throw Error(location, "neither a directory nor a regular file");
+            throw Error::unsupported(location, "neither a directory nor a regular file");
         case SourceInfo::Kind::File: {
             probe.source = probe.transport->open(location);
             probe.head.resize(
@@ -130,7 +130,7 @@ std::shared_ptr<const Store> openStore(const std::string& location, const StoreO
             best = format, bestScore = score;
     }
     if (!best)
-        throw Error(location, "not a tensordict: no registered format reads it");
+        throw Error::notFound(location, "not a tensordict: no registered format reads it");
     return best->open(probe, options);
 }
 
@@ -154,7 +154,7 @@ void Store::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::by
 }
 
 LeafBytes Store::compressedPayload(const StorageInfo& info) const {
-    throw Error(describe(info.path), "not a compressed entry");
+    throw Error::invalid(describe(info.path), "not a compressed entry");
 }
 
 void Store::reportIntegrityProblem(const StorageInfo& info, const std::string& message) const {

@@ -185,7 +185,7 @@ std::string leafSha256(const Node& leaf) {
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> hash(EVP_MD_CTX_new(),
                                                                  &EVP_MD_CTX_free);
     if (!hash || EVP_DigestInit_ex(hash.get(), EVP_sha256(), nullptr) != 1)
-        throw Error(formatKeyPath(leaf.keyPath()), "cannot start SHA-256");
+        throw Error::io(formatKeyPath(leaf.keyPath()), "cannot start SHA-256");
     forEachChunk(leaf, 256u << 10, [&](const std::byte* data, std::size_t n) {
         EVP_DigestUpdate(hash.get(), data, n);
     });

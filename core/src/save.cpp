@@ -53,7 +53,7 @@ void commitDirectory(const std::string& temp, const fs::path& prefix) {
         return;
     }
     if (errno != EEXIST && errno != ENOTEMPTY)
-        throw Error(prefix.string(), sysError("cannot rename into place"));
+        throw Error::io(prefix.string(), sysError("cannot rename into place"));
     if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, prefix.c_str(), RENAME_EXCHANGE) == 0) {
         syncDirectoryOf(prefix);
         std::error_code ec;
@@ -61,20 +61,20 @@ void commitDirectory(const std::string& temp, const fs::path& prefix) {
         return;
     }
     if (errno != EINVAL && errno != ENOSYS)
-        throw Error(prefix.string(), sysError("cannot swap into place"));
+        throw Error::io(prefix.string(), sysError("cannot swap into place"));
     // The file system cannot exchange: move the old tree aside for the shortest possible moment.
     const std::string old = temporarySibling(prefix);
     if (::rename(prefix.c_str(), old.c_str()) != 0)
-        throw Error(prefix.string(), sysError("cannot move aside"));
+        throw Error::io(prefix.string(), sysError("cannot move aside"));
     if (::rename(temp.c_str(), prefix.c_str()) != 0) {
         const std::string why = sysError("cannot rename into place");
         // Put the old tree back; if even that fails, say where it is.
         if (::rename(old.c_str(), prefix.c_str()) != 0)
-            throw Error(prefix.string(), why +
-                                             "; the previous contents could not be moved "
-                                             "back either (" +
-                                             sysError("rename") + ") and are kept at " + old);
-        throw Error(prefix.string(), why);
+            throw Error::io(prefix.string(), why +
+                                                 "; the previous contents could not be moved "
+                                                 "back either (" +
+                                                 sysError("rename") + ") and are kept at " + old);
+        throw Error::io(prefix.string(), why);
     }
     syncDirectoryOf(prefix);
     std::error_code ec;
@@ -122,8 +122,9 @@ std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& 
             continue;
         }
         if (!options.copyExisting)
-            throw Error(file.keyText, "already mapped from " + source + "; saving it to " + target +
-                                          " copies it, which needs copy_existing");
+            throw Error::invalid(file.keyText, "already mapped from " + source + "; saving it to " +
+                                                   target +
+                                                   " copies it, which needs copy_existing");
     }
     if (!options.atomic) {
         // Never truncate a file another leaf is still to be read from.
@@ -132,9 +133,10 @@ std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& 
                 continue;
             const auto id = fileId((prefix / file.path).string());
             if (id && sources.count(*id))
-                throw Error((prefix / file.path).string(),
-                            "would be overwritten while key " + sources[*id] +
-                                " is read from it; save with atomic, or to another prefix");
+                throw Error::invalid(
+                    (prefix / file.path).string(),
+                    "would be overwritten while key " + sources[*id] +
+                        " is read from it; save with atomic, or to another prefix");
         }
     }
     return keep;
@@ -145,16 +147,16 @@ LeafBytes toSharedMemory(const Node& leaf, ProgressTracker& progress) {
     const LeafBytes source = leaf.bytes();
     const int fd = ::memfd_create(("tensordict:" + leaf.key()).substr(0, 240).c_str(), MFD_CLOEXEC);
     if (fd < 0)
-        throw Error(where, sysError("cannot create shared memory"));
+        throw Error::io(where, sysError("cannot create shared memory"));
     if (::ftruncate(fd, static_cast<off_t>(source.size)) != 0) {
         const std::string why = sysError("cannot size shared memory");
         ::close(fd);
-        throw Error(where, why);
+        throw Error::io(where, why);
     }
     void* p = ::mmap(nullptr, source.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     ::close(fd);
     if (p == MAP_FAILED)
-        throw Error(where, sysError("cannot map shared memory"));
+        throw Error::io(where, sysError("cannot map shared memory"));
     const std::size_t size = source.size;
     LeafBytes out{std::shared_ptr<std::byte>(static_cast<std::byte*>(p),
                                              [size](std::byte* q) { ::munmap(q, size); }),
@@ -173,8 +175,8 @@ LeafBytes toSharedMemory(const Node& leaf, ProgressTracker& progress) {
 // Every leaf of `node` moves into its own memfd.
 void moveLeavesToSharedMemory(Node& node, ProgressTracker& progress) {
     if (node.isError())
-        throw Error(formatKeyPath(node.keyPath()),
-                    "cannot save a part that could not be read: " + node.error());
+        throw Error::invalid(formatKeyPath(node.keyPath()),
+                             "cannot save a part that could not be read: " + node.error());
     NodeBuilder b(node);
     if (node.isTensor()) {
         b.setDevice("cpu");
@@ -242,7 +244,7 @@ TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOpt
     try {
         return saveTo(data, prefix, options);
     } catch (const fs::filesystem_error& e) {
-        throw Error(e.path1().empty() ? prefix : e.path1().string(), e.code().message());
+        throw Error::io(e.path1().empty() ? prefix : e.path1().string(), e.code().message());
     }
 }
 
@@ -250,35 +252,35 @@ namespace {
 
 TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveOptions& options) {
     if (options.numThreads < 0)
-        throw Error(prefix, "num_threads must be 0 or more");
+        throw Error::invalid(prefix, "num_threads must be 0 or more");
     if (prefix.empty()) {
         if (options.compression != kZipStored || options.archive.value_or(false))
-            throw Error("<memory>", "archive and compression need a prefix");
+            throw Error::invalid("<memory>", "archive and compression need a prefix");
         return saveToMemory(data, options);
     }
     const bool archive = options.archive.value_or(endsWith(prefix, ".tdz"));
     if (!archive && options.compression != kZipStored)
-        throw Error(prefix,
-                    "compression applies to archives only: use a .tdz prefix or archive=true");
+        throw Error::invalid(
+            prefix, "compression applies to archives only: use a .tdz prefix or archive=true");
     const fs::path target = fs::absolute(fs::path(prefix)).lexically_normal();
     const fs::path cleanTarget = target.has_filename() ? target : target.parent_path();
 
     struct stat st {};
     const bool exists = ::lstat(cleanTarget.c_str(), &st) == 0;
     if (exists && S_ISLNK(st.st_mode))
-        throw Error(cleanTarget.string(), "refusing to write through a symbolic link");
+        throw Error::denied(cleanTarget.string(), "refusing to write through a symbolic link");
     if (exists && archive && S_ISDIR(st.st_mode))
-        throw Error(cleanTarget.string(), "is a directory; an archive needs a file name");
+        throw Error::invalid(cleanTarget.string(), "is a directory; an archive needs a file name");
     if (exists && !archive && !S_ISDIR(st.st_mode))
-        throw Error(cleanTarget.string(), "exists and is not a directory");
+        throw Error::invalid(cleanTarget.string(), "exists and is not a directory");
     if (exists && !archive && options.atomic && !fs::is_empty(cleanTarget) &&
         !fs::exists(cleanTarget / "meta.json"))
-        throw Error(
+        throw Error::invalid(
             cleanTarget.string(),
             "exists, is not empty and holds no meta.json; an atomic save replaces the whole "
             "directory, so it refuses to replace what is not a tensordict");
     if (!fs::is_directory(cleanTarget.parent_path()))
-        throw Error(cleanTarget.parent_path().string(), "no such directory");
+        throw Error::notFound(cleanTarget.parent_path().string(), "no such directory");
 
     const WritePlan plan =
         makeWritePlan(data.root(), options.robustKey,
@@ -289,10 +291,11 @@ TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveO
     if (!options.allowOutsideLinks)
         for (const PlannedFile& file : plan.files)
             if (!file.outsideTarget.empty())
-                throw Error(file.keyText,
-                            "its file is a symbolic link to " + file.outsideTarget +
-                                ", outside the dataset; refusing to copy it (allow links that "
-                                "leave the dataset to save it anyway)");
+                throw Error::denied(
+                    file.keyText,
+                    "its file is a symbolic link to " + file.outsideTarget +
+                        ", outside the dataset; refusing to copy it (allow links that "
+                        "leave the dataset to save it anyway)");
     const std::set<std::string> keep = checkExistingFiles(plan, cleanTarget, archive, options);
     ProgressTracker progress(options, plan.totalBytes, static_cast<int>(plan.files.size()));
 
@@ -309,7 +312,7 @@ TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveO
             if (options.atomic)
                 syncFile(writeTo);
             if (::rename(writeTo.c_str(), cleanTarget.c_str()) != 0)
-                throw Error(cleanTarget.string(), sysError("cannot rename into place"));
+                throw Error::io(cleanTarget.string(), sysError("cannot rename into place"));
             if (options.atomic)
                 syncDirectoryOf(cleanTarget);
         } else {
@@ -320,20 +323,20 @@ TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveO
             }
         }
     } catch (const std::exception& e) {
-        const auto* err = dynamic_cast<const Error*>(&e);
-        const std::string where = err ? err->where() : writeTo;
-        std::string reason = err ? err->reason() : e.what();
         if (viaTemporary) {
             std::error_code ec;
             fs::remove_all(writeTo, ec);
-            reason += " (nothing was changed at " + cleanTarget.string() + ")";
-        } else {
-            reason += " (the partly written output is left at " + cleanTarget.string() + ")";
         }
-        // Writer threads pass errors on as Error: a cancel is told by the token.
-        if (options.cancel.isCancelled())
-            throw Cancelled(where, reason);
-        throw Error(where, reason);
+        // A failure seen after the cancel (a codec stopped midway) is the cancel's doing.
+        if (dynamic_cast<const Cancelled*>(&e) || options.cancel.isCancelled())
+            throw Cancelled(cleanTarget.string());
+        Failure failure = failureOf(e);
+        if (failure.where.empty())
+            failure.where = writeTo;
+        failure.reason +=
+            viaTemporary ? " (nothing was changed at " + cleanTarget.string() + ")"
+                         : " (the partly written output is left at " + cleanTarget.string() + ")";
+        throw Error(std::move(failure));
     }
 
     LoadOptions loadOptions;

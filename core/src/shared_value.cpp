@@ -27,8 +27,8 @@ SharedValue::SharedValue(const Value& initial) {
     size_ = sizeof(Header) + capacity;
     void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
-        throw Error("share_non_tensor",
-                    std::string("cannot map shared memory: ") + std::strerror(errno));
+        throw Error::io("share_non_tensor",
+                        std::string("cannot map shared memory: ") + std::strerror(errno));
     header_ = static_cast<Header*>(p);
     pthread_mutexattr_t attr;
     pthread_mutexattr_init(&attr);
@@ -56,9 +56,9 @@ Value SharedValue::get() const {
 void SharedValue::set(const Value& value) {
     const std::string encoded = encodePlainPickle(value);
     if (encoded.size() > header_->capacity)
-        throw Error("share_non_tensor", "value of " + std::to_string(encoded.size()) +
-                                            " bytes exceeds the shared segment of " +
-                                            std::to_string(header_->capacity));
+        throw Error::invalid("share_non_tensor", "value of " + std::to_string(encoded.size()) +
+                                                     " bytes exceeds the shared segment of " +
+                                                     std::to_string(header_->capacity));
     pthread_mutex_lock(&header_->mutex);
     std::memcpy(header_->bytes(), encoded.data(), encoded.size());
     header_->length = encoded.size();
@@ -71,15 +71,16 @@ Value Node::value() const {
 
 void Node::setSharedValue(Value v) const {
     if (!sharedValue_)
-        throw Error(where(), isLocked() ? "the tensordict is locked and the value is not shared"
-                                        : "the value is not shared (setValue() changes it)");
+        throw Error::invalid(where(), isLocked()
+                                          ? "the tensordict is locked and the value is not shared"
+                                          : "the value is not shared (setValue() changes it)");
     sharedValue_->set(v);
 }
 
 void Node::setValue(Value v) {
     checkUnlocked();
     if (!isNonTensor())
-        throw Error(where(), "not a non-tensor value");
+        throw Error::invalid(where(), "not a non-tensor value");
     value_ = std::move(v);
 }
 

@@ -347,15 +347,16 @@ Value parseJson(std::string_view text, const std::string& where) {
     const rapidjson::ParseResult ok = reader.Parse<kFlags>(stream, builder);
     if (!ok) {
         if (builder.tooDeep)
-            throw Error(where, "JSON nested deeper than 512 levels");
-        throw Error(where, std::string("invalid JSON at byte ") + std::to_string(ok.Offset()) +
-                               ": " + rapidjson::GetParseError_En(ok.Code()));
+            throw Error::corrupt(where, "JSON nested deeper than 512 levels");
+        throw Error::corrupt(where, std::string("invalid JSON at byte ") +
+                                        std::to_string(ok.Offset()) + ": " +
+                                        rapidjson::GetParseError_En(ok.Code()));
     }
     // Only white space may follow the document.
     for (std::size_t i = stream.Tell(); i < text.size(); ++i) {
         const char c = text[i];
         if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
-            throw Error(where, "invalid JSON: trailing data at byte " + std::to_string(i));
+            throw Error::corrupt(where, "invalid JSON: trailing data at byte " + std::to_string(i));
     }
     return std::move(builder.result);
 }

@@ -3,10 +3,17 @@
 // The one way the core runs work on several threads (save's writers,
 // compare's chunks): plain std::threads, started and joined in one place.
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
+#include <exception>
 #include <functional>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "tensordict/cancel.h"
 
 namespace tensordict {
 
@@ -56,6 +63,68 @@ private:
 inline void runOnThreads(int threads, const std::function<void()>& work) {
     WorkerThreads helpers(threads - 1, work, true);
     work();
+}
+
+// Keeps the first exception of several threads, to rethrow on the thread
+// that joins them: a cancel stays a cancel, an Error keeps its kind.
+class FirstFailure {
+public:
+    // Call from a catch block.
+    void keepCurrent() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!first_)
+            first_ = std::current_exception();
+        failed_.store(true, std::memory_order_relaxed);
+    }
+    bool failed() const { return failed_.load(std::memory_order_relaxed); }
+    void rethrow() const {
+        if (first_)
+            std::rethrow_exception(first_);
+    }
+
+private:
+    std::mutex mutex_;
+    std::exception_ptr first_;
+    std::atomic<bool> failed_{false};
+};
+
+// task(state, i) for every i in [0, count), taken in turn by the calling
+// thread and up to `threads - 1` more (fewer when the system refuses
+// threads); each thread makes its own `state` with makeState() before its
+// first task (a buffer it reuses). The first exception stops the taking of
+// new tasks and is rethrown once every thread is joined; a cancelled
+// `cancel` throws Cancelled(where) before the next task.
+template <typename MakeState, typename Task>
+void parallelFor(std::size_t count, int threads, MakeState makeState, Task task,
+                 const CancelToken* cancel = nullptr, const std::string& where = {}) {
+    std::atomic<std::size_t> next{0};
+    FirstFailure failure;
+    const auto work = [&] {
+        try {
+            auto state = makeState();
+            for (std::size_t i; !failure.failed() && (i = next++) < count;) {
+                if (cancel)
+                    cancel->throwIfCancelled(where);
+                task(state, i);
+            }
+        } catch (...) {
+            failure.keepCurrent();
+        }
+    };
+    const std::size_t wanted = std::min<std::size_t>(count, std::size_t(std::max(threads, 1)));
+    {
+        const WorkerThreads helpers(static_cast<int>(wanted) - 1, work, true);
+        work();
+    }
+    failure.rethrow();
+}
+
+// The same without a per-thread state: task(i).
+template <typename Task>
+void parallelFor(std::size_t count, int threads, Task task, const CancelToken* cancel = nullptr,
+                 const std::string& where = {}) {
+    parallelFor(
+        count, threads, [] { return 0; }, [&task](int, std::size_t i) { task(i); }, cancel, where);
 }
 
 }  // namespace tensordict

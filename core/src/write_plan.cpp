@@ -77,7 +77,7 @@ public:
                 nonTensorStack(n, dir);
                 break;
             case NodeKind::Tensor:
-                throw Error(keyText(n), "a tensor cannot be the root of a save");
+                throw Error::invalid(keyText(n), "a tensor cannot be the root of a save");
             case NodeKind::Error:
                 unreadable(n);
         }
@@ -87,26 +87,27 @@ private:
     static std::string keyText(const Node& n) { return formatKeyPath(n.keyPath()); }
 
     [[noreturn]] static void unrepresentable(const Node& n) {
-        throw Error(keyText(n),
-                    "a Python object of class " + n.className() +
-                        " cannot be saved as a tensordict (it was never rebuilt: "
-                        "no code of the file is run); skip such objects to save the rest");
+        throw Error::invalid(keyText(n),
+                             "a Python object of class " + n.className() +
+                                 " cannot be saved as a tensordict (it was never rebuilt: "
+                                 "no code of the file is run); skip such objects to save the rest");
     }
 
     [[noreturn]] static void unreadable(const Node& n) {
-        throw Error(keyText(n), "cannot save a part that could not be read: " + n.error());
+        throw Error::invalid(keyText(n), "cannot save a part that could not be read: " + n.error());
     }
 
     std::string fileName(const Node& parent, const std::string& key, bool collection) {
         if (key == "shape" || key == "device" || key == "_type")
-            throw Error(formatKeyPath(parent.keyPath()) + (parent.parent() ? "/" : "") + key,
-                        "a key named \"" + key +
-                            "\" collides with node metadata in meta.json and cannot be saved "
-                            "(Python would silently drop it); rename it");
+            throw Error::invalid(
+                formatKeyPath(parent.keyPath()) + (parent.parent() ? "/" : "") + key,
+                "a key named \"" + key +
+                    "\" collides with node metadata in meta.json and cannot be saved "
+                    "(Python would silently drop it); rename it");
         if (robustKey_)
             return encodeKey(key);
         if (!isSafeLegacyKey(key, collection) || key.empty())
-            throw Error(
+            throw Error::invalid(
                 key,
                 "key cannot be a raw file name (robust_key is off); it would escape its directory");
         return key;
@@ -237,7 +238,7 @@ private:
     // An opaque pickle is copied byte for byte from its source.
     void addSidecar(const std::string& path, const Node& n, const std::string& sidecar) {
         if (!n.store())
-            throw Error(keyText(n), "pickled value has no source to copy from");
+            throw Error::invalid(keyText(n), "pickled value has no source to copy from");
         const auto source = n.store()->stat(sidecar);
         addContent(path, n, n.store()->read(sidecar, 1ull << 34));
         if (source)

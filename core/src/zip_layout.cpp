@@ -41,8 +41,8 @@ struct EndRecord {
 
 EndRecord findEnd(const ReadAt& read, std::uint64_t fileSize, const std::string& where) {
     if (fileSize < kEndSize)
-        throw Error(where, "not a zip archive: too short (" + std::to_string(fileSize) +
-                               " bytes) for an end of central directory record");
+        throw Error::corrupt(where, "not a zip archive: too short (" + std::to_string(fileSize) +
+                                        " bytes) for an end of central directory record");
     // The end record is last unless an archive comment follows it (at most 64 KiB).
     const std::uint64_t tail = std::min<std::uint64_t>(fileSize, kEndSize + 0xFFFF);
     std::string buffer(tail, '\0');
@@ -59,13 +59,13 @@ EndRecord findEnd(const ReadAt& read, std::uint64_t fileSize, const std::string&
             }
     }
     if (at < 0)
-        throw Error(where,
-                    "not a zip archive: no end of central directory record (truncated file?)");
+        throw Error::corrupt(
+            where, "not a zip archive: no end of central directory record (truncated file?)");
     const unsigned char* e = data + at;
     EndRecord end;
     end.location = fileSize - tail + static_cast<std::uint64_t>(at);
     if (u16(e + 4) != 0 || u16(e + 6) != 0)
-        throw Error(where, "multi-disk (spanned) zip archives are not supported");
+        throw Error::unsupported(where, "multi-disk (spanned) zip archives are not supported");
     end.entries = u16(e + 10);
     end.directorySize = u32(e + 12);
     end.directoryOffset = u32(e + 16);
@@ -76,7 +76,8 @@ EndRecord findEnd(const ReadAt& read, std::uint64_t fileSize, const std::string&
         read(end.location - kZip64LocatorSize, locator, sizeof locator);
         if (u32(locator) == kZip64LocatorSignature) {
             if (u32(locator + 4) != 0 || u32(locator + 16) > 1)
-                throw Error(where, "multi-disk (spanned) zip archives are not supported");
+                throw Error::unsupported(where,
+                                         "multi-disk (spanned) zip archives are not supported");
             unsigned char record[kZip64EndSize];
             const std::uint64_t recordAt = end.location - kZip64LocatorSize - kZip64EndSize;
             read(recordAt, record, sizeof record);
@@ -101,13 +102,13 @@ void applyZip64Extra(CentralEntry& entry, const unsigned char* extra, std::size_
         const std::uint16_t id = u16(extra + i);
         const std::uint16_t n = u16(extra + i + 2);
         if (i + 4 + n > length)
-            throw Error(where, "extra field runs past its record");
+            throw Error::corrupt(where, "extra field runs past its record");
         if (id == kZip64ExtraId) {
             const unsigned char* p = extra + i + 4;
             std::size_t left = n;
             auto take = [&](std::uint64_t& field) {
                 if (left < 8)
-                    throw Error(where, "zip64 extra field too short");
+                    throw Error::corrupt(where, "zip64 extra field too short");
                 field = u64(p);
                 p += 8;
                 left -= 8;
@@ -133,18 +134,18 @@ std::vector<CentralEntry> readCentralDirectory(const ReadAt& read, std::uint64_t
                                                const std::string& where) {
     const EndRecord end = findEnd(read, fileSize, where);
     if (end.directorySize > end.location || end.directoryOffset > end.location)
-        throw Error(where, "corrupt end of central directory record: the directory (" +
-                               std::to_string(end.directorySize) + " bytes at " +
-                               std::to_string(end.directoryOffset) +
-                               ") does not fit before it (truncated file?)");
+        throw Error::corrupt(where, "corrupt end of central directory record: the directory (" +
+                                        std::to_string(end.directorySize) + " bytes at " +
+                                        std::to_string(end.directoryOffset) +
+                                        ") does not fit before it (truncated file?)");
     // Bytes prepended to the archive (a self-extractor stub, a concatenation)
     // shift every recorded offset; Python's zipfile accounts for them too.
     const std::uint64_t concat = end.location - end.directorySize - end.directoryOffset;
     const std::uint64_t start = end.directoryOffset + concat;
     if (end.entries > end.directorySize / kCentralHeaderSize)
-        throw Error(where,
-                    "corrupt end of central directory record: " + std::to_string(end.entries) +
-                        " entries cannot fit in " + std::to_string(end.directorySize) + " bytes");
+        throw Error::corrupt(
+            where, "corrupt end of central directory record: " + std::to_string(end.entries) +
+                       " entries cannot fit in " + std::to_string(end.directorySize) + " bytes");
 
     std::string directory(end.directorySize, '\0');
     read(start, directory.data(), directory.size());
@@ -158,8 +159,8 @@ std::vector<CentralEntry> readCentralDirectory(const ReadAt& read, std::uint64_t
         if (u32(h) != kCentralHeaderSignature) {
             if (entries.size() == end.entries)
                 break;  // padding or garbage after the last record, as zipfile tolerates
-            throw Error(where, "corrupt central directory: bad signature at offset " +
-                                   std::to_string(start + at));
+            throw Error::corrupt(where, "corrupt central directory: bad signature at offset " +
+                                            std::to_string(start + at));
         }
         const std::size_t nameLength = u16(h + 28);
         const std::size_t extraLength = u16(h + 30);
@@ -167,8 +168,9 @@ std::vector<CentralEntry> readCentralDirectory(const ReadAt& read, std::uint64_t
         const std::size_t recordSize =
             kCentralHeaderSize + nameLength + extraLength + commentLength;
         if (at + recordSize > directory.size())
-            throw Error(where, "corrupt central directory: record at offset " +
-                                   std::to_string(start + at) + " runs past the directory");
+            throw Error::corrupt(where, "corrupt central directory: record at offset " +
+                                            std::to_string(start + at) +
+                                            " runs past the directory");
         CentralEntry entry;
         entry.flags = u16(h + 8);
         entry.method = u16(h + 10);
@@ -182,24 +184,24 @@ std::vector<CentralEntry> readCentralDirectory(const ReadAt& read, std::uint64_t
                         entry.compressedSize == k32, entry.localHeaderOffset == k32,
                         where + ":" + entry.name);
         if (entry.localHeaderOffset > UINT64_MAX - concat)
-            throw Error(where + ":" + entry.name, "local header offset out of range");
+            throw Error::corrupt(where + ":" + entry.name, "local header offset out of range");
         entry.localHeaderOffset += concat;
         if (entry.localHeaderOffset >= start || entry.localHeaderOffset + kLocalHeaderSize > start)
-            throw Error(where + ":" + entry.name,
-                        "local header offset " + std::to_string(entry.localHeaderOffset) +
-                            " is not before the central directory (corrupt archive)");
+            throw Error::corrupt(where + ":" + entry.name,
+                                 "local header offset " + std::to_string(entry.localHeaderOffset) +
+                                     " is not before the central directory (corrupt archive)");
         if (entry.compressedSize > start - entry.localHeaderOffset)
-            throw Error(where + ":" + entry.name,
-                        "entry claims " + std::to_string(entry.compressedSize) +
-                            " bytes, more than the archive holds before its directory "
-                            "(truncated file?)");
+            throw Error::corrupt(where + ":" + entry.name,
+                                 "entry claims " + std::to_string(entry.compressedSize) +
+                                     " bytes, more than the archive holds before its directory "
+                                     "(truncated file?)");
         entries.push_back(std::move(entry));
         at += recordSize;
     }
     if (entries.size() != end.entries && !end.zip64 && end.entries != k16)
-        throw Error(where, "corrupt central directory: " + std::to_string(entries.size()) +
-                               " entries found, the end record says " +
-                               std::to_string(end.entries));
+        throw Error::corrupt(where, "corrupt central directory: " + std::to_string(entries.size()) +
+                                        " entries found, the end record says " +
+                                        std::to_string(end.entries));
     return entries;
 }
 
@@ -207,34 +209,39 @@ std::uint64_t readPayloadOffset(const ReadAt& read, std::uint64_t fileSize,
                                 const CentralEntry& entry, const std::string& where) {
     if (entry.localHeaderOffset > fileSize ||
         fileSize - entry.localHeaderOffset < kLocalHeaderSize + entry.name.size())
-        throw Error(where, "local header runs past the end of the archive (truncated file?)");
+        throw Error::truncated(where,
+                               "local header runs past the end of the archive (truncated file?)");
     std::string header(kLocalHeaderSize + entry.name.size(), '\0');
     read(entry.localHeaderOffset, header.data(), header.size());
     const auto* h = reinterpret_cast<const unsigned char*>(header.data());
     if (u32(h) != kLocalHeaderSignature)
-        throw Error(where, "no local header at offset " + std::to_string(entry.localHeaderOffset) +
-                               " (signature " + toHex(u32(h)) + "): corrupt archive");
+        throw Error::corrupt(where, "no local header at offset " +
+                                        std::to_string(entry.localHeaderOffset) + " (signature " +
+                                        toHex(u32(h)) + "): corrupt archive");
     const std::size_t nameLength = u16(h + 26);
     const std::size_t extraLength = u16(h + 28);
     if (nameLength != entry.name.size() ||
         header.compare(kLocalHeaderSize, nameLength, entry.name) != 0)
-        throw Error(where, "the local header names another entry: corrupt archive");
+        throw Error::corrupt(where, "the local header names another entry: corrupt archive");
     const std::uint64_t payload =
         entry.localHeaderOffset + kLocalHeaderSize + nameLength + extraLength;
     if (payload > fileSize || entry.compressedSize > fileSize - payload)
-        throw Error(where, "entry data runs past the end of the archive (truncated file?)");
+        throw Error::truncated(where,
+                               "entry data runs past the end of the archive (truncated file?)");
     return payload;
 }
 
 LocalHeader readLocalHeader(const ReadAt& read, std::uint64_t fileSize, const CentralEntry& entry,
                             const std::string& where) {
     if (entry.localHeaderOffset > fileSize || fileSize - entry.localHeaderOffset < kLocalHeaderSize)
-        throw Error(where, "local header runs past the end of the archive (truncated file?)");
+        throw Error::truncated(where,
+                               "local header runs past the end of the archive (truncated file?)");
     unsigned char h[kLocalHeaderSize];
     read(entry.localHeaderOffset, h, sizeof h);
     if (u32(h) != kLocalHeaderSignature)
-        throw Error(where, "no local header at offset " + std::to_string(entry.localHeaderOffset) +
-                               " (signature " + toHex(u32(h)) + ")");
+        throw Error::corrupt(where, "no local header at offset " +
+                                        std::to_string(entry.localHeaderOffset) + " (signature " +
+                                        toHex(u32(h)) + ")");
     LocalHeader local;
     local.flags = u16(h + 6);
     local.method = u16(h + 8);
@@ -245,7 +252,8 @@ LocalHeader readLocalHeader(const ReadAt& read, std::uint64_t fileSize, const Ce
     const std::size_t extraLength = u16(h + 28);
     const std::uint64_t end = entry.localHeaderOffset + kLocalHeaderSize + nameLength + extraLength;
     if (end > fileSize)
-        throw Error(where, "local header runs past the end of the archive (truncated file?)");
+        throw Error::truncated(where,
+                               "local header runs past the end of the archive (truncated file?)");
     std::string rest(nameLength + extraLength, '\0');
     read(entry.localHeaderOffset + kLocalHeaderSize, rest.data(), rest.size());
     local.name = rest.substr(0, nameLength);
@@ -268,7 +276,8 @@ DataDescriptor readDataDescriptor(const ReadAt& read, std::uint64_t offset, std:
                                   bool zip64, const std::string& where) {
     const std::uint64_t fields = zip64 ? 20 : 12;
     if (offset > limit || limit - offset < fields)
-        throw Error(where, "the data descriptor runs past the entry's room (truncated file?)");
+        throw Error::truncated(where,
+                               "the data descriptor runs past the entry's room (truncated file?)");
     unsigned char d[24] = {};
     read(offset, d, std::min<std::uint64_t>(limit - offset, fields + 4));
     DataDescriptor dd;

@@ -420,7 +420,9 @@ private Q_SLOTS:
                 ++failed;
                 QVERIFY2(QString(e.what()).contains("x.memmap"), e.what());
                 QVERIFY(!pages->isFilled(offset, n));
-                QCOMPARE(QString::fromStdString(pages->failure()), QString(e.what()));
+                QVERIFY(pages->failure());
+                QCOMPARE(QString::fromStdString(pages->failure()->text()), QString(e.what()));
+                QCOMPARE(pages->failure()->kind, ErrorKind::Corrupt);
             }
         }
         // The damaged segment fails its CRC, the index is dropped, and the

@@ -456,7 +456,7 @@ private Q_SLOTS:
             const TensorDict td = load(bad.toStdString());
             for (const Node* c : td.root().children())  // an error may sit in one node
                 if (c->isError())
-                    throw Error(c->key(), c->error());
+                    throw Error(*c->failure());
             QFAIL("loaded");
         } catch (const Error& e) {
             const QString message = QString::fromUtf8(e.what());

@@ -165,9 +165,12 @@ private Q_SLOTS:
         QVERIFY(touched.setFileTime(QDateTime::currentDateTime().addSecs(60),
                                     QFileDevice::FileModificationTime));
         touched.close();
-        const QString error = errorOf([&] { td.root().child("x")->bytes(); });
-        QVERIFY2(error.contains("changed on the server") && error.contains(url("changing.tdz")),
-                 qPrintable(error));
+        const auto failure = testsupport::failureOf([&] { td.root().child("x")->bytes(); });
+        QVERIFY(failure);
+        QCOMPARE(failure->kind, ErrorKind::Changed);
+        QVERIFY2(failure->where == url("changing.tdz").toStdString() &&
+                     QString::fromStdString(failure->reason).contains("new version on the server"),
+                 failure->text().c_str());
         // Opened again, it reads the new version.
         const TensorDict again = load(url("changing.tdz").toStdString());
         QCOMPARE(static_cast<char>(again.root().child("x")->bytes().data.get()[0]), char(2));

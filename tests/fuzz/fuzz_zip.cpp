@@ -46,7 +46,8 @@ const std::string kWhere = "fuzz.tdz";
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const zip::ReadAt read = [data, size](std::uint64_t offset, void* out, std::size_t n) {
         if (offset > size || n > size - offset)
-            throw tensordict::Error(kWhere, "the archive ends before the data it describes");
+            throw tensordict::Error::truncated(kWhere,
+                                               "the archive ends before the data it describes");
         if (n)
             std::memcpy(out, data + offset, n);
     };

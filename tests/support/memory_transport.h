@@ -46,7 +46,7 @@ public:
         QMutexLocker lock(&mutex_);
         const auto it = files_.find(QString::fromStdString(location));
         if (it == files_.end())
-            throw tensordict::Error(location, "no such file in memory");
+            throw tensordict::Error::notFound(location, "no such file in memory");
         return std::make_shared<Source>(location, *it);
     }
 
@@ -60,7 +60,7 @@ private:
         const std::string& version() const override { return version_; }
         void readAt(std::uint64_t offset, void* out, std::size_t n) const override {
             if (offset > size() || n > size() - offset)
-                throw tensordict::Error(name_, "read past the end");
+                throw tensordict::Error::truncated(name_, "read past the end");
             std::memcpy(out, bytes_.constData() + offset, n);
         }
 

@@ -33,6 +33,15 @@ QString errorOf(const std::function<void()>& f) {
     return {};
 }
 
+std::optional<tensordict::Failure> failureOf(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const tensordict::Error& e) {
+        return e.failure();
+    }
+    return std::nullopt;
+}
+
 QString fixturesDir() {
     return QStringLiteral(TDSTUDIO_FIXTURES_DIR);
 }

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "tensordict/save.h"
@@ -22,6 +23,8 @@ std::size_t countNodes(const tensordict::Node& node);
 
 // The message of the tensordict::Error that `f` throws, "" when it throws none.
 QString errorOf(const std::function<void()>& f);
+// The failure of the tensordict::Error that `f` throws (its kind decides), or none.
+std::optional<tensordict::Failure> failureOf(const std::function<void()>& f);
 
 // tests/fixtures/tensordict-0.14 (read-only: copy before writing).
 QString fixturesDir();

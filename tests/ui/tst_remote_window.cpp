@@ -134,12 +134,13 @@ private Q_SLOTS:
         touched.close();
         QVERIFY(w.selectKeyPath({"b"}));
         QTRY_VERIFY_WITH_TIMEOUT(preview->offersReload(), kBoundMs);
-        QVERIFY2(preview->message().contains("changed on the server"),
+        QVERIFY2(preview->message().contains("a new version on the server"),
                  qPrintable(preview->message()));
         // The details say why the entry's offset is unknown (not "damaged").
         const QString offset = w.documentPage()->detailsPanel()->field("Payload offset");
-        QVERIFY2(offset.startsWith("unreadable: ") && offset.contains("changed on the server"),
-                 qPrintable(offset));
+        QVERIFY2(
+            offset.startsWith("unreadable: ") && offset.contains("a new version on the server"),
+            qPrintable(offset));
         keepScreenshot(w, "remote-changed.png");
         w.reload();
         QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 2, kBoundMs);

@@ -534,7 +534,7 @@ std::vector<std::vector<std::string>> keyPaths(const QStringList& keys) {
         QString error;
         const std::optional<QStringList> path = parseKeyPath(key, &error);
         if (!path)
-            throw tensordict::Error("--key", error.toStdString());
+            throw tensordict::Error::invalid("--key", error.toStdString());
         std::vector<std::string>& parts = paths.emplace_back();
         for (const QString& part : *path)
             parts.push_back(part.toStdString());

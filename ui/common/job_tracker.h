@@ -14,10 +14,18 @@
 
 #include "tensordict/cancel.h"
 
-// One kind of background work for an object that lives on the GUI thread,
-// as hotspot's JobTracker: starting a job cancels the one before it, and
-// only the newest job's result is delivered, on the owner's thread. Jobs
-// never touch the owner; they get what they need by value (a shared tree, a
+// How a tracker treats a job started while another runs.
+enum class JobDelivery {
+    NewestOnly,  // a view's work: the new job cancels the old one, whose result is dropped
+    Every,       // operations (an export, a save, a check): each runs to its end, each
+                 // result is delivered; cancel() asks them all to stop early
+};
+
+// The one way the window runs background work for an object that lives on
+// the GUI thread, as hotspot's JobTracker: results are delivered on the
+// owner's thread; with JobDelivery::NewestOnly starting a job cancels the
+// one before it, and only the newest job's result is delivered. Jobs never
+// touch the owner; they get what they need by value (a shared tree, a
 // leaf's bytes) and a cancel token to poll. Destroying the tracker cancels
 // and waits for its jobs, so none outlives the owner.
 //
@@ -34,11 +42,13 @@ using JobSend = std::function<void(Part part)>;
 template <typename Result>
 class JobTracker {
 public:
-    explicit JobTracker(QObject* owner) : owner_(owner) {}
+    explicit JobTracker(QObject* owner, JobDelivery delivery = JobDelivery::NewestOnly)
+        : owner_(owner), delivery_(delivery) {}
     ~JobTracker() {
         cancel();
-        for (QFuture<Result>& f : running_)
-            f.waitForFinished();
+        ++generation_;  // nothing is delivered to an owner being destroyed
+        for (Running& r : running_)
+            r.future.waitForFinished();
     }
     JobTracker(const JobTracker&) = delete;
     JobTracker& operator=(const JobTracker&) = delete;
@@ -87,28 +97,44 @@ public:
             std::move(deliver));
     }
 
-    // The running job, if any, stops soon; its result is dropped.
+    // NewestOnly: the running job, if any, stops soon; its result is
+    // dropped. Every: each running job is asked to stop soon; what each
+    // returns is still delivered.
     void cancel() {
-        token_.cancel();
-        ++generation_;
-        busy_ = false;
+        for (Running& r : running_)
+            r.token.cancel();
+        if (delivery_ == JobDelivery::NewestOnly) {
+            ++generation_;
+            busy_ = false;
+        }
     }
 
-    // The running job, if any, is asked to stop soon; what it returns is
+    // The running jobs, if any, are asked to stop soon; what they return is
     // still delivered.
-    void stop() { token_.cancel(); }
+    void stop() {
+        for (Running& r : running_)
+            r.token.cancel();
+    }
 
     // A job was started and its result is neither delivered nor dropped yet.
-    bool isBusy() const { return busy_; }
+    bool isBusy() const {
+        return delivery_ == JobDelivery::NewestOnly ? busy_ : !running_.isEmpty();
+    }
     // Blocks until every job started so far has returned (tests, shutdown).
     void waitForFinished() {
-        for (QFuture<Result>& f : running_)
-            f.waitForFinished();
+        for (Running& r : running_)
+            r.future.waitForFinished();
     }
 
 private:
+    struct Running {
+        QFuture<Result> future;
+        tensordict::CancelToken token;
+    };
+
     quint64 begin() {
-        cancel();
+        if (delivery_ == JobDelivery::NewestOnly)
+            cancel();
         token_ = tensordict::CancelToken();
         busy_ = true;
         return generation_;
@@ -123,7 +149,10 @@ private:
                              prune();
                              if (job != generation_)
                                  return;
-                             busy_ = false;
+                             if (running_.isEmpty())
+                                 busy_ = false;
+                             if (delivery_ == JobDelivery::NewestOnly)
+                                 busy_ = false;
                              deliver(watcher->result());
                          });
         // The token reaches the reads too: a web server's transfer stops with it.
@@ -133,7 +162,7 @@ private:
                 return task(token);
             });
         watcher->setFuture(future);
-        running_.append(future);
+        running_.append({future, token_});
     }
 
     // Calls `f` on the owner's thread, as a queued call posted now (so in
@@ -152,12 +181,13 @@ private:
     }
 
     void prune() {
-        running_.removeIf([](const QFuture<Result>& f) { return f.isFinished(); });
+        running_.removeIf([](const Running& r) { return r.future.isFinished(); });
     }
 
     QObject* owner_;
+    JobDelivery delivery_;
     quint64 generation_ = 0;
     bool busy_ = false;
     tensordict::CancelToken token_;
-    QList<QFuture<Result>> running_;
+    QList<Running> running_;
 };

@@ -46,17 +46,31 @@ QString locationFolder(const QString& location) {
     return QUrl(trimmed).adjusted(QUrl::RemoveFilename).toString();
 }
 
-OpenFailure describeOpenFailure(const QString& path, const QString& error) {
+OpenFailure describeOpenFailure(const QString& path, const tensordict::Failure& failure) {
+    using tensordict::ErrorKind;
+    const QString error = QString::fromStdString(failure.text());
     if (isRemote(path)) {  // the server's answer is the reason: say what to check
-        const QString headline =
-            error.contains("HTTP 404") || error.contains("No such file")
-                ? tr("The server has no tensordict at this address. Check the URL.")
-            : error.contains("changed on the server")
-                ? tr("The file changed on the server while it was read. Open it again.")
-            : error.contains("not trusted")
-                ? tr("The server's certificate is not trusted: tdstudio did not connect.")
-                : tr("This address could not be read. The reason below is the server's or the "
-                     "network's.");
+        QString headline;
+        switch (failure.kind) {
+            case ErrorKind::NotFound:
+                headline = tr("The server has no tensordict at this address. Check the URL.");
+                break;
+            case ErrorKind::Changed:
+                headline = tr("The file changed on the server while it was read. Open it again.");
+                break;
+            case ErrorKind::Untrusted:
+                headline = tr("The server's certificate is not trusted: tdstudio did not connect.");
+                break;
+            case ErrorKind::Denied:
+                headline =
+                    tr("The server refused access to this address. Check the credentials "
+                       "tdstudio sends (TDSTUDIO_HTTP_BEARER, TDSTUDIO_HTTP_HEADERS).");
+                break;
+            default:
+                headline =
+                    tr("This address could not be read. The reason below is the server's "
+                       "or the network's.");
+        }
         return {headline, error};
     }
     const QFileInfo info(path);
@@ -76,6 +90,14 @@ OpenFailure describeOpenFailure(const QString& path, const QString& error) {
         headline =
             tr("This memmap directory could not be read. The reason below names the file "
                "at fault.");
+    } else if (failure.kind == ErrorKind::Changed) {
+        headline = tr("“%1” changed while it was read: another program is writing it. Open it "
+                      "again when it is done.")
+                       .arg(name);
+    } else if (failure.kind == ErrorKind::Truncated) {
+        headline = tr("“%1” is cut short: it ends before the data it describes (an interrupted "
+                      "copy, download or save?). Copy it again from where it came from.")
+                       .arg(name);
     } else if (const QString kind = expectedKind(info); !kind.isEmpty()) {
         headline = tr("This file is not %1, or it is damaged.").arg(kind);
     } else {

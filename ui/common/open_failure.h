@@ -2,6 +2,8 @@
 
 #include <QString>
 
+#include "tensordict/error.h"
+
 // Why a location could not be opened, as a user reads it: first what is
 // wrong, in words that say what to do, then the library's exact reason.
 struct OpenFailure {
@@ -12,7 +14,7 @@ struct OpenFailure {
 // Looks at `path` on disk to say which it is: missing, unreadable, a folder
 // without meta.json, a file of a kind tdstudio does not read. Touches the
 // disk: call it off the GUI thread.
-OpenFailure describeOpenFailure(const QString& path, const QString& error);
+OpenFailure describeOpenFailure(const QString& path, const tensordict::Failure& failure);
 // Whether `location` is an http(s):// URL rather than a path.
 bool isRemote(const QString& location);
 // A path's or URL's file name, and where it is (its folder, or the URL up to it).

@@ -54,9 +54,14 @@ DType difference(const std::byte* a, DType aType, const std::byte* b, DType bTyp
 
 bool CellText::read(std::int64_t row, std::int64_t col, Shown which, std::byte* a, std::byte* b,
                     bool* lost) const {
+    // Bytes not there yet (a window of a paged leaf being filled) are not
+    // lost: there is nothing to show until they come.
+    const bool needA = which != Shown::Other, needB = which != Shown::Leaf;
+    if ((needA && !bytes.data) || (needB && !other.data))
+        return false;
     const std::int64_t flat = layout.at(row, col);
-    const bool ok = (which == Shown::Other || readElement(bytes, dtype, flat, a)) &&
-                    (which == Shown::Leaf || readElement(other, otherDtype, flat, b));
+    const bool ok = (!needA || readElement(bytes, dtype, flat, a)) &&
+                    (!needB || readElement(other, otherDtype, flat, b));
     if (!ok && lost)
         *lost = true;
     return ok;

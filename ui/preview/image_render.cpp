@@ -268,7 +268,7 @@ ImageResult renderImage(const ImageRequest& r, const tensordict::CancelToken* ca
             return out;
         const SliceHold held = requireRows(r, strideOf(r), cancel);
         if (!held.ok()) {
-            out.sourceChanged = held.failed, out.cancelled = held.cancelled;
+            out.sourceChanged = held.failed(), out.cancelled = held.cancelled;
             return out;
         }
         const Samples s = sample(r, cancel);
@@ -404,7 +404,7 @@ RangeResult sliceRange(const ImageRequest& r, const tensordict::CancelToken* can
         const SliceHold held =
             requireSpan(r.bytes, r.dtype, r.slice.span(0, -1, r.channelDim), cancel);
         if (!held.ok()) {
-            out.sourceChanged = held.failed, out.cancelled = held.cancelled;
+            out.sourceChanged = held.failed(), out.cancelled = held.cancelled;
             return out;
         }
         if (r.scale == ImageScale::MinMax) {
@@ -469,7 +469,7 @@ ComparisonImages renderComparison(const ImageRequest& a, const ImageRequest& b,
     const SliceHold heldA = requireRows(a, strideOf(a), cancel),
                     heldB = requireRows(rb, strideOf(rb), cancel);
     if (!heldA.ok() || !heldB.ok()) {
-        out.sourceChanged = heldA.failed || heldB.failed;  // else cancelled: dropped unseen
+        out.sourceChanged = heldA.failed() || heldB.failed();  // else cancelled: dropped unseen
         return out;
     }
     const Samples sa = sample(a, cancel);

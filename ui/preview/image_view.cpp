@@ -636,14 +636,11 @@ void ImageView::exportPng(const QString& path) {
     ImageRequest request = requestFor(selector_->slice());
     request.fixedRange = shown_.has_value();  // as on screen
     request.low = result_.low, request.high = result_.high;
-    // An operation, not a view's newest-wins job: every export reports.
-    auto* done = new QFutureWatcher<QString>(this);
-    connect(done, &QFutureWatcherBase::finished, this, [this, done, path] {
-        Q_EMIT exported(path, done->result());
-        done->deleteLater();
-    });
-    done->setFuture(QtConcurrent::run(
-        [request, path] { return slice_export::writePng(path, renderImage(request).image); }));
+    pngExports_.start(
+        [request, path](const tensordict::CancelToken&) {
+            return slice_export::writePng(path, renderImage(request).image);
+        },
+        [this, path](const JobOutcome& outcome) { Q_EMIT exported(path, outcome.text()); });
 }
 
 void ImageView::showHover(qint64 col, qint64 row) {

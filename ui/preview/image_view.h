@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "image_render.h"
+#include "job_outcome.h"
 #include "job_tracker.h"
 #include "tensordict/node.h"
 
@@ -215,6 +216,7 @@ private:
     int readAheadDim_ = -1;                 // the dimension last scrubbed
     std::optional<Job> running_;            // what render_ is drawing
     JobTracker<ImageResult> render_{this};  // one job at a time; a new one cancels it
-    bool announce_ = false;                 // the screen changed since `rendered` was last emitted
-    bool needsScreen_ = false;              // what the screen needs is not drawn yet
+    JobTracker<JobOutcome> pngExports_{this, JobDelivery::Every};  // each export reports
+    bool announce_ = false;     // the screen changed since `rendered` was last emitted
+    bool needsScreen_ = false;  // what the screen needs is not drawn yet
 };

@@ -33,7 +33,7 @@ std::optional<QList<QPointF>> plotPoints(tensordict::DType dtype,
     const SliceHold held = requireSpan(bytes, dtype, slice.span(first, last), cancel);
     if (held.cancelled)
         return points;  // dropped unseen
-    if (held.failed)
+    if (held.failed())
         return std::nullopt;
     // Reads the mapping in place, guarded: nullopt when the file lost data.
     const bool read = tensordict::tryGuardedRun([&] {

@@ -134,11 +134,6 @@ bool PreviewPanel::canShow(Mode mode) const {
     return leafView_->canShow(mode);
 }
 
-bool PreviewPanel::isChange(const QString& error) {
-    // A new version of the file (on the server, or replaced on disk): Reload reads it.
-    return error.contains("changed on the server") || error.contains("changed while it was read");
-}
-
 void PreviewPanel::showMessage(const QString& text, bool offerReload) {
     message_->setText(text);
     reload_->setVisible(offerReload);
@@ -156,20 +151,23 @@ bool PreviewPanel::offersReload() const {
 void PreviewPanel::sourceChanged() {
     if (!node_ || !node_->isTensor())
         return;
-    // A leaf read page by page whose page could not be read: say why.
-    const std::string failure = bytes_.pages ? bytes_.pages->failure() : std::string();
+    // A leaf read page by page whose page could not be read says why; a
+    // mapped one lost pages under a view: its file changed.
+    const tensordict::Failure failure =
+        bytes_.pages && bytes_.pages->failure()
+            ? *bytes_.pages->failure()
+            : tensordict::Error::changed(node_->fileName()).failure();
     // Drop the lost mapping from every view; the rest of the tree stays usable.
     bytes_ = {};
     leafView_->clear();
-    if (!failure.empty()) {
-        showMessage(tr("Cannot read this leaf: %1").arg(QString::fromStdString(failure)),
-                    isChange(QString::fromStdString(failure)));
-        Q_EMIT leafFailed(message());
-        return;
-    }
-    QString text = QString::fromStdString(tensordict::fileChangedMessage(*node_));
-    text[0] = text[0].toUpper();
-    showMessage(text, true);
+    showFailure(tr("Cannot read this leaf: %1"), failure);
+}
+
+void PreviewPanel::showFailure(const QString& headline, const tensordict::Failure& failure) {
+    // A new version of the file (on disk, or on the server): Reload reads it.
+    showMessage(headline.arg(QString::fromStdString(failure.text())),
+                failure.kind == tensordict::ErrorKind::Changed);
+    Q_EMIT leafFailed(message());
 }
 
 QString PreviewPanel::valueText() const {
@@ -206,9 +204,12 @@ PreviewPanel::Read PreviewPanel::readLeaves(const std::vector<const Node*>& node
             }
             read.bytes.push_back(n->bytes());
         }
+    } catch (const tensordict::Cancelled&) {
+        read.bytes.clear();
+        read.cancelled = true;
     } catch (const std::exception& e) {
         read.bytes.clear();
-        read.error = QString::fromUtf8(e.what());
+        read.failure = tensordict::failureOf(e);
     }
     return read;
 }
@@ -258,9 +259,12 @@ void PreviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner,
 }
 
 void PreviewPanel::leafLoaded(Read read) {
-    if (!read.error.isEmpty()) {
-        showMessage(tr("Cannot read this leaf: %1").arg(read.error), isChange(read.error));
-        Q_EMIT leafFailed(message());
+    if (read.cancelled) {
+        showMessage(tr("Reading was cancelled. Select the leaf again to read it."));
+        return;
+    }
+    if (read.failure) {
+        showFailure(tr("Cannot read this leaf: %1"), *read.failure);
         return;
     }
     bytes_ = read.bytes.front();
@@ -309,9 +313,12 @@ bool PreviewPanel::showSeries(std::shared_ptr<const tensordict::TensorDict> owne
 }
 
 void PreviewPanel::seriesLoaded(Read read) {
-    if (!read.error.isEmpty()) {
-        showMessage(tr("Cannot read these leaves: %1").arg(read.error));
-        Q_EMIT leafFailed(message());
+    if (read.cancelled) {
+        showMessage(tr("Reading was cancelled. Select the leaves again to read them."));
+        return;
+    }
+    if (read.failure) {
+        showFailure(tr("Cannot read these leaves: %1"), *read.failure);
         return;
     }
     std::vector<LeafSide> sides;

@@ -4,6 +4,7 @@
 #include <QProgressDialog>
 #include <QWidget>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "job_tracker.h"
@@ -101,11 +102,12 @@ private:
     using Bytes = std::vector<tensordict::LeafBytes>;
     struct Read {
         Bytes bytes;
-        QString error;
+        std::optional<tensordict::Failure> failure;
+        bool cancelled = false;
     };
-    // Whether a read error says the file is another version now (Reload helps).
-    static bool isChange(const QString& error);
     void showMessage(const QString& text, bool offerReload = false);
+    // `headline` with the failure's text for %1; Reload offered for a file that changed.
+    void showFailure(const QString& headline, const tensordict::Failure& failure);
     // A view found that the leaf's file lost data under its mapping.
     void sourceChanged();
     void leafLoaded(Read read);

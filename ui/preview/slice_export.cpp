@@ -60,10 +60,6 @@ std::pair<const char*, std::size_t> npyType(DType dtype) {
     }
 }
 
-const char* const kSourceChanged =
-    "the leaf's data changed while it was exported (its file was truncated or replaced); "
-    "reload and export again";
-
 // Element (r, c) of the slice, copied through the guarded path.
 bool copyElement(std::byte* out, const tensordict::LeafBytes& bytes, const TensorSlice& slice,
                  std::int64_t r, std::int64_t c, std::size_t item) {
@@ -93,15 +89,20 @@ private:
 
 }  // namespace
 
-QString cancelledMessage() {
-    return QObject::tr("export cancelled");
+JobOutcome fileFailure(const QString& path, const QFileDevice& file) {
+    return JobOutcome::failed(tensordict::ErrorKind::Io, path, file.errorString());
 }
 
-QString writeCsv(const QString& path, DType dtype, const tensordict::LeafBytes& bytes,
-                 const TensorSlice& slice, const Progress& progress) {
+// The leaf's file lost pages under the export.
+JobOutcome sourceChanged(const QString& path) {
+    return JobOutcome::failed(tensordict::Error::changed(path.toStdString()).failure());
+}
+
+JobOutcome writeCsv(const QString& path, DType dtype, const tensordict::LeafBytes& bytes,
+                    const TensorSlice& slice, const Progress& progress) {
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
-        return path + ": " + file.errorString();
+        return fileFailure(path, file);
     QTextStream out(&file);
     const std::size_t item = tensordict::itemSize(dtype);
     Reporter reporter(progress, slice);
@@ -111,19 +112,19 @@ QString writeCsv(const QString& path, DType dtype, const tensordict::LeafBytes& 
                 out << ',';
             std::byte element[16];
             if (!copyElement(element, bytes, slice, r, c, item))
-                return path + ": " + kSourceChanged;  // QSaveFile discards the partial file
+                return sourceChanged(path);  // QSaveFile discards the partial file
             out << QString::fromStdString(tensordict::formatElement(element, dtype));
         }
         out << '\n';
         if (!reporter.after(r))
-            return cancelledMessage();  // QSaveFile discards the partial file
+            return JobOutcome::cancelled();  // QSaveFile discards the partial file
     }
     out.flush();
-    return file.commit() ? QString() : path + ": " + file.errorString();
+    return file.commit() ? JobOutcome::done() : fileFailure(path, file);
 }
 
-QString writeNpy(const QString& path, DType dtype, const tensordict::LeafBytes& bytes,
-                 const TensorSlice& slice, const Progress& progress) {
+JobOutcome writeNpy(const QString& path, DType dtype, const tensordict::LeafBytes& bytes,
+                    const TensorSlice& slice, const Progress& progress) {
     const auto [descr, outItem] = npyType(dtype);
     QStringList dims;
     for (auto d : sliceShape(slice))
@@ -139,7 +140,7 @@ QString writeNpy(const QString& path, DType dtype, const tensordict::LeafBytes& 
     header.append('\n');
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
-        return path + ": " + file.errorString();
+        return fileFailure(path, file);
     file.write("\x93NUMPY\x01\x00", 8);
     const quint16 len = static_cast<quint16>(header.size());
     const char lenBytes[2] = {static_cast<char>(len & 0xFF), static_cast<char>(len >> 8)};
@@ -153,7 +154,7 @@ QString writeNpy(const QString& path, DType dtype, const tensordict::LeafBytes& 
         for (std::int64_t c = 0; c < slice.cols(); ++c) {
             std::byte source[16];
             if (!copyElement(source, bytes, slice, r, c, item))
-                return path + ": " + kSourceChanged;  // QSaveFile discards the partial file
+                return sourceChanged(path);  // QSaveFile discards the partial file
             const std::byte* p = source;
             char element[16];
             if (outItem == item) {
@@ -173,23 +174,25 @@ QString writeNpy(const QString& path, DType dtype, const tensordict::LeafBytes& 
             buffer.clear();
         }
         if (!reporter.after(r))
-            return cancelledMessage();  // QSaveFile discards the partial file
+            return JobOutcome::cancelled();  // QSaveFile discards the partial file
     }
     file.write(buffer);
-    return file.commit() ? QString() : path + ": " + file.errorString();
+    return file.commit() ? JobOutcome::done() : fileFailure(path, file);
 }
 
-QString writePng(const QString& path, const QImage& image) {
+JobOutcome writePng(const QString& path, const QImage& image) {
     if (image.isNull())
-        return path + ": " + QObject::tr("there is no image to export");
+        return JobOutcome::failed(tensordict::ErrorKind::Invalid, path,
+                                  QObject::tr("there is no image to export"));
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
-        return path + ": " + file.errorString();
+        return fileFailure(path, file);
     if (!image.save(&file, "PNG"))  // QSaveFile discards the partial file
-        return path + ": " +
-               (file.error() != QFileDevice::NoError ? file.errorString()
-                                                     : QObject::tr("cannot encode a PNG image"));
-    return file.commit() ? QString() : path + ": " + file.errorString();
+        return JobOutcome::failed(tensordict::ErrorKind::Io, path,
+                                  file.error() != QFileDevice::NoError
+                                      ? file.errorString()
+                                      : QObject::tr("cannot encode a PNG image"));
+    return file.commit() ? JobOutcome::done() : fileFailure(path, file);
 }
 
 }  // namespace slice_export
@@ -203,9 +206,8 @@ SliceExportJob::SliceExportJob(Format format, QString path, tensordict::DType dt
       bytes_(std::move(bytes)),
       slice_(std::move(slice)) {
     connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
-        const QString error = watcher_.result();
-        const bool cancelled = cancel_.isCancelled() && error == slice_export::cancelledMessage();
-        Q_EMIT finished(cancelled ? QString() : error, cancelled);
+        const JobOutcome outcome = watcher_.result();
+        Q_EMIT finished(outcome.text(), outcome.isCancelled());
     });
 }
 
@@ -237,10 +239,9 @@ void SliceExportJob::start() {
         // A leaf read page by page: the slice's pages filled first, held while written.
         const SliceHold held = requireSpan(bytes, dtype, slice.span(), &cancel);
         if (held.cancelled)
-            return slice_export::cancelledMessage();
-        if (held.failed)
-            return path + ": " +
-                   QString::fromStdString(bytes.pages ? bytes.pages->failure() : std::string());
+            return JobOutcome::cancelled();
+        if (held.failure)
+            return JobOutcome::failed(*held.failure);
         return format == Format::Csv ? slice_export::writeCsv(path, dtype, bytes, slice, progress)
                                      : slice_export::writeNpy(path, dtype, bytes, slice, progress);
     }));

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 
+#include "job_outcome.h"
 #include "tensor_slice.h"
 #include "tensordict/cancel.h"
 #include "tensordict/element.h"
@@ -20,20 +21,19 @@ namespace slice_export {
 // end; returning false cancels the export (nothing is left at `path`).
 using Progress = std::function<bool(std::int64_t rowsDone, std::int64_t rows)>;
 
-// What a cancelled export returns.
-QString cancelledMessage();
-
-// Comma-separated values, one line per row. Returns "" or the error.
-QString writeCsv(const QString& path, tensordict::DType dtype, const tensordict::LeafBytes& bytes,
-                 const TensorSlice& slice, const Progress& progress = {});
+// Comma-separated values, one line per row.
+JobOutcome writeCsv(const QString& path, tensordict::DType dtype,
+                    const tensordict::LeafBytes& bytes, const TensorSlice& slice,
+                    const Progress& progress = {});
 // NumPy's .npy (format 1.0): shape (rows, cols) of the slice. Dtypes numpy
 // lacks are widened: bfloat16, float8 -> float32, complex32 -> complex64.
-QString writeNpy(const QString& path, tensordict::DType dtype, const tensordict::LeafBytes& bytes,
-                 const TensorSlice& slice, const Progress& progress = {});
+JobOutcome writeNpy(const QString& path, tensordict::DType dtype,
+                    const tensordict::LeafBytes& bytes, const TensorSlice& slice,
+                    const Progress& progress = {});
 // A PNG image, written atomically: through a QSaveFile, so that a failure
-// leaves no partial file and an existing one as it was. Returns "" or the
-// error, naming the path. Every PNG export of tdstudio goes through it.
-QString writePng(const QString& path, const QImage& image);
+// leaves no partial file and an existing one as it was. A failure names
+// the path. Every PNG export of tdstudio goes through it.
+JobOutcome writePng(const QString& path, const QImage& image);
 
 }  // namespace slice_export
 
@@ -70,5 +70,5 @@ private:
     TensorSlice slice_;
     std::function<void(std::int64_t, std::int64_t)> hook_;
     tensordict::CancelToken cancel_;
-    QFutureWatcher<QString> watcher_;
+    QFutureWatcher<JobOutcome> watcher_;
 };

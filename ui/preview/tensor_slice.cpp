@@ -113,8 +113,8 @@ SliceHold requireSpans(const tensordict::LeafBytes& bytes, tensordict::DType dty
         out.hold = bytes.pages->requireAll(ranges, cancel);
     } catch (const tensordict::Cancelled&) {
         out.cancelled = true;
-    } catch (const tensordict::Error&) {
-        out.failed = true;
+    } catch (const std::exception& e) {
+        out.failure = tensordict::failureOf(e);
     }
     return out;
 }

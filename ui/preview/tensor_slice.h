@@ -2,10 +2,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "tensordict/bytes.h"
 #include "tensordict/dtype.h"
+#include "tensordict/error.h"
 
 // Which 2-D slice of an N-D tensor is on screen: one dimension runs down the
 // rows, one across the columns, every other one is fixed at an index (h5web's
@@ -65,9 +67,10 @@ struct TensorSlice {
 // For bytes that are all there, nothing to do.
 struct SliceHold {
     std::shared_ptr<const void> hold;
-    bool failed = false;     // the read failed: LeafPages::failure() says why
-    bool cancelled = false;  // `cancel` was set
-    bool ok() const { return !failed && !cancelled; }
+    std::optional<tensordict::Failure> failure;  // why the read failed
+    bool cancelled = false;                      // `cancel` was set
+    bool failed() const { return failure.has_value(); }
+    bool ok() const { return !failure && !cancelled; }
 };
 // Fills the bytes of `span` (call it on a worker; it may inflate).
 SliceHold requireSpan(const tensordict::LeafBytes& bytes, tensordict::DType dtype,

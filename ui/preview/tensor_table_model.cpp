@@ -54,7 +54,7 @@ void TensorTableModel::holdWindow() {
         },
         [this](const SliceHold& held) {
             filling_ = false;
-            if (held.failed) {
+            if (held.failed()) {
                 noteLost(true);
                 return;
             }

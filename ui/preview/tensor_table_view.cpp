@@ -455,7 +455,7 @@ void TensorTableView::copySelection() {
             Copy c;
             const SliceHold held = requireSpans(cells.bytes, cells.dtype, spans, &cancel);
             if (!held.ok()) {
-                c.lost = held.failed;
+                c.lost = held.failed();
                 return c;
             }
             c.text = cells.tsv(selection, cancel, &c.lost, progress);

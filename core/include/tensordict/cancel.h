@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -8,12 +9,18 @@
 
 namespace tensordict {
 
-// Work that stopped because its caller asked. An Error, so that code that
-// only catches Error still sees it; told apart by its type.
-class Cancelled : public Error {
+// Work that stopped because its caller asked: an outcome of its own, never
+// an Error (code that handles failures must not turn a cancel into one).
+class Cancelled : public std::exception {
 public:
-    explicit Cancelled(std::string where, std::string reason = "cancelled")
-        : Error(std::move(where), std::move(reason)) {}
+    explicit Cancelled(std::string where)
+        : where_(std::move(where)), what_(where_.empty() ? "cancelled" : where_ + ": cancelled") {}
+    const char* what() const noexcept override { return what_.c_str(); }
+    // What was under way when the cancel was seen (a file, a URL, a key).
+    const std::string& where() const noexcept { return where_; }
+
+private:
+    std::string where_, what_;
 };
 
 // The one way to stop long work (save, compare): the caller keeps a copy

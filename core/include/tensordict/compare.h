@@ -97,7 +97,8 @@ struct KeyComparison {
     std::optional<ValueDifference> values;
     // values->firstIndex over the leaf's shape (a nested leaf: the flat index)
     std::vector<std::int64_t> firstIndex;
-    std::string error;  // why a side could not be read (status Error)
+    std::string error;  // why a side could not be read (status Error), in words
+    ErrorKind errorKind = ErrorKind::Corrupt;  // and what kind of failure that is
     // Values still to be compared: reported again through onKey when they
     // are; still true after a cancelled comparison.
     bool pending = false;

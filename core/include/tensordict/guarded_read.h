@@ -34,7 +34,7 @@ namespace tensordict {
 // partly written.
 bool tryGuardedCopy(void* dst, const void* src, std::size_t n) noexcept;
 
-// The same, throwing Error(leaf's file, "changed while it was read ...").
+// The same, throwing Error::changed naming the leaf's file.
 void guardedCopy(void* dst, const void* src, std::size_t n, const Node& leaf);
 
 // Runs `work`, which reads a mapping in place; false if the mapping lost
@@ -46,9 +46,6 @@ bool tryGuardedRun(const std::function<void()>& work);
 // point of a fault (plain loops over the bytes, C codecs): a fault leaves
 // it by a jump, not by unwinding.
 void guardedRun(const std::function<void()>& work, const Node& leaf);
-
-// The message of a leaf whose file changed under a reader.
-std::string fileChangedMessage(const Node& leaf);
 
 // A tensor leaf's bytes, front to back, in chunks the caller sizes.
 class LeafReader {

@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tensordict/bytes.h"
 #include "tensordict/cancel.h"
+#include "tensordict/error.h"
 
 namespace tensordict {
 
@@ -62,8 +64,8 @@ public:
     std::shared_ptr<const void> holdIfFilled(std::uint64_t offset, std::uint64_t length);
     // Whether every page of the range is filled now.
     bool isFilled(std::uint64_t offset, std::uint64_t length) const;
-    // Why the last read that failed failed ("" when none has).
-    std::string failure() const;
+    // Why the last read that failed failed (none when none has).
+    std::optional<Failure> failure() const;
     std::uint64_t residentBytes() const;
     std::uint64_t size() const { return size_; }
     std::uint64_t pageSize() const { return pageSize_; }
@@ -97,7 +99,7 @@ private:
     std::condition_variable filled_;
     std::vector<Page> pages_;
     std::uint64_t resident_ = 0, clock_ = 0;
-    std::string failure_;
+    std::optional<Failure> failure_;
 };
 
 }  // namespace tensordict

@@ -11,6 +11,7 @@
 
 #include "tensordict/bytes.h"
 #include "tensordict/dtype.h"
+#include "tensordict/error.h"
 #include "tensordict/value.h"
 
 namespace tensordict {
@@ -106,9 +107,10 @@ struct NonTensor {
     bool pickleOpaque = false;  // the sidecar holds more than plain data; never unpickled
 };
 
-// A part that could not be read.
+// A part that could not be read: what kind of failure, where and why.
 struct ErrorInfo {
-    std::string message;
+    Failure failure;
+    std::string message;  // failure.text(), kept for error()
 };
 
 // A node of a loaded tensordict: a tree core (kind, key, parent, children
@@ -196,8 +198,10 @@ public:
     const TensorLeaf* asLeaf() const { return std::get_if<TensorLeaf>(&payload_); }
     const Collection& collection() const;
     const NonTensor& nonTensor() const;
-    // Error nodes: why the part could not be read; "" for other kinds.
+    // Error nodes: why the part could not be read, "where: reason"; "" for other kinds.
     const std::string& error() const;
+    // Error nodes: the failure as data (its kind decides); nullptr for other kinds.
+    const Failure* failure() const;
 
     // The leaf's raw bytes (exactly nbytes), from its store: large files
     // mapped, small ones read, compressed entries inflated (the store keeps

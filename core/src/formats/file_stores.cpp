@@ -47,10 +47,10 @@ std::string SingleFileStore::readRange(std::uint64_t offset, std::uint64_t n,
                                        const char* what) const {
     const std::uint64_t size = source_->size();
     if (offset > size || n > size - offset)
-        throw Error(source_->name(), std::string(what) + " needs bytes " + std::to_string(offset) +
-                                         " to " + std::to_string(offset + n) +
-                                         ", past the end of the file at " + std::to_string(size) +
-                                         " (truncated file?)");
+        throw Error::corrupt(source_->name(),
+                             std::string(what) + " needs bytes " + std::to_string(offset) + " to " +
+                                 std::to_string(offset + n) + ", past the end of the file at " +
+                                 std::to_string(size) + " (truncated file?)");
     std::string out(static_cast<std::size_t>(n), '\0');
     source_->readAt(offset, out.data(), out.size());
     return out;
@@ -58,20 +58,21 @@ std::string SingleFileStore::readRange(std::uint64_t offset, std::uint64_t n,
 
 std::string SingleFileStore::read(const std::string& rel, std::uint64_t cap) const {
     if (rel != name_)
-        throw Error(describe(rel), "no such file");
+        throw Error::notFound(describe(rel), "no such file");
     if (source_->size() > cap)
-        throw Error(source_->name(), "over the size limit of " + std::to_string(cap) + " bytes");
+        throw Error::corrupt(source_->name(),
+                             "over the size limit of " + std::to_string(cap) + " bytes");
     return readRange(0, source_->size(), "reading the file");
 }
 
 LeafBytes SingleFileStore::leafBytes(const StorageInfo& info, std::uint64_t nbytes,
                                      std::size_t alignment) const {
     if (info.path != name_)
-        throw Error(describe(info.path), "no such file");
+        throw Error::notFound(describe(info.path), "no such file");
     if (nbytes > source_->size())
-        throw Error(source_->name(), "the file is " + std::to_string(source_->size()) +
-                                         " bytes but the leaf needs " + std::to_string(nbytes) +
-                                         " (truncated file?)");
+        throw Error::truncated(source_->name(), "the file is " + std::to_string(source_->size()) +
+                                                    " bytes but the leaf needs " +
+                                                    std::to_string(nbytes) + " (truncated file?)");
     if (nbytes == 0)
         return {};
     LeafBytes whole;
@@ -98,9 +99,7 @@ std::string ZipBackedStore::entryPrefix(const StorageInfo& entry, std::uint64_t 
     const LeafBytes bytes = zip_->leafBytes(entry, n, 1);
     std::string out(static_cast<std::size_t>(n), '\0');
     if (!tryGuardedCopy(out.data(), bytes.data.get(), out.size()))
-        throw Error(describe(entry.path),
-                    "the file changed while it was read (truncated or replaced by another "
-                    "program); open it again");
+        throw Error::changed(describe(entry.path));
     return out;
 }
 

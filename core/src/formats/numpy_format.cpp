@@ -59,7 +59,7 @@ public:
 
 private:
     [[noreturn]] void fail(const std::string& why) const {
-        throw Error(where_, "malformed .npy header: " + why);
+        throw Error::corrupt(where_, "malformed .npy header: " + why);
     }
     void space() {
         while (at_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[at_])))
@@ -130,7 +130,7 @@ private:
 void readDescr(ArrayHeader& h, const std::string& where) {
     const std::string& d = h.descr;
     if (d.size() < 3 || (d[0] != '<' && d[0] != '>' && d[0] != '|' && d[0] != '='))
-        throw Error(where, "unsupported array dtype \"" + d + "\"");
+        throw Error::unsupported(where, "unsupported array dtype \"" + d + "\"");
     const std::string code = d.substr(1);
     struct Entry {
         std::string_view code;
@@ -150,17 +150,18 @@ void readDescr(ArrayHeader& h, const std::string& where) {
             return;
         }
     if (code[0] == 'O')
-        throw Error(where,
-                    "an array of Python objects (dtype 'O'), which only pickle can load: "
-                    "not opened, since that would run code");
-    throw Error(where, "unsupported array dtype \"" + d + "\"");
+        throw Error::unsupported(
+            where,
+            "an array of Python objects (dtype 'O'), which only pickle can load: "
+            "not opened, since that would run code");
+    throw Error::unsupported(where, "unsupported array dtype \"" + d + "\"");
 }
 
 // Parses the header at the start of `head` (the file's first bytes). Throws
 // Error naming `where`; `needMore` is set when the header goes past `head`.
 ArrayHeader parseHeader(const std::string& head, const std::string& where, std::uint64_t* needed) {
     if (head.size() < 10 || head.compare(0, kMagic.size(), kMagic) != 0)
-        throw Error(where, "not a .npy file (no \\x93NUMPY magic)");
+        throw Error::corrupt(where, "not a .npy file (no \\x93NUMPY magic)");
     const int major = static_cast<unsigned char>(head[6]);
     std::uint64_t length = 0, start = 0;
     if (major == 1) {
@@ -169,15 +170,15 @@ ArrayHeader parseHeader(const std::string& head, const std::string& where, std::
         start = 10;
     } else if (major == 2 || major == 3) {
         if (head.size() < 12)
-            throw Error(where, "the .npy header is truncated");
+            throw Error::truncated(where, "the .npy header is truncated");
         for (int i = 0; i < 4; ++i)
             length |= std::uint64_t(static_cast<unsigned char>(head[8 + i])) << (8 * i);
         start = 12;
     } else {
-        throw Error(where, "unsupported .npy version " + std::to_string(major));
+        throw Error::unsupported(where, "unsupported .npy version " + std::to_string(major));
     }
     if (length > kMaxHeaderBytes)
-        throw Error(where, "a .npy header of " + std::to_string(length) + " bytes");
+        throw Error::corrupt(where, "a .npy header of " + std::to_string(length) + " bytes");
     *needed = start + length;
     if (head.size() < start + length)
         return {};
@@ -202,17 +203,17 @@ std::unique_ptr<Node> arrayLeaf(const ArrayHeader& h, std::string key, StorageIn
     const std::uint64_t maxElements = (std::uint64_t(1) << 62) / itemSize(h.dtype);
     for (std::int64_t d : h.shape) {
         if (d && numel > maxElements / std::uint64_t(d))
-            throw Error(where, "the array's size overflows");
+            throw Error::corrupt(where, "the array's size overflows");
         numel *= std::uint64_t(d);
     }
     leaf.numel = static_cast<std::int64_t>(numel);
     leaf.nbytes = numel * itemSize(h.dtype);
     if (file.size < h.dataOffset || file.size - h.dataOffset < leaf.nbytes)
-        throw Error(where,
-                    "the array needs " + std::to_string(leaf.nbytes) + " bytes of data, " +
-                        "but the file holds " +
-                        std::to_string(file.size > h.dataOffset ? file.size - h.dataOffset : 0) +
-                        " (truncated file?)");
+        throw Error::truncated(
+            where, "the array needs " + std::to_string(leaf.nbytes) + " bytes of data, " +
+                       "but the file holds " +
+                       std::to_string(file.size > h.dataOffset ? file.size - h.dataOffset : 0) +
+                       " (truncated file?)");
     if (numel) {
         leaf.storage = std::move(file);
         leaf.storage.offset = h.dataOffset;
@@ -265,7 +266,7 @@ public:
             const std::string where = describe(name);
             try {
                 if (!npy)
-                    throw Error(where, "not a .npy member");
+                    throw Error::corrupt(where, "not a .npy member");
                 const StorageInfo entry = *stat(name);
                 std::uint64_t needed = 0;
                 std::string head = entryPrefix(entry, 4096);
@@ -274,11 +275,12 @@ public:
                     head = entryPrefix(entry, needed);
                     h = parseHeader(head, where, &needed);
                     if (needed > head.size())
-                        throw Error(where, "the member ends inside its .npy header (truncated)");
+                        throw Error::truncated(
+                            where, "the member ends inside its .npy header (truncated)");
                 }
                 NodeBuilder(*root).append(arrayLeaf(h, key, entry, self, where));
             } catch (const Error& e) {
-                NodeBuilder(*root).append(NodeBuilder::error(key, e.what()));
+                NodeBuilder(*root).append(NodeBuilder::error(key, e.failure()));
             }
         }
         return root;

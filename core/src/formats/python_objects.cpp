@@ -46,7 +46,8 @@ public:
 
 private:
     [[noreturn]] void fail(const std::string& why) const {
-        throw Error(where_, "malformed pickle at byte " + std::to_string(pos_) + ": " + why);
+        throw Error::corrupt(where_,
+                             "malformed pickle at byte " + std::to_string(pos_) + ": " + why);
     }
 
     char byte() {

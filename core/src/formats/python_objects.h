@@ -72,7 +72,8 @@ struct Pickle {
 // file may try a longer one).
 class Truncated : public Error {
 public:
-    using Error::Error;
+    Truncated(std::string where, std::string reason)
+        : Error({ErrorKind::Truncated, std::move(where), std::move(reason)}) {}
 };
 
 // Resolves a persistent id (BINPERSID) into a Storage, allocated with

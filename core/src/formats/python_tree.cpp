@@ -33,21 +33,24 @@ public:
     std::unique_ptr<Node> build(const Object& o, const std::string& key, int depth) {
         if (depth > kMaxDepth)
             return NodeBuilder::error(
-                key, "nested more than " + std::to_string(kMaxDepth) + " levels deep");
+                key, {ErrorKind::Unsupported, where(),
+                      "nested more than " + std::to_string(kMaxDepth) + " levels deep"});
         // Shared objects are shown once per place they are used: a pickle
         // that shares a tuple inside itself 60 times over would be 2^60 nodes.
         if (++nodes_ > kMaxNodes)
-            return NodeBuilder::error(key, "more than " + std::to_string(kMaxNodes) +
-                                               " nodes: the pickle repeats shared objects");
+            return NodeBuilder::error(key, {ErrorKind::Unsupported, where(),
+                                            "more than " + std::to_string(kMaxNodes) +
+                                                " nodes: the pickle repeats shared objects"});
         if (!onPath_.insert(&o).second)
-            return NodeBuilder::error(key, "refers to itself (a recursive structure)");
+            return NodeBuilder::error(
+                key, {ErrorKind::Unsupported, where(), "refers to itself (a recursive structure)"});
         if (depth > 0)
             path_.push_back(key);
         std::unique_ptr<Node> n;
         try {
             n = make(o, key, depth);
         } catch (const Error& e) {
-            n = NodeBuilder::error(key, e.what());
+            n = NodeBuilder::error(key, e.failure());
         }
         if (depth > 0)
             path_.pop_back();
@@ -136,7 +139,8 @@ private:
                 return value(key, dtype ? "torch.dtype" : "global", Value(o.text));
             }
         }
-        return NodeBuilder::error(key, "an object of an unknown kind");
+        return NodeBuilder::error(
+            key, {ErrorKind::Unsupported, where(), "an object of an unknown kind"});
     }
 
     std::unique_ptr<Node> container(const std::string& key, const std::string& className) {
@@ -163,7 +167,7 @@ private:
 
     std::unique_ptr<Node> tensor(const Object& t, const std::string& key) {
         if (!t.storage)
-            throw Error(where(), "a tensor without a storage");
+            throw Error::corrupt(where(), "a tensor without a storage");
         const Object& storage = *t.storage;
         // The tensor's elements are of its dtype; the storage's of its own
         // (the same, but for torch 2's untyped byte storages).
@@ -171,7 +175,7 @@ private:
         std::uint64_t storageBytes = 0;
         if (storage.numel < 0 || __builtin_mul_overflow(std::uint64_t(storage.numel),
                                                         itemSize(storage.dtype), &storageBytes))
-            throw Error(where(), "the tensor's storage has an impossible size");
+            throw Error::corrupt(where(), "the tensor's storage has an impossible size");
         auto n = NodeBuilder::create(NodeKind::Tensor, key);
         NodeBuilder b(*n);
         TensorLeaf& leaf = b.leaf();
@@ -180,32 +184,33 @@ private:
         // Every element the view reaches must lie inside its storage.
         const std::optional<ViewReach> reach = viewReach(t.shape, t.stride);
         if (!reach || reach->numel > (std::uint64_t(1) << 62) / item)
-            throw Error(where(), "the tensor's sizes or strides are negative or overflow");
+            throw Error::corrupt(where(), "the tensor's sizes or strides are negative or overflow");
         const std::uint64_t numel = reach->numel, last = reach->last;
         if (t.offset < 0)
-            throw Error(where(), "negative storage offset");
+            throw Error::corrupt(where(), "negative storage offset");
         leaf.numel = static_cast<std::int64_t>(numel);
         leaf.nbytes = numel * item;
         std::uint64_t end = 0;  // bytes into the storage past the last element
         if (numel && (__builtin_add_overflow(std::uint64_t(t.offset), last, &end) ||
                       __builtin_mul_overflow(end + 1, item, &end) || end > storageBytes))
-            throw Error(where(), "the view reaches past its storage of " +
-                                     std::to_string(storageBytes) + " bytes");
+            throw Error::corrupt(where(), "the view reaches past its storage of " +
+                                              std::to_string(storageBytes) + " bytes");
         // A view may repeat its storage's elements (stride 0, an expand), but
         // not into more memory than any real tensor would take.
         if (leaf.nbytes > storageBytes && leaf.nbytes > (std::uint64_t(1) << 32))
-            throw Error(where(), "the view repeats its storage's " + std::to_string(storageBytes) +
-                                     " bytes into " + std::to_string(leaf.nbytes) +
-                                     ": not expanded");
+            throw Error::corrupt(where(), "the view repeats its storage's " +
+                                              std::to_string(storageBytes) + " bytes into " +
+                                              std::to_string(leaf.nbytes) + ": not expanded");
         if (numel) {
             // The locator gives the file or entry, and where the storage starts in it.
             leaf.storage = locate_(storage);
             const std::uint64_t start = leaf.storage.offset;
             if (start > leaf.storage.size || leaf.storage.size - start < storageBytes)
-                throw Error(store_ ? store_->describe(leaf.storage.path) : leaf.storage.path,
-                            "the storage of " + where() + " needs " + std::to_string(storageBytes) +
-                                " bytes from byte " + std::to_string(start) + ", past the end at " +
-                                std::to_string(leaf.storage.size) + " (truncated file?)");
+                throw Error::truncated(
+                    store_ ? store_->describe(leaf.storage.path) : leaf.storage.path,
+                    "the storage of " + where() + " needs " + std::to_string(storageBytes) +
+                        " bytes from byte " + std::to_string(start) + ", past the end at " +
+                        std::to_string(leaf.storage.size) + " (truncated file?)");
             leaf.storage.offset += std::uint64_t(t.offset) * item;
             if (!isCOrder(t.shape, t.stride))
                 leaf.storage.strides = t.stride;

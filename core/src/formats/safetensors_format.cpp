@@ -46,7 +46,7 @@ std::optional<DType> safetensorsDType(const std::string& name) {
 
 std::uint64_t wholeNumber(const Value& v, const std::string& where, const std::string& what) {
     if (!v.isInt() || v.asInt() < 0)
-        throw Error(where, what + " is not a non-negative integer");
+        throw Error::corrupt(where, what + " is not a non-negative integer");
     return static_cast<std::uint64_t>(v.asInt());
 }
 
@@ -62,11 +62,11 @@ public:
         for (int i = 0; i < 8; ++i)
             headerSize |= std::uint64_t(static_cast<unsigned char>(sizeBytes[i])) << (8 * i);
         if (headerSize > kMaxHeaderBytes)
-            throw Error(where, "the safetensors header is " + std::to_string(headerSize) +
-                                   " bytes, over the limit of 100 MB");
+            throw Error::corrupt(where, "the safetensors header is " + std::to_string(headerSize) +
+                                            " bytes, over the limit of 100 MB");
         const Value header = parseJson(readRange(8, headerSize, "the header"), where);
         if (!header.isObject())
-            throw Error(where, "the safetensors header is not a JSON object");
+            throw Error::corrupt(where, "the safetensors header is not a JSON object");
         const std::uint64_t dataStart = 8 + headerSize;
         const std::uint64_t dataSize = source().size() - dataStart;
 
@@ -81,42 +81,42 @@ public:
         for (const auto& [key, entry] : header.asObject()) {
             if (key == "__metadata__") {
                 if (!entry.isObject())
-                    throw Error(where, "__metadata__ is not a JSON object");
+                    throw Error::corrupt(where, "__metadata__ is not a JSON object");
                 NodeBuilder(*root).collection().attributes = entry.asObject();
                 continue;
             }
             const std::string at = where + ": tensor \"" + key + "\"";
             if (!entry.isObject())
-                throw Error(at, "its header entry is not an object");
+                throw Error::corrupt(at, "its header entry is not an object");
             const Value* dtype = entry.find("dtype");
             const Value* shape = entry.find("shape");
             const Value* offsets = entry.find("data_offsets");
             if (!dtype || !dtype->isString() || !shape || !shape->isList() || !offsets ||
                 !offsets->isList() || offsets->asList().size() != 2)
-                throw Error(at, "needs dtype, shape and data_offsets [begin, end]");
+                throw Error::corrupt(at, "needs dtype, shape and data_offsets [begin, end]");
             const std::optional<DType> type = safetensorsDType(dtype->asString());
             if (!type)
-                throw Error(at, "unsupported dtype \"" + dtype->asString() + "\"");
+                throw Error::unsupported(at, "unsupported dtype \"" + dtype->asString() + "\"");
             std::vector<std::int64_t> dims;
             std::uint64_t numel = 1;
             for (const Value& d : shape->asList()) {
                 const std::uint64_t n = wholeNumber(d, at, "a dimension");
                 if (n && numel > (std::uint64_t(1) << 60) / n)
-                    throw Error(at, "its size overflows");
+                    throw Error::corrupt(at, "its size overflows");
                 numel *= n;
                 dims.push_back(static_cast<std::int64_t>(n));
             }
             const std::uint64_t begin = wholeNumber(offsets->asList()[0], at, "data_offsets");
             const std::uint64_t end = wholeNumber(offsets->asList()[1], at, "data_offsets");
             if (begin > end || end > dataSize)
-                throw Error(at, "data_offsets [" + std::to_string(begin) + ", " +
-                                    std::to_string(end) + "] are outside the " +
-                                    std::to_string(dataSize) + " bytes of data");
+                throw Error::corrupt(at, "data_offsets [" + std::to_string(begin) + ", " +
+                                             std::to_string(end) + "] are outside the " +
+                                             std::to_string(dataSize) + " bytes of data");
             if (end - begin != numel * itemSize(*type))
-                throw Error(at, "data_offsets span " + std::to_string(end - begin) +
-                                    " bytes, but " + dtype->asString() + " x " +
-                                    std::to_string(numel) + " elements need " +
-                                    std::to_string(numel * itemSize(*type)));
+                throw Error::corrupt(at, "data_offsets span " + std::to_string(end - begin) +
+                                             " bytes, but " + dtype->asString() + " x " +
+                                             std::to_string(numel) + " elements need " +
+                                             std::to_string(numel * itemSize(*type)));
             spans.push_back({begin, end, key});
 
             auto n = NodeBuilder::create(NodeKind::Tensor, key);
@@ -137,8 +137,8 @@ public:
                   [](const Span& a, const Span& b) { return a.begin < b.begin; });
         for (std::size_t i = 1; i < spans.size(); ++i)
             if (spans[i].begin < spans[i - 1].end)
-                throw Error(where, "tensors \"" + spans[i - 1].key + "\" and \"" + spans[i].key +
-                                       "\" overlap in the data");
+                throw Error::corrupt(where, "tensors \"" + spans[i - 1].key + "\" and \"" +
+                                                spans[i].key + "\" overlap in the data");
         return root;
     }
 };

@@ -41,19 +41,19 @@ struct StorageId {
 StorageId parseStorageId(const Object& pid, const std::string& where) {
     if (pid.type != Type::Tuple || pid.items.size() < 5 || pid.items[0]->type != Type::Str ||
         pid.items[0]->text != "storage")
-        throw Error(where, "a persistent id that is not a storage");
+        throw Error::corrupt(where, "a persistent id that is not a storage");
     const Object& type = *pid.items[1];
     const Object& key = *pid.items[2];
     const Object& location = *pid.items[3];
     const Object& numel = *pid.items[4];
     if (type.type != Type::Global || key.type != Type::Str || numel.type != Type::Int)
-        throw Error(where, "a malformed storage id");
+        throw Error::corrupt(where, "a malformed storage id");
     const std::optional<DType> dtype = python::storageDType(type.text);
     if (!dtype)
-        throw Error(where, "unsupported storage type " + type.text);
+        throw Error::unsupported(where, "unsupported storage type " + type.text);
     if (numel.integer < 0 ||
         std::uint64_t(numel.integer) > (std::uint64_t(1) << 60) / itemSize(*dtype))
-        throw Error(where, "storage " + key.text + " has an impossible size");
+        throw Error::corrupt(where, "storage " + key.text + " has an impossible size");
     StorageId id{*dtype, key.text, location.type == Type::Str ? location.text : std::string(),
                  numel.integer};
     if (pid.items.size() > 5 && pid.items[5]->type == Type::Tuple)
@@ -83,7 +83,8 @@ public:
         if (const auto order = stat(prefix_ + "byteorder")) {
             const std::string text = read(prefix_ + "byteorder", 16);
             if (text != "little" && text != "big")
-                throw Error(describe(prefix_ + "byteorder"), "unknown byte order \"" + text + "\"");
+                throw Error::corrupt(describe(prefix_ + "byteorder"),
+                                     "unknown byte order \"" + text + "\"");
             bigEndian = text == "big";
         }
         const std::string where = describe(pickleName);
@@ -96,8 +97,8 @@ public:
             const std::string entry = prefix_ + "data/" + storage.text;
             std::optional<StorageInfo> info = stat(entry);
             if (!info)
-                throw Error(describe(entry),
-                            "the checkpoint has no entry for storage " + storage.text);
+                throw Error::corrupt(describe(entry),
+                                     "the checkpoint has no entry for storage " + storage.text);
             info->bigEndian = bigEndian && itemSize(storage.dtype) > 1;
             return *info;
         };
@@ -147,7 +148,8 @@ public:
                 return parse(head, self);
             } catch (const python::Truncated&) {
                 if (want >= source().size() || want >= kMaxPickleBytes)
-                    throw Error(where, "the checkpoint ends inside its pickles (truncated file?)");
+                    throw Error::truncated(
+                        where, "the checkpoint ends inside its pickles (truncated file?)");
                 want = std::min<std::uint64_t>({source().size(), want * 8, kMaxPickleBytes});
             }
         }
@@ -161,15 +163,15 @@ private:
         const python::PersistentLoad none;
         const python::Pickle magic = python::decode(bytes, &pos, where, none);
         if (magic.root->type != Type::BigInt || magic.root->text != "0x1950a86a20f9469cfc6c")
-            throw Error(where, "not a torch checkpoint: wrong magic number");
+            throw Error::corrupt(where, "not a torch checkpoint: wrong magic number");
         const python::Pickle protocol = python::decode(bytes, &pos, where, none);
         if (protocol.root->type != Type::Int || protocol.root->integer != 1001)
-            throw Error(where, "unsupported legacy protocol version");
+            throw Error::unsupported(where, "unsupported legacy protocol version");
         const python::Pickle sysInfo = python::decode(bytes, &pos, where, none);
         if (sysInfo.root->type == Type::Dict)
             for (const auto& [k, v] : sysInfo.root->entries)
                 if (python::keyText(*k) == "little_endian" && v->type == Type::Bool && !v->flag)
-                    throw Error(where, "a checkpoint written on a big-endian machine");
+                    throw Error::unsupported(where, "a checkpoint written on a big-endian machine");
         std::map<std::string, StorageId> ids;
         const python::Pickle object = python::decode(
             bytes, &pos, where, [&](const Object& pid, const std::function<Object*()>& make) {
@@ -182,7 +184,7 @@ private:
                 if (v.size() != 3 || v[1]->type != Type::Int || v[2]->type != Type::Int ||
                     v[1]->integer < 0 || v[2]->integer < 0 || v[1]->integer > id.numel ||
                     v[2]->integer > id.numel - v[1]->integer)
-                    throw Error(where, "a malformed storage view");
+                    throw Error::corrupt(where, "a malformed storage view");
                 Object* s = storageObject(id, make);
                 s->numel = v[2]->integer;
                 s->integer = v[1]->integer;  // elements into the root storage
@@ -190,29 +192,30 @@ private:
             });
         const python::Pickle keys = python::decode(bytes, &pos, where, none);
         if (keys.root->type != Type::List)
-            throw Error(where, "the list of storage keys is missing");
+            throw Error::corrupt(where, "the list of storage keys is missing");
         // Each storage: its element count, then its elements.
         std::map<std::string, std::uint64_t> starts;
         std::uint64_t at = pos;
         for (const Object* key : keys.root->items) {
             const auto id = key->type == Type::Str ? ids.find(key->text) : ids.end();
             if (id == ids.end())
-                throw Error(where, "a storage key that no tensor names");
+                throw Error::corrupt(where, "a storage key that no tensor names");
             const std::string count = readRange(at, 8, "a storage's size");
             std::uint64_t numel = 0;
             for (int i = 0; i < 8; ++i)
                 numel |= std::uint64_t(static_cast<unsigned char>(count[i])) << (8 * i);
             if (numel != std::uint64_t(id->second.numel))
-                throw Error(where, "storage " + key->text + " holds " + std::to_string(numel) +
-                                       " elements where its tensors say " +
-                                       std::to_string(id->second.numel));
+                throw Error::corrupt(where, "storage " + key->text + " holds " +
+                                                std::to_string(numel) +
+                                                " elements where its tensors say " +
+                                                std::to_string(id->second.numel));
             starts[key->text] = at + 8;
             at += 8 + numel * itemSize(id->second.dtype);
         }
         const StorageLocator locate = [&](const Object& storage) {
             const auto start = starts.find(storage.text);
             if (start == starts.end())
-                throw Error(where, "storage " + storage.text + " is not in the file");
+                throw Error::corrupt(where, "storage " + storage.text + " is not in the file");
             StorageInfo info = fileInfo();
             info.offset = start->second + std::uint64_t(storage.integer) * itemSize(storage.dtype);
             return info;

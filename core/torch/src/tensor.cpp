@@ -61,15 +61,16 @@ std::string libtorchVersion() {
 at::Tensor tensor(const Node& node) {
     const std::string where = formatKeyPath(node.keyPath());
     if (!node.isTensor())
-        throw Error(where, "not a tensor leaf");
+        throw Error::invalid(where, "not a tensor leaf");
     const TensorLeaf& leaf = node.leaf();
     const auto type = scalarType(leaf.dtype);
     if (!type)
-        throw Error(where, std::string(dtypeName(leaf.dtype)) +
-                               " has no libtorch type in this build; read its raw bytes instead");
+        throw Error::unsupported(
+            where, std::string(dtypeName(leaf.dtype)) +
+                       " has no libtorch type in this build; read its raw bytes instead");
     if (leaf.isNested)
-        throw Error(where,
-                    "nested (ragged) leaf: read its components through nestedShapes and bytes()");
+        throw Error::invalid(
+            where, "nested (ragged) leaf: read its components through nestedShapes and bytes()");
     const auto options = at::TensorOptions().dtype(*type).device(at::kCPU);
     if (leaf.numel == 0)
         return at::empty(leaf.shape, options);
@@ -103,10 +104,10 @@ at::Tensor tensor(const Node& node) {
 Node& addTensor(Node& parent, const std::string& key, const at::Tensor& tensor) {
     const auto dtype = dtypeOf(tensor.scalar_type());
     if (!dtype)
-        throw Error(key, std::string("dtype ") + c10::toString(tensor.scalar_type()) +
-                             " cannot be stored in the tensordict format");
+        throw Error::unsupported(key, std::string("dtype ") + c10::toString(tensor.scalar_type()) +
+                                          " cannot be stored in the tensordict format");
     if (tensor.is_quantized() || tensor.is_sparse() || tensor.is_nested())
-        throw Error(key, "only dense tensors can be stored");
+        throw Error::unsupported(key, "only dense tensors can be stored");
     // C order on the CPU; the holder keeps the storage alive as long as the bytes.
     auto holder = std::make_shared<at::Tensor>(tensor.detach().to(at::kCPU).contiguous());
     const std::size_t nbytes = static_cast<std::size_t>(holder->numel()) * itemSize(*dtype);
