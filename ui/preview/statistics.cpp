@@ -275,8 +275,12 @@ Statistics computeStatistics(const StatisticsRequest& request,
         request.slice ? request.slice->span() : TensorSlice::Span{0, request.numel};
     const SliceHold held = requireSpan(request.bytes, request.dtype, span),
                     heldOther = requireSpan(request.other, request.otherDtype, span);
-    if (!held.ok() || !heldOther.ok()) {
-        s.sourceChanged = true;
+    if (held.cancelled || heldOther.cancelled) {
+        s.cancelled = true;
+        return s;
+    }
+    if (held.failed() || heldOther.failed()) {
+        s.sourceChanged = true;  // the pages say why
         return s;
     }
     Partial all;
