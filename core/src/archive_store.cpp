@@ -696,15 +696,27 @@ private:
     mutable bool mappingTried_ = false;
 };
 
-// Any file that is not claimed by a more specific format is tried as an
-// archive: the error then says why it is not one.
+// A file that starts as a zip archive, or ends with a zip's directory,
+// and that no more specific format claims: the error then says why it is
+// not a tensordict archive.
 class ArchiveFormat final : public StoreFormat {
 public:
     std::string_view name() const override { return "archive"; }
     int score(const StoreProbe& probe) const override {
         if (probe.info.kind != SourceInfo::Kind::File || !probe.source)
             return 0;
-        return probe.head.compare(0, 4, "PK\x03\x04") == 0 ? 50 : 1;
+        if (probe.head.compare(0, 4, "PK\x03\x04") == 0 ||
+            probe.head.compare(0, 4, "PK\x05\x06") == 0)  // an empty archive
+            return 50;
+        // Data before the first entry (a self-extracting archive): only the
+        // end of central directory record, near the end, says it is a zip.
+        return hasEndRecord(*probe.source) ? 1 : 0;
+    }
+    static bool hasEndRecord(const ByteSource& source) {
+        const std::uint64_t tail = std::min<std::uint64_t>(source.size(), 65535 + 22);
+        std::string bytes(static_cast<std::size_t>(tail), '\0');
+        source.readAt(source.size() - tail, bytes.data(), bytes.size());
+        return bytes.find("PK\x05\x06") != std::string::npos;
     }
     std::shared_ptr<const Store> open(const StoreProbe& probe,
                                       const StoreOptions& options) const override {

@@ -1,266 +1,97 @@
 #include "pickle.h"
 
-#include <algorithm>
 #include <cstring>
-#include <map>
+#include <unordered_set>
+
+#include "big_int.h"
+#include "formats/python_objects.h"
 
 namespace tensordict {
 namespace {
 
-class PlainUnpickler {
-public:
-    explicit PlainUnpickler(std::string_view in) : in_(in) {}
+// Deeper plain data is refused (a million-deep list would also overflow
+// the stack when destroyed).
+constexpr int kMaxDepth = 256;
 
-    std::optional<Value> run() {
-        while (pos_ < in_.size()) {
-            const auto op = static_cast<unsigned char>(in_[pos_++]);
-            if (op == '.') {  // STOP
-                if (stack_.size() != 1 || !marks_.empty())
-                    return std::nullopt;
-                return std::move(stack_.back());
-            }
-            if (!step(op))
-                return std::nullopt;
+// The plain-data policy over the one pickle decoder: None, bool, int, float,
+// str, bytes, list, tuple, set and dict with str keys become a Value; any
+// other object (a class, a call, a tensor), a cycle or deeper nesting
+// makes the whole pickle not plain.
+class PlainData {
+public:
+    std::optional<Value> of(const python::Object& o, int depth) {
+        using Type = python::Object::Type;
+        if (depth > kMaxDepth || !onPath_.insert(&o).second)
+            return std::nullopt;
+        std::optional<Value> v;
+        switch (o.type) {
+            case Type::None:
+                v = Value();
+                break;
+            case Type::Bool:
+                v = Value(o.flag);
+                break;
+            case Type::Int:
+                v = Value(o.integer);
+                break;
+            case Type::BigInt:
+                v = Value::integer(o.text);
+                break;
+            case Type::Float:
+                v = Value(o.real);
+                break;
+            case Type::Str:
+                if (o.className.empty())
+                    v = Value(o.text);
+                break;
+            case Type::Bytes:
+                v = Value(Value::Bytes{o.text});
+                break;
+            case Type::List:
+            case Type::Set:  // sets and frozensets as lists
+            case Type::Tuple:
+                if (o.type != Type::Tuple || o.className == "tuple")
+                    v = items(o, depth);
+                break;
+            case Type::Dict:
+                if (o.className == "dict")
+                    v = entries(o, depth);
+                break;
+            default:
+                break;
         }
-        return std::nullopt;  // no STOP: truncated
+        onPath_.erase(&o);
+        return v;
     }
 
 private:
-    bool need(std::size_t n) const { return in_.size() - pos_ >= n; }
-    std::uint64_t readLE(std::size_t n) {
-        std::uint64_t v = 0;
-        for (std::size_t i = 0; i < n; ++i)
-            v |= std::uint64_t(static_cast<unsigned char>(in_[pos_ + i])) << (8 * i);
-        pos_ += n;
-        return v;
-    }
-    bool pushString(std::size_t lenBytes, bool isBytes) {
-        if (!need(lenBytes))
-            return false;
-        const std::uint64_t len = readLE(lenBytes);
-        if (!need(len))
-            return false;
-        std::string s(in_.substr(pos_, len));
-        pos_ += len;
-        return push(isBytes ? Value(Value::Bytes{std::move(s)}) : Value(std::move(s)));
-    }
-
-    // Every value on the stack carries its nesting depth, checked as each
-    // container grows: a deeper value is refused before it exists (a
-    // million-deep one would also overflow the stack when destroyed).
-    bool push(Value v, int depth = 0) {
-        if (depth > kMaxDepth)
-            return false;
-        stack_.push_back(std::move(v));
-        depths_.push_back(depth);
-        return true;
-    }
-    void pop() {
-        stack_.pop_back();
-        depths_.pop_back();
-    }
-    // Moves the values above the topmost mark into `items`; `depth` gets the
-    // depth of a container holding them.
-    bool popMark(std::vector<Value>& items, int& depth) {
-        if (marks_.empty() || marks_.back() > stack_.size())
-            return false;
-        const std::size_t mark = marks_.back();
-        marks_.pop_back();
-        items.assign(std::make_move_iterator(stack_.begin() + mark),
-                     std::make_move_iterator(stack_.end()));
-        depth = 1;
-        for (std::size_t i = mark; i < depths_.size(); ++i)
-            depth = std::max(depth, depths_[i] + 1);
-        stack_.resize(mark);
-        depths_.resize(mark);
-        return true;
-    }
-    // The container on top of the stack now also holds a value of `inner` depth.
-    bool deepen(int inner) {
-        depths_.back() = std::max(depths_.back(), inner + 1);
-        return depths_.back() <= kMaxDepth;
-    }
-    static bool setItem(Value& dict, Value key, Value value) {
-        if (!dict.isObject() || !key.isString())
-            return false;  // non-str keys: not plain data
-        auto& obj = dict.asObject();
-        for (auto& kv : obj) {
-            if (kv.first == key.asString()) {
-                kv.second = std::move(value);
-                return true;
-            }
+    std::optional<Value> items(const python::Object& o, int depth) {
+        Value::List list;
+        list.reserve(o.items.size());
+        for (const python::Object* item : o.items) {
+            std::optional<Value> v = of(*item, depth + 1);
+            if (!v)
+                return std::nullopt;
+            list.push_back(std::move(*v));
         }
-        obj.emplace_back(key.asString(), std::move(value));
-        return true;
-    }
-    bool tupleOf(std::size_t n) {
-        if (stack_.size() < n + marksBelowTop())
-            return false;
-        Value::List items(std::make_move_iterator(stack_.end() - n),
-                          std::make_move_iterator(stack_.end()));
-        int depth = 1;
-        for (std::size_t i = depths_.size() - n; i < depths_.size(); ++i)
-            depth = std::max(depth, depths_[i] + 1);
-        stack_.resize(stack_.size() - n);
-        depths_.resize(depths_.size() - n);
-        return push(Value(std::move(items)), depth);
-    }
-    std::size_t marksBelowTop() const { return marks_.empty() ? 0 : marks_.back(); }
-
-    // Scalars are remembered by value; containers only as "not plain data".
-    void memoize(std::uint64_t id) {
-        const Value& top = stack_.back();
-        if (top.isList() || top.isObject())
-            memo_[id] = std::nullopt;
-        else
-            memo_[id] = top;
+        return Value(std::move(list));
     }
 
-    static constexpr int kMaxDepth = 256;
-
-    bool step(unsigned char op) {
-        std::vector<Value> items;
-        int depth = 0;
-        switch (op) {
-            case 0x80:
-                return need(1) && (pos_ += 1, true);  // PROTO
-            case 0x95:
-                return need(8) && (pos_ += 8, true);  // FRAME
-            case '}':
-                return push(Value(Value::Object{}), 1);  // EMPTY_DICT
-            case ']':
-                return push(Value(Value::List{}), 1);  // EMPTY_LIST
-            case ')':
-                return push(Value(Value::List{}), 1);  // EMPTY_TUPLE
-            case 0x8f:
-                return push(Value(Value::List{}), 1);  // EMPTY_SET
-            case '(':
-                marks_.push_back(stack_.size());
-                return true;  // MARK
-            case 'N':
-                return push(Value(nullptr));
-            case 0x88:
-                return push(Value(true));
-            case 0x89:
-                return push(Value(false));
-            case 'K':
-                return need(1) && push(Value(std::int64_t(readLE(1))));
-            case 'M':
-                return need(2) && push(Value(std::int64_t(readLE(2))));
-            case 'J':
-                return need(4) && push(Value(std::int64_t(std::int32_t(readLE(4)))));
-            case 0x8a: {  // LONG1: little-endian two's complement
-                if (!need(1))
-                    return false;
-                const std::size_t n = readLE(1);
-                if (n > 8 || !need(n))
-                    return false;  // beyond int64: not representable
-                std::uint64_t v = n ? readLE(n) : 0;
-                if (n && n < 8 && (v >> (8 * n - 1)) & 1)
-                    v |= ~std::uint64_t(0) << (8 * n);
-                return push(Value(static_cast<std::int64_t>(v)));
-            }
-            case 'G': {  // BINFLOAT, big-endian
-                if (!need(8))
-                    return false;
-                std::uint64_t bits = 0;
-                for (int i = 0; i < 8; ++i)
-                    bits = (bits << 8) | static_cast<unsigned char>(in_[pos_ + i]);
-                pos_ += 8;
-                double d;
-                std::memcpy(&d, &bits, sizeof d);
-                return push(Value(d));
-            }
-            case 0x8c:
-                return pushString(1, false);  // SHORT_BINUNICODE
-            case 'X':
-                return pushString(4, false);  // BINUNICODE
-            case 0x8d:
-                return pushString(8, false);  // BINUNICODE8
-            case 'C':
-                return pushString(1, true);  // SHORT_BINBYTES
-            case 'B':
-                return pushString(4, true);  // BINBYTES
-            case 0x8e:
-                return pushString(8, true);  // BINBYTES8
-            case 0x94:                       // MEMOIZE
-                if (stack_.empty())
-                    return false;
-                memoize(memo_.size());
-                return true;
-            case 'q':
-            case 'r': {  // BINPUT, LONG_BINPUT
-                const std::size_t n = op == 'q' ? 1 : 4;
-                if (!need(n) || stack_.empty())
-                    return false;
-                memoize(readLE(n));
-                return true;
-            }
-            case 'h':
-            case 'j': {  // BINGET, LONG_BINGET
-                const std::size_t n = op == 'h' ? 1 : 4;
-                if (!need(n))
-                    return false;
-                auto it = memo_.find(readLE(n));
-                // A memoized container may have been filled after it was
-                // memoized; a shared reference to it is not plain data here.
-                if (it == memo_.end() || !it->second)
-                    return false;
-                return push(*it->second);
-            }
-            case 't':   // TUPLE
-            case 0x91:  // FROZENSET
-                return popMark(items, depth) && push(Value(Value::List(std::move(items))), depth);
-            case 0x85:
-                return tupleOf(1);
-            case 0x86:
-                return tupleOf(2);
-            case 0x87:
-                return tupleOf(3);
-            case 'a': {  // APPEND
-                if (stack_.size() < 2 + marksBelowTop() || !stack_[stack_.size() - 2].isList())
-                    return false;
-                Value item = std::move(stack_.back());
-                const int inner = depths_.back();
-                pop();
-                stack_.back().asList().push_back(std::move(item));
-                return deepen(inner);
-            }
-            case 'e':   // APPENDS
-            case 0x90:  // ADDITEMS
-                if (!popMark(items, depth) || stack_.empty() || !stack_.back().isList())
-                    return false;
-                for (auto& item : items)
-                    stack_.back().asList().push_back(std::move(item));
-                return deepen(depth - 1);
-            case 's': {  // SETITEM
-                if (stack_.size() < 3 + marksBelowTop())
-                    return false;
-                Value value = std::move(stack_.back());
-                const int inner = depths_.back();
-                pop();
-                Value key = std::move(stack_.back());
-                pop();
-                return setItem(stack_.back(), std::move(key), std::move(value)) && deepen(inner);
-            }
-            case 'u':  // SETITEMS
-                if (!popMark(items, depth) || items.size() % 2 || stack_.empty())
-                    return false;
-                for (std::size_t i = 0; i < items.size(); i += 2)
-                    if (!setItem(stack_.back(), std::move(items[i]), std::move(items[i + 1])))
-                        return false;
-                return deepen(depth - 1);
-            default:
-                return false;  // anything that imports, calls or builds objects
+    std::optional<Value> entries(const python::Object& o, int depth) {
+        Value::Object members;
+        members.reserve(o.entries.size());
+        for (const auto& [key, item] : o.entries) {
+            if (key->type != python::Object::Type::Str || !key->className.empty())
+                return std::nullopt;
+            std::optional<Value> v = of(*item, depth + 1);
+            if (!v)
+                return std::nullopt;
+            members.emplace_back(key->text, std::move(*v));
         }
+        return Value(std::move(members));
     }
 
-    std::string_view in_;
-    std::size_t pos_ = 0;
-    std::vector<Value> stack_;
-    std::vector<int> depths_;  // nesting depth of each stack value
-    std::vector<std::size_t> marks_;
-    std::map<std::uint64_t, std::optional<Value>> memo_;
+    std::unordered_set<const python::Object*> onPath_;
 };
 
 void appendLE(std::string& out, std::uint64_t v, int n) {
@@ -284,6 +115,17 @@ void encode(std::string& out, const Value& v) {
         out += 'N';
     } else if (v.isBool()) {
         out += static_cast<char>(v.asBool() ? 0x88 : 0x89);
+    } else if (v.isBigInt()) {
+        // LONG1 or LONG4 with the integer's two's-complement bytes, as pickle writes it.
+        const std::string bytes = bigint::twosComplementFromDecimal(v.asBigInt().decimal);
+        if (bytes.size() < 256) {
+            out += static_cast<char>(0x8a);
+            appendLE(out, bytes.size(), 1);
+        } else {
+            out += static_cast<char>(0x8b);
+            appendLE(out, bytes.size(), 4);
+        }
+        out += bytes;
     } else if (v.isInt()) {
         const std::int64_t i = v.asInt();
         if (i >= 0 && i < 256) {
@@ -341,7 +183,13 @@ std::string encodePlainPickle(const Value& value) {
 std::optional<Value> decodePlainPickle(std::string_view bytes) {
     if (bytes.size() > (256u << 20))
         return std::nullopt;
-    return PlainUnpickler(bytes).run();
+    try {
+        std::size_t pos = 0;
+        const python::Pickle pickle = python::decode(bytes, &pos, "a pickle", {});
+        return PlainData().of(*pickle.root, 0);
+    } catch (const Error&) {
+        return std::nullopt;  // malformed, or it names a storage: shown as opaque
+    }
 }
 
 }  // namespace tensordict

@@ -7,10 +7,12 @@
 
 namespace tensordict {
 
-// Decodes a pickle that holds only plain data (None, bool, int, float, str,
-// bytes, list, tuple, dict, set) without executing anything. Any opcode that
-// would import or call code (GLOBAL, REDUCE, BUILD, ...) makes the result
-// nullopt: such a sidecar is shown as opaque, never unpickled.
+// Decodes a pickle that holds only plain data (None, bool, int of any size,
+// float, str, bytes, list, tuple, dict with str keys, set) without executing
+// anything: the one pickle decoder (formats/python_objects.h) with a
+// plain-data policy. Anything else (a class or function it names, a call, a
+// persistent id) makes the result nullopt: such a sidecar is shown as
+// opaque, never unpickled.
 std::optional<Value> decodePlainPickle(std::string_view bytes);
 
 // Pickles plain data (protocol 4 opcodes; lists stand for tuples and sets),

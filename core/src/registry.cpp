@@ -56,6 +56,54 @@ std::string schemeOf(const std::string& location) {
     return scheme;
 }
 
+// What a file that no format reads looks like, from its first bytes.
+std::string describeContent(const StoreProbe& probe) {
+    if (probe.info.kind == SourceInfo::Kind::Directory)
+        return "a folder with no meta.json";
+    const std::string& h = probe.head;
+    const auto starts = [&](std::string_view magic) {
+        return h.compare(0, magic.size(), magic) == 0;
+    };
+    if (probe.info.size == 0)
+        return "an empty file";
+    if (starts("\x1f\x8b"))
+        return "a gzip stream (unpack it first)";
+    if (starts("BZh"))
+        return "a bzip2 stream (unpack it first)";
+    if (starts("\xfd"
+               "7zXZ"))
+        return "an xz stream (unpack it first)";
+    if (starts("7z\xbc\xaf"))
+        return "a 7-Zip archive";
+    if (starts("\x89HDF"))
+        return "an HDF5 file";
+    if (h.size() > 262 && h.compare(257, 5, "ustar") == 0)
+        return "a tar archive (unpack it first)";
+    if (h.size() >= 2 && static_cast<unsigned char>(h[0]) == 0x80 &&
+        static_cast<unsigned char>(h[1]) <= 5)
+        return "a Python pickle (protocol " + std::to_string(int(h[1])) +
+               ") that is not a torch.save checkpoint";
+    // Text: printable ASCII or UTF-8 (bytes >= 0x80), line breaks and tabs.
+    const std::size_t n = std::min<std::size_t>(h.size(), 512);
+    const bool text = std::all_of(h.begin(), h.begin() + static_cast<long>(n), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u >= 0x20 || c == '\n' || c == '\r' || c == '\t';
+    });
+    if (text) {
+        const std::size_t end = std::min(h.find_first_of("\r\n"), h.size());
+        return "text (\"" + h.substr(0, std::min<std::size_t>(end, 60)) + (end > 60 ? "…" : "") +
+               "\")";
+    }
+    static const char* hex = "0123456789abcdef";
+    std::string first;
+    for (std::size_t i = 0; i < std::min<std::size_t>(h.size(), 8); ++i) {
+        const auto b = static_cast<unsigned char>(h[i]);
+        first += hex[b >> 4];
+        first += hex[b & 15];
+    }
+    return "binary data of an unknown kind (its first bytes are 0x" + first + ")";
+}
+
 }  // namespace
 
 std::string Transport::join(const std::string& location, const std::string& relative) const {
@@ -130,7 +178,12 @@ std::shared_ptr<const Store> openStore(const std::string& location, const StoreO
             best = format, bestScore = score;
     }
     if (!best)
-        throw Error::notFound(location, "not a tensordict: no registered format reads it");
+        throw Error::unsupported(
+            location,
+            "none of the formats tdstudio opens (tensordict memmap directories and "
+            ".tdz archives, torch.save checkpoints, safetensors, NumPy .npy and "
+            ".npz): it looks like " +
+                describeContent(probe));
     return best->open(probe, options);
 }
 

@@ -12,6 +12,7 @@
 #include <limits>
 #include <string_view>
 
+#include "big_int.h"
 #include "tensordict/error.h"
 
 namespace tensordict {
@@ -27,16 +28,35 @@ const Value* Value::find(const std::string& key) const {
     return nullptr;
 }
 
+Value Value::integer(std::string_view decimal) {
+    if (!bigint::isCanonicalDecimal(decimal))
+        throw Error::corrupt({}, "not an integer: \"" + std::string(decimal.substr(0, 40)) + "\"");
+    std::int64_t i = 0;
+    const auto [at, ec] = std::from_chars(decimal.data(), decimal.data() + decimal.size(), i);
+    if (ec == std::errc() && at == decimal.data() + decimal.size())
+        return Value(i);
+    Value v;
+    v.v_ = BigInt{std::string(decimal)};
+    return v;
+}
+
+double Value::asDouble() const {
+    if (isInt())
+        return double(asInt());
+    if (isBigInt())
+        return std::strtod(asBigInt().decimal.c_str(), nullptr);
+    return std::get<double>(v_);
+}
+
+std::string Value::integerText() const {
+    return isBigInt() ? asBigInt().decimal : std::to_string(asInt());
+}
+
 bool Value::operator==(const Value& o) const {
-    // Numbers compare by value across int/double, as Python's == does, but
-    // structurally: NaN equals NaN, so a value equals its own round trip.
-    if (isNumber() && o.isNumber()) {
-        if (isInt() && o.isInt())
-            return asInt() == o.asInt();
-        if (std::isnan(asDouble()) && std::isnan(o.asDouble()))
-            return true;
-        return asDouble() == o.asDouble();
-    }
+    // Structural: NaN equals NaN, so a value equals its own round trip; a
+    // float never equals an int of the same value (their types differ).
+    if (isDouble() && o.isDouble() && std::isnan(asDouble()) && std::isnan(o.asDouble()))
+        return true;
     return v_ == o.v_;
 }
 
@@ -53,25 +73,23 @@ public:
     bool Int(int i) { return add(Value(std::int64_t{i})); }
     bool Uint(unsigned u) { return add(Value(std::int64_t{u})); }
     bool Int64(std::int64_t i) { return add(Value(i)); }
-    bool Uint64(std::uint64_t u) {
-        if (u > static_cast<std::uint64_t>(INT64_MAX))
-            return add(Value(static_cast<double>(u)));
-        return add(Value(static_cast<std::int64_t>(u)));
-    }
+    bool Uint64(std::uint64_t u) { return add(Value::integer(std::to_string(u))); }
     bool Double(double d) { return add(Value(d)); }
     // Numbers arrive as their text (kParseNumbersAsStringsFlag): rapidjson's
     // own double conversion is not correctly rounded, and its full-precision
     // mode has bugs of its own (both found by fuzzing). std::from_chars rounds
-    // correctly, as Python's float() does; integers beyond int64 become
-    // doubles, as before.
+    // correctly, as Python's float() does; integers of any size stay exact
+    // integers, as Python's json reads them ("-0" is the int 0).
     bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
         const char* end = s + n;
         if (std::find_if(s, end, [](char c) { return c == '.' || c == 'e' || c == 'E'; }) == end &&
             std::find_if(s, end, [](char c) { return c == 'N' || c == 'I'; }) == end) {
-            std::int64_t i = 0;
-            const auto [at, ec] = std::from_chars(s, end, i);
-            if (ec == std::errc() && at == end)
-                return add(Value(i));
+            const std::string_view text(s, n);
+            if (text == "-0")
+                return add(Value(std::int64_t{0}));
+            if (!bigint::isCanonicalDecimal(text))
+                return false;
+            return add(Value::integer(text));
         }
         if (n == 3 && std::string_view(s, n) == "NaN")
             return add(Value(std::numeric_limits<double>::quiet_NaN()));
@@ -273,7 +291,7 @@ void appendPythonFloat(std::string& out, double d) {
     }
 }
 
-void write(std::string& out, const Value& v, JsonStyle style, int depth) {
+void write(std::string& out, const Value& v, JsonStyle style, int depth, bool strict) {
     const bool pretty = style == JsonStyle::Pretty;
     const bool compact = style == JsonStyle::Compact || style == JsonStyle::PythonCompact;
     const bool ascii = style == JsonStyle::Python || style == JsonStyle::PythonCompact;
@@ -290,10 +308,14 @@ void write(std::string& out, const Value& v, JsonStyle style, int depth) {
         out += "null";
     } else if (v.isBool()) {
         out += v.asBool() ? "true" : "false";
-    } else if (v.isInt()) {
-        out += std::to_string(v.asInt());
+    } else if (v.isInteger()) {
+        out += v.integerText();
     } else if (v.isDouble()) {
-        appendPythonFloat(out, std::get<double>(s));
+        const double d = std::get<double>(s);
+        if (strict && !std::isfinite(d))
+            out += std::isnan(d) ? "\"nan\"" : d < 0 ? "\"-inf\"" : "\"inf\"";
+        else
+            appendPythonFloat(out, d);
     } else if (v.isString()) {
         appendUtf8Escaped(out, v.asString(), ascii);
     } else if (v.isBytes()) {
@@ -303,7 +325,7 @@ void write(std::string& out, const Value& v, JsonStyle style, int depth) {
             hex += kHex[c >> 4];
             hex += kHex[c & 0xF];
         }
-        write(out, Value(Value::Object{{"__bytes_hex__", Value(hex)}}), style, depth);
+        write(out, Value(Value::Object{{"__bytes_hex__", Value(hex)}}), style, depth, strict);
     } else if (v.isList()) {
         const auto& list = v.asList();
         out += '[';
@@ -311,7 +333,7 @@ void write(std::string& out, const Value& v, JsonStyle style, int depth) {
             if (i)
                 out += itemSep;
             newline(depth + 1);
-            write(out, list[i], style, depth + 1);
+            write(out, list[i], style, depth + 1, strict);
         }
         if (!list.empty())
             newline(depth);
@@ -325,7 +347,7 @@ void write(std::string& out, const Value& v, JsonStyle style, int depth) {
             newline(depth + 1);
             appendUtf8Escaped(out, obj[i].first, ascii);
             out += keySep;
-            write(out, obj[i].second, style, depth + 1);
+            write(out, obj[i].second, style, depth + 1, strict);
         }
         if (!obj.empty())
             newline(depth);
@@ -363,7 +385,13 @@ Value parseJson(std::string_view text, const std::string& where) {
 
 std::string toJson(const Value& value, JsonStyle style) {
     std::string out;
-    write(out, value, style, 0);
+    write(out, value, style, 0, false);
+    return out;
+}
+
+std::string toStrictJson(const Value& value, JsonStyle style) {
+    std::string out;
+    write(out, value, style, 0, true);
     return out;
 }
 

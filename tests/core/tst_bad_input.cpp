@@ -91,7 +91,7 @@ private Q_SLOTS:
 
         writeFile(s + "/random.tdz", QByteArray(4096, 'x'));
         QTest::newRow("not a zip")
-            << s + "/random.tdz" << QStringList{"random.tdz", "not a zip archive"};
+            << s + "/random.tdz" << QStringList{"random.tdz", "none of the formats tdstudio opens"};
 
         QFile::copy(testsupport::fixturePath("archive_simple.tdz"), s + "/truncated.tdz");
         QFile::resize(s + "/truncated.tdz", 300);

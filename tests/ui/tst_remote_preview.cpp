@@ -66,7 +66,8 @@ public:
         w.show();
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
         w.openPath(location);
-        QTest::qWaitFor([&] { return loaded.count() == 1; }, kBoundMs);
+        if (!QTest::qWaitFor([&] { return loaded.count() == 1; }, kBoundMs))
+            qWarning("%s did not open", qPrintable(location));
     }
 
     // Shows `key` in every view; false (with the preview's message) when one failed.

@@ -6,6 +6,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "../big_int.h"
 #include "tensordict/error.h"
 
 namespace tensordict::python {
@@ -21,6 +22,9 @@ constexpr std::size_t kMaxStack = 16u << 20;
 // items, bytes of _codecs.encode), in items or bytes: a pickle that names one
 // big tuple a million times is refused instead of copying it each time.
 constexpr std::size_t kMaxCopied = 64u << 20;
+// LONG4 integers are refused past 4,096 bytes; text integers past as many
+// digits (Python itself refuses to print an int of more than 4,300).
+constexpr std::size_t kMaxIntegerDigits = 9865;
 
 using Type = Object::Type;
 
@@ -168,14 +172,40 @@ private:
             fail(std::string(what));
     }
 
-    std::int64_t decimal(std::string_view s) {
+    // The integer of protocol 0's INT and LONG opcodes ("123", "123L"), of any size.
+    Object* decimal(std::string_view s) {
         while (!s.empty() && (s.back() == 'L' || s.back() == '\r'))
             s.remove_suffix(1);
-        std::int64_t v = 0;
+        const bool plus = !s.empty() && s[0] == '+';
+        if (plus)
+            s.remove_prefix(1);
+        // Python's int() takes leading zeros ("00" is handled by the caller).
+        const bool negative = !s.empty() && s[0] == '-';
+        std::string digits(s.substr(negative ? 1 : 0));
+        digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));
+        if (digits.size() > kMaxIntegerDigits)
+            fail("an integer of " + std::to_string(digits.size()) + " digits");
+        const std::string text = (negative && digits != "0" ? "-" : "") + digits;
+        if (!bigint::isCanonicalDecimal(text))
+            fail("not an integer: \"" + std::string(s.substr(0, 40)) + "\"");
+        return integer(text);
+    }
+
+    // The memo index of protocol 0's PUT and GET.
+    std::uint64_t memoIndex(std::string_view s) {
+        std::uint64_t v = 0;
         const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
         if (r.ec != std::errc() || r.ptr != s.data() + s.size())
-            fail("not an integer: \"" + std::string(s.substr(0, 40)) + "\"");
+            fail("not a memo index: \"" + std::string(s.substr(0, 40)) + "\"");
         return v;
+    }
+
+    Object* integer(const std::string& decimal) {
+        std::int64_t v = 0;
+        const auto r = std::from_chars(decimal.data(), decimal.data() + decimal.size(), v);
+        if (r.ec == std::errc() && r.ptr == decimal.data() + decimal.size())
+            return makeInt(v);
+        return makeText(Type::BigInt, decimal);
     }
 
     // A little-endian two's-complement integer of n bytes (LONG1, LONG4).
@@ -189,14 +219,7 @@ private:
                 v |= ~std::uint64_t(0) << (8 * bytes.size());  // sign-extend
             return makeInt(static_cast<std::int64_t>(v));
         }
-        static const char* digits = "0123456789abcdef";
-        std::string hex;
-        for (std::size_t i = bytes.size(); i-- > 0;) {
-            const auto b = static_cast<unsigned char>(bytes[i]);
-            hex += digits[b >> 4];
-            hex += digits[b & 15];
-        }
-        return makeText(Type::BigInt, "0x" + hex);
+        return integer(bigint::decimalFromTwosComplement(bytes));
     }
 
     // Python's latin-1 `_codecs.encode(text, "latin1")`: code points below 256 as bytes.
@@ -393,10 +416,10 @@ private:
                     b->flag = s == "01";
                     return push(b);
                 }
-                return push(makeInt(decimal(s)));
+                return push(decimal(s));
             }
             case 'L':
-                return push(makeInt(decimal(line())));
+                return push(decimal(line()));
             case 'J':
                 return push(makeInt(static_cast<std::int32_t>(little(4))));
             case 'K':
@@ -594,7 +617,7 @@ private:
                 return;
             }
             case 'p':
-                return memoPut(static_cast<std::uint64_t>(decimal(line())));
+                return memoPut(memoIndex(line()));
             case 'q':
                 return memoPut(little(1));
             case 'r':
@@ -602,7 +625,7 @@ private:
             case 0x94:
                 return memoPut(memo_.size());
             case 'g':
-                return push(memoGet(static_cast<std::uint64_t>(decimal(line()))));
+                return push(memoGet(memoIndex(line())));
             case 'h':
                 return push(memoGet(little(1)));
             case 'j':

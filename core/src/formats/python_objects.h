@@ -26,7 +26,7 @@ struct Object {
         None,
         Bool,
         Int,
-        BigInt,  // beyond 64 bits: `text` holds its hexadecimal digits
+        BigInt,  // beyond int64: `text` holds its decimal digits, as Python's str()
         Float,
         Str,
         Bytes,
@@ -41,7 +41,8 @@ struct Object {
         TensorDict,  // tensordict's _make_td: `text` is the class, `state` the state dict
     };
     Type type = Type::None;
-    bool flag = false;  // Bool; Tensor: requires_grad
+    bool flag = false;  // Bool; Tensor: requires_grad; Storage: a type no reader knows
+                        // (`state` is then a Str naming it)
     std::int64_t integer = 0;
     double real = 0;
     std::string text;  // Str, Bytes, BigInt, Global, Instance, Storage, TensorDict

@@ -125,7 +125,7 @@ private:
             case Type::Int:
                 return value(key, "int", Value(o.integer));
             case Type::BigInt:
-                return value(key, "int", Value(o.text));
+                return value(key, "int", Value::integer(o.text));
             case Type::Float:
                 return value(key, "float", Value(o.real));
             case Type::Str:
@@ -169,6 +169,11 @@ private:
         if (!t.storage)
             throw Error::corrupt(where(), "a tensor without a storage");
         const Object& storage = *t.storage;
+        if (storage.flag)  // a storage type no reader here knows (torch_format.cpp)
+            throw Error::unsupported(where(), "a tensor over a " + storage.state->text +
+                                                  ", which tdstudio does not read (quantized "
+                                                  "and other special tensors); the rest of "
+                                                  "the file is read");
         // The tensor's elements are of its dtype; the storage's of its own
         // (the same, but for torch 2's untyped byte storages).
         const std::size_t item = itemSize(t.dtype);

@@ -4,6 +4,7 @@
 // storages. Both are read by the safe unpickler (python_objects.h): nothing
 // in them runs.
 
+#include <charconv>
 #include <map>
 
 #include "file_stores.h"
@@ -29,16 +30,105 @@ bool endsWith(const std::string& s, std::string_view tail) {
 }
 
 // ('storage', StorageType, key, location, numel[, view metadata]): the
-// persistent id of a storage, as both layouts write it.
+// persistent id of a storage, as both layouts write it. A storage of a type
+// the format cannot read (quantized, say) is kept by name: the tensors over
+// it become error nodes, the rest of the file still opens.
 struct StorageId {
-    DType dtype;
+    std::optional<DType> dtype;  // none: a storage type read by no one here
+    std::string typeName;        // "torch.FloatStorage"
     std::string key;
     std::string location;
-    std::int64_t numel;
-    const Object* view = nullptr;  // legacy views: (view key, offset, size)
+    std::int64_t numel = 0;
+    // Legacy views into a root storage: (view key, offset, size).
+    struct View {
+        std::int64_t offset = 0, size = 0;
+    };
+    std::optional<View> view;
 };
 
-StorageId parseStorageId(const Object& pid, const std::string& where) {
+// Protocol 0 has no binary persistent ids: pickle writes PERSID with the
+// tuple's str(), "('storage', <class 'torch.FloatStorage'>, '94', 'cpu', 6,
+// None)", which torch.load itself then refuses. Its fields are read back
+// from that text.
+std::vector<std::string> reprFields(const std::string& text, const std::string& where) {
+    std::vector<std::string> fields;
+    std::size_t i = 0;
+    const auto fail = [&] { throw Error::corrupt(where, "a malformed persistent id: " + text); };
+    const auto skipSpaces = [&] {
+        while (i < text.size() && text[i] == ' ')
+            ++i;
+    };
+    if (text.empty() || text[0] != '(')
+        fail();
+    ++i;
+    while (true) {
+        skipSpaces();
+        if (i >= text.size())
+            fail();
+        if (text[i] == ')')
+            break;
+        std::string field;
+        if (text[i] == '\'') {  // a quoted str (keys, locations: no quotes inside)
+            const std::size_t close = text.find('\'', i + 1);
+            if (close == std::string::npos)
+                fail();
+            field = text.substr(i, close + 1 - i);
+            i = close + 1;
+        } else if (text[i] == '(') {  // a view's tuple, kept whole
+            const std::size_t close = text.find(')', i);
+            if (close == std::string::npos)
+                fail();
+            field = text.substr(i, close + 1 - i);
+            i = close + 1;
+        } else {
+            const std::size_t end = text.find_first_of(",)", i);
+            if (end == std::string::npos)
+                fail();
+            field = text.substr(i, end - i);
+            while (!field.empty() && field.back() == ' ')
+                field.pop_back();
+            i = end;
+        }
+        fields.push_back(std::move(field));
+        skipSpaces();
+        if (i < text.size() && text[i] == ',')
+            ++i;
+    }
+    return fields;
+}
+
+std::string unquoted(const std::string& field) {
+    return field.size() >= 2 && field.front() == '\'' ? field.substr(1, field.size() - 2) : field;
+}
+
+std::int64_t reprInteger(const std::string& field, const std::string& where) {
+    std::int64_t v = 0;
+    const auto r = std::from_chars(field.data(), field.data() + field.size(), v);
+    if (r.ec != std::errc() || r.ptr != field.data() + field.size())
+        throw Error::corrupt(where,
+                             "a malformed persistent id: \"" + field + "\" is not an integer");
+    return v;
+}
+
+StorageId storageIdOfText(const std::string& text, const std::string& where) {
+    const std::vector<std::string> f = reprFields(text, where);
+    if (f.size() < 5 || unquoted(f[0]) != "storage" || f[1].rfind("<class '", 0) != 0)
+        throw Error::corrupt(where, "a persistent id that is not a storage: " + text);
+    StorageId id;
+    id.typeName = unquoted(f[1].substr(7, f[1].size() - 8));  // <class 'torch.FloatStorage'>
+    id.key = unquoted(f[2]);
+    id.location = unquoted(f[3]);
+    id.numel = reprInteger(f[4], where);
+    if (f.size() > 5 && f[5] != "None") {
+        const std::vector<std::string> v = reprFields(f[5], where);
+        if (v.size() != 3)
+            throw Error::corrupt(where, "a malformed storage view: " + f[5]);
+        id.view = StorageId::View{reprInteger(v[1], where), reprInteger(v[2], where)};
+    }
+    return id;
+}
+
+StorageId storageIdOfTuple(const Object& pid, const std::string& where) {
     if (pid.type != Type::Tuple || pid.items.size() < 5 || pid.items[0]->type != Type::Str ||
         pid.items[0]->text != "storage")
         throw Error::corrupt(where, "a persistent id that is not a storage");
@@ -48,24 +138,55 @@ StorageId parseStorageId(const Object& pid, const std::string& where) {
     const Object& numel = *pid.items[4];
     if (type.type != Type::Global || key.type != Type::Str || numel.type != Type::Int)
         throw Error::corrupt(where, "a malformed storage id");
-    const std::optional<DType> dtype = python::storageDType(type.text);
-    if (!dtype)
-        throw Error::unsupported(where, "unsupported storage type " + type.text);
-    if (numel.integer < 0 ||
-        std::uint64_t(numel.integer) > (std::uint64_t(1) << 60) / itemSize(*dtype))
-        throw Error::corrupt(where, "storage " + key.text + " has an impossible size");
-    StorageId id{*dtype, key.text, location.type == Type::Str ? location.text : std::string(),
-                 numel.integer};
-    if (pid.items.size() > 5 && pid.items[5]->type == Type::Tuple)
-        id.view = pid.items[5];
+    StorageId id;
+    id.typeName = type.text;
+    id.key = key.text;
+    id.location = location.type == Type::Str ? location.text : std::string();
+    id.numel = numel.integer;
+    if (pid.items.size() > 5 && pid.items[5]->type == Type::Tuple) {
+        const auto& v = pid.items[5]->items;
+        if (v.size() != 3 || v[1]->type != Type::Int || v[2]->type != Type::Int)
+            throw Error::corrupt(where, "a malformed storage view");
+        id.view = StorageId::View{v[1]->integer, v[2]->integer};
+    }
     return id;
+}
+
+StorageId parseStorageId(const Object& pid, const std::string& where) {
+    StorageId id =
+        pid.type == Type::Str ? storageIdOfText(pid.text, where) : storageIdOfTuple(pid, where);
+    id.dtype = python::storageDType(id.typeName);
+    if (id.numel < 0 ||
+        (id.dtype && std::uint64_t(id.numel) > (std::uint64_t(1) << 60) / itemSize(*id.dtype)))
+        throw Error::corrupt(where, "storage " + id.key + " has an impossible size");
+    return id;
+}
+
+// The element sizes of storage types whose tensors are not read (quantized
+// ones), so that the legacy layout still finds the storages after them; 0
+// when unknown.
+std::size_t unreadItemSize(const std::string& typeName) {
+    if (typeName == "torch.QInt32Storage")
+        return 4;
+    if (typeName == "torch.QUInt8Storage" || typeName == "torch.QInt8Storage" ||
+        typeName == "torch.QUInt4x2Storage" || typeName == "torch.QUInt2x4Storage")
+        return 1;
+    return 0;
 }
 
 Object* storageObject(const StorageId& id, const std::function<Object*()>& make) {
     Object* s = make();
     s->text = id.key;
-    s->dtype = id.dtype;
     s->numel = id.numel;
+    if (id.dtype) {
+        s->dtype = *id.dtype;
+    } else {  // read by no one: the tensors over it say so
+        s->flag = true;
+        Object* name = make();
+        name->type = Type::Str;
+        name->text = id.typeName;
+        s->state = name;
+    }
     return s;
 }
 
@@ -127,8 +248,20 @@ public:
 // The legacy layout: pickles of the magic number, the protocol version and
 // the system's sizes, then the object, then the list of storage keys, then
 // each storage as an 8-byte element count and its raw elements.
-constexpr unsigned char kLegacyMagic[] = {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c,
-                                          0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+// The magic number 0x1950A86A20F9469CFC6C: the file's first pickle, in
+// whichever protocol torch.save(pickle_protocol=...) wrote (0-5).
+constexpr const char* kLegacyMagicNumber = "119547037146038801333356";
+
+// Whether `head` starts with the magic number pickled in any protocol.
+bool startsWithLegacyMagic(const std::string& head) {
+    try {
+        std::size_t pos = 0;
+        const python::Pickle magic = python::decode(head, &pos, "", {});
+        return magic.root->type == Type::BigInt && magic.root->text == kLegacyMagicNumber;
+    } catch (const Error&) {
+        return false;  // not a pickle, or another one
+    }
+}
 
 class LegacyTorchStore final : public SingleFileStore {
 public:
@@ -162,7 +295,7 @@ private:
         std::size_t pos = 0;
         const python::PersistentLoad none;
         const python::Pickle magic = python::decode(bytes, &pos, where, none);
-        if (magic.root->type != Type::BigInt || magic.root->text != "0x1950a86a20f9469cfc6c")
+        if (magic.root->type != Type::BigInt || magic.root->text != kLegacyMagicNumber)
             throw Error::corrupt(where, "not a torch checkpoint: wrong magic number");
         const python::Pickle protocol = python::decode(bytes, &pos, where, none);
         if (protocol.root->type != Type::Int || protocol.root->integer != 1001)
@@ -180,14 +313,13 @@ private:
                 if (!id.view)
                     return storageObject(id, make);
                 // An old storage view: (view key, offset, size) of a root storage.
-                const auto& v = id.view->items;
-                if (v.size() != 3 || v[1]->type != Type::Int || v[2]->type != Type::Int ||
-                    v[1]->integer < 0 || v[2]->integer < 0 || v[1]->integer > id.numel ||
-                    v[2]->integer > id.numel - v[1]->integer)
+                const StorageId::View v = *id.view;
+                if (v.offset < 0 || v.size < 0 || v.offset > id.numel ||
+                    v.size > id.numel - v.offset)
                     throw Error::corrupt(where, "a malformed storage view");
                 Object* s = storageObject(id, make);
-                s->numel = v[2]->integer;
-                s->integer = v[1]->integer;  // elements into the root storage
+                s->numel = v.size;
+                s->integer = v.offset;  // elements into the root storage
                 return s;
             });
         const python::Pickle keys = python::decode(bytes, &pos, where, none);
@@ -210,7 +342,11 @@ private:
                                                 " elements where its tensors say " +
                                                 std::to_string(id->second.numel));
             starts[key->text] = at + 8;
-            at += 8 + numel * itemSize(id->second.dtype);
+            const std::size_t item = id->second.dtype ? itemSize(*id->second.dtype)
+                                                      : unreadItemSize(id->second.typeName);
+            if (item == 0)  // its elements' size is unknown: nothing after it can be found
+                break;
+            at += 8 + numel * item;
         }
         const StorageLocator locate = [&](const Object& storage) {
             const auto start = starts.find(storage.text);
@@ -228,9 +364,7 @@ class LegacyTorchFormat final : public StoreFormat {
 public:
     std::string_view name() const override { return "torch legacy"; }
     int score(const StoreProbe& probe) const override {
-        const std::string_view magic(reinterpret_cast<const char*>(kLegacyMagic),
-                                     sizeof kLegacyMagic);
-        return probe.source && probe.head.compare(0, magic.size(), magic) == 0 ? 60 : 0;
+        return probe.source && startsWithLegacyMagic(probe.head) ? 60 : 0;
     }
     std::shared_ptr<const Store> open(const StoreProbe& probe, const StoreOptions&) const override {
         return std::make_shared<LegacyTorchStore>(probe.source);
