@@ -26,6 +26,7 @@
 //   error    missing_file        a leaf's file or entry is missing
 //   error    short_file          a leaf's file holds fewer bytes than its shape needs
 //   error    unreadable          a part the loader could not read for another reason
+//   error    duplicate_key       a key named twice in one meta.json (one value is lost)
 //   warning  unaligned_payload   a stored .memmap payload off a 64-byte boundary (copied to load)
 //   warning  stale_tail          a leaf's file is longer than its shape needs
 //   warning  orphan              a file or entry that no meta.json names
@@ -195,6 +196,7 @@ private:
     void checkTree(const std::shared_ptr<const Store>& store, bool findOrphans,
                    const std::vector<std::string>& files);
     void checkNode(const Node& node);
+    void checkKeysNamedOnce(const Store& store, const std::string& rel);
     void checkPickle(const Node& node, const std::string& file, const Store& store);
     void checkTemporaries();
     void readData();
@@ -590,6 +592,27 @@ std::string problemKindOf(const Failure& failure) {
     }
 }
 
+// A key named twice in one meta.json (a save that merged two source keys
+// into one name): Python's json keeps the last, so one value is lost.
+void Checker::checkKeysNamedOnce(const Store& store, const std::string& rel) {
+    Value meta;
+    try {
+        meta = parseJson(store.read(rel, std::uint64_t(64) << 20), store.describe(rel));
+    } catch (const Error&) {
+        return;  // the loader's error node says why it cannot be read
+    }
+    if (!meta.isObject())
+        return;
+    std::set<std::string> names;
+    for (const auto& [key, value] : meta.asObject())
+        if (!names.insert(key).second)
+            error("duplicate_key", store.describe(rel),
+                  "the key \"" + key +
+                      "\" is named twice: Python loads one of its values and the other is lost "
+                      "(an earlier save merged two source keys that print alike, such as 0 and "
+                      "'0'). Re-save from the source with one of them renamed.");
+}
+
 void Checker::checkNode(const Node& node) {
     const Store* store = node.store().get();
     const std::vector<std::string> key = node.keyPath();
@@ -715,9 +738,13 @@ void Checker::checkTree(const std::shared_ptr<const Store>& opened, bool findOrp
     }
     if (td)
         checkNode(td->root());
+    const std::set<std::string> seen = store->seen();
+    for (const std::string& rel : seen)
+        if (rel == "meta.json" ||
+            (rel.size() > 10 && rel.compare(rel.size() - 10, 10, "/meta.json") == 0))
+            checkKeysNamedOnce(*opened, rel);
     if (!findOrphans)
         return;
-    const std::set<std::string> seen = store->seen();
     for (const std::string& rel : files) {
         if (seen.count(rel) || isReservedKeyFile(rel, *store))
             continue;

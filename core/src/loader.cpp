@@ -570,6 +570,18 @@ TensorDict select(const TensorDict& td, const std::vector<std::vector<std::strin
     return TensorDict::adopt(std::move(root), td.path(), td.format());
 }
 
+TensorDict underKey(const TensorDict& td, const std::string& key) {
+    if (key.empty())
+        throw Error::invalid("the root", "a key cannot be empty");
+    auto root = NodeBuilder::create(NodeKind::TensorDict, "");
+    NodeBuilder(*root).setClass("TensorDict", {});
+    std::unique_ptr<Node> moved = td.root().clone();
+    NodeBuilder(*moved).setKey(key);
+    NodeBuilder(*moved).setKeyRepr({});
+    NodeBuilder(*root).append(std::move(moved));
+    return TensorDict::adopt(std::move(root), td.path(), td.format());
+}
+
 TensorDict load(const std::string& path, const LoadOptions& options) {
     std::string target = path;
     // A meta.json given directly stands for its directory.

@@ -67,6 +67,12 @@ bool Node::isLocked() const {
     return false;
 }
 
+std::string Node::keyRepr() const {
+    if (!keyRepr_.empty())
+        return keyRepr_;
+    return key_.find('\'') == std::string::npos ? "'" + key_ + "'" : "\"" + key_ + "\"";
+}
+
 std::vector<std::string> Node::keyPath() const {
     std::vector<std::string> path;
     for (const Node* n = this; n && n->parent_; n = n->parent_)
@@ -404,6 +410,7 @@ std::unique_ptr<Node> NodeBuilder::shallowCopy(const Node& from) {
     auto n = std::make_unique<Node>();
     n->kind_ = from.kind_;
     n->key_ = from.key_;
+    n->keyRepr_ = from.keyRepr_;
     n->className_ = from.className_;
     n->typeString_ = from.typeString_;
     n->batchSize_ = from.batchSize_;
@@ -421,6 +428,10 @@ void NodeBuilder::setKey(std::string key) {
     if (node_.parent_)
         throw Error::invalid(node_.where(), "a node's key is fixed once it has a parent");
     node_.key_ = std::move(key);
+}
+
+void NodeBuilder::setKeyRepr(std::string repr) {
+    node_.keyRepr_ = std::move(repr);
 }
 
 void NodeBuilder::setKind(NodeKind kind) {

@@ -26,6 +26,8 @@ public:
     Node& node() { return node_; }
     // Before the node joins a parent (its key indexes the parent's children).
     void setKey(std::string key);
+    // How the source spells a key that is not a str (a dict's int 0): Node::keyRepr().
+    void setKeyRepr(std::string repr);
     void setKind(NodeKind kind);  // keeps the per-kind record when the kind needs the same
     void setClass(std::string className, std::string typeString);
     void setBatchSize(std::vector<std::int64_t> batchSize);

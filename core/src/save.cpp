@@ -235,9 +235,34 @@ std::optional<int> zipMethodFromName(std::string_view name) {
 
 namespace {
 
+// The plan of a save, and every refusal that depends on the data alone.
+WritePlan planSave(const TensorDict& data, bool archive, const SaveOptions& options) {
+    WritePlan plan =
+        makeWritePlan(data.root(), options.robustKey,
+                      archive ? PlanOrder::Archive : PlanOrder::Directory, options.skipObjects);
+    if (!options.allowOutsideLinks)
+        for (const PlannedFile& file : plan.files)
+            if (!file.outsideTarget.empty())
+                throw Error::denied(
+                    file.keyText,
+                    "its file is a symbolic link to " + file.outsideTarget +
+                        ", outside the dataset; refusing to copy it (allow links that "
+                        "leave the dataset to save it anyway)");
+    return plan;
+}
+
 TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveOptions& options);
 
 }  // namespace
+
+std::optional<Failure> saveRefusal(const TensorDict& data, const SaveOptions& options) {
+    try {
+        planSave(data, false, options);
+        return std::nullopt;
+    } catch (const Error& e) {
+        return e.failure();
+    }
+}
 
 TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOptions& options) {
     // std::filesystem reports through its own exception; ours names the path.
@@ -282,20 +307,10 @@ TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveO
     if (!fs::is_directory(cleanTarget.parent_path()))
         throw Error::notFound(cleanTarget.parent_path().string(), "no such directory");
 
-    const WritePlan plan =
-        makeWritePlan(data.root(), options.robustKey,
-                      archive ? PlanOrder::Archive : PlanOrder::Directory, options.skipObjects);
+    const WritePlan plan = planSave(data, archive, options);
     if (options.skipped)
         for (const std::string& key : plan.skipped)
             options.skipped(key);
-    if (!options.allowOutsideLinks)
-        for (const PlannedFile& file : plan.files)
-            if (!file.outsideTarget.empty())
-                throw Error::denied(
-                    file.keyText,
-                    "its file is a symbolic link to " + file.outsideTarget +
-                        ", outside the dataset; refusing to copy it (allow links that "
-                        "leave the dataset to save it anyway)");
     const std::set<std::string> keep = checkExistingFiles(plan, cleanTarget, archive, options);
     ProgressTracker progress(options, plan.totalBytes, static_cast<int>(plan.files.size()));
 

@@ -4,6 +4,7 @@
 #include "write_plan.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "pickle.h"
 #include "tensordict/error.h"
@@ -60,6 +61,12 @@ public:
                 tensorDict(n, dir, kTensorDictType);
                 break;
             case NodeKind::Object:
+                if (!n.parent())
+                    throw Error::invalid(
+                        "the root",
+                        "the file holds one Python object of class " + n.className() +
+                            ", not a dict of tensors: a tensordict cannot hold it. Save a key "
+                            "inside it instead (--key K; --info lists them)");
                 unrepresentable(n);
             case NodeKind::TensorClass:
                 tensorClass(n, dir);
@@ -77,7 +84,10 @@ public:
                 nonTensorStack(n, dir);
                 break;
             case NodeKind::Tensor:
-                throw Error::invalid(keyText(n), "a tensor cannot be the root of a save");
+                throw Error::invalid(
+                    "the root",
+                    "the file holds one tensor, not a dict of tensors: a tensordict needs a key "
+                    "for it (--key-name NAME saves it under NAME)");
             case NodeKind::Error:
                 unreadable(n);
         }
@@ -113,12 +123,38 @@ private:
         return key;
     }
 
-    void addDir(const std::string& dir) {
-        if (!dir.empty())
-            plan_.directories.push_back(dir);
+    // Every path the plan writes belongs to one node: two source keys that
+    // would become one file or folder (a checkpoint's 0 and '0'; a key "x"
+    // beside a key "x.memmap") are refused before anything is written,
+    // instead of one silently replacing the other.
+    void claim(const std::string& path, const Node& owner) {
+        const auto [it, fresh] = claimed_.emplace(path, &owner);
+        if (fresh || it->second == &owner)
+            return;
+        const Node& first = *it->second;
+        const auto spelled = [](const Node& n) {
+            return n.parent() && n.parent()->parent()
+                       ? n.keyRepr() + " (in " + formatKeyPath(n.parent()->keyPath()) + ")"
+                       : n.keyRepr();
+        };
+        throw Error::invalid(
+            formatKeyPath(owner.keyPath()),
+            "the keys " + spelled(first) + " and " + spelled(owner) + " would both be saved as " +
+                path +
+                ", and a tensordict keeps only one of them (its keys are strings). To keep "
+                "both, rename one in the source; to save the rest without them, select the "
+                "other keys (--key K for each, or Save As... of the selected keys)");
+    }
+
+    void addDir(const std::string& dir, const Node& owner) {
+        if (dir.empty())
+            return;
+        claim(dir, owner);
+        plan_.directories.push_back(dir);
     }
 
     void addContent(const std::string& path, const Node& owner, std::string content) {
+        claim(path, owner);
         PlannedFile f;
         f.path = path;
         f.keyText = keyText(owner);
@@ -136,7 +172,7 @@ private:
     // The entries of a TensorDict node, its files, then its meta.json (last, as Python's sequential
     // writer).
     void tensorDict(const Node& n, const std::string& dir, const std::string& typeString) {
-        addDir(dir);
+        addDir(dir, n);
         Value::Object meta;
         for (const auto& childPtr : n.children()) {
             const Node& c = *childPtr;
@@ -180,6 +216,7 @@ private:
             return;  // zero-element leaves get no file
         PlannedFile f;
         f.path = joinPath(dir, name + ".memmap");
+        claim(f.path, leaf);
         f.keyText = keyText(leaf);
         f.leaf = &leaf;
         f.size = leaf.leaf().nbytes;
@@ -190,7 +227,7 @@ private:
     }
 
     void tensorClass(const Node& n, const std::string& dir) {
-        addDir(dir);
+        addDir(dir, n);
         Value::Object meta{{"_type", Value(n.typeString())}};
         Value::Object pickled;
         for (const auto& [k, v] : n.collection().attributes) {
@@ -209,7 +246,7 @@ private:
     }
 
     void lazyStack(const Node& n, const std::string& dir) {
-        addDir(dir);
+        addDir(dir, n);
         addMeta(dir, n,
                 Value(Value::Object{
                     {"_type", Value(n.typeString().empty()
@@ -221,7 +258,7 @@ private:
     }
 
     void view(const Node& n, const std::string& dir) {
-        addDir(dir);
+        addDir(dir, n);
         Value::Object meta;
         if (n.className() != "_SubTensorDict") {
             meta.emplace_back("shape", ints(n.batchSize()));
@@ -246,7 +283,7 @@ private:
     }
 
     void nonTensorData(const Node& n, const std::string& dir) {
-        addDir(dir);
+        addDir(dir, n);
         const std::string type = n.typeString().empty()
                                      ? "<class 'tensordict.tensorclass.NonTensorData'>"
                                      : n.typeString();
@@ -266,7 +303,7 @@ private:
     }
 
     void nonTensorStack(const Node& n, const std::string& dir) {
-        addDir(dir);
+        addDir(dir, n);
         const Value value = n.value();
         const bool inline_ = !n.nonTensor().pickleOpaque && jsonSerializable(value);
         Value::Object meta{{"_type", Value(n.typeString().empty()
@@ -286,6 +323,7 @@ private:
     bool robustKey_;
     bool skipObjects_;
     WritePlan& plan_;
+    std::unordered_map<std::string, const Node*> claimed_;
 };
 
 // core/FORMAT.md 8.1: per directory, meta.json first, then the other files by

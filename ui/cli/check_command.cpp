@@ -78,8 +78,7 @@ void printJson(const CheckReport& r, const std::vector<std::string>& repaired, Q
             done.emplace_back(d);
         doc.emplace_back("repaired", tensordict::Value(std::move(done)));
     }
-    out << QString::fromStdString(
-               tensordict::toJson(tensordict::Value(std::move(doc)), tensordict::JsonStyle::Pretty))
+    out << QString::fromStdString(tensordict::toStrictJson(tensordict::Value(std::move(doc))))
         << '\n';
 }
 
@@ -145,7 +144,9 @@ int check(const CheckRequest& request, QTextStream& out, QTextStream& err) {
         printJson(report, repaired, out);
     else
         printReport(report, out);
-    return report.sound() ? 0 : 1;
+    if (report.cancelled || report.errorCount() > 0)
+        return 1;
+    return request.strict && report.warningCount() > 0 ? 1 : 0;
 }
 
 }  // namespace cli

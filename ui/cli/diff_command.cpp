@@ -189,9 +189,7 @@ int diff(const DiffRequest& request, QTextStream& out, QTextStream& err) {
         options.keys = keyPaths(request.keys);
         const tensordict::CompareResult result = tensordict::compare(a, b, options);
         if (request.json) {
-            out << QString::fromStdString(
-                       tensordict::toJson(jsonReport(result), tensordict::JsonStyle::Pretty))
-                << '\n';
+            out << QString::fromStdString(tensordict::toStrictJson(jsonReport(result))) << '\n';
         } else {
             out << "A: " << QString::fromStdString(a.path())
                 << "\nB: " << QString::fromStdString(b.path()) << '\n'

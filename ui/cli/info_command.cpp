@@ -110,8 +110,8 @@ int printInfo(const InfoRequest& request, QTextStream& out, QTextStream& err) {
             tensordict::DescribeOptions options;
             options.sha256 = request.sha256;
             options.firstValues = 16;
-            out << QString::fromStdString(tensordict::toJson(tensordict::describe(td, options),
-                                                             tensordict::JsonStyle::Pretty))
+            out << QString::fromStdString(
+                       tensordict::toStrictJson(tensordict::describe(td, options)))
                 << '\n';
         } else {
             out << QString::fromStdString(td.path()) << "  (" << QString::fromStdString(td.format())

@@ -17,10 +17,10 @@ const char kUsage[] =
     "       tdstudio --info PATH [--json] [--sha256]\n"
     "       tdstudio --save SRC DEST [--archive] [--compression M] [--level N] [--threads N]\n"
     "                [--atomic] [--no-robust-key] [--allow-outside-links] [--skip-objects]\n"
-    "                [--key K ...]\n"
+    "                [--key K ...] [--key-name NAME]\n"
     "       tdstudio --diff A B [--rtol R] [--atol T] [--equal-nan] [--key K ...] [--json]\n"
     "                [--threads N]\n"
-    "       tdstudio --check PATH [--json] [--threads N] [--repair [--dry-run]]\n"
+    "       tdstudio --check PATH [--json] [--strict] [--threads N] [--repair [--dry-run]]\n"
     "       tdstudio --help | --version\n";
 
 // Qt's own GUI arguments. QApplication takes them out of argv itself; the
@@ -70,7 +70,9 @@ QStringList withoutQtArguments(const QStringList& arguments) {
 
 void describe(QCommandLineParser& parser) {
     parser.setApplicationDescription(
-        "tdstudio: browse PyTorch tensordict memmap directories and .tdz archives.\n\n"
+        "tdstudio: look inside what PyTorch users keep tensors in: tensordict memmap\n"
+        "directories and .tdz archives, torch.save checkpoints (.pt, .pth), safetensors\n"
+        "and NumPy .npy/.npz files; compare, check, convert and export them.\n\n"
         "Exit codes: 0 success; 1 when something could not be read or written (--diff:\n"
         "the two differ); 2 for a command-line error (--diff: any error).");
     // Not addHelpOption(): its --help-all promises Qt's options, which QApplication takes.
@@ -129,6 +131,10 @@ void describe(QCommandLineParser& parser) {
                       "With --save or --diff: only this subtree (a/b, or a JSON list); "
                       "repeatable.",
                       "K"});
+    parser.addOption({"key-name",
+                      "With --save of a file that holds one tensor (an .npy, a bare .pt): "
+                      "save it under the key NAME of a new tensordict.",
+                      "NAME"});
     parser.addOption({"diff",
                       "Compare two tensordicts: tdstudio --diff A B. Exit code 0 when "
                       "they are equal, 1 when they differ."});
@@ -139,8 +145,14 @@ void describe(QCommandLineParser& parser) {
     parser.addOption({"check",
                       "Verify PATH against everything its format promises (every CRC-32, the "
                       "zip structure, each meta.json against its files, what would not load "
-                      "elsewhere, temporaries left beside it); one line per problem. Exit code 0 "
-                      "when sound, 1 when problems were found, 2 when PATH cannot be checked."});
+                      "elsewhere, temporaries left beside it); one line per problem. Errors are "
+                      "data that is lost, damaged or unreadable; warnings are what loads "
+                      "exactly but deserves a look (unaligned payloads, a file longer than its "
+                      "leaf, files nothing names, __main__ classes, pickle sidecars, links out "
+                      "of the dataset, stale temporaries, access points that do not fit). Exit "
+                      "code 0 when there is nothing worse than warnings (the summary counts "
+                      "them), 1 when there are errors, 2 when PATH cannot be checked."});
+    parser.addOption({"strict", "With --check: warnings fail too (exit code 1)."});
     parser.addOption({"repair",
                       "With --check: fix what can be fixed without guessing (stale CRC-32s of "
                       "stored entries, stale temporaries), atomically, then check again. Never "
@@ -178,18 +190,20 @@ const OptionModes kOptionModes[] = {
     {"allow-outside-links", bit(Mode::Save)},
     {"skip-objects", bit(Mode::Save)},
     {"key", bit(Mode::Save) | bit(Mode::Diff)},
+    {"key-name", bit(Mode::Save)},
     {"rtol", bit(Mode::Diff)},
     {"atol", bit(Mode::Diff)},
     {"equal-nan", bit(Mode::Diff)},
     {"repair", bit(Mode::Check)},
     {"dry-run", bit(Mode::Check)},
+    {"strict", bit(Mode::Check)},
     {"insecure",
      bit(Mode::Gui) | bit(Mode::Info) | bit(Mode::Save) | bit(Mode::Diff) | bit(Mode::Check)},
 };
 // Options that take one value; --key is the repeatable one.
 const char* const kSingleValued[] = {"select", "view",        "compare", "screenshot",
                                      "rtol",   "compression", "level",   "threads",
-                                     "atol",   "window-size"};
+                                     "atol",   "window-size", "key-name"};
 
 QString modeOption(Mode mode) {
     switch (mode) {
@@ -397,6 +411,9 @@ QString readSave(const QCommandLineParser& parser, const QStringList& args, Save
     save->robustKey = !parser.isSet("no-robust-key");
     save->allowOutsideLinks = parser.isSet("allow-outside-links");
     save->skipObjects = parser.isSet("skip-objects");
+    save->keyName = parser.value("key-name");
+    if (parser.isSet("key-name") && save->keyName.isEmpty())
+        return "--key-name: the name cannot be empty";
     return readKeys(parser, &save->keys);
 }
 
@@ -413,6 +430,7 @@ QString readCheck(const QCommandLineParser& parser, const QStringList& args, Che
     check->json = parser.isSet("json");
     check->repair = parser.isSet("repair");
     check->dryRun = parser.isSet("dry-run");
+    check->strict = parser.isSet("strict");
     return {};
 }
 

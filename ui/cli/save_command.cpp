@@ -109,6 +109,12 @@ int save(const SaveRequest& request, QTextStream& err, ProgressStyle style) {
             request.source.toStdString(), loadOptionsFromSettings(/*tolerant=*/false));
         if (!paths.empty())
             source = tensordict::select(source, paths);
+        if (!request.keyName.isEmpty()) {
+            if (!source.root().isTensor())
+                throw tensordict::Error::invalid(
+                    "--key-name", "the source is not one tensor: its keys are saved as they are");
+            source = tensordict::underKey(source, request.keyName.toStdString());
+        }
         const tensordict::TensorDict saved =
             tensordict::save(source, request.destination.toStdString(), options);
         printer.done(QString::fromStdString(saved.path()));

@@ -17,6 +17,7 @@ struct SaveRequest {
     bool atomic = false;
     bool robustKey = true;
     bool allowOutsideLinks = false;  // copy files linked from outside the source
+    QString keyName;                 // a file of one tensor is saved under this key ("": refused)
     bool skipObjects = false;        // leave out a checkpoint's Python objects, naming them
     QStringList keys;                // subtrees to export: "a/b" or a JSON list ["a/b", "c"]
 };

@@ -163,6 +163,10 @@ public:
     // The tree.
     NodeKind kind() const { return kind_; }
     const std::string& key() const { return key_; }  // raw key in the parent ("" for the root)
+    // The key as its source spells it, for messages that must tell keys
+    // apart: a checkpoint's dict keys as Python's repr() writes them (0 and
+    // '0' are both the key "0"); other keys quoted ('obs').
+    std::string keyRepr() const;
     const Node* parent() const { return parent_; }
     Children children() const { return Children(children_); }
     // The keys from the root, as the file has them (key groups left out; a
@@ -276,6 +280,7 @@ private:
 
     NodeKind kind_ = NodeKind::TensorDict;
     std::string key_;
+    std::string keyRepr_;  // the source's own spelling, when the key is not a str
     Node* parent_ = nullptr;
     std::vector<std::unique_ptr<Node>> children_;
     // Children by key: one open-addressing table per parent (one

@@ -76,6 +76,13 @@ struct SaveOptions {
 // nothing to disk: leaves go to anonymous shared memory (memfd), shared with
 // forked children. Throws Error naming the key or path on failure.
 TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOptions& options = {});
+// What save() refuses about `data` itself, whatever the destination, found
+// from metadata alone before anything is written: a tensor or an object at
+// the root, a Python object (unless options.skipObjects), a part that could
+// not be read, two keys that would become one file, a link out of the
+// dataset (unless options.allowOutsideLinks). None when it can be saved.
+std::optional<Failure> saveRefusal(const TensorDict& data, const SaveOptions& options);
+
 // Python's memmap(): the same as save().
 inline TensorDict memmap(const TensorDict& data, const std::string& prefix,
                          const SaveOptions& options = {}) {

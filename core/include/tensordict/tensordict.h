@@ -60,6 +60,11 @@ private:
 // naming a key path that does not exist.
 TensorDict select(const TensorDict& td, const std::vector<std::vector<std::string>>& keyPaths);
 
+// `td`'s root as the child `key` of a new, empty TensorDict (batch size []):
+// how a file of one tensor (an .npy, a bare .pt) is saved as a tensordict.
+// The leaf shares its source. Throws Error for an empty key.
+TensorDict underKey(const TensorDict& td, const std::string& key);
+
 // The same tree for display, with flat dotted keys (a state_dict's
 // "layer1.0.conv.weight") grouped by their dots: key groups (Node::isKeyGroup)
 // "layer1." > "layer1.0." > "layer1.0.conv." hold the leaf, whose key stays

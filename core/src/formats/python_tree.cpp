@@ -69,9 +69,14 @@ private:
         switch (o.type) {
             case Type::Dict: {
                 auto n = container(key, std::string(o.className));
-                // Keys that print alike (1 and "1") are all kept; child() finds the first.
-                for (const auto& [k, v] : o.entries)
-                    NodeBuilder(*n).append(build(*v, python::keyText(*k), depth + 1));
+                // Keys that print alike (1 and "1") are all kept; child() finds the
+                // first, and a save refuses to merge them, naming each as Python does.
+                for (const auto& [k, v] : o.entries) {
+                    auto child = build(*v, python::keyText(*k), depth + 1);
+                    if (k->type != Type::Str)
+                        NodeBuilder(*child).setKeyRepr(python::keyText(*k));
+                    NodeBuilder(*n).append(std::move(child));
+                }
                 return n;
             }
             case Type::List:
