@@ -508,7 +508,9 @@ void MainWindow::openPath(const QString& path) {
     if (isComparing())
         closeComparison();
     lastError_.clear();
-    document_->open(path);
+    // A local path is remembered as it is, wherever tdstudio starts next
+    // (Open Recent, Reload): absolute. URLs stay URLs.
+    document_->open(isRemote(path) || path.isEmpty() ? path : QFileInfo(path).absoluteFilePath());
 }
 
 QString MainWindow::currentPath() const {

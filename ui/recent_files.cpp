@@ -1,5 +1,6 @@
 #include "recent_files.h"
 
+#include <QFileInfo>
 #include <QMenu>
 #include <QSettings>
 
@@ -15,7 +16,10 @@ QStringList RecentFiles::files() const {
     return QSettings().value(kKey).toStringList();
 }
 
-void RecentFiles::add(const QString& path) {
+void RecentFiles::add(const QString& location) {
+    // Local paths absolute, so that another working folder finds them; URLs as they are.
+    const QString path =
+        location.contains("://") ? location : QFileInfo(location).absoluteFilePath();
     QStringList list = files();
     list.removeAll(path);
     list.prepend(path);

@@ -332,16 +332,23 @@ bool isLarge(const EntryHeader& e) {
     return e.size > kZip64Limit || e.compressedSize > kZip64Limit;
 }
 
-// The fields local and central headers share, from the flags to the name length.
-void putEntryFields(std::string& s, const EntryHeader& e) {
+// The fields local and central headers share, from the flags to the name
+// length; the sizes as 0xFFFFFFFF when a zip64 block holds them instead.
+void putEntryFields(std::string& s, const EntryHeader& e, bool sizesInZip64) {
     put16(s, flagsOf(e));
     put16(s, static_cast<std::uint32_t>(e.method));
     put16(s, e.dosTime);
     put16(s, e.dosDate);
     put32(s, e.crc);
-    put32(s, isLarge(e) ? k32 : static_cast<std::uint32_t>(e.compressedSize));
-    put32(s, isLarge(e) ? k32 : static_cast<std::uint32_t>(e.size));
+    put32(s, sizesInZip64 ? k32 : static_cast<std::uint32_t>(e.compressedSize));
+    put32(s, sizesInZip64 ? k32 : static_cast<std::uint32_t>(e.size));
     put16(s, static_cast<std::uint32_t>(e.name.size()));
+}
+
+// Every entry is written as zipfile writes one opened with force_zip64
+// (tensordict's writer): version needed 4.5 (or the method's, if higher).
+int versionOf(const EntryHeader& e) {
+    return std::max(versionNeeded(e.method), kVersionZip64);
 }
 
 }  // namespace
@@ -355,8 +362,9 @@ std::string localHeader(const EntryHeader& e) {
     std::string s;
     s.reserve(localHeaderSize(e));
     put32(s, kLocalHeaderSignature);
-    put16(s, std::max(versionNeeded(e.method), isLarge(e) ? kVersionZip64 : 0));
-    putEntryFields(s, e);
+    put16(s, versionOf(e));
+    // The local header's sizes are in its zip64 block (APPNOTE 4.5.3).
+    putEntryFields(s, e, true);
     put16(s, static_cast<std::uint32_t>(localHeaderSize(e) - kLocalHeaderSize - e.name.size()));
     s += e.name;
     s += paddingBlock(e);
@@ -384,13 +392,13 @@ std::string centralHeader(const EntryHeader& e) {
     }
     extra += paddingBlock(e);
     extra += e.centralExtra;
-    const int version = std::max(versionNeeded(e.method), zip64.empty() ? 0 : kVersionZip64);
+    const int version = versionOf(e);
     std::string s;
     s.reserve(kCentralHeaderSize + e.name.size() + extra.size());
     put32(s, kCentralHeaderSignature);
     put16(s, kSystemUnix << 8 | version);
     put16(s, static_cast<std::uint32_t>(version));
-    putEntryFields(s, e);
+    putEntryFields(s, e, isLarge(e));
     put16(s, static_cast<std::uint32_t>(extra.size()));
     put16(s, 0);  // comment
     put16(s, 0);  // disk

@@ -202,6 +202,111 @@ private Q_SLOTS:
         QVERIFY(r.err.contains("no-such-thing: No such file or directory"));
     }
 
+    // Clean data that only deserves a look passes: an archive made by
+    // `zip -0` (unaligned payloads) and a directory whose leaf file is
+    // longer than its leaf (a stale tail of Python's in-place saves) load
+    // exactly, so --check exits 0, counting the warnings; --strict fails them.
+    void checkPassesWarningsUnlessStrict_data() {
+        QTest::addColumn<QString>("kind");
+        QTest::newRow("zip -0") << "unaligned_payload";
+        QTest::newRow("stale tail") << "stale_tail";
+    }
+    void checkPassesWarningsUnlessStrict() {
+        QFETCH(QString, kind);
+        const QString dir = scratch_.path() + "/warned-" + kind;
+        QDir(dir).removeRecursively();
+        testsupport::copyTree(testsupport::fixturePath("simple"), dir);
+        QString path = dir;
+        if (kind == "unaligned_payload") {
+            path = dir + ".zip.tdz";
+            QFile::remove(path);
+            QProcess zip;
+            zip.setWorkingDirectory(dir);
+            zip.start("zip", {"-q", "-0", "-r", path, "."});
+            QVERIFY(zip.waitForFinished() && zip.exitCode() == 0);
+        } else {
+            QFile leaf(dir + "/a.memmap");
+            QVERIFY(leaf.open(QIODevice::Append));
+            leaf.write(QByteArray(64, '\0'));
+        }
+        Run r = tdstudio({"--check", path});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.contains("warning  " + kind.toUtf8()), r.out.constData());
+        QVERIFY2(r.out.contains(": 0 errors, 1 warning"), r.out.constData());
+        r = tdstudio({"--check", path, "--strict"});
+        QCOMPARE(r.exitCode, 1);
+        r = tdstudio({"--check", path, "--json"});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(QJsonDocument::fromJson(r.out)["problems"].toArray().size(), 1);
+        QVERIFY(tdstudio({"--help"}).out.contains("--strict"));
+    }
+
+    // What --json prints is strict JSON: Python's json.load with every bare
+    // constant (NaN, Infinity) refused reads --info, --diff and --check.
+    void jsonOutputIsStrict() {
+        const QString nan = scratch_.path() + "/nan.pt";
+        const QString other = scratch_.path() + "/nan-other.pt";
+        QString error;
+        QVERIFY2(testsupport::runPython(
+                     {"-c", QString("import torch\n"
+                                    "torch.save({'x': float('nan'), 'y': float('inf'), "
+                                    "'z': float('-inf'), 't': torch.tensor([float('nan'), 1.0])}, "
+                                    "'%1')\n"
+                                    "torch.save({'x': 1.5, 'y': float('inf'), 'z': 0.0, "
+                                    "'t': torch.tensor([2.0, float('inf')])}, '%2')\n")
+                                .arg(nan, other)},
+                     nullptr, &error),
+                 qPrintable(error));
+        const QString strict =
+            "import json, sys\n"
+            "def refuse(c): raise ValueError('bare ' + c)\n"
+            "doc = json.load(sys.stdin, parse_constant=refuse)\n"
+            "print(json.dumps(doc))\n";
+        for (const QStringList& args :
+             {QStringList{"--info", nan, "--json", "--sha256"},
+              QStringList{"--diff", nan, other, "--json"}, QStringList{"--check", nan, "--json"}}) {
+            const Run r = tdstudio(args);
+            QVERIFY2(r.exitCode == 0 || r.exitCode == 1, r.err.constData());
+            QProcess py;
+            py.start("/usr/bin/python3", {"-c", strict});
+            py.write(r.out);
+            py.closeWriteChannel();
+            QVERIFY(py.waitForFinished());
+            QVERIFY2(py.exitCode() == 0,
+                     qPrintable(args.join(' ') + ": " + py.readAllStandardError()));
+        }
+        const Run info = tdstudio({"--info", nan, "--json"});
+        QVERIFY2(info.out.contains("\"nan\"") && info.out.contains("\"-inf\""),
+                 info.out.constData());
+    }
+
+    // A file of one tensor is saved under a key of its own; one that no
+    // format reads says what it looks like and what opens.
+    void saveAFileOfOneTensorUnderAKey() {
+        const QString npy = testsupport::torchFixturesDir() + "/array.npy";
+        const QString out = scratch_.path() + "/one.tdz";
+        QFile::remove(out);
+        Run r = tdstudio({"--save", npy, out});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("one tensor") && r.err.contains("--key-name"), r.err.constData());
+        QVERIFY(!QFile::exists(out));
+        r = tdstudio({"--save", npy, out, "--key-name", "array"});
+        QCOMPARE(r.exitCode, 0);
+        r = tdstudio({"--info", out});
+        QVERIFY2(r.out.contains("[\"array\"]  tensor"), r.out.constData());
+
+        const QString text = scratch_.path() + "/notes.txt";
+        QFile f(text);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("hello\n");
+        f.close();
+        r = tdstudio({"--info", text});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("none of the formats tdstudio opens") &&
+                     r.err.contains("safetensors") && r.err.contains("text (\"hello\")"),
+                 r.err.constData());
+    }
+
     void diffOfCheckpointsNamesTheChangedElement() {
         const QString a = scratch_.path() + "/epoch1.pt", b = scratch_.path() + "/epoch2.pt";
         QString error;

@@ -94,10 +94,14 @@ std::string describeChange(const tensordict::KeyComparison& k) {
                 if (v.nanDiffering)
                     nans = " (" + std::to_string(v.nanDiffering) +
                            " with NaN: equal only with --equal-nan)";
+                // The maxima are over elements without a NaN: when every
+                // difference has one, there is no number to give.
+                const std::string size = v.nanDiffering == v.differing
+                                             ? ", differing only in NaN positions"
+                                             : ", max abs diff " + numberText(v.maxAbsDiff) +
+                                                   ", max rel diff " + numberText(v.maxRelDiff);
                 add(name + ": " + std::to_string(v.differing) + " of " + std::to_string(total) +
-                    " elements differ" + nans + ", max abs diff " + numberText(v.maxAbsDiff) +
-                    ", max rel diff " + numberText(v.maxRelDiff) + ", first at " +
-                    shapeText(k.firstIndex));
+                    " elements differ" + nans + size + ", first at " + shapeText(k.firstIndex));
                 break;
             }
             case Difference::NonTensor:
@@ -125,9 +129,12 @@ Value jsonReport(const tensordict::CompareResult& result) {
             kinds.emplace_back(std::string(tensordict::differenceName(d)));
         Value::Object entry{{"key", keyValue(k->key)}, {"kinds", Value(std::move(kinds))}};
         if (hasDifference(k->differences, tensordict::Difference::Values)) {
-            entry.emplace_back("differing", Value(static_cast<std::int64_t>(k->values->differing)));
-            entry.emplace_back("max_abs_diff", finiteOrNull(k->values->maxAbsDiff));
-            entry.emplace_back("max_rel_diff", finiteOrNull(k->values->maxRelDiff));
+            const auto& v = *k->values;
+            const bool onlyNan = v.nanDiffering == v.differing;  // no maxima to give
+            entry.emplace_back("differing", Value(static_cast<std::int64_t>(v.differing)));
+            entry.emplace_back("nan_differing", Value(static_cast<std::int64_t>(v.nanDiffering)));
+            entry.emplace_back("max_abs_diff", onlyNan ? Value() : finiteOrNull(v.maxAbsDiff));
+            entry.emplace_back("max_rel_diff", onlyNan ? Value() : finiteOrNull(v.maxRelDiff));
             entry.emplace_back("first_index", indexValue(k->firstIndex));
         }
         changed.emplace_back(std::move(entry));

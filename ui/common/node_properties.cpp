@@ -74,22 +74,33 @@ std::optional<PropertyRow> row(const Node& node, const tensordict::NodeProperty&
         return make(tr("Size"), bytesText(v.asInt()));
     if (n == "storage")
         return make(tr("Storage"), storageText(node), true);
-    const bool archive =
-        node.isTensor() && node.leaf().storage.kind != tensordict::StorageKind::File;
+    const tensordict::StorageInfo* storage = node.isTensor() ? &node.leaf().storage : nullptr;
+    const bool archive = storage && storage->kind != tensordict::StorageKind::File;
+    // A leaf that is a byte range of a file holding more (a checkpoint, a
+    // safetensors or numpy file), not a memmap directory's file of its own.
+    const bool inContainerFile =
+        storage && storage->kind == tensordict::StorageKind::File && !storage->isPlain();
     if (n == "file")
-        return v.isNull()
+        return v.isNull() || inContainerFile  // the "File" row is the location's
                    ? std::nullopt
                    : std::optional(make(archive ? tr("Archive entry") : tr("File"), text(v), true));
-    if (n == "file_size")
-        return v.asInt() > std::int64_t(node.leaf().nbytes)
+    if (n == "file_size") {
+        if (inContainerFile)
+            return make(tr("File size"), bytesText(v.asInt()), true);
+        // Only a leaf that is the first bytes of its own file can have a surplus.
+        return storage->isPlain() && v.asInt() > std::int64_t(node.leaf().nbytes)
                    ? std::optional(make(tr("File size"),
                                         tr("%1 (longer than needed; the first %2 bytes are used)")
                                             .arg(v.asInt())
                                             .arg(node.leaf().nbytes),
                                         true))
                    : std::nullopt;
+    }
     if (n == "location")
-        return make(archive ? tr("Archive") : tr("Directory"), text(v), true);
+        return make(archive           ? tr("Archive")
+                    : inContainerFile ? tr("File")
+                                      : tr("Directory"),
+                    text(v), true);
     if (n == "zip_method")
         return make(tr("Compression"), text(v), true);
     if (n == "stored_size")
@@ -128,7 +139,12 @@ std::optional<PropertyRow> row(const Node& node, const tensordict::NodeProperty&
                         tr("a Python object, shown by its class and what it holds; it was never "
                            "rebuilt and none of its code ran"));
     if (n == "byte_offset")
-        return make(tr("Offset in file"), QLocale().toString(qlonglong(v.asInt())), true);
+        return make(
+            tr("Bytes in file"),
+            tr("%1 to %2")
+                .arg(QLocale().toString(qlonglong(v.asInt())),
+                     QLocale().toString(qlonglong(v.asInt() + std::int64_t(node.leaf().nbytes)))),
+            true);
     if (n == "strides")
         return make(tr("Strides"), tr("%1 (a view: read into C order)").arg(shapeText(ints(v))),
                     true);

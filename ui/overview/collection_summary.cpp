@@ -25,6 +25,18 @@ QStringList keyPathOf(const Node& node) {
     return path;
 }
 
+// f(child) for each of the file's own keys of `node`: the children of a
+// group of dotted keys (made for display) are the collection's own.
+template <typename F>
+void forEachKey(const Node& node, const F& f) {
+    for (const Node* child : node.children()) {
+        if (child->isKeyGroup())
+            forEachKey(*child, f);
+        else
+            f(*child);
+    }
+}
+
 // Keeps the `top` largest entries seen, largest first.
 class Largest {
 public:
@@ -121,10 +133,10 @@ struct Walk {
                 break;
         }
         std::uint64_t bytes = 0;
-        for (const auto& child : node.children()) {
+        forEachKey(node, [&](const Node& child) {
             ++summary.keys;
-            bytes += visit(*child);
-        }
+            bytes += visit(child);
+        });
         return bytes;
     }
 };
@@ -132,10 +144,13 @@ struct Walk {
 CollectionSummary::Entry entryFor(const Node& node, std::uint64_t bytes, const Node& collection) {
     CollectionSummary::Entry e;
     e.keyPath = keyPathOf(node);
-    // The path below the collection, as a Python index would read it.
-    std::vector<std::string> relative;
-    for (const Node* n = &node; n && n != &collection; n = n->parent())
-        relative.insert(relative.begin(), n->key());
+    // The path below the collection, as a Python index would read it (the
+    // file's keys: groups of dotted keys are the view's, not the file's).
+    std::ptrdiff_t depth = 0;  // the collection's own keys from the root
+    for (const Node* n = &collection; n && n->parent(); n = n->parent())
+        depth += n->isKeyGroup() ? 0 : 1;
+    const std::vector<std::string> full = node.keyPath();
+    const std::vector<std::string> relative(full.begin() + depth, full.end());
     e.label = relative.size() == 1 ? nodetext::displayKey(relative.front())
                                    : nodetext::keyPathText(relative);
     e.kind = nodetext::kindText(node);
@@ -153,14 +168,16 @@ CollectionSummary summarizeCollection(const Node& collection, int top, const Can
 
     Walk walk{summary, cancel, Largest(top), {}, {}, 0};
     Largest children(top);
-    for (const auto& child : collection.children()) {
-        ++summary.keys;
-        const std::uint64_t bytes = walk.visit(*child);
-        summary.totalBytes += bytes;
-        children.add(child, bytes);
+    forEachKey(collection, [&](const Node& child) {
         if (summary.cancelled)
-            return summary;
-    }
+            return;
+        ++summary.keys;
+        const std::uint64_t bytes = walk.visit(child);
+        summary.totalBytes += bytes;
+        children.add(&child, bytes);
+    });
+    if (summary.cancelled)
+        return summary;
     for (const auto& [node, bytes] : children.entries())
         summary.largestChildren.push_back(entryFor(*node, bytes, collection));
     for (const auto& [node, bytes] : walk.leaves.entries())

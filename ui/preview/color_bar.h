@@ -6,7 +6,7 @@
 
 // The key to an image's colours: the colormap as a strip from the value at
 // its low end to the one at its high end, with the middle value, and the
-// colour of NaN (magenta) beside it when the data can hold NaN.
+// colour of NaN (magenta) beside it when the picture shows a NaN.
 class ColorBar : public QWidget {
     Q_OBJECT
 
@@ -14,7 +14,7 @@ public:
     explicit ColorBar(QWidget* parent = nullptr);
 
     void setRange(Colormap map, double low, double high);
-    // Whether to show NaN's colour (float data can hold NaN; integers cannot).
+    // Whether to show NaN's colour (the picture shows a NaN).
     void setNanShown(bool shown);
     Colormap colormap() const { return map_; }
     double low() const { return low_; }

@@ -290,6 +290,8 @@ ImageResult renderImage(const ImageRequest& r, const tensordict::CancelToken* ca
         const bool bytes = r.dtype == tensordict::DType::UInt8;
         const auto [low, high] = colourRange(s, bytes, r.scale, out.low, out.high);
         out.image = paint(s, low, high, colormapTable(r.colormap));
+        out.hasNan = s.channels < 3 && std::any_of(s.values.begin(), s.values.end(),
+                                                   [](double v) { return std::isnan(v); });
         if (s.channels >= 3 && bytes)
             out.low = 0, out.high = 255;
         return out;

@@ -61,6 +61,7 @@ struct ImageResult {
     double low = 0, high = 0;        // the values mapped to the ends of the colormap
     int stride = 1;                  // image pixel = `stride` slice rows/columns
     std::int64_t top = 0, left = 0;  // the slice element of the image's pixel (0, 0)
+    bool hasNan = false;             // a drawn pixel is NaN (shown in magenta)
     bool sourceChanged = false;      // the mapped file lost pages while it was read
     bool cancelled = false;          // stopped early: `cancel` was set
 };

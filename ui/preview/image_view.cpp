@@ -613,11 +613,10 @@ void ImageView::showOverview(const Frame& frame) {
 
 void ImageView::updateStatus() {
     // The key to the colours: one channel through the colormap (colour images show their own).
-    const auto category = tensordict::dtypeInfo(dtype_).category;
     colorBar_->setVisible(channelDim_ < 0 && !result_.image.isNull());
     colorBar_->setRange(controls_->colormap(), result_.low, result_.high);
-    colorBar_->setNanShown(category == tensordict::DTypeCategory::Float ||
-                           category == tensordict::DTypeCategory::Complex);
+    // NaN's colour only when the picture shows one.
+    colorBar_->setNanShown(result_.hasNan || (!detail_.image.isNull() && detail_.hasNan));
     const TensorSlice slice = selector_->slice();
     const int stride = detail_.image.isNull() ? result_.stride : detail_.stride;
     status_->setText(

@@ -324,11 +324,27 @@ Statistics computeStatistics(const StatisticsRequest& request,
 
     if (request.bins <= 0)
         return s;
-    // numpy.histogram(x, bins, range=(min, max)) on float64 values, edge rules included.
-    const int bins = std::max(1, request.bins);
+    // Floats: numpy.histogram(x, bins, range=(min, max)) on float64 values,
+    // edge rules included. Integers: bins of whole numbers, edges halfway
+    // between them (one bar per value when there are few values), so that
+    // no bin holds more values than its neighbour and none is empty by
+    // construction: equal bins over [min, max] would draw a comb.
+    int bins = std::max(1, request.bins);
     double first = s.min, last = s.max;
-    if (first == last)
+    const auto integral = [](DType t) {
+        const auto c = tensordict::dtypeInfo(t).category;
+        return c != tensordict::DTypeCategory::Float && c != tensordict::DTypeCategory::Complex;
+    };
+    if (integral(request.dtype) && (!request.other.data || integral(request.otherDtype))) {
+        const double values = s.max - s.min + 1;  // whole numbers from min to max
+        const double width = std::ceil(values / bins);
+        bins = static_cast<int>(std::ceil(values / width));
+        first = s.min - 0.5;
+        last = first + bins * width;
+    } else if (first == last) {
         first -= 0.5, last += 0.5;
+    }
+    s.histogramLow = first, s.histogramHigh = last;
     std::vector<double> edges(static_cast<std::size_t>(bins) + 1);
     const double step = (last - first) / bins;
     for (int i = 0; i < bins; ++i)

@@ -19,7 +19,10 @@ struct Statistics {
     double min = 0, max = 0, mean = 0;
     double std = 0;        // population (numpy's default, ddof=0), of the finite values
     double sampleStd = 0;  // sample (torch.std's default, ddof=1); 0 for fewer than two
-    std::vector<std::int64_t> histogram;  // equal bins over [min, max], numpy's edges and rounding
+    // Equal bins over [histogramLow, histogramHigh]: for floats [min, max] with
+    // numpy's edges and rounding; for integers whole numbers (edges at halves).
+    std::vector<std::int64_t> histogram;
+    double histogramLow = 0, histogramHigh = 0;
     bool cancelled = false;
     bool sourceChanged = false;  // the mapped file shrank or vanished while it was read
 };

@@ -49,6 +49,7 @@ StatisticsView::StatisticsView(QWidget* parent)
 }
 
 void StatisticsView::computed(const Statistics& s) {
+    stopping_ = false;
     computeButton_->setEnabled(true);
     cancelButton_->setEnabled(false);
     result_ = s;
@@ -87,6 +88,7 @@ void StatisticsView::setOther(tensordict::DType dtype, tensordict::LeafBytes byt
 
 void StatisticsView::dropComputation() {
     job_.cancel();  // of the leaf before: its result is never shown
+    stopping_ = false;
     computeButton_->setEnabled(true);
     cancelButton_->setEnabled(false);
 }
@@ -97,11 +99,15 @@ void StatisticsView::clear() {
 
 void StatisticsView::cancel() {
     job_.stop();  // the statistics end early and say "cancelled"
+    stopping_ = job_.isBusy();
 }
 
 void StatisticsView::compute() {
-    if (job_.isBusy())
+    // One computation at a time; but one that was asked to stop (its tab
+    // left a moment ago) is replaced, its "cancelled" never shown.
+    if (job_.isBusy() && !stopping_)
         return;
+    stopping_ = false;
     StatisticsRequest request;
     request.dtype = dtype_;
     request.bytes = bytes_;
@@ -152,7 +158,7 @@ void StatisticsView::showStatistics(const Statistics& s) {
     row(tr("NaN"), QString::number(s.nans));
     row(tr("Inf"), QString::number(s.infs));
     row(tr("Zeros"), QString::number(s.zeros));
-    histogram_->setData(s.histogram, s.min, s.max);
+    histogram_->setData(s.histogram, s.histogramLow, s.histogramHigh);
 }
 
 QString StatisticsView::field(const QString& name) const {

@@ -58,5 +58,6 @@ private:
     QFormLayout* form_;
     HistogramWidget* histogram_;
     JobTracker<Statistics> job_{this};
+    bool stopping_ = false;  // the running job was asked to stop: it ends "cancelled"
     Statistics result_;
 };
