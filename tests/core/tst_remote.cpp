@@ -131,6 +131,10 @@ private Q_SLOTS:
         const TensorDict td = load(url("big.tdz").toStdString());
         QCOMPARE(testsupport::countNodes(td.root()), std::size_t(2));
         QCOMPARE(td.root().child("x")->leaf().nbytes, std::uint64_t(1) << 30);
+        // nginx logs a request once it has answered it: wait for the log to
+        // hold every request made (the deadline only bounds a broken run).
+        const std::uint64_t made = httpCounters().requests - counted.requests;
+        QTRY_VERIFY_WITH_TIMEOUT(std::uint64_t(server_->requests().size() - before) >= made, 60000);
         const QStringList requests = server_->requests().mid(before);
         qint64 bytes = 0;
         for (const QString& line : requests)

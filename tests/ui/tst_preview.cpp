@@ -21,6 +21,7 @@
 #include <atomic>
 
 #include "color_bar.h"
+#include "compare_image_view.h"
 #include "document_page.h"
 #include "histogram_widget.h"
 #include "image_render.h"
@@ -688,6 +689,105 @@ private Q_SLOTS:
         QCOMPARE(histogram.binAt({1, 1}), -1);  // the axis' labels
     }
 
+    // A leaf far wider than tall (a Linear layer's weight) is drawn with a
+    // stride per axis and fills the view: all of its 10 rows are drawn (one
+    // stride for both axes drew 1 row of 10). The same for a tall leaf.
+    void elongatedLeavesDrawEveryRowAndColumn_data() {
+        QTest::addColumn<bool>("wide");
+        QTest::newRow("[10, 7200]") << true;
+        QTest::newRow("[7200, 10]") << false;
+    }
+    void elongatedLeavesDrawEveryRowAndColumn() {
+        QFETCH(bool, wide);
+        const std::int64_t few = 10, many = 7200;
+        std::vector<float> values(std::size_t(few * many));
+        for (std::int64_t i = 0; i < few * many; ++i)  // the short axis' index, as a value
+            values[std::size_t(i)] = float(wide ? i / many : i % few);
+        ImageView view;
+        view.resize(620, 420);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy rendered(&view, &ImageView::rendered);
+        view.setLeaf(
+            DType::Float32, ownedBytes(std::move(values)),
+            wide ? std::vector<std::int64_t>{few, many} : std::vector<std::int64_t>{many, few});
+        QTRY_VERIFY_WITH_TIMEOUT(rendered.count() >= 1 && !view.isRendering(), kBoundMs);
+        const QImage image = view.image();
+        QCOMPARE(wide ? image.height() : image.width(), int(few));
+        QVERIFY(wide ? image.width() < many : image.height() < many);
+        // Each of the 10 is there, darkest to brightest.
+        int previous = -1;
+        for (int k = 0; k < few; ++k) {
+            const int grey = QColor(wide ? image.pixel(0, k) : image.pixel(k, 0)).red();
+            QVERIFY2(grey > previous, qPrintable(QString("index %1: %2").arg(k).arg(grey)));
+            previous = grey;
+        }
+        QVERIFY2(view.statusText().contains(wide ? "a pixel per 1 × " : " × 1 elements"),
+                 qPrintable(view.statusText()));
+        QVERIFY(!view.colorBar()->nanShown());  // no NaN drawn, none in the key
+    }
+
+    // A - B of two [10, 7200] leaves that differ in columns the sampled
+    // picture skips: each difference pixel is the largest difference of
+    // its block, so the change shows in its row.
+    void comparisonShowsChangesBetweenSampledColumns() {
+        std::vector<float> a(10 * 7200, 1.0f), b = a;
+        for (int c = 101; c < 104; ++c)
+            b[std::size_t(7 * 7200 + c)] = 6.0f;
+        ImageRequest ra, rb;
+        ra.dtype = rb.dtype = DType::Float32;
+        ra.bytes = ownedBytes(std::move(a));
+        rb.bytes = ownedBytes(std::move(b));
+        ra.slice = TensorSlice::defaultFor({10, 7200});
+        ra.maxSide = 400;
+        const ComparisonImages images = renderComparison(ra, rb);
+        QCOMPARE(images.difference.stride.rows, 1);
+        QVERIFY(images.difference.stride.cols > 3);
+        QCOMPARE(images.maxAbsDiff, 5.0);
+        const QImage& d = images.difference.image;
+        QCOMPARE(d.height(), 10);
+        const QRgb equal = d.pixel(0, 0);  // no difference there
+        int changed = 0;
+        for (int y = 0; y < d.height(); ++y)
+            for (int x = 0; x < d.width(); ++x)
+                if (d.pixel(x, y) != equal) {
+                    QCOMPARE(y, 7);
+                    ++changed;
+                }
+        QVERIFY(changed >= 1);
+        QCOMPARE(CompareImageView::strideText({1, 21}), QString(" (every row, every 21st column)"));
+        QCOMPARE(CompareImageView::strideText({2, 12}),
+                 QString(" (every 2nd row, every 12th column)"));
+    }
+
+    // An integer histogram has bins of whole numbers: int32 0..49, each 6
+    // times, is 50 bars of 6, not a comb of 64 bins.
+    void integerHistogramsHaveWholeNumberBins() {
+        std::vector<std::int32_t> values;
+        for (int k = 0; k < 6; ++k)
+            for (int v = 0; v < 50; ++v)
+                values.push_back(v);
+        StatisticsRequest request;
+        request.dtype = DType::Int32;
+        request.bytes = ownedBytes(std::move(values));
+        request.numel = 300;
+        const Statistics s = computeStatistics(request);
+        QCOMPARE(s.histogram, std::vector<std::int64_t>(50, 6));
+        QCOMPARE(s.histogramLow, -0.5);
+        QCOMPARE(s.histogramHigh, 49.5);
+        // More values than bins: each bin the same count of whole numbers.
+        std::vector<std::int16_t> wide(1000);
+        for (int v = 0; v < 1000; ++v)
+            wide[std::size_t(v)] = std::int16_t(v);
+        request.dtype = DType::Int16;
+        request.bytes = ownedBytes(std::move(wide));
+        request.numel = 1000;
+        const Statistics w = computeStatistics(request);
+        QCOMPARE(int(w.histogram.size()), 63);  // bins of 16 values: 62 full, the last 8
+        QCOMPARE(w.histogram.front(), std::int64_t(16));
+        QCOMPARE(w.histogram.back(), std::int64_t(1000 - 62 * 16));
+    }
+
     void largeImageIsRenderedAtScreenResolution() {
         const int side = 2048;
         QByteArray raw(side * side * 4, '\0');
@@ -788,9 +888,9 @@ private Q_SLOTS:
         r.bytes = ownedBytes(raw);
         r.slice = TensorSlice::defaultFor({rows, cols});
         r.scale = static_cast<ImageScale>(scale);
-        r.stride = 1;
+        r.stride = {1, 1};
         const ImageResult drawn = renderImage(r);
-        QCOMPARE(drawn.stride, 1);
+        QVERIFY(drawn.stride.isOne());
         const RangeResult exact = sliceRange(r);
         QVERIFY(!exact.cancelled && !exact.sourceChanged);
         QCOMPARE(exact.low, drawn.low);

@@ -80,12 +80,29 @@ void CompareImageView::showImages(const ComparisonImages& result) {
     status_->setText(tr("%1 × %2 px%3 · A and B colour range %4 … %5")
                          .arg(result_.a.image.width())
                          .arg(result_.a.image.height())
-                         .arg(result_.a.stride > 1
-                                  ? tr(" (every %1th row and column)").arg(result_.a.stride)
-                                  : QString())
+                         .arg(strideText(result_.a.stride))
                          .arg(result_.a.low, 0, 'g', 6)
                          .arg(result_.a.high, 0, 'g', 6));
     Q_EMIT rendered();
+}
+
+// Which rows and columns a sampled picture shows: " (every 2nd row, every
+// 21st column)".
+QString CompareImageView::strideText(Strides stride) {
+    const auto every = [](int n, const QString& what) {
+        if (n <= 1)
+            return tr("every %1").arg(what);
+        const int lastTwo = n % 100, last = n % 10;
+        const char* suffix = lastTwo >= 11 && lastTwo <= 13 ? "th"
+                             : last == 1                    ? "st"
+                             : last == 2                    ? "nd"
+                             : last == 3                    ? "rd"
+                                                            : "th";
+        return tr("every %1%2 %3").arg(n).arg(suffix).arg(what);
+    };
+    if (stride.isOne())
+        return {};
+    return " (" + every(stride.rows, tr("row")) + ", " + every(stride.cols, tr("column")) + ")";
 }
 
 void CompareImageView::setLeaves(tensordict::DType aType, tensordict::LeafBytes a,

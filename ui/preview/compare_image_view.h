@@ -38,6 +38,10 @@ Q_SIGNALS:
     void rendered();
     void sourceChanged();  // a leaf's file lost data while it was read
 
+public:
+    // Which rows and columns a sampled picture shows: " (every 2nd row, every 21st column)".
+    static QString strideText(Strides stride);
+
 private:
     void render();
     void showImages(const ComparisonImages& result);

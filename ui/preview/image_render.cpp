@@ -84,7 +84,8 @@ namespace {
 // The drawn pixels' values of a slice, channel-major.
 struct Samples {
     std::vector<double> values;
-    int w = 0, h = 0, channels = 1, stride = 1;
+    int w = 0, h = 0, channels = 1;
+    Strides stride;
     bool lost = false, cancelled = false;
 };
 
@@ -107,12 +108,12 @@ void adviseRows(const ImageRequest& r, const TensorSlice::Layout& at, std::int64
                 std::int64_t left, const Samples& s, std::size_t item) {
     const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
     for (int y = 0; y < s.h; ++y) {
-        const std::int64_t row = top + std::int64_t(y) * s.stride;
+        const std::int64_t row = top + std::int64_t(y) * s.stride.rows;
         const auto begin = reinterpret_cast<std::uintptr_t>(
             r.bytes.data.get() + static_cast<std::size_t>(at.at(row, left)) * item);
         const auto end = reinterpret_cast<std::uintptr_t>(
             r.bytes.data.get() +
-            static_cast<std::size_t>(at.at(row, left + std::int64_t(s.w - 1) * s.stride) + 1) *
+            static_cast<std::size_t>(at.at(row, left + std::int64_t(s.w - 1) * s.stride.cols) + 1) *
                 item);
         const std::uintptr_t first = begin / page * page;
         ::madvise(reinterpret_cast<void*>(first), end - first, MADV_WILLNEED);
@@ -127,12 +128,15 @@ std::pair<std::int64_t, std::int64_t> regionOf(const ImageRequest& r) {
             r.width < 0 ? r.slice.cols() - left : std::min(r.width, r.slice.cols() - left)};
 }
 
-// The stride the picture is drawn at: the request's, or the smallest that fits maxSide.
-int strideOf(const ImageRequest& r) {
+// The strides the picture is drawn at: the request's, or on each axis the
+// smallest that fits maxSide.
+Strides strideOf(const ImageRequest& r) {
     const auto [rows, cols] = regionOf(r);
-    return r.stride > 0 ? r.stride
-                        : static_cast<int>(std::max<std::int64_t>(
-                              1, (std::max(rows, cols) + r.maxSide - 1) / r.maxSide));
+    const auto fitting = [&r](std::int64_t n) {
+        return static_cast<int>(std::max<std::int64_t>(1, (n + r.maxSide - 1) / r.maxSide));
+    };
+    return {r.stride.rows > 0 ? r.stride.rows : fitting(rows),
+            r.stride.cols > 0 ? r.stride.cols : fitting(cols)};
 }
 
 Samples sample(const ImageRequest& r, const tensordict::CancelToken* cancel) {
@@ -141,8 +145,8 @@ Samples sample(const ImageRequest& r, const tensordict::CancelToken* cancel) {
     const std::int64_t left = std::clamp<std::int64_t>(r.left, 0, r.slice.cols());
     const auto [rows, cols] = regionOf(r);
     s.stride = strideOf(r);
-    s.h = static_cast<int>((rows + s.stride - 1) / s.stride);
-    s.w = static_cast<int>((cols + s.stride - 1) / s.stride);
+    s.h = static_cast<int>((rows + s.stride.rows - 1) / s.stride.rows);
+    s.w = static_cast<int>((cols + s.stride.cols - 1) / s.stride.cols);
     const std::size_t item = tensordict::itemSize(r.dtype);
     s.channels = r.channelDim >= 0
                      ? static_cast<int>(r.slice.shape[static_cast<std::size_t>(r.channelDim)])
@@ -157,15 +161,15 @@ Samples sample(const ImageRequest& r, const tensordict::CancelToken* cancel) {
                 slice.index[static_cast<std::size_t>(r.channelDim)] = c;
             // The slice as an affine map: two additions per pixel, nothing allocated.
             const TensorSlice::Layout at = slice.layout();
-            if (s.stride > 1 && at.colStride == 1)
+            if (s.stride.rows > 1 && at.colStride == 1)
                 adviseRows(r, at, top, left, s, item);
-            const std::int64_t step = std::int64_t(s.stride) * at.colStride;
+            const std::int64_t step = std::int64_t(s.stride.cols) * at.colStride;
             for (int y = 0; y < s.h; ++y) {
                 if (cancel && cancel->isCancelled()) {
                     s.cancelled = true;
                     return;
                 }
-                std::int64_t flat = at.at(top + std::int64_t(y) * s.stride, left);
+                std::int64_t flat = at.at(top + std::int64_t(y) * s.stride.rows, left);
                 double* out = s.values.data() + (static_cast<std::size_t>(c) * s.h + y) * s.w;
                 for (int x = 0; x < s.w; ++x, flat += step)
                     out[x] = valueAt(r.bytes.data.get() + static_cast<std::size_t>(flat) * item,
@@ -244,17 +248,18 @@ namespace {
 
 // The rows of the slice the picture samples, every channel, made readable
 // (a leaf read page by page inflates or fetches them here, on the worker):
-// every `stride`th row only, so that the fit picture of a 1 GiB leaf on a
-// web server fetches a few percent of it.
-SliceHold requireRows(const ImageRequest& r, int stride, const tensordict::CancelToken* cancel) {
+// every stride.rows-th row only, so that the fit picture of a 1 GiB leaf on
+// a web server fetches a few percent of it.
+SliceHold requireRows(const ImageRequest& r, Strides stride,
+                      const tensordict::CancelToken* cancel) {
     if (!r.bytes.pages)
         return {};
     const std::int64_t top = std::clamp<std::int64_t>(r.top, 0, r.slice.rows());
     const std::int64_t left = std::clamp<std::int64_t>(r.left, 0, r.slice.cols());
     const auto [rows, cols] = regionOf(r);
-    return requireSpans(r.bytes, r.dtype,
-                        r.slice.rowSpans(top, top + rows, stride, left, left + cols, r.channelDim),
-                        cancel);
+    return requireSpans(
+        r.bytes, r.dtype,
+        r.slice.rowSpans(top, top + rows, stride.rows, left, left + cols, r.channelDim), cancel);
 }
 
 }  // namespace
@@ -460,6 +465,69 @@ RangeResult sliceRange(const ImageRequest& r, const tensordict::CancelToken* can
     return out;
 }
 
+namespace {
+
+// Keeps in `best` the larger of its difference and x - y (NaN on one side
+// wins: drawn in magenta); false once NaN is kept (nothing can beat it).
+bool largerDifference(double x, double y, double& best) {
+    if (x == y || (std::isnan(x) && std::isnan(y)))
+        return true;
+    const double d = x - y;
+    if (std::isnan(d)) {
+        best = d;
+        return false;
+    }
+    if (!std::isnan(best) && std::abs(d) > std::abs(best))
+        best = d;
+    return true;
+}
+
+// The difference image of `a` and `b` at `stride`, every element of each
+// pixel's block considered (guarded; checks `cancel` every row of pixels).
+bool poolDifferences(const ImageRequest& a, const ImageRequest& b, Strides stride, Samples& sd,
+                     const tensordict::CancelToken* cancel) {
+    const std::int64_t top = std::clamp<std::int64_t>(a.top, 0, a.slice.rows());
+    const std::int64_t left = std::clamp<std::int64_t>(a.left, 0, a.slice.cols());
+    const auto [rows, cols] = regionOf(a);
+    const int channels =
+        a.channelDim >= 0 ? static_cast<int>(a.slice.shape[std::size_t(a.channelDim)]) : 1;
+    const std::size_t ia = tensordict::itemSize(a.dtype), ib = tensordict::itemSize(b.dtype);
+    bool cancelled = false;
+    const bool read = tensordict::tryGuardedRun([&] {
+        for (int y = 0; y < sd.h && !cancelled; ++y) {
+            if (cancel && cancel->isCancelled()) {
+                cancelled = true;
+                return;
+            }
+            for (int x = 0; x < sd.w; ++x) {
+                double best = 0;
+                bool open = true;
+                TensorSlice slice = a.slice;
+                for (int c = 0; c < channels && open; ++c) {
+                    if (a.channelDim >= 0)
+                        slice.index[std::size_t(a.channelDim)] = c;
+                    const TensorSlice::Layout at = slice.layout();
+                    const std::int64_t r0 = top + std::int64_t(y) * stride.rows;
+                    const std::int64_t c0 = left + std::int64_t(x) * stride.cols;
+                    for (std::int64_t r = r0; r < std::min(r0 + stride.rows, top + rows) && open;
+                         ++r)
+                        for (std::int64_t k = c0;
+                             k < std::min(c0 + stride.cols, left + cols) && open; ++k) {
+                            const std::size_t flat = static_cast<std::size_t>(at.at(r, k));
+                            open = largerDifference(
+                                valueAt(a.bytes.data.get() + flat * ia, a.dtype),
+                                valueAt(b.bytes.data.get() + flat * ib, b.dtype), best);
+                        }
+                }
+                sd.values[static_cast<std::size_t>(y) * sd.w + x] = best;
+            }
+        }
+    });
+    return read && !cancelled;
+}
+
+}  // namespace
+
 ComparisonImages renderComparison(const ImageRequest& a, const ImageRequest& b,
                                   const tensordict::CancelToken* cancel) {
     ComparisonImages out;
@@ -505,20 +573,19 @@ ComparisonImages renderComparison(const ImageRequest& a, const ImageRequest& b,
     const std::size_t pixels = sd.values.size();
     for (std::size_t i = 0; i < pixels; ++i) {
         double best = 0;
-        for (int c = 0; c < sa.channels; ++c) {
-            const double x = sa.values[static_cast<std::size_t>(c) * pixels + i];
-            const double y = sb.values[static_cast<std::size_t>(c) * pixels + i];
-            if (x == y || (std::isnan(x) && std::isnan(y)))
-                continue;
-            const double d = x - y;
-            if (std::isnan(d)) {
-                best = d;  // NaN on one side: drawn in magenta
+        for (int c = 0; c < sa.channels; ++c)
+            if (!largerDifference(sa.values[static_cast<std::size_t>(c) * pixels + i],
+                                  sb.values[static_cast<std::size_t>(c) * pixels + i], best))
                 break;
-            }
-            if (std::abs(d) > std::abs(best))
-                best = d;
-        }
         sd.values[i] = best;
+    }
+    // Sampled pictures of leaves in memory or mapped: each pixel of A - B is
+    // the largest difference of all the elements it stands for, so that a
+    // change between the sampled rows and columns still shows.
+    if (!sa.stride.isOne() && !a.bytes.pages && !b.bytes.pages &&
+        !poolDifferences(a, rb, sa.stride, sd, cancel)) {
+        out.sourceChanged = !(cancel && cancel->isCancelled());
+        return out.sourceChanged ? out : ComparisonImages{};
     }
     std::vector<double> magnitudes;
     magnitudes.reserve(pixels);

@@ -18,6 +18,16 @@ QStringList colormapNames();
 // 256 colours of a colormap, low to high.
 QVector<QRgb> colormapTable(Colormap map);
 
+// How many slice rows and columns one image pixel stands for. Equal in the
+// usual picture; a leaf far wider than tall (a Linear layer's weight,
+// [10, 7200]) keeps every row (rows 1) while its columns are sampled.
+struct Strides {
+    int rows = 1, cols = 1;
+    bool operator==(const Strides& o) const { return rows == o.rows && cols == o.cols; }
+    bool operator!=(const Strides& o) const { return !(*this == o); }
+    bool isOne() const { return rows == 1 && cols == 1; }
+};
+
 struct ImageRequest;
 struct ImageResult;
 struct RangeResult;
@@ -42,13 +52,14 @@ struct ImageRequest {
     int channelDim = -1;
     Colormap colormap = Colormap::Gray;
     ImageScale scale = ImageScale::MinMax;
-    int maxSide = 4096;  // larger slices are drawn with a stride (unless `stride` is given)
+    int maxSide = 4096;  // longer sides are drawn with a stride (unless `stride` is given)
     // Level of detail: only rows [top, top + height) and columns [left,
-    // left + width) of the slice (-1: to the end), every `stride`th of them
-    // (0: the smallest stride that fits maxSide). Image pixel (x, y) is slice
-    // element (top + y * stride, left + x * stride).
+    // left + width) of the slice (-1: to the end), every stride.rows-th row
+    // and stride.cols-th column of them (0: the smallest stride that fits
+    // maxSide on that axis). Image pixel (x, y) is slice element
+    // (top + y * stride.rows, left + x * stride.cols).
     std::int64_t top = 0, left = 0, height = -1, width = -1;
-    int stride = 0;
+    Strides stride{0, 0};
     // The colour range to use, so that every region of a slice looks alike;
     // without it the range comes from the drawn pixels themselves.
     bool fixedRange = false;
@@ -59,7 +70,7 @@ struct ImageRequest {
 struct ImageResult {
     QImage image;
     double low = 0, high = 0;        // the values mapped to the ends of the colormap
-    int stride = 1;                  // image pixel = `stride` slice rows/columns
+    Strides stride;                  // image pixel = stride.rows x stride.cols slice elements
     std::int64_t top = 0, left = 0;  // the slice element of the image's pixel (0, 0)
     bool hasNan = false;             // a drawn pixel is NaN (shown in magenta)
     bool sourceChanged = false;      // the mapped file lost pages while it was read

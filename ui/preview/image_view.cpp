@@ -28,26 +28,46 @@ ImageCanvas::ImageCanvas(QWidget* parent) : QWidget(parent) {
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
 }
 
-void ImageCanvas::setImage(const QImage& image, int stride) {
+ImageCanvas::Scale ImageCanvas::fitScale(QSizeF elements, QSizeF box) {
+    const double zx = box.width() / std::max(1.0, elements.width());
+    const double zy = box.height() / std::max(1.0, elements.height());
+    // Square elements unless that would leave the slice a thin strip (under
+    // a quarter of the box) whose few rows (or columns) the box could show
+    // each in a pixel of their own: then each axis fills the box.
+    constexpr double kStretchFrom = 4;
+    const bool fewRows = zy > kStretchFrom * zx && elements.height() <= box.height();
+    const bool fewCols = zx > kStretchFrom * zy && elements.width() <= box.width();
+    if (fewRows || fewCols) {
+        const auto crisp = [](double z) { return z > 1 ? std::floor(z) : z; };
+        return {crisp(zx), crisp(zy) / crisp(zx)};
+    }
+    double zoom = std::min(zx, zy);
+    if (zoom > 1)
+        zoom = std::floor(zoom);  // crisp pixels when enlarging
+    return {zoom, 1};
+}
+
+void ImageCanvas::setImage(const QImage& image, Strides stride) {
     const QSizeF before = covered();
-    const int strideBefore = stride_;
+    const Strides strideBefore = stride_;
     image_ = image;
-    stride_ = std::max(1, stride);
+    stride_ = {std::max(1, stride.rows), std::max(1, stride.cols)};
     // The same slice at another stride covers the same elements (up to a
     // pixel's rounding): the zoom stays. Another slice is fitted.
-    const double slack = std::max(strideBefore, stride_);
     const QSizeF now = covered();
-    const bool sameSlice = std::abs(now.width() - before.width()) <= slack &&
-                           std::abs(now.height() - before.height()) <= slack;
+    const bool sameSlice =
+        std::abs(now.width() - before.width()) <= std::max(strideBefore.cols, stride_.cols) &&
+        std::abs(now.height() - before.height()) <= std::max(strideBefore.rows, stride_.rows);
     if (!sameSlice || fitted_)
         fit();
     update();
 }
 
-void ImageCanvas::setDetail(const QImage& image, std::int64_t top, std::int64_t left, int stride) {
+void ImageCanvas::setDetail(const QImage& image, std::int64_t top, std::int64_t left,
+                            Strides stride) {
     detail_ = image;
     detailAt_ = QPointF(double(left), double(top));
-    detailStride_ = std::max(1, stride);
+    detailStride_ = {std::max(1, stride.rows), std::max(1, stride.cols)};
     update();
 }
 
@@ -57,7 +77,16 @@ void ImageCanvas::clearDetail() {
 }
 
 QSizeF ImageCanvas::covered() const {
-    return QSizeF(image_.size()) * stride_;
+    return {double(image_.width()) * stride_.cols, double(image_.height()) * stride_.rows};
+}
+
+QPointF ImageCanvas::toWidget(QPointF element) const {
+    return offset_ + QPointF(element.x() * zoom_, element.y() * zoom_ * aspect_);
+}
+
+QPointF ImageCanvas::toElement(QPointF widget) const {
+    const QPointF d = widget - offset_;
+    return {d.x() / zoom_, d.y() / (zoom_ * aspect_)};
 }
 
 void ImageCanvas::fit() {
@@ -65,31 +94,32 @@ void ImageCanvas::fit() {
     if (image_.isNull())
         return;
     const QSizeF size = covered();
-    zoom_ = std::min(width() / size.width(), height() / size.height());
-    if (zoom_ > 1)
-        zoom_ = std::floor(zoom_);  // crisp pixels when enlarging
-    offset_ = QPointF((width() - size.width() * zoom_) / 2, (height() - size.height() * zoom_) / 2);
+    const Scale scale = fitScale(size, QSizeF(width(), height()));
+    zoom_ = scale.zoom, aspect_ = scale.aspect;
+    offset_ = QPointF((width() - size.width() * zoom_) / 2,
+                      (height() - size.height() * zoom_ * aspect_) / 2);
     update();
     Q_EMIT viewChanged();
 }
 
 void ImageCanvas::setZoom(double zoom) {
     const QPointF centre(width() / 2.0, height() / 2.0);
-    const QPointF at = (centre - offset_) / zoom_;
+    const QPointF at = toElement(centre);
     zoom_ = std::clamp(zoom, 1e-4, 256.0);
-    offset_ = centre - at * zoom_;
+    offset_ = centre - QPointF(at.x() * zoom_, at.y() * zoom_ * aspect_);
     fitted_ = false;
     update();
     Q_EMIT viewChanged();
 }
 
 QRectF ImageCanvas::visibleElements() const {
-    const QRectF onScreen(-offset_ / zoom_, QSizeF(width(), height()) / zoom_);
+    const QRectF onScreen(toElement({0, 0}), toElement(QPointF(width(), height())));
     return onScreen.intersected(QRectF(QPointF(0, 0), covered()));
 }
 
-double ImageCanvas::elementsPerDevicePixel() const {
-    return 1.0 / (zoom_ * devicePixelRatioF());
+QSizeF ImageCanvas::elementsPerDevicePixel() const {
+    const double dpr = devicePixelRatioF();
+    return {1.0 / (zoom_ * dpr), 1.0 / (zoom_ * aspect_ * dpr)};
 }
 
 void ImageCanvas::resizeEvent(QResizeEvent*) {
@@ -102,12 +132,14 @@ void ImageCanvas::resizeEvent(QResizeEvent*) {
 void ImageCanvas::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.fillRect(rect(), palette().color(QPalette::Mid));
-    auto draw = [&](const QImage& image, QPointF at, int stride) {
+    auto draw = [&](const QImage& image, QPointF at, Strides stride) {
         if (image.isNull())
             return;
-        const double scale = stride * zoom_;  // screen pixels per image pixel
-        p.setRenderHint(QPainter::SmoothPixmapTransform, scale * devicePixelRatioF() < 1);
-        p.drawImage(QRectF(offset_ + at * zoom_, QSizeF(image.size()) * scale), image);
+        // Screen pixels per image pixel, across and down.
+        const double sx = stride.cols * zoom_, sy = stride.rows * zoom_ * aspect_;
+        p.setRenderHint(QPainter::SmoothPixmapTransform,
+                        std::min(sx, sy) * devicePixelRatioF() < 1);
+        p.drawImage(QRectF(toWidget(at), QSizeF(image.width() * sx, image.height() * sy)), image);
     };
     draw(image_, {}, stride_);
     draw(detail_, detailAt_, detailStride_);  // finer, over the coarse picture
@@ -118,9 +150,9 @@ void ImageCanvas::wheelEvent(QWheelEvent* event) {
         return;
     const double factor = std::pow(1.25, event->angleDelta().y() / 120.0);
     const QPointF at = event->position();
-    const QPointF slicePoint = (at - offset_) / zoom_;
+    const QPointF slicePoint = toElement(at);
     zoom_ = std::clamp(zoom_ * factor, 1e-4, 256.0);
-    offset_ = at - slicePoint * zoom_;
+    offset_ = at - QPointF(slicePoint.x() * zoom_, slicePoint.y() * zoom_ * aspect_);
     fitted_ = false;
     update();
     Q_EMIT viewChanged();
@@ -138,7 +170,7 @@ void ImageCanvas::mouseMoveEvent(QMouseEvent* event) {
         update();
         Q_EMIT viewChanged();
     }
-    const QPointF p = (event->position() - offset_) / zoom_;
+    const QPointF p = toElement(event->position());
     const QSizeF size = covered();
     if (p.x() >= 0 && p.y() >= 0 && p.x() < size.width() && p.y() < size.height())
         Q_EMIT hovered(static_cast<qint64>(p.x()), static_cast<qint64>(p.y()));
@@ -341,18 +373,24 @@ bool ImageView::rawColour() const {
     return channelDim_ >= 0 && dtype_ == tensordict::DType::UInt8;
 }
 
-// The smallest stride at which the whole slice fits the canvas's device pixels:
-// the first picture is never larger than the screen.
-int ImageView::overviewStride() const {
+// The smallest strides at which the whole slice, as the canvas fits it,
+// takes no more image pixels than device pixels: the first picture is never
+// larger than the screen, and a slice that fills the view along an axis of
+// few elements (a wide leaf's rows) keeps every one of them.
+Strides ImageView::overviewStride() const {
     const TensorSlice slice = selector_->slice();
     const double dpr = canvas_->devicePixelRatioF();
-    const double w = std::max(1.0, canvas_->width() * dpr),
-                 h = std::max(1.0, canvas_->height() * dpr);
-    const double need = std::max(double(slice.cols()) / w, double(slice.rows()) / h);
-    return static_cast<int>(std::max(1.0, std::ceil(need - 1e-9)));
+    const QSizeF elements(double(std::max<std::int64_t>(1, slice.cols())),
+                          double(std::max<std::int64_t>(1, slice.rows())));
+    const ImageCanvas::Scale fit = ImageCanvas::fitScale(
+        elements, QSizeF(std::max(1, canvas_->width()), std::max(1, canvas_->height())));
+    const auto stride = [](double elementsPerPixel) {
+        return static_cast<int>(std::max(1.0, std::ceil(elementsPerPixel - 1e-9)));
+    };
+    return {stride(1.0 / (fit.zoom * fit.aspect * dpr)), stride(1.0 / (fit.zoom * dpr))};
 }
 
-const ImageView::Frame* ImageView::cachedFrame(const TensorSlice& slice, int stride) const {
+const ImageView::Frame* ImageView::cachedFrame(const TensorSlice& slice, Strides stride) const {
     const auto colormap = controls_->colormap();
     const auto scale = controls_->scale();
     for (const Frame& f : frames_)
@@ -377,7 +415,7 @@ void ImageView::keepFrame(const ImageRequest& request, const ImageResult& result
 
 std::optional<ImageView::Job> ImageView::visibleJob() {
     const TensorSlice slice = selector_->slice();
-    const int stride = overviewStride();
+    const Strides stride = overviewStride();
     const auto colormap = controls_->colormap();
     const auto scale = controls_->scale();
     const bool shownIsCurrent = shown_ && shown_->slice == slice && shown_->stride == stride &&
@@ -393,10 +431,14 @@ std::optional<ImageView::Job> ImageView::visibleJob() {
         }
     }
     // Zoomed in past the whole-slice picture: the region on screen, finer.
-    const double perPixel = canvas_->elementsPerDevicePixel();
-    const int detailStride = static_cast<int>(std::max(1.0, std::ceil(perPixel - 1e-9)));
+    const QSizeF perPixel = canvas_->elementsPerDevicePixel();
+    const auto strideFor = [](double elementsPerPixel) {
+        return static_cast<int>(std::max(1.0, std::ceil(elementsPerPixel - 1e-9)));
+    };
+    const Strides detailStride{strideFor(perPixel.height()), strideFor(perPixel.width())};
     const QRectF visible = canvas_->visibleElements();
-    if (detailStride >= result_.stride || visible.isEmpty()) {
+    if ((detailStride.rows >= result_.stride.rows && detailStride.cols >= result_.stride.cols) ||
+        visible.isEmpty()) {
         if (!detail_.image.isNull()) {
             detail_ = {};
             canvas_->clearDetail();
@@ -428,8 +470,10 @@ std::optional<ImageView::Job> ImageView::visibleJob() {
     Job job{JobKind::Detail, requestFor(slice)};
     ImageRequest& r = job.request;
     r.stride = detailStride;
-    r.left = static_cast<std::int64_t>(std::floor(region.left() / detailStride)) * detailStride;
-    r.top = static_cast<std::int64_t>(std::floor(region.top() / detailStride)) * detailStride;
+    r.left = static_cast<std::int64_t>(std::floor(region.left() / detailStride.cols)) *
+             detailStride.cols;
+    r.top =
+        static_cast<std::int64_t>(std::floor(region.top() / detailStride.rows)) * detailStride.rows;
     r.width = static_cast<std::int64_t>(std::ceil(region.right())) - r.left;
     r.height = static_cast<std::int64_t>(std::ceil(region.bottom())) - r.top;
     r.fixedRange = true;  // the whole slice's range: the detail matches the picture under it
@@ -466,7 +510,7 @@ std::optional<ImageView::Job> ImageView::readAheadJob() const {
     if (dim < 0)
         return std::nullopt;
     const auto u = static_cast<std::size_t>(dim);
-    const int stride = overviewStride();
+    const Strides stride = overviewStride();
     for (int delta : {1, -1, 2, -2}) {  // the next frames first: scrubbing goes on
         TensorSlice next = slice;
         next.index[u] += delta;
@@ -550,7 +594,7 @@ void ImageView::jobFinished(const Job& job, const ImageResult& result) {
         return;
     }
     // A whole slice drawn at stride 1 saw every element: its own range is exact.
-    const bool exactAsDrawn = job.request.fixedRange || result.stride == 1 || rawColour();
+    const bool exactAsDrawn = job.request.fixedRange || result.stride.isOne() || rawColour();
     switch (job.kind) {
         case JobKind::Overview:
             keepFrame(job.request, result, exactAsDrawn);
@@ -618,12 +662,14 @@ void ImageView::updateStatus() {
     // NaN's colour only when the picture shows one.
     colorBar_->setNanShown(result_.hasNan || (!detail_.image.isNull() && detail_.hasNan));
     const TensorSlice slice = selector_->slice();
-    const int stride = detail_.image.isNull() ? result_.stride : detail_.stride;
+    const Strides stride = detail_.image.isNull() ? result_.stride : detail_.stride;
     status_->setText(
         tr("%1 × %2%3 · colour range %4 … %5 %6")
             .arg(slice.rows())
             .arg(slice.cols())
-            .arg(stride > 1 ? tr(" · a pixel per %1 × %1 elements").arg(stride) : QString())
+            .arg(stride.isOne()
+                     ? QString()
+                     : tr(" · a pixel per %1 × %2 elements").arg(stride.rows).arg(stride.cols))
             .arg(result_.low, 0, 'g', 6)
             .arg(result_.high, 0, 'g', 6)
             .arg(shown_ && shown_->exact ? tr("(exact)") : tr("(sampled)")));
@@ -669,5 +715,9 @@ void ImageView::showHover(qint64 col, qint64 row) {
 }
 
 QString ImageView::hoverText() const {
+    return status_->text();
+}
+
+QString ImageView::statusText() const {
     return status_->text();
 }

@@ -20,25 +20,36 @@ class SliceSelector;
 // (drag), in the slice's coordinates: a picture of the whole slice at
 // screen resolution and, zoomed in, a finer one of the region on screen
 // drawn over it (level of detail: nothing is ever drawn at full size).
+// Elements are square on screen, but for a slice far wider than tall (or
+// taller than wide), which then fills the view: a [10, 7200] leaf shows
+// its 10 rows as bands, not as one pixel row.
 class ImageCanvas : public QWidget {
     Q_OBJECT
 
 public:
     explicit ImageCanvas(QWidget* parent = nullptr);
-    // The whole slice, every `stride`th row and column.
-    void setImage(const QImage& image, int stride = 1);
-    // Part of the slice: pixel (x, y) is element (top + y * stride, left + x * stride).
-    void setDetail(const QImage& image, std::int64_t top, std::int64_t left, int stride);
+    // How a slice of `elements` (columns x rows) fits `box` (device-independent
+    // pixels): screen pixels per column (zoom) and per row (zoom x aspect).
+    struct Scale {
+        double zoom = 1, aspect = 1;
+    };
+    static Scale fitScale(QSizeF elements, QSizeF box);
+    // The whole slice, every stride.rows-th row and stride.cols-th column.
+    void setImage(const QImage& image, Strides stride = {});
+    // Part of the slice: pixel (x, y) is element (top + y * rows, left + x * cols).
+    void setDetail(const QImage& image, std::int64_t top, std::int64_t left, Strides stride);
     void clearDetail();
     const QImage& detail() const { return detail_; }
     void fit();
-    // Screen pixels per slice element, and zooming to `zoom` around the centre.
+    // Screen pixels per slice column (rows: times aspect()), and zooming to
+    // `zoom` around the centre.
     double zoom() const { return zoom_; }
+    double aspect() const { return aspect_; }
     void setZoom(double zoom);
     // The slice elements on screen (within the slice), and how many slice
-    // elements one device pixel spans.
+    // columns and rows one device pixel spans.
     QRectF visibleElements() const;
-    double elementsPerDevicePixel() const;
+    QSizeF elementsPerDevicePixel() const;
 
 Q_SIGNALS:
     void hovered(qint64 col, qint64 row);  // slice element under the cursor, -1 outside
@@ -53,14 +64,18 @@ protected:
 
 private:
     QSizeF covered() const;  // slice elements the whole-slice image spans
+    // Widget position of slice element (column, row), and back.
+    QPointF toWidget(QPointF element) const;
+    QPointF toElement(QPointF widget) const;
 
     QImage image_;
-    int stride_ = 1;
+    Strides stride_;
     QImage detail_;
     QPointF detailAt_;  // slice (column, row) of the detail's top-left pixel
-    int detailStride_ = 1;
+    Strides detailStride_;
     double zoom_ = 1;
-    QPointF offset_;  // widget position of the slice's top-left corner
+    double aspect_ = 1;  // rows are drawn aspect_ times as tall as columns are wide
+    QPointF offset_;     // widget position of the slice's top-left corner
     QPoint dragStart_;
     bool fitted_ = true;
 };
@@ -134,6 +149,8 @@ public:
     void setScale(ImageScale scale);
     // Whether what the screen needs is still being drawn.
     bool isRendering() const;
+    // The line under the picture: its size, strides and colour range.
+    QString statusText() const;
     // Frames of a stack held rendered (the shown one and those read ahead).
     int cachedFrames() const { return static_cast<int>(frames_.size()); }
     // Whether the shown colour range is the whole slice's, not a sample's.
@@ -173,14 +190,14 @@ private:
         TensorSlice slice;
         Colormap colormap;
         ImageScale scale;
-        int stride;
+        Strides stride;
         ImageResult result;
         bool exact = false;  // result's range is the whole slice's, not a sample's
     };
 
     ImageRequest requestFor(const TensorSlice& slice) const;
-    int overviewStride() const;
-    const Frame* cachedFrame(const TensorSlice& slice, int stride) const;
+    Strides overviewStride() const;
+    const Frame* cachedFrame(const TensorSlice& slice, Strides stride) const;
     // The exact range of `slice` at the current scale, if a cached frame knows it.
     const Frame* exactFrame(const TensorSlice& slice) const;
     // Colour images of bytes are drawn as they are: nothing to refine.
