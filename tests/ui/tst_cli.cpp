@@ -280,6 +280,34 @@ private Q_SLOTS:
                  info.out.constData());
     }
 
+    // Two leaves that differ only where their NaNs are: --diff says so
+    // instead of a maximum difference of 0.
+    void diffOfNanPositionsSaysSo() {
+        const QString a = scratch_.path() + "/nan-a.pt", b = scratch_.path() + "/nan-b.pt";
+        QString error;
+        QVERIFY2(testsupport::runPython(
+                     {"-c", QString("import torch\n"
+                                    "nan = float('nan')\n"
+                                    "torch.save({'x': torch.tensor([nan, 1.0, 2.0, 3.0])}, '%1')\n"
+                                    "torch.save({'x': torch.tensor([0.0, 1.0, nan, 3.0])}, '%2')\n")
+                                .arg(a, b)},
+                     nullptr, &error),
+                 qPrintable(error));
+        Run r = tdstudio({"--diff", a, b});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.out.contains("2 of 4 elements differ") &&
+                     r.out.contains("differing only in NaN positions") &&
+                     !r.out.contains("max abs diff"),
+                 r.out.constData());
+        r = tdstudio({"--diff", a, b, "--json"});
+        const QJsonObject changed =
+            QJsonDocument::fromJson(r.out)["changed"].toArray().first().toObject();
+        QCOMPARE(changed["nan_differing"].toInt(), 2);
+        QVERIFY(changed["max_abs_diff"].isNull());
+        QCOMPARE(tdstudio({"--diff", a, b, "--equal-nan"}).exitCode,
+                 1);  // 0.0 vs NaN still differs
+    }
+
     // A file of one tensor is saved under a key of its own; one that no
     // format reads says what it looks like and what opens.
     void saveAFileOfOneTensorUnderAKey() {

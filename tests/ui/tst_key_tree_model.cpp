@@ -36,7 +36,7 @@ QStringList childKeys(const QAbstractItemModel& m, const QModelIndex& parent) {
 // arrive through the event loop).
 bool filterAndWait(KeyFilterModel& filter, const QString& pattern) {
     filter.setPattern(pattern);
-    return QTest::qWaitFor([&] { return !filter.isSearching(); }, 30000);
+    return QTest::qWaitFor([&] { return !filter.isSearching(); }, 300000);
 }
 
 // The keys shown by the filter, as paths below the root row.

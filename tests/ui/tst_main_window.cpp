@@ -42,7 +42,7 @@ bool openAndWait(MainWindow& w, const QString& path) {
     QSignalSpy loaded(&w, &MainWindow::documentLoaded);
     QSignalSpy failed(&w, &MainWindow::documentFailed);
     w.openPath(path);
-    return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 10000) &&
+    return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 300000) &&
            loaded.count() == 1;
 }
 
@@ -325,6 +325,59 @@ private Q_SLOTS:
         menu.actions().back()->trigger();  // Clear
         QVERIFY(recent.files().isEmpty());
         QVERIFY(!menu.isEnabled());
+    }
+
+    // A leaf that is a byte range of a file holding more (a .npy, a
+    // safetensors file) names that File and the bytes it takes there; it is
+    // never "longer than needed", nor is the file called a "Directory".
+    void detailsOfALeafInAContainerFile() {
+        MainWindow w;
+        w.show();
+        for (const QString& name : {QString("array.npy"), QString("model.safetensors")}) {
+            const QString path = testsupport::torchFixturesDir() + "/" + name;
+            QVERIFY(openAndWait(w, path));
+            const tensordict::Node* leaf = nullptr;
+            std::function<void(const tensordict::Node&)> first = [&](const tensordict::Node& n) {
+                if (!leaf && n.isTensor())
+                    leaf = &n;
+                for (const tensordict::Node* c : n.children())
+                    first(*c);
+            };
+            const tensordict::TensorDict td = tensordict::load(path.toStdString());
+            first(td.root());
+            QVERIFY(leaf);
+            QStringList key;
+            for (const std::string& k : leaf->keyPath())
+                key << QString::fromStdString(k);
+            QVERIFY(w.selectKeyPath(key));
+            DetailsPanel* details = w.documentPage()->detailsPanel();
+            QTRY_VERIFY(!details->field("Bytes in file").isEmpty());
+            QCOMPARE(details->field("File"), QFileInfo(path).absoluteFilePath());
+            QVERIFY2(details->field("Directory").isEmpty(),
+                     qPrintable(details->field("Directory")));
+            QVERIFY2(!details->field("File size").contains("longer than needed"),
+                     qPrintable(details->field("File size")));
+            const qint64 offset = qint64(leaf->leaf().storage.offset);
+            QCOMPARE(details->field("Bytes in file"),
+                     QString("%1 to %2")
+                         .arg(QLocale().toString(offset),
+                              QLocale().toString(offset + qint64(leaf->leaf().nbytes))));
+        }
+    }
+
+    // Opened by a relative path, a file is remembered by its absolute one:
+    // Open Recent from another folder finds it.
+    void recentFilesAreAbsolute() {
+        MainWindow w;
+        w.show();
+        const QString cwd = QDir::currentPath();
+        QDir::setCurrent(testsupport::torchFixturesDir());
+        const bool opened = openAndWait(w, "array.npy");
+        QDir::setCurrent(cwd);
+        QVERIFY(opened);
+        QCOMPARE(w.recentFiles().value(0),
+                 QFileInfo(testsupport::torchFixturesDir() + "/array.npy").absoluteFilePath());
+        QCOMPARE(w.currentPath(), w.recentFiles().value(0));
     }
 
     void badInputIsReportedNotFatal() {

@@ -34,7 +34,7 @@ bool openAndWait(MainWindow& w, const QString& path) {
     QSignalSpy loaded(&w, &MainWindow::documentLoaded);
     QSignalSpy failed(&w, &MainWindow::documentFailed);
     w.openPath(path);
-    return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 20000) &&
+    return QTest::qWaitFor([&] { return loaded.count() + failed.count() > 0; }, 300000) &&
            loaded.count() == 1;
 }
 
