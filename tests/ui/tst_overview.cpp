@@ -243,6 +243,7 @@ private Q_SLOTS:
         const CollectionSummary s = summarizeCollection(grouped.root(), 20);
         QCOMPARE(s.keys, plain.keys);
         QCOMPARE(s.keys, std::int64_t(td.root().children().size()));
+        QCOMPARE(s.ownKeys, s.keys);  // "Largest keys here (9 of 9)", not of 3 groups
         QCOMPARE(s.collections, plain.collections);
         QCOMPARE(s.totalBytes, plain.totalBytes);
         QStringList labels, expected;

@@ -89,7 +89,10 @@ void describe(QCommandLineParser& parser) {
                       "With --info: one JSON document (the fixtures' .expected.json "
                       "conventions). With --diff: the differences as JSON."});
     parser.addOption({"sha256", "With --info: the sha256 of each leaf's raw C-order bytes."});
-    parser.addOption({"select", "Select the key K when PATH opens (a/b, or a JSON list).", "K"});
+    parser.addOption({"select",
+                      "Select the key K when PATH opens (a/b, or a JSON list; [] for the root of a "
+                      "file of one tensor).",
+                      "K"});
     parser.addOption({"view",
                       "With --select: show the leaf in the view MODE, named as its tab in "
                       "lower case (table, image, plot, statistics), instead of the view last "
@@ -367,8 +370,11 @@ QString readWindow(const QCommandLineParser& parser, const QStringList& args,
 QString readKeys(const QCommandLineParser& parser, QStringList* keys) {
     for (const QString& key : parser.values("key")) {
         QString error;
-        if (!parseKeyPath(key, &error))
+        const std::optional<QStringList> path = parseKeyPath(key, &error);
+        if (!path)
             return "--key: " + error;
+        if (path->isEmpty())
+            return "--key: [] is the whole tensordict; leave --key out to take all of it";
         *keys << key;
     }
     return {};
@@ -478,8 +484,8 @@ std::optional<QStringList> parseKeyPath(const QString& key, QString* error) {
                     break;
                 path << QString::fromStdString(k.asString());
             }
-        if (!list.isList() || path.size() != static_cast<qsizetype>(list.asList().size()) ||
-            path.isEmpty()) {
+        // [] is the root (a file of one tensor is its own root leaf).
+        if (!list.isList() || path.size() != static_cast<qsizetype>(list.asList().size())) {
             *error = expected;
             return std::nullopt;
         }

@@ -172,6 +172,7 @@ CollectionSummary summarizeCollection(const Node& collection, int top, const Can
         if (summary.cancelled)
             return;
         ++summary.keys;
+        ++summary.ownKeys;
         const std::uint64_t bytes = walk.visit(child);
         summary.totalBytes += bytes;
         children.add(&child, bytes);

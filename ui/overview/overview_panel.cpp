@@ -240,9 +240,8 @@ void OverviewPanel::showSummary() {
     parts << keys;
     counts_->setText(parts.join(" · "));
 
-    childrenTitle_->setText(tr("Largest keys here (%1 of %2)")
-                                .arg(s.largestChildren.size())
-                                .arg(node_ ? node_->children().size() : 0));
+    childrenTitle_->setText(
+        tr("Largest keys here (%1 of %2)").arg(s.largestChildren.size()).arg(s.ownKeys));
     children_->setBars(keyBars(s.largestChildren), tr("No keys"));
     leaves_->setBars(keyBars(s.largestLeaves), tr("No tensor leaves"));
 
