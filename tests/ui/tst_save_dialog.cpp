@@ -217,14 +217,16 @@ private Q_SLOTS:
         dialog.atomicBox()->setChecked(false);
         QCOMPARE(dialog.diskCheckCount(), 1);
 
-        // More typing, then Save before the pause: the check runs first, once.
+        // More typing, then Save before the pause: the check runs first, once,
+        // and Save follows when it is in (the GUI thread never waits for it).
         dialog.setArchive(false);
         QTest::keyClicks(dialog.destinationEdit(), "-more");
         QCOMPARE(dialog.diskCheckCount(), 1);
         QSignalSpy accepted(&dialog, &QDialog::accepted);
         save->click();
         QCOMPARE(dialog.diskCheckCount(), 2);
-        QCOMPARE(accepted.count(), 1);
+        QCOMPARE(accepted.count(), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(accepted.count(), 1, 300000);
         QCOMPARE(dialog.destination(), typed + "-more");
         QCOMPARE(checked.count(), 2);
     }
@@ -398,6 +400,107 @@ private Q_SLOTS:
         next.setDestination(scratch_.path() + "/next-dir");
         QCOMPARE(next.options().compression, int(kZipStored));
         QCOMPARE(next.compressionBox()->currentData().toInt(), int(kZipStored));
+    }
+
+    // A file of one tensor: the dialog offers its name as the key to save it
+    // under, says no before Save when the key is emptied, and saves it under
+    // the key given. (It offered Replace, then failed with "a tensor cannot
+    // be the root of a save".)
+    void aFileOfOneTensorIsSavedUnderAKey() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openAndWait(w, testsupport::torchFixturesDir() + "/array.npy"));
+        const QString prefix = scratch_.path() + "/one-tensor.tdz";
+        QString problemWithoutKey, keyShown;
+        QTimer::singleShot(0, &w, [&] {
+            auto* dialog = qobject_cast<SaveOptionsDialog*>(QApplication::activeModalWidget());
+            if (!dialog)
+                return;
+            keyShown = dialog->keyNameEdit()->text();
+            dialog->setDestination(prefix);
+            dialog->keyNameEdit()->clear();
+            dialog->finishPendingCheck();
+            problemWithoutKey = dialog->problem();
+            screenshot(dialog, "save-dialog-one-tensor.png");
+            dialog->keyNameEdit()->setText("values");
+            dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Save)->click();
+        });
+        w.saveAs();
+        QCOMPARE(keyShown, QString("array"));
+        QVERIFY2(problemWithoutKey.contains("one tensor"), qPrintable(problemWithoutKey));
+        QTRY_VERIFY_WITH_TIMEOUT(w.currentSave(), 300000);
+        QSignalSpy done(w.currentSave(), &SaveJob::succeeded);
+        QVERIFY(done.wait(300000));
+        const TensorDict saved = load(prefix.toStdString());
+        QVERIFY(saved.root().child("values") && saved.root().child("values")->isTensor());
+    }
+
+    // What the save would refuse about the data is said before Save: two
+    // keys that would become one file, and a link out of the dataset (with
+    // the checkbox that allows it).
+    void refusalsAreSaidBeforeSave() {
+        const TensorDict merged = [] {
+            TensorDict td = TensorDict::create();
+            td.mutableRoot().addNonTensor("x", Value(1));
+            td.mutableRoot().addTensorDict("x.memmap");  // its folder would be x's file
+            td.mutableRoot().addBytes("x", DType::UInt8, {1}, ownedBytes(QByteArray(1, '\1')));
+            return td;
+        }();
+        auto data = std::make_shared<const TensorDict>(std::move(merged));
+        SaveOptionsDialog dialog(1, "the whole tensordict", QString());
+        dialog.setDataCheck([data](int, const QString&, const SaveOptions& options) {
+            return saveRefusal(*data, options);
+        });
+        dialog.setDestination(scratch_.path() + "/merged-keys");
+        dialog.finishPendingCheck();
+        QVERIFY2(dialog.problem().contains("would both be saved as x.memmap"),
+                 qPrintable(dialog.problem()));
+        QVERIFY(
+            !dialog.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Save)->isEnabled());
+
+        // A dataset whose leaf is a link out of it.
+        const QString dir = scratch_.path() + "/linked";
+        QDir(dir).removeRecursively();
+        testsupport::copyTree(testsupport::fixturePath("simple"), dir);
+        const QString outside = scratch_.path() + "/outside.memmap";
+        QFile::remove(outside);
+        QVERIFY(QFile::rename(dir + "/a.memmap", outside));
+        QVERIFY(QFile::link(outside, dir + "/a.memmap"));
+        auto linked = std::make_shared<const TensorDict>(load(dir.toStdString()));
+        SaveOptionsDialog links(1, "the whole tensordict", dir);
+        links.setDataCheck([linked](int, const QString&, const SaveOptions& options) {
+            return saveRefusal(*linked, options);
+        });
+        links.setDestination(scratch_.path() + "/linked-copy.tdz");
+        links.finishPendingCheck();
+        QVERIFY2(links.problem().contains("outside the dataset") &&
+                     links.problem().contains(links.allowOutsideLinksBox()->text()),
+                 qPrintable(links.problem()));
+        links.allowOutsideLinksBox()->setChecked(true);
+        links.finishPendingCheck();
+        QCOMPARE(links.problem(), QString());
+    }
+
+    // With a .tdz name the format is Archive, alone: Directory is not
+    // offered, and says why. Both showed as checked, and a click on
+    // Directory was ignored.
+    void aTdzNameIsAnArchiveAlone() {
+        SaveOptionsDialog dialog({SaveScopeChoice{"the 1 selected key", {"\"a\""}, 12},
+                                  SaveScopeChoice{"the whole tensordict", {}, 40}},
+                                 QString());
+        dialog.show();
+        QTest::keyClicks(dialog.destinationEdit(), scratch_.path() + "/key.tdz");
+        QVERIFY(dialog.archiveButton()->isChecked());
+        QVERIFY(!dialog.directoryButton()->isChecked());
+        QVERIFY(!dialog.directoryButton()->isEnabled());
+        QVERIFY(dialog.directoryButton()->toolTip().contains(".tdz"));
+        dialog.scopeButton(1)->click();
+        QVERIFY(dialog.archiveButton()->isChecked() != dialog.directoryButton()->isChecked());
+        dialog.destinationEdit()->clear();
+        QTest::keyClicks(dialog.destinationEdit(), scratch_.path() + "/key-dir");
+        QVERIFY(dialog.directoryButton()->isEnabled());
+        dialog.directoryButton()->click();
+        QVERIFY(dialog.directoryButton()->isChecked() && !dialog.archiveButton()->isChecked());
     }
 
     void cancelKeepsTheDestination() {

@@ -1,5 +1,6 @@
 #include "save_controller.h"
 
+#include <QFileInfo>
 #include <QMessageBox>
 #include <QWidget>
 
@@ -9,6 +10,16 @@
 
 SaveController::SaveController(QWidget* window, std::function<std::vector<Scope>()> scopes)
     : QObject(window), window_(window), scopes_(std::move(scopes)) {}
+
+// A file of one tensor under the key `keyName` (as --key-name saves it);
+// anything else, or no name, as it is.
+std::shared_ptr<const tensordict::TensorDict> SaveController::withKey(
+    std::shared_ptr<const tensordict::TensorDict> data, const QString& keyName) {
+    if (!data || keyName.isEmpty() || !data->root().isTensor())
+        return data;
+    return std::make_shared<const tensordict::TensorDict>(
+        tensordict::underKey(*data, keyName.toStdString()));
+}
 
 namespace {
 
@@ -40,13 +51,25 @@ void SaveController::saveAs() {
     SaveOptionsDialog dialog(std::move(choices), scopes.front().sourcePath, window_);
     // The whole tree holds every object a selection could.
     dialog.setHasObjects(hasObjects(scopes.back().data->root()));
+    if (scopes.back().data->root().isTensor())  // a file of one tensor: saved under a key
+        dialog.setSingleTensor(QFileInfo(scopes.back().sourcePath).completeBaseName());
+    // What the save would refuse about the data, said before Save (on a worker).
+    std::vector<std::shared_ptr<const tensordict::TensorDict>> data;
+    for (const Scope& scope : scopes)
+        data.push_back(scope.data);
+    dialog.setDataCheck(
+        [data](int scope, const QString& keyName, const tensordict::SaveOptions& options) {
+            if (scope < 0 || scope >= static_cast<int>(data.size()) || !data[std::size_t(scope)])
+                return std::optional<tensordict::Failure>();
+            return tensordict::saveRefusal(*withKey(data[std::size_t(scope)], keyName), options);
+        });
     if (dialog.exec() != QDialog::Accepted)
         return;
-    start(dialog.destination(), dialog.options(), dialog.scope());
+    start(dialog.destination(), dialog.options(), dialog.scope(), dialog.keyName());
 }
 
 SaveJob* SaveController::start(const QString& prefix, const tensordict::SaveOptions& options,
-                               int scopeIndex) {
+                               int scopeIndex, const QString& keyName) {
     const std::vector<Scope> scopes = scopes_();
     if (job_ || scopeIndex < 0 || scopeIndex >= static_cast<int>(scopes.size()))
         return nullptr;
@@ -57,7 +80,7 @@ SaveJob* SaveController::start(const QString& prefix, const tensordict::SaveOpti
     Q_EMIT runningChanged(true);
     // Started first: its prefix and options are what the dialog shows. Its
     // progress and outcome arrive as queued signals, after the connections below.
-    job_->start(scope.data, prefix, options);
+    job_->start(withKey(scope.data, keyName), prefix, options);
     progressDialog_ = new SaveProgressDialog(job_, window_);
     progressDialog_->setAttribute(Qt::WA_DeleteOnClose);
     connect(progressDialog_, &SaveProgressDialog::openRequested, this,

@@ -38,8 +38,13 @@ public:
     // tensordict), a destination and options, then saves.
     void saveAs();
     // Saves scope `scope` (0: the first offered) to `prefix` (tests call it
-    // directly); nullptr when a save runs already or there is nothing to save.
-    SaveJob* start(const QString& prefix, const tensordict::SaveOptions& options, int scope = 0);
+    // directly), a file of one tensor under `keyName`; nullptr when a save
+    // runs already or there is nothing to save.
+    SaveJob* start(const QString& prefix, const tensordict::SaveOptions& options, int scope = 0,
+                   const QString& keyName = {});
+    // `data` as saved: a file of one tensor under `keyName` (if given).
+    static std::shared_ptr<const tensordict::TensorDict> withKey(
+        std::shared_ptr<const tensordict::TensorDict> data, const QString& keyName);
     SaveJob* current() const { return job_; }
     SaveProgressDialog* progressDialog() const;
     bool isRunning() const { return job_ != nullptr; }

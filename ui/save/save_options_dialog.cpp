@@ -3,8 +3,10 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <QButtonGroup>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDialogButtonBox>
 #include <QFile>
 #include <QFileDialog>
@@ -81,6 +83,8 @@ SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const 
       destination_(new QLineEdit),
       asDirectory_(new QRadioButton(tr("Directory (one file per tensor)"))),
       asArchive_(new QRadioButton(tr("Archive (one .tdz zip file)"))),
+      keyName_(new QLineEdit),
+      keyNameRow_(new QWidget),
       compression_(new QComboBox),
       level_(new QSpinBox),
       compressionNote_(new QLabel),
@@ -151,8 +155,22 @@ SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const 
     auto* format = new QVBoxLayout;
     format->addWidget(asDirectory_);
     format->addWidget(asArchive_);
+    // One of the two, always: their own group, whatever else the dialog holds.
+    auto* formats = new QButtonGroup(this);
+    formats->addButton(asDirectory_);
+    formats->addButton(asArchive_);
+    // A file of one tensor is saved under a key of its own.
+    auto* keyRow = new QHBoxLayout(keyNameRow_);
+    keyRow->setContentsMargins(0, 0, 0, 0);
+    keyRow->addWidget(new QLabel(tr("as the key")));
+    keyRow->addWidget(keyName_, 1);
+    keyName_->setToolTip(
+        tr("The file holds one tensor, not a dict of tensors: a tensordict "
+           "holds it under a key (--key-name on the command line)."));
+    keyNameRow_->setVisible(false);
     auto* form = new QFormLayout;
     form->addRow(tr("Saving:"), scopeChooser());
+    form->addRow(QString(), keyNameRow_);
     form->addRow(tr("Destination:"), destRow);
     form->addRow(tr("Format:"), format);
     form->addRow(tr("Compression:"), compressionRow);
@@ -197,6 +215,10 @@ SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const 
         validate();
     });
     connect(atomic_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
+    connect(robustKey_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
+    connect(allowOutsideLinks_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
+    connect(skipObjects_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
+    connect(keyName_, &QLineEdit::textChanged, this, &SaveOptionsDialog::validate);
     connect(copyExisting_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
     connect(buttons_, &QDialogButtonBox::accepted, this, &SaveOptionsDialog::trySave);
     connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
@@ -307,6 +329,11 @@ void SaveOptionsDialog::destinationEdited() {
         asArchive_->setChecked(true);
     else if (!archiveChosenByHand_)
         asDirectory_->setChecked(true);
+    // A name ending in .tdz is an archive: Directory is not offered, and says why.
+    asDirectory_->setEnabled(!tdz);
+    asDirectory_->setToolTip(tdz ? tr("A name ending in .tdz is saved as an archive; remove "
+                                      ".tdz to save a directory.")
+                                 : QString());
     validate();
 }
 
@@ -324,6 +351,45 @@ tensordict::SaveOptions SaveOptionsDialog::options() const {
     return o;
 }
 
+void SaveOptionsDialog::setDataCheck(DataCheck check) {
+    dataCheck_ = std::move(check);
+    dataCheckedFor_.clear();
+    validate();
+}
+
+void SaveOptionsDialog::setSingleTensor(const QString& suggested) {
+    keyName_->setText(suggested);
+    keyNameRow_->setVisible(true);
+    validate();
+}
+
+QString SaveOptionsDialog::keyName() const {
+    return keyNameRow_->isVisibleTo(this) ? keyName_->text().trimmed() : QString();
+}
+
+// What the data check depends on, as one string to compare.
+QString SaveOptionsDialog::dataInputs() const {
+    return QString("%1|%2|%3|%4|%5")
+        .arg(scope_)
+        .arg(robustKey_->isChecked())
+        .arg(skipObjects_->isChecked())
+        .arg(allowOutsideLinks_->isChecked())
+        .arg(keyName());
+}
+
+void SaveOptionsDialog::startDataCheck() {
+    const QString inputs = dataInputs();
+    if (!dataCheck_ || inputs == dataCheckedFor_ || dataJob_.isBusy())
+        return;
+    dataJob_.start([check = dataCheck_, scope = scope_, keyName = keyName(), options = options()](
+                       const tensordict::CancelToken&) { return check(scope, keyName, options); },
+                   [this, inputs](std::optional<tensordict::Failure> failure) {
+                       dataProblem_ = std::move(failure);
+                       dataCheckedFor_ = inputs;
+                       validate();  // and the next check, if the choices changed meanwhile
+                   });
+}
+
 void SaveOptionsDialog::setHasObjects(bool hasObjects) {
     skipObjects_->setVisible(hasObjects);
     if (!hasObjects)
@@ -336,6 +402,7 @@ bool SaveOptionsDialog::canSave() const {
 
 bool SaveOptionsDialog::isChecking() const {
     return checkTimer_.isActive() || !checkApplied_ ||
+           (dataCheck_ && dataInputs() != dataCheckedFor_) ||
            (!destination().isEmpty() && (!facts_ || facts_->destination != destination()));
 }
 
@@ -360,16 +427,28 @@ void SaveOptionsDialog::checkFinished() {
 }
 
 void SaveOptionsDialog::finishPendingCheck() {
-    while (isChecking() && !destination().isEmpty()) {
-        if (!checkWatcher_.isRunning() && checkApplied_)
+    // For tests: every check under way, finished and applied here (the
+    // dialog itself never waits: Save waits for them as events).
+    while (isChecking()) {
+        if (!destination().isEmpty() && !checkWatcher_.isRunning() && checkApplied_ &&
+            (!facts_ || facts_->destination != destination()))
             startCheck();
-        checkWatcher_.waitForFinished();
-        checkFinished();
+        startDataCheck();
+        QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
     }
 }
 
 void SaveOptionsDialog::trySave() {
-    finishPendingCheck();  // Save decides on what the disk says now
+    // Save decides on what the disk and the data say now: once the checks
+    // under way are in (validate() then calls this again).
+    if (isChecking()) {
+        saveWhenChecked_ = true;
+        if (checkTimer_.isActive())
+            startCheck();
+        validate();
+        return;
+    }
+    saveWhenChecked_ = false;
     if (!canSave())
         return;
     // The next save starts from this one's compression.
@@ -432,9 +511,17 @@ void SaveOptionsDialog::validate() {
                                                                  ? tr("unknown")
                                                                  : tr("checking…")));
     bool checking = false;
-    if (dest.isEmpty()) {
+    startDataCheck();
+    const bool dataChecked = !dataCheck_ || dataInputs() == dataCheckedFor_;
+    if (keyNameRow_->isVisibleTo(this) && keyName().isEmpty()) {
+        problem_ = tr("The file holds one tensor: give the key to save it under.");
+    } else if (dataChecked && dataProblem_) {
+        problem_ = QString::fromStdString(dataProblem_->text());
+        if (dataProblem_->kind == tensordict::ErrorKind::Denied)
+            problem_ += tr(" Check “%1” to copy it anyway.").arg(allowOutsideLinks_->text());
+    } else if (dest.isEmpty()) {
         problem_ = tr("Choose a destination.");
-    } else if (!facts) {
+    } else if (!facts || !dataChecked) {
         checking = true;  // Save stays offered: it waits for the check, then decides
     } else if (facts->parentIsFile) {
         problem_ = tr("%1 is a file, not a folder: the destination cannot be inside it.")
@@ -481,4 +568,6 @@ void SaveOptionsDialog::validate() {
     QPushButton* save = buttons_->button(QDialogButtonBox::Save);
     save->setEnabled(problem_.isEmpty());
     save->setText(warning_.isEmpty() ? tr("Save") : tr("Replace"));
+    if (saveWhenChecked_ && !isChecking())  // Save was pressed while checking
+        QMetaObject::invokeMethod(this, &SaveOptionsDialog::trySave, Qt::QueuedConnection);
 }

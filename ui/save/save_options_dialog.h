@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "job_tracker.h"
 #include "tensordict/save.h"
 
 class QCheckBox;
@@ -73,6 +74,19 @@ public:
     tensordict::SaveOptions options() const;
     // What is saved holds Python objects of a checkpoint: the choice to leave them out shows.
     void setHasObjects(bool hasObjects);
+    // What the save would refuse about the data of scope `scope` with these
+    // options (two keys that would become one, a link out of the dataset,
+    // an object), asked on a worker as the choices change, so that the
+    // dialog says it before Save. `keyName` is the key of a file of one tensor.
+    using DataCheck = std::function<std::optional<tensordict::Failure>(
+        int scope, const QString& keyName, const tensordict::SaveOptions& options)>;
+    void setDataCheck(DataCheck check);
+    // The source is one tensor (an .npy, a bare .pt): it is saved under a
+    // key, `suggested` at first (the file's name), which the user may change.
+    void setSingleTensor(const QString& suggested);
+    // The key a single tensor is saved under ("" when the source is not one).
+    QString keyName() const;
+    QLineEdit* keyNameEdit() const { return keyName_; }
 
     // What the dialog says about the current choices ("" when all is well, or
     // while the destination is being checked).
@@ -98,6 +112,8 @@ public:
     QCheckBox* robustKeyBox() const { return robustKey_; }
     QCheckBox* copyExistingBox() const { return copyExisting_; }
     QCheckBox* allowOutsideLinksBox() const { return allowOutsideLinks_; }
+    QRadioButton* directoryButton() const { return asDirectory_; }
+    QRadioButton* archiveButton() const { return asArchive_; }
     QCheckBox* skipObjectsBox() const { return skipObjects_; }
 
 Q_SIGNALS:
@@ -121,6 +137,8 @@ private:
     QLineEdit* destination_;
     QRadioButton* asDirectory_;
     QRadioButton* asArchive_;
+    QLineEdit* keyName_;
+    QWidget* keyNameRow_;
     QComboBox* compression_;
     QSpinBox* level_;
     QLabel* compressionNote_;
@@ -134,6 +152,14 @@ private:
     QLabel* message_;
     QDialogButtonBox* buttons_;
     QString problem_, warning_;
+    // What the data check said, and what it was asked about.
+    DataCheck dataCheck_;
+    std::optional<tensordict::Failure> dataProblem_;
+    QString dataCheckedFor_;        // the choices it answered; "" before any answer
+    bool saveWhenChecked_ = false;  // Save was pressed while a check was under way
+    JobTracker<std::optional<tensordict::Failure>> dataJob_{this};
+    QString dataInputs() const;
+    void startDataCheck();
     QTimer checkTimer_;
     QFutureWatcher<DestinationFacts> checkWatcher_;
     bool checkApplied_ = true;
