@@ -98,8 +98,13 @@ void CheckController::run(const QString& path, const QString& label, bool repair
 
 void CheckController::finished(const Outcome& o) {
     if (progress_) {
+        // Gone, not just closed: a dialog shown after its minimum duration
+        // would otherwise show itself again, at 100% with Cancel, after the end.
         const QSignalBlocker quiet(progress_.data());
-        progress_->close();
+        progress_->reset();
+        progress_->hide();
+        progress_->deleteLater();
+        progress_ = nullptr;
     }
     if (!o.error.isEmpty()) {
         Q_EMIT message(tr("Could not check: %1").arg(o.error), 0);

@@ -18,6 +18,7 @@ void KeyTreeModel::setTensorDict(std::shared_ptr<const tensordict::TensorDict> t
     td_ = std::move(td);
     rootLabel_ = rootLabel;
     countedBytes_.clear();
+    flagged_.clear();  // the marks of a check are of the tree it checked
     if (td_ && !keys.isValid())
         keys = QtConcurrent::run(&KeyIndex::build, td_);
     keys_ = td_ ? keys : KeyIndexFuture();
@@ -97,8 +98,12 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
         case Qt::ToolTipRole:
             if (n->isError())
                 return QString::fromStdString(n->error());
-            if (index.column() == KeyColumn)
+            if (index.column() == KeyColumn) {
+                // A key a check found broken says why.
+                if (const auto why = flagged_.constFind(keyPathOf(n)); why != flagged_.constEnd())
+                    return nodetext::keyPathText(n->keyPath()) + "\n" + *why;
                 return nodetext::keyPathText(n->keyPath());
+            }
             return {};
         case Qt::ForegroundRole:
             if (n->isError())
@@ -111,7 +116,7 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
         case Qt::DecorationRole:
             if (index.column() != KeyColumn)
                 return {};
-            return nodeKindIcon(n->kind());
+            return isFlagged(n) ? flaggedIcon() : nodeKindIcon(n->kind());
         case NodeRole:
             return QVariant::fromValue(reinterpret_cast<quintptr>(n));
         case KeyPathRole: {
@@ -124,6 +129,24 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
             return n->isError();
     }
     return {};
+}
+
+QStringList KeyTreeModel::keyPathOf(const tensordict::Node* node) const {
+    QStringList path;
+    for (const auto& k : node->keyPath())
+        path << QString::fromStdString(k);
+    return path;
+}
+
+void KeyTreeModel::setFlagged(QHash<QStringList, QString> whyByKeyPath) {
+    flagged_ = std::move(whyByKeyPath);
+    // Marks at any depth: every view repaints what it shows (nothing moves).
+    Q_EMIT layoutAboutToBeChanged();
+    Q_EMIT layoutChanged();
+}
+
+bool KeyTreeModel::isFlagged(const tensordict::Node* node) const {
+    return !flagged_.isEmpty() && !node->isKeyGroup() && flagged_.contains(keyPathOf(node));
 }
 
 QVariant KeyTreeModel::headerData(int section, Qt::Orientation orientation, int role) const {

@@ -63,10 +63,16 @@ public:
     static std::string groupedKey(const tensordict::Node& node);
     // Collections whose size was counted here rather than taken from the KeyIndex.
     qsizetype countedSizes() const { return countedBytes_.size(); }
+    // Keys an integrity check found broken: drawn with a red mark (and a
+    // tooltip saying why) until another tensordict is shown.
+    void setFlagged(QHash<QStringList, QString> whyByKeyPath);
+    bool isFlagged(const tensordict::Node* node) const;
 
 private:
     std::shared_ptr<const tensordict::TensorDict> td_;
     QString rootLabel_;
     KeyIndexFuture keys_;
     mutable QHash<const tensordict::Node*, std::uint64_t> countedBytes_;
+    QHash<QStringList, QString> flagged_;  // key path -> why
+    QStringList keyPathOf(const tensordict::Node* node) const;
 };

@@ -161,10 +161,23 @@ MainWindow::MainWindow(QWidget* parent)
                 // A report of the file open now (another may have been opened meanwhile).
                 if (report->cancelled || QString::fromStdString(report->path) != currentPath())
                     return;
-                // The problems show under the root's overview.
+                // The problems show under the root's overview, scrolled to, and
+                // the broken keys are marked in the tree until the next reload.
                 documentPage_->overviewPanel()->setCheckReport(report);
+                QHash<QStringList, QString> broken;
+                for (const tensordict::Problem& p : report->problems) {
+                    if (p.severity != tensordict::Severity::Error || p.key.empty())
+                        continue;
+                    QStringList key;
+                    for (const std::string& k : p.key)
+                        key << QString::fromStdString(k);
+                    broken.insert(key, QString::fromStdString(p.kind + ": " + p.message));
+                }
+                documentPage_->keyModel()->setFlagged(std::move(broken));
                 if (!isComparing() && !documentPage_->showsOverview())
                     selectKeyPath({});
+                if (!report->problems.empty())
+                    documentPage_->overviewPanel()->revealProblems();
             });
     connect(checks_, &CheckController::repaired, this, [this](const QStringList& done) {
         // The files changed: the tree is read again, the report stays for it.
@@ -654,8 +667,9 @@ std::vector<SaveController::Scope> MainWindow::saveScopes() const {
     }
     SaveController::Scope all;
     all.data = td;
-    all.description = tr("the whole tensordict (%1)")
-                          .arg(QFileInfo(QString::fromStdString(td->path())).fileName());
+    const QString file = QFileInfo(QString::fromStdString(td->path())).fileName();
+    all.description = td->root().isTensor() ? tr("the tensor in %1").arg(file)
+                                            : tr("the whole tensordict (%1)").arg(file);
     all.bytes = nodetext::totalBytesOf(td->root());
     all.sourcePath = currentPath();
     scopes.push_back(std::move(all));

@@ -1,5 +1,8 @@
 #include "node_icon.h"
 
+#include <QPainter>
+#include <QPixmap>
+
 #include <QApplication>
 #include <QStyle>
 
@@ -33,4 +36,21 @@ QIcon nodeKindIcon(NodeKind kind) {
     if (!style)
         return {};
     return *icons.insert(pixmap, style->standardIcon(pixmap));
+}
+
+QIcon flaggedIcon() {
+    static const QIcon icon = [] {
+        QPixmap pixmap(16, 16);
+        pixmap.fill(Qt::transparent);
+        QPainter p(&pixmap);
+        p.setRenderHint(QPainter::Antialiasing);
+        p.setPen(Qt::NoPen);
+        p.setBrush(QColor(0xc0, 0x1c, 0x28));
+        p.drawEllipse(QRectF(1.5, 1.5, 13, 13));
+        p.setPen(QPen(Qt::white, 2));
+        p.drawLine(QPointF(8, 4.5), QPointF(8, 9));
+        p.drawPoint(QPointF(8, 11.5));
+        return QIcon(pixmap);
+    }();
+    return icon;
 }

@@ -9,3 +9,5 @@
 // its PNGs again, which made painting a screenful of rows cost milliseconds.
 // GUI thread only.
 QIcon nodeKindIcon(tensordict::NodeKind kind);
+// A key an integrity check found broken: a red mark.
+QIcon flaggedIcon();

@@ -492,6 +492,7 @@ private Q_SLOTS:
             QVERIFY(f.putChar('\x7f'));
         }
         MainWindow w;
+        w.resize(900, 520);  // a short window: the problems start below the fold
         w.show();
         QVERIFY(openAndWait(w, archive));
         OverviewPanel* overview = w.documentPage()->overviewPanel();
@@ -509,6 +510,17 @@ private Q_SLOTS:
         QVERIFY(crc->text().contains("damaged.tdz:a.memmap"));
         QVERIFY(w.statusBar()->currentMessage().contains("1 error"));
         QVERIFY(overview->repairButton()->isVisible());
+        // The progress dialog is gone once the check is done (it stayed, at
+        // 100% with Cancel), and the broken key is marked in the tree.
+        QTRY_VERIFY(!w.checks()->progressDialog() || !w.checks()->progressDialog()->isVisible());
+        QTest::qWait(600);  // past the progress dialog's minimum duration: it must not come back
+        QVERIFY(!w.checks()->progressDialog() || !w.checks()->progressDialog()->isVisible());
+        const tensordict::Node* a = w.documentPage()->keyModel()->tensorDict()->root().child("a");
+        QVERIFY(w.documentPage()->keyModel()->isFlagged(a));
+        QVERIFY(!w.documentPage()->keyModel()->isFlagged(
+            w.documentPage()->keyModel()->tensorDict()->root().child("b")));
+        // The problems are scrolled into view.
+        QTRY_VERIFY(overview->problemsInView());
         screenshot(&w, "check-problems.png");
 
         // Clicking the problem selects its key.
@@ -541,6 +553,9 @@ private Q_SLOTS:
         QTRY_VERIFY(overview->isReady());
         QTRY_VERIFY(problems->item(0)->text().contains("found the dataset sound"));
         QVERIFY(!overview->repairButton()->isVisible());
+        // Opened again: the marks of the old check are gone.
+        QVERIFY(!w.documentPage()->keyModel()->isFlagged(
+            w.documentPage()->keyModel()->tensorDict()->root().child("a")));
     }
 
     // Every file dialog starts beside the open file the first time, then in

@@ -8,6 +8,7 @@
 #include <QLocale>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <utility>
 
@@ -267,6 +268,27 @@ void OverviewPanel::showSummary() {
     fitColumns();  // the figures' widths changed
 
     showProblems();
+    if (revealProblemsWhenReady_)
+        revealProblems();
+}
+
+void OverviewPanel::revealProblems() {
+    if (!ready_) {
+        revealProblemsWhenReady_ = true;
+        return;
+    }
+    revealProblemsWhenReady_ = false;
+    // Once laid out with them: the title and the list in view.
+    QTimer::singleShot(0, this, [this] {
+        scroll_->ensureWidgetVisible(problems_, 0, 0);
+        scroll_->ensureWidgetVisible(problemsTitle_, 0, 0);
+    });
+}
+
+bool OverviewPanel::problemsInView() const {
+    const QRect shown(scroll_->viewport()->mapToGlobal(QPoint(0, 0)), scroll_->viewport()->size());
+    const QRect list(problems_->mapToGlobal(QPoint(0, 0)), problems_->size());
+    return shown.intersects(list);
 }
 
 void OverviewPanel::setCheckReport(std::shared_ptr<const tensordict::CheckReport> report) {

@@ -46,6 +46,11 @@ public:
     // The integrity check's report of the whole dataset (nullptr: none yet):
     // its problems join the Problems list of every collection they are under.
     void setCheckReport(std::shared_ptr<const tensordict::CheckReport> report);
+    // Scrolls the Problems into view (after a check found some), now or once
+    // the summary is ready.
+    void revealProblems();
+    // Whether the Problems list is in the visible part of the overview.
+    bool problemsInView() const;
     QPushButton* checkButton() const { return checkButton_; }
     QPushButton* repairButton() const { return repair_; }
     // How many columns the charts stand in now (1 or 2).
@@ -62,6 +67,7 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    bool revealProblemsWhenReady_ = false;
     void summarized(CollectionSummary result);
     void showSummary();
     void showProblems();
