@@ -11,6 +11,7 @@
 #include <QHeaderView>
 #include <QIcon>
 #include <QInputDialog>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -112,8 +113,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(documentPage_->previewPanel(), &PreviewPanel::leafReady, this,
             &MainWindow::showFetched);
     statusBar()->addPermanentWidget(compare_->statusWidget());
-    statusBar()->showMessage(
-        tr("Open a .tdz archive or a memmap directory (File > Open, or drop it here)."));
+    statusBar()->showMessage(tr("%1 File > Open File…, or drop it here.").arg(openableSentence()));
 
     connect(document_, &Document::loadStarted, this, [this](const QString& path) {
         statusBar()->showMessage(tr("Opening %1…").arg(path));
@@ -220,20 +220,41 @@ QAbstractButton* MainWindow::showInFolderButton() const {
     return showInFolder_;
 }
 
+KeyPathCopy::KeyPathCopy(QObject* parent, std::function<void()> copy)
+    : QObject(parent), copy_(std::move(copy)) {}
+
+bool KeyPathCopy::eventFilter(QObject*, QEvent* event) {
+    const auto* key = static_cast<QKeyEvent*>(event);
+    // Ctrl+C is the tree's own key before any shortcut (another Ctrl+C made
+    // the tree's action ambiguous once, and the tree copied the bare name).
+    if (event->type() == QEvent::ShortcutOverride && key->matches(QKeySequence::Copy)) {
+        event->accept();
+        return true;
+    }
+    if (event->type() == QEvent::KeyPress && key->matches(QKeySequence::Copy)) {
+        copy_();
+        return true;
+    }
+    return false;
+}
+
 void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* openFile = file->addAction(tr("&Open Archive…"), this, &MainWindow::chooseFile);
+    QAction* openFile = file->addAction(tr("&Open File…"), this, &MainWindow::chooseFile);
+    openFile->setStatusTip(openableSentence());
     openFile->setShortcut(QKeySequence::Open);
     file->addAction(tr("Open &Directory…"), this, &MainWindow::chooseDirectory)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
     file->addAction(tr("Open &URL…"), this, &MainWindow::chooseUrl)
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_U));
-    recent_ = new RecentFiles(file->addMenu(tr("Open &Recent")), this);
+    QMenu* recentMenu = file->addMenu(tr("Open &Recent"));
+    recentMenu->setObjectName("dynamic");  // files, not commands: not in the shortcuts list
+    recent_ = new RecentFiles(recentMenu, this);
     connect(recent_, &RecentFiles::openRequested, this, &MainWindow::openPath);
     welcome_->setRecentFiles(recent_->files());
     file->addSeparator();
     compareMenu_ = file->addMenu(tr("&Compare With"));
-    compareMenu_->addAction(tr("&Archive…"), this, [this] { chooseComparison(false); })
+    compareMenu_->addAction(tr("&File…"), this, [this] { chooseComparison(false); })
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
     compareMenu_->addAction(tr("&Directory…"), this, [this] { chooseComparison(true); })
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
@@ -269,6 +290,10 @@ void MainWindow::createMenus() {
         treeCopy->setShortcutContext(Qt::WidgetWithChildrenShortcut);
         connect(treeCopy, &QAction::triggered, this, &MainWindow::copySelectedKeyPath);
         view->addAction(treeCopy);
+        // The key itself is taken by the tree (the action lists it): another
+        // Ctrl+C of the window can never make it ambiguous and let the tree's
+        // own Copy put the bare name on the clipboard.
+        view->installEventFilter(new KeyPathCopy(view, [this] { copySelectedKeyPath(); }));
     }
     compare_->treeView()->setAccessibleName(tr("Comparison tree"));
     QAction* find = edit->addAction(tr("&Filter Keys"), this, [this] {

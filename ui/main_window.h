@@ -3,6 +3,7 @@
 #include <QMainWindow>
 #include <QPointer>
 #include <QStringList>
+#include <functional>
 #include <memory>
 
 #include "save_controller.h"
@@ -40,6 +41,16 @@ class Node;
 // tdstudio's main window: a page in its centre (the document alone, or a
 // comparison), and the menus, status bar, recent files and saves around
 // it. Opening runs in the background.
+// Makes a tree's own Ctrl+C copy the key path (see MainWindow::createMenus).
+class KeyPathCopy : public QObject {
+public:
+    KeyPathCopy(QObject* parent, std::function<void()> copy);
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    std::function<void()> copy_;
+};
+
 class MainWindow : public QMainWindow {
     Q_OBJECT
 

@@ -21,10 +21,9 @@ WelcomePage::WelcomePage(QWidget* parent)
     big.setBold(true);
     big.setPointSizeF(big.pointSizeF() * 1.6);
     title->setFont(big);
-    auto* how = new QLabel(
-        tr("Open a tensordict archive (.tdz) or memmap directory, a PyTorch checkpoint "
-           "(.pt, .pth), a safetensors file or a NumPy file (.npy, .npz), on this computer or on "
-           "a web server, or drop one on this window."));
+    auto* how = new QLabel(openableSentence() + " " +
+                           tr("They may be on this computer or on a web server; drop one on "
+                              "this window to open it."));
     how->setWordWrap(true);
 
     failure_->setWordWrap(true);
@@ -49,10 +48,11 @@ WelcomePage::WelcomePage(QWidget* parent)
     column->setSpacing(12);
     column->addWidget(title);
     column->addWidget(how);
-    column->addWidget(failure_);
     column->addLayout(buttons);
     column->addWidget(recentTitle_);
     column->addWidget(recent_);
+    // Below what was clicked: a recent entry that fails does not move the list under the pointer.
+    column->addWidget(failure_);
     column->addStretch();
     // A readable column in the middle of a wide window.
     auto* content = new QWidget;

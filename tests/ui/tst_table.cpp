@@ -5,16 +5,21 @@
 
 #include <QClipboard>
 #include <QHeaderView>
+#include <QLineEdit>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QWheelEvent>
 #include <QtTest>
 #include <cstring>
 
+#include "document_page.h"
+#include "main_window.h"
+#include "preview_panel.h"
 #include "tensor_table_model.h"
 #include "tensor_table_view.h"
 #include "tensordict/bytes.h"
 #include "tensordict/element.h"
+#include "testsupport.h"
 
 using namespace tensordict;
 
@@ -228,6 +233,25 @@ private Q_SLOTS:
     // positional (main wrote "1e+10"), a column with 1e-05 in it is all
     // scientific, complex numbers read "1-2j" (main: "1.-2.j"); Copy keeps
     // each copied column in one notation.
+    // The Go to row box is cleared when another leaf is shown: a row typed
+    // for one leaf means nothing for the next.
+    void goToRowIsClearedForAnotherLeaf() {
+        MainWindow w;
+        w.show();
+        QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        w.openPath(testsupport::fixturePath("simple"));
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 300000);
+        PreviewPanel* preview = w.documentPage()->previewPanel();
+        preview->setMode(PreviewPanel::TableMode);
+        QSignalSpy ready(preview, &PreviewPanel::leafReady);
+        QVERIFY(w.selectKeyPath({"a"}));
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, 300000);
+        preview->goToRowField()->setText("2");
+        QVERIFY(w.selectKeyPath({"b", "c"}));
+        QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 2, 300000);
+        QCOMPARE(preview->goToRowField()->text(), QString());
+    }
+
     void eachColumnReadsInOneNotation() {
         TensorTableModel model;
         model.setLeaf(DType::Float64, leafOf<double>({1e10, 1e-5, 10000000000.001, 2.0, 0.5, 3.5}),

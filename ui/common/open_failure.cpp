@@ -27,6 +27,12 @@ QString expectedKind(const QFileInfo& info) {
 
 }  // namespace
 
+QString openableSentence() {
+    return tr(
+        "tdstudio opens tensordict memmap directories and .tdz archives, PyTorch "
+        "checkpoints (.pt, .pth), safetensors files and NumPy files (.npy, .npz).");
+}
+
 bool isRemote(const QString& location) {
     return location.startsWith("http://", Qt::CaseInsensitive) ||
            location.startsWith("https://", Qt::CaseInsensitive);
@@ -101,9 +107,7 @@ OpenFailure describeOpenFailure(const QString& path, const tensordict::Failure& 
     } else if (const QString kind = expectedKind(info); !kind.isEmpty()) {
         headline = tr("This file is not %1, or it is damaged.").arg(kind);
     } else {
-        headline =
-            tr("tdstudio does not read this file: it opens tensordict archives (.tdz) and "
-               "memmap directories, PyTorch checkpoints, safetensors and NumPy files.");
+        headline = tr("tdstudio does not read this file.") + " " + openableSentence();
     }
     return {headline, error};
 }

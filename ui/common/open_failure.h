@@ -15,6 +15,9 @@ struct OpenFailure {
 // without meta.json, a file of a kind tdstudio does not read. Touches the
 // disk: call it off the GUI thread.
 OpenFailure describeOpenFailure(const QString& path, const tensordict::Failure& failure);
+// The one sentence that says what tdstudio opens (the welcome page, the
+// status bar, File > Open File…, a file it does not read).
+QString openableSentence();
 // Whether `location` is an http(s):// URL rather than a path.
 bool isRemote(const QString& location);
 // A path's or URL's file name, and where it is (its folder, or the URL up to it).

@@ -24,6 +24,7 @@
 #include "key_columns.h"
 #include "leaf_view.h"
 #include "node_text.h"
+#include "widget_shortcut.h"
 
 using Item = CompareTree::Item;
 
@@ -101,6 +102,9 @@ CompareView::CompareView(QWidget* parent)
     });
     connect(filterEdit_, &QLineEdit::textChanged, this, &CompareView::applyFilter);
     connect(differencesOnly_, &QCheckBox::toggled, this, &CompareView::applyFilter);
+    setAccessibleName(tr("Comparison"));
+    addButtonShortcut(this, differencesOnly_, tr("Show differences only (or every key)"),
+                      QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
     connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
             &CompareView::currentChanged);
     connect(cancel_, &QToolButton::clicked, this, &CompareView::cancel);

@@ -14,6 +14,7 @@
 
 #include "node_text.h"
 #include "size_bar_chart.h"
+#include "widget_shortcut.h"
 
 using tensordict::Node;
 
@@ -77,6 +78,9 @@ OverviewPanel::OverviewPanel(QWidget* parent)
         tr("Read every byte once and check the dataset against its format: checksums, the zip "
            "structure, every meta.json against its files (File > Check Integrity)"));
     repair_->setToolTip(tr("Fix what can be fixed without guessing; asks first"));
+    setAccessibleName(tr("Overview"));
+    addButtonShortcut(this, repair_, tr("Repair what the check found…"),
+                      QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
     repair_->hide();
     connect(checkButton_, &QPushButton::clicked, this, &OverviewPanel::checkRequested);
     connect(repair_, &QPushButton::clicked, this, &OverviewPanel::repairRequested);

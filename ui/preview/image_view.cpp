@@ -21,6 +21,7 @@
 #include "slice_selector.h"
 #include "tensordict/element.h"
 #include "tensordict/guarded_read.h"
+#include "widget_shortcut.h"
 
 ImageCanvas::ImageCanvas(QWidget* parent) : QWidget(parent) {
     setMouseTracking(true);
@@ -234,6 +235,11 @@ ImageView::ImageView(QWidget* parent)
       status_(new QLabel) {
     auto* exportButton = new QPushButton(tr("Export PNG…"));
     controls_->addTrailingWidget(exportButton);
+    setAccessibleName(tr("Image"));
+    addButtonShortcut(this, exportButton, tr("Export the image as PNG…"),
+                      QKeySequence(Qt::CTRL | Qt::Key_E));
+    addWidgetShortcut(this, tr("Fit the image to the view"), QKeySequence(Qt::CTRL | Qt::Key_0),
+                      [this] { canvas_->fit(); });
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(controls_);
     layout->addWidget(selector_);

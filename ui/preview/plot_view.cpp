@@ -19,6 +19,7 @@
 #include "slice_selector.h"
 #include "tensordict/element.h"
 #include "tensordict/guarded_read.h"
+#include "widget_shortcut.h"
 
 std::optional<QList<QPointF>> plotPoints(tensordict::DType dtype,
                                          const tensordict::LeafBytes& bytes,
@@ -152,6 +153,8 @@ PlotView::PlotView(QWidget* parent)
     view_->setRenderHint(QPainter::Antialiasing);
     view_->setRubberBand(QChartView::HorizontalRubberBand);
     auto* reset = new QPushButton(tr("Reset zoom"));
+    setAccessibleName(tr("Plot"));
+    addButtonShortcut(this, reset, tr("Reset the plot's zoom"), QKeySequence(Qt::CTRL | Qt::Key_0));
     auto* bar = new QHBoxLayout;
     auto* hint = new QLabel(tr("Drag to zoom into a range; right-click zooms out."));
     hint->setWordWrap(true);  // the pane may be narrow

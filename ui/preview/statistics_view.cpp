@@ -14,6 +14,7 @@
 #include <QThread>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+#include "widget_shortcut.h"
 
 StatisticsView::StatisticsView(QWidget* parent)
     : QWidget(parent),
@@ -44,6 +45,11 @@ StatisticsView::StatisticsView(QWidget* parent)
     layout->addLayout(form_);
     layout->addWidget(new QLabel(tr("Histogram of the finite values:")));
     layout->addWidget(histogram_, 1);
+    setAccessibleName(tr("Statistics"));
+    addButtonShortcut(this, computeButton_, tr("Compute the statistics"),
+                      QKeySequence(Qt::CTRL | Qt::Key_Return));
+    addButtonShortcut(this, cancelButton_, tr("Cancel the statistics"),
+                      QKeySequence(Qt::Key_Escape));
     connect(computeButton_, &QPushButton::clicked, this, &StatisticsView::compute);
     connect(cancelButton_, &QPushButton::clicked, this, &StatisticsView::cancel);
 }

@@ -359,6 +359,8 @@ bool TensorTableView::keyEvent(QKeyEvent* key) {
     const Cell at = current_.value_or(Cell{firstRow_, firstCol_});
     const std::int64_t page = std::max(1, visibleRows_ - 2);
     switch (key->key()) {
+        // The table's own keys, also where no Table page gives them as
+        // shortcuts (which take them first when there is one).
         case Qt::Key_C:
             if (!ctrl)
                 return false;
@@ -367,8 +369,7 @@ bool TensorTableView::keyEvent(QKeyEvent* key) {
         case Qt::Key_A:
             if (!ctrl)
                 return false;
-            selection_.selectAll(model_->totalRows(), model_->totalCols());
-            syncSelection();
+            selectAllCells();
             return true;
         case Qt::Key_Down:
             moveCurrent({at.row + 1, at.col}, shift);
@@ -401,6 +402,13 @@ bool TensorTableView::keyEvent(QKeyEvent* key) {
         default:
             return false;
     }
+}
+
+void TensorTableView::selectAllCells() {
+    if (model_->totalRows() <= 0 || model_->totalCols() <= 0)
+        return;
+    selection_.selectAll(model_->totalRows(), model_->totalCols());
+    syncSelection();
 }
 
 void TensorTableView::copySelection() {

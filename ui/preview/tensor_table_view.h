@@ -49,6 +49,8 @@ public:
     // beyond kMaxCopyCells (more text than the clipboard should hold) the
     // copy is refused with a pointer to the CSV export. copyFinished() follows.
     void copySelection();
+    // Every cell of the slice (Ctrl+A).
+    void selectAllCells();
     static constexpr std::uint64_t kWorkerCells = 200'000;
     static constexpr std::uint64_t kAskCells = 1'000'000;
     static constexpr std::uint64_t kMaxCopyCells = 50'000'000;

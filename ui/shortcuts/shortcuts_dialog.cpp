@@ -33,14 +33,36 @@ QString scopeOf(const QAction* action) {
     return QObject::tr("Window");
 }
 
-void collectMenu(const QMenu* menu, const QString& where, std::vector<ShortcutsDialog::Row>& rows,
-                 QSet<const QAction*>& seen) {
+// The key of a menu text's accelerator ("&Open File…": O), or none.
+QString mnemonic(const QString& text) {
+    const int at = text.indexOf('&');
+    return at >= 0 && at + 1 < text.size() && text[at + 1] != '&' ? text.mid(at + 1, 1).toUpper()
+                                                                  : QString();
+}
+
+// Every action of `menu` (and its submenus), named clearly ("Compare With
+// File", not "File"): by its shortcut, or by its accelerators when it has
+// none ("Alt+F, C, F"). `keys` are the accelerators of the menus above.
+void collectMenu(const QMenu* menu, const QString& where, const QString& name, const QString& keys,
+                 std::vector<ShortcutsDialog::Row>& rows, QSet<const QAction*>& seen) {
     for (QAction* action : menu->actions()) {
         seen.insert(action);
-        if (action->menu())
-            collectMenu(action->menu(), where + " > " + plain(action->text()), rows, seen);
-        else if (!action->isSeparator() && !action->shortcuts().isEmpty())
-            rows.push_back({where, plain(action->text()), shortcutText(action), action});
+        if (action->isSeparator() || !action->isVisible())
+            continue;
+        const QString letter = mnemonic(action->text());
+        const QString path = keys.isEmpty() || letter.isEmpty() ? QString() : keys + ", " + letter;
+        if (action->menu()) {
+            if (action->menu()->objectName() == "dynamic")  // recent files: not commands
+                continue;
+            collectMenu(action->menu(), where + " > " + plain(action->text()),
+                        plain(action->text()), path, rows, seen);
+            continue;
+        }
+        const QString text =
+            name.isEmpty() ? plain(action->text()) : name + " " + plain(action->text());
+        const QString shortcut = action->shortcuts().isEmpty() ? path : shortcutText(action);
+        if (!shortcut.isEmpty())
+            rows.push_back({where, text, shortcut, action});
     }
 }
 
@@ -51,8 +73,11 @@ std::vector<ShortcutsDialog::Row> ShortcutsDialog::collect(QWidget* window) {
     QSet<const QAction*> seen;
     if (auto* main = qobject_cast<QMainWindow*>(window))
         for (QAction* top : main->menuBar()->actions())
-            if (top->menu())
-                collectMenu(top->menu(), plain(top->text()), rows, seen);
+            if (top->menu()) {
+                const QString letter = mnemonic(top->text());
+                collectMenu(top->menu(), plain(top->text()), {},
+                            letter.isEmpty() ? QString() : "Alt+" + letter, rows, seen);
+            }
     for (QAction* action : window->findChildren<QAction*>())
         if (!seen.contains(action) && !action->shortcuts().isEmpty())
             rows.push_back({scopeOf(action), plain(action->text()), shortcutText(action), action});

@@ -18,6 +18,7 @@
 #include "tensor_table_model.h"
 #include "tensor_table_view.h"
 #include "tensordict/element.h"
+#include "widget_shortcut.h"
 
 TableLeafMode::TableLeafMode(QWidget* parent)
     : page_(new QWidget(parent)),
@@ -95,6 +96,27 @@ TableLeafMode::TableLeafMode(QWidget* parent)
     layout->addWidget(slice_);
     layout->addWidget(view_, 1);
 
+    // Every command of the table has its keys while the table has the focus.
+    page_->setAccessibleName(tr("Table"));
+    addWidgetShortcut(page_, tr("Copy selected cells"), QKeySequence::Copy,
+                      [this] { view_->copySelection(); });
+    addWidgetShortcut(page_, tr("Select all cells"), QKeySequence::SelectAll,
+                      [this] { view_->selectAllCells(); });
+    addButtonShortcut(page_, csv, tr("Export the slice as CSV…"),
+                      QKeySequence(Qt::CTRL | Qt::Key_E));
+    addButtonShortcut(page_, npy, tr("Export the slice as .npy…"),
+                      QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    const QStringList shownNames{tr("Cells show A"), tr("Cells show B"), tr("Cells show A − B")};
+    for (int i = 0; i < shownNames.size(); ++i)
+        addWidgetShortcut(page_, shownNames[i], QKeySequence(Qt::ALT | Qt::Key(Qt::Key_1 + i)),
+                          [this, i] {
+                              if (pairBar_->isVisible())
+                                  shown_->setCurrentIndex(i);
+                          });
+    addWidgetShortcut(page_, tr("Go to row…"), QKeySequence(Qt::CTRL | Qt::Key_J), [this] {
+        goTo_->setFocus(Qt::ShortcutFocusReason);
+        goTo_->selectAll();
+    });
     connect(format_, &QComboBox::currentIndexChanged, this, &TableLeafMode::applyFormat);
     connect(precision_, &QSpinBox::valueChanged, this, &TableLeafMode::applyFormat);
     connect(copy, &QPushButton::clicked, view_, &TensorTableView::copySelection);
@@ -151,6 +173,7 @@ void TableLeafMode::applyFormat() {
 
 void TableLeafMode::setLeaves(const ShownLeaves& leaves) {
     leaves_ = leaves;
+    goTo_->clear();  // a row number typed for the leaf before means nothing here
     const TensorSlice slice = TensorSlice::defaultFor(leaves.a.shape());
     slice_->setSlice(slice);
     view_->clearSelection();
