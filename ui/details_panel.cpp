@@ -4,9 +4,11 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QStyle>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -48,6 +50,7 @@ DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
     body_ = new QWidget;
     auto* bodyLayout = new QVBoxLayout(body_);
     bodyLayout->setContentsMargins(0, 0, 0, 0);
+    // Two columns side by side; a narrow panel puts every row in the first.
     auto* columns = new QHBoxLayout;
     columns->setSpacing(24);
     for (QFormLayout*& form : forms_) {
@@ -73,6 +76,46 @@ DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(scroll_, 1);
 }
 
+void DetailsPanel::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (wantsTwoColumns() != (forms_[1]->rowCount() > 0))
+        arrangeColumns();
+    fitBodyHeight();
+}
+
+void DetailsPanel::fitBodyHeight() {
+    // Wrapped values are taller the narrower they are; the scroll area does
+    // not ask, and squeezed the rows over each other: the body says it.
+    QLayout* layout = body_->layout();
+    layout->activate();
+    const int width = scroll_->viewport()->width();
+    body_->setMinimumHeight(layout->hasHeightForWidth() ? layout->totalHeightForWidth(width)
+                                                        : layout->totalMinimumSize().height());
+}
+
+bool DetailsPanel::wantsTwoColumns() const {
+    constexpr int kTwoColumnsFrom = 640;  // two columns of label and value, each readable
+    return width() >= kTwoColumnsFrom;
+}
+
+void DetailsPanel::arrangeColumns() {
+    std::vector<std::pair<QString, QWidget*>> rows;
+    for (QFormLayout* form : forms_)
+        while (form->rowCount() > 0) {
+            const QFormLayout::TakeRowResult row = form->takeRow(0);
+            auto* label = row.labelItem ? qobject_cast<QLabel*>(row.labelItem->widget()) : nullptr;
+            rows.emplace_back(label ? label->text() : QString(), row.fieldItem->widget());
+            if (label)
+                label->deleteLater();
+            delete row.labelItem;
+            delete row.fieldItem;
+        }
+    const std::size_t half = wantsTwoColumns() ? (rows.size() + 1) / 2 : rows.size();
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        forms_[i < half ? 0 : 1]->addRow(rows[i].first, rows[i].second);
+    fitBodyHeight();
+}
+
 bool DetailsPanel::isCollapsed() const {
     return scroll_->isHidden();
 }
@@ -87,20 +130,54 @@ void DetailsPanel::setCollapsed(bool collapsed) {
     Q_EMIT collapsedChanged(collapsed);
 }
 
+namespace {
+
+// One word too long for its column (a file name, a path): elided in the
+// middle, where a name is least telling, with the whole in its tooltip;
+// text() stays whole.
+class MiddleElidedLabel : public QLabel {
+public:
+    explicit MiddleElidedLabel(const QString& text) : QLabel(text) {
+        setToolTip(text);
+        setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);  // whole when it fits
+    }
+    QSize minimumSizeHint() const override {
+        return {fontMetrics().horizontalAdvance("…") * 6, QLabel::minimumSizeHint().height()};
+    }
+
+protected:
+    void paintEvent(QPaintEvent*) override {
+        QPainter painter(this);
+        const QRect area = contentsRect();
+        style()->drawItemText(&painter, area, int(alignment()), palette(), isEnabled(),
+                              fontMetrics().elidedText(text(), Qt::ElideMiddle, area.width()),
+                              foregroundRole());
+    }
+};
+
+}  // namespace
+
 void DetailsPanel::addRow(const QString& label, const QString& value) {
-    auto* v = new QLabel(value);
-    v->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    v->setWordWrap(true);
+    // Words wrap; a single long word (a path, a file name) is elided in the middle.
+    QLabel* v;
+    if (value.contains(' ')) {
+        v = new QLabel(value);
+        v->setTextInteractionFlags(Qt::TextSelectableByMouse);
+        v->setWordWrap(true);
+    } else {
+        v = new MiddleElidedLabel(value);
+    }
     v->setObjectName(label);
     rows_.emplace_back(label, v);
 }
 
 void DetailsPanel::layOutRows() {
-    const std::size_t half = (rows_.size() + 1) / 2;
+    const std::size_t half = wantsTwoColumns() ? (rows_.size() + 1) / 2 : rows_.size();
     for (std::size_t i = 0; i < rows_.size(); ++i)
         forms_[i < half ? 0 : 1]->addRow(rows_[i].first + ":", rows_[i].second);
     rows_.clear();
     value_->setVisible(!value_->toPlainText().isEmpty());
+    fitBodyHeight();
 }
 
 QString DetailsPanel::field(const QString& label) const {

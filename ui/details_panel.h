@@ -48,6 +48,10 @@ private:
     QWidget* body_;
     QScrollArea* scroll_;  // holds body_
     QFormLayout* forms_[2];
+    void resizeEvent(QResizeEvent* event) override;
+    bool wantsTwoColumns() const;
+    void arrangeColumns();  // the rows in one column or two, as the width wants
+    void fitBodyHeight();
     std::vector<std::pair<QString, QLabel*>> rows_;
     QPlainTextEdit* value_;
     QPushButton* copyButton_;

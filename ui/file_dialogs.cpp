@@ -3,7 +3,10 @@
 #include <QDesktopServices>
 #include <QDir>
 #include <QFileInfo>
+#include <QHeaderView>
+#include <QScreen>
 #include <QSettings>
+#include <QTreeView>
 #include <QUrl>
 #include <QWidget>
 
@@ -75,18 +78,48 @@ QString startFolder(const QWidget* parent, Kind kind) {
     return QDir::homePath();
 }
 
+void prepareDialog(QFileDialog& dialog) {
+    const QRect screen =
+        dialog.screen() ? dialog.screen()->availableGeometry() : QRect(0, 0, 1280, 800);
+    dialog.resize(std::min(980, screen.width() * 9 / 10), std::min(620, screen.height() * 9 / 10));
+    dialog.setViewMode(QFileDialog::Detail);
+    if (auto* list = dialog.findChild<QTreeView*>("treeView")) {
+        list->header()->setStretchLastSection(false);
+        list->header()->setSectionResizeMode(0, QHeaderView::Stretch);
+        for (int c = 1; c < list->header()->count(); ++c)
+            list->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    }
+}
+
+namespace {
+
+// The dialog, prepared, run; "" when cancelled.
+QString runDialog(QFileDialog& dialog) {
+    prepareDialog(dialog);
+    if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().isEmpty())
+        return {};
+    return dialog.selectedFiles().front();
+}
+
+}  // namespace
+
 QString openFile(QWidget* parent, Kind kind, const QString& caption, const QString& filter) {
     const QString start = startFolder(parent, kind);
     if (chooser())
         return remember(kind, chooser()(kind, start));
-    return remember(kind, QFileDialog::getOpenFileName(parent, caption, start, filter));
+    QFileDialog dialog(parent, caption, start, filter);
+    dialog.setFileMode(QFileDialog::ExistingFile);
+    return remember(kind, runDialog(dialog));
 }
 
 QString openDirectory(QWidget* parent, Kind kind, const QString& caption) {
     const QString start = startFolder(parent, kind);
     if (chooser())
         return remember(kind, chooser()(kind, start));
-    return remember(kind, QFileDialog::getExistingDirectory(parent, caption, start));
+    QFileDialog dialog(parent, caption, start);
+    dialog.setFileMode(QFileDialog::Directory);
+    dialog.setOption(QFileDialog::ShowDirsOnly);
+    return remember(kind, runDialog(dialog));
 }
 
 QString saveFile(QWidget* parent, Kind kind, const QString& caption, const QString& name,
@@ -94,8 +127,10 @@ QString saveFile(QWidget* parent, Kind kind, const QString& caption, const QStri
     const QString start = startFolder(parent, kind);
     if (chooser())
         return remember(kind, chooser()(kind, start));
-    return remember(kind, QFileDialog::getSaveFileName(parent, caption, QDir(start).filePath(name),
-                                                       filter, nullptr, options));
+    QFileDialog dialog(parent, caption, QDir(start).filePath(name), filter);
+    dialog.setAcceptMode(QFileDialog::AcceptSave);
+    dialog.setOptions(options);
+    return remember(kind, runDialog(dialog));
 }
 
 void setChooser(Chooser c) {

@@ -43,6 +43,9 @@ void showInFolder(const QString& path);
 // empty function brings the dialogs back.
 using Chooser = std::function<QString(Kind kind, const QString& startFolder)>;
 void setChooser(Chooser chooser);
+// Sizes a file dialog for its columns (Qt's own opened small, with names and
+// dates cut), within the screen: every dialog of tdstudio is prepared so.
+void prepareDialog(QFileDialog& dialog);
 // For tests: instead of the file manager, `opener` gets the folder showInFolder() would open.
 void setFolderOpener(std::function<void(const QString& folder)> opener);
 

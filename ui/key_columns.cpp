@@ -67,8 +67,9 @@ void KeyColumns::fit() {
     if (!draggedByUser_.contains(keyColumn_)) {
         const int available = tree_->viewport()->width();
         const int floor = tree_->fontMetrics().horizontalAdvance("MMMMMMMM");
-        // What the keys need, up to half the view (at least a few letters).
-        const int wanted = std::min(keyWidthNeeded(), std::max(floor, available / 2));
+        // What the keys need, up to the whole view (at least a few letters):
+        // a key is read in full; the columns after it scroll into view.
+        const int wanted = std::min(keyWidthNeeded(), std::max(floor, available));
         header->resizeSection(keyColumn_, std::max(available - others, wanted));
     }
     fitting_ = false;

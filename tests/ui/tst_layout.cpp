@@ -22,6 +22,7 @@
 
 #include "compare_panel.h"
 #include "compare_view.h"
+#include "details_panel.h"
 #include "document_page.h"
 #include "key_tree_model.h"
 #include "leaf_view.h"
@@ -207,6 +208,78 @@ private Q_SLOTS:
             sawValue = sawValue || text.startsWith("\"tdstudio demo");
         }
         QVERIFY(sawValue);
+    }
+
+    // The details read in full at every size: a value too long for its
+    // column (a path, a file name) is elided in the middle with the whole
+    // in its tooltip, and a narrow panel puts its two columns one above the
+    // other. On main "images.memma" and "Compression: stored" were cut.
+    void detailsAreWholeOrElidedWithATooltip_data() { sizes_data(); }
+    void detailsAreWholeOrElidedWithATooltip() {
+        QFETCH(QSize, size);
+        MainWindow w;
+        QVERIFY(showAt(w, size));
+        QVERIFY(w.selectKeyPath({"images"}));
+        DetailsPanel* details = w.documentPage()->detailsPanel();
+        QTRY_COMPARE(details->field("Archive entry"), QString("images.memmap"));
+        QCoreApplication::processEvents();
+        screenshot(&w, QString("details-%1x%2.png").arg(size.width()).arg(size.height()));
+        int fields = 0;
+        for (QLabel* value : details->findChildren<QLabel*>()) {
+            if (value->objectName().isEmpty() || !value->isVisible())
+                continue;
+            ++fields;
+            const int needs = value->fontMetrics().horizontalAdvance(value->text());
+            QVERIFY2(value->wordWrap() || needs <= value->contentsRect().width() ||
+                         value->toolTip() == value->text(),
+                     qPrintable(QString("%1 \"%2\" needs %3 px, has %4")
+                                    .arg(value->objectName(), value->text())
+                                    .arg(needs)
+                                    .arg(value->contentsRect().width())));
+            // What a label shows is in its column, not under the next one.
+            QVERIFY(value->geometry().right() <= value->parentWidget()->width());
+        }
+        QVERIFY(fields >= 8);
+        // No row is squeezed over another (they were when the panel was short).
+        QList<QLabel*> shown;
+        for (QLabel* label : details->findChildren<QLabel*>())
+            if (label->isVisible())
+                shown << label;
+        for (int i = 0; i < shown.size(); ++i)
+            for (int j = i + 1; j < shown.size(); ++j) {
+                const QRect a(shown[i]->mapTo(details, QPoint(0, 0)), shown[i]->size());
+                const QRect b(shown[j]->mapTo(details, QPoint(0, 0)), shown[j]->size());
+                QVERIFY2(!a.intersects(b),
+                         qPrintable(shown[i]->text() + " over " + shown[j]->text()));
+            }
+    }
+
+    // The comparison tree keeps key names readable, as the main tree does.
+    void comparisonKeysAreReadable_data() { sizes_data(); }
+    void comparisonKeysAreReadable() {
+        QFETCH(QSize, size);
+        MainWindow w;
+        QVERIFY(showAt(w, size));
+        QVERIFY(compareWithNext(w));
+        QTreeView* tree = w.compareView()->treeView();
+        tree->expandAll();
+        QCoreApplication::processEvents();
+        screenshot(&w, QString("compare-tree-%1x%2.png").arg(size.width()).arg(size.height()));
+        const int keyWidth = tree->header()->sectionSize(0);
+        QAbstractItemModel* model = tree->model();
+        const QModelIndex root = model->index(0, 0);
+        const QFontMetrics fm = tree->fontMetrics();
+        QList<QModelIndex> keys{root};
+        for (int r = 0; r < model->rowCount(root); ++r)
+            keys << model->index(r, 0, root);
+        for (const QModelIndex& key : keys) {
+            const int text = fm.horizontalAdvance(key.data().toString());
+            QVERIFY2(tree->visualRect(key).left() + tree->iconSize().width() + text + 8 <= keyWidth,
+                     qPrintable(QString("%1 needs %2 px, the column has %3 px")
+                                    .arg(key.data().toString())
+                                    .arg(text)
+                                    .arg(keyWidth)));
+        }
     }
 
     // The comparison table of a 1-D float64 leaf: every value whole, as the

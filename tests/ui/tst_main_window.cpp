@@ -4,6 +4,8 @@
 #include <QAbstractButton>
 #include <QClipboard>
 #include <QFile>
+#include <QFileDialog>
+#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -12,6 +14,7 @@
 #include <QMimeData>
 #include <QPushButton>
 #include <QScopeGuard>
+#include <QScreen>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTreeView>
@@ -573,6 +576,27 @@ private Q_SLOTS:
     // the folder last used for its kind (on main, each started in the
     // process's working directory). Exports say where they wrote, with Show
     // in Folder, as saves do (on main they said nothing).
+    // The file dialogs open large enough for their columns: the names take
+    // the room, size and date fit (they opened small, columns cut).
+    void fileDialogsFitTheirColumns() {
+        QFileDialog dialog(nullptr, "Open", testsupport::torchFixturesDir());
+        dialog.setOption(QFileDialog::DontUseNativeDialog);
+        file_dialogs::prepareDialog(dialog);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        const QRect screen = dialog.screen()->availableGeometry();
+        QCOMPARE(dialog.width(), std::min(980, screen.width() * 9 / 10));
+        QCOMPARE(dialog.height(), std::min(620, screen.height() * 9 / 10));
+        auto* list = dialog.findChild<QTreeView*>("treeView");
+        QVERIFY(list);
+        QTRY_VERIFY(list->model() && list->model()->rowCount(list->rootIndex()) > 0);
+        QCOMPARE(dialog.viewMode(), QFileDialog::Detail);
+        const QFontMetrics metrics(list->font());
+        QVERIFY(list->header()->sectionSize(0) >
+                metrics.horizontalAdvance("consolidated_saved.expected.json"));
+        dialog.close();
+    }
+
     void fileDialogsStartWhereTheUserWorks() {
         QTemporaryDir scratch;
         const QString data = scratch.filePath("data"), out = scratch.filePath("out");

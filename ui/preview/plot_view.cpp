@@ -1,5 +1,6 @@
 #include "plot_view.h"
 
+#include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
@@ -10,6 +11,7 @@
 #include <QListWidget>
 #include <QPushButton>
 #include <QStyle>
+#include <QTimer>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <QtConcurrent/QtConcurrentRun>
@@ -119,12 +121,31 @@ QString indexText(const TensorSlice& slice) {
     return "[" + parts.join(", ") + "]";
 }
 
-// Dynamic ticks every nice step from a multiple of it.
-void applyTicks(QValueAxis* axis, const NiceTicks& ticks) {
-    axis->setTickType(QValueAxis::TicksDynamic);
-    axis->setTickAnchor(0);
-    axis->setTickInterval(ticks.step);
-    axis->setLabelFormat(ticks.format);
+// Labels every nice step of [lo, hi], written here: "-0" as "0", and the
+// format's precision (QtCharts' own dynamic ticks printed -0.0).
+void labelTicks(QCategoryAxis* axis, double lo, double hi, const NiceTicks& ticks) {
+    for (const QString& label : axis->categoriesLabels())
+        axis->remove(label);
+    if (!(hi > lo) || !(ticks.step > 0))
+        return;
+    const double first = std::ceil(lo / ticks.step - 1e-9) * ticks.step;
+    axis->setStartValue(std::min(lo, first) - ticks.step * 1e-6);
+    const QByteArray format = ticks.format.toLatin1();
+    for (int k = 0;; ++k) {
+        double v = first + k * ticks.step;
+        if (v > hi + ticks.step * 1e-9 || k > 1000)
+            break;
+        if (std::abs(v) < ticks.step * 1e-9)
+            v = 0;  // never "-0.0"
+        const QString label = QString::asprintf(format.constData(), v);
+        if (!axis->categoriesLabels().contains(label))
+            axis->append(label, v);
+    }
+}
+
+// How many intervals fit `length` pixels with labels `labelLength` long.
+int intervalsFitting(double length, double labelLength) {
+    return std::clamp(static_cast<int>(length / std::max(1.0, labelLength)), 1, 8);
 }
 
 // The list shows this many indices at most; larger dimensions are chosen from their start.
@@ -139,16 +160,16 @@ PlotView::PlotView(QWidget* parent)
       seriesDimBox_(new QComboBox),
       seriesList_(new QListWidget),
       chart_(new QChart),
-      xAxis_(new QValueAxis),
-      yAxis_(new QValueAxis),
+      xAxis_(new QCategoryAxis),
+      yAxis_(new QCategoryAxis),
       status_(new QLabel) {
     chart_->addAxis(xAxis_, Qt::AlignBottom);
     chart_->addAxis(yAxis_, Qt::AlignLeft);
     chart_->legend()->hide();
     chart_->legend()->setAlignment(Qt::AlignTop);
     chart_->setMargins(QMargins(4, 4, 4, 4));
-    xAxis_->setLabelFormat("%g");
-    yAxis_->setLabelFormat("%g");
+    for (QCategoryAxis* axis : {xAxis_, yAxis_})
+        axis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
     view_ = new QChartView(chart_);
     view_->setRenderHint(QPainter::Antialiasing);
     view_->setRubberBand(QChartView::HorizontalRubberBand);
@@ -399,11 +420,7 @@ void PlotView::replot(double first, double last) {
         return;
     settingRange_ = true;
     xAxis_->setRange(first, std::max(last, first + 1));
-    // Whole indices on x: a step of at least one.
-    NiceTicks ticks = niceTicks(xAxis_->min(), xAxis_->max(), 8);
-    if (ticks.step <= 1)
-        ticks = {1, "%.0f"};
-    applyTicks(xAxis_, ticks);
+    labelAxes();
     settingRange_ = false;
     drawing_ = linesToDraw();
     leftOut_ = std::max(0, static_cast<int>(drawing_.size()) - kMaxLines);
@@ -429,6 +446,42 @@ void PlotView::replot(double first, double last) {
             }
             showPoints(*read);
         });
+}
+
+void PlotView::labelAxes() {
+    const QFontMetricsF metrics(xAxis_->labelsFont());
+    const QRectF area = chart_->plotArea().isEmpty() ? QRectF(0, 0, 400, 300) : chart_->plotArea();
+    // x: indices, whole numbers; as many labels as fit side by side with room between.
+    const auto xLabel = [&](double v) {
+        return metrics.horizontalAdvance(QString::number(v, 'f', 0));
+    };
+    const double xWidth = std::max(xLabel(xAxis_->min()), xLabel(xAxis_->max())) * 1.8 + 12;
+    NiceTicks x = niceTicks(xAxis_->min(), xAxis_->max(), intervalsFitting(area.width(), xWidth));
+    if (x.step <= 1)
+        x = {1, "%.0f"};
+    labelTicks(xAxis_, xAxis_->min(), xAxis_->max(), x);
+    // y: a label's height and a half between labels.
+    const NiceTicks y = niceTicks(yAxis_->min(), yAxis_->max(),
+                                  intervalsFitting(area.height(), metrics.height() * 2.5));
+    labelTicks(yAxis_, yAxis_->min(), yAxis_->max(), y);
+}
+
+void PlotView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (hasData())  // as many labels as fit the new size, once it is laid out
+        QTimer::singleShot(0, this, [this] {
+            const bool setting = std::exchange(settingRange_, true);
+            labelAxes();
+            settingRange_ = setting;
+        });
+}
+
+QStringList PlotView::xTickLabels() const {
+    return xAxis_->categoriesLabels();
+}
+
+QStringList PlotView::yTickLabels() const {
+    return yAxis_->categoriesLabels();
 }
 
 void PlotView::showPoints(const Points& points) {
@@ -467,7 +520,7 @@ void PlotView::showPoints(const Points& points) {
             top = bottom + ticks.step;
         settingRange_ = true;
         yAxis_->setRange(bottom, top);
-        applyTicks(yAxis_, ticks);
+        labelAxes();
         settingRange_ = false;
     }
     QString status = points.size() > 1 ? tr("%n lines, ", "", static_cast<int>(points.size())) +

@@ -19,6 +19,7 @@ class QLabel;
 class QLineSeries;
 class QListWidget;
 class QValueAxis;
+class QCategoryAxis;
 class SliceSelector;
 
 // The points to draw for elements [first, last) of a 1-D slice: all of them
@@ -84,8 +85,11 @@ public:
     QChart* chart() const { return chart_; }
     // The lines drawn, in order.
     const std::vector<QLineSeries*>& lines() const { return lines_; }
-    QValueAxis* xAxis() const { return xAxis_; }
-    QValueAxis* yAxis() const { return yAxis_; }
+    QCategoryAxis* xAxis() const { return xAxis_; }
+    QCategoryAxis* yAxis() const { return yAxis_; }
+    // The tick labels each axis shows now, left to right and bottom to top.
+    QStringList xTickLabels() const;
+    QStringList yTickLabels() const;
     QString statusText() const;
     QString hoverText() const;
 
@@ -132,8 +136,12 @@ private:
     std::vector<QLineSeries*> lines_;
     std::vector<Line> drawing_, drawn_;  // being read on the worker; on screen
     int leftOut_ = 0;                    // chosen lines beyond kMaxLines
-    QValueAxis* xAxis_;
-    QValueAxis* yAxis_;
+    // Labels at nice values, formatted here: as many as fit the plot's size
+    // (a number is never elided) and never "-0".
+    QCategoryAxis* xAxis_;
+    QCategoryAxis* yAxis_;
+    void labelAxes();
+    void resizeEvent(QResizeEvent* event) override;
     QLabel* status_;
     bool settingRange_ = false;
     // The points of the range shown, reduced on a worker (last: it waits for its job).
