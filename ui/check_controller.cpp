@@ -38,7 +38,9 @@ void CheckController::repair() {
             "then replaces the archive)",
             "", crcs);
     if (temporaries > 0)
-        what << tr("delete %n temporary file(s) that interrupted saves left", "", temporaries);
+        what << tr("delete %1 that interrupted saves left")
+                    .arg(nodetext::countText(temporaries, tr("temporary file"),
+                                             tr("temporary files")));
     const QString question =
         tr("Repair %1? It will %2. No tensor's bytes and no meta.json are changed.")
             .arg(QString::fromStdString(report_->path), what.join(tr(", and ")));

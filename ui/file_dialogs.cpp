@@ -106,7 +106,7 @@ QString runDialog(QFileDialog& dialog) {
 QString openFile(QWidget* parent, Kind kind, const QString& caption, const QString& filter) {
     const QString start = startFolder(parent, kind);
     if (chooser())
-        return remember(kind, chooser()(kind, start));
+        return remember(kind, chooser()(kind, start, QString()));
     QFileDialog dialog(parent, caption, start, filter);
     dialog.setFileMode(QFileDialog::ExistingFile);
     return remember(kind, runDialog(dialog));
@@ -115,7 +115,7 @@ QString openFile(QWidget* parent, Kind kind, const QString& caption, const QStri
 QString openDirectory(QWidget* parent, Kind kind, const QString& caption) {
     const QString start = startFolder(parent, kind);
     if (chooser())
-        return remember(kind, chooser()(kind, start));
+        return remember(kind, chooser()(kind, start, QString()));
     QFileDialog dialog(parent, caption, start);
     dialog.setFileMode(QFileDialog::Directory);
     dialog.setOption(QFileDialog::ShowDirsOnly);
@@ -126,7 +126,7 @@ QString saveFile(QWidget* parent, Kind kind, const QString& caption, const QStri
                  const QString& filter, QFileDialog::Options options) {
     const QString start = startFolder(parent, kind);
     if (chooser())
-        return remember(kind, chooser()(kind, start));
+        return remember(kind, chooser()(kind, start, name));
     QFileDialog dialog(parent, caption, QDir(start).filePath(name), filter);
     dialog.setAcceptMode(QFileDialog::AcceptSave);
     dialog.setOptions(options);

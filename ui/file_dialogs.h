@@ -41,7 +41,9 @@ void showInFolder(const QString& path);
 // For tests: instead of showing a dialog, `chooser` is given the kind and
 // the folder the dialog would start in, and returns the path chosen. An
 // empty function brings the dialogs back.
-using Chooser = std::function<QString(Kind kind, const QString& startFolder)>;
+// `suggestedName` is the name a save dialog offers (empty when opening).
+using Chooser =
+    std::function<QString(Kind kind, const QString& startFolder, const QString& suggestedName)>;
 void setChooser(Chooser chooser);
 // Sizes a file dialog for its columns (Qt's own opened small, with names and
 // dates cut), within the screen: every dialog of tdstudio is prepared so.

@@ -51,6 +51,7 @@
 #include "save_progress_dialog.h"
 #include "shortcuts_dialog.h"
 #include "slice_selector.h"
+#include "status_bar.h"
 #include "tensordict/http.h"
 #include "tensordict/version.h"
 #include "welcome_page.h"
@@ -59,6 +60,7 @@ MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       document_(new Document(this)),
       documentPage_(new DocumentPage),
+      statusBar_(new StatusBar),
       statusLabel_(new QLabel),
       fetchedLabel_(new QLabel),
       cancelReads_(new QToolButton),
@@ -71,6 +73,7 @@ MainWindow::MainWindow(QWidget* parent)
     setWindowTitle("tdstudio");
     setWindowIcon(QIcon(":/tdstudio.svg"));
     setAcceptDrops(true);
+    setStatusBar(statusBar_);
     connect(documentPage_, &DocumentPage::reloadRequested, this, &MainWindow::reload);
     connect(documentPage_, &DocumentPage::copyKeyPathRequested, this,
             &MainWindow::copySelectedKeyPath);
@@ -95,27 +98,28 @@ MainWindow::MainWindow(QWidget* parent)
         if (text != writtenNote_)
             showInFolder_->hide();
     });
-    statusBar()->addPermanentWidget(showInFolder_);
-    statusBar()->addPermanentWidget(fetchedLabel_);
+    statusBar_->addRightWidget(showInFolder_);
+    statusBar_->addRightWidget(fetchedLabel_);
     fetchedLabel_->hide();
     // A slow server never holds the window: what waits on it can be stopped.
     cancelReads_->setText(tr("Cancel"));
     cancelReads_->setObjectName("cancelReads");
     cancelReads_->setToolTip(tr("Stop reading: the file being opened, the leaf being fetched"));
-    statusBar()->addPermanentWidget(cancelReads_);
+    statusBar_->addRightWidget(cancelReads_);
     cancelReads_->hide();
     connect(cancelReads_, &QToolButton::clicked, this, &MainWindow::cancelReads);
-    statusBar()->addPermanentWidget(statusLabel_);
+    statusBar_->addRightWidget(statusLabel_);
     // What reading over the web cost so far, while it grows.
     auto* fetched = new QTimer(this);
     connect(fetched, &QTimer::timeout, this, &MainWindow::showFetched);
     fetched->start(500);
     connect(documentPage_->previewPanel(), &PreviewPanel::leafReady, this,
             &MainWindow::showFetched);
-    statusBar()->addPermanentWidget(compare_->statusWidget());
+    statusBar_->addRightWidget(compare_->statusWidget());
     statusBar()->showMessage(tr("%1 File > Open File…, or drop it here.").arg(openableSentence()));
 
     connect(document_, &Document::loadStarted, this, [this](const QString& path) {
+        fetchedBefore_ = tensordict::httpCounters();  // this document's count starts here
         statusBar()->showMessage(tr("Opening %1…").arg(path));
         showFetched();
     });
@@ -453,11 +457,17 @@ void MainWindow::chooseUrl() {
 }
 
 void MainWindow::showFetched() {
+    // What this document fetched: since it began to open (its load, then
+    // its previews), not what earlier documents of other servers fetched.
     const tensordict::HttpCounters c = tensordict::httpCounters();
+    const std::uint64_t requests = c.requests - fetchedBefore_.requests;
+    const std::uint64_t bytes = c.bytes - fetchedBefore_.bytes;
     cancelReads_->setVisible(document_->isLoading() || c.inFlight > 0);
-    fetchedLabel_->setVisible(c.requests > 0 || c.inFlight > 0);
-    fetchedLabel_->setText(tr("%n request(s) · %1 fetched", "", static_cast<int>(c.requests))
-                               .arg(nodetext::byteSizeText(c.bytes)));
+    fetchedLabel_->setVisible(requests > 0 || c.inFlight > 0);
+    fetchedLabel_->setText(
+        tr("%1 · %2 fetched")
+            .arg(nodetext::countText(std::int64_t(requests), tr("request"), tr("requests")),
+                 nodetext::byteSizeText(bytes)));
 }
 
 void MainWindow::cancelReads() {
@@ -585,8 +595,8 @@ void MainWindow::showLoaded() {
         statusBar()->showMessage(tr("Opened %1").arg(QString::fromStdString(td->path())), 5000);
     else
         statusBar()->showMessage(
-            tr("%n part(s) could not be read; they are marked in red in the tree.", "",
-               static_cast<int>(errors.size())));
+            tr("%1 could not be read; they are marked in red in the tree.")
+                .arg(nodetext::countText(std::int64_t(errors.size()), tr("part"), tr("parts"))));
     // Loaded means shown as asked: with keys grouped by dots, once the grouped tree is.
     if (documentPage_->isGroupingKeys())
         connect(

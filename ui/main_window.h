@@ -7,10 +7,12 @@
 #include <memory>
 
 #include "save_controller.h"
+#include "tensordict/http.h"
 #include "tensordict/save.h"
 
 class QAbstractButton;
 class QLabel;
+class StatusBar;
 class QToolButton;
 class QLineEdit;
 class QMenu;
@@ -144,13 +146,15 @@ private:
 
     Document* document_;
     DocumentPage* documentPage_;
+    StatusBar* statusBar_;
     QPointer<ShortcutsDialog> shortcutsDialog_;
     RecentFiles* recent_ = nullptr;
     QMenu* compareMenu_ = nullptr;
     QLabel* statusLabel_;
-    QLabel* fetchedLabel_;       // "12 requests · 3.1 MiB fetched" once anything was
-    QToolButton* cancelReads_;   // while a load or a server's answer is under way
-    QToolButton* showInFolder_;  // with a note of a file written
+    QLabel* fetchedLabel_;                    // "12 requests · 3.1 MiB fetched" once anything was
+    tensordict::HttpCounters fetchedBefore_;  // the counters when this document began to open
+    QToolButton* cancelReads_;                // while a load or a server's answer is under way
+    QToolButton* showInFolder_;               // with a note of a file written
     QString writtenNote_, writtenPath_;
     QString lastError_;
     SaveController* saves_;

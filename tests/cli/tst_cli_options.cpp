@@ -259,7 +259,9 @@ private Q_SLOTS:
         QCOMPARE(cli::parseKeyPath("a/b", &error), std::optional<QStringList>({"a", "b"}));
         QCOMPARE(cli::parseKeyPath("[\"a/b\", \"\"]", &error),
                  std::optional<QStringList>({"a/b", ""}));
-        for (const char* bad : {"", "[]", "[1]", "[\"a\"", "[\"a\", 2]"}) {
+        // An empty list is the root: the one tensor of an .npy or a bare .pt.
+        QCOMPARE(cli::parseKeyPath("[]", &error), std::optional<QStringList>(QStringList()));
+        for (const char* bad : {"", "[1]", "[\"a\"", "[\"a\", 2]"}) {
             error.clear();
             QVERIFY2(!cli::parseKeyPath(bad, &error), bad);
             QVERIFY(error.contains("is not a key"));

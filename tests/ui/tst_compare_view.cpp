@@ -265,6 +265,7 @@ private Q_SLOTS:
         QCOMPARE(table->text(0, 1, Shown::Other), QString("12."));
         QCOMPARE(table->text(0, 1, Shown::Difference), QString("-1."));
         QCOMPARE(table->text(1, 1, Shown::Difference), QString("28."));
+        QCOMPARE(table->text(0, 0, Shown::Difference), QString("0"));  // not "0." or "-0."
         QCOMPARE(table->index(0, 1).data(Qt::ToolTipRole).toString(),
                  QString("A: 11.\nB: 12.\nA − B: -1."));
         table->setShown(Shown::Other);
@@ -417,7 +418,7 @@ private Q_SLOTS:
 
         QVERIFY(w.selectKeyPath({"sub"}));
         text = panel->description();
-        QVERIFY2(text.contains("1 key(s) inside differ") && text.contains("(\"sub\", \"x\")"),
+        QVERIFY2(text.contains("1 key inside differ") && text.contains("(\"sub\", \"x\")"),
                  qPrintable(text));
 
         // Same shape, another dtype: the values show, the summary names the dtypes.

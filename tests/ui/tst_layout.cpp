@@ -30,6 +30,7 @@
 #include "overview_panel.h"
 #include "preview_panel.h"
 #include "size_bar_chart.h"
+#include "status_bar.h"
 #include "table_mode.h"
 #include "tensor_table_model.h"
 #include "tensor_table_view.h"
@@ -255,6 +256,36 @@ private Q_SLOTS:
     }
 
     // The comparison tree keeps key names readable, as the main tree does.
+    // A message longer than its room ends in "…" clear of the right-hand
+    // label, with the whole message as the tooltip. On main it was cut off
+    // against the label, mid-word.
+    void longMessagesAreElidedClearOfTheLabels_data() { sizes_data(); }
+    void longMessagesAreElidedClearOfTheLabels() {
+        QFETCH(QSize, size);
+        MainWindow w;
+        QVERIFY(showAt(w, size));
+        auto* bar = qobject_cast<StatusBar*>(w.statusBar());
+        QVERIFY(bar);
+        QString message = "Cannot save demo.tdz: the key images links to /somewhere/else/entirely";
+        while (bar->fontMetrics().horizontalAdvance(message) < size.width())
+            message += ", and further";
+        bar->showMessage(message);
+        QVERIFY(bar->shownMessage().endsWith(QChar(0x2026)));
+        QCOMPARE(bar->toolTip(), message);
+        // The right-hand label is visible and the message ends before it.
+        QLabel* right = nullptr;
+        for (QLabel* label : bar->findChildren<QLabel*>())
+            if (label->isVisible() && !label->text().isEmpty())
+                right = label;
+        QVERIFY(right);
+        QVERIFY(bar->fontMetrics().horizontalAdvance(bar->shownMessage()) <
+                right->geometry().left());
+        screenshot(&w, QString("status-elided-%1x%2.png").arg(size.width()).arg(size.height()));
+        bar->showMessage("Opened demo.tdz");
+        QCOMPARE(bar->shownMessage(), "Opened demo.tdz");
+        QVERIFY(bar->toolTip().isEmpty());
+    }
+
     void comparisonKeysAreReadable_data() { sizes_data(); }
     void comparisonKeysAreReadable() {
         QFETCH(QSize, size);

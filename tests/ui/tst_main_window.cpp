@@ -607,11 +607,14 @@ private Q_SLOTS:
                 QSettings().remove(key);
 
         QList<QPair<file_dialogs::Kind, QString>> asked;
+        QStringList suggested;
         QString answer;
-        file_dialogs::setChooser([&](file_dialogs::Kind kind, const QString& start) {
-            asked.append({kind, start});
-            return std::exchange(answer, QString());
-        });
+        file_dialogs::setChooser(
+            [&](file_dialogs::Kind kind, const QString& start, const QString& name) {
+                asked.append({kind, start});
+                suggested.append(name);
+                return std::exchange(answer, QString());
+            });
         QString opened;
         file_dialogs::setFolderOpener([&](const QString& folder) { opened = folder; });
         const auto restore = qScopeGuard([] {
@@ -628,8 +631,11 @@ private Q_SLOTS:
             return nullptr;
         };
         // Cancelled dialogs: each starts beside the open file.
-        action("&Archive…")->trigger();
-        action("Open &Directory…")->trigger();
+        QAction* compareFile = action("&File…");
+        QAction* openDirectory = action("Open &Directory…");
+        QVERIFY(compareFile && openDirectory);
+        compareFile->trigger();
+        openDirectory->trigger();
         QCOMPARE(asked.size(), 2);
         QCOMPARE(asked[0].first, file_dialogs::Kind::Compare);
         QCOMPARE(asked[0].second, data);
@@ -646,6 +652,7 @@ private Q_SLOTS:
         answer = out + "/c.csv";
         clickButton(preview, "CSV…");
         QCOMPARE(asked.back().first, file_dialogs::Kind::ExportCsv);
+        QCOMPARE(suggested.back(), "c.csv");  // a 1-D leaf: all of it
         QCOMPARE(asked.back().second, data);
         QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 1, kTimeoutMs);
         QCOMPARE(exported.front().front().toString(), out + "/c.csv");
@@ -658,7 +665,7 @@ private Q_SLOTS:
         // The next CSV starts where the last one went; other kinds keep their own.
         clickButton(preview, "CSV…");
         QCOMPARE(asked.back().second, out);
-        action("&Archive…")->trigger();
+        compareFile->trigger();
         QCOMPARE(asked.back().second, data);
         preview->setMode(PreviewPanel::ImageMode);
         QTRY_VERIFY(findButton(preview, "Export PNG…") &&
@@ -667,6 +674,7 @@ private Q_SLOTS:
         clickButton(preview, "Export PNG…");
         QCOMPARE(asked.back().first, file_dialogs::Kind::ExportPng);
         QCOMPARE(asked.back().second, data);
+        QCOMPARE(suggested.back(), "c.png");
         QTRY_COMPARE_WITH_TIMEOUT(exported.count(), 2, kTimeoutMs);
         QVERIFY(w.statusBar()->currentMessage().startsWith("Exported " + out + "/c.png ("));
         // Another message takes the note's place, and its button goes with it.

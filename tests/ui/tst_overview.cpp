@@ -169,6 +169,28 @@ private Q_SLOTS:
         QCOMPARE(w.documentPage()->overviewPanel()->summary().className.contains("MyTC"), true);
     }
 
+    // A checkpoint's dict or a bare tensor has no batch size: the overview
+    // says its kind, and a root tensor is titled "(root)", not "()".
+    void rootsThatAreNotTensorDictsSayWhatTheyAre() {
+        MainWindow w;
+        w.show();
+        QVERIFY(openOnOverview(w, testsupport::torchFixturesDir() + "/state_dict.pt"));
+        OverviewPanel* o = w.documentPage()->overviewPanel();
+        QVERIFY(!o->summary().hasBatchSize);
+        QVERIFY2(!o->headline().contains("batch size") &&
+                     o->headline().contains("OrderedDict\ncontainer · "),
+                 qPrintable(o->headline()));
+        QVERIFY(openOnOverview(w, TDSTUDIO_DEMO_PATH));
+        QVERIFY(o->headline().contains("batch size [300]"));
+
+        QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        w.openPath(testsupport::torchFixturesDir() + "/bare_tensor.pt");
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, 300000);
+        PreviewPanel* preview = w.documentPage()->previewPanel();
+        QTRY_VERIFY_WITH_TIMEOUT(preview->titleText().startsWith("<b>(root)</b> · "), 60000);
+        QVERIFY(!preview->titleText().contains("()"));
+    }
+
     void problemsAreListedAndSelectable() {
         QTemporaryDir dir;
         testsupport::copyTree(testsupport::fixturePath("nested3"), dir.path() + "/n");

@@ -12,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPushButton>
 #include <QSemaphore>
 #include <QSettings>
 #include <QTableView>
@@ -23,11 +24,13 @@
 #include "color_bar.h"
 #include "compare_image_view.h"
 #include "document_page.h"
+#include "file_dialogs.h"
 #include "histogram_widget.h"
 #include "image_render.h"
 #include "image_view.h"
 #include "libzip_reader.h"
 #include "main_window.h"
+#include "node_text.h"
 #include "plot_view.h"
 #include "preview_panel.h"
 #include "slice_export.h"
@@ -134,6 +137,38 @@ private Q_SLOTS:
         QCOMPARE(changed.count(), 1);
         QCOMPARE(selector.slice().index[2], std::int64_t(3));
         QCOMPARE(selector.slice().fixedDims(), (std::vector<int>{0, 2}));
+    }
+
+    // An export is named after its key and the slice shown, as numpy indexes
+    // it: on main every image was offered as "slice.png".
+    void exportNamesSayWhichSlice() {
+        TensorSlice s = TensorSlice::defaultFor({2, 3, 4, 5});
+        s.setDims(1, 3);
+        s.index = {1, 0, 2, 0};
+        SliceSelector table(SliceSelector::Mode::Table);
+        table.setSlice(s);
+        QCOMPARE(table.fileName("x", ".csv"), "x[1,:,2].csv");
+        table.setSlice(TensorSlice::defaultFor({4, 5}));
+        QCOMPARE(table.fileName("x", ".npy"), "x.npy");
+
+        QString suggested;
+        file_dialogs::setChooser([&](file_dialogs::Kind, const QString&, const QString& name) {
+            suggested = name;
+            return QString();  // cancelled
+        });
+        const auto restore = qScopeGuard([] { file_dialogs::setChooser({}); });
+        ImageView view;
+        view.setExportStem("images");
+        view.setLeaf(DType::UInt8, ownedBytes(QByteArray(30 * 8 * 8 * 3, '\x40')), {30, 8, 8, 3});
+        view.sliceSelector()->setIndex(0, 27);
+        QPushButton* exportButton = nullptr;
+        for (QPushButton* b : view.findChildren<QPushButton*>())
+            if (b->text() == "Export PNG…")
+                exportButton = b;
+        QVERIFY(exportButton);
+        exportButton->click();
+        QCOMPARE(suggested, "images[27].png");
+        QCOMPARE(nodetext::exportStem(nullptr), "tensor");
     }
 
     void hugeSparseLeafScrollsToTheEndWithoutCopy() {
@@ -260,6 +295,17 @@ private Q_SLOTS:
         QVERIFY(done.wait(kBoundMs));
         QVERIFY2(view.field("Of").startsWith("|z|"), qPrintable(view.field("Of")));
         QCOMPARE(view.field("Max").toDouble(), 5.0);
+
+        // Counts are written as everywhere else in the window (the details'
+        // "1,228,800"), not as a bare "12345".
+        const QLocale before;
+        QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
+        const auto restore = qScopeGuard([&] { QLocale::setDefault(before); });
+        view.setLeaf(DType::Float32, ownedBytes(std::vector<float>(12345, 0.0f)), 12345);
+        view.compute();
+        QVERIFY(done.wait(kBoundMs));
+        QCOMPARE(view.field("Elements"), "12,345");
+        QCOMPARE(view.field("Zeros"), "12,345");
     }
 
     void statisticsOfASlice() {

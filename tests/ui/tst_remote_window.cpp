@@ -22,6 +22,7 @@
 #include "image_view.h"
 #include "main_window.h"
 #include "nginx_server.h"
+#include "node_text.h"
 #include "open_failure.h"
 #include "preview_panel.h"
 #include "tensor_table_model.h"
@@ -62,6 +63,14 @@ QAction* menuAction(MainWindow& w, const QString& text) {
         if (a->text() == text)
             return a;
     return nullptr;
+}
+
+// The status bar's "3 requests · 12 KiB fetched", or empty when hidden.
+QString fetchedText(MainWindow& w) {
+    for (QLabel* label : w.statusBar()->findChildren<QLabel*>())
+        if (label->isVisible() && label->text().endsWith(" fetched"))
+            return label->text();
+    return {};
 }
 
 }  // namespace
@@ -113,14 +122,7 @@ private Q_SLOTS:
         preview->setMode(PreviewPanel::TableMode);
         QCOMPARE(preview->tableModel()->text(0, 0), QString("10"));
         // The status bar counts what the window fetched.
-        QTRY_VERIFY_WITH_TIMEOUT(
-            [&] {
-                for (QLabel* label : w.statusBar()->findChildren<QLabel*>())
-                    if (label->isVisible() && label->text().contains("fetched"))
-                        return true;
-                return false;
-            }(),
-            kBoundMs);
+        QTRY_VERIFY_WITH_TIMEOUT(!fetchedText(w).isEmpty(), kBoundMs);
         keepScreenshot(w, "remote-open.png");
 
         // A new version on the server: b, not read yet, cannot be read from
@@ -148,6 +150,21 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(preview->message().isEmpty() && ready.count() >= 2, kBoundMs);
         preview->setMode(PreviewPanel::TableMode);
         QTRY_COMPARE_WITH_TIMEOUT(preview->tableModel()->text(0, 0), QString("21"), kBoundMs);
+
+        // The count is this document's: another one starts from none, where
+        // main added up everything fetched since the window opened.
+        const tensordict::HttpCounters before = tensordict::httpCounters();
+        QVERIFY(before.requests > 0 && before.inFlight == 0);
+        w.openPath(url);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 3, kBoundMs);
+        const auto expected = [&] {
+            const tensordict::HttpCounters now = tensordict::httpCounters();
+            return nodetext::countText(std::int64_t(now.requests - before.requests), "request",
+                                       "requests") +
+                   " · " + nodetext::byteSizeText(now.bytes - before.bytes) + " fetched";
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(fetchedText(w), expected(), kBoundMs);
+        QVERIFY(tensordict::httpCounters().requests - before.requests < before.requests);
     }
 
     // A large leaf on a server is fetched as far as it is shown: the

@@ -1,5 +1,7 @@
 #include "node_text.h"
 
+#include <QLocale>
+
 #include <QCoreApplication>
 #include <QStringList>
 
@@ -27,6 +29,20 @@ QString displayKey(const std::string& key) {
             out += c;
     }
     return out;
+}
+
+QString countText(std::int64_t n, const QString& one, const QString& many) {
+    return QString("%1 %2").arg(QLocale().toString(qlonglong(n)), n == 1 ? one : many);
+}
+
+QString exportStem(const tensordict::Node* node) {
+    if (!node || !node->parent() || node->key().empty())
+        return QStringLiteral("tensor");
+    QString stem = QString::fromStdString(node->key());
+    for (QChar& c : stem)
+        if (c == '/' || c == '\\' || c.unicode() < 0x20 || c.unicode() == 0x7f)
+            c = '_';
+    return stem;
 }
 
 std::uint64_t totalBytesOf(const Node& node) {

@@ -16,6 +16,12 @@ QString tr(const char* text);
 
 // A key as shown: control characters escaped (\t, \x01), the empty key as "".
 QString displayKey(const std::string& key);
+// "1 leaf", "1,228 leaves": English without a translation file says it
+// right, where Qt's "%n leaf(s)" would show the "(s)".
+QString countText(std::int64_t n, const QString& one, const QString& many);
+// A name for files exported from `node`: its key with the characters file
+// systems refuse replaced by '_', or "tensor" for a root.
+QString exportStem(const tensordict::Node* node);
 // [3, 4]
 QString shapeText(const std::vector<std::int64_t>& shape);
 // "float32" (the dtype without "torch.").

@@ -329,7 +329,8 @@ QString ComparePanel::descriptionHtml() const {
 
     // A collection: which keys inside differ (not below keys on one side only).
     if (i.differingBelow > 0) {
-        html += tr("<p><b>%n key(s) inside differ:</b></p><ul>", "", i.differingBelow);
+        html += tr("<p><b>%1 inside differ:</b></p><ul>")
+                    .arg(nodetext::countText(i.differingBelow, tr("key"), tr("keys")));
         int listed = 0;
         std::vector<const Item*> stack;
         for (auto it = i.children.rbegin(); it != i.children.rend(); ++it)

@@ -233,8 +233,9 @@ void CompareView::jobFinished() {
     if (!error.isEmpty())
         Q_EMIT message(tr("The comparison failed: %1").arg(error), 0);
     else if (cancelled)
-        Q_EMIT message(tr("Comparison cancelled; %n key(s) not compared.", "",
-                          tree ? static_cast<int>(tree->counts().notCompared) : 0),
+        Q_EMIT message(tr("Comparison cancelled; %1 not compared.")
+                           .arg(nodetext::countText(tree ? tree->counts().notCompared : 0,
+                                                    tr("key"), tr("keys"))),
                        0);
     else
         Q_EMIT message(

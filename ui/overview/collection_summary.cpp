@@ -165,6 +165,9 @@ CollectionSummary summarizeCollection(const Node& collection, int top, const Can
     summary.keyPath = keyPathOf(collection);
     summary.className = QString::fromStdString(collection.className());
     summary.batchSize = collection.batchSize();
+    summary.hasBatchSize = collection.kind() != NodeKind::Container &&
+                           collection.kind() != NodeKind::Object && !collection.isKeyGroup();
+    summary.kind = nodetext::kindText(collection);
 
     Walk walk{summary, cancel, Largest(top), {}, {}, 0};
     Largest children(top);

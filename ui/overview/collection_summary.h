@@ -41,11 +41,15 @@ struct CollectionSummary {
     QString className;
     std::vector<std::int64_t> batchSize;
     std::uint64_t totalBytes = 0;
-    std::int64_t keys = 0;         // every node below, at any depth
-    std::int64_t ownKeys = 0;      // the collection's own keys (a key group's children are its own)
-    std::int64_t leaves = 0;       // tensor leaves
-    std::int64_t nonTensors = 0;   // NonTensorData and NonTensorStack
-    std::int64_t collections = 0;  // nested TensorDicts, tensorclasses, stacks, views
+    std::int64_t keys = 0;     // every node below, at any depth
+    std::int64_t ownKeys = 0;  // the collection's own keys (a key group's children are its own)
+    // A TensorDict, tensorclass, stack or view has a batch size; a
+    // checkpoint's dict, list or object has none: its kind is said instead.
+    bool hasBatchSize = true;
+    QString kind;                         // "container", "object"
+    std::int64_t leaves = 0;              // tensor leaves
+    std::int64_t nonTensors = 0;          // NonTensorData and NonTensorStack
+    std::int64_t collections = 0;         // nested TensorDicts, tensorclasses, stacks, views
     std::vector<Entry> largestChildren;   // direct children, largest first
     std::vector<Entry> largestLeaves;     // tensor leaves at any depth, largest first
     std::vector<DTypeBytes> byDType;      // largest first

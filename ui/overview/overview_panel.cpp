@@ -22,13 +22,8 @@ namespace {
 
 constexpr int kTop = 10;
 
-// "1 leaf", "8 leaves": English without a translation file says it right.
-QString count(std::int64_t n, const QString& one, const QString& many) {
-    return QString("%1 %2").arg(QLocale().toString(qlonglong(n)), n == 1 ? one : many);
-}
-
 QString leavesText(std::int64_t n) {
-    return count(n, QObject::tr("leaf"), QObject::tr("leaves"));
+    return nodetext::countText(n, QObject::tr("leaf"), QObject::tr("leaves"));
 }
 
 QString keyPathText(const QStringList& path) {
@@ -202,9 +197,9 @@ void OverviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner
     node_ = collection;
     title_->setText(collection->parent() ? nodetext::keyPathText(collection->keyPath())
                                          : tr("(root)"));
-    counts_->setText(
-        tr("Summarising %1…")
-            .arg(count(std::int64_t(collection->children().size()), tr("key"), tr("keys"))));
+    counts_->setText(tr("Summarising %1…")
+                         .arg(nodetext::countText(std::int64_t(collection->children().size()),
+                                                  tr("key"), tr("keys"))));
     // Even a large subtree never stalls the window: the walk runs on a worker,
     // keeping its tree alive, and stops when another node is chosen.
     job_.start(
@@ -231,15 +226,16 @@ void OverviewPanel::showSummary() {
     const CollectionSummary& s = summary_;
     title_->setText((s.keyPath.isEmpty() ? tr("(root)") : title_->text()) + " — " + s.className);
     QStringList parts;
-    parts << tr("batch size %1").arg(nodetext::shapeText(s.batchSize));
+    parts << (s.hasBatchSize ? tr("batch size %1").arg(nodetext::shapeText(s.batchSize)) : s.kind);
     parts << tr("%1 of tensors in %2")
                  .arg(nodetext::byteSizeText(s.totalBytes), leavesText(s.leaves));
-    QString keys = tr("%1 in all").arg(count(s.keys, tr("key"), tr("keys")));
+    QString keys = tr("%1 in all").arg(nodetext::countText(s.keys, tr("key"), tr("keys")));
     QStringList more;
     if (s.collections > 0)
-        more << count(s.collections, tr("nested collection"), tr("nested collections"));
+        more << nodetext::countText(s.collections, tr("nested collection"),
+                                    tr("nested collections"));
     if (s.nonTensors > 0)
-        more << count(s.nonTensors, tr("non-tensor"), tr("non-tensors"));
+        more << nodetext::countText(s.nonTensors, tr("non-tensor"), tr("non-tensors"));
     if (!more.isEmpty())
         keys += " (" + more.join(", ") + ")";
     parts << keys;

@@ -97,6 +97,9 @@ QString CellText::text(std::int64_t row, std::int64_t col, Shown which, Notation
     if (which == Shown::Difference) {
         type = difference(a, dtype, b, otherDtype, d);
         element = d;
+        // No difference reads as 0, not as a float's "0." or "-0.".
+        if (type == DType::Float64 && tensordict::elementAsDouble(d, type) == 0.0)
+            return QStringLiteral("0");
     }
     return QString::fromStdString(
         tensordict::formatElement(element, type, format, precision, notation));

@@ -255,9 +255,9 @@ ImageView::ImageView(QWidget* parent)
     connect(canvas_, &ImageCanvas::hovered, this, &ImageView::showHover);
     connect(canvas_, &ImageCanvas::viewChanged, this, &ImageView::runNext);
     connect(exportButton, &QPushButton::clicked, this, [this] {
-        const QString path =
-            file_dialogs::saveFile(this, file_dialogs::Kind::ExportPng, tr("Export image"),
-                                   "slice.png", tr("PNG images (*.png)"));
+        const QString path = file_dialogs::saveFile(
+            this, file_dialogs::Kind::ExportPng, tr("Export image"),
+            selector_->fileName(exportStem_, ".png"), tr("PNG images (*.png)"));
         if (!path.isEmpty())
             exportPng(path);
     });

@@ -135,6 +135,8 @@ public:
                  const std::vector<std::int64_t>& shape);
     // Drops the leaf and cancels its work; a result still on its way is dropped.
     void clear();
+    // The name exports start from ("images" gives "images[27].png").
+    void setExportStem(const QString& stem) { exportStem_ = stem; }
     // Hooks every render and range of this view's later requests calls (tests).
     void setHooks(ImageHooks hooks) {
         hooks_ = std::make_shared<const ImageHooks>(std::move(hooks));
@@ -219,6 +221,7 @@ private:
 
     tensordict::DType dtype_ = tensordict::DType::Float32;
     tensordict::LeafBytes bytes_;
+    QString exportStem_ = QStringLiteral("image");
     int channelDim_ = -1;
     SliceSelector* selector_;
     ImageControls* controls_;

@@ -91,7 +91,7 @@ PreviewPanel::PreviewPanel(QWidget* parent)
         const QString path = file_dialogs::saveFile(
             this, csv ? file_dialogs::Kind::ExportCsv : file_dialogs::Kind::ExportNpy,
             tr("Export slice"),
-            nodetext::displayKey(node_ ? node_->key() : "slice") + (csv ? ".csv" : ".npy"),
+            table_->sliceSelector()->fileName(nodetext::exportStem(node_), csv ? ".csv" : ".npy"),
             csv ? tr("CSV files (*.csv)") : tr("NumPy arrays (*.npy)"));
         if (!path.isEmpty())
             exportSlice(format, path);
@@ -99,6 +99,10 @@ PreviewPanel::PreviewPanel(QWidget* parent)
 }
 
 PreviewPanel::~PreviewPanel() = default;
+
+QString PreviewPanel::titleText() const {
+    return title_->text();
+}
 
 TensorTableModel* PreviewPanel::tableModel() const {
     return table_->model();
@@ -239,9 +243,10 @@ void PreviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner,
             showMessage(QString::fromStdString(node->error()));
             return;
         default:
-            showMessage(tr("%1 with %n key(s). Select a tensor leaf to see its values.", "",
-                           static_cast<int>(node->children().size()))
-                            .arg(QString::fromStdString(node->className())));
+            showMessage(tr("%1 with %2. Select a tensor leaf to see its values.")
+                            .arg(QString::fromStdString(node->className()),
+                                 nodetext::countText(std::int64_t(node->children().size()),
+                                                     tr("key"), tr("keys"))));
             return;
     }
     if (node->leaf().isNested) {
@@ -270,7 +275,8 @@ void PreviewPanel::leafLoaded(Read read) {
     bytes_ = read.bytes.front();
     const Node& leaf = *node_;
     title_->setText(tr("<b>%1</b> · %2 · %3 · %4")
-                        .arg(nodetext::keyPathText(leaf.keyPath()).toHtmlEscaped(),
+                        .arg(leaf.parent() ? nodetext::keyPathText(leaf.keyPath()).toHtmlEscaped()
+                                           : tr("(root)"),
                              nodetext::torchDtypeText(leaf.leaf().dtype),
                              nodetext::shapeText(leaf.leaf().shape),
                              nodetext::byteSizeText(leaf.leaf().nbytes)));

@@ -77,6 +77,7 @@ public:
     // Whether the message page offers Reload (the leaf's file changed).
     bool offersReload() const;
     QString valueText() const;
+    QString titleText() const;  // "<b>key</b> · torch.float32 · [3, 4] · 48 B"
 
     // Exports the table's slice on a worker, with a progress dialog and
     // Cancel; nullptr when no leaf is shown or an export is running. Its end

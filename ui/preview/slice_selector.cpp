@@ -36,6 +36,16 @@ SlicePosition SliceSelector::position() const {
     return position;
 }
 
+QString SliceSelector::fileName(const QString& stem, const QString& suffix) const {
+    const SlicePosition fixed = position();
+    QStringList indices;
+    for (int d = 0; d < static_cast<int>(slice_.shape.size()); ++d)
+        indices << (fixed.count(d) ? QString::number(fixed.at(d)) : QStringLiteral(":"));
+    while (!indices.isEmpty() && indices.back() == ":")
+        indices.removeLast();  // numpy's trailing ":" go without saying
+    return indices.isEmpty() ? stem + suffix : stem + "[" + indices.join(",") + "]" + suffix;
+}
+
 void SliceSelector::setPosition(const SlicePosition& position) {
     bool moved = false;
     {

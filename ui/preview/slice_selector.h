@@ -35,6 +35,9 @@ public:
     // Takes another view's position for the dimensions this one has sliders
     // for (the others are its axes); sliceChanged() once if one moved.
     void setPosition(const SlicePosition& position);
+    // A file name for what is shown: `stem` with the fixed indices as numpy
+    // writes them ("images[27].png" for images[27, :, :, :]), then `suffix`.
+    QString fileName(const QString& stem, const QString& suffix) const;
     // The dimension that next/previous slice step: the one whose slider or
     // index box has focus, else the first with a slider; -1 when none has one.
     int steppedDim() const;

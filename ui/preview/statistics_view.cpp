@@ -7,6 +7,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
 #include <QPainter>
 #include <QProgressBar>
 #include <QPushButton>
@@ -153,7 +154,7 @@ void StatisticsView::showStatistics(const Statistics& s) {
         tensordict::dtypeInfo(dtype_).category == tensordict::DTypeCategory::Complex)
         row(tr("Of"), other_.data ? tr("|A − B|, the magnitude of each complex difference")
                                   : tr("|z|, the magnitude of each complex element"));
-    row(tr("Elements"), any ? QString::number(s.count) : QString("—"));
+    row(tr("Elements"), any ? QLocale().toString(qlonglong(s.count)) : QString("—"));
     row(tr("Min"), s.finite ? QString::number(s.min, 'g', 10) : QString("—"));
     row(tr("Max"), s.finite ? QString::number(s.max, 'g', 10) : QString("—"));
     row(tr("Mean"), s.finite ? QString::number(s.mean, 'g', 10) : QString("—"));
@@ -161,9 +162,9 @@ void StatisticsView::showStatistics(const Statistics& s) {
     row(tr("Std (population, N)"), s.finite ? QString::number(s.std, 'g', 10) : QString("—"));
     row(tr("Std (sample, N − 1)"),
         s.finite > 1 ? QString::number(s.sampleStd, 'g', 10) : QString("—"));
-    row(tr("NaN"), QString::number(s.nans));
-    row(tr("Inf"), QString::number(s.infs));
-    row(tr("Zeros"), QString::number(s.zeros));
+    row(tr("NaN"), QLocale().toString(qlonglong(s.nans)));
+    row(tr("Inf"), QLocale().toString(qlonglong(s.infs)));
+    row(tr("Zeros"), QLocale().toString(qlonglong(s.zeros)));
     histogram_->setData(s.histogram, s.histogramLow, s.histogramHigh);
 }
 

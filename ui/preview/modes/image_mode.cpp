@@ -4,6 +4,7 @@
 
 #include "compare_image_view.h"
 #include "image_view.h"
+#include "node_text.h"
 #include "slice_selector.h"
 
 ImageLeafMode::ImageLeafMode(QWidget* parent)
@@ -39,6 +40,7 @@ void ImageLeafMode::setLeaves(const ShownLeaves& leaves) {
                          leaves.a.shape());
     } else {
         stack_->setCurrentWidget(single_);
+        single_->setExportStem(nodetext::exportStem(leaves.a.node));
         single_->setLeaf(leaves.a.dtype(), leaves.a.bytes, leaves.a.shape());
     }
 }
