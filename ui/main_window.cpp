@@ -414,7 +414,7 @@ void MainWindow::showShortcuts() {
 // The file formats the registry opens, for the file dialogs.
 QString MainWindow::openableFiles() {
     return tr(
-        "Tensors (*.tdz *.zip *.pt *.pth *.safetensors *.npy *.npz);;"
+        "Tensors (*.tdz *.zip *.pt *.pth *.safetensors *.npy *.npz *.td);;"
         "tensordict archives (*.tdz *.zip);;PyTorch checkpoints (*.pt *.pth);;"
         "safetensors (*.safetensors);;NumPy arrays (*.npy *.npz);;All files (*)");
 }

@@ -31,5 +31,6 @@ std::shared_ptr<const StoreFormat> legacyTorchFormat();      // torch.save befor
 std::shared_ptr<const StoreFormat> npyFormat();
 std::shared_ptr<const StoreFormat> npzFormat();
 std::shared_ptr<const StoreFormat> safetensorsFormat();
+std::shared_ptr<const StoreFormat> consolidatedFormat();
 
 }  // namespace tensordict

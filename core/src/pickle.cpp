@@ -180,6 +180,10 @@ std::string encodePlainPickle(const Value& value) {
     return out;
 }
 
+std::optional<Value> plainValue(const python::Object& object) {
+    return PlainData().of(object, 0);
+}
+
 std::optional<Value> decodePlainPickle(std::string_view bytes) {
     if (bytes.size() > (256u << 20))
         return std::nullopt;

@@ -15,6 +15,13 @@ namespace tensordict {
 // opaque, never unpickled.
 std::optional<Value> decodePlainPickle(std::string_view bytes);
 
+namespace python {
+struct Object;
+}
+// The same policy over an object already decoded: its plain data, or
+// nullopt when it holds anything else.
+std::optional<Value> plainValue(const python::Object& object);
+
 // Pickles plain data (protocol 4 opcodes; lists stand for tuples and sets),
 // as Python's pickle.loads reads it.
 std::string encodePlainPickle(const Value& value);

@@ -31,6 +31,7 @@ struct Registry {
         formats.push_back(npyFormat());
         formats.push_back(npzFormat());
         formats.push_back(safetensorsFormat());
+        formats.push_back(consolidatedFormat());
     }
 };
 
@@ -182,7 +183,7 @@ std::shared_ptr<const Store> openStore(const std::string& location, const StoreO
             location,
             "none of the formats tdstudio opens (tensordict memmap directories and "
             ".tdz archives, torch.save checkpoints, safetensors, NumPy .npy and "
-            ".npz): it looks like " +
+            ".npz, consolidated tensordicts): it looks like " +
                 describeContent(probe));
     return best->open(probe, options);
 }

@@ -5,6 +5,8 @@
 // checkpoint converts to a .tdz whose values torch.load agrees with; and
 // bad files give errors that name them.
 
+#include <cstring>
+
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
@@ -49,6 +51,23 @@ std::vector<std::string> keyPathOf(const Value& key) {
     return path;
 }
 
+// The class of the Python object `v` stands for.
+std::string pythonTypeOf(const Value& v) {
+    if (v.isNull())
+        return "NoneType";
+    if (v.isBool())
+        return "bool";
+    if (v.isInteger())
+        return "int";
+    if (v.isDouble())
+        return "float";
+    if (v.isString())
+        return "str";
+    if (v.isBytes())
+        return "bytes";
+    return v.isList() ? "list" : "dict";
+}
+
 }  // namespace
 
 class CheckpointTest : public QObject {
@@ -78,7 +97,7 @@ private Q_SLOTS:
         QFETCH(bool, ranged);
         const QDir dir(testsupport::torchFixturesDir());
         const QString file = dir.entryList({fixture + ".*"}, QDir::Files)
-                                 .filter(QRegularExpression("\\.(pt|npy|npz|safetensors)$"))
+                                 .filter(QRegularExpression("\\.(pt|npy|npz|safetensors|td)$"))
                                  .value(0);
         QVERIFY(!file.isEmpty());
         const Value expected = parseJson(
@@ -114,7 +133,10 @@ private Q_SLOTS:
                 QCOMPARE(n->batchSize(), ints(*e.find("batch_size")));
             } else if (kind == "value") {
                 QCOMPARE(n->kind(), NodeKind::NonTensorData);
-                QCOMPARE(n->className(), e.find("type")->asString());
+                // A TensorDict's NonTensorData gives Python its data: of that type.
+                QCOMPARE(
+                    n->className() == "NonTensorData" ? pythonTypeOf(n->value()) : n->className(),
+                    e.find("type")->asString());
                 QVERIFY2(n->value() == *e.find("value"), label.c_str());
             } else if (kind == "object") {
                 QCOMPARE(n->kind(), NodeKind::Object);
@@ -278,6 +300,69 @@ private Q_SLOTS:
                 {"-c", kCompareScript, QString::fromStdString(path(fixture)), tdz}, &out, &error),
             qPrintable(error + out));
         QVERIFY2(out.contains("same"), qPrintable(out));
+    }
+
+    // tensordict's consolidated layout, in its own file and torch.saved:
+    // each converts to a .tdz with the same values. A trailer or a leaf that
+    // lies is refused naming the file and the key; nothing is read past
+    // the storage.
+    void consolidatedTensordictsConvertAndRefuseLies() {
+        for (const char* fixture : {"consolidated.td", "consolidated_saved.pt"}) {
+            const TensorDict source = load(path(fixture));
+            QCOMPARE(source.root().batchSize(), (std::vector<std::int64_t>{8}));
+            const QString tdz = scratch_.filePath(QString(fixture) + ".tdz");
+            save(source, tdz.toStdString());
+            const TensorDict copy = load(tdz.toStdString());
+            for (const auto& key : std::vector<std::vector<std::string>>{
+                     {"obs"}, {"action"}, {"mask"}, {"half"}, {"next", "reward"}, {"next", "step"}})
+                QCOMPARE(leafSha256(*copy.root().find(key)), leafSha256(*source.root().find(key)));
+            QVERIFY(copy.root().child("env")->value() == Value("CartPole-v1"));
+            QCOMPARE(copy.root().child("next")->batchSize(), (std::vector<std::int64_t>{8}));
+        }
+
+        const QByteArray file = readAll(QString::fromStdString(path("consolidated.td")));
+        quint64 length = 0;
+        std::memcpy(&length, file.constData() + file.size() - 8, 8);
+        const QByteArray storage = file.left(file.size() - 8 - qsizetype(length));
+        const QByteArray metadata = file.mid(storage.size(), qsizetype(length));
+        const auto write = [&](const QString& name, const QByteArray& json) {
+            QByteArray out = storage + json;
+            const quint64 n = quint64(json.size());
+            out.append(reinterpret_cast<const char*>(&n), 8);
+            const QString p = scratch_.filePath(name);
+            QFile f(p);
+            if (!f.open(QIODevice::WriteOnly) || f.write(out) != out.size())
+                return std::string();
+            return p.toStdString();
+        };
+        // A leaf past the storage; a leaf shorter than its shape.
+        QByteArray past = metadata;
+        past.replace("384, 448, 0]", "384, 99448, 0]");
+        QByteArray shorter = metadata;
+        shorter.replace("384, 448, 0]", "384, 440, 0]");
+        for (const QByteArray& lie : {past, shorter}) {
+            QVERIFY(lie != metadata);
+            const TensorDict td = load(write("lie.td", lie));
+            const Node* action = td.root().child("action");
+            QVERIFY(action && action->isError());
+            QCOMPARE(action->failure()->kind, ErrorKind::Corrupt);
+            QVERIFY2(action->failure()->where.find("lie.td") != std::string::npos &&
+                         action->failure()->where.find("action") != std::string::npos,
+                     action->failure()->where.c_str());
+            QVERIFY(td.root().child("obs")->isTensor());  // the rest opens
+        }
+        // A trailer whose length does not fit is no consolidated file at all.
+        QByteArray cut = file;
+        cut[cut.size() - 1] = '\x7f';
+        QFile f(scratch_.filePath("cut.td"));
+        QVERIFY(f.open(QIODevice::WriteOnly) && f.write(cut) == cut.size());
+        f.close();
+        try {
+            load(scratch_.filePath("cut.td").toStdString());
+            QFAIL("opened a file with a lying trailer");
+        } catch (const Error& e) {
+            QCOMPARE(e.failure().kind, ErrorKind::Unsupported);
+        }
     }
 
     // Pickles built to exhaust a reader: 100,000 nested lists, a list that

@@ -1,6 +1,6 @@
 // libFuzzer target: tensordict::load of one file in any format the registry
 // reads by content (a torch.save checkpoint, zip or legacy; safetensors;
-// .npy; .npz), then every leaf read (sha256 and first values: views
+// .npy; .npz; a consolidated tensordict), then every leaf read (sha256 and first values: views
 // gathered, big-endian swapped) and every value written as JSON. The input
 // is the file, in a memfd (load_support.h).
 

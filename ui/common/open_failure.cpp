@@ -30,7 +30,8 @@ QString expectedKind(const QFileInfo& info) {
 QString openableSentence() {
     return tr(
         "tdstudio opens tensordict memmap directories and .tdz archives, PyTorch "
-        "checkpoints (.pt, .pth), safetensors files and NumPy files (.npy, .npz).");
+        "checkpoints (.pt, .pth), safetensors files, NumPy files (.npy, .npz) and consolidated "
+        "tensordicts.");
 }
 
 bool isRemote(const QString& location) {

@@ -3,7 +3,9 @@
 #include <unordered_set>
 
 #include "../node_builder.h"
+#include "../pickle.h"
 #include "../strides.h"
+#include "consolidated.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
 #include "tensordict/store.h"
@@ -106,6 +108,8 @@ private:
             case Type::TensorDict:
                 return tensorDict(o, key, depth);
             case Type::Instance: {
+                if (o.text == "tensordict._reductions._rebuild_tensordict_files_consolidated")
+                    return consolidated(o, key);
                 auto n = NodeBuilder::create(NodeKind::Object, key);
                 NodeBuilder(*n).setClass(o.text, {});
                 NodeBuilder(*n).setStore(store_);
@@ -227,6 +231,26 @@ private:
         }
         b.setStore(store_);
         return n;
+    }
+
+    // torch.save of a consolidated TensorDict: its metadata and the one
+    // uint8 storage that holds every leaf (consolidated.h).
+    std::unique_ptr<Node> consolidated(const Object& call, const std::string& key) {
+        if (call.items.size() != 2 || call.items[1]->type != Type::Tensor)
+            throw Error::corrupt(where(),
+                                 "a consolidated TensorDict's rebuild is not "
+                                 "(metadata, storage)");
+        const std::optional<Value> metadata = plainValue(*call.items[0]);
+        if (!metadata)
+            throw Error::corrupt(where(), "a consolidated TensorDict's metadata is not plain data");
+        const std::unique_ptr<Node> storage = tensor(*call.items[1], key);
+        const TensorLeaf& bytes = storage->leaf();
+        if (bytes.dtype != DType::UInt8 || bytes.shape.size() != 1 ||
+            !bytes.storage.strides.empty())
+            throw Error::corrupt(where(),
+                                 "a consolidated TensorDict's storage is not a 1-D "
+                                 "uint8 tensor");
+        return buildConsolidatedTree(*metadata, key, bytes.storage, bytes.nbytes, store_, where());
     }
 
     std::unique_ptr<Node> tensorDict(const Object& o, const std::string& key, int depth) {
