@@ -710,7 +710,7 @@ public:
             return 50;
         // Data before the first entry (a self-extracting archive): only the
         // end of central directory record, near the end, says it is a zip.
-        return hasEndRecord(*probe.source) ? 1 : 0;
+        return probe.mayReadBeyondHead && hasEndRecord(*probe.source) ? 1 : 0;
     }
     static bool hasEndRecord(const ByteSource& source) {
         const std::uint64_t tail = std::min<std::uint64_t>(source.size(), 65535 + 22);

@@ -32,5 +32,6 @@ std::shared_ptr<const StoreFormat> npyFormat();
 std::shared_ptr<const StoreFormat> npzFormat();
 std::shared_ptr<const StoreFormat> safetensorsFormat();
 std::shared_ptr<const StoreFormat> consolidatedFormat();
+std::shared_ptr<const StoreFormat> shardedFormat();
 
 }  // namespace tensordict

@@ -59,6 +59,7 @@
 #include "builtin_stores.h"
 #include "codec.h"
 #include "formats/python_objects.h"
+#include "formats/sharded.h"
 #include "forwarding_store.h"
 #include "loader.h"
 #include "mapping.h"
@@ -191,6 +192,11 @@ private:
     }
 
     void checkArchive(const std::shared_ptr<const ByteSource>& source);
+    // A Hugging Face sharded model (formats/sharded.h): its shards read
+    // whole, what the index names that is missing, and what it does not name.
+    void checkShardedModel(const std::shared_ptr<const Store>& store);
+    // The report, its problems in order.
+    CheckReport finish();
     void checkDirectoryFiles(const std::string& root, const std::vector<std::string>& files);
     std::optional<std::uint32_t> storedCrc(DataItem& item, std::uint64_t offset, std::uint64_t n);
     void checkTree(const std::shared_ptr<const Store>& store, bool findOrphans,
@@ -645,7 +651,11 @@ void Checker::checkNode(const Node& node) {
                         ", outside the dataset (pytorch/tensordict#1762): copying the dataset "
                         "elsewhere loses it. Save with --allow-outside-links to copy its data in.",
                     key);
-        if (s.isPlain() && !leaf->isNested && s.size > leaf->nbytes)
+        // Only a memmap's file is its leaf's own: a checkpoint's storage or a
+        // consolidated file holds other leaves after the first.
+        const bool ownFile = node.store() && (node.store()->format() == "directory" ||
+                                              node.store()->format() == "archive");
+        if (ownFile && s.isPlain() && !leaf->isNested && s.size > leaf->nbytes)
             warning("stale_tail", file,
                     "the file holds " + bytesText(s.size) + "; the leaf needs " +
                         bytesText(leaf->nbytes) +
@@ -752,6 +762,58 @@ void Checker::checkTree(const std::shared_ptr<const Store>& opened, bool findOrp
                 "no meta.json names this file: it is left over from an earlier save, or its "
                 "node's meta.json is missing. Python and tdstudio ignore it; delete it, or "
                 "re-save the dataset to a clean place.");
+    }
+}
+
+// ---- Sharded models ----
+
+void Checker::checkShardedModel(const std::shared_ptr<const Store>& store) {
+    report_.format = "sharded";
+    const TensorDict td = loadStore(store, {});
+    const ShardedModelFacts facts = *shardedModelFacts(*store);
+    // Every shard that is there is read once, whole, by range.
+    std::vector<std::string> present;
+    for (const std::string& shard : facts.shards)
+        if (store->stat(shard))
+            present.push_back(shard);
+    checkDirectoryFiles(store->location(), present);
+    report_.files = facts.shards.size() + 1;
+    readData();
+    if (report_.cancelled)
+        return;
+    bool whole = true;
+    for (const Node* child : td.root().children())
+        if (child->isError() && !(whole = false))
+            error(problemKindOf(*child->failure()), child->failure()->where,
+                  child->failure()->reason +
+                      ". transformers refuses to load a model with a tensor missing; restore "
+                      "the shard from the model's source.",
+                  child->keyPath());
+    for (const auto& [shard, tensor] : facts.unindexed)
+        warning("orphan", store->describe(shard),
+                "the shard holds \"" + tensor + "\", which " + facts.indexName +
+                    " does not give it: loaders never read this copy (a tensor in two shards, "
+                    "or one the index forgot)",
+                {tensor});
+    if (whole && facts.totalSize && *facts.totalSize != facts.indexedBytes)
+        warning("total_size", store->describe(facts.indexName),
+                "metadata.total_size is " + std::to_string(*facts.totalSize) +
+                    " bytes, but the tensors the index names hold " +
+                    std::to_string(facts.indexedBytes) +
+                    ": loaders do not use it, tools that plan memory by it are misled");
+    // Shards in the folder that the index does not name (local folders only:
+    // a server is never listed).
+    std::error_code ec;
+    const std::set<std::string> named(facts.shards.begin(), facts.shards.end());
+    const bool binIndex = facts.indexName.rfind("pytorch_model", 0) == 0;
+    for (const auto& entry : fs::directory_iterator(store->location(), ec)) {
+        const std::string name = entry.path().filename().string();
+        const std::string ext = binIndex ? ".bin" : ".safetensors";
+        if (name.size() > ext.size() && name.find("-of-") != std::string::npos &&
+            name.compare(name.size() - ext.size(), ext.size(), ext) == 0 && !named.count(name))
+            warning("orphan", store->describe(name),
+                    "a shard that " + facts.indexName +
+                        " does not name: loaders never read it (left over from another save?)");
     }
 }
 
@@ -916,8 +978,20 @@ CheckReport Checker::run() {
                 looksLikeDataset = true;
             files.push_back(rel);
         }
-        if (!looksLikeDataset)
-            throw Error::corrupt(path_, "not a tensordict: no meta.json and no .memmap file in it");
+        if (!looksLikeDataset) {
+            // A folder of another kind that tdstudio opens (a sharded model).
+            std::shared_ptr<const Store> other;
+            try {
+                other = openStore(root, {});
+            } catch (const Error&) {
+            }
+            if (!other || other->format() != "sharded")
+                throw Error::corrupt(path_,
+                                     "not a tensordict: no meta.json and no .memmap file in it");
+            checkShardedModel(other);
+            checkTemporaries();
+            return finish();
+        }
         std::sort(files.begin(), files.end());
         checkDirectoryFiles(root, files);
         store = openStore(root, {});
@@ -926,6 +1000,21 @@ CheckReport Checker::run() {
             return report_;
         checkTree(store, true, files);
     } else {
+        // A sharded model's index, or one of its shards: the whole model.
+        const std::string name = path_.substr(path_.find_last_of('/') + 1);
+        if (name.find(".index.json") != std::string::npos ||
+            name.find("-of-") != std::string::npos) {
+            std::shared_ptr<const Store> model;
+            try {
+                model = openStore(path_, {});
+            } catch (const Error&) {
+            }
+            if (model && model->format() == "sharded") {
+                checkShardedModel(model);
+                checkTemporaries();
+                return finish();
+            }
+        }
         const auto source = transport->open(path_);
         char head[4] = {};
         if (source->size() >= 4)
@@ -982,6 +1071,10 @@ CheckReport Checker::run() {
         }
     }
     checkTemporaries();
+    return finish();
+}
+
+CheckReport Checker::finish() {
     // Errors first, then warnings; each in the order of their files.
     std::stable_sort(report_.problems.begin(), report_.problems.end(),
                      [](const Problem& a, const Problem& b) {

@@ -32,6 +32,7 @@ struct Registry {
         formats.push_back(npzFormat());
         formats.push_back(safetensorsFormat());
         formats.push_back(consolidatedFormat());
+        formats.push_back(shardedFormat());
     }
 };
 
@@ -148,6 +149,7 @@ std::shared_ptr<const Store> openStore(const std::string& location, const StoreO
     StoreProbe probe;
     probe.location = location;
     probe.transport = transportFor(location);
+    probe.shardOpensModel = options.shardOpensModel;
     probe.info = probe.transport->stat(location);
     switch (probe.info.kind) {
         case SourceInfo::Kind::Missing:
@@ -173,17 +175,22 @@ std::shared_ptr<const Store> openStore(const std::string& location, const StoreO
     }
     std::shared_ptr<const StoreFormat> best;
     int bestScore = 0;
-    for (const auto& format : formats) {
-        const int score = format->score(probe);
-        if (score > bestScore)
-            best = format, bestScore = score;
+    for (const bool beyondTheHead : {false, true}) {
+        probe.mayReadBeyondHead = beyondTheHead;
+        for (const auto& format : formats) {
+            const int score = format->score(probe);
+            if (score > bestScore)
+                best = format, bestScore = score;
+        }
+        if (best)
+            break;
     }
     if (!best)
         throw Error::unsupported(
             location,
             "none of the formats tdstudio opens (tensordict memmap directories and "
             ".tdz archives, torch.save checkpoints, safetensors, NumPy .npy and "
-            ".npz, consolidated tensordicts): it looks like " +
+            ".npz, consolidated tensordicts, sharded models): it looks like " +
                 describeContent(probe));
     return best->open(probe, options);
 }

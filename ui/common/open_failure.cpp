@@ -30,8 +30,8 @@ QString expectedKind(const QFileInfo& info) {
 QString openableSentence() {
     return tr(
         "tdstudio opens tensordict memmap directories and .tdz archives, PyTorch "
-        "checkpoints (.pt, .pth), safetensors files, NumPy files (.npy, .npz) and consolidated "
-        "tensordicts.");
+        "checkpoints (.pt, .pth), safetensors files and sharded models, NumPy files (.npy, "
+        ".npz) and consolidated tensordicts.");
 }
 
 bool isRemote(const QString& location) {

@@ -103,6 +103,10 @@ struct StoreOptions {
     std::uint64_t inflateCacheBytes = 512ull << 20;
     // Leaf files this large or larger are mapped, smaller ones read (LoadOptions::mapLeavesFrom).
     std::uint64_t mapLeavesFrom = 256u << 10;
+    // A shard of a sharded model ("model-00001-of-00004.safetensors" beside
+    // its index) opens the whole model; false opens the shard alone (as the
+    // sharded model opens its shards).
+    bool shardOpensModel = true;
 };
 
 // What a format is shown to decide whether it reads a location.
@@ -113,6 +117,11 @@ struct StoreProbe {
     // Files only: the file, opened once, and its first bytes (up to 4 KiB).
     std::shared_ptr<const ByteSource> source;
     std::string head;
+    bool shardOpensModel = true;  // StoreOptions::shardOpensModel
+    // Whether a format may read more of the file than `head` to decide (a
+    // trailer): only once no format recognised the head, so that opening a
+    // file costs no read beyond it (a request, over a network).
+    bool mayReadBeyondHead = false;
 };
 
 // One container format.

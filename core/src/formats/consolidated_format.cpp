@@ -5,8 +5,8 @@
 //
 //   [leaf bytes, each padded to 8 when dtypes are mixed][metadata JSON][int64 LE: its length]
 //
-// There is no magic number: the trailer is the only sign, so the format
-// scores below every format that has one.
+// There is no magic number: the trailer is the only sign, read only once no
+// format recognised the file's head (StoreProbe::mayReadBeyondHead).
 
 #include <algorithm>
 
@@ -204,7 +204,7 @@ public:
         // JSON object that ends where the trailer starts. Zip and NumPy files,
         // which their magic claims, are not read here; any other format that
         // recognises the file scores higher.
-        if (!probe.source || probe.head.size() < 2)
+        if (!probe.source || probe.head.size() < 2 || !probe.mayReadBeyondHead)
             return 0;
         const std::string& h = probe.head;
         if (h.compare(0, 4, "PK\x03\x04") == 0 || h.compare(0, 6, "\x93NUMPY") == 0)

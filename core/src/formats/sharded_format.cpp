@@ -1,0 +1,290 @@
+// Hugging Face sharded model folders (core/FORMAT.md 16): an index,
+// model.safetensors.index.json or pytorch_model.bin.index.json, whose
+// weight_map names the shard of every tensor, and the shards themselves
+// (safetensors files, or torch.save checkpoints of a state dict), as
+// transformers' save_pretrained writes them (modeling_utils.py,
+// huggingface_hub's split_torch_state_dict_into_shards).
+//
+// The folder, its index or any one shard opens the whole model as one tree,
+// one leaf per tensor name. Each shard is opened as the file it is, by its
+// own format, which reads only its header (or pickle); its leaves keep that
+// store, so a leaf's bytes are read from its shard when a view needs them.
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+
+#include "../builtin_stores.h"
+#include "../node_builder.h"
+#include "../worker_threads.h"
+#include "sharded.h"
+#include "tensordict/error.h"
+
+namespace tensordict {
+namespace {
+
+struct IndexKind {
+    std::string_view index;  // the index's name
+    std::string_view shard;  // its shards' extension
+};
+constexpr IndexKind kIndexes[] = {
+    {"model.safetensors.index.json", ".safetensors"},
+    {"pytorch_model.bin.index.json", ".bin"},
+};
+constexpr std::uint64_t kMaxIndexBytes = 256u << 20;  // 72k tensors take some 6 MB
+constexpr int kOpenThreads = 8;                       // shards opened at once (over a network)
+
+bool endsWith(std::string_view s, std::string_view end) {
+    return s.size() >= end.size() && s.compare(s.size() - end.size(), end.size(), end) == 0;
+}
+
+std::string baseName(const std::string& location) {
+    const auto slash = location.find_last_of('/');
+    return slash == std::string::npos ? location : location.substr(slash + 1);
+}
+
+std::string folderOf(const std::string& location) {
+    const auto slash = location.find_last_of('/');
+    if (slash == std::string::npos)
+        return ".";
+    return slash == 0 ? "/" : location.substr(0, slash);
+}
+
+// "model-00001-of-00003.safetensors": the index kind it belongs to, if any.
+const IndexKind* shardKind(const std::string& name) {
+    const auto of = name.find("-of-");
+    if (of == std::string::npos)
+        return nullptr;
+    for (const IndexKind& kind : kIndexes)
+        if (endsWith(name, kind.shard))
+            return &kind;
+    return nullptr;
+}
+
+bool isFile(const Transport& transport, const std::string& location) {
+    try {
+        return transport.stat(location).kind == SourceInfo::Kind::File;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+// A shard's name as the index gives it: a file of the folder, never a path out of it.
+bool isPlainName(const std::string& name) {
+    return !name.empty() && name.find('/') == std::string::npos &&
+           name.find('\\') == std::string::npos && name != "." && name != "..";
+}
+
+class ShardedStore final : public Store {
+public:
+    ShardedStore(std::shared_ptr<const Transport> transport, std::string folder,
+                 std::string indexName, StoreOptions options)
+        : transport_(std::move(transport)),
+          folder_(std::move(folder)),
+          indexName_(std::move(indexName)),
+          options_(options) {}
+
+    std::string_view format() const override { return "sharded"; }
+    const std::string& location() const override { return folder_; }
+    std::string describe(const std::string& rel) const override {
+        return transport_->join(folder_, rel);
+    }
+    std::optional<StorageInfo> stat(const std::string& rel) const override {
+        const SourceInfo info = transport_->stat(describe(rel));
+        if (info.kind != SourceInfo::Kind::File)
+            return std::nullopt;
+        StorageInfo s;
+        s.kind = StorageKind::File;
+        s.path = rel;
+        s.size = s.storedSize = info.size;
+        return s;
+    }
+    bool hasDirectory(const std::string&) const override { return false; }
+    std::string read(const std::string& rel, std::uint64_t cap) const override {
+        const auto source = transport_->open(describe(rel));
+        if (source->size() > cap)
+            throw Error::unsupported(describe(rel), std::to_string(source->size()) +
+                                                        " bytes, over the limit of " +
+                                                        std::to_string(cap));
+        std::string out(static_cast<std::size_t>(source->size()), '\0');
+        source->readAt(0, out.data(), out.size());
+        return out;
+    }
+    LeafBytes leafBytes(const StorageInfo& info, std::uint64_t, std::size_t) const override {
+        // Every leaf belongs to its shard's store.
+        throw Error::invalid(describe(info.path), "not a leaf of the sharded model");
+    }
+
+    std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
+        const std::string where = describe(indexName_);
+        const Value index = parseJson(read(indexName_, kMaxIndexBytes), where);
+        const Value* weightMap = index.isObject() ? index.find("weight_map") : nullptr;
+        if (!weightMap || !weightMap->isObject())
+            throw Error::corrupt(where, "the index has no weight_map object");
+
+        // The shards in the order the index first names them.
+        std::vector<std::string> shards;
+        std::unordered_map<std::string, std::size_t> shardOf;
+        for (const auto& [name, shard] : weightMap->asObject()) {
+            if (!shard.isString() || !isPlainName(shard.asString()))
+                throw Error::corrupt(where, "the weight_map gives \"" + name +
+                                                "\" a shard that is not a file name in its "
+                                                "folder");
+            if (shardOf.emplace(shard.asString(), shards.size()).second)
+                shards.push_back(shard.asString());
+        }
+
+        struct Opened {
+            std::unordered_map<std::string, std::unique_ptr<Node>> leaves;
+            std::optional<Failure> failure;
+        };
+        std::vector<Opened> opened(shards.size());
+        StoreOptions alone = options_;
+        alone.shardOpensModel = false;
+        parallelFor(shards.size(), kOpenThreads, [&](std::size_t i) {
+            try {
+                const auto store = openStore(describe(shards[i]), alone);
+                std::unique_ptr<Node> root = store->buildTree(store);
+                if (!root || root->isTensor())
+                    throw Error::corrupt(describe(shards[i]),
+                                         "not a safetensors file or a checkpoint of named tensors");
+                for (auto& child : NodeBuilder(*root).takeChildren())
+                    opened[i].leaves.emplace(child->key(), std::move(child));
+            } catch (const Error& e) {
+                opened[i].failure = e.failure();
+            }
+        });
+
+        ShardedModelFacts facts;
+        facts.indexName = indexName_;
+        facts.shards = shards;
+        if (const Value* metadata = index.find("metadata"); metadata && metadata->isObject())
+            if (const Value* total = metadata->find("total_size"); total && total->isInt())
+                facts.totalSize = static_cast<std::uint64_t>(total->asInt());
+
+        auto root = NodeBuilder::create(NodeKind::Container, "");
+        NodeBuilder b(*root);
+        b.setClass("dict", {});
+        b.setStore(self);
+        if (const Value* metadata = index.find("metadata"); metadata && metadata->isObject())
+            b.collection().attributes = metadata->asObject();
+        for (const auto& [name, shard] : weightMap->asObject()) {
+            Opened& from = opened[shardOf.at(shard.asString())];
+            if (from.failure) {
+                b.append(NodeBuilder::error(name, *from.failure));
+                continue;
+            }
+            auto it = from.leaves.find(name);
+            if (it == from.leaves.end() || !it->second) {
+                b.append(NodeBuilder::error(
+                    name,
+                    {ErrorKind::Corrupt, describe(shard.asString()),
+                     "the index puts \"" + name + "\" in this shard, which does not hold it"}));
+                continue;
+            }
+            facts.indexedBytes += it->second->isTensor() ? it->second->leaf().nbytes : 0;
+            b.append(std::move(it->second));
+        }
+        // What a shard holds beyond what the index gives it.
+        for (std::size_t i = 0; i < shards.size(); ++i)
+            for (const auto& [name, node] : opened[i].leaves)
+                if (node)
+                    facts.unindexed.emplace_back(shards[i], name);
+        std::sort(facts.unindexed.begin(), facts.unindexed.end());
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            facts_ = std::move(facts);
+        }
+        return root;
+    }
+
+    std::optional<ShardedModelFacts> facts() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return facts_;
+    }
+
+    std::string readingNote() const override {
+        return "a sharded model: " + indexName_ +
+               " names the shard of every tensor; each shard "
+               "is read by its own format, its header only until a view needs bytes";
+    }
+
+private:
+    std::shared_ptr<const Transport> transport_;
+    std::string folder_;
+    std::string indexName_;
+    StoreOptions options_;
+    mutable std::mutex mutex_;
+    mutable std::optional<ShardedModelFacts> facts_;
+};
+
+class ShardedFormat final : public StoreFormat {
+public:
+    std::string_view name() const override { return "sharded"; }
+
+    // Above a folder's memmap reading (100) when the folder has an index; above
+    // a shard's own format (at most 60) when the file is a shard beside its index.
+    int score(const StoreProbe& probe) const override {
+        // A shard is opened alone: never as a model again (an index that names
+        // itself, or a folder, as a shard would recurse).
+        if (!probe.shardOpensModel)
+            return 0;
+        return where(probe) ? (probe.info.kind == SourceInfo::Kind::File &&
+                                       !endsWith(probe.location, ".index.json")
+                                   ? 70
+                                   : 110)
+                            : 0;
+    }
+
+    std::shared_ptr<const Store> open(const StoreProbe& probe,
+                                      const StoreOptions& options) const override {
+        const auto found = where(probe);
+        if (!found)
+            throw Error::unsupported(probe.location, "not a sharded model");
+        return std::make_shared<ShardedStore>(probe.transport, found->first, found->second,
+                                              options);
+    }
+
+private:
+    // The folder and the index's name, for a location this format reads.
+    static std::optional<std::pair<std::string, std::string>> where(const StoreProbe& probe) {
+        if (!probe.transport)
+            return std::nullopt;
+        if (probe.info.kind == SourceInfo::Kind::Directory) {
+            std::string folder = probe.location;
+            while (folder.size() > 1 && folder.back() == '/')
+                folder.pop_back();
+            for (const IndexKind& kind : kIndexes)
+                if (isFile(*probe.transport,
+                           probe.transport->join(folder, std::string(kind.index))))
+                    return std::make_pair(folder, std::string(kind.index));
+            return std::nullopt;
+        }
+        if (probe.info.kind != SourceInfo::Kind::File)
+            return std::nullopt;
+        const std::string name = baseName(probe.location);
+        if (endsWith(name, ".index.json"))
+            return probe.head.find("\"weight_map\"") != std::string::npos
+                       ? std::optional(std::make_pair(folderOf(probe.location), name))
+                       : std::nullopt;
+        if (const IndexKind* kind = shardKind(name)) {
+            const std::string folder = folderOf(probe.location);
+            if (isFile(*probe.transport, probe.transport->join(folder, std::string(kind->index))))
+                return std::make_pair(folder, std::string(kind->index));
+        }
+        return std::nullopt;
+    }
+};
+
+}  // namespace
+
+std::optional<ShardedModelFacts> shardedModelFacts(const Store& store) {
+    const auto* sharded = dynamic_cast<const ShardedStore*>(&store);
+    return sharded ? sharded->facts() : std::nullopt;
+}
+
+std::shared_ptr<const StoreFormat> shardedFormat() {
+    return std::make_shared<ShardedFormat>();
+}
+
+}  // namespace tensordict

@@ -1,0 +1,253 @@
+// Hugging Face sharded model folders: written by tests/support/make_sharded.py
+// as transformers' save_pretrained writes them (safetensors and .bin shards),
+// with what each tensor is computed by numpy. The folder, its index or any
+// one shard opens the whole model as one tree, read exactly from disk,
+// through a transport that cannot map, and over nginx, which is asked for
+// the shards' headers only. A folder that lies (a shard missing, a tensor
+// not where the index says, a shard that is not a file of the folder) opens
+// with those parts as errors that name them.
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "memory_transport.h"
+#include "nginx_server.h"
+#include "tensordict/check.h"
+#include "tensordict/error.h"
+#include "tensordict/http.h"
+#include "tensordict/keys.h"
+#include "tensordict/report.h"
+#include "tensordict/save.h"
+#include "tensordict/store.h"
+#include "tensordict/tensordict.h"
+#include "testsupport.h"
+
+using namespace tensordict;
+
+class ShardedTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(scratch_.isValid());
+        QString out, error;
+        QVERIFY2(testsupport::runPython(
+                     {TDSTUDIO_TEST_SUPPORT_DIR "/make_sharded.py", scratch_.path()}, &out, &error),
+                 qPrintable(error));
+        expected_ = QJsonDocument::fromJson(out.toUtf8()).object();
+        QVERIFY(expected_["tensors"].toObject().size() == 16);
+        QVERIFY(expected_["shards"].toObject()["st"].toInt() > 2);
+        registerTransport(memory_);
+    }
+
+    void everyTensorReadsExactly_data() {
+        QTest::addColumn<QString>("location");
+        QTest::addColumn<QString>("shardExtension");
+        for (const QString layout : {"st", "bin"}) {
+            const QString dir = scratch_.filePath(layout);
+            const QString index =
+                layout == "st" ? "model.safetensors.index.json" : "pytorch_model.bin.index.json";
+            const QString shard = QDir(dir).entryList({"*-00002-of-*"}).value(0);
+            const QString ext = layout == "st" ? ".safetensors" : ".bin";
+            QTest::newRow(qPrintable(layout + "/folder")) << dir << ext;
+            QTest::newRow(qPrintable(layout + "/index")) << dir + "/" + index << ext;
+            QTest::newRow(qPrintable(layout + "/shard")) << dir + "/" + shard << ext;
+            // The same files served by range only.
+            for (const QString& name : QDir(dir).entryList(QDir::Files)) {
+                QFile f(dir + "/" + name);
+                QVERIFY(f.open(QIODevice::ReadOnly));
+                memory_->add("mem://" + layout + "/" + name, f.readAll());
+            }
+            QTest::newRow(qPrintable(layout + "/unmapped index"))
+                << "mem://" + layout + "/" + index << ext;
+        }
+    }
+
+    void everyTensorReadsExactly() {
+        QFETCH(QString, location);
+        QFETCH(QString, shardExtension);
+        const TensorDict td = load(location.toStdString());
+        QCOMPARE(QString::fromStdString(td.format()), QString("sharded"));
+        checkAgainstExpected(td, shardExtension);
+    }
+
+    // Over HTTP: the URL of the index; each shard's header (or a .bin's
+    // pickle and directory) is fetched, and no tensor's bytes until read.
+    void overHttpOnlyHeadersAreFetched() {
+        testsupport::NginxServer server(scratch_.filePath("st"));
+        QVERIFY2(server.isRunning(), qPrintable(server.error()));
+        const TensorDict td = load((server.url() + "/model.safetensors.index.json").toStdString());
+        QCOMPARE(td.root().children().size(), std::size_t(16));
+        QTRY_VERIFY(!server.requests().isEmpty());
+        // One request per shard (its first block, which holds its header).
+        qint64 fetched = 0;
+        for (const QString& name : QDir(scratch_.filePath("st")).entryList({"*.safetensors"}))
+            QVERIFY2(server.requests().filter(" /" + name).size() == 1,
+                     qPrintable(server.requests().join("; ")));
+        for (const QString& line : server.requests())
+            fetched += line.section(' ', 1, 1).toLongLong();
+        qint64 data = 0;
+        for (const QString& name : QDir(scratch_.filePath("st")).entryList({"*.safetensors"}))
+            data += QFileInfo(scratch_.filePath("st/" + name)).size();
+        QVERIFY2(fetched < data / 4, qPrintable(QString("fetched %1 of %2 bytes: %3")
+                                                    .arg(fetched)
+                                                    .arg(data)
+                                                    .arg(server.requests().join("; "))));
+        checkAgainstExpected(td, ".safetensors");  // then every byte, read as shown
+    }
+
+    // A sharded model saves to a .tdz that reads back with the same values.
+    void aShardedModelSavesToAnArchive() {
+        const QString tdz = scratch_.filePath("model.tdz");
+        save(load(scratch_.filePath("bin").toStdString()), tdz.toStdString());
+        const TensorDict copy = load(tdz.toStdString());
+        QCOMPARE(QString::fromStdString(copy.format()), QString("archive"));
+        checkAgainstExpected(copy, {});
+    }
+
+    // What lies is shown as such, by name; the rest opens.
+    void aFolderThatLiesOpensWithItsProblemsNamed() {
+        const QString dir = scratch_.filePath("lies");
+        testsupport::copyTree(scratch_.filePath("st"), dir);
+        const QString index = dir + "/model.safetensors.index.json";
+        QFile f(index);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QJsonObject json = QJsonDocument::fromJson(f.readAll()).object();
+        f.close();
+        QJsonObject map = json["weight_map"].toObject();
+        // A shard gone; a tensor the index puts in a shard that lacks it.
+        const QString missing = map["model.norm.weight"].toString();
+        QVERIFY(QFile::remove(dir + "/" + missing));
+        map["model.ghost.weight"] = map["lm_head.weight"];
+        json["weight_map"] = map;
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QJsonDocument(json).toJson());
+        f.close();
+
+        const TensorDict td = load(dir.toStdString());
+        const Node* norm = td.root().child("model.norm.weight");
+        QVERIFY(norm && norm->isError());
+        QCOMPARE(norm->failure()->kind, ErrorKind::NotFound);
+        QVERIFY2(norm->failure()->where.find(missing.toStdString()) != std::string::npos,
+                 norm->failure()->where.c_str());
+        const Node* ghost = td.root().child("model.ghost.weight");
+        QVERIFY(ghost && ghost->isError());
+        QCOMPARE(ghost->failure()->kind, ErrorKind::Corrupt);
+        QVERIFY(ghost->failure()->reason.find("does not hold it") != std::string::npos);
+        QVERIFY(td.root().child("lm_head.weight")->isTensor());
+
+        // A shard that is not a file of the folder is refused before anything is opened.
+        map["lm_head.weight"] = "../st/" + map["lm_head.weight"].toString();
+        json["weight_map"] = map;
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QJsonDocument(json).toJson());
+        f.close();
+        try {
+            load(dir.toStdString());
+            QFAIL("an index naming a file outside its folder was opened");
+        } catch (const Error& e) {
+            QCOMPARE(e.failure().kind, ErrorKind::Corrupt);
+            QVERIFY(e.failure().where.find("model.safetensors.index.json") != std::string::npos);
+        }
+
+        // An index that names itself as a shard is that one error, not a loop.
+        map = json["weight_map"].toObject();
+        map["lm_head.weight"] = "model.safetensors.index.json";
+        json["weight_map"] = map;
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QJsonDocument(json).toJson());
+        f.close();
+        const TensorDict self = load(dir.toStdString());
+        QVERIFY(self.root().child("lm_head.weight")->isError());
+    }
+
+    // --check of a sharded model: sound as written; each lie named with its
+    // shard and tensor, errors for what cannot load, warnings for the rest.
+    void checkNamesWhatDoesNotFit() {
+        const CheckReport sound = check(scratch_.filePath("bin").toStdString());
+        QVERIFY2(sound.sound(), sound.problems.empty() ? "" : sound.problems[0].message.c_str());
+        QCOMPARE(QString::fromStdString(sound.format), QString("sharded"));
+        QCOMPARE(sound.files, std::uint64_t(expected_["shards"].toObject()["bin"].toInt() + 1));
+
+        const QString dir = scratch_.filePath("check");
+        testsupport::copyTree(scratch_.filePath("st"), dir);
+        const QStringList shards = QDir(dir).entryList({"*.safetensors"});
+        // A shard the index does not name, and a wrong total_size.
+        QVERIFY(QFile::copy(dir + "/" + shards[0], dir + "/model-00009-of-00009.safetensors"));
+        QFile f(dir + "/model.safetensors.index.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QJsonObject json = QJsonDocument::fromJson(f.readAll()).object();
+        f.close();
+        json["metadata"] = QJsonObject{{"total_size", 12345}};
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QJsonDocument(json).toJson());
+        f.close();
+        const auto kinds = [](const CheckReport& r) {
+            QStringList out;
+            for (const Problem& p : r.problems)
+                out << QString("%1 %2 %3")
+                           .arg(p.severity == Severity::Error ? "error" : "warning",
+                                QString::fromStdString(p.kind),
+                                QString::fromStdString(p.file).section('/', -1));
+            return out;
+        };
+        const CheckReport lies = check(dir.toStdString());
+        QCOMPARE(kinds(lies), QStringList({"warning orphan model-00009-of-00009.safetensors",
+                                           "warning total_size model.safetensors.index.json"}));
+        QVERIFY(!lies.sound() && lies.errorCount() == 0);
+
+        // A shard gone: an error for each of its tensors, naming the shard.
+        QVERIFY(QFile::remove(dir + "/" + shards[1]));
+        const CheckReport missing = check(dir.toStdString());
+        QVERIFY(missing.errorCount() > 0);
+        for (const Problem& p : missing.problems)
+            if (p.severity == Severity::Error) {
+                QCOMPARE(QString::fromStdString(p.kind), QString("missing_file"));
+                QVERIFY(QString::fromStdString(p.file).endsWith(shards[1]));
+                QCOMPARE(p.key.size(), std::size_t(1));
+            }
+    }
+
+    // A shard opened as itself, without its index beside it, is the file alone.
+    void aShardAloneIsItsOwnFile() {
+        const QString dir = scratch_.filePath("alone");
+        QVERIFY(QDir().mkpath(dir));
+        const QString shard = QDir(scratch_.filePath("st")).entryList({"*-00001-of-*"}).value(0);
+        QVERIFY(QFile::copy(scratch_.filePath("st/" + shard), dir + "/" + shard));
+        const TensorDict td = load((dir + "/" + shard).toStdString());
+        QCOMPARE(QString::fromStdString(td.format()), QString("safetensors"));
+    }
+
+private:
+    void checkAgainstExpected(const TensorDict& td, const QString& shardExtension) {
+        const QJsonObject tensors = expected_["tensors"].toObject();
+        QCOMPARE(td.root().children().size(), std::size_t(tensors.size()));
+        for (auto it = tensors.begin(); it != tensors.end(); ++it) {
+            const Node* n = td.root().child(it.key().toStdString());
+            QVERIFY2(n && n->isTensor(), qPrintable(it.key()));
+            const QJsonObject e = it.value().toObject();
+            QCOMPARE(QString::fromUtf8(dtypeName(n->leaf().dtype)), e["dtype"].toString());
+            std::vector<std::int64_t> shape;
+            for (const auto d : e["shape"].toArray())
+                shape.push_back(d.toInteger());
+            QCOMPARE(n->leaf().shape, shape);
+            QCOMPARE(QString::fromStdString(leafSha256(*n)), e["sha256"].toString());
+            if (!shardExtension.isEmpty())  // the details name the leaf's shard
+                QVERIFY2(QString::fromStdString(n->fileName())
+                             .contains(shardExtension == ".bin" ? "pytorch_model-0" : "model-0"),
+                         n->fileName().c_str());
+        }
+    }
+
+    QTemporaryDir scratch_;
+    QJsonObject expected_;
+    std::shared_ptr<testsupport::MemoryTransport> memory_ =
+        std::make_shared<testsupport::MemoryTransport>();
+};
+
+QTEST_MAIN(ShardedTest)
+#include "tst_sharded.moc"
