@@ -196,6 +196,8 @@ int runWindow(int argc, char** argv, const cli::WindowRequest& request) {
         Qt::SingleShotConnection);
     if (request.width > 0)
         window.resize(request.width, request.height);
+    else if (!request.screenshot.isEmpty())
+        window.resize(MainWindow::designedSize());  // whatever the screen (offscreen: 800x600)
     window.show();
     if (!request.path.isEmpty())
         window.openPath(request.path);

@@ -51,16 +51,16 @@ DetailsPanel::DetailsPanel(QWidget* parent) : QWidget(parent) {
     auto* bodyLayout = new QVBoxLayout(body_);
     bodyLayout->setContentsMargins(0, 0, 0, 0);
     // Two columns side by side; a narrow panel puts every row in the first.
-    auto* columns = new QHBoxLayout;
-    columns->setSpacing(24);
+    columns_ = new QHBoxLayout;
+    columns_->setSpacing(24);
     for (QFormLayout*& form : forms_) {
         form = new QFormLayout;
         form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
         form->setLabelAlignment(Qt::AlignRight);
         form->setVerticalSpacing(2);
-        columns->addLayout(form, 1);
+        columns_->addLayout(form, 1);
     }
-    bodyLayout->addLayout(columns);
+    bodyLayout->addLayout(columns_);
 
     value_ = new QPlainTextEdit;
     value_->setReadOnly(true);
@@ -98,6 +98,13 @@ bool DetailsPanel::wantsTwoColumns() const {
     return width() >= kTwoColumnsFrom;
 }
 
+void DetailsPanel::fitColumns() {
+    // One column takes the whole width: the empty second one took half, and
+    // at 800x600 values wrapped in a third of the panel beside empty space.
+    const bool two = forms_[1]->rowCount() > 0;
+    columns_->setStretch(1, two ? 1 : 0);
+}
+
 void DetailsPanel::arrangeColumns() {
     std::vector<std::pair<QString, QWidget*>> rows;
     for (QFormLayout* form : forms_)
@@ -113,6 +120,7 @@ void DetailsPanel::arrangeColumns() {
     const std::size_t half = wantsTwoColumns() ? (rows.size() + 1) / 2 : rows.size();
     for (std::size_t i = 0; i < rows.size(); ++i)
         forms_[i < half ? 0 : 1]->addRow(rows[i].first, rows[i].second);
+    fitColumns();
     fitBodyHeight();
 }
 
@@ -176,6 +184,7 @@ void DetailsPanel::layOutRows() {
     for (std::size_t i = 0; i < rows_.size(); ++i)
         forms_[i < half ? 0 : 1]->addRow(rows_[i].first + ":", rows_[i].second);
     rows_.clear();
+    fitColumns();
     value_->setVisible(!value_->toPlainText().isEmpty());
     fitBodyHeight();
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 class QFormLayout;
+class QHBoxLayout;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
@@ -48,9 +49,11 @@ private:
     QWidget* body_;
     QScrollArea* scroll_;  // holds body_
     QFormLayout* forms_[2];
+    QHBoxLayout* columns_;
     void resizeEvent(QResizeEvent* event) override;
     bool wantsTwoColumns() const;
-    void arrangeColumns();  // the rows in one column or two, as the width wants
+    void arrangeColumns();
+    void fitColumns();  // the rows in one column or two, as the width wants
     void fitBodyHeight();
     std::vector<std::pair<QString, QLabel*>> rows_;
     QPlainTextEdit* value_;

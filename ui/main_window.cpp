@@ -17,6 +17,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScreen>
 #include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -116,7 +117,8 @@ MainWindow::MainWindow(QWidget* parent)
     connect(documentPage_->previewPanel(), &PreviewPanel::leafReady, this,
             &MainWindow::showFetched);
     statusBar_->addRightWidget(compare_->statusWidget());
-    statusBar()->showMessage(tr("%1 File > Open File…, or drop it here.").arg(openableSentence()));
+    // The welcome page lists what opens; the bar says how, in few words.
+    statusBar()->showMessage(tr("Open a file with File > Open File… (Ctrl+O), or drop it here."));
 
     connect(document_, &Document::loadStarted, this, [this](const QString& path) {
         fetchedBefore_ = tensordict::httpCounters();  // this document's count starts here
@@ -180,8 +182,8 @@ MainWindow::MainWindow(QWidget* parent)
                 documentPage_->keyModel()->setFlagged(std::move(broken));
                 if (!isComparing() && !documentPage_->showsOverview())
                     selectKeyPath({});
-                if (!report->problems.empty())
-                    documentPage_->overviewPanel()->revealProblems();
+                // The result is in Problems ("None found" too): in view.
+                documentPage_->overviewPanel()->revealProblems();
             });
     connect(checks_, &CheckController::repaired, this, [this](const QStringList& done) {
         // The files changed: the tree is read again, the report stays for it.
@@ -205,7 +207,16 @@ MainWindow::MainWindow(QWidget* parent)
                     path);
     });
     connect(saves_, &SaveController::closeReady, this, &QWidget::close, Qt::QueuedConnection);
-    resize(1400, 860);
+    // A first window within the screen (on a 1024x700 screen 1400x860 put
+    // its edges and the status bar off-screen); a window manager adds its frame.
+    QSize size = designedSize();
+    if (const QScreen* s = screen())
+        size = size.boundedTo(s->availableGeometry().size() * 0.95);
+    resize(size);
+}
+
+QSize MainWindow::designedSize() {
+    return {1400, 860};
 }
 
 void MainWindow::checkIntegrity() {

@@ -40,9 +40,6 @@ namespace tensordict {
 class Node;
 }
 
-// tdstudio's main window: a page in its centre (the document alone, or a
-// comparison), and the menus, status bar, recent files and saves around
-// it. Opening runs in the background.
 // Makes a tree's own Ctrl+C copy the key path (see MainWindow::createMenus).
 class KeyPathCopy : public QObject {
 public:
@@ -53,10 +50,16 @@ private:
     std::function<void()> copy_;
 };
 
+// tdstudio's main window: a page in its centre (the document alone, or a
+// comparison), and the menus, status bar, recent files and saves around
+// it. Opening runs in the background.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 
 public:
+    // The size the window is laid out for; a first window is at most the
+    // screen's (a screenshot is taken at this size unless told another).
+    static QSize designedSize();
     explicit MainWindow(QWidget* parent = nullptr);
 
     void openPath(const QString& path);

@@ -241,6 +241,14 @@ private Q_SLOTS:
             QVERIFY(value->geometry().right() <= value->parentWidget()->width());
         }
         QVERIFY(fields >= 8);
+        // In one column the values take the panel's width: "229.7 KiB (235,200
+        // bytes)" on one line, where it wrapped in a third of the panel.
+        auto* bytes = details->findChild<QLabel*>("Size");
+        QVERIFY(bytes);
+        QVERIFY2(bytes->fontMetrics().horizontalAdvance(bytes->text()) <= bytes->width(),
+                 qPrintable(QString("Size is %1 px wide in a panel of %2")
+                                .arg(bytes->width())
+                                .arg(details->width())));
         // No row is squeezed over another (they were when the panel was short).
         QList<QLabel*> shown;
         for (QLabel* label : details->findChildren<QLabel*>())

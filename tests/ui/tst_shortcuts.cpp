@@ -8,6 +8,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
+#include <QScreen>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
@@ -229,6 +230,11 @@ private Q_SLOTS:
               QString("About tdstudio | Alt+H, A | Help")})
             QVERIFY2(rows.contains(expected),
                      qPrintable(expected + "\nnot in\n" + rows.join('\n')));
+        // Each row once (the statistics of a leaf and of a comparison share theirs),
+        // and the dialog within the screen.
+        QCOMPARE(QSet<QString>(rows.begin(), rows.end()).size(), rows.size());
+        QVERIFY(dialog->screen()->availableGeometry().contains(dialog->frameGeometry()) ||
+                dialog->height() <= dialog->screen()->availableGeometry().height() * 9 / 10);
         // Every menu item but About and the recent files has one.
         for (QAction* top : w.menuBar()->actions())
             for (QAction* action : top->menu()->actions())
@@ -240,7 +246,8 @@ private Q_SLOTS:
         QList<int> treeSizes, detailsSizes;
         {
             MainWindow w;
-            w.show();  // columns are sized for the screen they are on
+            w.resize(MainWindow::designedSize());  // offscreen's screen is 800x600
+            w.show();                              // columns are sized for the screen they are on
             QVERIFY(openDemo(w));
             // At 1400x860 the preview gets most of the right column.
             QVERIFY2(w.documentPage()->detailsPanel()->height() * 3 <
@@ -279,6 +286,7 @@ private Q_SLOTS:
             w.close();
         }
         MainWindow again;
+        again.resize(MainWindow::designedSize());
         again.show();
         QVERIFY(QTest::qWaitForWindowExposed(&again));
         QVERIFY(openDemo(again));  // the document's panes show as they were left

@@ -350,7 +350,8 @@ void PlotView::fillSeriesPanel() {
                 tr("dim %1 (%2)").arg(d).arg(slice.shape[static_cast<std::size_t>(d)]), d);
     seriesDimBox_->setCurrentIndex(std::max(0, seriesDimBox_->findData(seriesDim_)));
     seriesList_->clear();
-    seriesList_->setEnabled(seriesDim_ >= 0);
+    // No dimension chosen, no list: an empty grey box looked broken.
+    seriesList_->setVisible(seriesDim_ >= 0);
     if (seriesDim_ < 0)
         return;
     const std::int64_t size = slice.shape[static_cast<std::size_t>(seriesDim_)];

@@ -156,13 +156,18 @@ void SliceSelector::rebuild() {
         const QString firstLabel = mode_ == Mode::Table   ? tr("Rows:")
                                    : mode_ == Mode::Image ? tr("Height:")
                                                           : tr("x axis:");
-        grid_->addWidget(new QLabel(firstLabel), row, 0);
+        // Labels shown now, as the combos are (a layout shows new children
+        // only at its next pass: a picture taken before had none).
+        auto* rowsLabel = new QLabel(firstLabel);
+        grid_->addWidget(rowsLabel, row, 0);
         grid_->addWidget(first_, row, 1);
+        rowsLabel->show();
         first_->show();
         if (mode_ != Mode::Plot && n >= 2) {
-            grid_->addWidget(new QLabel(mode_ == Mode::Table ? tr("Columns:") : tr("Width:")), row,
-                             2);
+            auto* colsLabel = new QLabel(mode_ == Mode::Table ? tr("Columns:") : tr("Width:"));
+            grid_->addWidget(colsLabel, row, 2);
             grid_->addWidget(second_, row, 3);
+            colsLabel->show();
             second_->show();
         } else {
             second_->hide();

@@ -6,9 +6,11 @@
 #include <QMainWindow>
 #include <QMenu>
 #include <QMenuBar>
+#include <QScreen>
 #include <QSet>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace {
 
@@ -78,9 +80,18 @@ std::vector<ShortcutsDialog::Row> ShortcutsDialog::collect(QWidget* window) {
                 collectMenu(top->menu(), plain(top->text()), {},
                             letter.isEmpty() ? QString() : "Alt+" + letter, rows, seen);
             }
-    for (QAction* action : window->findChildren<QAction*>())
-        if (!seen.contains(action) && !action->shortcuts().isEmpty())
-            rows.push_back({scopeOf(action), plain(action->text()), shortcutText(action), action});
+    // Views that exist twice (the statistics of a leaf and of a comparison)
+    // have the same shortcuts: listed once.
+    QSet<QString> listed;
+    for (QAction* action : window->findChildren<QAction*>()) {
+        if (seen.contains(action) || action->shortcuts().isEmpty())
+            continue;
+        const Row row{scopeOf(action), plain(action->text()), shortcutText(action), action};
+        if (!listed.contains(row.where + '\n' + row.action + '\n' + row.shortcuts)) {
+            listed.insert(row.where + '\n' + row.action + '\n' + row.shortcuts);
+            rows.push_back(row);
+        }
+    }
     return rows;
 }
 
@@ -112,5 +123,17 @@ ShortcutsDialog::ShortcutsDialog(QWidget* window, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(table_);
     layout->addWidget(buttons);
-    resize(560, 700);
+    // As tall as the list, within the screen (at 1024x700 its Close button
+    // was below the screen's edge).
+    const QRect screen = window->screen() ? window->screen()->availableGeometry() : QRect();
+    int height = table_->horizontalHeader()->height() + 4 +
+                 table_->verticalHeader()->defaultSectionSize() * table_->rowCount() +
+                 buttons->sizeHint().height() + layout->contentsMargins().top() +
+                 layout->contentsMargins().bottom() + layout->spacing();
+    int width = std::max(560, table_->horizontalHeader()->length() + 40);
+    if (!screen.isEmpty()) {
+        height = std::min(height, screen.height() * 9 / 10);
+        width = std::min(width, screen.width() * 9 / 10);
+    }
+    resize(width, height);
 }
