@@ -189,6 +189,7 @@ PlotView::PlotView(QWidget* parent)
     seriesLayout->addWidget(new QLabel(tr("Series along:")));
     seriesLayout->addWidget(seriesDimBox_);
     seriesLayout->addWidget(seriesList_, 1);
+    seriesLayout->addStretch(0);  // keeps the label and box on top while the list is hidden
     seriesList_->setToolTip(tr("Check the indices to draw as lines (at most %1).").arg(kMaxLines));
     seriesList_->setSpacing(2);  // check boxes a row apart, not touching
     seriesList_->setUniformItemSizes(true);
