@@ -9,7 +9,7 @@ using C = DTypeCategory;
 
 // Every dtype string Python's _TORCH_DTYPES can name, plus the float8 types
 // newer torch writes. hasTorchType: libtorch 1.13 has a ScalarType for it.
-constexpr std::array<DTypeInfo, 20> kTable{{
+constexpr std::array<DTypeInfo, kDTypeCount> kTable{{
     {DType::Bool, "torch.bool", 1, C::Bool, true},
     {DType::UInt8, "torch.uint8", 1, C::Unsigned, true},
     {DType::Int8, "torch.int8", 1, C::Signed, true},
@@ -30,6 +30,7 @@ constexpr std::array<DTypeInfo, 20> kTable{{
     {DType::Float8_e4m3fnuz, "torch.float8_e4m3fnuz", 1, C::Float, false},
     {DType::Float8_e5m2, "torch.float8_e5m2", 1, C::Float, false},
     {DType::Float8_e5m2fnuz, "torch.float8_e5m2fnuz", 1, C::Float, false},
+    {DType::Float8_e8m0fnu, "torch.float8_e8m0fnu", 1, C::Float, false},
 }};
 
 }  // namespace

@@ -151,6 +151,10 @@ double elementAsDouble(const std::byte* p, DType dtype) {
             return minifloat(load<std::uint8_t>(p), 5, 15, false, false);
         case DType::Float8_e5m2fnuz:
             return minifloat(load<std::uint8_t>(p), 5, 16, false, true);
+        case DType::Float8_e8m0fnu: {
+            const auto e = load<std::uint8_t>(p);
+            return e == 0xFF ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, e - 127);
+        }
     }
     return 0;
 }

@@ -199,6 +199,17 @@ private Q_SLOTS:
             std::isinf(elementAsDouble(bytesOf(std::uint8_t(0x7C)).data(), DType::Float8_e5m2)));
         QVERIFY(std::isnan(
             elementAsDouble(bytesOf(std::uint8_t(0x80)).data(), DType::Float8_e5m2fnuz)));
+        // E8M0 scales: 2^(e - 127); no zero, no sign; 0xFF is NaN.
+        QCOMPARE(elementAsDouble(bytesOf(std::uint8_t(0x7F)).data(), DType::Float8_e8m0fnu), 1.0);
+        QCOMPARE(elementAsDouble(bytesOf(std::uint8_t(0x80)).data(), DType::Float8_e8m0fnu), 2.0);
+        QCOMPARE(elementAsDouble(bytesOf(std::uint8_t(0x00)).data(), DType::Float8_e8m0fnu),
+                 std::ldexp(1.0, -127));
+        QCOMPARE(elementAsDouble(bytesOf(std::uint8_t(0xFE)).data(), DType::Float8_e8m0fnu),
+                 std::ldexp(1.0, 127));
+        QVERIFY(
+            std::isnan(elementAsDouble(bytesOf(std::uint8_t(0xFF)).data(), DType::Float8_e8m0fnu)));
+        QCOMPARE(dtypeFromString("torch.float8_e8m0fnu"),
+                 std::optional<DType>(DType::Float8_e8m0fnu));
         QCOMPARE(formatElement(bytesOf(std::uint64_t(~0ull)).data(), DType::UInt64),
                  std::string("18446744073709551615"));
         const float c[2] = {1.5f, -2.0f};

@@ -32,7 +32,10 @@ enum class DType {
     Float8_e4m3fnuz,
     Float8_e5m2,
     Float8_e5m2fnuz,
+    Float8_e8m0fnu,  // scales: 2^(e - 127), no sign, no zero, 0xFF NaN
 };
+// How many dtypes there are, for loops over all of them.
+constexpr int kDTypeCount = static_cast<int>(DType::Float8_e8m0fnu) + 1;
 
 enum class DTypeCategory { Bool, Unsigned, Signed, Float, Complex };
 

@@ -37,6 +37,9 @@ std::optional<DType> safetensorsDType(const std::string& name) {
         {"C64", DType::Complex64},
         {"F8_E4M3", DType::Float8_e4m3fn},
         {"F8_E5M2", DType::Float8_e5m2},
+        {"F8_E4M3FNUZ", DType::Float8_e4m3fnuz},
+        {"F8_E5M2FNUZ", DType::Float8_e5m2fnuz},
+        {"F8_E8M0", DType::Float8_e8m0fnu},
     };
     for (const Entry& e : kTable)
         if (e.name == name)

@@ -46,7 +46,7 @@ std::optional<at::ScalarType> scalarType(DType dtype) {
 }
 
 std::optional<DType> dtypeOf(at::ScalarType type) {
-    for (int i = 0; i <= static_cast<int>(DType::Float8_e5m2fnuz); ++i) {
+    for (int i = 0; i < kDTypeCount; ++i) {
         const auto d = static_cast<DType>(i);
         if (scalarType(d) == type)
             return d;
