@@ -189,7 +189,9 @@ private Q_SLOTS:
             wave[i] = 0.8f * std::sin(float(i) * 0.01f) - 0.1f;
         plot.setLeaf(DType::Float32, ownedBytes(std::move(wave)), {100000});
         QVERIFY(plotted.wait(10000));
-        QTest::qWait(50);  // the labels once laid out at this size
+        // The chart's pending layout and the relabelling the resize queued, run now.
+        QCoreApplication::sendPostedEvents();
+        QCoreApplication::processEvents();
         const QRectF area = plot.chart()->plotArea();
         const QFontMetricsF metrics(plot.xAxis()->labelsFont());
         const QStringList x = plot.xTickLabels(), y = plot.yTickLabels();

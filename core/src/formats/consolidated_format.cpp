@@ -166,13 +166,6 @@ private:
     std::string where_;
 };
 
-std::uint64_t littleU64(const std::string& bytes) {
-    std::uint64_t v = 0;
-    for (int i = 7; i >= 0; --i)
-        v = (v << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
-    return v;
-}
-
 class ConsolidatedStore final : public SingleFileStore {
 public:
     explicit ConsolidatedStore(std::shared_ptr<const ByteSource> source)
@@ -183,7 +176,7 @@ public:
         const std::uint64_t size = source().size();
         if (size < 8)
             throw Error::corrupt(where, "too short for a consolidated tensordict's trailer");
-        const std::uint64_t length = littleU64(readRange(size - 8, 8, "the metadata length"));
+        const std::uint64_t length = littleEndianU64(readRange(size - 8, 8, "the metadata length"));
         if (length > size - 8 || length > kMaxMetadataBytes)
             throw Error::corrupt(where, "the trailer gives " + std::to_string(length) +
                                             " bytes of metadata, more than the file holds");
@@ -215,7 +208,7 @@ public:
         try {
             std::string tail(8, '\0');
             probe.source->readAt(size - 8, tail.data(), 8);
-            const std::uint64_t length = littleU64(tail);
+            const std::uint64_t length = littleEndianU64(tail);
             if (length < 2 || length > size - 8 || length > kMaxMetadataBytes)
                 return 0;
             char first = 0, last = 0;

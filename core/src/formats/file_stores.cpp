@@ -56,6 +56,13 @@ std::string SingleFileStore::readRange(std::uint64_t offset, std::uint64_t n,
     return out;
 }
 
+std::uint64_t littleEndianU64(std::string_view bytes) {
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i)
+        v = (v << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+    return v;
+}
+
 std::string SingleFileStore::read(const std::string& rel, std::uint64_t cap) const {
     if (rel != name_)
         throw Error::notFound(describe(rel), "no such file");

@@ -19,6 +19,10 @@ namespace tensordict {
 // `head` (the file's first bytes); "" when it is not there.
 std::string zipFirstEntryName(const std::string& head);
 
+// The little-endian uint64 in the first 8 bytes of `bytes` (a safetensors
+// header's length, a consolidated file's trailer).
+std::uint64_t littleEndianU64(std::string_view bytes);
+
 class SingleFileStore : public Store {
 public:
     SingleFileStore(std::shared_ptr<const ByteSource> source, std::string_view format);

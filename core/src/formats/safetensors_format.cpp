@@ -60,10 +60,7 @@ public:
 
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
         const std::string& where = location();
-        const std::string sizeBytes = readRange(0, 8, "the header size");
-        std::uint64_t headerSize = 0;
-        for (int i = 0; i < 8; ++i)
-            headerSize |= std::uint64_t(static_cast<unsigned char>(sizeBytes[i])) << (8 * i);
+        const std::uint64_t headerSize = littleEndianU64(readRange(0, 8, "the header size"));
         if (headerSize > kMaxHeaderBytes)
             throw Error::corrupt(where, "the safetensors header is " + std::to_string(headerSize) +
                                             " bytes, over the limit of 100 MB");
