@@ -33,5 +33,12 @@ std::shared_ptr<const StoreFormat> npzFormat();
 std::shared_ptr<const StoreFormat> safetensorsFormat();
 std::shared_ptr<const StoreFormat> consolidatedFormat();
 std::shared_ptr<const StoreFormat> shardedFormat();
+std::shared_ptr<const StoreFormat> modelFolderFormat();  // a folder of one model file
+std::shared_ptr<const StoreFormat> dcpFormat();          // torch.distributed.checkpoint directories
+
+// A torch.save stream (either layout) in `source`, read as its own store
+// (a DCP chunk); throws Error naming it when it is not one.
+std::shared_ptr<const Store> openTorchStream(std::shared_ptr<const ByteSource> source,
+                                             const StoreOptions& options);
 
 }  // namespace tensordict

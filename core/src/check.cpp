@@ -27,6 +27,7 @@
 //   error    short_file          a leaf's file holds fewer bytes than its shape needs
 //   error    unreadable          a part the loader could not read for another reason
 //   error    duplicate_key       a key named twice in one meta.json (one value is lost)
+//   error    chunks              a DCP tensor whose chunks leave gaps, overlap or do not match
 //   warning  unaligned_payload   a stored .memmap payload off a 64-byte boundary (copied to load)
 //   warning  stale_tail          a leaf's file is longer than its shape needs
 //   warning  orphan              a file or entry that no meta.json names
@@ -58,6 +59,8 @@
 #include "atomic_file.h"
 #include "builtin_stores.h"
 #include "codec.h"
+#include "formats/dcp.h"
+#include "formats/file_stores.h"
 #include "formats/python_objects.h"
 #include "formats/sharded.h"
 #include "forwarding_store.h"
@@ -195,6 +198,10 @@ private:
     // A Hugging Face sharded model (formats/sharded.h): its shards read
     // whole, what the index names that is missing, and what it does not name.
     void checkShardedModel(const std::shared_ptr<const Store>& store);
+    // A torch.distributed.checkpoint directory (formats/dcp.h): every file
+    // its metadata names there and read whole, every stream's CRCs, every
+    // tensor's chunks tiling it once.
+    void checkDcp(const std::shared_ptr<const Store>& store);
     // The report, its problems in order.
     CheckReport finish();
     void checkDirectoryFiles(const std::string& root, const std::vector<std::string>& files);
@@ -817,6 +824,106 @@ void Checker::checkShardedModel(const std::shared_ptr<const Store>& store) {
     }
 }
 
+// ---- Distributed checkpoints ----
+
+void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
+    report_.format = "dcp";
+    LoadOptions loadOptions;
+    loadOptions.throwOnError = false;
+    std::optional<TensorDict> loaded;
+    try {
+        loaded = loadStore(store, loadOptions);
+    } catch (const Error& e) {  // a .metadata that cannot be read, or is refused
+        error(problemKindOf(e.failure()), e.where(),
+              std::string(e.reason()) + ". Nothing in the checkpoint can be loaded.");
+        return;
+    }
+    const TensorDict& td = *loaded;
+    const DcpFacts facts = *dcpFacts(*store);
+    std::vector<std::string> present;
+    std::set<std::string> missing;
+    for (const std::string& file : facts.files) {
+        if (store->stat(file))
+            present.push_back(file);
+        else
+            missing.insert(file);
+    }
+    for (const std::string& file : missing) {
+        std::vector<std::string> keys;
+        for (const DcpChunkFacts& s : facts.streams)
+            if (s.file == file && (keys.empty() || keys.back() != s.fqn))
+                keys.push_back(s.fqn);
+        std::string named;
+        for (std::size_t i = 0; i < keys.size() && i < 5; ++i)
+            named += (i ? ", " : "") + keys[i];
+        if (keys.size() > 5)
+            named += " and " + std::to_string(keys.size() - 5) + " more";
+        error("missing_file", store->describe(file),
+              "the checkpoint's .metadata puts " + named +
+                  " (or chunks of them) in this file, which is missing: "
+                  "torch.distributed.checkpoint cannot load them; copy the file from where the "
+                  "checkpoint was written");
+    }
+    std::set<std::string> missingPaths;  // as a part's failure names its file
+    for (const std::string& file : missing)
+        missingPaths.insert(store->describe(file));
+    checkDirectoryFiles(store->location(), present);
+    report_.files = facts.files.size() + 1;
+    readData();
+    if (report_.cancelled)
+        return;
+    // Every stream is a torch.save zip: its entries against their CRC-32s,
+    // several streams at once.
+    std::vector<const DcpChunkFacts*> streams;
+    for (const DcpChunkFacts& s : facts.streams)
+        if (!missing.count(s.file))
+            streams.push_back(&s);
+    const auto transport = transportFor(store->location());
+    std::map<std::string, std::shared_ptr<const ByteSource>> sources;
+    for (const std::string& file : present)
+        sources[file] = transport->open(store->describe(file));
+    parallelFor(streams.size(), threads_, [&](std::size_t i) {
+        const DcpChunkFacts& s = *streams[i];
+        const std::string where = store->describe(s.file) + "@" + std::to_string(s.offset);
+        try {
+            const auto zip = openZipStore(sliceOf(sources.at(s.file), s.offset, s.length), 0);
+            for (const std::string& name : zip->entryNames()) {
+                const std::optional<StorageInfo> entry = zip->stat(name);
+                if (!entry || !entry->crc32)
+                    continue;
+                const LeafBytes bytes = zip->leafBytes(*entry, entry->size, 1);
+                std::uint32_t crc = 0;
+                if (!tryGuardedRun([&] { crc = crc32(0, bytes.data.get(), bytes.size); }))
+                    throw Error::changed(where);
+                if (crc != *entry->crc32)
+                    error("crc_mismatch", where + ":" + name,
+                          "the stream of \"" + s.fqn + "\" (bytes " + std::to_string(s.offset) +
+                              " to " + std::to_string(s.offset + s.length) + " of " + s.file +
+                              ") fails its CRC-32: its data is " + hex32(crc) +
+                              ", the stream records " + hex32(*entry->crc32) +
+                              ". The bytes changed after torch wrote them; restore the file.",
+                          s.keyPath);
+            }
+        } catch (const Error& e) {
+            error(problemKindOf(e.failure()), e.where(),
+                  "the stream of \"" + s.fqn + "\" cannot be read: " + e.reason(), s.keyPath);
+        }
+    });
+    // What the tree could not hold: chunks that do not tile their tensor,
+    // streams that are not what the metadata says.
+    std::vector<const Node*> pending{&td.root()};
+    while (!pending.empty()) {
+        const Node* node = pending.back();
+        pending.pop_back();
+        if (node->isError() && !missingPaths.count(node->failure()->where))
+            error(node->failure()->kind == ErrorKind::Corrupt ? "chunks"
+                                                              : problemKindOf(*node->failure()),
+                  node->failure()->where, node->failure()->reason, node->keyPath());
+        for (const Node* child : node->children())
+            pending.push_back(child);
+    }
+}
+
 // ---- Temporaries beside the dataset ----
 
 // Whether another process has a file under `path` open, or mapped (a memmap
@@ -985,10 +1092,13 @@ CheckReport Checker::run() {
                 other = openStore(root, {});
             } catch (const Error&) {
             }
-            if (!other || other->format() != "sharded")
+            if (!other || (other->format() != "sharded" && other->format() != "dcp"))
                 throw Error::corrupt(path_,
                                      "not a tensordict: no meta.json and no .memmap file in it");
-            checkShardedModel(other);
+            if (other->format() == "dcp")
+                checkDcp(other);
+            else
+                checkShardedModel(other);
             checkTemporaries();
             return finish();
         }
@@ -1003,14 +1113,17 @@ CheckReport Checker::run() {
         // A sharded model's index, or one of its shards: the whole model.
         const std::string name = path_.substr(path_.find_last_of('/') + 1);
         if (name.find(".index.json") != std::string::npos ||
-            name.find("-of-") != std::string::npos) {
+            name.find("-of-") != std::string::npos || name == ".metadata") {
             std::shared_ptr<const Store> model;
             try {
                 model = openStore(path_, {});
             } catch (const Error&) {
             }
-            if (model && model->format() == "sharded") {
-                checkShardedModel(model);
+            if (model && (model->format() == "sharded" || model->format() == "dcp")) {
+                if (model->format() == "dcp")
+                    checkDcp(model);
+                else
+                    checkShardedModel(model);
                 checkTemporaries();
                 return finish();
             }

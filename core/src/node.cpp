@@ -48,6 +48,8 @@ std::string_view storageKindName(StorageKind kind) {
             return "compressed entry";
         case StorageKind::Memory:
             return "memory";
+        case StorageKind::Chunks:
+            return "chunks";
     }
     return "?";
 }

@@ -60,6 +60,7 @@ public:
     }
 
     bool cancelled() const { return options_.cancel.isCancelled(); }
+    const CancelToken& cancelToken() const { return options_.cancel; }
     void throwIfCancelled(const std::string& where) const {
         options_.cancel.throwIfCancelled(where);
     }

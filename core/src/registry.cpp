@@ -33,6 +33,8 @@ struct Registry {
         formats.push_back(safetensorsFormat());
         formats.push_back(consolidatedFormat());
         formats.push_back(shardedFormat());
+        formats.push_back(modelFolderFormat());
+        formats.push_back(dcpFormat());
     }
 };
 

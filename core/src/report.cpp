@@ -75,6 +75,15 @@ void leafProperties(const Node& node, bool readPayloadOffset, std::vector<NodePr
         out.push_back({"file", Value()});
         return;
     }
+    // A leaf gathered from parts of several files (a DCP tensor's chunks):
+    // the parts, not one file.
+    if (Value::List parts = node.store() ? node.store()->leafParts(storage) : Value::List();
+        !parts.empty()) {
+        out.push_back({"location", Value(node.store()->location())});
+        out.push_back({"stored_size", Value(static_cast<std::int64_t>(storage.storedSize))});
+        out.push_back({"chunks", Value(std::move(parts))});
+        return;
+    }
     out.push_back({"file", Value(storage.path)});
     out.push_back({"file_size", Value(static_cast<std::int64_t>(storage.size))});
     if (node.store())

@@ -24,6 +24,7 @@
 #include "mapping.h"
 #include "node_builder.h"
 #include "progress.h"
+#include "safetensors_writer.h"
 #include "shared_value.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
@@ -253,11 +254,45 @@ WritePlan planSave(const TensorDict& data, bool archive, const SaveOptions& opti
 
 TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveOptions& options);
 
+// A safetensors file or a Hugging Face folder (safetensors_writer.h), loaded back.
+TensorDict saveAsSafetensors(const TensorDict& data, const std::string& prefix, SaveFormat format,
+                             const SaveOptions& options) {
+    if (options.compression != kZipStored || options.archive.value_or(false))
+        throw Error::invalid(prefix, "archive and compression apply to tensordicts only");
+    const fs::path target = fs::absolute(fs::path(prefix)).lexically_normal();
+    const fs::path clean = target.has_filename() ? target : target.parent_path();
+    struct stat st {};
+    if (::lstat(clean.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+        throw Error::denied(clean.string(), "refusing to write through a symbolic link");
+    if (!fs::is_directory(clean.parent_path()))
+        throw Error::notFound(clean.parent_path().string(), "no such directory");
+    try {
+        if (format == SaveFormat::Safetensors)
+            saveSafetensorsFile(data, clean, options);
+        else
+            saveHuggingFaceFolder(data, clean, options);
+    } catch (const std::exception& e) {
+        if (dynamic_cast<const Cancelled*>(&e) || options.cancel.isCancelled())
+            throw Cancelled(clean.string());
+        Failure failure = failureOf(e);
+        if (failure.where.empty())
+            failure.where = clean.string();
+        failure.reason += " (nothing was changed at " + clean.string() + ")";
+        throw Error(std::move(failure));
+    }
+    TensorDict result = load(clean.string());
+    NodeBuilder(result.mutableRoot()).lockAndShare(options.shareNonTensor);
+    return result;
+}
+
 }  // namespace
 
 std::optional<Failure> saveRefusal(const TensorDict& data, const SaveOptions& options) {
     try {
-        planSave(data, false, options);
+        if (options.format.value_or(SaveFormat::Tensordict) != SaveFormat::Tensordict)
+            checkSafetensorsSource(data, options);
+        else
+            planSave(data, false, options);
         return std::nullopt;
     } catch (const Error& e) {
         return e.failure();
@@ -283,6 +318,10 @@ TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveO
             throw Error::invalid("<memory>", "archive and compression need a prefix");
         return saveToMemory(data, options);
     }
+    const SaveFormat format = options.format.value_or(
+        endsWith(prefix, ".safetensors") ? SaveFormat::Safetensors : SaveFormat::Tensordict);
+    if (format != SaveFormat::Tensordict)
+        return saveAsSafetensors(data, prefix, format, options);
     const bool archive = options.archive.value_or(endsWith(prefix, ".tdz"));
     if (!archive && options.compression != kZipStored)
         throw Error::invalid(

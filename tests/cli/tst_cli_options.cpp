@@ -110,6 +110,22 @@ private Q_SLOTS:
         r = parse({"--save", "s", "d", "--compression", "deflate", "--level", "-1"});
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         QCOMPARE(r.options.save.level, -1);
+
+        // Formats; shard sizes as transformers counts them (GB = 10^9, GiB = 2^30).
+        r = parse({"--save", "s", "d"});
+        QCOMPARE(r.options.save.format, std::nullopt);
+        QCOMPARE(r.options.save.maxShardSize, std::uint64_t(5'000'000'000));
+        r = parse({"--save", "s", "d", "--format", "safetensors"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.options.save.format, std::optional(tensordict::SaveFormat::Safetensors));
+        for (const auto& [text, bytes] :
+             {std::pair{"5GB", 5'000'000'000ull}, {"2GiB", 2ull << 30}, {"500mb", 500'000'000ull},
+              {"1.5KiB", 1536ull}, {"123", 123ull}, {"64 MiB", 64ull << 20}}) {
+            r = parse({"--save", "s", "d", "--format", "hf", "--max-shard-size", text});
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(r.options.save.format, std::optional(tensordict::SaveFormat::HuggingFace));
+            QCOMPARE(r.options.save.maxShardSize, std::uint64_t(bytes));
+        }
     }
 
     void diff() {
@@ -174,6 +190,20 @@ private Q_SLOTS:
             "--level: 10 is out of range (-1, or 0 to 9 for lzma)");
         row("bzip2 level 0", {"--save", "a", "b", "--compression", "bzip2", "--level", "0"},
             "--level: 0 is out of range (-1, or 1 to 9 for bzip2)");
+        row("unknown format", {"--save", "a", "b", "--format", "gguf"},
+            "--format: \"gguf\" is not one of tensordict, safetensors, hf");
+        row("shard size without hf", {"--save", "a", "b", "--max-shard-size", "5GB"},
+            "--max-shard-size needs --format hf");
+        row("shard size not a size",
+            {"--save", "a", "b", "--format", "hf", "--max-shard-size", "big"},
+            "--max-shard-size: \"big\" is not a size (such as 5GB, 500MB, 2GiB or a number of "
+            "bytes above 0)");
+        row("shard size 0", {"--save", "a", "b", "--format", "hf", "--max-shard-size", "0"},
+            "--max-shard-size: \"0\" is not a size (such as 5GB, 500MB, 2GiB or a number of "
+            "bytes above 0)");
+        row("safetensors archive", {"--save", "a", "b", "--format", "safetensors", "--archive"},
+            "--format safetensors writes safetensors: --archive and --compression apply to "
+            "tensordicts only");
         row("level when stored", {"--save", "a", "b", "--level", "3"},
             "--level needs --compression deflate, bzip2 or lzma");
         row("level twice",

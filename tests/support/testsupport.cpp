@@ -1,6 +1,7 @@
 #include "testsupport.h"
 
 #include "tensordict/error.h"
+#include "tensordict/report.h"
 
 #include <QCoreApplication>
 #include <QCryptographicHash>
@@ -258,6 +259,23 @@ bool ageFiles(const QString& root) {
              f.setFileTime(past, QFileDevice::FileModificationTime);
     }
     return ok;
+}
+
+QString leafMismatch(const tensordict::Node* leaf, const QJsonObject& expected) {
+    if (!leaf || !leaf->isTensor())
+        return leaf ? "not a tensor" : "missing";
+    const QString dtype = QString::fromUtf8(tensordict::dtypeName(leaf->leaf().dtype));
+    if (dtype != expected["dtype"].toString())
+        return "dtype " + dtype + ", expected " + expected["dtype"].toString();
+    std::vector<std::int64_t> shape;
+    for (const auto d : expected["shape"].toArray())
+        shape.push_back(d.toInteger());
+    if (leaf->leaf().shape != shape)
+        return "another shape than " + QJsonDocument(expected["shape"].toArray()).toJson();
+    const QString sha = QString::fromStdString(tensordict::leafSha256(*leaf));
+    if (sha != expected["sha256"].toString())
+        return "sha256 " + sha + ", expected " + expected["sha256"].toString();
+    return {};
 }
 
 QJsonObject readJsonFile(const QString& path) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "tensordict/report.h"
 #include "tensordict/save.h"
 
 // Helpers shared by the test suites: fixture paths, scratch copies, and the
@@ -112,5 +113,9 @@ private:
 QString compareWithExpected(const QJsonObject& actual, const QJsonObject& expected,
                             bool compareFiles);
 QJsonObject readJsonFile(const QString& path);
+// Whether `leaf` is the tensor a generator described as {"dtype":
+// "torch.float32", "shape": [...], "sha256": ...}: "" when it is, else what
+// differs (or that it is missing or not a tensor).
+QString leafMismatch(const tensordict::Node* leaf, const QJsonObject& expected);
 
 }  // namespace testsupport

@@ -16,6 +16,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "common/node_properties.h"
 #include "libzip_reader.h"
 #include "nginx_server.h"
 #include "tensordict/compare.h"
@@ -333,6 +334,65 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains("none of the formats tdstudio opens") &&
                      r.err.contains("safetensors") && r.err.contains("text (\"hello\")"),
                  r.err.constData());
+    }
+
+    // A distributed checkpoint (make_dcp.py): --info lists its tensors with
+    // their chunks, --check exits 0 when sound, 1 for each kind of damage and
+    // for a .metadata that would run code (which stays unrun).
+    void distributedCheckpointsInfoAndCheck() {
+        const QString dir = scratch_.path() + "/dcp", marker = scratch_.path() + "/dcp-marker";
+        QString error;
+        QVERIFY2(testsupport::runPython(
+                     {TDSTUDIO_TEST_SUPPORT_DIR "/make_dcp.py", dir, "--marker", marker}, nullptr,
+                     &error),
+                 qPrintable(error));
+        Run info = tdstudio({"--info", "--json", dir + "/four_ranks"});
+        QCOMPARE(info.exitCode, 0);
+        const QJsonObject json = QJsonDocument::fromJson(info.out).object();
+        QCOMPARE(json["format"].toString(), QString("dcp"));
+        bool found = false;
+        for (const auto leaf : json["leaves"].toArray()) {
+            const QJsonObject o = leaf.toObject();
+            if (o["key"].toArray() != QJsonArray{"model", "layers.0.w_uneven"})
+                continue;
+            found = true;
+            QCOMPARE(o["storage"].toString(), QString("chunks"));
+            const QJsonArray chunks = o["chunks"].toArray();
+            QCOMPARE(chunks.size(), 4);  // 10 rows over 4 ranks: 3, 3, 3, 1
+            QCOMPARE(chunks[3].toObject()["offsets"].toArray(), (QJsonArray{9, 0}));
+            QCOMPARE(chunks[3].toObject()["sizes"].toArray(), (QJsonArray{1, 4}));
+        }
+        QVERIFY2(found, info.out.constData());
+        // The details: one line per chunk, its block of the tensor, file and bytes.
+        const tensordict::TensorDict td = tensordict::load((dir + "/four_ranks").toStdString());
+        const tensordict::Node* uneven = td.root().find({"model", "layers.0.w_uneven"});
+        QVERIFY(uneven);
+        const auto rows = nodetext::propertyRows(*uneven);
+        const auto chunkRow = std::find_if(rows.begin(), rows.end(),
+                                           [](const auto& row) { return row.name == "chunks"; });
+        QVERIFY(chunkRow != rows.end() && chunkRow->isLong);
+        QCOMPARE(chunkRow->label, QString("Chunks (4)"));
+        const QStringList lines = chunkRow->text.split('\n');
+        QCOMPARE(lines.size(), 4);
+        QVERIFY2(lines[3].startsWith("[9:10, 0:4] in __3_0.distcp, bytes "), qPrintable(lines[3]));
+
+        struct Case {
+            const char* fixture;
+            int exitCode;
+            const char* said;
+        };
+        for (const Case& c :
+             {Case{"four_ranks", 0, "ok"}, Case{"gap", 1, "error  chunks"},
+              Case{"overlap", 1, "overlap"}, Case{"missing_distcp", 1, "error  missing_file"},
+              Case{"bad_crc", 1, "error  crc_mismatch"}, Case{"hostile", 1, "os.system"}}) {
+            const Run r = tdstudio({"--check", dir + "/" + c.fixture});
+            QVERIFY2(r.exitCode == c.exitCode && r.out.contains(c.said),
+                     qPrintable(QString("%1: exit %2\n%3%4")
+                                    .arg(c.fixture)
+                                    .arg(r.exitCode)
+                                    .arg(QString::fromUtf8(r.out), QString::fromUtf8(r.err))));
+        }
+        QVERIFY(!QFile::exists(marker));
     }
 
     void diffOfCheckpointsNamesTheChangedElement() {

@@ -503,6 +503,76 @@ private Q_SLOTS:
         QVERIFY(dialog.directoryButton()->isChecked() && !dialog.archiveButton()->isChecked());
     }
 
+    // The safetensors formats: a .safetensors name is one file alone (no
+    // folder formats offered, each saying why); the Hugging Face folder has a
+    // shard size, a folder with other files is warned about, and the save
+    // through the window writes shards that read back equal to the source.
+    void safetensorsFormatsAreOffered() {
+        SaveOptionsDialog dialog({SaveScopeChoice{"the whole tensordict", {}, 40}}, QString());
+        dialog.show();
+        QTest::keyClicks(dialog.destinationEdit(), scratch_.path() + "/model.safetensors");
+        QVERIFY(dialog.safetensorsButton()->isChecked());
+        QCOMPARE(dialog.format(), SaveFormat::Safetensors);
+        for (QRadioButton* folder : {dialog.directoryButton(), dialog.huggingFaceButton()}) {
+            QVERIFY(!folder->isEnabled());
+            QVERIFY(folder->toolTip().contains(".safetensors"));
+        }
+        QVERIFY(!dialog.shardSizeEdit()->isEnabled());
+        QCOMPARE(dialog.options().format, std::optional(SaveFormat::Safetensors));
+
+        const QString folder = scratch_.path() + "/hf-model";
+        QVERIFY(QDir().mkpath(folder));
+        QFile config(folder + "/config.json");
+        QVERIFY(config.open(QIODevice::WriteOnly));
+        config.write("{}");
+        config.close();
+        dialog.destinationEdit()->clear();
+        QTest::keyClicks(dialog.destinationEdit(), folder);
+        QVERIFY(dialog.huggingFaceButton()->isEnabled());
+        dialog.huggingFaceButton()->click();
+        QVERIFY(dialog.shardSizeEdit()->isEnabled());
+        QVERIFY(!dialog.robustKeyBox()->isEnabled());
+        dialog.shardSizeEdit()->setText("big");
+        QVERIFY(dialog.problem().contains("not a size"));
+        dialog.shardSizeEdit()->setText("20B");  // a (12 bytes) and b.c (24): two shards
+        dialog.finishPendingCheck();
+        QVERIFY2(dialog.canSave(), qPrintable(dialog.problem()));
+        QVERIFY2(dialog.warning().contains("config.json"), qPrintable(dialog.warning()));
+        const SaveOptions options = dialog.options();
+        QCOMPARE(options.format, std::optional(SaveFormat::HuggingFace));
+        QCOMPARE(options.maxShardSize, std::uint64_t(20));
+
+        MainWindow w;
+        QVERIFY(openAndWait(w, testsupport::fixturePath("simple")));
+        SaveJob* job = w.startSave(folder, options);
+        QVERIFY(job);
+        QSignalSpy done(job, &SaveJob::succeeded);
+        QVERIFY(done.wait(30000));
+        QVERIFY(QFile::exists(folder + "/config.json"));
+        QVERIFY(QFile::exists(folder + "/model.safetensors.index.json"));
+        const TensorDict source = load(testsupport::fixturePath("simple").toStdString());
+        const TensorDict saved = load(folder.toStdString());
+        QCOMPARE(QString::fromStdString(saved.format()), QString("sharded"));
+        int compared = 0;
+        std::vector<const Node*> pending{&source.root()};
+        while (!pending.empty()) {
+            const Node* n = pending.back();
+            pending.pop_back();
+            for (const Node* c : n->children())
+                pending.push_back(c);
+            if (!n->isTensor())
+                continue;
+            std::string dotted;
+            for (const std::string& k : n->keyPath())
+                dotted += (dotted.empty() ? "" : ".") + k;
+            const Node* copy = saved.root().child(dotted);
+            QVERIFY2(copy && copy->isTensor(), dotted.c_str());
+            QCOMPARE(leafSha256(*copy), leafSha256(*n));
+            ++compared;
+        }
+        QVERIFY(compared >= 2);
+    }
+
     void cancelKeepsTheDestination() {
         const QString source = scratch_.path() + "/big-source";
         writeBig(source, 64, 1.0f);

@@ -4,7 +4,9 @@
 
 #include <QCommandLineParser>
 #include <cmath>
+#include <cstring>
 
+#include "node_text.h"
 #include "tensordict/save.h"
 #include "tensordict/value.h"
 
@@ -17,7 +19,7 @@ const char kUsage[] =
     "       tdstudio --info PATH [--json] [--sha256]\n"
     "       tdstudio --save SRC DEST [--archive] [--compression M] [--level N] [--threads N]\n"
     "                [--atomic] [--no-robust-key] [--allow-outside-links] [--skip-objects]\n"
-    "                [--key K ...] [--key-name NAME]\n"
+    "                [--key K ...] [--key-name NAME] [--format F [--max-shard-size S]]\n"
     "       tdstudio --diff A B [--rtol R] [--atol T] [--equal-nan] [--key K ...] [--json]\n"
     "                [--threads N]\n"
     "       tdstudio --check PATH [--json] [--strict] [--threads N] [--repair [--dry-run]]\n"
@@ -134,6 +136,16 @@ void describe(QCommandLineParser& parser) {
                       "With --save or --diff: only this subtree (a/b, or a JSON list); "
                       "repeatable.",
                       "K"});
+    parser.addOption({"format",
+                      "With --save: tensordict (a directory, or an archive for *.tdz), "
+                      "safetensors (one file: dotted keys, tensors only) or hf (a folder of "
+                      "safetensors shards and their index, as transformers' save_pretrained); "
+                      "by default *.safetensors is safetensors, anything else tensordict.",
+                      "F"});
+    parser.addOption({"max-shard-size",
+                      "With --save --format hf: the largest shard, such as 5GB (the default, "
+                      "10^9 bytes each), 2GiB (2^30) or a number of bytes.",
+                      "S"});
     parser.addOption({"key-name",
                       "With --save of a file that holds one tensor (an .npy, a bare .pt): "
                       "save it under the key NAME of a new tensordict.",
@@ -194,6 +206,8 @@ const OptionModes kOptionModes[] = {
     {"skip-objects", bit(Mode::Save)},
     {"key", bit(Mode::Save) | bit(Mode::Diff)},
     {"key-name", bit(Mode::Save)},
+    {"format", bit(Mode::Save)},
+    {"max-shard-size", bit(Mode::Save)},
     {"rtol", bit(Mode::Diff)},
     {"atol", bit(Mode::Diff)},
     {"equal-nan", bit(Mode::Diff)},
@@ -204,9 +218,9 @@ const OptionModes kOptionModes[] = {
      bit(Mode::Gui) | bit(Mode::Info) | bit(Mode::Save) | bit(Mode::Diff) | bit(Mode::Check)},
 };
 // Options that take one value; --key is the repeatable one.
-const char* const kSingleValued[] = {"select", "view",        "compare", "screenshot",
-                                     "rtol",   "compression", "level",   "threads",
-                                     "atol",   "window-size", "key-name"};
+const char* const kSingleValued[] = {
+    "select",  "view", "compare",     "screenshot", "rtol",   "compression",   "level",
+    "threads", "atol", "window-size", "key-name",   "format", "max-shard-size"};
 
 QString modeOption(Mode mode) {
     switch (mode) {
@@ -417,6 +431,36 @@ QString readSave(const QCommandLineParser& parser, const QStringList& args, Save
     save->robustKey = !parser.isSet("no-robust-key");
     save->allowOutsideLinks = parser.isSet("allow-outside-links");
     save->skipObjects = parser.isSet("skip-objects");
+    if (parser.isSet("format")) {
+        const QString format = parser.value("format");
+        if (format == "tensordict")
+            save->format = tensordict::SaveFormat::Tensordict;
+        else if (format == "safetensors")
+            save->format = tensordict::SaveFormat::Safetensors;
+        else if (format == "hf")
+            save->format = tensordict::SaveFormat::HuggingFace;
+        else
+            return QString("--format: \"%1\" is not one of tensordict, safetensors, hf")
+                .arg(format);
+        if (save->format != tensordict::SaveFormat::Tensordict &&
+            (save->archive || save->compression))
+            return QString(
+                       "--format %1 writes safetensors: --archive and --compression apply "
+                       "to tensordicts only")
+                .arg(format);
+    }
+    if (parser.isSet("max-shard-size")) {
+        if (save->format != tensordict::SaveFormat::HuggingFace)
+            return "--max-shard-size needs --format hf";
+        const std::optional<std::uint64_t> size =
+            nodetext::byteSizeFromText(parser.value("max-shard-size"));
+        if (!size || *size == 0)
+            return QString(
+                       "--max-shard-size: \"%1\" is not a size (such as 5GB, 500MB, 2GiB "
+                       "or a number of bytes above 0)")
+                .arg(parser.value("max-shard-size"));
+        save->maxShardSize = *size;
+    }
     save->keyName = parser.value("key-name");
     if (parser.isSet("key-name") && save->keyName.isEmpty())
         return "--key-name: the name cannot be empty";

@@ -96,9 +96,14 @@ int save(const SaveRequest& request, QTextStream& err, ProgressStyle style) {
     options.robustKey = request.robustKey;
     options.allowOutsideLinks = request.allowOutsideLinks;
     options.skipObjects = request.skipObjects;
-    options.skipped = [&err](const std::string& key) {
+    options.format = request.format;
+    options.maxShardSize = request.maxShardSize;
+    const bool safetensors = request.format ? *request.format != tensordict::SaveFormat::Tensordict
+                                            : request.destination.endsWith(".safetensors");
+    options.skipped = [&err, safetensors](const std::string& key) {
         err << "skipped " << QString::fromStdString(key)
-            << ": a Python object, which a tensordict cannot hold\n";
+            << (safetensors ? ": not a tensor, which safetensors cannot hold\n"
+                            : ": a Python object, which a tensordict cannot hold\n");
         err.flush();
     };
     options.copyExisting = true;  // converting means copying out of the source

@@ -5,6 +5,8 @@
 #include <QTextStream>
 #include <optional>
 
+#include "tensordict/save.h"
+
 namespace cli {
 
 // tdstudio --save SRC DEST [--archive] [--compression M] [--level N] ...
@@ -20,6 +22,9 @@ struct SaveRequest {
     QString keyName;                 // a file of one tensor is saved under this key ("": refused)
     bool skipObjects = false;        // leave out a checkpoint's Python objects, naming them
     QStringList keys;                // subtrees to export: "a/b" or a JSON list ["a/b", "c"]
+    // What to write (--format); none: by DEST's name.
+    std::optional<tensordict::SaveFormat> format;
+    std::uint64_t maxShardSize = 5'000'000'000;  // --max-shard-size, for --format hf
 };
 
 // How progress is shown: one line rewritten in place (a terminal), or

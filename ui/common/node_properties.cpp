@@ -75,7 +75,8 @@ std::optional<PropertyRow> row(const Node& node, const tensordict::NodeProperty&
     if (n == "storage")
         return make(tr("Storage"), storageText(node), true);
     const tensordict::StorageInfo* storage = node.isTensor() ? &node.leaf().storage : nullptr;
-    const bool archive = storage && storage->kind != tensordict::StorageKind::File;
+    const bool archive = storage && (storage->kind == tensordict::StorageKind::StoredEntry ||
+                                     storage->kind == tensordict::StorageKind::CompressedEntry);
     // A leaf that is a byte range of a file holding more (a checkpoint, a
     // safetensors or numpy file), not a memmap directory's file of its own.
     const bool inContainerFile =
@@ -150,6 +151,27 @@ std::optional<PropertyRow> row(const Node& node, const tensordict::NodeProperty&
                     true);
     if (n == "byte_order")
         return make(tr("Byte order"), tr("big-endian (read as little-endian)"), true);
+    if (n == "chunks") {
+        // One line per chunk: its file and bytes, and the block of the tensor it holds.
+        QStringList lines;
+        for (const Value& c : v.asList()) {
+            QStringList block;
+            const Value::List& offsets = c.find("offsets")->asList();
+            const Value::List& sizes = c.find("sizes")->asList();
+            for (std::size_t d = 0; d < offsets.size() && d < sizes.size(); ++d)
+                block << QString("%1:%2")
+                             .arg(offsets[d].asInt())
+                             .arg(offsets[d].asInt() + sizes[d].asInt());
+            const std::int64_t at = c.find("offset")->asInt();
+            lines << tr("[%1] in %2, bytes %3 to %4")
+                         .arg(block.join(", "), text(*c.find("file")),
+                              QLocale().toString(qlonglong(at)),
+                              QLocale().toString(qlonglong(at + c.find("length")->asInt())));
+        }
+        return PropertyRow{std::string(p.name),
+                           lines.size() == 1 ? tr("Chunk") : tr("Chunks (%1)").arg(lines.size()),
+                           lines.join('\n'), true, true};
+    }
     if (n == "reading")
         return makeLong(tr("Read safely"), text(v));
     return std::nullopt;  // is_tensorclass, is_nested, pickle_opaque: told by the rows above

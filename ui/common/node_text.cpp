@@ -1,5 +1,7 @@
 #include "node_text.h"
 
+#include <cstring>
+
 #include <QLocale>
 
 #include <QCoreApplication>
@@ -74,6 +76,38 @@ QString shapeText(const std::vector<std::int64_t>& shape) {
     return text + QLatin1Char(']');
 }
 
+std::optional<std::uint64_t> byteSizeFromText(const QString& text) {
+    struct Unit {
+        const char* suffix;
+        std::uint64_t bytes;
+    };
+    static const Unit kUnits[] = {
+        {"TIB", 1ull << 40},
+        {"GIB", 1ull << 30},
+        {"MIB", 1ull << 20},
+        {"KIB", 1ull << 10},
+        {"TB", 1'000'000'000'000ull},
+        {"GB", 1'000'000'000ull},
+        {"MB", 1'000'000ull},
+        {"KB", 1'000ull},
+        {"B", 1},
+    };
+    const QString upper = text.trimmed().toUpper();
+    std::uint64_t unit = 1;
+    QString number = upper;
+    for (const Unit& u : kUnits)
+        if (upper.endsWith(QLatin1String(u.suffix))) {
+            unit = u.bytes;
+            number = upper.chopped(qsizetype(std::strlen(u.suffix))).trimmed();
+            break;
+        }
+    bool ok = false;
+    const double value = number.toDouble(&ok);
+    if (!ok || !(value >= 0) || value * double(unit) > 1e18)
+        return std::nullopt;
+    return static_cast<std::uint64_t>(value * double(unit));
+}
+
 QString byteSizeText(std::uint64_t bytes) {
     static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     double v = static_cast<double>(bytes);
@@ -115,6 +149,8 @@ QString storageText(const Node& node) {
                        : tr("file, linked from outside the dataset");
         case StorageKind::Memory:
             return tr("memory");
+        case StorageKind::Chunks:
+            return tr("chunks");
         case StorageKind::StoredEntry:
             return tr("stored entry");
         case StorageKind::CompressedEntry:

@@ -2,6 +2,7 @@
 
 #include <QString>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ QString dtypeText(tensordict::DType dtype);
 QString torchDtypeText(tensordict::DType dtype);
 // 512 B, 1.50 KiB, 12.3 MiB
 QString byteSizeText(std::uint64_t bytes);
+// A size as people write it for transformers' max_shard_size: "5GB" (10^9
+// bytes each), "500MB", "2GiB" (2^30), "123" bytes; case and spaces aside.
+// nullopt when it is not one.
+std::optional<std::uint64_t> byteSizeFromText(const QString& text);
 // A Python index of the key path: "a", or ("a", "b").
 QString keyPathText(const std::vector<std::string>& path);
 // tensor, TensorDict, lazy stack, ...

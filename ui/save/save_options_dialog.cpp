@@ -83,6 +83,11 @@ SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const 
       destination_(new QLineEdit),
       asDirectory_(new QRadioButton(tr("Directory (one file per tensor)"))),
       asArchive_(new QRadioButton(tr("Archive (one .tdz zip file)"))),
+      asSafetensors_(new QRadioButton(tr("Safetensors (one .safetensors file, tensors only)"))),
+      asHuggingFace_(
+          new QRadioButton(tr("Hugging Face folder (safetensors shards and their index)"))),
+      shardSize_(new QLineEdit(QStringLiteral("5GB"))),
+      shardRow_(new QWidget),
       keyName_(new QLineEdit),
       keyNameRow_(new QWidget),
       compression_(new QComboBox),
@@ -152,13 +157,33 @@ SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const 
            "saving is refused, naming the first one; checked, they are left out and the rest is "
            "saved."));
 
+    asSafetensors_->setToolTip(
+        tr("As the safetensors library writes it: each tensor under its dotted key path "
+           "(model.layers.0.weight). Values that are not tensors are left out."));
+    asHuggingFace_->setToolTip(
+        tr("As transformers' save_pretrained writes a model: model-0000K-of-0000N.safetensors "
+           "shards and model.safetensors.index.json. Other files of the folder (config.json) "
+           "stay."));
+    shardSize_->setToolTip(
+        tr("The largest shard, as transformers' max_shard_size: 5GB (its "
+           "default; GB are 10^9 bytes), 500MB, 2GiB (2^30) or bytes. A "
+           "tensor larger than this is a shard of its own."));
+    shardSize_->setMaximumWidth(shardSize_->fontMetrics().horizontalAdvance("0000.000 GiB") + 16);
+    auto* shardLine = new QHBoxLayout(shardRow_);
+    shardLine->setContentsMargins(24, 0, 0, 0);
+    shardLine->addWidget(new QLabel(tr("largest shard")));
+    shardLine->addWidget(shardSize_);
+    shardLine->addStretch(1);
     auto* format = new QVBoxLayout;
     format->addWidget(asDirectory_);
     format->addWidget(asArchive_);
-    // One of the two, always: their own group, whatever else the dialog holds.
+    format->addWidget(asSafetensors_);
+    format->addWidget(asHuggingFace_);
+    format->addWidget(shardRow_);
+    // One of them, always: their own group, whatever else the dialog holds.
     auto* formats = new QButtonGroup(this);
-    formats->addButton(asDirectory_);
-    formats->addButton(asArchive_);
+    for (QRadioButton* b : {asDirectory_, asArchive_, asSafetensors_, asHuggingFace_})
+        formats->addButton(b);
     // A file of one tensor is saved under a key of its own.
     auto* keyRow = new QHBoxLayout(keyNameRow_);
     keyRow->setContentsMargins(0, 0, 0, 0);
@@ -204,10 +229,12 @@ SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const 
     checkTimer_.setInterval(kCheckDelayMs);
     connect(&checkTimer_, &QTimer::timeout, this, &SaveOptionsDialog::startCheck);
     connect(&checkWatcher_, &QFutureWatcherBase::finished, this, &SaveOptionsDialog::checkFinished);
-    connect(asArchive_, &QRadioButton::toggled, this, [this] {
-        archiveChosenByHand_ = true;
-        validate();
-    });
+    for (QRadioButton* b : {asArchive_, asSafetensors_, asHuggingFace_})
+        connect(b, &QRadioButton::toggled, this, [this] {
+            archiveChosenByHand_ = true;
+            validate();
+        });
+    connect(shardSize_, &QLineEdit::textChanged, this, &SaveOptionsDialog::validate);
     connect(level_, &QSpinBox::valueChanged, this, &SaveOptionsDialog::validate);
     connect(compression_, &QComboBox::currentIndexChanged, this, [this] {
         if (archive())
@@ -287,12 +314,18 @@ QRadioButton* SaveOptionsDialog::scopeButton(int index) const {
 void SaveOptionsDialog::browse() {
     using file_dialogs::Kind;
     QString path;
+    const auto suggested = [this](const QString& extension) {
+        return destination().isEmpty() ? QFileInfo(sourcePath_).completeBaseName() + extension
+                                       : QFileInfo(destination()).fileName();
+    };
     if (archive())
+        path = file_dialogs::saveFile(this, Kind::SaveArchive, tr("Save archive"),
+                                      suggested(".tdz"), tr("tensordict archives (*.tdz)"),
+                                      QFileDialog::DontConfirmOverwrite);
+    else if (format() == tensordict::SaveFormat::Safetensors)
         path = file_dialogs::saveFile(
-            this, Kind::SaveArchive, tr("Save archive"),
-            destination().isEmpty() ? QFileInfo(sourcePath_).completeBaseName() + ".tdz"
-                                    : QFileInfo(destination()).fileName(),
-            tr("tensordict archives (*.tdz)"), QFileDialog::DontConfirmOverwrite);
+            this, Kind::SaveArchive, tr("Save safetensors file"), suggested(".safetensors"),
+            tr("safetensors files (*.safetensors)"), QFileDialog::DontConfirmOverwrite);
     else
         path = file_dialogs::openDirectory(this, Kind::SaveDirectory, tr("Save into directory"));
     if (!path.isEmpty())
@@ -316,6 +349,21 @@ void SaveOptionsDialog::setArchive(bool archive) {
     (archive ? asArchive_ : asDirectory_)->setChecked(true);
 }
 
+tensordict::SaveFormat SaveOptionsDialog::format() const {
+    using tensordict::SaveFormat;
+    return asSafetensors_->isChecked()   ? SaveFormat::Safetensors
+           : asHuggingFace_->isChecked() ? SaveFormat::HuggingFace
+                                         : SaveFormat::Tensordict;
+}
+
+void SaveOptionsDialog::setFormat(tensordict::SaveFormat format) {
+    using tensordict::SaveFormat;
+    (format == SaveFormat::Safetensors   ? asSafetensors_
+     : format == SaveFormat::HuggingFace ? asHuggingFace_
+                                         : asDirectory_)
+        ->setChecked(true);
+}
+
 void SaveOptionsDialog::setCompression(int zipMethod) {
     compressionChosen_ = compression_->findData(zipMethod) >= 0 ? zipMethod : kZipStored;
     validate();
@@ -324,21 +372,32 @@ void SaveOptionsDialog::setCompression(int zipMethod) {
 void SaveOptionsDialog::destinationEdited() {
     // The format follows the name until the user picks one by hand.
     const bool tdz = destination().endsWith(".tdz", Qt::CaseInsensitive);
-    const QSignalBlocker a(asArchive_), d(asDirectory_);
+    const bool safetensors = destination().endsWith(".safetensors", Qt::CaseInsensitive);
+    const QSignalBlocker a(asArchive_), d(asDirectory_), s(asSafetensors_), h(asHuggingFace_);
     if (tdz)
         asArchive_->setChecked(true);
+    else if (safetensors)
+        asSafetensors_->setChecked(true);
     else if (!archiveChosenByHand_)
         asDirectory_->setChecked(true);
-    // A name ending in .tdz is an archive: Directory is not offered, and says why.
-    asDirectory_->setEnabled(!tdz);
-    asDirectory_->setToolTip(tdz ? tr("A name ending in .tdz is saved as an archive; remove "
-                                      ".tdz to save a directory.")
-                                 : QString());
+    // A file's name says what it is: folders are not offered for it, and say why.
+    for (QRadioButton* folder : {asDirectory_, asHuggingFace_}) {
+        folder->setEnabled(!tdz && !safetensors);
+        folder->setToolTip(tdz ? tr("A name ending in .tdz is saved as an archive; remove .tdz to "
+                                    "save a folder.")
+                           : safetensors ? tr("A name ending in .safetensors is one file; remove "
+                                              ".safetensors to save a folder.")
+                                         : QString());
+    }
+    asArchive_->setEnabled(!safetensors);
+    asSafetensors_->setEnabled(!tdz);
     validate();
 }
 
 tensordict::SaveOptions SaveOptionsDialog::options() const {
     tensordict::SaveOptions o;
+    o.format = format();
+    o.maxShardSize = nodetext::byteSizeFromText(shardSize_->text()).value_or(0);
     o.archive = archive();
     o.compression = archive() ? compression_->currentData().toInt() : kZipStored;
     o.compressionLevel = level_->value();
@@ -487,7 +546,14 @@ QString SaveOptionsDialog::compressionNote(int method, int level) {
 }
 
 void SaveOptionsDialog::validate() {
-    // Compression exists only for archives: not offered otherwise.
+    // Compression exists only for archives: not offered otherwise; nor the
+    // tensordict's own options for safetensors, nor a shard size but for a folder.
+    const bool ownFormat = format() == tensordict::SaveFormat::Tensordict;
+    const bool folder = format() == tensordict::SaveFormat::HuggingFace;
+    shardRow_->setEnabled(folder);
+    robustKey_->setEnabled(ownFormat);
+    copyExisting_->setEnabled(ownFormat);
+    skipObjects_->setEnabled(ownFormat);
     compression_->setEnabled(archive());
     compressionNote_->setVisible(archive());
     {
@@ -513,8 +579,13 @@ void SaveOptionsDialog::validate() {
     bool checking = false;
     startDataCheck();
     const bool dataChecked = !dataCheck_ || dataInputs() == dataCheckedFor_;
+    const std::optional<std::uint64_t> shardSize = nodetext::byteSizeFromText(shardSize_->text());
     if (keyNameRow_->isVisibleTo(this) && keyName().isEmpty()) {
         problem_ = tr("The file holds one tensor: give the key to save it under.");
+    } else if (folder && (!shardSize || *shardSize == 0)) {
+        problem_ = tr("The largest shard \u201c%1\u201d is not a size: write it as 5GB, 500MB, "
+                      "2GiB or a number of bytes.")
+                       .arg(shardSize_->text());
     } else if (dataChecked && dataProblem_) {
         problem_ = QString::fromStdString(dataProblem_->text());
         if (dataProblem_->kind == tensordict::ErrorKind::Denied)
@@ -536,13 +607,19 @@ void SaveOptionsDialog::validate() {
         problem_ = tr("You cannot write in %1; choose another folder.").arg(facts->parent);
     } else if (archive() && facts->isDir) {
         problem_ = tr("%1 is a directory; an archive needs a file name ending in .tdz.").arg(dest);
-    } else if (!archive() && facts->exists && !facts->isDir) {
-        problem_ = tr("%1 is a file; choose a directory, or Archive.").arg(dest);
-    } else if (facts->isSource && archive()) {
-        problem_ = tr("This is the archive being read; save to another name.");
+    } else if (format() == tensordict::SaveFormat::Safetensors && facts->isDir) {
+        problem_ = tr("%1 is a directory; a safetensors file needs a file name.").arg(dest);
+    } else if ((folder || (ownFormat && !archive())) && facts->exists && !facts->isDir) {
+        problem_ = tr("%1 is a file; choose a directory, or a one-file format.").arg(dest);
+    } else if (facts->isSource && (archive() || format() == tensordict::SaveFormat::Safetensors)) {
+        problem_ = tr("This is the file being read; save to another name.");
     } else if (free && *free < bytes_) {
         problem_ = tr("Not enough free space: %1 needed, %2 free.")
                        .arg(nodetext::byteSizeText(bytes_), nodetext::byteSizeText(*free));
+    } else if (folder && facts->exists && !facts->isEmptyDir) {
+        warning_ = tr("The model's files in %1 are replaced when the save completes; its other "
+                      "files (config.json) stay.")
+                       .arg(dest);
     } else if (facts->exists && !facts->isEmptyDir) {
         warning_ = atomic_->isChecked()
                        ? tr("%1 exists and will be replaced when the save completes.").arg(dest)

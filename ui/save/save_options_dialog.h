@@ -70,6 +70,10 @@ public:
     QString destination() const;
     bool archive() const;
     void setArchive(bool archive);
+    // What is written: a tensordict (directory or archive), a safetensors
+    // file, or a Hugging Face folder of safetensors shards.
+    tensordict::SaveFormat format() const;
+    void setFormat(tensordict::SaveFormat format);
     void setCompression(int zipMethod);
     tensordict::SaveOptions options() const;
     // What is saved holds Python objects of a checkpoint: the choice to leave them out shows.
@@ -114,6 +118,9 @@ public:
     QCheckBox* allowOutsideLinksBox() const { return allowOutsideLinks_; }
     QRadioButton* directoryButton() const { return asDirectory_; }
     QRadioButton* archiveButton() const { return asArchive_; }
+    QRadioButton* safetensorsButton() const { return asSafetensors_; }
+    QRadioButton* huggingFaceButton() const { return asHuggingFace_; }
+    QLineEdit* shardSizeEdit() const { return shardSize_; }
     QCheckBox* skipObjectsBox() const { return skipObjects_; }
 
 Q_SIGNALS:
@@ -137,6 +144,10 @@ private:
     QLineEdit* destination_;
     QRadioButton* asDirectory_;
     QRadioButton* asArchive_;
+    QRadioButton* asSafetensors_;
+    QRadioButton* asHuggingFace_;
+    QLineEdit* shardSize_;  // the Hugging Face folder's largest shard: "5GB"
+    QWidget* shardRow_;
     QLineEdit* keyName_;
     QWidget* keyNameRow_;
     QComboBox* compression_;

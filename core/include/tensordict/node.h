@@ -44,6 +44,7 @@ enum class StorageKind {
     StoredEntry,      // an uncompressed zip entry, mapped in place
     CompressedEntry,  // a compressed zip entry, inflated on first access
     Memory,           // process memory: a tensor added in C++, or anonymous shared memory
+    Chunks,           // gathered from parts of several files (a DCP tensor: Store::leafParts)
 };
 
 std::string_view storageKindName(StorageKind kind);

@@ -20,6 +20,13 @@ enum ZipMethod : int { kZipStored = 0, kZipDeflate = 8, kZipBzip2 = 12, kZipLzma
 // "stored", "deflate"/"deflated", "bzip2", "lzma", or a method number; nullopt if unknown.
 std::optional<int> zipMethodFromName(std::string_view name);
 
+// What a save writes.
+enum class SaveFormat {
+    Tensordict,   // Python tensordict's: a memmap directory, or a .tdz archive
+    Safetensors,  // one .safetensors file: dotted keys, tensors only
+    HuggingFace,  // a folder of safetensors shards and their index, as save_pretrained
+};
+
 struct SaveProgress {
     std::uint64_t bytesDone = 0;
     std::uint64_t bytesTotal = 0;
@@ -40,6 +47,11 @@ struct SaveOptions {
     bool shareNonTensor = false;
     // Percent-encoded file names (core/FORMAT.md 5); false writes raw names.
     bool robustKey = true;
+    // What to write; nullopt: by the prefix (".safetensors" one safetensors
+    // file, otherwise a tensordict).
+    std::optional<SaveFormat> format;
+    // HuggingFace: the largest shard in bytes (transformers' default, "5GB").
+    std::uint64_t maxShardSize = 5'000'000'000;
     // One .tdz zip archive; nullopt: when the prefix ends in ".tdz".
     std::optional<bool> archive;
     // Zip method of .memmap entries (archives only) and its level (-1: default).
@@ -77,6 +89,8 @@ struct SaveOptions {
 // forked children. Throws Error naming the key or path on failure.
 TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOptions& options = {});
 // What save() refuses about `data` itself, whatever the destination, found
+// (for safetensors: a dtype or nesting it cannot hold, two keys of one
+// dotted name, a part that could not be read)
 // from metadata alone before anything is written: a tensor or an object at
 // the root, a Python object (unless options.skipObjects), a part that could
 // not be read, two keys that would become one file, a link out of the

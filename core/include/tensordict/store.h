@@ -77,6 +77,10 @@ public:
                                      std::uint64_t length, std::size_t alignment) const;
     // A compressed entry's payload, still compressed.
     virtual LeafBytes compressedPayload(const StorageInfo& info) const;
+    // The parts a leaf is gathered from, when it is not one range of one
+    // file (a DCP tensor's chunks): one object each, {file, offset, length,
+    // offsets, sizes}, the last two in elements of the leaf; empty otherwise.
+    virtual Value::List leafParts(const StorageInfo&) const { return {}; }
     // Whether leafBytes() would return bytes already in memory (no inflating).
     virtual bool isResident(const StorageInfo&) const { return false; }
 

@@ -17,6 +17,60 @@ std::string zipFirstEntryName(const std::string& head) {
     return head.size() >= 30 + n ? head.substr(30, n) : std::string();
 }
 
+namespace {
+
+class Slice final : public ByteSource {
+public:
+    Slice(std::shared_ptr<const ByteSource> file, std::uint64_t offset, std::uint64_t length)
+        : file_(std::move(file)),
+          offset_(offset),
+          length_(length),
+          name_(file_->name() + "@" + std::to_string(offset)) {}
+
+    const std::string& name() const override { return name_; }
+    std::uint64_t size() const override { return length_; }
+    const std::string& version() const override { return file_->version(); }
+    void readAt(std::uint64_t offset, void* out, std::size_t n) const override {
+        check(offset, n);
+        file_->readAt(offset_ + offset, out, n);
+    }
+    void readOnce(std::uint64_t offset, void* out, std::size_t n) const override {
+        check(offset, n);
+        file_->readOnce(offset_ + offset, out, n);
+    }
+    LeafBytes map() const override {
+        const LeafBytes whole = file_->map();
+        if (!whole.data)
+            return {};
+        return {std::shared_ptr<std::byte>(whole.data, whole.data.get() + offset_),
+                static_cast<std::size_t>(length_)};
+    }
+
+private:
+    void check(std::uint64_t offset, std::size_t n) const {
+        if (offset > length_ || n > length_ - offset)
+            throw Error::truncated(name_, "bytes " + std::to_string(offset) + " to " +
+                                              std::to_string(offset + n) + " are past its end at " +
+                                              std::to_string(length_));
+    }
+
+    std::shared_ptr<const ByteSource> file_;
+    std::uint64_t offset_, length_;
+    std::string name_;
+};
+
+}  // namespace
+
+std::shared_ptr<const ByteSource> sliceOf(std::shared_ptr<const ByteSource> file,
+                                          std::uint64_t offset, std::uint64_t length) {
+    if (offset > file->size() || length > file->size() - offset)
+        throw Error::truncated(file->name(), "bytes " + std::to_string(offset) + " to " +
+                                                 std::to_string(offset + length) +
+                                                 " are past the end of the file at " +
+                                                 std::to_string(file->size()));
+    return std::make_shared<Slice>(std::move(file), offset, length);
+}
+
 SingleFileStore::SingleFileStore(std::shared_ptr<const ByteSource> source, std::string_view format)
     : source_(std::move(source)), format_(format) {
     const std::string& path = source_->name();
@@ -97,6 +151,40 @@ LeafBytes SingleFileStore::leafBytes(const StorageInfo& info, std::uint64_t nbyt
     LeafBytes copy = allocateOwnedBuffer(nbytes);
     source_->readAt(0, copy.data.get(), nbytes);
     return copy;
+}
+
+std::string FolderStore::describe(const std::string& rel) const {
+    return pathOf(rel);
+}
+
+std::optional<StorageInfo> FolderStore::stat(const std::string& rel) const {
+    const SourceInfo info = transport_->stat(pathOf(rel));
+    if (info.kind != SourceInfo::Kind::File)
+        return std::nullopt;
+    StorageInfo s;
+    s.kind = StorageKind::File;
+    s.path = rel;
+    s.size = s.storedSize = info.size;
+    s.version = info.version;
+    return s;
+}
+
+std::string FolderStore::read(const std::string& rel, std::uint64_t cap) const {
+    const auto source = transport_->open(pathOf(rel));
+    if (source->size() > cap)
+        throw Error::unsupported(
+            source->name(),
+            std::to_string(source->size()) + " bytes, over the limit of " + std::to_string(cap));
+    std::string out(static_cast<std::size_t>(source->size()), '\0');
+    source->readAt(0, out.data(), out.size());
+    return out;
+}
+
+std::string folderOfLocation(const std::string& location) {
+    const auto slash = location.find_last_of('/');
+    if (slash == std::string::npos)
+        return ".";
+    return slash == 0 ? "/" : location.substr(0, slash);
 }
 
 std::string ZipBackedStore::entryPrefix(const StorageInfo& entry, std::uint64_t n) const {

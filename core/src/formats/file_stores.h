@@ -23,6 +23,12 @@ std::string zipFirstEntryName(const std::string& head);
 // header's length, a consolidated file's trailer).
 std::uint64_t littleEndianU64(std::string_view bytes);
 
+// Bytes [offset, offset + length) of `file` as a file of their own (a
+// stream inside a larger file: a DCP chunk's torch.save stream), named
+// "FILE@OFFSET" in messages. Maps where `file` maps.
+std::shared_ptr<const ByteSource> sliceOf(std::shared_ptr<const ByteSource> file,
+                                          std::uint64_t offset, std::uint64_t length);
+
 class SingleFileStore : public Store {
 public:
     SingleFileStore(std::shared_ptr<const ByteSource> source, std::string_view format);
@@ -53,6 +59,35 @@ private:
     mutable LeafBytes mapping_;
     mutable bool mappingTried_ = false;
 };
+
+// A store over the files of one folder, reached through its transport (a
+// local folder, a URL): what formats made of several files share (a sharded
+// model, a distributed checkpoint). Each adds how it builds its tree and
+// where its leaves' bytes are.
+class FolderStore : public Store {
+public:
+    FolderStore(std::shared_ptr<const Transport> transport, std::string folder)
+        : transport_(std::move(transport)), folder_(std::move(folder)) {}
+
+    const std::string& location() const override { return folder_; }
+    std::string describe(const std::string& rel) const override;
+    std::optional<StorageInfo> stat(const std::string& rel) const override;
+    bool hasDirectory(const std::string&) const override { return false; }
+    std::string read(const std::string& rel, std::uint64_t cap) const override;
+
+protected:
+    const Transport& transport() const { return *transport_; }
+    const std::shared_ptr<const Transport>& sharedTransport() const { return transport_; }
+    // The location of a file of the folder.
+    std::string pathOf(const std::string& rel) const { return transport_->join(folder_, rel); }
+
+private:
+    std::shared_ptr<const Transport> transport_;
+    std::string folder_;
+};
+
+// The folder a file's location is in: "/a/b" for "/a/b/c", "." for "c".
+std::string folderOfLocation(const std::string& location);
 
 class ZipBackedStore : public ForwardingStore {
 public:

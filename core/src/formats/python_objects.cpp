@@ -1,5 +1,6 @@
 #include "python_objects.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -282,6 +283,29 @@ private:
         return t;
     }
 
+    // Python 3.11+ pickles an enum member as getattr(<its class>, 'NAME'):
+    // for the enum classes torch's files hold, the member by name (a
+    // Global "class.NAME"). getattr of anything else is never rebuilt: an
+    // Instance of "builtins.getattr" that readers refuse.
+    Object* enumMember(Object* args) {
+        static constexpr std::string_view kKnownEnums[] = {
+            "torch.distributed.checkpoint.metadata._MEM_FORMAT_ENCODING",
+            "torch.distributed._shard.sharded_tensor.metadata.MEM_FORMAT_ENCODING",
+        };
+        if (args->type == Type::Tuple && args->items.size() == 2 &&
+            args->items[0]->type == Type::Global && args->items[1]->type == Type::Str &&
+            std::find(std::begin(kKnownEnums), std::end(kKnownEnums), args->items[0]->text) !=
+                std::end(kKnownEnums))
+            return makeText(Type::Global, args->items[0]->text + "." + args->items[1]->text);
+        Object* refused = make(Type::Instance);
+        refused->text = "builtins.getattr";
+        if (args->type == Type::Tuple) {
+            charge(args->items.size());
+            refused->items = args->items;
+        }
+        return refused;
+    }
+
     // What a call of `callee` with `args` is, without calling anything.
     Object* call(Object* callee, Object* args) {
         const std::string name = callee->type == Type::Global ? callee->text : std::string();
@@ -362,6 +386,13 @@ private:
             td->text = cls->type == Type::Global ? cls->text : "tensordict.TensorDict";
             td->state = state;
             return td;
+        }
+        if (name == "builtins.getattr")
+            return enumMember(args);
+        if (name == "torch.serialization._get_layout") {  // how torch.layout pickles: by name
+            const Object* layout = arg(args, 0, name);
+            needType(layout, Type::Str, "_get_layout of a non-string");
+            return makeText(Type::Global, layout->text);
         }
         // copyreg's reconstructor (how pickle saves most objects): the object's class by name.
         Object* instance = make(Type::Instance);

@@ -8,44 +8,13 @@
 
 #include "../node_builder.h"
 #include "file_stores.h"
+#include "safetensors.h"
 #include "tensordict/error.h"
 
 namespace tensordict {
 namespace {
 
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;  // as the safetensors library refuses
-
-std::optional<DType> safetensorsDType(const std::string& name) {
-    struct Entry {
-        std::string_view name;
-        DType dtype;
-    };
-    static constexpr Entry kTable[] = {
-        {"BOOL", DType::Bool},
-        {"U8", DType::UInt8},
-        {"I8", DType::Int8},
-        {"I16", DType::Int16},
-        {"I32", DType::Int32},
-        {"I64", DType::Int64},
-        {"U16", DType::UInt16},
-        {"U32", DType::UInt32},
-        {"U64", DType::UInt64},
-        {"F16", DType::Float16},
-        {"BF16", DType::BFloat16},
-        {"F32", DType::Float32},
-        {"F64", DType::Float64},
-        {"C64", DType::Complex64},
-        {"F8_E4M3", DType::Float8_e4m3fn},
-        {"F8_E5M2", DType::Float8_e5m2},
-        {"F8_E4M3FNUZ", DType::Float8_e4m3fnuz},
-        {"F8_E5M2FNUZ", DType::Float8_e5m2fnuz},
-        {"F8_E8M0", DType::Float8_e8m0fnu},
-    };
-    for (const Entry& e : kTable)
-        if (e.name == name)
-            return e.dtype;
-    return std::nullopt;
-}
 
 std::uint64_t wholeNumber(const Value& v, const std::string& where, const std::string& what) {
     if (!v.isInt() || v.asInt() < 0)

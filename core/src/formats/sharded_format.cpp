@@ -17,6 +17,7 @@
 #include "../builtin_stores.h"
 #include "../node_builder.h"
 #include "../worker_threads.h"
+#include "file_stores.h"
 #include "sharded.h"
 #include "tensordict/error.h"
 
@@ -41,13 +42,6 @@ bool endsWith(std::string_view s, std::string_view end) {
 std::string baseName(const std::string& location) {
     const auto slash = location.find_last_of('/');
     return slash == std::string::npos ? location : location.substr(slash + 1);
-}
-
-std::string folderOf(const std::string& location) {
-    const auto slash = location.find_last_of('/');
-    if (slash == std::string::npos)
-        return ".";
-    return slash == 0 ? "/" : location.substr(0, slash);
 }
 
 // "model-00001-of-00003.safetensors": the index kind it belongs to, if any.
@@ -75,41 +69,15 @@ bool isPlainName(const std::string& name) {
            name.find('\\') == std::string::npos && name != "." && name != "..";
 }
 
-class ShardedStore final : public Store {
+class ShardedStore final : public FolderStore {
 public:
     ShardedStore(std::shared_ptr<const Transport> transport, std::string folder,
                  std::string indexName, StoreOptions options)
-        : transport_(std::move(transport)),
-          folder_(std::move(folder)),
+        : FolderStore(std::move(transport), std::move(folder)),
           indexName_(std::move(indexName)),
           options_(options) {}
 
     std::string_view format() const override { return "sharded"; }
-    const std::string& location() const override { return folder_; }
-    std::string describe(const std::string& rel) const override {
-        return transport_->join(folder_, rel);
-    }
-    std::optional<StorageInfo> stat(const std::string& rel) const override {
-        const SourceInfo info = transport_->stat(describe(rel));
-        if (info.kind != SourceInfo::Kind::File)
-            return std::nullopt;
-        StorageInfo s;
-        s.kind = StorageKind::File;
-        s.path = rel;
-        s.size = s.storedSize = info.size;
-        return s;
-    }
-    bool hasDirectory(const std::string&) const override { return false; }
-    std::string read(const std::string& rel, std::uint64_t cap) const override {
-        const auto source = transport_->open(describe(rel));
-        if (source->size() > cap)
-            throw Error::unsupported(describe(rel), std::to_string(source->size()) +
-                                                        " bytes, over the limit of " +
-                                                        std::to_string(cap));
-        std::string out(static_cast<std::size_t>(source->size()), '\0');
-        source->readAt(0, out.data(), out.size());
-        return out;
-    }
     LeafBytes leafBytes(const StorageInfo& info, std::uint64_t, std::size_t) const override {
         // Every leaf belongs to its shard's store.
         throw Error::invalid(describe(info.path), "not a leaf of the sharded model");
@@ -210,8 +178,6 @@ public:
     }
 
 private:
-    std::shared_ptr<const Transport> transport_;
-    std::string folder_;
     std::string indexName_;
     StoreOptions options_;
     mutable std::mutex mutex_;
@@ -265,12 +231,43 @@ private:
         const std::string name = baseName(probe.location);
         if (endsWith(name, ".index.json"))
             return probe.head.find("\"weight_map\"") != std::string::npos
-                       ? std::optional(std::make_pair(folderOf(probe.location), name))
+                       ? std::optional(std::make_pair(folderOfLocation(probe.location), name))
                        : std::nullopt;
         if (const IndexKind* kind = shardKind(name)) {
-            const std::string folder = folderOf(probe.location);
+            const std::string folder = folderOfLocation(probe.location);
             if (isFile(*probe.transport, probe.transport->join(folder, std::string(kind->index))))
                 return std::make_pair(folder, std::string(kind->index));
+        }
+        return std::nullopt;
+    }
+};
+
+// A model folder of one file (save_pretrained writes no index for a model
+// under its shard size): the folder opens as its model.safetensors (or
+// pytorch_model.bin): above a folder's memmap reading (100), as it has no
+// meta.json; below a folder with an index (110).
+class ModelFolderFormat final : public StoreFormat {
+public:
+    std::string_view name() const override { return "model folder"; }
+    int score(const StoreProbe& probe) const override { return modelFile(probe) ? 105 : 0; }
+    std::shared_ptr<const Store> open(const StoreProbe& probe,
+                                      const StoreOptions& options) const override {
+        const auto file = modelFile(probe);
+        if (!file)
+            throw Error::unsupported(probe.location, "not a model folder");
+        return openStore(*file, options);
+    }
+
+private:
+    static std::optional<std::string> modelFile(const StoreProbe& probe) {
+        if (!probe.transport || probe.info.kind != SourceInfo::Kind::Directory)
+            return std::nullopt;
+        if (isFile(*probe.transport, probe.transport->join(probe.location, "meta.json")))
+            return std::nullopt;
+        for (const char* name : {"model.safetensors", "pytorch_model.bin"}) {
+            const std::string file = probe.transport->join(probe.location, name);
+            if (isFile(*probe.transport, file))
+                return file;
         }
         return std::nullopt;
     }
@@ -285,6 +282,10 @@ std::optional<ShardedModelFacts> shardedModelFacts(const Store& store) {
 
 std::shared_ptr<const StoreFormat> shardedFormat() {
     return std::make_shared<ShardedFormat>();
+}
+
+std::shared_ptr<const StoreFormat> modelFolderFormat() {
+    return std::make_shared<ModelFolderFormat>();
 }
 
 }  // namespace tensordict

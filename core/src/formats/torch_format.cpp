@@ -373,6 +373,20 @@ public:
 
 }  // namespace
 
+std::shared_ptr<const Store> openTorchStream(std::shared_ptr<const ByteSource> source,
+                                             const StoreOptions& options) {
+    std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(source->size(), 4096)), '\0');
+    source->readAt(0, head.data(), head.size());
+    const std::string first = zipFirstEntryName(head);
+    if (endsWith(first, "data.pkl"))
+        return std::make_shared<TorchZipStore>(
+            openZipStore(source, options.inflateCacheBytes),
+            first.substr(0, first.size() - std::string_view("data.pkl").size()));
+    if (startsWithLegacyMagic(head))
+        return std::make_shared<LegacyTorchStore>(std::move(source));
+    throw Error::corrupt(source->name(), "not a torch.save stream");
+}
+
 std::shared_ptr<const StoreFormat> torchCheckpointFormat() {
     return std::make_shared<TorchCheckpointFormat>();
 }

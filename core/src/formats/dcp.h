@@ -1,0 +1,32 @@
+#pragma once
+
+// What a torch.distributed.checkpoint directory's tree does not show, for
+// --check (check.cpp): the files its metadata names, and where each chunk
+// of each tensor or byte item is.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tensordict/store.h"
+
+namespace tensordict {
+
+struct DcpChunkFacts {
+    std::string fqn;                       // "model.layers.0.weight"
+    std::vector<std::string> keyPath;      // its key in the tree
+    std::string file;                      // "__0_0.distcp", relative to the directory
+    std::uint64_t offset = 0, length = 0;  // its torch.save stream in the file
+};
+
+struct DcpFacts {
+    std::vector<std::string> files;      // every file the metadata names, in order
+    std::vector<DcpChunkFacts> streams;  // every chunk and byte item, in metadata order
+};
+
+// The facts of a DCP directory's store once its tree was built; nullopt for
+// any other store.
+std::optional<DcpFacts> dcpFacts(const Store& store);
+
+}  // namespace tensordict

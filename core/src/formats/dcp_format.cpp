@@ -1,0 +1,733 @@
+// torch.distributed.checkpoint directories (core/FORMAT.md 17), as torch
+// 2.x writes them (torch/distributed/checkpoint/: metadata.py,
+// filesystem.py, default_planner.py, _nested_dict.py): a `.metadata` pickle
+// of Metadata, and `__<rank>_<n>.distcp` files of torch.save streams, one
+// per chunk of a tensor and one per byte item.
+//
+// `.metadata` is decoded by the safe unpickler, its classes rebuilt as data
+// and nothing called; any class DCP does not write refuses the file. Each
+// tensor is one leaf of its global shape: its bytes are gathered from its
+// chunks when a view needs them, range by range, each chunk's stream read
+// as the torch.save file it is (its storage mapped in place where the
+// directory maps). Byte items are decoded by the same unpickler as values.
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "../builtin_stores.h"
+#include "../mapping.h"
+#include "../node_builder.h"
+#include "../worker_threads.h"
+#include "dcp.h"
+#include "file_stores.h"
+#include "python_objects.h"
+#include "tensordict/error.h"
+#include "tensordict/guarded_read.h"
+
+namespace tensordict {
+namespace {
+
+using python::Object;
+using Type = Object::Type;
+
+constexpr const char* kMetadataName = ".metadata";
+constexpr std::uint64_t kMaxMetadataBytes = 1ull << 30;
+constexpr int kOpenThreads = 8;  // byte items decoded at once (over a network)
+
+constexpr std::string_view kMetadataModule = "torch.distributed.checkpoint.metadata.";
+// The classes a .metadata holds; anything else is refused, never rebuilt.
+constexpr std::string_view kKnownClasses[] = {
+    "torch.distributed.checkpoint.metadata.Metadata",
+    "torch.distributed.checkpoint.metadata.TensorStorageMetadata",
+    "torch.distributed.checkpoint.metadata.BytesStorageMetadata",
+    "torch.distributed.checkpoint.metadata.ChunkStorageMetadata",
+    "torch.distributed.checkpoint.metadata.TensorProperties",
+    "torch.distributed.checkpoint.metadata.MetadataIndex",
+    "torch.distributed.checkpoint.metadata.StorageMeta",
+    "torch.distributed.checkpoint.metadata._MEM_FORMAT_ENCODING",
+    "torch.distributed.checkpoint.filesystem._StorageInfo",
+    // torch 2.3 and earlier: TensorProperties and its enum where ShardedTensor keeps them.
+    "torch.distributed._shard.sharded_tensor.metadata.TensorProperties",
+    "torch.distributed._shard.sharded_tensor.metadata.MEM_FORMAT_ENCODING",
+    // StorageMeta's checkpoint_id, a path (3.13 moved the class to pathlib._local).
+    "pathlib.PosixPath",
+    "pathlib.WindowsPath",
+    "pathlib._local.PosixPath",
+    "pathlib._local.WindowsPath",
+};
+
+bool isKnownClass(const std::string& name) {
+    return std::find(std::begin(kKnownClasses), std::end(kKnownClasses), name) !=
+           std::end(kKnownClasses);
+}
+
+// ---- The metadata, as data ----
+
+// A dataclass's fields: BUILD's state dict, or the slots dict of (None, slots).
+const Object* fieldsOf(const Object* o) {
+    if (!o || o->type != Type::Instance || !o->state)
+        return nullptr;
+    const Object* s = o->state;
+    if (s->type == Type::Tuple && s->items.size() == 2 && s->items[1]->type == Type::Dict)
+        return s->items[1];
+    return s->type == Type::Dict ? s : nullptr;
+}
+
+const Object* field(const Object* o, std::string_view name) {
+    const Object* fields = fieldsOf(o);
+    if (!fields)
+        return nullptr;
+    for (const auto& [k, v] : fields->entries)
+        if (k->type == Type::Str && k->text == name)
+            return v;
+    return nullptr;
+}
+
+bool isA(const Object* o, std::string_view cls) {
+    return o && o->type == Type::Instance &&
+           o->text.size() == kMetadataModule.size() + cls.size() &&
+           o->text.compare(0, kMetadataModule.size(), kMetadataModule) == 0 &&
+           o->text.compare(kMetadataModule.size(), cls.size(), cls) == 0;
+}
+
+class Reader {
+public:
+    explicit Reader(std::string where) : where_(std::move(where)) {}
+
+    [[noreturn]] void fail(const std::string& reason) const {
+        throw Error::corrupt(where_, reason);
+    }
+
+    std::vector<std::int64_t> ints(const Object* o, const std::string& what) const {
+        if (!o || (o->type != Type::Tuple && o->type != Type::List))
+            fail(what + " is not a tuple of integers");
+        std::vector<std::int64_t> v;
+        v.reserve(o->items.size());
+        for (const Object* e : o->items) {
+            if (e->type != Type::Int || e->integer < 0)
+                fail(what + " holds something other than a non-negative integer");
+            v.push_back(e->integer);
+        }
+        return v;
+    }
+
+    std::int64_t integer(const Object* o, const std::string& what) const {
+        if (!o || o->type != Type::Int || o->integer < 0)
+            fail(what + " is not a non-negative integer");
+        return o->integer;
+    }
+
+    const std::string& text(const Object* o, const std::string& what) const {
+        if (!o || o->type != Type::Str)
+            fail(what + " is not a string");
+        return o->text;
+    }
+
+private:
+    std::string where_;
+};
+
+// ---- The tree ----
+
+struct Chunk {
+    std::size_t file = 0;  // index into the store's files
+    std::uint64_t offset = 0, length = 0;
+    std::vector<std::int64_t> offsets, sizes;  // in the global tensor
+    std::int64_t numel = 1;
+};
+
+struct Tensor {
+    std::string fqn;
+    DType dtype = DType::Float32;
+    std::vector<std::int64_t> shape;
+    std::int64_t numel = 1;
+    std::vector<Chunk> chunks;
+};
+
+// Elements of the box (offsets, sizes) inside `shape` whose row-major index
+// is below `e`: the box's elements keep their order, so the part of a range
+// of the global tensor a chunk holds is one range of the chunk.
+std::int64_t elementsBefore(const Chunk& c, const std::vector<std::int64_t>& shape, std::int64_t e,
+                            std::int64_t total) {
+    if (e >= total)
+        return c.numel;
+    std::int64_t count = 0, inner = c.numel, rest = total;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        rest /= shape[d];
+        inner = c.sizes[d] ? inner / c.sizes[d] : 0;
+        const std::int64_t at = e / rest;
+        e %= rest;
+        if (at < c.offsets[d])
+            return count;
+        if (at >= c.offsets[d] + c.sizes[d])
+            return count + c.sizes[d] * inner;
+        count += (at - c.offsets[d]) * inner;
+    }
+    return count;
+}
+
+// Why chunks do not tile their tensor exactly once; "" when they do.
+std::string tilingProblem(const Tensor& t) {
+    std::int64_t covered = 0;
+    for (std::size_t i = 0; i < t.chunks.size(); ++i) {
+        const Chunk& c = t.chunks[i];
+        if (c.offsets.size() != t.shape.size() || c.sizes.size() != t.shape.size())
+            return "chunk " + std::to_string(i) + " has " + std::to_string(c.offsets.size()) +
+                   " dimensions, the tensor " + std::to_string(t.shape.size());
+        for (std::size_t d = 0; d < t.shape.size(); ++d)
+            if (c.offsets[d] > t.shape[d] || c.sizes[d] > t.shape[d] - c.offsets[d])
+                return "chunk " + std::to_string(i) + " reaches past the tensor in dimension " +
+                       std::to_string(d);
+        covered += c.numel;
+    }
+    for (std::size_t i = 0; i < t.chunks.size(); ++i)
+        for (std::size_t j = i + 1; j < t.chunks.size(); ++j) {
+            const Chunk &a = t.chunks[i], &b = t.chunks[j];
+            if (a.numel == 0 || b.numel == 0)
+                continue;
+            bool meet = true;
+            for (std::size_t d = 0; d < t.shape.size() && meet; ++d)
+                meet = a.offsets[d] < b.offsets[d] + b.sizes[d] &&
+                       b.offsets[d] < a.offsets[d] + a.sizes[d];
+            if (meet)
+                return "chunks " + std::to_string(i) + " and " + std::to_string(j) +
+                       " overlap: two values for the same elements";
+        }
+    if (covered != t.numel)
+        return "its chunks cover " + std::to_string(covered) + " of its " +
+               std::to_string(t.numel) + " elements: the rest was never written";
+    return {};
+}
+
+std::string shapeText(const std::vector<std::int64_t>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+}
+
+class DcpStore final : public FolderStore {
+public:
+    DcpStore(std::shared_ptr<const Transport> transport, std::string folder, StoreOptions options)
+        : FolderStore(std::move(transport), std::move(folder)), options_(options) {}
+
+    std::string_view format() const override { return "dcp"; }
+    // A tensor is named by its key in the folder: "/ckpt:model.layers.0.weight".
+    std::string describe(const std::string& rel) const override {
+        return tensorIndex_.count(rel) ? location() + ":" + rel : FolderStore::describe(rel);
+    }
+    std::optional<StorageInfo> stat(const std::string& rel) const override {
+        if (const auto t = tensorIndex_.find(rel); t != tensorIndex_.end())
+            return leafInfo(tensors_[t->second]);
+        return FolderStore::stat(rel);
+    }
+
+    LeafBytes leafBytes(const StorageInfo& info, std::uint64_t nbytes,
+                        std::size_t alignment) const override {
+        const Tensor& t = tensorOf(info);
+        const auto leaves = chunkLeaves(t);
+        // One chunk that is the whole tensor: its bytes as its stream keeps them.
+        if (t.chunks.size() == 1 && t.chunks[0].numel == t.numel) {
+            LeafBytes whole = leaves[0]->bytes();
+            if (reinterpret_cast<std::uintptr_t>(whole.data.get()) % alignment == 0)
+                return whole;
+        }
+        LeafBytes out = allocateOwnedBuffer(nbytes);
+        gather(t, leaves, 0, nbytes, out.data.get());
+        return out;
+    }
+    bool readsInPlace(const StorageInfo& info) const override {
+        const Tensor& t = tensorOf(info);
+        return t.chunks.size() == 1 && t.chunks[0].numel == t.numel &&
+               chunkLeaves(t)[0]->isTensor() && !chunkLeaves(t)[0]->hasRandomAccess();
+    }
+    LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
+                             std::size_t) const override {
+        const Tensor& t = tensorOf(info);
+        LeafBytes out = allocateOwnedBuffer(length);
+        gather(t, chunkLeaves(t), offset, length, out.data.get());
+        return out;
+    }
+    void readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
+                       std::size_t n) const override {
+        const Tensor& t = tensorOf(info);
+        gather(t, chunkLeaves(t), offset, n, out);
+    }
+
+    Value::List leafParts(const StorageInfo& info) const override {
+        const Tensor& t = tensorOf(info);
+        Value::List parts;
+        for (const Chunk& c : t.chunks) {
+            Value::List offsets, sizes;
+            for (std::size_t d = 0; d < c.offsets.size(); ++d) {
+                offsets.push_back(Value(c.offsets[d]));
+                sizes.push_back(Value(c.sizes[d]));
+            }
+            parts.push_back(Value(Value::Object{
+                {"file", Value(files_[c.file])},
+                {"offset", Value(static_cast<std::int64_t>(c.offset))},
+                {"length", Value(static_cast<std::int64_t>(c.length))},
+                {"offsets", Value(std::move(offsets))},
+                {"sizes", Value(std::move(sizes))},
+            }));
+        }
+        return parts;
+    }
+
+    std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override;
+
+    std::string readingNote() const override {
+        return "a distributed checkpoint: .metadata read by tdstudio's own unpickler (its classes "
+               "rebuilt as data, nothing run); each tensor gathered from its chunks' torch.save "
+               "streams when a view needs its bytes";
+    }
+
+    std::optional<DcpFacts> facts() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return facts_;
+    }
+
+private:
+    StorageInfo leafInfo(const Tensor& t) const {
+        StorageInfo s;
+        s.kind = StorageKind::Chunks;
+        s.path = t.fqn;
+        s.size = static_cast<std::uint64_t>(t.numel) * itemSize(t.dtype);
+        for (const Chunk& c : t.chunks)
+            s.storedSize += c.length;
+        return s;
+    }
+
+    const Tensor& tensorOf(const StorageInfo& info) const {
+        const auto it = tensorIndex_.find(info.path);
+        if (it == tensorIndex_.end())
+            throw Error::notFound(describe(info.path), "not a tensor of this checkpoint");
+        return tensors_[it->second];
+    }
+
+    std::shared_ptr<const ByteSource> file(std::size_t i) const {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (sources_[i])
+                return sources_[i];
+        }
+        auto source = transport().open(pathOf(files_[i]));
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!sources_[i])
+            sources_[i] = std::move(source);
+        return sources_[i];
+    }
+
+    // The stream at a chunk's place, opened as the torch.save file it is.
+    std::unique_ptr<Node> openStream(std::size_t fileIndex, std::uint64_t offset,
+                                     std::uint64_t length) const {
+        StoreOptions alone = options_;
+        alone.shardOpensModel = false;
+        const auto store = openTorchStream(sliceOf(file(fileIndex), offset, length), alone);
+        return store->buildTree(store);
+    }
+
+    // Each chunk's tensor, read from its stream once and kept.
+    std::vector<std::shared_ptr<const Node>> chunkLeaves(const Tensor& t) const {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (const auto it = chunkLeaves_.find(t.fqn); it != chunkLeaves_.end())
+                return it->second;
+        }
+        std::vector<std::shared_ptr<const Node>> leaves;
+        for (const Chunk& c : t.chunks) {
+            std::shared_ptr<const Node> leaf = openStream(c.file, c.offset, c.length);
+            const std::string where = pathOf(files_[c.file]) + "@" + std::to_string(c.offset);
+            if (!leaf || !leaf->isTensor())
+                throw Error::corrupt(
+                    where, "the chunk of \"" + t.fqn + "\" at this place is not a tensor's stream");
+            if (leaf->leaf().dtype != t.dtype || leaf->leaf().shape != c.sizes)
+                throw Error::corrupt(
+                    where, "the chunk of \"" + t.fqn + "\" holds a " +
+                               std::string(dtypeName(leaf->leaf().dtype)) + " tensor of shape " +
+                               shapeText(leaf->leaf().shape) + "; the metadata says " +
+                               std::string(dtypeName(t.dtype)) + " " + shapeText(c.sizes));
+            leaves.push_back(std::move(leaf));
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        return chunkLeaves_.emplace(t.fqn, std::move(leaves)).first->second;
+    }
+
+    // Bytes [offset, offset + n) of the global tensor into `out`, from each
+    // chunk the one range of its own bytes that falls in them.
+    void gather(const Tensor& t, const std::vector<std::shared_ptr<const Node>>& leaves,
+                std::uint64_t offset, std::uint64_t n, std::byte* out) const {
+        const std::uint64_t item = itemSize(t.dtype);
+        if (n == 0)
+            return;
+        if (offset % item != 0 || n % item != 0) {  // whole elements, then the part asked for
+            const std::uint64_t from = offset / item * item;
+            const std::uint64_t to = std::min<std::uint64_t>((offset + n + item - 1) / item * item,
+                                                             std::uint64_t(t.numel) * item);
+            std::vector<std::byte> whole(static_cast<std::size_t>(to - from));
+            gather(t, leaves, from, to - from, whole.data());
+            std::copy_n(whole.data() + (offset - from), n, out);
+            return;
+        }
+        const std::int64_t e0 = static_cast<std::int64_t>(offset / item);
+        const std::int64_t e1 = static_cast<std::int64_t>((offset + n) / item);
+        const std::size_t dims = t.shape.size();
+        std::vector<std::int64_t> globalStrides(dims, 1);
+        for (std::size_t d = dims; d-- > 1;)
+            globalStrides[d - 1] = globalStrides[d] * t.shape[d];
+        for (std::size_t i = 0; i < t.chunks.size(); ++i) {
+            const Chunk& c = t.chunks[i];
+            const std::int64_t l0 = elementsBefore(c, t.shape, e0, t.numel);
+            const std::int64_t l1 = elementsBefore(c, t.shape, e1, t.numel);
+            if (l0 >= l1)
+                continue;
+            const LeafBytes part =
+                leaves[i]->bytesRange(std::uint64_t(l0) * item, std::uint64_t(l1 - l0) * item);
+            // The chunk's elements l0.. as runs along its last dimension.
+            std::vector<std::int64_t> index(dims, 0);
+            std::int64_t rest = l0;
+            for (std::size_t d = dims; d-- > 0;) {
+                index[d] = c.sizes[d] ? rest % c.sizes[d] : 0;
+                rest = c.sizes[d] ? rest / c.sizes[d] : 0;
+            }
+            const bool copied = tryGuardedRun([&] {
+                for (std::int64_t l = l0; l < l1;) {
+                    std::int64_t g = 0;
+                    for (std::size_t d = 0; d < dims; ++d)
+                        g += (c.offsets[d] + index[d]) * globalStrides[d];
+                    const std::int64_t run =
+                        dims ? std::min(c.sizes[dims - 1] - index[dims - 1], l1 - l) : 1;
+                    std::memcpy(out + (g - e0) * item, part.data.get() + (l - l0) * item,
+                                static_cast<std::size_t>(run * item));
+                    l += run;
+                    if (dims) {
+                        index[dims - 1] += run;
+                        for (std::size_t d = dims - 1; d > 0 && index[d] == c.sizes[d]; --d) {
+                            index[d] = 0;
+                            ++index[d - 1];
+                        }
+                    }
+                }
+            });
+            if (!copied)
+                throw Error::changed(pathOf(files_[c.file]));
+        }
+    }
+
+    StoreOptions options_;
+    // Set by buildTree() (once, before any leaf is read).
+    mutable std::vector<std::string> files_;
+    mutable std::vector<Tensor> tensors_;
+    mutable std::map<std::string, std::size_t> tensorIndex_;
+
+    mutable std::mutex mutex_;
+    mutable std::vector<std::shared_ptr<const ByteSource>> sources_;
+    mutable std::map<std::string, std::vector<std::shared_ptr<const Node>>> chunkLeaves_;
+    mutable std::optional<DcpFacts> facts_;
+};
+
+// Where a chunk or byte item's stream is: MetadataIndex(fqn, offset) -> _StorageInfo.
+struct StorageKey {
+    std::string fqn;
+    std::vector<std::int64_t> offsets;  // empty for byte items (offset None)
+    bool operator<(const StorageKey& o) const {
+        return std::tie(fqn, offsets) < std::tie(o.fqn, o.offsets);
+    }
+};
+struct StreamPlace {
+    std::string file;
+    std::uint64_t offset = 0, length = 0;
+    std::string transforms;  // what the stream was written through ("stream.zstd/1"), if any
+};
+
+std::string transformedText(const std::string& fqn, const StreamPlace& place) {
+    return "the stream of \"" + fqn + "\" was written through " + place.transforms +
+           " (DCP's stream transforms), which tdstudio does not read yet";
+}
+
+std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& self) const {
+    const std::string where = pathOf(kMetadataName);
+    const std::string bytes = read(kMetadataName, kMaxMetadataBytes);
+    std::size_t pos = 0;
+    const python::Pickle pickle = python::decode(bytes, &pos, where, {});
+    // Only the classes DCP writes, rebuilt as data; anything else is refused.
+    for (const Object& o : pickle.objects)
+        if (o.type == Type::Instance && !isKnownClass(o.text))
+            throw Error::unsupported(where, "the metadata names " + o.text +
+                                                ", which torch.distributed.checkpoint never "
+                                                "writes; it is refused (nothing was run)");
+    const Reader r(where);
+    const Object* metadata = pickle.root;
+    if (!isA(metadata, "Metadata"))
+        r.fail("not a torch.distributed.checkpoint Metadata");
+    const Object* stateDict = field(metadata, "state_dict_metadata");
+    const Object* storageData = field(metadata, "storage_data");
+    const Object* plannerData = field(metadata, "planner_data");
+    if (!stateDict || stateDict->type != Type::Dict)
+        r.fail("the metadata has no state_dict_metadata");
+
+    // Every stream's place, by (fqn, chunk offsets).
+    std::map<StorageKey, StreamPlace> places;
+    std::map<std::string, std::size_t> fileIndex;
+    if (storageData && storageData->type == Type::Dict)
+        for (const auto& [k, v] : storageData->entries) {
+            if (!isA(k, "MetadataIndex"))
+                r.fail("a storage_data key that is not a MetadataIndex");
+            StorageKey key{r.text(field(k, "fqn"), "a MetadataIndex's fqn"), {}};
+            if (const Object* o = field(k, "offset"); o && o->type != Type::None)
+                key.offsets = r.ints(o, "a MetadataIndex's offset");
+            if (!v || v->type != Type::Instance ||
+                v->text != "torch.distributed.checkpoint.filesystem._StorageInfo")
+                r.fail("the storage of \"" + key.fqn + "\" is not a _StorageInfo");
+            StreamPlace place;
+            place.file = r.text(field(v, "relative_path"), "a _StorageInfo's relative_path");
+            place.offset = std::uint64_t(r.integer(field(v, "offset"), "a _StorageInfo's offset"));
+            place.length = std::uint64_t(r.integer(field(v, "length"), "a _StorageInfo's length"));
+            if (const Object* d = field(v, "transform_descriptors");
+                d && (d->type == Type::List || d->type == Type::Tuple))
+                for (const Object* t : d->items)
+                    place.transforms += (place.transforms.empty() ? "" : ", ") +
+                                        (t->type == Type::Str ? t->text : std::string("?"));
+            if (place.file.empty() || place.file.find('/') != std::string::npos ||
+                place.file == "." || place.file == "..")
+                r.fail("the stream of \"" + key.fqn + "\" is in \"" + place.file +
+                       "\", not a file of the checkpoint's directory");
+            if (fileIndex.emplace(place.file, files_.size()).second)
+                files_.push_back(place.file);
+            places[key] = std::move(place);
+        }
+    sources_.assign(files_.size(), nullptr);
+
+    // Keys as the planner flattened them: fqn -> (path elements).
+    std::map<std::string, std::vector<std::string>> paths;
+    if (plannerData && plannerData->type == Type::Dict)
+        for (const auto& [k, v] : plannerData->entries) {
+            if (k->type != Type::Str || (v->type != Type::Tuple && v->type != Type::List))
+                continue;
+            std::vector<std::string> path;
+            for (const Object* e : v->items)
+                path.push_back(python::keyText(*e));
+            if (!path.empty())
+                paths[k->text] = std::move(path);
+        }
+
+    DcpFacts facts;
+    facts.files = files_;
+    struct Item {
+        std::string fqn;
+        std::vector<std::string> path;
+        std::unique_ptr<Node> node;
+        std::optional<StreamPlace> bytesPlace;  // a byte item's stream, decoded below
+    };
+    std::vector<Item> items;
+    for (const auto& [k, v] : stateDict->entries) {
+        Item item;
+        item.fqn = r.text(k, "a state_dict_metadata key");
+        const auto path = paths.find(item.fqn);
+        item.path = path != paths.end() ? path->second : std::vector<std::string>{item.fqn};
+        const std::string& key = item.path.back();
+        const auto placeOf =
+            [&](const std::vector<std::int64_t>& offsets) -> std::optional<StreamPlace> {
+            const auto it = places.find({item.fqn, offsets});
+            if (it == places.end())
+                return std::nullopt;
+            facts.streams.push_back(
+                {item.fqn, item.path, it->second.file, it->second.offset, it->second.length});
+            return it->second;
+        };
+        if (isA(v, "BytesStorageMetadata")) {
+            item.bytesPlace = placeOf({});
+            if (!item.bytesPlace) {
+                item.node = NodeBuilder::error(
+                    key, {ErrorKind::Corrupt, where,
+                          "no file holds the byte item \"" + item.fqn + "\" (no storage_data)"});
+            } else if (!item.bytesPlace->transforms.empty()) {
+                item.node =
+                    NodeBuilder::error(key, {ErrorKind::Unsupported, location() + ":" + item.fqn,
+                                             transformedText(item.fqn, *item.bytesPlace)});
+                item.bytesPlace.reset();
+            }
+        } else if (isA(v, "TensorStorageMetadata")) {
+            Tensor t;
+            t.fqn = item.fqn;
+            const Object* properties = field(v, "properties");
+            // TensorProperties pickles its state as a tuple (dtype, layout,
+            // requires_grad, memory format, pin_memory).
+            const Object* state =
+                properties && properties->type == Type::Instance ? properties->state : nullptr;
+            const Object* dtype = state && state->type == Type::Tuple && !state->items.empty()
+                                      ? state->items[0]
+                                      : field(properties, "dtype");
+            const std::optional<DType> type =
+                dtype && dtype->type == Type::Global ? dtypeFromString(dtype->text) : std::nullopt;
+            t.shape = r.ints(field(v, "size"), "the size of \"" + t.fqn + "\"");
+            for (std::int64_t s : t.shape)
+                t.numel = s && t.numel > (std::int64_t(1) << 62) / s ? -1 : t.numel * s;
+            const Object* chunks = field(v, "chunks");
+            if (!chunks || chunks->type != Type::List)
+                r.fail("\"" + t.fqn + "\" has no list of chunks");
+            std::string problem =
+                !type
+                    ? "a dtype tdstudio does not know (" +
+                          (dtype && dtype->type == Type::Global ? dtype->text : std::string("?")) +
+                          ")"
+                : t.numel < 0 ? std::string("an impossible size")
+                              : std::string();
+            ErrorKind problemKind = ErrorKind::Corrupt;
+            if (type)
+                t.dtype = *type;
+            for (const Object* c : chunks->items) {
+                if (!isA(c, "ChunkStorageMetadata"))
+                    r.fail("a chunk of \"" + t.fqn + "\" is not a ChunkStorageMetadata");
+                Chunk chunk;
+                chunk.offsets = r.ints(field(c, "offsets"), "a chunk's offsets");
+                chunk.sizes = r.ints(field(c, "sizes"), "a chunk's sizes");
+                for (std::int64_t s : chunk.sizes)
+                    chunk.numel =
+                        s && chunk.numel > (std::int64_t(1) << 62) / s ? -1 : chunk.numel * s;
+                const std::optional<StreamPlace> place = placeOf(chunk.offsets);
+                if (!place) {
+                    if (problem.empty())
+                        problem = "no file holds its chunk at " + shapeText(chunk.offsets) +
+                                  " (no storage_data)";
+                    continue;
+                }
+                if (!place->transforms.empty() && problem.empty()) {
+                    problem = transformedText(t.fqn, *place);
+                    problemKind = ErrorKind::Unsupported;
+                }
+                chunk.file = fileIndex.at(place->file);
+                chunk.offset = place->offset;
+                chunk.length = place->length;
+                if (chunk.numel < 0 && problem.empty())
+                    problem = "a chunk of an impossible size";
+                t.chunks.push_back(std::move(chunk));
+            }
+            if (problem.empty())
+                problem = tilingProblem(t);
+            if (!problem.empty()) {
+                item.node =
+                    NodeBuilder::error(key, {problemKind, location() + ":" + t.fqn, problem});
+            } else {
+                auto leaf = NodeBuilder::create(NodeKind::Tensor, key);
+                NodeBuilder lb(*leaf);
+                lb.setStore(self);
+                TensorLeaf& l = lb.leaf();
+                l.dtype = t.dtype;
+                l.shape = t.shape;
+                l.numel = t.numel;
+                l.nbytes = std::uint64_t(t.numel) * itemSize(t.dtype);
+                l.storage = leafInfo(t);
+                item.node = std::move(leaf);
+                tensorIndex_.emplace(t.fqn, tensors_.size());
+                tensors_.push_back(std::move(t));
+            }
+        } else {
+            r.fail("\"" + item.fqn + "\" is neither a tensor nor a byte item");
+        }
+        items.push_back(std::move(item));
+    }
+
+    // Byte items: each stream decoded (several at once: over a network, requests).
+    parallelFor(items.size(), kOpenThreads, [&](std::size_t i) {
+        Item& item = items[i];
+        if (!item.bytesPlace)
+            return;
+        const std::size_t f = fileIndex.at(item.bytesPlace->file);
+        try {
+            item.node = openStream(f, item.bytesPlace->offset, item.bytesPlace->length);
+            if (!item.node)
+                throw Error::corrupt(where, "the byte item \"" + item.fqn + "\" is empty");
+            NodeBuilder(*item.node).setKey(item.path.back());
+        } catch (const Error& e) {
+            item.node = NodeBuilder::error(item.path.back(), e.failure());
+        }
+    });
+
+    auto root = NodeBuilder::create(NodeKind::Container, "");
+    NodeBuilder(*root).setClass("dict", {});
+    NodeBuilder(*root).setStore(self);
+    for (Item& item : items) {
+        Node* parent = root.get();
+        for (std::size_t i = 0; i + 1 < item.path.size(); ++i) {
+            NodeBuilder b(*parent);
+            Node* next = b.child(item.path[i]);
+            if (!next) {
+                auto folder = NodeBuilder::create(NodeKind::Container, item.path[i]);
+                NodeBuilder(*folder).setClass("dict", {});
+                next = &b.append(std::move(folder));
+            }
+            if (!next->isCollection()) {  // a value where the planner nests more: keyed flat
+                parent = nullptr;
+                break;
+            }
+            parent = next;
+        }
+        if (!parent || NodeBuilder(*parent).child(item.node->key())) {
+            parent = root.get();
+            NodeBuilder(*item.node).setKey(item.fqn);
+            if (NodeBuilder(*parent).child(item.fqn))
+                continue;  // two items of one fqn: the metadata's dict cannot hold them
+        }
+        NodeBuilder(*parent).append(std::move(item.node));
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    facts_ = std::move(facts);
+    return root;
+}
+
+class DcpFormat final : public StoreFormat {
+public:
+    std::string_view name() const override { return "dcp"; }
+
+    // Above a folder's memmap reading (100): a DCP directory has no meta.json.
+    int score(const StoreProbe& probe) const override { return folderOf(probe) ? 110 : 0; }
+
+    std::shared_ptr<const Store> open(const StoreProbe& probe,
+                                      const StoreOptions& options) const override {
+        auto folder = folderOf(probe);
+        if (!folder)
+            throw Error::unsupported(probe.location, "not a distributed checkpoint");
+        return std::make_shared<DcpStore>(probe.transport, std::move(*folder), options);
+    }
+
+private:
+    // The checkpoint's folder: the folder itself, or the folder of its .metadata.
+    static std::optional<std::string> folderOf(const StoreProbe& probe) {
+        if (!probe.transport)
+            return std::nullopt;
+        std::string location = probe.location;
+        while (location.size() > 1 && location.back() == '/')
+            location.pop_back();
+        if (probe.info.kind == SourceInfo::Kind::Directory) {
+            try {
+                if (probe.transport->stat(probe.transport->join(location, kMetadataName)).kind ==
+                    SourceInfo::Kind::File)
+                    return location;
+            } catch (const Error&) {
+            }
+            return std::nullopt;
+        }
+        const std::string name = location.substr(location.find_last_of('/') + 1);
+        if (probe.info.kind != SourceInfo::Kind::File || name != kMetadataName ||
+            probe.head.empty() || static_cast<unsigned char>(probe.head[0]) != 0x80)
+            return std::nullopt;
+        return folderOfLocation(location);
+    }
+};
+
+}  // namespace
+
+std::optional<DcpFacts> dcpFacts(const Store& store) {
+    const auto* dcp = dynamic_cast<const DcpStore*>(&store);
+    return dcp ? dcp->facts() : std::nullopt;
+}
+
+std::shared_ptr<const StoreFormat> dcpFormat() {
+    return std::make_shared<DcpFormat>();
+}
+
+}  // namespace tensordict

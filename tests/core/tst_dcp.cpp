@@ -1,0 +1,309 @@
+// torch.distributed.checkpoint directories: written by tests/support/make_dcp.py
+// as torch 2.x's dcp.save writes them (one rank; four ranks with row-wise,
+// uneven, column-wise and empty chunks, a replicated tensor and optimizer
+// state; torch 2.1 and 2.7 chunk streams; the torch <= 2.3 metadata), with
+// each global tensor's sha256 computed by numpy from the arrays it saved.
+// Every tensor reads exactly, from disk, through a transport that cannot
+// map and over nginx (which is asked for no tensor's bytes until read);
+// byte items read as their values; damaged checkpoints are named by
+// --check; hostile metadata runs nothing.
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "memory_transport.h"
+#include "nginx_server.h"
+#include "tensordict/check.h"
+#include "tensordict/error.h"
+#include "tensordict/report.h"
+#include "tensordict/save.h"
+#include "tensordict/store.h"
+#include "tensordict/tensordict.h"
+#include "testsupport.h"
+
+using namespace tensordict;
+
+namespace {
+
+std::vector<std::string> pathOf(const QJsonValue& v) {
+    std::vector<std::string> path;
+    for (const auto e : v.toArray())
+        path.push_back(e.isString() ? e.toString().toStdString() : std::to_string(e.toInteger()));
+    return path;
+}
+
+const Node* find(const TensorDict& td, const std::vector<std::string>& path) {
+    const Node* n = &td.root();
+    for (const std::string& key : path) {
+        n = n->child(key);
+        if (!n)
+            return nullptr;
+    }
+    return n;
+}
+
+QJsonValue jsonOf(const Value& v) {
+    return QJsonDocument::fromJson(("[" + toJson(v) + "]").c_str()).array().at(0);
+}
+
+// "error kind file" for each problem, the file named from the checkpoint's folder on.
+QStringList problems(const CheckReport& r) {
+    QStringList out;
+    for (const Problem& p : r.problems) {
+        QString file = QString::fromStdString(p.file);
+        if (file.startsWith(QString::fromStdString(r.path)))
+            file = file.mid(qsizetype(r.path.size()));
+        if (file.startsWith('/'))
+            file = file.mid(1);
+        out << QString("%1 %2 %3")
+                   .arg(p.severity == Severity::Error ? "error" : "warning",
+                        QString::fromStdString(p.kind), file);
+    }
+    return out;
+}
+
+}  // namespace
+
+class DcpTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(scratch_.isValid());
+        marker_ = scratch_.filePath("marker");
+        QString out, error;
+        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/make_dcp.py",
+                                         scratch_.filePath("dcp"), "--marker", marker_},
+                                        &out, &error),
+                 qPrintable(error));
+        fixtures_ = QJsonDocument::fromJson(out.toUtf8()).object()["fixtures"].toObject();
+        QVERIFY(fixtures_.contains("four_ranks"));
+        QCOMPARE(fixtures_["four_ranks"].toObject()["world_size"].toInt(), 4);
+        registerTransport(memory_);
+    }
+
+    void everyTensorAndValueReadsExactly_data() {
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<QString>("location");
+        for (const QString name : {"one_rank", "torch21", "torch27", "four_ranks", "legacy_v23"}) {
+            const QString dir = scratch_.filePath("dcp/" + name);
+            QTest::newRow(qPrintable(name + "/folder")) << name << dir;
+            QTest::newRow(qPrintable(name + "/.metadata")) << name << dir + "/.metadata";
+            // The same files served by range only: chunks are read, never mapped.
+            for (const QString& file : QDir(dir).entryList(QDir::Files | QDir::Hidden)) {
+                QFile f(dir + "/" + file);
+                QVERIFY(f.open(QIODevice::ReadOnly));
+                memory_->add("mem://" + name + "/" + file, f.readAll());
+            }
+            QTest::newRow(qPrintable(name + "/unmapped")) << name << "mem://" + name + "/.metadata";
+        }
+    }
+
+    void everyTensorAndValueReadsExactly() {
+        QFETCH(QString, fixture);
+        QFETCH(QString, location);
+        const TensorDict td = load(location.toStdString());
+        QCOMPARE(QString::fromStdString(td.format()), QString("dcp"));
+        checkAgainstExpected(td, fixtures_[fixture].toObject());
+    }
+
+    // The details give each chunk's file, bytes and block of the tensor.
+    void detailsShowTheChunks() {
+        const QJsonObject fixture = fixtures_["four_ranks"].toObject();
+        const TensorDict td = load(scratch_.filePath("dcp/four_ranks").toStdString());
+        const QJsonObject tensors = fixture["tensors"].toObject();
+        int multi = 0;
+        for (auto it = tensors.begin(); it != tensors.end(); ++it) {
+            const Node* n = find(td, pathOf(it.value().toObject()["path"]));
+            QVERIFY2(n && n->isTensor(), qPrintable(it.key()));
+            QJsonArray chunks;
+            for (const NodeProperty& p : nodeProperties(*n))
+                if (p.name == "chunks")
+                    chunks = jsonOf(p.value).toArray();
+            QCOMPARE(chunks, it.value().toObject()["chunks"].toArray());
+            multi += chunks.size() > 1;
+        }
+        QVERIFY(multi >= 4);  // row-wise, uneven, column-wise, empty tail
+    }
+
+    // Any range of a tensor gathered from its chunks is that range of the whole.
+    void rangesGatherFromTheirChunks() {
+        const TensorDict td = load(scratch_.filePath("dcp/four_ranks").toStdString());
+        QRandomGenerator random(3);
+        for (const char* key : {"layers.1.w_col", "layers.0.w_uneven", "layers.1.w_empty_tail"}) {
+            const Node* n = td.root().child("model")->child(key);
+            QVERIFY(n && n->isTensor());
+            const LeafBytes whole = n->bytes();
+            QCOMPARE(std::uint64_t(whole.size), n->leaf().nbytes);
+            for (int i = 0; i < 50; ++i) {
+                const std::uint64_t from = random.bounded(quint64(whole.size));
+                const std::uint64_t length = 1 + random.bounded(quint64(whole.size - from));
+                const LeafBytes part = n->bytesRange(from, length);
+                QVERIFY2(std::memcmp(part.data.get(), whole.data.get() + from, length) == 0,
+                         qPrintable(QString("%1 bytes %2+%3").arg(key).arg(from).arg(length)));
+            }
+        }
+    }
+
+    // Over HTTP: the URL of .metadata; byte items are fetched (they are
+    // values in the tree), tensors' chunks only when read.
+    void overHttpTensorsAreFetchedWhenRead() {
+        const QString dir = scratch_.filePath("dcp/four_ranks");
+        testsupport::NginxServer server(dir);
+        QVERIFY2(server.isRunning(), qPrintable(server.error()));
+        const TensorDict td = load((server.url() + "/.metadata").toStdString());
+        QTRY_VERIFY(!server.requests().isEmpty());
+        // Files that hold only tensors' chunks are not asked for.
+        QSet<QString> withValues;
+        const QJsonObject values = fixtures_["four_ranks"].toObject()["bytes"].toObject();
+        for (const auto v : values)
+            withValues.insert(v.toObject()["file"].toString());
+        int untouched = 0;
+        for (const QString& file : QDir(dir).entryList({"*.distcp"}))
+            if (!withValues.contains(file)) {
+                QVERIFY2(server.requests().filter(" /" + file).isEmpty(),
+                         qPrintable(server.requests().join("; ")));
+                ++untouched;
+            }
+        QVERIFY(untouched >= 2);
+        checkAgainstExpected(td, fixtures_["four_ranks"].toObject());
+    }
+
+    // A checkpoint saves to a .tdz that reads back with the same values.
+    void aCheckpointSavesToAnArchive() {
+        const QString tdz = scratch_.filePath("four_ranks.tdz");
+        save(load(scratch_.filePath("dcp/four_ranks").toStdString()), tdz.toStdString());
+        const TensorDict copy = load(tdz.toStdString());
+        QCOMPARE(QString::fromStdString(copy.format()), QString("archive"));
+        checkAgainstExpected(copy, fixtures_["four_ranks"].toObject());
+    }
+
+    // --check: sound as written; each damage named with its file and tensor.
+    void checkNamesEachDamage_data() {
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<QStringList>("expected");
+        QTest::addColumn<QString>("key");
+        QTest::newRow("gap") << "gap" << QStringList{"error chunks :model.layers.0.w_uneven"}
+                             << "layers.0.w_uneven";
+        QTest::newRow("overlap") << "overlap"
+                                 << QStringList{"error chunks :model.layers.0.w_uneven"}
+                                 << "layers.0.w_uneven";
+        QTest::newRow("missing file")
+            << "missing_distcp" << QStringList{"error missing_file __2_0.distcp"} << "";
+        // The stream that holds the flipped byte.
+        const QJsonObject badCrc = fixtures_["bad_crc"].toObject();
+        const QJsonObject corrupted = badCrc["corrupted"].toObject();
+        const QJsonObject tensor =
+            badCrc["tensors"].toObject()[corrupted["fqn"].toString()].toObject();
+        const QJsonObject chunk = tensor["chunks"].toArray().at(0).toObject();
+        QVERIFY(chunk["offset"].toInteger() < corrupted["file_offset"].toInteger() &&
+                corrupted["file_offset"].toInteger() <
+                    chunk["offset"].toInteger() + chunk["length"].toInteger());
+        QTest::newRow("bad crc") << "bad_crc"
+                                 << QStringList{QString("error crc_mismatch %1@%2:archive/data/0")
+                                                    .arg(chunk["file"].toString())
+                                                    .arg(chunk["offset"].toInteger())}
+                                 << pathOf(tensor["path"]).back().c_str();
+    }
+
+    void checkNamesEachDamage() {
+        QFETCH(QString, fixture);
+        QFETCH(QStringList, expected);
+        QFETCH(QString, key);
+        const CheckReport sound = check(scratch_.filePath("dcp/four_ranks").toStdString());
+        QVERIFY2(sound.sound(), qPrintable(problems(sound).join("; ")));
+        QCOMPARE(QString::fromStdString(sound.format), QString("dcp"));
+
+        const CheckReport report = check(scratch_.filePath("dcp/" + fixture).toStdString());
+        QCOMPARE(problems(report), expected);
+        QCOMPARE(report.errorCount(), std::size_t(1));
+        if (!key.isEmpty())
+            QCOMPARE(QString::fromStdString(report.problems[0].key.back()), key);
+        if (fixture == "missing_distcp")  // the message names the tensors it held
+            QVERIFY2(report.problems[0].message.find("model.") != std::string::npos,
+                     report.problems[0].message.c_str());
+    }
+
+    // A .metadata that would run code (os.system, getattr beyond the one
+    // enum DCP pickles, __import__) is refused by name; nothing runs.
+    void hostileMetadataRunsNothing_data() {
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<QString>("named");
+        QTest::newRow("os.system") << "hostile"
+                                   << "os.system";
+        QTest::newRow("getattr of a path") << "hostile_getattr"
+                                           << "builtins.getattr";
+        QTest::newRow("__import__") << "hostile_getattr_os"
+                                    << "builtins.__import__";
+    }
+
+    void hostileMetadataRunsNothing() {
+        QFETCH(QString, fixture);
+        QFETCH(QString, named);
+        try {
+            load(scratch_.filePath("dcp/" + fixture).toStdString());
+            QFAIL("hostile metadata was opened");
+        } catch (const Error& e) {
+            QCOMPARE(e.failure().kind, ErrorKind::Unsupported);
+            QVERIFY2(e.failure().where.find(".metadata") != std::string::npos, e.what());
+            QVERIFY2(e.failure().reason.find(named.toStdString()) != std::string::npos, e.what());
+        }
+        QVERIFY(!QFile::exists(marker_));
+    }
+
+    // Streams written through DCP's transforms (zstd) are named as such,
+    // each tensor and value its own error; the tree's shape still shows.
+    void transformedStreamsAreNamed() {
+        const TensorDict td = load(scratch_.filePath("dcp/zstd_raw").toStdString());
+        const QJsonObject tensors = fixtures_["zstd_raw"].toObject()["tensors"].toObject();
+        QVERIFY(!tensors.isEmpty());
+        for (auto it = tensors.begin(); it != tensors.end(); ++it) {
+            const Node* n = find(td, pathOf(it.value().toObject()["path"]));
+            QVERIFY2(n && n->isError(), qPrintable(it.key()));
+            QCOMPARE(n->failure()->kind, ErrorKind::Unsupported);
+            QVERIFY(n->failure()->reason.find("stream.zstd/1") != std::string::npos);
+        }
+    }
+
+private:
+    void checkAgainstExpected(const TensorDict& td, const QJsonObject& fixture) {
+        const QJsonObject tensors = fixture["tensors"].toObject();
+        QVERIFY(!tensors.isEmpty());
+        for (auto it = tensors.begin(); it != tensors.end(); ++it) {
+            const QJsonObject e = it.value().toObject();
+            const QString mismatch = testsupport::leafMismatch(find(td, pathOf(e["path"])), e);
+            QVERIFY2(mismatch.isEmpty(), qPrintable(it.key() + ": " + mismatch));
+        }
+        const QJsonObject values = fixture["bytes"].toObject();
+        QVERIFY(!values.isEmpty());
+        for (auto it = values.begin(); it != values.end(); ++it) {
+            const QJsonObject e = it.value().toObject();
+            const Node* n = find(td, pathOf(e["path"]));
+            QVERIFY2(n && !n->isError(), qPrintable(it.key()));
+            const QJsonValue expected = e["value"];
+            if (n->kind() == NodeKind::NonTensorData) {
+                QCOMPARE(jsonOf(n->value()), expected);
+            } else {  // a list, tuple or dict: a container of its items
+                QVERIFY2(expected.isArray() || expected.isObject(), qPrintable(it.key()));
+                QCOMPARE(qsizetype(n->children().size()), expected.isArray()
+                                                              ? expected.toArray().size()
+                                                              : expected.toObject().size());
+            }
+        }
+    }
+
+    QTemporaryDir scratch_;
+    QString marker_;
+    QJsonObject fixtures_;
+    std::shared_ptr<testsupport::MemoryTransport> memory_ =
+        std::make_shared<testsupport::MemoryTransport>();
+};
+
+QTEST_MAIN(DcpTest)
+#include "tst_dcp.moc"
