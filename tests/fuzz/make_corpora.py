@@ -13,7 +13,11 @@ usage: make_corpora.py [--tdstudio PATH]
                   ZIP64 end records and extra fields; one with a prepended
                   stub and a comment; with --tdstudio, archives written by our
                   own writer (64-byte aligned payloads, padding extra fields)
-  load_directory  every fixture directory, packed by pack_directory.py
+  load_directory  every fixture directory, packed by pack_directory.py; a
+                  Hugging Face sharded folder (index and two safetensors
+                  shards); with /usr/bin/python3's torch, distributed
+                  checkpoints of tests/support/make_dcp.py (sound, damaged,
+                  hostile), whose .metadata pickles seed pickle too
   load_file       every file of tests/fixtures/pytorch-1.13 (checkpoints, zip
                   and legacy; safetensors; .npy; .npz), and .npy variants
                   (version 2.0, big-endian, Fortran order, 0-d, empty)
@@ -184,6 +188,57 @@ def directory_corpus():
               pack_directory.pack(os.path.join(FIXTURES, fixture)))
 
 
+def safetensors_file(tensors):
+    """A safetensors file of {name: (dtype, shape, bytes)}, as the library lays it out."""
+    import json
+    import struct
+    header, offset = {"__metadata__": {"format": "pt"}}, 0
+    for name, (dtype, shape, data) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    return struct.pack("<Q", len(text)) + text + b"".join(d for _, _, d in tensors.values())
+
+
+def multi_file_corpus():
+    import json
+    import struct
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "sharded")
+        os.makedirs(folder)
+        shards = {
+            "model-00001-of-00002.safetensors": {
+                "embed.weight": ("F32", [2, 3], struct.pack("<6f", *range(6))),
+                "norm.weight": ("BF16", [2], b"\x80\x3f\x00\x40")},
+            "model-00002-of-00002.safetensors": {
+                "head.weight": ("F16", [3], b"\x00\x3c\x00\x40\x00\x42")},
+        }
+        weight_map = {}
+        for name, tensors in shards.items():
+            with open(os.path.join(folder, name), "wb") as f:
+                f.write(safetensors_file(tensors))
+            weight_map.update({t: name for t in tensors})
+        with open(os.path.join(folder, "model.safetensors.index.json"), "w") as f:
+            f.write(json.dumps({"metadata": {"total_size": 42}, "weight_map": weight_map},
+                               indent=2, sort_keys=True) + "\n")
+        write("load_directory", "sharded.dir", pack_directory.pack(folder))
+
+        torch_python = "/usr/bin/python3"
+        make_dcp = os.path.join(HERE, "..", "support", "make_dcp.py")
+        dcp = os.path.join(tmp, "dcp")
+        if subprocess.run([torch_python, make_dcp, dcp, "--marker", os.path.join(tmp, "m")],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+            print("no torch at %s: distributed checkpoints left out" % torch_python)
+            return
+        for name in ("one_rank", "four_ranks", "legacy_v23", "torch27", "gap", "overlap",
+                     "missing_distcp", "bad_crc", "hostile", "hostile_getattr"):
+            write("load_directory", "dcp_%s.dir" % name, pack_directory.pack(os.path.join(dcp, name)))
+        for name in ("four_ranks", "legacy_v23", "hostile_getattr"):
+            with open(os.path.join(dcp, name, ".metadata"), "rb") as f:
+                write("pickle", "dcp_%s.metadata" % name, f.read())
+
+
 def npy(descr, shape, data, fortran=False, version=(1, 0)):
     """A .npy file as numpy writes it (header padded to 64 bytes), without numpy."""
     header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
@@ -198,7 +253,7 @@ def npy(descr, shape, data, fortran=False, version=(1, 0)):
 
 def file_corpus():
     for name in sorted(os.listdir(TORCH_FIXTURES)):
-        if name.endswith((".pt", ".npy", ".npz", ".safetensors")):
+        if name.endswith((".pt", ".npy", ".npz", ".safetensors", ".td")):
             with open(os.path.join(TORCH_FIXTURES, name), "rb") as f:
                 write("load_file", name, f.read())
     import struct
@@ -247,6 +302,7 @@ def main():
     pickle_corpus()
     archive_corpus(args.tdstudio)
     directory_corpus()
+    multi_file_corpus()
     file_corpus()
     torch_pickle_corpus()
     total = sum(os.path.getsize(os.path.join(d, f))
