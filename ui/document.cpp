@@ -28,6 +28,9 @@ Document::LoadResult Document::loadNow(const QString& path) {
 void Document::open(const QString& path) {
     // A load still running is abandoned: its result is dropped.
     path_ = path;
+    // Before the load's first read: this document's requests count from
+    // here (a fast load may be done before start() returns).
+    fetchedBefore_ = tensordict::httpCounters();
     load_.start(
         [path](const tensordict::CancelToken&) {
             LoadResult result;

@@ -7,6 +7,7 @@
 
 #include "job_tracker.h"
 #include "key_index.h"
+#include "tensordict/http.h"
 #include "tensordict/tensordict.h"
 
 // One opened tensordict. Loading runs on a worker thread; the GUI thread only
@@ -40,6 +41,10 @@ public:
     // Why the last open failed, in words that say what to do ("" after a success).
     const QString& failureHeadline() const { return failureHeadline_; }
 
+    // The web counters when this document began to open: what it fetched
+    // since (its load, then its previews) is the counters' growth from these.
+    const tensordict::HttpCounters& fetchedBefore() const { return fetchedBefore_; }
+
     // Loads synchronously; used by the worker and by command-line tools.
     static LoadResult loadNow(const QString& path);
 
@@ -53,6 +58,7 @@ private:
     void finish(LoadResult result);
 
     QString path_;
+    tensordict::HttpCounters fetchedBefore_;
     QString failureHeadline_;
     std::shared_ptr<const tensordict::TensorDict> tensordict_;
     std::shared_ptr<const KeyIndex> keys_;

@@ -121,7 +121,6 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->showMessage(tr("Open a file with File > Open File… (Ctrl+O), or drop it here."));
 
     connect(document_, &Document::loadStarted, this, [this](const QString& path) {
-        fetchedBefore_ = tensordict::httpCounters();  // this document's count starts here
         statusBar()->showMessage(tr("Opening %1…").arg(path));
         showFetched();
     });
@@ -471,8 +470,8 @@ void MainWindow::showFetched() {
     // What this document fetched: since it began to open (its load, then
     // its previews), not what earlier documents of other servers fetched.
     const tensordict::HttpCounters c = tensordict::httpCounters();
-    const std::uint64_t requests = c.requests - fetchedBefore_.requests;
-    const std::uint64_t bytes = c.bytes - fetchedBefore_.bytes;
+    const std::uint64_t requests = c.requests - document_->fetchedBefore().requests;
+    const std::uint64_t bytes = c.bytes - document_->fetchedBefore().bytes;
     cancelReads_->setVisible(document_->isLoading() || c.inFlight > 0);
     fetchedLabel_->setVisible(requests > 0 || c.inFlight > 0);
     fetchedLabel_->setText(

@@ -7,7 +7,6 @@
 #include <memory>
 
 #include "save_controller.h"
-#include "tensordict/http.h"
 #include "tensordict/save.h"
 
 class QAbstractButton;
@@ -154,10 +153,9 @@ private:
     RecentFiles* recent_ = nullptr;
     QMenu* compareMenu_ = nullptr;
     QLabel* statusLabel_;
-    QLabel* fetchedLabel_;                    // "12 requests · 3.1 MiB fetched" once anything was
-    tensordict::HttpCounters fetchedBefore_;  // the counters when this document began to open
-    QToolButton* cancelReads_;                // while a load or a server's answer is under way
-    QToolButton* showInFolder_;               // with a note of a file written
+    QLabel* fetchedLabel_;       // "12 requests · 3.1 MiB fetched" once anything was
+    QToolButton* cancelReads_;   // while a load or a server's answer is under way
+    QToolButton* showInFolder_;  // with a note of a file written
     QString writtenNote_, writtenPath_;
     QString lastError_;
     SaveController* saves_;

@@ -851,8 +851,9 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
     for (const std::string& file : missing) {
         std::vector<std::string> keys;
         for (const DcpChunkFacts& s : facts.streams)
-            if (s.file == file && (keys.empty() || keys.back() != s.fqn))
-                keys.push_back(s.fqn);
+            if (facts.files[s.file] == file &&
+                (keys.empty() || keys.back() != facts.items[s.item].fqn))
+                keys.push_back(facts.items[s.item].fqn);
         std::string named;
         for (std::size_t i = 0; i < keys.size() && i < 5; ++i)
             named += (i ? ", " : "") + keys[i];
@@ -876,7 +877,7 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
     // several streams at once.
     std::vector<const DcpChunkFacts*> streams;
     for (const DcpChunkFacts& s : facts.streams)
-        if (!missing.count(s.file))
+        if (!missing.count(facts.files[s.file]))
             streams.push_back(&s);
     const auto transport = transportFor(store->location());
     std::map<std::string, std::shared_ptr<const ByteSource>> sources;
@@ -884,9 +885,11 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
         sources[file] = transport->open(store->describe(file));
     parallelFor(streams.size(), threads_, [&](std::size_t i) {
         const DcpChunkFacts& s = *streams[i];
-        const std::string where = store->describe(s.file) + "@" + std::to_string(s.offset);
+        const std::string& file = facts.files[s.file];
+        const DcpItemFacts& item = facts.items[s.item];
+        const std::string where = store->describe(file) + "@" + std::to_string(s.offset);
         try {
-            const auto zip = openZipStore(sliceOf(sources.at(s.file), s.offset, s.length), 0);
+            const auto zip = openZipStore(sliceOf(sources.at(file), s.offset, s.length), 0);
             for (const std::string& name : zip->entryNames()) {
                 const std::optional<StorageInfo> entry = zip->stat(name);
                 if (!entry || !entry->crc32)
@@ -897,16 +900,16 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
                     throw Error::changed(where);
                 if (crc != *entry->crc32)
                     error("crc_mismatch", where + ":" + name,
-                          "the stream of \"" + s.fqn + "\" (bytes " + std::to_string(s.offset) +
-                              " to " + std::to_string(s.offset + s.length) + " of " + s.file +
+                          "the stream of \"" + item.fqn + "\" (bytes " + std::to_string(s.offset) +
+                              " to " + std::to_string(s.offset + s.length) + " of " + file +
                               ") fails its CRC-32: its data is " + hex32(crc) +
                               ", the stream records " + hex32(*entry->crc32) +
                               ". The bytes changed after torch wrote them; restore the file.",
-                          s.keyPath);
+                          item.keyPath);
             }
         } catch (const Error& e) {
             error(problemKindOf(e.failure()), e.where(),
-                  "the stream of \"" + s.fqn + "\" cannot be read: " + e.reason(), s.keyPath);
+                  "the stream of \"" + item.fqn + "\" cannot be read: " + e.reason(), item.keyPath);
         }
     });
     // What the tree could not hold: chunks that do not tile their tensor,

@@ -13,15 +13,21 @@
 
 namespace tensordict {
 
+// A tensor or byte item of the metadata.
+struct DcpItemFacts {
+    std::string fqn;                   // "model.layers.0.weight"
+    std::vector<std::string> keyPath;  // its key in the tree
+};
+
 struct DcpChunkFacts {
-    std::string fqn;                       // "model.layers.0.weight"
-    std::vector<std::string> keyPath;      // its key in the tree
-    std::string file;                      // "__0_0.distcp", relative to the directory
+    std::size_t item = 0;                  // index into DcpFacts::items
+    std::size_t file = 0;                  // index into DcpFacts::files
     std::uint64_t offset = 0, length = 0;  // its torch.save stream in the file
 };
 
 struct DcpFacts {
     std::vector<std::string> files;      // every file the metadata names, in order
+    std::vector<DcpItemFacts> items;     // in metadata order
     std::vector<DcpChunkFacts> streams;  // every chunk and byte item, in metadata order
 };
 

@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <unordered_map>
 
 #include "../builtin_stores.h"
 #include "../mapping.h"
@@ -429,14 +430,14 @@ private:
     mutable std::optional<DcpFacts> facts_;
 };
 
-// Where a chunk or byte item's stream is: MetadataIndex(fqn, offset) -> _StorageInfo.
-struct StorageKey {
-    std::string fqn;
-    std::vector<std::int64_t> offsets;  // empty for byte items (offset None)
-    bool operator<(const StorageKey& o) const {
-        return std::tie(fqn, offsets) < std::tie(o.fqn, o.offsets);
-    }
-};
+// Where a chunk or byte item's stream is: MetadataIndex(fqn, offset) -> _StorageInfo,
+// keyed by the fqn, a NUL and the offsets' bytes (none for a byte item).
+std::string storageKey(const std::string& fqn, const std::vector<std::int64_t>& offsets) {
+    std::string key = fqn;
+    key.push_back('\0');
+    key.append(reinterpret_cast<const char*>(offsets.data()), offsets.size() * sizeof(offsets[0]));
+    return key;
+}
 struct StreamPlace {
     std::string file;
     std::uint64_t offset = 0, length = 0;
@@ -470,18 +471,21 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
         r.fail("the metadata has no state_dict_metadata");
 
     // Every stream's place, by (fqn, chunk offsets).
-    std::map<StorageKey, StreamPlace> places;
+    std::unordered_map<std::string, StreamPlace> places;
     std::map<std::string, std::size_t> fileIndex;
+    if (storageData && storageData->type == Type::Dict)
+        places.reserve(storageData->entries.size());
     if (storageData && storageData->type == Type::Dict)
         for (const auto& [k, v] : storageData->entries) {
             if (!isA(k, "MetadataIndex"))
                 r.fail("a storage_data key that is not a MetadataIndex");
-            StorageKey key{r.text(field(k, "fqn"), "a MetadataIndex's fqn"), {}};
+            const std::string& fqn = r.text(field(k, "fqn"), "a MetadataIndex's fqn");
+            std::vector<std::int64_t> offsets;
             if (const Object* o = field(k, "offset"); o && o->type != Type::None)
-                key.offsets = r.ints(o, "a MetadataIndex's offset");
+                offsets = r.ints(o, "a MetadataIndex's offset");
             if (!v || v->type != Type::Instance ||
                 v->text != "torch.distributed.checkpoint.filesystem._StorageInfo")
-                r.fail("the storage of \"" + key.fqn + "\" is not a _StorageInfo");
+                r.fail("the storage of \"" + fqn + "\" is not a _StorageInfo");
             StreamPlace place;
             place.file = r.text(field(v, "relative_path"), "a _StorageInfo's relative_path");
             place.offset = std::uint64_t(r.integer(field(v, "offset"), "a _StorageInfo's offset"));
@@ -493,11 +497,11 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
                                         (t->type == Type::Str ? t->text : std::string("?"));
             if (place.file.empty() || place.file.find('/') != std::string::npos ||
                 place.file == "." || place.file == "..")
-                r.fail("the stream of \"" + key.fqn + "\" is in \"" + place.file +
+                r.fail("the stream of \"" + fqn + "\" is in \"" + place.file +
                        "\", not a file of the checkpoint's directory");
             if (fileIndex.emplace(place.file, files_.size()).second)
                 files_.push_back(place.file);
-            places[key] = std::move(place);
+            places[storageKey(fqn, offsets)] = std::move(place);
         }
     sources_.assign(files_.size(), nullptr);
 
@@ -529,13 +533,14 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
         const auto path = paths.find(item.fqn);
         item.path = path != paths.end() ? path->second : std::vector<std::string>{item.fqn};
         const std::string& key = item.path.back();
+        facts.items.push_back({item.fqn, item.path});
         const auto placeOf =
             [&](const std::vector<std::int64_t>& offsets) -> std::optional<StreamPlace> {
-            const auto it = places.find({item.fqn, offsets});
+            const auto it = places.find(storageKey(item.fqn, offsets));
             if (it == places.end())
                 return std::nullopt;
-            facts.streams.push_back(
-                {item.fqn, item.path, it->second.file, it->second.offset, it->second.length});
+            facts.streams.push_back({facts.items.size() - 1, fileIndex.at(it->second.file),
+                                     it->second.offset, it->second.length});
             return it->second;
         };
         if (isA(v, "BytesStorageMetadata")) {

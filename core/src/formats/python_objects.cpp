@@ -140,16 +140,34 @@ private:
         return items;
     }
 
+    // Memo ids count up from 0 (MEMOIZE, and what pickle writes for PUT):
+    // those below kMaxObjects live in a vector, any other in a map.
     void memoPut(std::uint64_t id) {
-        if (memo_.size() >= kMaxObjects && !memo_.count(id))
-            fail("more than " + std::to_string(kMaxObjects) + " memo entries");
-        memo_[id] = top();
+        Object*& slot = memoSlot(id);
+        if (!slot) {
+            if (memoCount_ >= kMaxObjects)
+                fail("more than " + std::to_string(kMaxObjects) + " memo entries");
+            ++memoCount_;
+        }
+        slot = top();
     }
     Object* memoGet(std::uint64_t id) {
-        const auto it = memo_.find(id);
-        if (it == memo_.end())
+        Object* found = nullptr;
+        if (id < denseMemo_.size()) {
+            found = denseMemo_[id];
+        } else if (const auto it = sparseMemo_.find(id); it != sparseMemo_.end()) {
+            found = it->second;
+        }
+        if (!found)
             fail("memo entry " + std::to_string(id) + " was never stored");
-        return it->second;
+        return found;
+    }
+    Object*& memoSlot(std::uint64_t id) {
+        if (id >= kMaxObjects)
+            return sparseMemo_[id];
+        if (id >= denseMemo_.size())
+            denseMemo_.resize(std::max<std::size_t>(id + 1, denseMemo_.size() * 2), nullptr);
+        return denseMemo_[id];
     }
 
     Object* tuple(std::vector<Object*> items) {
@@ -654,7 +672,7 @@ private:
             case 'r':
                 return memoPut(little(4));
             case 0x94:
-                return memoPut(memo_.size());
+                return memoPut(memoCount_);
             case 'g':
                 return push(memoGet(memoIndex(line())));
             case 'h':
@@ -705,7 +723,9 @@ private:
     Pickle out_;
     std::vector<Object*> stack_;
     std::vector<std::size_t> marks_;
-    std::unordered_map<std::uint64_t, Object*> memo_;
+    std::vector<Object*> denseMemo_;
+    std::unordered_map<std::uint64_t, Object*> sparseMemo_;
+    std::size_t memoCount_ = 0;
     std::size_t copied_ = 0;
 };
 
