@@ -59,8 +59,8 @@ bool writeArchive(const QString& path, std::uint64_t bytes, int compression) {
     TensorDict td = TensorDict::create();
     const std::uint64_t count = bytes / kLeaves / 4;
     for (int l = 0; l < kLeaves; ++l)
-        td.mutableRoot().addBytes("x" + std::to_string(l), DType::Float32,
-                                  {std::int64_t(count)}, ownedBytes(values(count, l)));
+        td.mutableRoot().addBytes("x" + std::to_string(l), DType::Float32, {std::int64_t(count)},
+                                  ownedBytes(values(count, l)));
     SaveOptions options;
     options.compression = compression;
     options.numThreads = 2;
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
         row("7z t", timed({sevenZip, "t", deflated}, a.rounds), unzipDeflated, size / 4);
     for (const char* threads : {"1", "2"})
         row(qPrintable(QString("tdstudio --check, %1 thread(s)").arg(threads)),
-            timed({tdstudio, "--check", deflated, "--threads", threads}, a.rounds),
-            unzipDeflated, size / 4);
+            timed({tdstudio, "--check", deflated, "--threads", threads}, a.rounds), unzipDeflated,
+            size / 4);
     return 0;
 }

@@ -46,8 +46,10 @@
 using namespace tensordict;
 using bench::findTool;
 using bench::median;
+using bench::processMedian;
 using bench::ProcessRun;
 using bench::runProcess;
+using bench::timeMedian;
 
 namespace {
 
@@ -68,36 +70,6 @@ TensorDict makeTensorDict(std::int64_t floatsPerLeaf) {
         }
     }
     return td;
-}
-
-// Median seconds of `rounds` timed calls after one untimed warm-up.
-double timeMedian(int rounds, const std::function<void()>& f) {
-    f();
-    std::vector<double> times;
-    for (int i = 0; i < rounds; ++i) {
-        QElapsedTimer timer;
-        timer.start();
-        f();
-        times.push_back(timer.nsecsElapsed() / 1e9);
-    }
-    return median(times);
-}
-
-// Median time of whole-process runs (after one warm-up) and their highest peak RSS.
-ProcessRun processMedian(int rounds, const QStringList& argv) {
-    runProcess(argv);
-    std::vector<double> times;
-    ProcessRun result;
-    for (int i = 0; i < rounds; ++i) {
-        const ProcessRun run = runProcess(argv);
-        if (!run.ok)
-            return run;
-        times.push_back(run.seconds);
-        result.peakMB = std::max(result.peakMB, run.peakMB);
-    }
-    result.seconds = median(times);
-    result.ok = true;
-    return result;
 }
 
 // Runs a Python script that prints one number of seconds (a median it

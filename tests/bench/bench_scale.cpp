@@ -52,37 +52,6 @@ std::uint64_t bytesRead() {
     return 0;
 }
 
-struct Timing {
-    double seconds = -1;
-    double peakMB = -1;
-};
-
-// The median of `rounds` runs of a process, after one warm-up.
-Timing timeProcess(const QStringList& argv, int rounds, const QString& out = "/dev/null") {
-    runProcess(argv, out);
-    std::vector<double> seconds, peaks;
-    for (int i = 0; i < rounds; ++i) {
-        const ProcessRun run = runProcess(argv, out);
-        if (!run.ok)
-            return {};
-        seconds.push_back(run.seconds);
-        peaks.push_back(run.peakMB);
-    }
-    return {median(seconds), median(peaks)};
-}
-
-double timeInProcess(const std::function<void()>& work, int rounds) {
-    work();
-    std::vector<double> seconds;
-    for (int i = 0; i < rounds; ++i) {
-        QElapsedTimer t;
-        t.start();
-        work();
-        seconds.push_back(t.nsecsElapsed() / 1e9);
-    }
-    return median(seconds);
-}
-
 bool make(const QStringList& args) {
     const ProcessRun run = runProcess(QStringList{kPython, kMakeScale} + args);
     if (!run.ok)
@@ -110,9 +79,9 @@ int main(int argc, char** argv) {
 
     if (args.runs('S') && make({"sharded", dir + "/sharded"})) {
         const QString folder = dir + "/sharded";
-        const Timing ours = timeProcess({tdstudio, "--info", folder}, args.rounds);
-        const Timing python =
-            timeProcess({kPython, kMakeScale, "read-sharded", folder}, args.rounds);
+        const ProcessRun ours = bench::processMedian(args.rounds, {tdstudio, "--info", folder});
+        const ProcessRun python =
+            bench::processMedian(args.rounds, {kPython, kMakeScale, "read-sharded", folder});
         const std::uint64_t before = bytesRead();
         const TensorDict td = load(folder.toStdString());
         const std::uint64_t read = bytesRead() - before;
@@ -127,7 +96,8 @@ int main(int argc, char** argv) {
 
     if (args.runs('M') && make({"metadata", dir + "/metadata"})) {
         const QString folder = dir + "/metadata";
-        const double ours = timeInProcess([&] { (void)load(folder.toStdString()); }, args.rounds);
+        const double ours =
+            bench::timeMedian(args.rounds, [&] { (void)load(folder.toStdString()); });
         // Inside Python: pickle.load alone, after the stand-in classes are imported.
         const QString out = dir + "/pickle-time.txt";
         std::vector<double> python;
@@ -154,9 +124,10 @@ int main(int argc, char** argv) {
         const QString folder = dir + "/dcp8";
         const QString single = dir + "/dcp8.safetensors";
         runProcess({tdstudio, "--save", folder, single});
-        const Timing ours = timeProcess({tdstudio, "--info", "--sha256", folder}, args.rounds);
-        const Timing openssl =
-            timeProcess({bench::findTool("openssl"), "dgst", "-sha256", single}, args.rounds);
+        const ProcessRun ours =
+            bench::processMedian(args.rounds, {tdstudio, "--info", "--sha256", folder});
+        const ProcessRun openssl = bench::processMedian(
+            args.rounds, {bench::findTool("openssl"), "dgst", "-sha256", single});
         std::printf("H. sha256 of a 1 GiB tensor in 8 chunks of 8 .distcp files\n");
         line("tdstudio --info --sha256 (goal >= 0.8x)", ours.seconds, openssl.seconds,
              "openssl one file");
@@ -167,16 +138,19 @@ int main(int argc, char** argv) {
     if (args.runs('C') && make({"dcp", dir + "/dcp4", "4", "1024"})) {
         const QString folder = dir + "/dcp4";
         const QString out = dir + "/dcp4.safetensors";
-        const Timing ours = timeProcess({tdstudio, "--save", folder, out}, args.rounds);
+        const ProcessRun ours =
+            bench::processMedian(args.rounds, {tdstudio, "--save", folder, out});
         QStringList cp{bench::findTool("cp")};
         for (const QString& f : QDir(folder).entryList({"*.distcp"}))
             cp << folder + "/" + f;
         QDir(dir).mkpath("copy");
         cp << dir + "/copy/";
-        const Timing copy = timeProcess(cp, args.rounds);
+        const ProcessRun copy = bench::processMedian(args.rounds, cp);
         std::printf("C. a 1 GiB 4-rank DCP directory to one .safetensors\n");
         line("tdstudio --save (goal >= 0.8x)", ours.seconds, copy.seconds, "cp .distcp");
-        std::printf("  peak RSS %.0f MB (goal < 300; mapped chunks count)\n", ours.peakMB);
+        std::printf(
+            "  peak RSS %.0f MB, the highest of the runs (goal < 300; mapped chunks count)\n",
+            ours.peakMB);
     }
     return 0;
 }

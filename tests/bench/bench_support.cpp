@@ -142,4 +142,32 @@ std::vector<std::uint8_t> imageLikeBytes(std::size_t images, std::size_t side) {
     return v;
 }
 
+double timeMedian(int rounds, const std::function<void()>& f) {
+    f();
+    std::vector<double> times;
+    for (int i = 0; i < rounds; ++i) {
+        QElapsedTimer timer;
+        timer.start();
+        f();
+        times.push_back(timer.nsecsElapsed() / 1e9);
+    }
+    return median(times);
+}
+
+ProcessRun processMedian(int rounds, const QStringList& argv) {
+    runProcess(argv);
+    std::vector<double> times;
+    ProcessRun result;
+    for (int i = 0; i < rounds; ++i) {
+        const ProcessRun run = runProcess(argv);
+        if (!run.ok)
+            return run;
+        times.push_back(run.seconds);
+        result.peakMB = std::max(result.peakMB, run.peakMB);
+    }
+    result.seconds = median(times);
+    result.ok = true;
+    return result;
+}
+
 }  // namespace bench

@@ -6,6 +6,7 @@
 #include <QStringList>
 #include <QTemporaryDir>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -45,6 +46,13 @@ struct ProcessRun {
 // inherits from us at fork().
 ProcessRun runProcess(const QStringList& argv, const QString& stdoutPath = "/dev/null",
                       const QString& cwd = {});
+
+// Median seconds of `rounds` timed calls of `f` after one untimed warm-up.
+double timeMedian(int rounds, const std::function<void()>& f);
+
+// Median time of whole-process runs of argv (after one warm-up) and their
+// highest peak RSS; the failed run itself when one fails.
+ProcessRun processMedian(int rounds, const QStringList& argv);
 
 // A temporary directory for a benchmark's data, removed with this object.
 struct Scratch {

@@ -118,9 +118,12 @@ private Q_SLOTS:
         r = parse({"--save", "s", "d", "--format", "safetensors"});
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         QCOMPARE(r.options.save.format, std::optional(tensordict::SaveFormat::Safetensors));
-        for (const auto& [text, bytes] :
-             {std::pair{"5GB", 5'000'000'000ull}, {"2GiB", 2ull << 30}, {"500mb", 500'000'000ull},
-              {"1.5KiB", 1536ull}, {"123", 123ull}, {"64 MiB", 64ull << 20}}) {
+        for (const auto& [text, bytes] : {std::pair{"5GB", 5'000'000'000ull},
+                                          {"2GiB", 2ull << 30},
+                                          {"500mb", 500'000'000ull},
+                                          {"1.5KiB", 1536ull},
+                                          {"123", 123ull},
+                                          {"64 MiB", 64ull << 20}}) {
             r = parse({"--save", "s", "d", "--format", "hf", "--max-shard-size", text});
             QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
             QCOMPARE(r.options.save.format, std::optional(tensordict::SaveFormat::HuggingFace));

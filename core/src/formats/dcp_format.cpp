@@ -242,8 +242,10 @@ public:
     }
     bool readsInPlace(const StorageInfo& info) const override {
         const Tensor& t = tensorOf(info);
-        return t.chunks.size() == 1 && t.chunks[0].numel == t.numel &&
-               chunkLeaves(t)[0]->isTensor() && !chunkLeaves(t)[0]->hasRandomAccess();
+        if (t.chunks.size() != 1 || t.chunks[0].numel != t.numel)
+            return false;
+        const Node& whole = *chunkLeaves(t)[0];
+        return !whole.hasRandomAccess();
     }
     LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
                              std::size_t) const override {
