@@ -113,9 +113,8 @@ public:
 
     void readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
                        std::size_t n) const override {
-        if (readsInPlace(info))
-            return Store::readLeafRange(info, offset, out, n);
-        // A streaming reader asks for one chunk after another: the file is
+        // Read, even where the file maps: a copy leaves nothing resident. A
+        // streaming reader asks for one chunk after another: the file is
         // opened once (on a web server, opening is a request).
         std::shared_ptr<const ByteSource> source;
         {

@@ -5,6 +5,7 @@
 #include "node_builder.h"
 #include "shared_value.h"
 #include "tensordict/error.h"
+#include "tensordict/guarded_read.h"
 #include "tensordict/keys.h"
 #include "tensordict/store.h"
 
@@ -236,12 +237,21 @@ LeafBytes Node::bytes() const {
     return fresh;
 }
 
+namespace {
+
+void requireWithinLeaf(const std::string& where, std::uint64_t nbytes, std::uint64_t offset,
+                       std::uint64_t length) {
+    if (offset > nbytes || length > nbytes - offset)
+        throw Error::invalid(where, "bytes " + std::to_string(offset) + " to " +
+                                        std::to_string(offset + length) +
+                                        " are past the leaf's " + std::to_string(nbytes));
+}
+
+}  // namespace
+
 LeafBytes Node::bytesRange(std::uint64_t offset, std::uint64_t length) const {
     const TensorLeaf& l = leaf();
-    if (offset > l.nbytes || length > l.nbytes - offset)
-        throw Error::invalid(where(), "bytes " + std::to_string(offset) + " to " +
-                                          std::to_string(offset + length) +
-                                          " are past the leaf's " + std::to_string(l.nbytes));
+    requireWithinLeaf(where(), l.nbytes, offset, length);
     if (length == 0)
         return {};
     const auto part = [&](const LeafBytes& whole) {
@@ -259,6 +269,24 @@ LeafBytes Node::bytesRange(std::uint64_t offset, std::uint64_t length) const {
         (l.storage.kind == StorageKind::CompressedEntry || !store_->readsInPlace(l.storage)))
         return store_->leafBytesRange(l.storage, offset, length, 1);
     return part(bytes());
+}
+
+void Node::readInto(std::uint64_t offset, std::byte* out, std::size_t length) const {
+    const TensorLeaf& l = leaf();
+    requireWithinLeaf(where(), l.nbytes, offset, length);
+    if (length == 0)
+        return;
+    bool held = false;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        held = bytes_ || !inUse_.expired();
+    }
+    // Bytes changed in place live in memory only; compressed entries inflate.
+    if (!held && store_ && l.storage.isPlain() && l.storage.kind != StorageKind::CompressedEntry &&
+        l.storage.kind != StorageKind::None)
+        return store_->readLeafRange(l.storage, offset, out, length);
+    const LeafBytes part = bytesRange(offset, length);
+    guardedCopy(out, part.data.get(), length, *this);
 }
 
 bool Node::hasRandomAccess() const {

@@ -9,6 +9,7 @@
 #include "tensordict/element.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
+#include "tensordict/statistics.h"
 #include "tensordict/store.h"
 
 namespace tensordict {
@@ -150,6 +151,8 @@ struct Collector {
                 if (const std::string warning = node.integrityWarning(); !warning.empty())
                     o.emplace_back("warning", Value(warning));
             }
+            if (options.stats)
+                o.emplace_back("stats", statisticsValue(node));
             if (options.firstValues > 0)
                 o.emplace_back("first_values", firstValues(node, options.firstValues));
             leaves.emplace_back(std::move(o));
@@ -183,6 +186,19 @@ std::vector<NodeProperty> nodeProperties(const Node& node, bool readPayloadOffse
         if (std::string note = node.store()->readingNote(); !note.empty())
             out.push_back({"reading", Value(std::move(note))});
     return out;
+}
+
+Value statisticsValue(const Node& leaf) {
+    const LeafStatistics s = leafStatistics(leaf);
+    const auto number = [&](double v) { return s.finite ? Value(v) : Value(); };
+    return Value(Value::Object{
+        {"min", number(s.min)},
+        {"max", number(s.max)},
+        {"mean", number(s.mean)},
+        {"std", number(s.std)},
+        {"nan", Value(s.nans)},
+        {"inf", Value(s.infs)},
+    });
 }
 
 std::string leafSha256(const Node& leaf) {

@@ -225,8 +225,7 @@ void writeFiles(const std::vector<std::string>& paths, const std::vector<std::st
                     }
                     return;
                 }
-                const LeafBytes part = leaf.bytesRange(p.offset, p.length);
-                guardedCopy(buffer.data(), part.data.get(), p.length, leaf);
+                leaf.readInto(p.offset, buffer.data(), p.length);
                 pwriteAll(fds[p.file], buffer.data(), p.length, p.at + p.offset, paths[p.file]);
                 progress.add(p.length, shown[p.file]);
             },

@@ -154,11 +154,15 @@ double timeMedian(int rounds, const std::function<void()>& f) {
     return median(times);
 }
 
-ProcessRun processMedian(int rounds, const QStringList& argv) {
+ProcessRun processMedian(int rounds, const QStringList& argv, const std::function<void()>& before) {
+    if (before)
+        before();
     runProcess(argv);
     std::vector<double> times;
     ProcessRun result;
     for (int i = 0; i < rounds; ++i) {
+        if (before)
+            before();
         const ProcessRun run = runProcess(argv);
         if (!run.ok)
             return run;

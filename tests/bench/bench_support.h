@@ -51,8 +51,10 @@ ProcessRun runProcess(const QStringList& argv, const QString& stdoutPath = "/dev
 double timeMedian(int rounds, const std::function<void()>& f);
 
 // Median time of whole-process runs of argv (after one warm-up) and their
-// highest peak RSS; the failed run itself when one fails.
-ProcessRun processMedian(int rounds, const QStringList& argv);
+// highest peak RSS; the failed run itself when one fails. `before` runs,
+// untimed, before each run (removing a previous run's output, say).
+ProcessRun processMedian(int rounds, const QStringList& argv,
+                         const std::function<void()>& before = {});
 
 // A temporary directory for a benchmark's data, removed with this object.
 struct Scratch {

@@ -10,6 +10,8 @@ usage:
                  classes; the .distcp files it names are not written
   make_scale.py dcp DIR RANKS MIB             one float32 tensor of MIB MiB sharded
                  row-wise over RANKS ranks, by make_dcp.py's dcp_save
+  make_scale.py float8 FILE MIB               one F8_E4M3 tensor of MIB MiB in a
+                 .safetensors file (codes of weights: normal around 0, a few NaN)
   make_scale.py read-sharded DIR              the baseline: json-parse the index and
                  read each shard's header (struct + json); prints bytes read
   make_scale.py load-metadata FILE            the baseline: pickle.load with the
@@ -86,6 +88,23 @@ def dcp(out, ranks, mib):
     print(hashlib.sha256(whole.tobytes()).hexdigest())
 
 
+def float8(path, mib):
+    import numpy as np
+    rng = np.random.default_rng(8)
+    n = mib << 20
+    header = {"__metadata__": {"format": "pt"},
+              "w": {"dtype": "F8_E4M3", "shape": [n // 4096, 4096], "data_offsets": [0, n]}}
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    # A 64 MiB block of codes, repeated: the codes of small weights, both signs.
+    block = (rng.integers(0x20, 0x48, size=64 << 20, dtype=np.uint8) |
+             (rng.integers(0, 2, size=64 << 20, dtype=np.uint8) << 7))
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text)
+        for _ in range(n // block.size):
+            f.write(block.tobytes())
+
+
 def read_sharded(folder):
     read = 0
     with open(os.path.join(folder, "model.safetensors.index.json"), "rb") as f:
@@ -112,5 +131,6 @@ def load_metadata(path):
 if __name__ == "__main__":
     what, where = sys.argv[1], sys.argv[2]
     rest = [int(a) for a in sys.argv[3:]]
-    {"sharded": sharded, "metadata": metadata, "dcp": dcp, "read-sharded": read_sharded,
+    {"sharded": sharded, "metadata": metadata, "dcp": dcp, "float8": float8,
+     "read-sharded": read_sharded,
      "load-metadata": load_metadata}[what](where, *rest)

@@ -118,7 +118,7 @@ private Q_SLOTS:
         QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/make_zip_bomb.py", bomb},
                                         nullptr, &error),
                  qPrintable(error));
-        const PeakRun run = runForPeak({"--info", bomb, "--sha256"});
+        const PeakRun run = runForPeak({"--info", bomb, "--sha256", "--stats"});
         QCOMPARE(run.exitCode, 0);
 #ifdef TDSTUDIO_SANITIZED
         // A sanitizer's shadow and quarantine add ~170 MiB: the bound still
@@ -588,6 +588,44 @@ private Q_SLOTS:
         QVERIFY(out.contains("\"\\u00fcn\\u00efcode \\u2713 \\\"quoted\\\"\""));
         QVERIFY(out.contains(
             "[\"a\"]  tensor  torch.float32  shape [3]  12 bytes  file a.memmap  sha256 "));
+    }
+
+    // --stats: each leaf's values decoded (float8 included), against numpy's
+    // figures from tests/support/make_low_precision.py.
+    void infoStatsOfFloat8Leaves() {
+        const QString file = scratch_.path() + "/low.safetensors";
+        QString out, error;
+        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/make_low_precision.py", file},
+                                        &out, &error),
+                 qPrintable(error));
+        const QJsonObject expected =
+            QJsonDocument::fromJson(out.toUtf8()).object()["tensors"].toObject();
+        const Run json = tdstudio({"--info", file, "--json", "--stats"});
+        QVERIFY2(json.exitCode == 0, json.err.constData());
+        const QJsonArray leaves = QJsonDocument::fromJson(json.out).object()["leaves"].toArray();
+        QCOMPARE(leaves.size(), expected.size());
+        for (const QJsonValue& leaf : leaves) {
+            const QString key = leaf["key"].toArray()[0].toString();
+            const QJsonObject want = expected[key].toObject()["stats"].toObject();
+            const QJsonObject got = leaf["stats"].toObject();
+            QCOMPARE(got["nan"].toInteger(), want["nan"].toInteger());
+            QCOMPARE(got["inf"].toInteger(), want["inf"].toInteger());
+            QCOMPARE(got["min"].toDouble(), want["min"].toDouble());
+            QCOMPARE(got["max"].toDouble(), want["max"].toDouble());
+            QVERIFY2(qAbs(got["std"].toDouble() - want["std"].toDouble()) <=
+                         1e-12 * want["std"].toDouble(),
+                     qPrintable(key));
+        }
+        const Run text = tdstudio({"--info", file, "--stats"});
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY2(text.out.contains("[\"f8_e4m3.every_code\"]  tensor  torch.float8_e4m3fn  shape "
+                                   "[16, 16]  256 bytes  file low.safetensors  min -448.0  max "
+                                   "448.0  mean "),
+                 text.out.constData());
+        QVERIFY(text.out.contains("  nan 2  inf 0\n"));
+        const Run misplaced = tdstudio({"--save", file, scratch_.path() + "/x.tdz", "--stats"});
+        QCOMPARE(misplaced.exitCode, 2);
+        QVERIFY2(misplaced.err.contains("--stats"), misplaced.err.constData());
     }
 
     void infoReportsErrors() {

@@ -61,15 +61,20 @@ void appendBrief(std::string& line, const tensordict::Node& node,
 }
 
 // One line per node, built as UTF-8 (10,000 leaves print in a few ms).
-void printNode(const tensordict::Node& node, bool sha256, const std::string& parentKeys,
-               std::string& text, QTextStream& out) {
+void printNode(const tensordict::Node& node, const InfoRequest& request,
+               const std::string& parentKeys, std::string& text, QTextStream& out) {
     const std::string keys = keyList(parentKeys, node);
     text += keys;
     text += "]  ";
     text += tensordict::kindName(node.kind());
     for (const tensordict::NodeProperty& p : tensordict::nodeProperties(node, false))
         appendBrief(text, node, p);
-    if (sha256 && node.isTensor()) {
+    if (request.stats && node.isTensor()) {
+        const tensordict::Value stats = tensordict::statisticsValue(node);
+        for (const auto& [name, value] : stats.asObject())
+            text += "  " + name + " " + tensordict::toJson(value);
+    }
+    if (request.sha256 && node.isTensor()) {
         text += "  sha256 " + tensordict::leafSha256(node);
         if (const std::string warning = node.integrityWarning(); !warning.empty())
             text += "  WARNING " + warning;
@@ -80,7 +85,7 @@ void printNode(const tensordict::Node& node, bool sha256, const std::string& par
         text.clear();
     }
     for (const auto& child : node.children())
-        printNode(*child, sha256, keys, text, out);
+        printNode(*child, request, keys, text, out);
 }
 
 // Problems found while reading leaves in full (CRC-32 mismatches): the
@@ -109,6 +114,7 @@ int printInfo(const InfoRequest& request, QTextStream& out, QTextStream& err) {
         if (request.json) {
             tensordict::DescribeOptions options;
             options.sha256 = request.sha256;
+            options.stats = request.stats;
             options.firstValues = 16;
             out << QString::fromStdString(
                        tensordict::toStrictJson(tensordict::describe(td, options)))
@@ -117,7 +123,7 @@ int printInfo(const InfoRequest& request, QTextStream& out, QTextStream& err) {
             out << QString::fromStdString(td.path()) << "  (" << QString::fromStdString(td.format())
                 << ")\n";
             std::string text;
-            printNode(td.root(), request.sha256, {}, text, out);
+            printNode(td.root(), request, {}, text, out);
             out << QString::fromStdString(text);
         }
     } catch (const std::exception& e) {

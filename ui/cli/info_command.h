@@ -5,11 +5,12 @@
 
 namespace cli {
 
-// tdstudio --info PATH [--json] [--sha256]
+// tdstudio --info PATH [--json] [--sha256] [--stats]
 struct InfoRequest {
     QString path;
     bool json = false;    // one JSON document (the fixtures' .expected.json conventions)
     bool sha256 = false;  // the sha256 of each leaf's raw C-order bytes
+    bool stats = false;   // min, max, mean, std, NaN and Inf counts of each leaf's values
 };
 
 // Prints every node, leaf and non-tensor value of the request's path.

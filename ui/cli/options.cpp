@@ -16,7 +16,7 @@ namespace {
 const char kUsage[] =
     "Usage: tdstudio [PATH] [--select K [--view MODE]] [--compare B] [--screenshot FILE]\n"
     "                [--window-size WxH]\n"
-    "       tdstudio --info PATH [--json] [--sha256]\n"
+    "       tdstudio --info PATH [--json] [--sha256] [--stats]\n"
     "       tdstudio --save SRC DEST [--archive] [--compression M] [--level N] [--threads N]\n"
     "                [--atomic] [--no-robust-key] [--allow-outside-links] [--skip-objects]\n"
     "                [--key K ...] [--key-name NAME] [--format F [--max-shard-size S]]\n"
@@ -91,6 +91,9 @@ void describe(QCommandLineParser& parser) {
                       "With --info: one JSON document (the fixtures' .expected.json "
                       "conventions). With --diff: the differences as JSON."});
     parser.addOption({"sha256", "With --info: the sha256 of each leaf's raw C-order bytes."});
+    parser.addOption({"stats",
+                      "With --info: each leaf's min, max, mean, std (population) and "
+                      "NaN and Inf counts, over its values decoded to float64."});
     parser.addOption({"select",
                       "Select the key K when PATH opens (a/b, or a JSON list; [] for the root of a "
                       "file of one tensor).",
@@ -191,6 +194,7 @@ struct OptionModes {
 const OptionModes kOptionModes[] = {
     {"json", bit(Mode::Info) | bit(Mode::Diff) | bit(Mode::Check)},
     {"sha256", bit(Mode::Info)},
+    {"stats", bit(Mode::Info)},
     {"select", bit(Mode::Gui)},
     {"view", bit(Mode::Gui)},
     {"compare", bit(Mode::Gui)},
@@ -565,7 +569,8 @@ ParseResult parseArguments(const QStringList& arguments, const QStringList& view
     options.insecure = parser.isSet("insecure");
     switch (options.mode) {
         case Mode::Info:
-            options.info = {args[0], parser.isSet("json"), parser.isSet("sha256")};
+            options.info = {args[0], parser.isSet("json"), parser.isSet("sha256"),
+                            parser.isSet("stats")};
             break;
         case Mode::Save:
             result.error = readSave(parser, args, &options.save);

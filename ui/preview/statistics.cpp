@@ -11,128 +11,13 @@
 #include <limits>
 
 #include "tensordict/element.h"
+#include "tensordict/statistics.h"
 
 using tensordict::DType;
 
 namespace {
 
 constexpr std::int64_t kChunk = 1 << 22;  // elements per task
-
-// Partial results of one chunk, merged with Chan's formula for the variance.
-struct Partial {
-    std::int64_t count = 0, finite = 0, nans = 0, infs = 0, zeros = 0;
-    double min = std::numeric_limits<double>::infinity();
-    double max = -std::numeric_limits<double>::infinity();
-    double mean = 0, m2 = 0;
-
-    void merge(const Partial& o) {
-        count += o.count, nans += o.nans, infs += o.infs, zeros += o.zeros;
-        min = std::min(min, o.min), max = std::max(max, o.max);
-        if (o.finite == 0)
-            return;
-        if (finite == 0) {
-            finite = o.finite, mean = o.mean, m2 = o.m2;
-            return;
-        }
-        const double n = double(finite) + double(o.finite);
-        const double delta = o.mean - mean;
-        mean += delta * double(o.finite) / n;
-        m2 += o.m2 + delta * delta * double(finite) * double(o.finite) / n;
-        finite += o.finite;
-    }
-};
-
-// Sum and squares are taken about a shift (the chunk's first finite value)
-// so that large offsets do not swamp the variance.
-template <typename Get>
-Partial scan(std::int64_t begin, std::int64_t end, Get get) {
-    Partial p;
-    p.count = end - begin;
-    double shift = 0, sum = 0, sumsq = 0;
-    bool haveShift = false;
-    for (std::int64_t i = begin; i < end; ++i) {
-        const double x = get(i);
-        if (x == 0)
-            ++p.zeros;
-        if (std::isnan(x)) {
-            ++p.nans;
-            continue;
-        }
-        if (std::isinf(x)) {
-            ++p.infs;
-            continue;
-        }
-        if (!haveShift)
-            shift = x, haveShift = true;
-        const double d = x - shift;
-        sum += d;
-        sumsq += d * d;
-        p.min = std::min(p.min, x);
-        p.max = std::max(p.max, x);
-        ++p.finite;
-    }
-    if (p.finite) {
-        const double n = double(p.finite);
-        p.mean = shift + sum / n;
-        p.m2 = std::max(0.0, sumsq - sum * sum / n);
-    }
-    return p;
-}
-
-// The hot path for contiguous float data: 8 independent lanes (no NaN/Inf
-// checks per element) over blocks; a block whose sum is not finite holds NaN
-// or Inf and is redone exactly by `scan`.
-template <typename T>
-Partial scanContiguous(const T* p, std::int64_t begin, std::int64_t end) {
-    constexpr int kLanes = 8;
-    constexpr std::int64_t kBlock = 4096;
-    Partial total;
-    for (std::int64_t b = begin; b < end; b += kBlock) {
-        const std::int64_t e = std::min(end, b + kBlock);
-        const double shift = double(p[b]);
-        double sum[kLanes] = {}, sumsq[kLanes] = {};
-        T mn[kLanes], mx[kLanes];
-        std::int64_t zeros[kLanes] = {};
-        for (int j = 0; j < kLanes; ++j)
-            mn[j] = mx[j] = p[b];
-        std::int64_t i = b;
-        for (; i + kLanes <= e; i += kLanes) {
-            for (int j = 0; j < kLanes; ++j) {
-                const T x = p[i + j];
-                const double d = double(x) - shift;
-                sum[j] += d;
-                sumsq[j] += d * d;
-                mn[j] = x < mn[j] ? x : mn[j];
-                mx[j] = x > mx[j] ? x : mx[j];
-                zeros[j] += x == T(0);
-            }
-        }
-        double s = 0, q = 0;
-        Partial block;
-        for (int j = 0; j < kLanes; ++j) {
-            s += sum[j], q += sumsq[j], block.zeros += zeros[j];
-            block.min = std::min(block.min, double(mn[j]));
-            block.max = std::max(block.max, double(mx[j]));
-        }
-        for (; i < e; ++i) {
-            const double d = double(p[i]) - shift;
-            s += d, q += d * d;
-            block.zeros += p[i] == T(0);
-            block.min = std::min(block.min, double(p[i]));
-            block.max = std::max(block.max, double(p[i]));
-        }
-        if (!std::isfinite(s + q) || !std::isfinite(shift)) {
-            total.merge(scan(b, e, [p](std::int64_t k) { return double(p[k]); }));
-            continue;
-        }
-        const auto n = double(e - b);
-        block.count = block.finite = e - b;
-        block.mean = shift + s / n;
-        block.m2 = std::max(0.0, q - s * s / n);
-        total.merge(block);
-    }
-    return total;
-}
 
 // Typed access to element i of the leaf or the slice, as a double.
 class Reader {
@@ -283,27 +168,27 @@ Statistics computeStatistics(const StatisticsRequest& request,
         s.sourceChanged = true;  // the pages say why
         return s;
     }
-    Partial all;
-    auto merge = [&all](const Partial& p) { all.merge(p); };
+    tensordict::Moments all;
+    auto merge = [&all](const tensordict::Moments& p) { all.merge(p); };
     const std::byte* base = request.bytes.data.get();
     std::atomic<bool> lost{false};
     bool ok;
     const bool plain = !request.slice && !request.other.data;  // the leaf itself, contiguous
-    if (plain && request.dtype == DType::Float32) {
-        const auto* p = reinterpret_cast<const float*>(base);
-        ok = runChunks<Partial>(
+    const std::size_t item = tensordict::itemSize(request.dtype);
+    if (plain &&
+        (request.dtype == DType::Float32 || request.dtype == DType::Float64 || item == 1)) {
+        ok = runChunks<tensordict::Moments>(
             total, request.threads, progress, 0.0, 0.5,
-            [p](std::int64_t b, std::int64_t e) { return scanContiguous(p, b, e); }, merge, lost);
-    } else if (plain && request.dtype == DType::Float64) {
-        const auto* p = reinterpret_cast<const double*>(base);
-        ok = runChunks<Partial>(
-            total, request.threads, progress, 0.0, 0.5,
-            [p](std::int64_t b, std::int64_t e) { return scanContiguous(p, b, e); }, merge, lost);
+            [base, item, dtype = request.dtype](std::int64_t b, std::int64_t e) {
+                return tensordict::momentsOfElements(base + std::size_t(b) * item, dtype, e - b);
+            },
+            merge, lost);
     } else {
         ok = reader.dispatch([&](auto get) {
-            return runChunks<Partial>(
+            return runChunks<tensordict::Moments>(
                 total, request.threads, progress, 0.0, 0.5,
-                [&get](std::int64_t b, std::int64_t e) { return scan(b, e, get); }, merge, lost);
+                [&get](std::int64_t b, std::int64_t e) { return tensordict::momentsOf(b, e, get); },
+                merge, lost);
         });
     }
     if (lost) {
@@ -319,8 +204,8 @@ Statistics computeStatistics(const StatisticsRequest& request,
     if (all.finite == 0)
         return s;
     s.min = all.min, s.max = all.max, s.mean = all.mean;
-    s.std = std::sqrt(all.m2 / double(all.finite));
-    s.sampleStd = all.finite > 1 ? std::sqrt(all.m2 / double(all.finite - 1)) : 0.0;
+    s.std = all.populationStd();
+    s.sampleStd = all.sampleStd();
 
     if (request.bins <= 0)
         return s;

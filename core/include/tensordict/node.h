@@ -223,6 +223,10 @@ public:
     // little as the store allows: a part of a compressed entry with access
     // points inflates only the segments around it. Throws Error.
     LeafBytes bytesRange(std::uint64_t offset, std::uint64_t length) const;
+    // The same bytes copied into `out`, read (not mapped) where the store
+    // can: a pass over a large leaf (a conversion) then leaves none of it
+    // resident in this process. Throws Error.
+    void readInto(std::uint64_t offset, std::byte* out, std::size_t length) const;
     // Whether bytesRange() reads only around the part asked for where
     // bytes() would inflate or fetch the whole leaf (a compressed entry with
     // access points, a leaf on a web server): such a leaf is best shown

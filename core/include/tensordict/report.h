@@ -33,6 +33,10 @@ std::vector<NodeProperty> nodeProperties(const Node& node, bool readPayloadOffse
 struct DescribeOptions {
     bool sha256 = false;  // hash each leaf's raw bytes (reads all data)
     int firstValues = 0;  // include up to this many leading values per leaf
+    // Each leaf's {min, max, mean, std (population), nan, inf} over its
+    // decoded values (reads all data, on every core); min to std are null
+    // when no value is finite.
+    bool stats = false;
 };
 
 // Describes every node, leaf and non-tensor value of `td` with the field
@@ -42,6 +46,9 @@ Value describe(const TensorDict& td, const DescribeOptions& options = {});
 
 // One leaf's leading values as plain data (complex as [re, im]).
 Value firstValues(const Node& leaf, int count);
+
+// A leaf's statistics (leafStatistics()) as the "stats" object above.
+Value statisticsValue(const Node& leaf);
 
 // Lowercase hex sha256 of a leaf's raw bytes.
 std::string leafSha256(const Node& leaf);

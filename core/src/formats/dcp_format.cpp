@@ -387,8 +387,19 @@ private:
             const std::int64_t l1 = elementsBefore(c, t.shape, e1, t.numel);
             if (l0 >= l1)
                 continue;
-            const LeafBytes part =
-                leaves[i]->bytesRange(std::uint64_t(l0) * item, std::uint64_t(l1 - l0) * item);
+            const std::size_t bytes = static_cast<std::size_t>((l1 - l0) * item);
+            // A chunk whole in every dimension but the first (row-wise
+            // shards) is one run of the global tensor: read in place.
+            bool rowWise = true;
+            for (std::size_t d = 1; d < dims; ++d)
+                rowWise = rowWise && c.sizes[d] == t.shape[d];
+            if (rowWise) {
+                const std::int64_t g = (dims ? c.offsets[0] * globalStrides[0] : 0) + l0;
+                leaves[i]->readInto(std::uint64_t(l0) * item, out + (g - e0) * item, bytes);
+                continue;
+            }
+            std::vector<std::byte> part(bytes);
+            leaves[i]->readInto(std::uint64_t(l0) * item, part.data(), bytes);
             // The chunk's elements l0.. as runs along its last dimension.
             std::vector<std::int64_t> index(dims, 0);
             std::int64_t rest = l0;
@@ -396,27 +407,23 @@ private:
                 index[d] = c.sizes[d] ? rest % c.sizes[d] : 0;
                 rest = c.sizes[d] ? rest / c.sizes[d] : 0;
             }
-            const bool copied = tryGuardedRun([&] {
-                for (std::int64_t l = l0; l < l1;) {
-                    std::int64_t g = 0;
-                    for (std::size_t d = 0; d < dims; ++d)
-                        g += (c.offsets[d] + index[d]) * globalStrides[d];
-                    const std::int64_t run =
-                        dims ? std::min(c.sizes[dims - 1] - index[dims - 1], l1 - l) : 1;
-                    std::memcpy(out + (g - e0) * item, part.data.get() + (l - l0) * item,
-                                static_cast<std::size_t>(run * item));
-                    l += run;
-                    if (dims) {
-                        index[dims - 1] += run;
-                        for (std::size_t d = dims - 1; d > 0 && index[d] == c.sizes[d]; --d) {
-                            index[d] = 0;
-                            ++index[d - 1];
-                        }
+            for (std::int64_t l = l0; l < l1;) {
+                std::int64_t g = 0;
+                for (std::size_t d = 0; d < dims; ++d)
+                    g += (c.offsets[d] + index[d]) * globalStrides[d];
+                const std::int64_t run =
+                    dims ? std::min(c.sizes[dims - 1] - index[dims - 1], l1 - l) : 1;
+                std::memcpy(out + (g - e0) * item, part.data() + (l - l0) * item,
+                            static_cast<std::size_t>(run * item));
+                l += run;
+                if (dims) {
+                    index[dims - 1] += run;
+                    for (std::size_t d = dims - 1; d > 0 && index[d] == c.sizes[d]; --d) {
+                        index[d] = 0;
+                        ++index[d - 1];
                     }
                 }
-            });
-            if (!copied)
-                throw Error::changed(pathOf(files_[c.file]));
+            }
         }
     }
 

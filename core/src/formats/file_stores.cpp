@@ -153,6 +153,18 @@ LeafBytes SingleFileStore::leafBytes(const StorageInfo& info, std::uint64_t nbyt
     return copy;
 }
 
+void SingleFileStore::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
+                                    std::size_t n) const {
+    if (info.path != name_)
+        throw Error::notFound(describe(info.path), "no such file");
+    std::uint64_t end = offset + n;
+    if (end < offset || end > source_->size())
+        throw Error::truncated(source_->name(), "the file is " + std::to_string(source_->size()) +
+                                                    " bytes but the leaf needs bytes to " +
+                                                    std::to_string(end) + " (truncated file?)");
+    source_->readOnce(offset, out, n);
+}
+
 std::string FolderStore::describe(const std::string& rel) const {
     return pathOf(rel);
 }

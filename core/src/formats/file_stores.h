@@ -43,6 +43,9 @@ public:
     // The file's first nbytes: mapped where the source maps, else read.
     LeafBytes leafBytes(const StorageInfo& info, std::uint64_t nbytes,
                         std::size_t alignment) const override;
+    // Read, even where the file maps: a copy leaves nothing resident.
+    void readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
+                       std::size_t n) const override;
 
 protected:
     const ByteSource& source() const { return *source_; }

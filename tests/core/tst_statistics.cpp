@@ -1,0 +1,187 @@
+// Statistics of whole leaves (tensordict/statistics.h, `--info --stats`):
+// every float8 dtype of safetensors decoded to float64, NaN and Inf counted
+// apart, against what numpy computes from each format's definition
+// (tests/support/make_low_precision.py); the same figures on any number of
+// threads and through a compressed archive entry; a file that shrinks
+// underneath, or a cancel, stops with an error that names it.
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtEndian>
+#include <QtTest>
+#include <cmath>
+
+#include "tensordict/element.h"
+#include "tensordict/error.h"
+#include "tensordict/guarded_read.h"
+#include "tensordict/report.h"
+#include "tensordict/save.h"
+#include "tensordict/statistics.h"
+#include "tensordict/tensordict.h"
+#include "testsupport.h"
+
+using namespace tensordict;
+
+namespace {
+
+// Sums in another order differ in the last bits: equal within 1e-12 of the
+// spread of the values.
+bool close(double ours, double numpy, double scale) {
+    return std::abs(ours - numpy) <= 1e-12 * std::max({std::abs(numpy), scale, 1.0});
+}
+
+const Value& field(const Value& object, const char* key) {
+    const Value* v = object.find(key);
+    if (!v)
+        throw std::runtime_error(std::string("no field ") + key);
+    return *v;
+}
+
+const Node& leafAt(const TensorDict& td, const std::string& key) {
+    const Node* node = td.root().find({key});
+    if (!node || !node->isTensor())
+        throw std::runtime_error("no leaf " + key);
+    return *node;
+}
+
+}  // namespace
+
+class StatisticsTest : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(scratch_.isValid());
+        file_ = scratch_.filePath("low.safetensors");
+        QString out, error;
+        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/make_low_precision.py", file_},
+                                        &out, &error),
+                 qPrintable(error));
+        expected_ = QJsonDocument::fromJson(out.toUtf8()).object()["tensors"].toObject();
+        QCOMPARE(expected_.size(), 10);
+    }
+
+    void everyFloat8LeafMatchesNumpy() {
+        const TensorDict td = load(file_.toStdString());
+        for (auto it = expected_.begin(); it != expected_.end(); ++it) {
+            const std::string name = it.key().toStdString();
+            const QJsonObject want = it.value().toObject();
+            const Node& leaf = leafAt(td, name);
+            // Each value as numpy decodes it (every code of the format in
+            // the every_code leaves).
+            const QJsonArray values = want["values"].toArray();
+            LeafBytes bytes = leaf.bytes();
+            for (int i = 0; i < values.size(); ++i) {
+                const double v = elementAsDouble(bytes.data.get() + i, leaf.leaf().dtype);
+                const QJsonValue w = values[i];
+                if (w.isNull())
+                    QVERIFY2(std::isnan(v), qPrintable(it.key() + " [" + QString::number(i) + "]"));
+                else if (w.isString())
+                    QCOMPARE(v, w.toString() == "inf" ? INFINITY : -INFINITY);
+                else
+                    QCOMPARE(v, w.toDouble());
+            }
+            const LeafStatistics one = leafStatistics(leaf, 1);
+            const LeafStatistics two = leafStatistics(leaf, 2);
+            const QJsonObject s = want["stats"].toObject();
+            QCOMPARE(one.nans, s["nan"].toInteger());
+            QCOMPARE(one.infs, s["inf"].toInteger());
+            QCOMPARE(one.count, std::int64_t(leaf.leaf().numel));
+            const double spread = s["std"].toDouble();
+            QCOMPARE(one.min, s["min"].toDouble());
+            QCOMPARE(one.max, s["max"].toDouble());
+            QVERIFY2(close(one.mean, s["mean"].toDouble(), spread), qPrintable(it.key()));
+            QVERIFY2(close(one.std, spread, spread), qPrintable(it.key()));
+            // Pieces merged in order: the same figures on any number of threads.
+            QCOMPARE(two.mean, one.mean);
+            QCOMPARE(two.std, one.std);
+        }
+    }
+
+    // describe() (and so --info --json --stats) carries the same figures;
+    // min to std are null where no value is finite.
+    void describeCarriesStats() {
+        const TensorDict td = load(file_.toStdString());
+        DescribeOptions options;
+        options.stats = true;
+        const Value described = describe(td, options);
+        int seen = 0;
+        for (const Value& leaf : field(described, "leaves").asList()) {
+            const Value& stats = field(leaf, "stats");
+            const std::string name = field(leaf, "key").asList().at(0).asString();
+            const QJsonObject want =
+                expected_[QString::fromStdString(name)].toObject()["stats"].toObject();
+            QCOMPARE(field(stats, "nan").asInt(), want["nan"].toInteger());
+            QCOMPARE(field(stats, "max").asDouble(), want["max"].toDouble());
+            ++seen;
+        }
+        QCOMPARE(seen, 10);
+
+        const float values[] = {NAN, INFINITY, -INFINITY};
+        QByteArray header = R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}})";
+        header.append((8 - header.size() % 8) % 8, ' ');
+        QByteArray file(8, '\0');
+        qToLittleEndian<quint64>(header.size(), file.data());
+        file += header + QByteArray(reinterpret_cast<const char*>(values), sizeof values);
+        const QString path = scratch_.filePath("nonfinite.safetensors");
+        testsupport::writeFile(path, file);
+        const Value onlyNonFinite = describe(load(path.toStdString()), options);
+        const Value& stats = field(field(onlyNonFinite, "leaves").asList().at(0), "stats");
+        QVERIFY(field(stats, "min").isNull() && field(stats, "std").isNull());
+        QCOMPARE(field(stats, "nan").asInt(), std::int64_t(1));
+        QCOMPARE(field(stats, "inf").asInt(), std::int64_t(2));
+    }
+
+    // A deflated archive entry is inflated front to back: the same figures.
+    void compressedEntryGivesTheSameFigures() {
+        const TensorDict td = load(file_.toStdString());
+        SaveOptions options;
+        options.compression = kZipDeflate;
+        const std::string archive = scratch_.filePath("low.tdz").toStdString();
+        save(td, archive, options);
+        const TensorDict packed = load(archive);
+        const Node& plain = leafAt(td, "f8_e5m2.weights");
+        const Node& deflated = leafAt(packed, "f8_e5m2.weights");
+        QCOMPARE(deflated.leaf().storage.kind, StorageKind::CompressedEntry);
+        const LeafStatistics a = leafStatistics(plain), b = leafStatistics(deflated);
+        QCOMPARE(b.nans, a.nans);
+        QCOMPARE(b.infs, a.infs);
+        QCOMPARE(b.min, a.min);
+        QCOMPARE(b.max, a.max);
+        QVERIFY(close(b.mean, a.mean, a.std));
+        QVERIFY(close(b.std, a.std, a.std));
+    }
+
+    void shrunkFileIsNamed() {
+        const QString copy = scratch_.filePath("shrinks.safetensors");
+        QVERIFY(QFile::copy(file_, copy));
+        const TensorDict td = load(copy.toStdString());
+        QVERIFY(QFile::resize(copy, 4096));
+        try {
+            (void)leafStatistics(leafAt(td, "f8_e8m0.weights"));
+            QFAIL("statistics of a leaf past the end of its file");
+        } catch (const Error& e) {
+            QVERIFY2(QString(e.what()).contains("shrinks.safetensors"), e.what());
+        }
+    }
+
+    void cancelStops() {
+        const TensorDict td = load(file_.toStdString());
+        CancelToken cancel;
+        cancel.cancel();
+        QVERIFY_THROWS_EXCEPTION(Cancelled,
+                                 leafStatistics(leafAt(td, "f8_e4m3.weights"), 2, &cancel));
+    }
+
+private:
+    QTemporaryDir scratch_;
+    QString file_;
+    QJsonObject expected_;
+};
+
+QTEST_GUILESS_MAIN(StatisticsTest)
+#include "tst_statistics.moc"
