@@ -4,10 +4,14 @@
 // selecting keys; the demo opens on it.
 
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QListWidget>
 #include <QTemporaryDir>
 #include <QTreeView>
 #include <QtTest>
+#include <map>
 
 #include "collection_summary.h"
 #include "document_page.h"
@@ -16,6 +20,7 @@
 #include "overview_panel.h"
 #include "preview_panel.h"
 #include "size_bar_chart.h"
+#include "tensordict/dtype.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
 
@@ -46,6 +51,27 @@ std::vector<std::uint64_t> sizes(const std::vector<CollectionSummary::Entry>& en
     std::vector<std::uint64_t> out;
     for (const auto& e : entries)
         out.push_back(e.bytes);
+    return out;
+}
+
+std::uint64_t bytesOf(const QJsonObject& tensor) {
+    const auto dtype = tensordict::dtypeFromString(tensor["dtype"].toString().toStdString());
+    std::uint64_t n = dtype ? tensordict::itemSize(*dtype) : 0;
+    for (const QJsonValue d : tensor["shape"].toArray())
+        n *= std::uint64_t(d.toInteger());
+    return n;
+}
+
+CollectionSummary summaryOf(const std::string& path) {
+    const tensordict::TensorDict td = tensordict::load(path);
+    return summarizeCollection(td.root());
+}
+
+// File base name -> bytes.
+std::map<QString, std::uint64_t> filesOf(const CollectionSummary& s) {
+    std::map<QString, std::uint64_t> out;
+    for (const auto& f : s.byFile)
+        out[f.name] = f.bytes;
     return out;
 }
 
@@ -116,6 +142,65 @@ private Q_SLOTS:
         QVERIFY2(o->headline().contains("batch size [300]") && o->headline().contains("8 leaves") &&
                      o->headline().contains("10 keys in all (1 nested collection, 1 non-tensor)"),
                  qPrintable(o->headline()));
+    }
+
+    // Leaves in several files (a model's shards, a distributed checkpoint's
+    // .distcp files): their bytes by file, as the generators wrote them. One
+    // file (the demo archive): no such chart.
+    void bytesByFile() {
+        QTemporaryDir scratch;
+        QString out, error;
+        QVERIFY2(testsupport::runPython(
+                     {TDSTUDIO_TEST_SUPPORT_DIR "/make_sharded.py", scratch.path(), "--skip-bin"},
+                     &out, &error),
+                 qPrintable(error));
+        const QJsonObject tensors =
+            QJsonDocument::fromJson(out.toUtf8()).object()["tensors"].toObject();
+        const QString folder = scratch.filePath("st");
+        QFile indexFile(folder + "/model.safetensors.index.json");
+        QVERIFY(indexFile.open(QIODevice::ReadOnly));
+        const QJsonObject weightMap =
+            QJsonDocument::fromJson(indexFile.readAll()).object()["weight_map"].toObject();
+        std::map<QString, std::uint64_t> wantSharded;  // shard -> bytes
+        for (auto it = weightMap.begin(); it != weightMap.end(); ++it)
+            wantSharded[it.value().toString()] += bytesOf(tensors[it.key()].toObject());
+        QCOMPARE(wantSharded.size(), std::size_t(3));
+        QCOMPARE(filesOf(summaryOf(folder.toStdString())), wantSharded);
+
+        QVERIFY2(testsupport::runPython(
+                     {TDSTUDIO_TEST_SUPPORT_DIR "/make_dcp.py", scratch.filePath("dcp"), "--marker",
+                      scratch.filePath("marker")},
+                     &out, &error),
+                 qPrintable(error));
+        const QJsonObject fourRanks = QJsonDocument::fromJson(out.toUtf8())
+                                          .object()["fixtures"]
+                                          .toObject()["four_ranks"]
+                                          .toObject();
+        std::map<QString, std::uint64_t> wantDcp;  // .distcp file -> bytes of tensor chunks
+        for (const QJsonValue t : fourRanks["tensors"].toObject()) {
+            const auto dtype = tensordict::dtypeFromString(t["dtype"].toString().toStdString());
+            QVERIFY(dtype);
+            for (const QJsonValue c : t["chunks"].toArray()) {
+                std::uint64_t n = tensordict::itemSize(*dtype);
+                for (const QJsonValue d : c["sizes"].toArray())
+                    n *= std::uint64_t(d.toInteger());
+                wantDcp[c["file"].toString()] += n;
+            }
+        }
+        QVERIFY(wantDcp.size() >= 4);  // every rank wrote chunks
+        QCOMPARE(filesOf(summaryOf(scratch.filePath("dcp/four_ranks").toStdString())), wantDcp);
+
+        // In the window: the chart of a sharded model, none for one archive.
+        MainWindow w;
+        w.show();
+        QVERIFY(openOnOverview(w, folder));
+        const OverviewPanel* o = w.documentPage()->overviewPanel();
+        QVERIFY2(!o->fileChart()->isHidden(),
+                 qPrintable(QString::number(o->fileChart()->bars().size())));
+        QCOMPARE(o->fileChart()->bars().size(), std::size_t(3));
+        QVERIFY(o->fileChart()->bars()[0].label.endsWith(".safetensors"));
+        QVERIFY(openOnOverview(w, TDSTUDIO_DEMO_PATH));
+        QVERIFY(w.documentPage()->overviewPanel()->fileChart()->isHidden());
     }
 
     void clickingABarSelectsTheKey() {

@@ -3,9 +3,11 @@
 #include <QCoreApplication>
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "node_text.h"
+#include "tensordict/store.h"
 
 using tensordict::CancelToken;
 using tensordict::Node;
@@ -66,6 +68,44 @@ struct Walk {
     Largest leaves;
     std::map<QString, CollectionSummary::DTypeBytes> dtypes;
     std::map<std::pair<StorageKind, int>, CollectionSummary::StorageBytes> storage;
+    std::map<QString, CollectionSummary::FileBytes> files;
+
+    // `bytes` of the leaf being walked are in `location`.
+    CollectionSummary::FileBytes& inFile(const QString& location, std::uint64_t bytes) {
+        auto& f = files[location];
+        if (f.location.isEmpty()) {
+            f.location = location;
+            f.name = location.mid(location.lastIndexOf('/') + 1);
+        }
+        f.bytes += bytes;
+        return f;
+    }
+
+    // The files a leaf's bytes are in: its chunks' (a DCP tensor), or its
+    // store's own file (a shard of a model, the archive, the folder).
+    void countFiles(const Node& node) {
+        const auto& store = node.store();
+        if (!store)
+            return;
+        const tensordict::Value::List parts = store->leafParts(node.leaf().storage);
+        if (parts.empty()) {
+            ++inFile(QString::fromStdString(store->location()), node.leaf().nbytes).leaves;
+            return;
+        }
+        std::set<CollectionSummary::FileBytes*> touched;  // a leaf counts once a file
+        for (const tensordict::Value& part : parts) {
+            std::uint64_t elements = 1;
+            if (const tensordict::Value* sizes = part.find("sizes"))
+                for (const tensordict::Value& d : sizes->asList())
+                    elements *= static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.asInt()));
+            const tensordict::Value* file = part.find("file");
+            if (file && file->isString())
+                touched.insert(&inFile(QString::fromStdString(file->asString()),
+                                       elements * tensordict::itemSize(node.leaf().dtype)));
+        }
+        for (CollectionSummary::FileBytes* f : touched)
+            ++f->leaves;
+    }
     std::int64_t visited = 0;
 
     void problem(const Node& node, const QString& text) {
@@ -105,6 +145,7 @@ struct Walk {
         // Bytes on disk: the file, or the archive entry as stored (compressed or not).
         s.storedBytes += node.leaf().storage.storedSize;
         ++s.leaves;
+        countFiles(node);
 
         if (!node.leaf().storage.outsideTarget.empty())
             problem(node, tr("linked from outside the dataset: %1")
@@ -169,7 +210,7 @@ CollectionSummary summarizeCollection(const Node& collection, int top, const Can
                            collection.kind() != NodeKind::Object && !collection.isKeyGroup();
     summary.kind = nodetext::kindText(collection);
 
-    Walk walk{summary, cancel, Largest(top), {}, {}, 0};
+    Walk walk{summary, cancel, Largest(top), {}, {}, {}, 0};
     Largest children(top);
     forEachKey(collection, [&](const Node& child) {
         if (summary.cancelled)
@@ -190,10 +231,15 @@ CollectionSummary summarizeCollection(const Node& collection, int top, const Can
         summary.byDType.push_back(std::move(d));
     for (auto& [key, s] : walk.storage)
         summary.byStorage.push_back(std::move(s));
+    if (walk.files.size() > 1)
+        for (auto& [location, f] : walk.files)
+            summary.byFile.push_back(std::move(f));
     // Largest first; ties in name order, so the order is the same every time.
     std::stable_sort(summary.byDType.begin(), summary.byDType.end(),
                      [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
     std::stable_sort(summary.byStorage.begin(), summary.byStorage.end(),
+                     [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+    std::stable_sort(summary.byFile.begin(), summary.byFile.end(),
                      [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
     return summary;
 }

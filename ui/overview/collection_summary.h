@@ -32,6 +32,14 @@ struct CollectionSummary {
             return storedBytes > 0 ? double(bytes) / double(storedBytes) : 0.0;
         }
     };
+    // A file the leaves' bytes are in, where they span several (the shards
+    // of a model, a distributed checkpoint's .distcp files).
+    struct FileBytes {
+        QString location;         // as the store names it
+        QString name;             // its base name
+        std::uint64_t bytes = 0;  // of tensors (a DCP chunk: its part of the tensor)
+        std::int64_t leaves = 0;  // leaves with bytes in it
+    };
     struct Problem {
         QStringList keyPath;
         QString text;
@@ -54,6 +62,7 @@ struct CollectionSummary {
     std::vector<Entry> largestLeaves;     // tensor leaves at any depth, largest first
     std::vector<DTypeBytes> byDType;      // largest first
     std::vector<StorageBytes> byStorage;  // largest first
+    std::vector<FileBytes> byFile;        // largest first; empty when all are in one file
     std::vector<Problem> problems;        // the first kMaxProblems, in tree order
     std::int64_t problemCount = 0;        // all of them
     bool cancelled = false;

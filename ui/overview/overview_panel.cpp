@@ -61,10 +61,12 @@ OverviewPanel::OverviewPanel(QWidget* parent)
       leavesTitle_(heading(tr("Largest leaves (any depth)"))),
       dtypesTitle_(heading(tr("Bytes by dtype"))),
       storageTitle_(heading(tr("Bytes by storage (on disk, compression)"))),
+      filesTitle_(heading(tr("Bytes by file"))),
       children_(new SizeBarChart),
       leaves_(new SizeBarChart),
       dtypes_(new SizeBarChart),
       storage_(new SizeBarChart),
+      files_(new SizeBarChart),
       problemsTitle_(heading(tr("Problems"))),
       problems_(new QListWidget),
       checkButton_(new QPushButton(tr("Check Integrity…"))),
@@ -104,6 +106,12 @@ OverviewPanel::OverviewPanel(QWidget* parent)
     headerRow->addWidget(problemsTitle_, 1);
     headerRow->addWidget(checkButton_);
     headerRow->addWidget(repair_);
+    // Until the leaves are found in several files; in the content from the
+    // start, so that showing them never makes them windows of their own.
+    for (QWidget* part : std::initializer_list<QWidget*>{filesTitle_, files_}) {
+        part->setParent(content);
+        part->hide();
+    }
     arrange(2);
 
     scroll_ = new QScrollArea;
@@ -130,9 +138,9 @@ void OverviewPanel::arrange(int columns) {
     if (columns == columns_)
         return;
     columns_ = columns;
-    QWidget* parts[] = {title_,        counts_,  childrenTitle_,  children_,
-                        leavesTitle_,  leaves_,  dtypesTitle_,    dtypes_,
-                        storageTitle_, storage_, problemsHeader_, problems_};
+    QWidget* parts[] = {title_,      counts_,      childrenTitle_,  children_,     leavesTitle_,
+                        leaves_,     dtypesTitle_, dtypes_,         storageTitle_, storage_,
+                        filesTitle_, files_,       problemsHeader_, problems_};
     for (QWidget* part : parts)
         grid_->removeWidget(part);
     for (int r = 0; r < grid_->rowCount(); ++r) {
@@ -147,27 +155,33 @@ void OverviewPanel::arrange(int columns) {
     const std::pair<QLabel*, SizeBarChart*> charts[] = {{childrenTitle_, children_},
                                                         {leavesTitle_, leaves_},
                                                         {dtypesTitle_, dtypes_},
-                                                        {storageTitle_, storage_}};
-    int row = 2;
-    for (int i = 0; i < 4; ++i) {
-        const int column = i % columns;
-        grid_->addWidget(charts[i].first, row, column);
-        grid_->addWidget(charts[i].second, row + 1, column, Qt::AlignTop);
+                                                        {storageTitle_, storage_},
+                                                        {filesTitle_, files_}};
+    int row = 2, i = 0;
+    for (const auto& [title, chart] : charts) {
+        if (chart == files_ && files_->isHidden())
+            continue;  // one file: nothing to say
+        const int column = i++ % columns;
+        grid_->addWidget(title, row, column);
+        grid_->addWidget(chart, row + 1, column, Qt::AlignTop);
         grid_->setRowMinimumHeight(row, headingHeight);
         if (column == columns - 1)
             row += 2;
     }
+    if (i % columns != 0)
+        row += 2;
     grid_->addWidget(problemsHeader_, row, 0, 1, span);
     grid_->setRowMinimumHeight(row, headingHeight);
     grid_->addWidget(problems_, row + 1, 0, 1, span);
     grid_->setRowStretch(row + 2, 1);
     grid_->setColumnStretch(0, 1);
     grid_->setColumnStretch(1, columns == 2 ? 1 : 0);
+    grid_->activate();  // parts shown just now are placed before the next paint
 }
 
 void OverviewPanel::fitColumns() {
     int widest = 0;
-    for (const SizeBarChart* chart : {children_, leaves_, dtypes_, storage_})
+    for (const SizeBarChart* chart : {children_, leaves_, dtypes_, storage_, files_})
         widest = std::max(widest, chart->sizeHint().width());
     const QMargins m = grid_->contentsMargins();
     const int twoColumns = 2 * widest + grid_->horizontalSpacing() + m.left() + m.right();
@@ -265,6 +279,23 @@ void OverviewPanel::showSummary() {
         storage.push_back({st.name, st.bytes, value, {}, {}});
     }
     storage_->setBars(std::move(storage), tr("No tensor leaves"));
+
+    std::vector<SizeBarChart::Bar> files;
+    for (const auto& f : s.byFile)
+        files.push_back({f.name,
+                         f.bytes,
+                         tr("%1 · %2").arg(nodetext::byteSizeText(f.bytes), leavesText(f.leaves)),
+                         {},
+                         f.location});
+    filesTitle_->setText(tr("Bytes by file (%1 files)").arg(s.byFile.size()));
+    const bool hadFiles = !files_->isHidden();
+    filesTitle_->setVisible(!files.empty());
+    files_->setVisible(!files.empty());
+    files_->setBars(std::move(files));
+    if (hadFiles != !files_->isHidden()) {
+        const int columns = std::exchange(columns_, 0);  // laid out again
+        arrange(columns);
+    }
     fitColumns();  // the figures' widths changed
 
     showProblems();

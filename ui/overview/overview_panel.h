@@ -41,6 +41,7 @@ public:
     SizeBarChart* leavesChart() const { return leaves_; }
     SizeBarChart* dtypeChart() const { return dtypes_; }
     SizeBarChart* storageChart() const { return storage_; }
+    SizeBarChart* fileChart() const { return files_; }
     QListWidget* problemList() const { return problems_; }
     QString headline() const;
     // The integrity check's report of the whole dataset (nullptr: none yet):
@@ -87,10 +88,12 @@ private:
     QLabel* leavesTitle_;
     QLabel* dtypesTitle_;
     QLabel* storageTitle_;
+    QLabel* filesTitle_;
     SizeBarChart* children_;
     SizeBarChart* leaves_;
     SizeBarChart* dtypes_;
     SizeBarChart* storage_;
+    SizeBarChart* files_;
     QLabel* problemsTitle_;
     QListWidget* problems_;
     QPushButton* checkButton_;
