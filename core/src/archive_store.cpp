@@ -215,10 +215,11 @@ public:
     void readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
                        std::size_t n) const override {
         const Entry& entry = find(info.path);
-        if (entry.central.method != zip::kStored || offset > entry.central.size ||
-            n > entry.central.size - offset)
+        // Where the archive maps, its mapping: a tensor over another view of
+        // the same storage may have written into it.
+        if (entry.central.method != zip::kStored || archiveMapping().data ||
+            offset > entry.central.size || n > entry.central.size - offset)
             return Store::readLeafRange(info, offset, out, n);
-        // Read, even where the archive maps: a copy leaves nothing resident.
         readOnce(payloadOffset(entry) + offset, out, n);
     }
 

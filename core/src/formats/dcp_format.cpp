@@ -359,6 +359,19 @@ private:
         return chunkLeaves_.emplace(t.fqn, std::move(leaves)).first->second;
     }
 
+    // Bytes of a chunk's tensor into `out`: a stored entry of its stream is
+    // read from the .distcp file itself (nothing mapped, nothing left
+    // resident); other streams (legacy ones) through the chunk's leaf.
+    void readChunk(const Chunk& c, const Node& leaf, std::uint64_t from, std::byte* out,
+                   std::size_t n) const {
+        const StorageInfo& s = leaf.leaf().storage;
+        if (s.kind == StorageKind::StoredEntry && s.isPlain())
+            if (const std::optional<std::uint64_t> payload = leaf.payloadOffset();
+                payload && *payload <= c.length && from + n <= c.length - *payload)
+                return file(c.file)->readOnce(c.offset + *payload + from, out, n);
+        leaf.readInto(from, out, n);
+    }
+
     // Bytes [offset, offset + n) of the global tensor into `out`, from each
     // chunk the one range of its own bytes that falls in them.
     void gather(const Tensor& t, const std::vector<std::shared_ptr<const Node>>& leaves,
@@ -395,11 +408,11 @@ private:
                 rowWise = rowWise && c.sizes[d] == t.shape[d];
             if (rowWise) {
                 const std::int64_t g = (dims ? c.offsets[0] * globalStrides[0] : 0) + l0;
-                leaves[i]->readInto(std::uint64_t(l0) * item, out + (g - e0) * item, bytes);
+                readChunk(c, *leaves[i], std::uint64_t(l0) * item, out + (g - e0) * item, bytes);
                 continue;
             }
             std::vector<std::byte> part(bytes);
-            leaves[i]->readInto(std::uint64_t(l0) * item, part.data(), bytes);
+            readChunk(c, *leaves[i], std::uint64_t(l0) * item, part.data(), bytes);
             // The chunk's elements l0.. as runs along its last dimension.
             std::vector<std::int64_t> index(dims, 0);
             std::int64_t rest = l0;
