@@ -7,7 +7,8 @@
 #
 #   SECONDS    how long each target runs (default 60)
 #   TARGET     json, pickle, zip, load_archive, load_directory, load_file,
-#              torch_pickle (default: all)
+#              torch_pickle, http_headers, sharded_index, dcp_metadata,
+#              consolidated (default: all)
 #   --runs N   also stop a target after N inputs
 #   --merge    merge what each run found back into tests/fuzz/corpus/<target>
 #              (minimized: only inputs that add coverage)
@@ -31,7 +32,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source_dir="$(dirname "$here")"
 fuzz_dir="$source_dir/tests/fuzz"
 build_dir="$source_dir/build-fuzz"
-all_targets=(json pickle zip load_archive load_directory load_file torch_pickle http_headers)
+all_targets=(json pickle zip load_archive load_directory load_file torch_pickle http_headers
+             sharded_index dcp_metadata consolidated)
 
 seconds=60
 runs=""
@@ -103,8 +105,8 @@ for target in "${targets[@]}"; do
     regressions="$fuzz_dir/regressions/$target"
     mkdir -p "$regressions"
     case "$target" in
-        json|load_directory) dict="$fuzz_dir/json.dict" ;;
-        pickle) dict="$fuzz_dir/pickle.dict" ;;
+        json|load_directory|sharded_index|consolidated) dict="$fuzz_dir/json.dict" ;;
+        pickle|dcp_metadata) dict="$fuzz_dir/pickle.dict" ;;
         zip|load_archive) dict="$fuzz_dir/zip.dict" ;;
         torch_pickle) dict="$fuzz_dir/torch_pickle.dict" ;;
         load_file) dict="$fuzz_dir/files.dict" ;;

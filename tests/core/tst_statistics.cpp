@@ -169,6 +169,19 @@ private Q_SLOTS:
         }
     }
 
+    // Squares past the largest double: the spread overflows to Inf as
+    // numpy's does ([1e200, -1e200, 5]: std inf), the mean stays right.
+    void hugeValuesOverflowToInf() {
+        const double values[] = {1e200, -1e200, 5.0};
+        const Moments m =
+            momentsOfElements(reinterpret_cast<const std::byte*>(values), DType::Float64, 3);
+        QCOMPARE(m.finite, std::int64_t(3));
+        QVERIFY(std::abs(m.mean - 5.0 / 3) < 1e-12);
+        QVERIFY2(std::isinf(m.populationStd()), qPrintable(QString::number(m.populationStd())));
+        QCOMPARE(m.min, -1e200);
+        QCOMPARE(m.max, 1e200);
+    }
+
     void cancelStops() {
         const TensorDict td = load(file_.toStdString());
         CancelToken cancel;

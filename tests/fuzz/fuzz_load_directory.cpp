@@ -169,33 +169,10 @@ void unpack(const std::uint8_t* data, std::size_t size, const std::string& root)
     }
 }
 
-// One temporary directory per process, removed at exit. Plain storage: a
-// std::string would be destroyed before the exit handler runs.
-char workDirectoryPath[4096];
-
-void removeWorkDirectory() {
-    std::error_code ec;
-    std::filesystem::remove_all(workDirectoryPath, ec);
-}
-
-const char* workDirectory() {
-    if (!workDirectoryPath[0]) {
-        const char* tmp = std::getenv("TMPDIR");
-        std::snprintf(workDirectoryPath, sizeof workDirectoryPath, "%s/fuzz_load_directory.XXXXXX",
-                      tmp && *tmp ? tmp : "/tmp");
-        if (!::mkdtemp(workDirectoryPath)) {
-            std::fprintf(stderr, "mkdtemp %s: %s\n", workDirectoryPath, std::strerror(errno));
-            std::abort();
-        }
-        std::atexit(removeWorkDirectory);
-    }
-    return workDirectoryPath;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    const std::string root = std::string(workDirectory()) + "/root";
+    const std::string root = fuzz::workDirectory("fuzz_load_directory") + "/root";
     if (::mkdir(root.c_str(), 0755) != 0) {
         std::fprintf(stderr, "mkdir %s: %s\n", root.c_str(), std::strerror(errno));
         std::abort();

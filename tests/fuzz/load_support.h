@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "tensordict/check.h"
@@ -81,6 +82,39 @@ inline void checkAndPlanRepair(const std::string& path) {
         dry.dryRun = true;
         (void)tensordict::repair(report, dry);
     } catch (const tensordict::Error&) {
+    }
+}
+
+// One temporary directory per process (under $TMPDIR, else /tmp), named
+// after the target, removed at exit. Plain storage: a std::string would be
+// destroyed before the exit handler runs.
+inline char workDirectoryPath[4096];
+
+inline void removeWorkDirectory() {
+    std::error_code ec;
+    std::filesystem::remove_all(workDirectoryPath, ec);
+}
+
+inline std::string workDirectory(const char* target) {
+    if (!workDirectoryPath[0]) {
+        const char* tmp = std::getenv("TMPDIR");
+        std::snprintf(workDirectoryPath, sizeof workDirectoryPath, "%s/%s.XXXXXX",
+                      tmp && *tmp ? tmp : "/tmp", target);
+        if (!::mkdtemp(workDirectoryPath)) {
+            std::fprintf(stderr, "mkdtemp %s: %s\n", workDirectoryPath, std::strerror(errno));
+            std::abort();
+        }
+        std::atexit(removeWorkDirectory);
+    }
+    return workDirectoryPath;
+}
+
+// Writes `size` bytes to `path` (replacing it); aborts on failure.
+inline void writeWhole(const std::string& path, const void* data, std::size_t size) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (!f || std::fwrite(data, 1, size, f) != size || std::fclose(f) != 0) {
+        std::fprintf(stderr, "cannot write %s\n", path.c_str());
+        std::abort();
     }
 }
 

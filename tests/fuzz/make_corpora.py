@@ -237,6 +237,55 @@ def multi_file_corpus():
         for name in ("four_ranks", "legacy_v23", "hostile_getattr"):
             with open(os.path.join(dcp, name, ".metadata"), "rb") as f:
                 write("pickle", "dcp_%s.metadata" % name, f.read())
+        dcp_metadata_corpus(dcp)
+
+
+def sharded_index_corpus():
+    """Indexes over fuzz_sharded_index's two fixed shards: sound, and lying."""
+    import json
+    sound = {"embed.weight": "model-00001-of-00002.safetensors",
+             "norm.weight": "model-00001-of-00002.safetensors",
+             "head.weight": "model-00002-of-00002.safetensors"}
+
+    def index(weight_map, total=42, **extra):
+        doc = {"metadata": {"total_size": total}, "weight_map": weight_map}
+        doc.update(extra)
+        return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
+    write("sharded_index", "sound.json", index(sound))
+    write("sharded_index", "wrong_total.json", index(sound, total=7))
+    write("sharded_index", "missing_shard.json",
+          index(dict(sound, **{"head.weight": "model-00003-of-00003.safetensors"})))
+    write("sharded_index", "not_in_shard.json",
+          index(dict(sound, **{"lm_head.weight": "model-00002-of-00002.safetensors"})))
+    write("sharded_index", "path_out.json", index(dict(sound, **{"head.weight": "../x"})))
+    write("sharded_index", "one_shard_unnamed.json",
+          index({k: v for k, v in sound.items() if k != "head.weight"}))
+
+
+def dcp_metadata_corpus(dcp):
+    """The .metadata of every generated distributed checkpoint."""
+    for name in sorted(os.listdir(dcp)):
+        path = os.path.join(dcp, name, ".metadata")
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                write("dcp_metadata", "%s.metadata" % name, f.read())
+
+
+def consolidated_corpus():
+    """The real library's consolidated files, as fuzz_consolidated takes them:
+    u64 data length, the leaves' bytes, the JSON (the trailer is added back)."""
+    import struct
+    torch_fixtures = os.path.join(HERE, "..", "fixtures", "pytorch-1.13")
+    file_seeds = os.path.join(HERE, "corpus", "load_file")  # file_corpus()'s, written first
+    paths = [os.path.join(d, n) for d in (torch_fixtures, file_seeds)
+             for n in sorted(os.listdir(d)) if n.endswith(".td")]
+    for path in paths:
+        name = os.path.basename(path)
+        with open(path, "rb") as f:
+            blob = f.read()
+        (json_len,) = struct.unpack("<Q", blob[-8:])
+        data_len = len(blob) - 8 - json_len
+        write("consolidated", name, struct.pack("<Q", data_len) + blob[:-8])
 
 
 def npy(descr, shape, data, fortran=False, version=(1, 0)):
@@ -295,7 +344,7 @@ def main():
     parser.add_argument("--tdstudio", help="a tdstudio executable, to add archives it writes")
     args = parser.parse_args()
     for target in ("json", "pickle", "zip", "load_archive", "load_directory", "load_file",
-                   "torch_pickle"):
+                   "torch_pickle", "sharded_index", "dcp_metadata", "consolidated"):
         shutil.rmtree(os.path.join(CORPUS, target), ignore_errors=True)
         os.makedirs(os.path.join(CORPUS, target))
     json_corpus()
@@ -303,7 +352,9 @@ def main():
     archive_corpus(args.tdstudio)
     directory_corpus()
     multi_file_corpus()
+    sharded_index_corpus()
     file_corpus()
+    consolidated_corpus()
     torch_pickle_corpus()
     total = sum(os.path.getsize(os.path.join(d, f))
                 for d, _, files in os.walk(CORPUS) for f in files)

@@ -1,6 +1,7 @@
 #include "collection_summary.h"
 
 #include <QCoreApplication>
+#include <QRegularExpression>
 #include <algorithm>
 #include <map>
 #include <set>
@@ -70,8 +71,11 @@ struct Walk {
     std::map<std::pair<StorageKind, int>, CollectionSummary::StorageBytes> storage;
     std::map<QString, CollectionSummary::FileBytes> files;
 
-    // `bytes` of the leaf being walked are in `location`.
-    CollectionSummary::FileBytes& inFile(const QString& location, std::uint64_t bytes) {
+    // `bytes` of the leaf being walked are in `location`: a file, or a
+    // stream inside one ("FILE@OFFSET", a DCP byte item's), counted as the file.
+    CollectionSummary::FileBytes& inFile(QString location, std::uint64_t bytes) {
+        static const QRegularExpression kStreamSuffix(QStringLiteral("@[0-9]+$"));
+        location.remove(kStreamSuffix);
         auto& f = files[location];
         if (f.location.isEmpty()) {
             f.location = location;
@@ -99,8 +103,10 @@ struct Walk {
                 for (const tensordict::Value& d : sizes->asList())
                     elements *= static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.asInt()));
             const tensordict::Value* file = part.find("file");
+            // Parts name their files within the store's folder.
             if (file && file->isString())
-                touched.insert(&inFile(QString::fromStdString(file->asString()),
+                touched.insert(&inFile(QString::fromStdString(store->location()) + '/' +
+                                           QString::fromStdString(file->asString()),
                                        elements * tensordict::itemSize(node.leaf().dtype)));
         }
         for (CollectionSummary::FileBytes* f : touched)

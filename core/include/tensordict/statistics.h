@@ -59,10 +59,26 @@ Moments momentsOf(std::int64_t begin, std::int64_t end, Get get) {
         m.max = std::max(m.max, x);
         ++m.finite;
     }
-    if (m.finite) {
+    if (m.finite && std::isfinite(sum) && std::isfinite(sumsq)) {
         const double n = double(m.finite);
         m.mean = shift + sum / n;
         m.m2 = std::max(0.0, sumsq - sum * sum / n);
+    } else if (m.finite) {
+        // Squares past the largest double (values beyond 1e154): again by
+        // Welford's updates, whose mean stays finite and whose spread then
+        // overflows to Inf, as numpy's does, instead of inf - inf.
+        double mean = 0, m2 = 0;
+        std::int64_t n = 0;
+        for (std::int64_t i = begin; i < end; ++i) {
+            const double x = get(i);
+            if (!std::isfinite(x))
+                continue;
+            const double d = x - mean;
+            mean += d / double(++n);
+            m2 += d * (x - mean);
+        }
+        m.mean = mean;
+        m.m2 = m2;
     }
     return m;
 }
