@@ -83,8 +83,7 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
                         return {};  // no batch size
                     return nodetext::shapeText(n->batchSize());
                 case DTypeColumn:
-                    return n->isTensor() ? QVariant(nodetext::torchDtypeText(n->leaf().dtype))
-                                         : QVariant();
+                    return n->isTensor() ? QVariant(nodetext::leafDtypeText(*n)) : QVariant();
                 case SizeColumn:
                     return n->isError() || n->kind() == NodeKind::NonTensorData ||
                                    n->kind() == NodeKind::NonTensorStack
@@ -104,6 +103,8 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
                     return nodetext::keyPathText(n->keyPath()) + "\n" + *why;
                 return nodetext::keyPathText(n->keyPath());
             }
+            if (index.column() == DTypeColumn && n->isTensor())  // torch's name beside the file's
+                return nodetext::torchDtypeText(n->leaf().dtype);
             return {};
         case Qt::ForegroundRole:
             if (n->isError())

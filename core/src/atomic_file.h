@@ -5,6 +5,8 @@
 // alone, so that a temporary an interrupted save left is recognised later
 // (the integrity check lists them; its repair deletes them).
 
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -22,5 +24,8 @@ bool isTensordictStagingOf(const std::string& entry, const std::string& name);
 void syncDirectoryOf(const std::filesystem::path& path);
 // Flushes a file's data to disk.
 void syncFile(const std::string& path);
+// Writes all `n` bytes at `at` of the file open as `fd` (named `path` in
+// errors); throws Error.
+void writeAllAt(int fd, const void* data, std::size_t n, std::uint64_t at, const std::string& path);
 
 }  // namespace tensordict

@@ -113,26 +113,32 @@ public:
 
     void readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
                        std::size_t n) const override {
-        // Read, even where the file maps: a copy leaves nothing resident. A
-        // streaming reader asks for one chunk after another: the file is
-        // opened once (on a web server, opening is a request).
-        std::shared_ptr<const ByteSource> source;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (const auto it = opened_.find(info.path); it != opened_.end())
-                source = it->second;
-        }
-        if (!source) {
-            source = openUnchanged(info);
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (opened_.size() >= kOpenedKept)
-                opened_.clear();
-            opened_.emplace(info.path, source);
-        }
-        source->readOnce(offset, out, n);
+        // Read, even where the file maps: a copy leaves nothing resident.
+        openedSource(info)->readOnce(offset, out, n);
+    }
+
+    bool copyLeafRangeTo(const StorageInfo& info, std::uint64_t offset, std::size_t n, int fd,
+                         std::uint64_t at) const override {
+        return openedSource(info)->copyTo(offset, n, fd, at);
     }
 
 private:
+    // A streaming reader asks for one chunk after another: the file is
+    // opened once (on a web server, opening is a request).
+    std::shared_ptr<const ByteSource> openedSource(const StorageInfo& info) const {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (const auto it = opened_.find(info.path); it != opened_.end())
+                return it->second;
+        }
+        auto source = openUnchanged(info);
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (opened_.size() >= kOpenedKept)
+            opened_.clear();
+        opened_.emplace(info.path, source);
+        return source;
+    }
+
     // The leaf's file, refused if it is not the one the tree was built from.
     std::shared_ptr<const ByteSource> openUnchanged(const StorageInfo& info) const {
         auto source = transport_->open(describe(info.path));

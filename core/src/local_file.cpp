@@ -95,6 +95,29 @@ public:
 
     LeafBytes map() const override { return mapFilePrivate(fd_, size_, path_); }
 
+    bool copyTo(std::uint64_t offset, std::size_t n, int fd, std::uint64_t at) const override {
+        std::size_t done = 0;
+        while (done < n) {
+            loff_t from = static_cast<loff_t>(offset + done), to = static_cast<loff_t>(at + done);
+            const ssize_t r = ::copy_file_range(fd_, &from, fd, &to, n - done, 0);
+            if (r < 0 && errno == EINTR)
+                continue;
+            // Not between these two files (another file system, a kernel
+            // without it): nothing was written yet, the caller copies.
+            if (r < 0 && done == 0 &&
+                (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP))
+                return false;
+            if (r < 0)
+                throw Error::io(path_, std::string("copying failed: ") + std::strerror(errno));
+            if (r == 0)
+                throw Error::truncated(path_,
+                                       "the file ends at " + std::to_string(offset + done) +
+                                           " bytes, before the data it should hold (truncated?)");
+            done += static_cast<std::size_t>(r);
+        }
+        return true;
+    }
+
 private:
     std::string path_;
     int fd_ = -1;

@@ -243,8 +243,8 @@ void requireWithinLeaf(const std::string& where, std::uint64_t nbytes, std::uint
                        std::uint64_t length) {
     if (offset > nbytes || length > nbytes - offset)
         throw Error::invalid(where, "bytes " + std::to_string(offset) + " to " +
-                                        std::to_string(offset + length) +
-                                        " are past the leaf's " + std::to_string(nbytes));
+                                        std::to_string(offset + length) + " are past the leaf's " +
+                                        std::to_string(nbytes));
 }
 
 }  // namespace
@@ -287,6 +287,19 @@ void Node::readInto(std::uint64_t offset, std::byte* out, std::size_t length) co
         return store_->readLeafRange(l.storage, offset, out, length);
     const LeafBytes part = bytesRange(offset, length);
     guardedCopy(out, part.data.get(), length, *this);
+}
+
+bool Node::copyInto(std::uint64_t offset, std::size_t length, int fd, std::uint64_t at) const {
+    const TensorLeaf& l = leaf();
+    requireWithinLeaf(where(), l.nbytes, offset, length);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (bytes_ || !inUse_.expired())
+            return false;  // what this process wrote into them is not in the file
+    }
+    return length > 0 && store_ && l.storage.isPlain() &&
+           l.storage.kind != StorageKind::CompressedEntry && l.storage.kind != StorageKind::None &&
+           store_->copyLeafRangeTo(l.storage, offset, length, fd, at);
 }
 
 bool Node::hasRandomAccess() const {

@@ -149,20 +149,6 @@ Layout layoutOf(std::vector<const Tensor*> tensors, const std::string& where) {
     return layout;
 }
 
-void pwriteAll(int fd, const void* data, std::size_t n, std::uint64_t at, const std::string& path) {
-    const auto* p = static_cast<const char*>(data);
-    while (n > 0) {
-        const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(at));
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            throw Error::io(path, sysError("cannot write"));
-        p += w;
-        n -= static_cast<std::size_t>(w);
-        at += static_cast<std::uint64_t>(w);
-    }
-}
-
 // A piece of one tensor's bytes to copy into its file.
 struct Piece {
     std::size_t file = 0;
@@ -197,7 +183,7 @@ void writeFiles(const std::vector<std::string>& paths, const std::vector<std::st
                 throw Error::io(paths[f], sysError("cannot create"));
             if (::ftruncate(fds[f], static_cast<off_t>(layouts[f].size)) != 0)
                 throw Error::io(paths[f], sysError("cannot size"));
-            pwriteAll(fds[f], layouts[f].header.data(), layouts[f].header.size(), 0, paths[f]);
+            writeAllAt(fds[f], layouts[f].header.data(), layouts[f].header.size(), 0, paths[f]);
             for (const auto& [tensor, at] : layouts[f].places) {
                 const std::uint64_t n = tensor->leaf->leaf().nbytes;
                 if (!readsByRange(*tensor->leaf)) {
@@ -218,15 +204,19 @@ void writeFiles(const std::vector<std::string>& paths, const std::vector<std::st
                     LeafReader reader(leaf);
                     std::uint64_t done = 0;
                     while (const std::size_t got = reader.read(buffer.data(), buffer.size())) {
-                        pwriteAll(fds[p.file], buffer.data(), got, p.at + done, paths[p.file]);
+                        writeAllAt(fds[p.file], buffer.data(), got, p.at + done, paths[p.file]);
                         done += got;
                         progress.add(got, shown[p.file]);
                         progress.throwIfCancelled(paths[p.file]);
                     }
                     return;
                 }
-                leaf.readInto(p.offset, buffer.data(), p.length);
-                pwriteAll(fds[p.file], buffer.data(), p.length, p.at + p.offset, paths[p.file]);
+                // In the kernel where the leaf is one range of a local file.
+                if (!leaf.copyInto(p.offset, p.length, fds[p.file], p.at + p.offset)) {
+                    leaf.readInto(p.offset, buffer.data(), p.length);
+                    writeAllAt(fds[p.file], buffer.data(), p.length, p.at + p.offset,
+                               paths[p.file]);
+                }
                 progress.add(p.length, shown[p.file]);
             },
             &progress.cancelToken(), paths.front());
@@ -368,7 +358,7 @@ void saveHuggingFaceFolder(const TensorDict& data, const fs::path& target,
         if (fd < 0)
             throw Error::io(index, sysError("cannot create"));
         try {
-            pwriteAll(fd, text.data(), text.size(), 0, index);
+            writeAllAt(fd, text.data(), text.size(), 0, index);
         } catch (...) {
             ::close(fd);
             throw;

@@ -14,9 +14,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "memory_transport.h"
 #include "tensordict/error.h"
 #include "tensordict/report.h"
 #include "tensordict/save.h"
+#include "tensordict/source.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
 
@@ -54,14 +56,28 @@ private Q_SLOTS:
     }
 
     // DCP -> one .safetensors: every tensor under its dotted key, equal to
-    // numpy's; the values of the checkpoint named as left out.
+    // numpy's; the values of the checkpoint named as left out. From disk
+    // (row-wise chunks copied in the kernel) and from a transport that can
+    // neither map nor copy (every byte read and written by the writer).
+    void aCheckpointSavesToOneFile_data() {
+        QTest::addColumn<QString>("source");
+        QTest::newRow("disk") << source_;
+        registerTransport(memory_);
+        for (const QString& name : QDir(source_).entryList(QDir::Files | QDir::Hidden)) {
+            QFile f(source_ + "/" + name);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            memory_->add("mem://four_ranks/" + name, f.readAll());
+        }
+        QTest::newRow("unmapped") << QString("mem://four_ranks/.metadata");
+    }
     void aCheckpointSavesToOneFile() {
+        QFETCH(QString, source);
         const QString out = scratch_.filePath("model.safetensors");
         QStringList skipped;
         SaveOptions options;
         options.numThreads = 2;
         options.skipped = [&](const std::string& key) { skipped << QString::fromStdString(key); };
-        const TensorDict saved = save(load(source_.toStdString()), out.toStdString(), options);
+        const TensorDict saved = save(load(source.toStdString()), out.toStdString(), options);
         QCOMPARE(QString::fromStdString(saved.format()), QString("safetensors"));
         // Each value is told once, in the tensor-free part that holds it
         // ("optim/param_groups"); no tensor is.
@@ -292,6 +308,8 @@ private:
     QTemporaryDir scratch_;
     QString source_;
     QJsonObject fixture_;
+    std::shared_ptr<testsupport::MemoryTransport> memory_ =
+        std::make_shared<testsupport::MemoryTransport>();
 };
 
 QTEST_MAIN(SaveSafetensorsTest)

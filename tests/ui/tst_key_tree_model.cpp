@@ -4,6 +4,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QFile>
+#include <QMap>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -123,6 +124,33 @@ private Q_SLOTS:
                  QString("36 B"));  // root total
         QCOMPARE(c.data(KeyTreeModel::KeyPathRole).toStringList(), (QStringList{"b", "c"}));
         QCOMPARE(model.parent(c), b);
+    }
+
+    // Each dtype as the file names it: safetensors' "F8_E4M3", with torch's
+    // name in the tooltip; torch's name where the format uses it.
+    void dtypesAreNamedAsTheFileNamesThem() {
+        QTemporaryDir dir;
+        const QString file = dir.filePath("low.safetensors");
+        QString error;
+        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/make_low_precision.py", file},
+                                        nullptr, &error),
+                 qPrintable(error));
+        KeyTreeModel model;
+        model.setTensorDict(open(file), "low");
+        const QModelIndex root = model.index(0, 0);
+        model.fetchMore(root);
+        QMap<QString, QString> named, tips;
+        for (int r = 0; r < model.rowCount(root); ++r) {
+            const QString key = model.index(r, 0, root).data().toString();
+            named[key] = model.index(r, KeyTreeModel::DTypeColumn, root).data().toString();
+            tips[key] =
+                model.index(r, KeyTreeModel::DTypeColumn, root).data(Qt::ToolTipRole).toString();
+        }
+        QCOMPARE(named.value("f8_e4m3.weights"), QString("F8_E4M3"));
+        QCOMPARE(tips.value("f8_e4m3.weights"), QString("torch.float8_e4m3fn"));
+        QCOMPARE(named.value("f8_e5m2fnuz.every_code"), QString("F8_E5M2FNUZ"));
+        QCOMPARE(named.value("f8_e8m0.weights"), QString("F8_E8M0"));
+        QCOMPARE(tips.value("f8_e8m0.weights"), QString("torch.float8_e8m0fnu"));
     }
 
     void archiveStorageColumn() {

@@ -1,5 +1,7 @@
 #include "node_text.h"
 
+#include "tensordict/store.h"
+
 #include <cstring>
 
 #include <QLocale>
@@ -57,6 +59,12 @@ std::uint64_t totalBytesOf(const Node& node) {
 QString torchDtypeText(tensordict::DType dtype) {
     const std::string_view name = tensordict::dtypeName(dtype);
     return QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size()));
+}
+
+QString leafDtypeText(const Node& leaf) {
+    if (!leaf.store())
+        return torchDtypeText(leaf.leaf().dtype);
+    return QString::fromStdString(leaf.store()->dtypeNameInFile(leaf.leaf().dtype));
 }
 
 QString dtypeText(tensordict::DType dtype) {

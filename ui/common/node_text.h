@@ -29,6 +29,9 @@ QString shapeText(const std::vector<std::int64_t>& shape);
 QString dtypeText(tensordict::DType dtype);
 // "torch.float32", as Python prints it.
 QString torchDtypeText(tensordict::DType dtype);
+// A leaf's dtype as its file names it ("F8_E4M3" in a safetensors file),
+// else as torch does.
+QString leafDtypeText(const tensordict::Node& leaf);
 // 512 B, 1.50 KiB, 12.3 MiB
 QString byteSizeText(std::uint64_t bytes);
 // A size as people write it for transformers' max_shard_size: "5GB" (10^9

@@ -277,8 +277,7 @@ void PreviewPanel::leafLoaded(Read read) {
     title_->setText(tr("<b>%1</b> · %2 · %3 · %4")
                         .arg(leaf.parent() ? nodetext::keyPathText(leaf.keyPath()).toHtmlEscaped()
                                            : tr("(root)"),
-                             nodetext::torchDtypeText(leaf.leaf().dtype),
-                             nodetext::shapeText(leaf.leaf().shape),
+                             nodetext::leafDtypeText(leaf), nodetext::shapeText(leaf.leaf().shape),
                              nodetext::byteSizeText(leaf.leaf().nbytes)));
     ShownLeaves shown;
     shown.ownerA = owner_;

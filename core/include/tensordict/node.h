@@ -227,6 +227,10 @@ public:
     // can: a pass over a large leaf (a conversion) then leaves none of it
     // resident in this process. Throws Error.
     void readInto(std::uint64_t offset, std::byte* out, std::size_t length) const;
+    // The same bytes copied into the file open as `fd`, at `at`, inside the
+    // kernel where the store can (Store::copyLeafRangeTo); false, with
+    // nothing written, otherwise (the caller uses readInto). Throws Error.
+    bool copyInto(std::uint64_t offset, std::size_t length, int fd, std::uint64_t at) const;
     // Whether bytesRange() reads only around the part asked for where
     // bytes() would inflate or fetch the whole leaf (a compressed entry with
     // access points, a leaf on a web server): such a leaf is best shown

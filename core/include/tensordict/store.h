@@ -61,6 +61,16 @@ public:
     // place, into `out` (no buffer of its own: a streaming reader's chunk).
     virtual void readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
                                std::size_t n) const;
+    // The same bytes copied into the file open as `fd`, at `at`, by
+    // ByteSource::copyTo (in the kernel); false, with nothing written, where
+    // the store cannot: the caller reads and writes them.
+    virtual bool copyLeafRangeTo(const StorageInfo&, std::uint64_t, std::size_t, int,
+                                 std::uint64_t) const {
+        return false;
+    }
+    // A dtype as the format's files name it ("F8_E4M3" in safetensors);
+    // torch's name ("torch.float8_e4m3fn") where they use that.
+    virtual std::string dtypeNameInFile(DType dtype) const { return std::string(dtypeName(dtype)); }
     // Whether leafBytesRange() of this compressed entry inflates only the
     // parts asked for (a deflate entry with access points, its own or
     // recorded by a first pass over it).

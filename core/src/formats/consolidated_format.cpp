@@ -81,15 +81,21 @@ public:
                 b.put(NodeBuilder::error(k, e.failure()));
             }
         };
-        for (const auto& [k, v] : nonTensors->asObject())
-            part(k, [&] { return nonTensor(v, k, inside + k, batch); });
-        for (const auto& [k, v] : leaves->asObject())
-            part(k, [&] { return leaf(v, k, inside + k); });
-        for (const auto& [k, v] : meta.asObject()) {
+        // (Members by name, not structured bindings: lambdas may not capture those in C++17.)
+        for (const auto& member : nonTensors->asObject()) {
+            const std::string& k = member.first;
+            part(k, [&] { return nonTensor(member.second, k, inside + k, batch); });
+        }
+        for (const auto& member : leaves->asObject()) {
+            const std::string& k = member.first;
+            part(k, [&] { return leaf(member.second, k, inside + k); });
+        }
+        for (const auto& member : meta.asObject()) {
+            const std::string& k = member.first;
             if (k == "cls" || k == "leaves" || k == "non_tensors" || k == "cls_metadata" ||
                 k == "size" || k.rfind("njt_", 0) == 0)
                 continue;
-            part(k, [&] { return collection(v, k, inside + k, depth + 1); });
+            part(k, [&] { return collection(member.second, k, inside + k, depth + 1); });
         }
         return n;
     }

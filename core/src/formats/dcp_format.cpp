@@ -18,6 +18,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "../atomic_file.h"
 #include "../builtin_stores.h"
 #include "../mapping.h"
 #include "../node_builder.h"
@@ -260,6 +261,54 @@ public:
         gather(t, chunkLeaves(t), offset, n, out);
     }
 
+    // Row-wise chunks stored in their streams: each part copied from its
+    // .distcp file in the kernel.
+    bool copyLeafRangeTo(const StorageInfo& info, std::uint64_t offset, std::size_t n, int fd,
+                         std::uint64_t at) const override {
+        const Tensor& t = tensorOf(info);
+        const std::uint64_t item = itemSize(t.dtype);
+        if (n == 0 || offset % item != 0 || n % item != 0)
+            return false;
+        const auto leaves = chunkLeaves(t);
+        const std::int64_t e0 = static_cast<std::int64_t>(offset / item);
+        const std::int64_t e1 = static_cast<std::int64_t>((offset + n) / item);
+        const std::int64_t rowStride =
+            t.shape.empty() ? 1 : t.numel / std::max<std::int64_t>(1, t.shape[0]);
+        struct Part {
+            std::size_t chunk;
+            std::uint64_t from, bytes, place, to;
+        };
+        std::vector<Part> parts;
+        for (std::size_t i = 0; i < t.chunks.size(); ++i) {
+            const Chunk& c = t.chunks[i];
+            const std::int64_t l0 = elementsBefore(c, t.shape, e0, t.numel);
+            const std::int64_t l1 = elementsBefore(c, t.shape, e1, t.numel);
+            if (l0 >= l1)
+                continue;
+            const std::uint64_t from = std::uint64_t(l0) * item,
+                                bytes = std::uint64_t(l1 - l0) * item;
+            const std::optional<std::uint64_t> place = placeInFile(c, *leaves[i], from, bytes);
+            if (!isRowWise(t, c) || !place)
+                return false;
+            const std::int64_t g = (t.shape.empty() ? 0 : c.offsets[0] * rowStride) + l0;
+            parts.push_back({i, from, bytes, *place, std::uint64_t(g - e0) * item});
+        }
+        for (std::size_t k = 0; k < parts.size(); ++k) {
+            const Part& p = parts[k];
+            const Chunk& c = t.chunks[p.chunk];
+            if (file(c.file)->copyTo(p.place, p.bytes, fd, at + p.to))
+                continue;
+            if (k == 0)
+                return false;  // nothing written: the caller copies
+            // The files of one folder copy alike; should one not, its part
+            // is read and written here, the ones before it being written.
+            std::vector<std::byte> buffer(static_cast<std::size_t>(p.bytes));
+            file(c.file)->readOnce(p.place, buffer.data(), buffer.size());
+            writeAllAt(fd, buffer.data(), buffer.size(), at + p.to, pathOf(files_[c.file]));
+        }
+        return true;
+    }
+
     Value::List leafParts(const StorageInfo& info) const override {
         const Tensor& t = tensorOf(info);
         Value::List parts;
@@ -364,12 +413,32 @@ private:
     // resident); other streams (legacy ones) through the chunk's leaf.
     void readChunk(const Chunk& c, const Node& leaf, std::uint64_t from, std::byte* out,
                    std::size_t n) const {
-        const StorageInfo& s = leaf.leaf().storage;
-        if (s.kind == StorageKind::StoredEntry && s.isPlain())
-            if (const std::optional<std::uint64_t> payload = leaf.payloadOffset();
-                payload && *payload <= c.length && from + n <= c.length - *payload)
-                return file(c.file)->readOnce(c.offset + *payload + from, out, n);
+        if (const std::optional<std::uint64_t> place = placeInFile(c, leaf, from, n))
+            return file(c.file)->readOnce(*place, out, n);
         leaf.readInto(from, out, n);
+    }
+
+    // Where bytes [from, from + n) of a chunk's tensor are in its .distcp
+    // file: a stored entry of its stream, within the stream; nullopt otherwise.
+    static std::optional<std::uint64_t> placeInFile(const Chunk& c, const Node& leaf,
+                                                    std::uint64_t from, std::uint64_t n) {
+        const StorageInfo& s = leaf.leaf().storage;
+        if (s.kind != StorageKind::StoredEntry || !s.isPlain())
+            return std::nullopt;
+        const std::optional<std::uint64_t> payload = leaf.payloadOffset();
+        if (!payload || *payload > c.length || from > c.length - *payload ||
+            n > c.length - *payload - from)
+            return std::nullopt;
+        return c.offset + *payload + from;
+    }
+
+    // A chunk whole in every dimension but the first (row-wise shards): its
+    // elements are one run of the global tensor's.
+    static bool isRowWise(const Tensor& t, const Chunk& c) {
+        for (std::size_t d = 1; d < t.shape.size(); ++d)
+            if (c.sizes[d] != t.shape[d])
+                return false;
+        return true;
     }
 
     // Bytes [offset, offset + n) of the global tensor into `out`, from each
@@ -401,12 +470,7 @@ private:
             if (l0 >= l1)
                 continue;
             const std::size_t bytes = static_cast<std::size_t>((l1 - l0) * item);
-            // A chunk whole in every dimension but the first (row-wise
-            // shards) is one run of the global tensor: read in place.
-            bool rowWise = true;
-            for (std::size_t d = 1; d < dims; ++d)
-                rowWise = rowWise && c.sizes[d] == t.shape[d];
-            if (rowWise) {
+            if (isRowWise(t, c)) {  // read in place
                 const std::int64_t g = (dims ? c.offsets[0] * globalStrides[0] : 0) + l0;
                 readChunk(c, *leaves[i], std::uint64_t(l0) * item, out + (g - e0) * item, bytes);
                 continue;

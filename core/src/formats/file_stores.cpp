@@ -38,6 +38,10 @@ public:
         check(offset, n);
         file_->readOnce(offset_ + offset, out, n);
     }
+    bool copyTo(std::uint64_t offset, std::size_t n, int fd, std::uint64_t at) const override {
+        check(offset, n);
+        return file_->copyTo(offset_ + offset, n, fd, at);
+    }
     LeafBytes map() const override {
         const LeafBytes whole = file_->map();
         if (!whole.data)
@@ -153,16 +157,27 @@ LeafBytes SingleFileStore::leafBytes(const StorageInfo& info, std::uint64_t nbyt
     return copy;
 }
 
-void SingleFileStore::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
-                                    std::size_t n) const {
+void SingleFileStore::requireLeafRange(const StorageInfo& info, std::uint64_t offset,
+                                       std::size_t n) const {
     if (info.path != name_)
         throw Error::notFound(describe(info.path), "no such file");
-    std::uint64_t end = offset + n;
+    const std::uint64_t end = offset + n;
     if (end < offset || end > source_->size())
         throw Error::truncated(source_->name(), "the file is " + std::to_string(source_->size()) +
                                                     " bytes but the leaf needs bytes to " +
                                                     std::to_string(end) + " (truncated file?)");
+}
+
+void SingleFileStore::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
+                                    std::size_t n) const {
+    requireLeafRange(info, offset, n);
     source_->readOnce(offset, out, n);
+}
+
+bool SingleFileStore::copyLeafRangeTo(const StorageInfo& info, std::uint64_t offset, std::size_t n,
+                                      int fd, std::uint64_t at) const {
+    requireLeafRange(info, offset, n);
+    return source_->copyTo(offset, n, fd, at);
 }
 
 std::string FolderStore::describe(const std::string& rel) const {

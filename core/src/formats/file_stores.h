@@ -46,11 +46,15 @@ public:
     // Read, even where the file maps: a copy leaves nothing resident.
     void readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
                        std::size_t n) const override;
+    bool copyLeafRangeTo(const StorageInfo& info, std::uint64_t offset, std::size_t n, int fd,
+                         std::uint64_t at) const override;
 
 protected:
     const ByteSource& source() const { return *source_; }
     // The file as a leaf's storage (offset 0).
     StorageInfo fileInfo() const;
+    // Throws Error unless bytes [offset, offset + n) of the file hold the leaf `info`.
+    void requireLeafRange(const StorageInfo& info, std::uint64_t offset, std::size_t n) const;
     // `n` bytes at `offset`; throws Error naming the file when they are past its end.
     std::string readRange(std::uint64_t offset, std::uint64_t n, const char* what) const;
 

@@ -27,6 +27,11 @@ public:
     explicit SafetensorsStore(std::shared_ptr<const ByteSource> source)
         : SingleFileStore(std::move(source), "safetensors") {}
 
+    std::string dtypeNameInFile(DType dtype) const override {
+        const std::optional<std::string_view> name = safetensorsName(dtype);
+        return name ? std::string(*name) : Store::dtypeNameInFile(dtype);
+    }
+
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
         const std::string& where = location();
         const std::uint64_t headerSize = littleEndianU64(readRange(0, 8, "the header size"));
