@@ -31,6 +31,10 @@ constexpr std::array<DTypeInfo, kDTypeCount> kTable{{
     {DType::Float8_e5m2, "torch.float8_e5m2", 1, C::Float, false},
     {DType::Float8_e5m2fnuz, "torch.float8_e5m2fnuz", 1, C::Float, false},
     {DType::Float8_e8m0fnu, "torch.float8_e8m0fnu", 1, C::Float, false},
+    // Named as ml_dtypes names them: torch has no unpacked sub-byte dtype.
+    {DType::Float4_e2m1fn, "float4_e2m1fn", 1, C::Float, false, 4},
+    {DType::Float6_e2m3fn, "float6_e2m3fn", 1, C::Float, false, 6},
+    {DType::Float6_e3m2fn, "float6_e3m2fn", 1, C::Float, false, 6},
 }};
 
 }  // namespace

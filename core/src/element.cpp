@@ -36,6 +36,17 @@ double minifloat(std::uint8_t v, int expBits, int bias, bool fn, bool fnuz) {
     return negative ? -value : value;
 }
 
+// A sub-byte float's code (sign, exponent, mantissa in its low bits; no
+// NaN, no Inf, subnormals at exponent 0), as the OCP MX formats define them.
+double subByteFloat(std::uint8_t code, int expBits, int manBits, int bias) {
+    const bool negative = (code >> (expBits + manBits)) & 1;
+    const int exp = (code >> manBits) & ((1 << expBits) - 1);
+    const int man = code & ((1 << manBits) - 1);
+    const double value = exp == 0 ? std::ldexp(man, 1 - bias - manBits)
+                                  : std::ldexp((1 << manBits) + man, exp - bias - manBits);
+    return negative ? -value : value;
+}
+
 // `single`: the value is a float32 or narrower, so its shortest text is
 // that of a float (0.1f prints as 0.1, not 0.10000000149011612).
 // `point`: integral values keep numpy's trailing point ("3."), which the
@@ -155,6 +166,12 @@ double elementAsDouble(const std::byte* p, DType dtype) {
             const auto e = load<std::uint8_t>(p);
             return e == 0xFF ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, e - 127);
         }
+        case DType::Float4_e2m1fn:
+            return subByteFloat(load<std::uint8_t>(p), 2, 1, 1);
+        case DType::Float6_e2m3fn:
+            return subByteFloat(load<std::uint8_t>(p), 2, 3, 1);
+        case DType::Float6_e3m2fn:
+            return subByteFloat(load<std::uint8_t>(p), 3, 2, 3);
     }
     return 0;
 }

@@ -65,6 +65,11 @@ std::vector<Tensor> tensorsOf(const TensorDict& data, const SaveOptions& options
                                                  ", outside the dataset; refusing to copy it "
                                                  "(allow links that leave the dataset to save "
                                                  "it anyway)");
+            if (dtypeInfo(node->leaf().dtype).packedBits)
+                throw Error::unsupported(keyText,
+                                         "a " + std::string(*safetensorsName(node->leaf().dtype)) +
+                                             " tensor: writing packed sub-byte floats "
+                                             "is not supported");
             if (!safetensorsName(node->leaf().dtype))
                 throw Error::unsupported(keyText, "safetensors has no dtype for " +
                                                       std::string(dtypeName(node->leaf().dtype)));

@@ -185,6 +185,10 @@ private:
                 continue;
             }
             const std::string name = fileName(n, c.key(), !c.isTensor());
+            if (c.isTensor() && dtypeInfo(c.leaf().dtype).packedBits)
+                throw Error::unsupported(keyText(c), "a " + std::string(dtypeName(c.leaf().dtype)) +
+                                                         " tensor: tensordict files have no "
+                                                         "dtype for packed sub-byte floats");
             if (c.isTensor()) {
                 meta.emplace_back(
                     c.key(),

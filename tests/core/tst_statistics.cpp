@@ -14,12 +14,16 @@
 #include <QtEndian>
 #include <QtTest>
 #include <cmath>
+#include <cstring>
+#include <random>
 
+#include "memory_transport.h"
 #include "tensordict/element.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
 #include "tensordict/report.h"
 #include "tensordict/save.h"
+#include "tensordict/source.h"
 #include "tensordict/statistics.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
@@ -62,7 +66,7 @@ private Q_SLOTS:
                                         &out, &error),
                  qPrintable(error));
         expected_ = QJsonDocument::fromJson(out.toUtf8()).object()["tensors"].toObject();
-        QCOMPARE(expected_.size(), 10);
+        QCOMPARE(expected_.size(), 16);
     }
 
     void everyFloat8LeafMatchesNumpy() {
@@ -119,7 +123,7 @@ private Q_SLOTS:
             QCOMPARE(field(stats, "max").asDouble(), want["max"].toDouble());
             ++seen;
         }
-        QCOMPARE(seen, 10);
+        QCOMPARE(seen, 16);
 
         const float values[] = {NAN, INFINITY, -INFINITY};
         QByteArray header = R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}})";
@@ -142,7 +146,7 @@ private Q_SLOTS:
         SaveOptions options;
         options.compression = kZipDeflate;
         const std::string archive = scratch_.filePath("low.tdz").toStdString();
-        save(td, archive, options);
+        save(select(td, {{"f8_e5m2.weights"}}), archive, options);
         const TensorDict packed = load(archive);
         const Node& plain = leafAt(td, "f8_e5m2.weights");
         const Node& deflated = leafAt(packed, "f8_e5m2.weights");
@@ -154,6 +158,66 @@ private Q_SLOTS:
         QCOMPARE(b.max, a.max);
         QVERIFY(close(b.mean, a.mean, a.std));
         QVERIFY(close(b.std, a.std, a.std));
+    }
+
+    // F4 and F6 leaves are unpacked range by range: any range equals that
+    // part of the whole, from disk and from a transport that cannot map.
+    void packedRangesUnpackAsTheWhole() {
+        QFile f(file_);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        memory_->add("mem://low/low.safetensors", f.readAll());
+        registerTransport(memory_);
+        for (const std::string& location :
+             {file_.toStdString(), std::string("mem://low/low.safetensors")}) {
+            const TensorDict td = load(location);
+            for (const std::string key : {"f4.weights", "f6_e2m3.weights", "f6_e3m2.weights"}) {
+                const Node& leaf = leafAt(td, key);
+                QCOMPARE(leaf.leaf().nbytes, std::uint64_t(leaf.leaf().numel));
+                const LeafBytes whole = leaf.bytes();
+                std::mt19937_64 random(34);
+                for (int i = 0; i < 50; ++i) {
+                    const std::uint64_t offset = random() % leaf.leaf().nbytes;
+                    const std::uint64_t length = 1 + random() % (leaf.leaf().nbytes - offset);
+                    std::vector<std::byte> part(length);
+                    leaf.readInto(offset, part.data(), part.size());
+                    QVERIFY2(std::memcmp(part.data(), whole.data.get() + offset, length) == 0,
+                             qPrintable(QString::fromStdString(key + " at " + location)));
+                    const LeafBytes range = leaf.bytesRange(offset, length);
+                    QVERIFY(std::memcmp(range.data.get(), whole.data.get() + offset, length) == 0);
+                }
+            }
+        }
+    }
+
+    // A packed tensor that does not fill whole bytes is refused, named; a
+    // packed tensor is not written where no format holds it.
+    void packedTensorsRefusedWhereTheyCannotBe() {
+        QByteArray header = R"({"odd":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}})";
+        header.append((8 - header.size() % 8) % 8, ' ');
+        QByteArray bytes(8, '\0');
+        qToLittleEndian<quint64>(header.size(), bytes.data());
+        bytes += header + QByteArray(2, '\x21');
+        const QString odd = scratch_.filePath("odd.safetensors");
+        testsupport::writeFile(odd, bytes);
+        const std::optional<Failure> failure =
+            testsupport::failureOf([&] { (void)load(odd.toStdString()); });
+        QVERIFY(failure);
+        QCOMPARE(failure->kind, ErrorKind::Corrupt);
+        QVERIFY2(QString::fromStdString(failure->where).contains("\"odd\""),
+                 failure->where.c_str());
+
+        const TensorDict td = load(file_.toStdString());
+        const TensorDict f4 = select(td, {{"f4.weights"}});
+        for (const std::string target : {"f4.tdz", "f4.safetensors"}) {
+            const std::optional<Failure> refused = testsupport::failureOf([&] {
+                (void)save(f4, scratch_.filePath(QString::fromStdString(target)).toStdString());
+            });
+            QVERIFY(refused);
+            QCOMPARE(refused->kind, ErrorKind::Unsupported);
+            QVERIFY2(QString::fromStdString(refused->where).contains("f4.weights"),
+                     refused->where.c_str());
+            QVERIFY(!QFile::exists(scratch_.filePath(QString::fromStdString(target))));
+        }
     }
 
     void shrunkFileIsNamed() {
@@ -194,6 +258,8 @@ private:
     QTemporaryDir scratch_;
     QString file_;
     QJsonObject expected_;
+    std::shared_ptr<testsupport::MemoryTransport> memory_ =
+        std::make_shared<testsupport::MemoryTransport>();
 };
 
 QTEST_GUILESS_MAIN(StatisticsTest)

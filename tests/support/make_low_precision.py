@@ -12,7 +12,12 @@ Followed (no library here writes these dtypes):
   Float8_e4m3fnuz.h, Float8_e5m2.h, Float8_e5m2fnuz.h, Float8_e8m0fnu.h):
   e4m3fn bias 7, S.1111.111 NaN, no Inf; e5m2 bias 15, IEEE Inf/NaN; the
   FNUZ formats bias 8 and 16, their one NaN at 0x80, no Inf, no -0;
-  e8m0fnu 2^(e - 127), 0xFF NaN.
+  e8m0fnu 2^(e - 127), 0xFF NaN;
+- the OCP MX sub-byte formats (torchao torchao/prototype/custom_fp_utils.py):
+  e2m1, e2m3 (bias 1), e3m2 (bias 3), no Inf or NaN; F4 packed two a byte,
+  element 0 in the low nibble (torch c10/util/Float4_e2m1fn_x2.h); F6 as a
+  little-endian bit stream, element i in bits [6i, 6i + 6) (core/FORMAT.md
+  14.2: no writer fixes an order).
 
 usage: make_low_precision.py OUT.safetensors  ->  JSON on stdout:
   {"tensors": {name: {"dtype", "shape", "values": [first 64], "stats": {...}}}}
@@ -52,10 +57,29 @@ def decode(name, codes):
         return minifloat(codes, 5, 2, 15, inf=True)
     if name == "F8_E5M2FNUZ":
         return minifloat(codes, 5, 2, 16, nan_codes=(0x80,))
+    if name == "F4":
+        return minifloat(codes, 2, 1, 1)
+    if name == "F6_E2M3":
+        return minifloat(codes, 2, 3, 1)
+    if name == "F6_E3M2":
+        return minifloat(codes, 3, 2, 3)
     if name == "F8_E8M0":
         v = np.exp2(codes.astype(np.float64) - 127)
         return np.where(codes == 0xFF, np.nan, v)
     raise ValueError(name)
+
+
+def pack(name, codes):
+    """The file bytes of sub-byte codes; the codes themselves for F8."""
+    codes = codes.astype(np.uint64)
+    if name == "F4":
+        return (codes[0::2] | (codes[1::2] << 4)).astype(np.uint8).tobytes()
+    if name.startswith("F6"):
+        a, b, c, d = codes[0::4], codes[1::4], codes[2::4], codes[3::4]
+        word = a | (b << 6) | (c << 12) | (d << 18)  # 24 bits, little-endian
+        out = np.stack([word & 0xFF, (word >> 8) & 0xFF, (word >> 16) & 0xFF], axis=1)
+        return out.astype(np.uint8).tobytes()
+    return codes.astype(np.uint8).tobytes()
 
 
 def stats(v):
@@ -73,11 +97,18 @@ def main():
     rng = np.random.default_rng(34)
     tensors = {}  # name -> (dtype, shape, bytes, values)
     for name in ["F8_E4M3", "F8_E4M3FNUZ", "F8_E5M2", "F8_E5M2FNUZ", "F8_E8M0"]:
+        # Weights: random codes.
         every = np.arange(256, dtype=np.uint8)
         tensors[name.lower() + ".every_code"] = (name, [16, 16], every.tobytes(), decode(name, every))
-        # Weights: mostly small codes around zero, as trained weights are.
         many = rng.integers(0, 256, size=3 * 65541, dtype=np.uint8)
         tensors[name.lower() + ".weights"] = (name, [3, 65541], many.tobytes(), decode(name, many))
+    for name, bits in [("F4", 4), ("F6_E2M3", 6), ("F6_E3M2", 6)]:
+        every = np.arange(1 << bits, dtype=np.uint8)
+        tensors[name.lower() + ".every_code"] = (name, [len(every)], pack(name, every),
+                                                 decode(name, every))
+        many = rng.integers(0, 1 << bits, size=(96, 1028), dtype=np.uint8).ravel()
+        tensors[name.lower() + ".weights"] = (name, [96, 1028], pack(name, many),
+                                              decode(name, many))
     header = {"__metadata__": {"format": "pt"}}
     data = b""
     for key in sorted(tensors):

@@ -151,6 +151,9 @@ private Q_SLOTS:
         QCOMPARE(named.value("f8_e5m2fnuz.every_code"), QString("F8_E5M2FNUZ"));
         QCOMPARE(named.value("f8_e8m0.weights"), QString("F8_E8M0"));
         QCOMPARE(tips.value("f8_e8m0.weights"), QString("torch.float8_e8m0fnu"));
+        QCOMPARE(named.value("f4.weights"), QString("F4"));
+        QCOMPARE(tips.value("f4.weights"), QString("float4_e2m1fn"));
+        QCOMPARE(named.value("f6_e3m2.every_code"), QString("F6_E3M2"));
     }
 
     void archiveStorageColumn() {

@@ -33,9 +33,15 @@ enum class DType {
     Float8_e5m2,
     Float8_e5m2fnuz,
     Float8_e8m0fnu,  // scales: 2^(e - 127), no sign, no zero, 0xFF NaN
+    // Sub-byte floats (safetensors' F4, F6_E2M3, F6_E3M2; OCP MX), held one
+    // code a byte in its low bits: files pack them (F4 two a byte, F6 four
+    // in three bytes) and are unpacked as read. No NaN, no Inf.
+    Float4_e2m1fn,
+    Float6_e2m3fn,
+    Float6_e3m2fn,
 };
 // How many dtypes there are, for loops over all of them.
-constexpr int kDTypeCount = static_cast<int>(DType::Float8_e8m0fnu) + 1;
+constexpr int kDTypeCount = static_cast<int>(DType::Float6_e3m2fn) + 1;
 
 enum class DTypeCategory { Bool, Unsigned, Signed, Float, Complex };
 
@@ -44,7 +50,8 @@ struct DTypeInfo {
     std::string_view name;  // "torch.float32"
     std::size_t itemSize;
     DTypeCategory category;
-    bool hasTorchType;  // representable as an at::ScalarType in the libtorch we link
+    bool hasTorchType;   // representable as an at::ScalarType in the libtorch we link
+    int packedBits = 0;  // sub-byte dtypes: bits a code takes in files (4, 6); 0 otherwise
 };
 
 const DTypeInfo& dtypeInfo(DType dtype);

@@ -10,7 +10,8 @@
 
 namespace tensordict {
 
-// "F32" -> Float32; nullopt for a name tdstudio does not read (F4, F6_*).
+// "F32" -> Float32, "F4" -> Float4_e2m1fn (dtypeInfo().packedBits: packed
+// in the file); nullopt for a name tdstudio does not read.
 std::optional<DType> safetensorsDType(std::string_view name);
 // Float32 -> "F32"; nullopt for a dtype safetensors cannot hold.
 std::optional<std::string_view> safetensorsName(DType dtype);

@@ -10,9 +10,12 @@ struct Entry {
 // In the order of the safetensors library's Dtype enum (safetensors/src/
 // tensor.rs: BOOL, F4, F6_E2M3, F6_E3M2, U8, I8, F8_E5M2, F8_E4M3, F8_E8M0,
 // F8_E4M3FNUZ, F8_E5M2FNUZ, I16, U16, F16, BF16, I32, U32, F32, C64, F64,
-// I64, U64), less the packed F4/F6 that tdstudio does not read.
+// I64, U64). F4 and F6 are read (unpacked) but not written.
 constexpr Entry kTable[] = {
     {"BOOL", DType::Bool},
+    {"F4", DType::Float4_e2m1fn},
+    {"F6_E2M3", DType::Float6_e2m3fn},
+    {"F6_E3M2", DType::Float6_e3m2fn},
     {"U8", DType::UInt8},
     {"I8", DType::Int8},
     {"F8_E5M2", DType::Float8_e5m2},

@@ -2,9 +2,14 @@
 // header size, a JSON header naming each tensor's dtype, shape and
 // data_offsets (relative to the data after the header), then the data. The
 // header is checked before any tensor is shown: in bounds, no overlaps, and
-// each tensor's bytes exactly its dtype x shape.
+// each tensor's bytes exactly its dtype x shape. Packed sub-byte tensors
+// (F4, F6_*) are unpacked, one code a byte, as they are read.
 
 #include <algorithm>
+#include <cstring>
+
+#include "../forwarding_store.h"
+#include "../mapping.h"
 
 #include "../node_builder.h"
 #include "file_stores.h"
@@ -21,6 +26,79 @@ std::uint64_t wholeNumber(const Value& v, const std::string& where, const std::s
         throw Error::corrupt(where, what + " is not a non-negative integer");
     return static_cast<std::uint64_t>(v.asInt());
 }
+
+// The codes of elements [first, first + n) of a packed tensor whose file
+// bytes start at `packed` (the bytes of whole groups holding those
+// elements), one a byte. F4: two a byte, element 0 in the low nibble (as
+// torch's float4_e2m1fn_x2). F6: a little-endian bit stream, element i in
+// bits [6i, 6i + 6) (FORMAT.md 14.2).
+void unpackCodes(int bits, const std::uint8_t* packed, std::uint64_t first, std::size_t n,
+                 std::uint8_t* out) {
+    const std::uint64_t groupElements = bits == 4 ? 2 : 4;
+    const std::uint64_t base = first / groupElements * groupElements;
+    for (std::size_t k = 0; k < n; ++k) {
+        const std::uint64_t i = first + k - base;  // within the bytes read
+        const std::uint64_t bit = i * std::uint64_t(bits);
+        const std::uint64_t byte = bit / 8, shift = bit % 8;
+        unsigned v = packed[byte] >> shift;
+        if (shift + std::uint64_t(bits) > 8)
+            v |= unsigned(packed[byte + 1]) << (8 - shift);
+        out[k] = static_cast<std::uint8_t>(v & ((1u << bits) - 1));
+    }
+}
+
+// A packed tensor of a safetensors file, read as its codes one a byte: the
+// leaf's bytes are the unpacked codes (numel of them), each range read
+// from the packed bytes that hold it.
+class PackedTensorStore final : public ForwardingStore {
+public:
+    PackedTensorStore(std::shared_ptr<const Store> file, const ByteSource& source,
+                      std::uint64_t offset, DType dtype, std::uint64_t numel)
+        : ForwardingStore(std::move(file)),
+          source_(source),
+          offset_(offset),
+          bits_(dtypeInfo(dtype).packedBits),
+          numel_(numel) {}
+
+    LeafBytes leafBytes(const StorageInfo& info, std::uint64_t nbytes,
+                        std::size_t alignment) const override {
+        return leafBytesRange(info, 0, nbytes, alignment);
+    }
+    bool readsInPlace(const StorageInfo&) const override { return false; }
+    LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
+                             std::size_t) const override {
+        LeafBytes out = allocateOwnedBuffer(length);
+        readLeafRange(info, offset, out.data.get(), static_cast<std::size_t>(length));
+        return out;
+    }
+    void readLeafRange(const StorageInfo&, std::uint64_t offset, std::byte* out,
+                       std::size_t n) const override {
+        if (offset > numel_ || n > numel_ - offset)
+            throw Error::invalid(location(), "codes " + std::to_string(offset) + " to " +
+                                                 std::to_string(offset + n) + " are past the " +
+                                                 std::to_string(numel_) + " of a packed tensor");
+        if (n == 0)
+            return;
+        // Whole groups (F4: 2 codes in 1 byte; F6: 4 codes in 3 bytes).
+        const std::uint64_t groupElements = bits_ == 4 ? 2 : 4, groupBytes = bits_ == 4 ? 1 : 3;
+        const std::uint64_t firstGroup = offset / groupElements;
+        const std::uint64_t endGroup = (offset + n + groupElements - 1) / groupElements;
+        std::vector<std::uint8_t> packed(
+            static_cast<std::size_t>((endGroup - firstGroup) * groupBytes) + 1, 0);
+        source_.readOnce(offset_ + firstGroup * groupBytes, packed.data(), packed.size() - 1);
+        unpackCodes(bits_, packed.data(), offset, n, reinterpret_cast<std::uint8_t*>(out));
+    }
+    std::string dtypeNameInFile(DType dtype) const override {
+        const std::optional<std::string_view> name = safetensorsName(dtype);
+        return name ? std::string(*name) : Store::dtypeNameInFile(dtype);
+    }
+
+private:
+    const ByteSource& source_;  // the file's, kept alive by the forwarded store
+    const std::uint64_t offset_;
+    const int bits_;
+    const std::uint64_t numel_;
+};
 
 class SafetensorsStore final : public SingleFileStore {
 public:
@@ -86,11 +164,20 @@ public:
                 throw Error::corrupt(at, "data_offsets [" + std::to_string(begin) + ", " +
                                              std::to_string(end) + "] are outside the " +
                                              std::to_string(dataSize) + " bytes of data");
-            if (end - begin != numel * itemSize(*type))
+            // Packed dtypes take numel x bits / 8 bytes, in whole bytes
+            // (the library's MisalignedSlice otherwise).
+            const int bits = dtypeInfo(*type).packedBits;
+            if (bits && numel * std::uint64_t(bits) % 8 != 0)
+                throw Error::corrupt(at, std::to_string(numel) + " elements of " +
+                                             dtype->asString() + " do not fill whole bytes (" +
+                                             std::to_string(bits) + " bits each)");
+            const std::uint64_t need =
+                bits ? numel * std::uint64_t(bits) / 8 : numel * itemSize(*type);
+            if (end - begin != need)
                 throw Error::corrupt(at, "data_offsets span " + std::to_string(end - begin) +
                                              " bytes, but " + dtype->asString() + " x " +
                                              std::to_string(numel) + " elements need " +
-                                             std::to_string(numel * itemSize(*type)));
+                                             std::to_string(need));
             spans.push_back({begin, end, key});
 
             auto n = NodeBuilder::create(NodeKind::Tensor, key);
@@ -105,6 +192,14 @@ public:
                 leaf.storage.offset = dataStart + begin;
             }
             b.setStore(self);
+            if (bits && numel) {
+                // One code a byte, read through a store of its own.
+                leaf.nbytes = numel;
+                leaf.storage.offset = 0;
+                leaf.storage.size = numel;
+                b.setStore(std::make_shared<PackedTensorStore>(self, source(), dataStart + begin,
+                                                               *type, numel));
+            }
             NodeBuilder(*root).put(std::move(n));
         }
         std::sort(spans.begin(), spans.end(),
