@@ -93,6 +93,9 @@ private Q_SLOTS:
         qint64 data = 0;
         for (const QString& name : QDir(scratch_.filePath("st")).entryList({"*.safetensors"}))
             data += QFileInfo(scratch_.filePath("st/" + name)).size();
+        qInfo("opening the index URL: %lld requests, %lld bytes of the shards' %lld (%s)",
+              static_cast<long long>(server.requests().size()), static_cast<long long>(fetched),
+              static_cast<long long>(data), qPrintable(server.requests().join("; ")));
         QVERIFY2(fetched < data / 4, qPrintable(QString("fetched %1 of %2 bytes: %3")
                                                     .arg(fetched)
                                                     .arg(data)
