@@ -45,7 +45,9 @@ const DTypeInfo& dtypeInfo(DType dtype) {
 
 std::optional<DType> dtypeFromString(std::string_view name) {
     for (const auto& info : kTable) {
-        if (info.name == name) {
+        // Packed sub-byte dtypes come from safetensors' names only: no
+        // tensordict or torch file names them.
+        if (info.name == name && !info.packedBits) {
             return info.dtype;
         }
     }

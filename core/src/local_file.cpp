@@ -107,6 +107,10 @@ public:
             if (r < 0 && done == 0 &&
                 (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP))
                 return false;
+            // Some file systems (FUSE, virtual files) copy nothing and say so
+            // with 0: the caller reads, and finds a truncation if there is one.
+            if (r == 0 && done == 0)
+                return false;
             if (r < 0)
                 throw Error::io(path_, std::string("copying failed: ") + std::strerror(errno));
             if (r == 0)

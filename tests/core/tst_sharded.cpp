@@ -12,6 +12,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
+#include <QtEndian>
 #include <QtTest>
 
 #include "memory_transport.h"
@@ -101,6 +102,36 @@ private Q_SLOTS:
                                                     .arg(data)
                                                     .arg(server.requests().join("; "))));
         checkAgainstExpected(td, ".safetensors");  // then every byte, read as shown
+    }
+
+    // A model with packed F4 tensors: total_size counts what they take in
+    // their shards (numel x 4 / 8), and a true one is no finding.
+    void packedTensorsCountAsStoredInTotalSize() {
+        const QString dir = scratch_.filePath("packed");
+        QVERIFY(QDir().mkpath(dir));
+        const auto shard = [&](const QString& name, const QByteArray& header,
+                               const QByteArray& data) {
+            QByteArray h = header;
+            h.append((8 - h.size() % 8) % 8, ' ');
+            QByteArray out(8, '\0');
+            qToLittleEndian<quint64>(h.size(), out.data());
+            testsupport::writeFile(dir + "/" + name, out + h + data);
+        };
+        shard("model-00001-of-00002.safetensors",
+              R"({"p":{"dtype":"F4","shape":[2,2],"data_offsets":[0,2]}})", QByteArray("\x21\x43"));
+        shard("model-00002-of-00002.safetensors",
+              R"({"q":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", QByteArray(4, '\0'));
+        testsupport::writeFile(dir + "/model.safetensors.index.json",
+                               R"({"metadata": {"total_size": 6}, "weight_map": )"
+                               R"({"p": "model-00001-of-00002.safetensors", )"
+                               R"("q": "model-00002-of-00002.safetensors"}})");
+        const TensorDict td = load(dir.toStdString());
+        QCOMPARE(td.root().child("p")->leaf().dtype, DType::Float4_e2m1fn);
+        const CheckReport report = check(dir.toStdString());
+        QStringList found;
+        for (const Problem& p : report.problems)
+            found << QString::fromStdString(p.kind + " " + p.file);
+        QVERIFY2(report.sound(), qPrintable(found.join("; ")));
     }
 
     // A sharded model saves to a .tdz that reads back with the same values.

@@ -93,7 +93,12 @@ struct Walk {
             return;
         const tensordict::Value::List parts = store->leafParts(node.leaf().storage);
         if (parts.empty()) {
-            ++inFile(QString::fromStdString(store->location()), node.leaf().nbytes).leaves;
+            // The bytes in the file: a packed F4/F6 tensor's, not its codes'.
+            const tensordict::TensorLeaf& l = node.leaf();
+            const int bits = tensordict::dtypeInfo(l.dtype).packedBits;
+            const std::uint64_t inFileBytes =
+                bits ? std::uint64_t(l.numel) * std::uint64_t(bits) / 8 : l.nbytes;
+            ++inFile(QString::fromStdString(store->location()), inFileBytes).leaves;
             return;
         }
         std::set<CollectionSummary::FileBytes*> touched;  // a leaf counts once a file

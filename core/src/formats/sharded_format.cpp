@@ -150,7 +150,14 @@ public:
                      "the index puts \"" + name + "\" in this shard, which does not hold it"}));
                 continue;
             }
-            facts.indexedBytes += it->second->isTensor() ? it->second->leaf().nbytes : 0;
+            if (it->second->isTensor()) {
+                // What the tensor takes in its shard, as total_size counts it
+                // (a packed F4/F6 tensor: numel x bits / 8, not its codes).
+                const TensorLeaf& l = it->second->leaf();
+                const int bits = dtypeInfo(l.dtype).packedBits;
+                facts.indexedBytes +=
+                    bits ? std::uint64_t(l.numel) * std::uint64_t(bits) / 8 : l.nbytes;
+            }
             b.append(std::move(it->second));
         }
         // What a shard holds beyond what the index gives it.
