@@ -272,8 +272,6 @@ public:
         const auto leaves = chunkLeaves(t);
         const std::int64_t e0 = static_cast<std::int64_t>(offset / item);
         const std::int64_t e1 = static_cast<std::int64_t>((offset + n) / item);
-        const std::int64_t rowStride =
-            t.shape.empty() ? 1 : t.numel / std::max<std::int64_t>(1, t.shape[0]);
         struct Part {
             std::size_t chunk;
             std::uint64_t from, bytes, place, to;
@@ -281,8 +279,7 @@ public:
         std::vector<Part> parts;
         for (std::size_t i = 0; i < t.chunks.size(); ++i) {
             const Chunk& c = t.chunks[i];
-            const std::int64_t l0 = elementsBefore(c, t.shape, e0, t.numel);
-            const std::int64_t l1 = elementsBefore(c, t.shape, e1, t.numel);
+            const auto [l0, l1] = ownElements(t, c, e0, e1);
             if (l0 >= l1)
                 continue;
             const std::uint64_t from = std::uint64_t(l0) * item,
@@ -290,7 +287,7 @@ public:
             const std::optional<std::uint64_t> place = placeInFile(c, *leaves[i], from, bytes);
             if (!isRowWise(t, c) || !place)
                 return false;
-            const std::int64_t g = (t.shape.empty() ? 0 : c.offsets[0] * rowStride) + l0;
+            const std::int64_t g = rowWiseStart(t, c) + l0;
             parts.push_back({i, from, bytes, *place, std::uint64_t(g - e0) * item});
         }
         for (std::size_t k = 0; k < parts.size(); ++k) {
@@ -440,6 +437,16 @@ private:
                 return false;
         return true;
     }
+    // The global index of a row-wise chunk's element 0.
+    static std::int64_t rowWiseStart(const Tensor& t, const Chunk& c) {
+        return t.shape.empty() ? 0
+                               : c.offsets[0] * (t.numel / std::max<std::int64_t>(1, t.shape[0]));
+    }
+    // The chunk's own elements [l0, l1) that fall in the global [e0, e1).
+    static std::pair<std::int64_t, std::int64_t> ownElements(const Tensor& t, const Chunk& c,
+                                                             std::int64_t e0, std::int64_t e1) {
+        return {elementsBefore(c, t.shape, e0, t.numel), elementsBefore(c, t.shape, e1, t.numel)};
+    }
 
     // Bytes [offset, offset + n) of the global tensor into `out`, from each
     // chunk the one range of its own bytes that falls in them.
@@ -465,13 +472,12 @@ private:
             globalStrides[d - 1] = globalStrides[d] * t.shape[d];
         for (std::size_t i = 0; i < t.chunks.size(); ++i) {
             const Chunk& c = t.chunks[i];
-            const std::int64_t l0 = elementsBefore(c, t.shape, e0, t.numel);
-            const std::int64_t l1 = elementsBefore(c, t.shape, e1, t.numel);
+            const auto [l0, l1] = ownElements(t, c, e0, e1);
             if (l0 >= l1)
                 continue;
             const std::size_t bytes = static_cast<std::size_t>((l1 - l0) * item);
             if (isRowWise(t, c)) {  // read in place
-                const std::int64_t g = (dims ? c.offsets[0] * globalStrides[0] : 0) + l0;
+                const std::int64_t g = rowWiseStart(t, c) + l0;
                 readChunk(c, *leaves[i], std::uint64_t(l0) * item, out + (g - e0) * item, bytes);
                 continue;
             }
