@@ -23,7 +23,7 @@ std::uint64_t KeyIndex::add(const Node& node) {
         foldedKeys_ += QLatin1Char('\n');
     }
     if (node.isTensor())
-        return node.leaf().nbytes;
+        return node.leaf().dataBytes();
     std::uint64_t total = 0;
     for (const auto& child : node.children())
         total += add(*child);

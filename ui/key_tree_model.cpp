@@ -30,7 +30,7 @@ std::uint64_t KeyTreeModel::totalBytes(const Node* n) const {
     if (!n)
         return 0;
     if (n->isTensor())
-        return n->leaf().nbytes;
+        return n->leaf().dataBytes();
     if (keys_.isValid() && keys_.isFinished() && keys_.result())
         if (const auto bytes = keys_.result()->collectionBytes(n))
             return *bytes;

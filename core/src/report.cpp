@@ -67,7 +67,7 @@ void leafProperties(const Node& node, bool readPayloadOffset, std::vector<NodePr
         out.push_back({"nested_shapes", Value(std::move(shapes))});
     }
     out.push_back({"numel", Value(leaf.numel)});
-    out.push_back({"nbytes", Value(static_cast<std::int64_t>(leaf.nbytes))});
+    out.push_back({"nbytes", Value(static_cast<std::int64_t>(leaf.dataBytes()))});
     if (node.device())
         out.push_back({"device", Value(*node.device())});
     const StorageInfo& storage = leaf.storage;
@@ -110,6 +110,10 @@ void leafProperties(const Node& node, bool readPayloadOffset, std::vector<NodePr
         out.push_back({"outside_target", Value(storage.outsideTarget)});
     if (storage.offset)
         out.push_back({"byte_offset", Value(static_cast<std::int64_t>(storage.offset))});
+    else if (storage.kind == StorageKind::File && node.store())
+        // A leaf its store decodes (a packed F4/F6 tensor): where its bytes start.
+        if (const std::optional<std::uint64_t> at = node.store()->payloadOffset(storage))
+            out.push_back({"byte_offset", Value(static_cast<std::int64_t>(*at))});
     if (!storage.strides.empty())
         out.push_back({"strides", intsValue(storage.strides)});
     if (storage.bigEndian)

@@ -189,6 +189,30 @@ private Q_SLOTS:
         }
     }
 
+    // What --info and the details say of a packed tensor is what the file
+    // holds: its bytes (numel x bits / 8, not its codes), the file's size and
+    // where the bytes start, as the header read here gives them.
+    void packedTensorsReportTheirBytesAsStored() {
+        QFile f(file_);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray bytes = f.readAll();
+        const quint64 headerSize = qFromLittleEndian<quint64>(bytes.constData());
+        const QJsonObject header = QJsonDocument::fromJson(bytes.mid(8, int(headerSize))).object();
+        const TensorDict td = load(file_.toStdString());
+        for (const QString key : {"f4.every_code", "f4.weights", "f6_e2m3.every_code",
+                                  "f6_e2m3.weights", "f6_e3m2.weights", "f8_e4m3.weights"}) {
+            const QJsonArray offsets = header[key].toObject()["data_offsets"].toArray();
+            const qint64 begin = offsets[0].toInteger(), end = offsets[1].toInteger();
+            Value::Object properties;
+            for (NodeProperty& p : nodeProperties(leafAt(td, key.toStdString())))
+                properties.emplace_back(std::string(p.name), std::move(p.value));
+            const Value shown(std::move(properties));
+            QCOMPARE(field(shown, "nbytes").asInt(), end - begin);
+            QCOMPARE(field(shown, "file_size").asInt(), qint64(bytes.size()));
+            QCOMPARE(field(shown, "byte_offset").asInt(), qint64(8 + headerSize) + begin);
+        }
+    }
+
     // A packed tensor that does not fill whole bytes is refused, named; a
     // packed tensor is not written where no format holds it.
     void packedTensorsRefusedWhereTheyCannotBe() {

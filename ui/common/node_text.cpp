@@ -50,7 +50,7 @@ QString exportStem(const tensordict::Node* node) {
 }
 
 std::uint64_t totalBytesOf(const Node& node) {
-    std::uint64_t total = node.isTensor() ? node.leaf().nbytes : 0;
+    std::uint64_t total = node.isTensor() ? node.leaf().dataBytes() : 0;
     for (const auto& c : node.children())
         total += totalBytesOf(*c);
     return total;

@@ -252,7 +252,7 @@ QString ComparePanel::summaryHtml() const {
     auto side = [](const QString& name, const Node* n) {
         QString text = name + ": " + compare_status::sideText(n).toHtmlEscaped();
         if (n && n->isTensor())
-            text += " · " + nodetext::byteSizeText(n->leaf().nbytes);
+            text += " · " + nodetext::byteSizeText(n->leaf().dataBytes());
         return text;
     };
     return html + "<br>" + side(tr("A"), i.a) + " &nbsp;&nbsp; " + side(tr("B"), i.b);

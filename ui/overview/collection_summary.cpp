@@ -93,12 +93,7 @@ struct Walk {
             return;
         const tensordict::Value::List parts = store->leafParts(node.leaf().storage);
         if (parts.empty()) {
-            // The bytes in the file: a packed F4/F6 tensor's, not its codes'.
-            const tensordict::TensorLeaf& l = node.leaf();
-            const int bits = tensordict::dtypeInfo(l.dtype).packedBits;
-            const std::uint64_t inFileBytes =
-                bits ? std::uint64_t(l.numel) * std::uint64_t(bits) / 8 : l.nbytes;
-            ++inFile(QString::fromStdString(store->location()), inFileBytes).leaves;
+            ++inFile(QString::fromStdString(store->location()), node.leaf().dataBytes()).leaves;
             return;
         }
         std::set<CollectionSummary::FileBytes*> touched;  // a leaf counts once a file
@@ -112,7 +107,7 @@ struct Walk {
             if (file && file->isString())
                 touched.insert(&inFile(QString::fromStdString(store->location()) + '/' +
                                            QString::fromStdString(file->asString()),
-                                       elements * tensordict::itemSize(node.leaf().dtype)));
+                                       tensordict::storedBytes(node.leaf().dtype, elements)));
         }
         for (CollectionSummary::FileBytes* f : touched)
             ++f->leaves;
@@ -134,13 +129,13 @@ struct Walk {
 
     void leaf(const Node& node) {
         ++summary.leaves;
-        leaves.add(&node, node.leaf().nbytes);
+        leaves.add(&node, node.leaf().dataBytes());
         const std::string_view full = tensordict::dtypeName(node.leaf().dtype);
         QString name = QString::fromUtf8(full.data(), static_cast<qsizetype>(full.size()));
         name.remove(QStringLiteral("torch."));
         auto& d = dtypes[name];
         d.dtype = name;
-        d.bytes += node.leaf().nbytes;
+        d.bytes += node.leaf().dataBytes();
         ++d.leaves;
 
         const StorageKind kind = node.leaf().storage.kind;
@@ -152,7 +147,7 @@ struct Walk {
             s.name = nodetext::storageText(node);
             s.name.remove(tr(", linked from outside the dataset"));
         }
-        s.bytes += node.leaf().nbytes;
+        s.bytes += node.leaf().dataBytes();
         // Bytes on disk: the file, or the archive entry as stored (compressed or not).
         s.storedBytes += node.leaf().storage.storedSize;
         ++s.leaves;
@@ -172,7 +167,7 @@ struct Walk {
         switch (node.kind()) {
             case NodeKind::Tensor:
                 leaf(node);
-                return node.leaf().nbytes;
+                return node.leaf().dataBytes();
             case NodeKind::NonTensorData:
             case NodeKind::NonTensorStack:
                 ++summary.nonTensors;

@@ -278,7 +278,7 @@ void PreviewPanel::leafLoaded(Read read) {
                         .arg(leaf.parent() ? nodetext::keyPathText(leaf.keyPath()).toHtmlEscaped()
                                            : tr("(root)"),
                              nodetext::leafDtypeText(leaf), nodetext::shapeText(leaf.leaf().shape),
-                             nodetext::byteSizeText(leaf.leaf().nbytes)));
+                             nodetext::byteSizeText(leaf.leaf().dataBytes())));
     ShownLeaves shown;
     shown.ownerA = owner_;
     shown.a = {node_, bytes_};

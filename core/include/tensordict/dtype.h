@@ -62,5 +62,11 @@ inline std::string_view dtypeName(DType dtype) {
 inline std::size_t itemSize(DType dtype) {
     return dtypeInfo(dtype).itemSize;
 }
+// The bytes `numel` elements take as stored (torch's nbytes): numel x bits /
+// 8 for a packed sub-byte dtype, numel x itemSize otherwise.
+inline std::uint64_t storedBytes(DType dtype, std::uint64_t numel) {
+    const DTypeInfo& info = dtypeInfo(dtype);
+    return info.packedBits ? numel * std::uint64_t(info.packedBits) / 8 : numel * info.itemSize;
+}
 
 }  // namespace tensordict

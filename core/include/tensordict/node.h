@@ -88,6 +88,12 @@ struct TensorLeaf {
     bool isNested = false;
     std::vector<std::vector<std::int64_t>> nestedShapes;  // component shapes of a nested leaf
     StorageInfo storage;
+
+    // The tensor's bytes as its file counts them: nbytes, but numel x bits /
+    // 8 for a packed sub-byte dtype, whose leaf bytes are its codes one a byte.
+    std::uint64_t dataBytes() const {
+        return dtypeInfo(dtype).packedBits ? storedBytes(dtype, std::uint64_t(numel)) : nbytes;
+    }
 };
 
 // A TensorDict, tensorclass, lazy stack or view.

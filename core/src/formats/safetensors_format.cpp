@@ -92,6 +92,11 @@ public:
         const std::optional<std::string_view> name = safetensorsName(dtype);
         return name ? std::string(*name) : Store::dtypeNameInFile(dtype);
     }
+    // Where the packed bytes start in the file (the leaf's own offset stays 0:
+    // its bytes are the codes this store unpacks, not a range of the file).
+    std::optional<std::uint64_t> payloadOffset(const StorageInfo&) const override {
+        return offset_;
+    }
 
 private:
     const ByteSource& source_;  // the file's, kept alive by the forwarded store
@@ -193,10 +198,11 @@ public:
             }
             b.setStore(self);
             if (bits && numel) {
-                // One code a byte, read through a store of its own.
+                // One code a byte, read through a store of its own; the
+                // packed bytes are what the file stores of it.
                 leaf.nbytes = numel;
                 leaf.storage.offset = 0;
-                leaf.storage.size = numel;
+                leaf.storage.storedSize = end - begin;
                 b.setStore(std::make_shared<PackedTensorStore>(self, source(), dataStart + begin,
                                                                *type, numel));
             }

@@ -153,10 +153,7 @@ public:
             if (it->second->isTensor()) {
                 // What the tensor takes in its shard, as total_size counts it
                 // (a packed F4/F6 tensor: numel x bits / 8, not its codes).
-                const TensorLeaf& l = it->second->leaf();
-                const int bits = dtypeInfo(l.dtype).packedBits;
-                facts.indexedBytes +=
-                    bits ? std::uint64_t(l.numel) * std::uint64_t(bits) / 8 : l.nbytes;
+                facts.indexedBytes += it->second->leaf().dataBytes();
             }
             b.append(std::move(it->second));
         }
