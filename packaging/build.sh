@@ -5,6 +5,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 preset="${1:-default}"
 "$root/packaging/install-deps.sh"
+"$root/packaging/install-s3rver.sh"
 cd "$root"
 builddir="build"
 [ "$preset" = "asan" ] && builddir="build-asan"

@@ -67,6 +67,10 @@ std::optional<ContentRange> parseContentRange(std::string_view value) {
 void ResponseHeaders::addLine(std::string_view line) {
     if (line.substr(0, 5) == "HTTP/") {  // a new answer (after a redirect): start over
         *this = {};
+        // "HTTP/1.1 206 Partial Content", "HTTP/2 200"
+        const auto space = line.find(' ');
+        if (space != std::string_view::npos)
+            status = static_cast<long>(number(trimmed(line.substr(space + 1, 4))).value_or(0));
         return;
     }
     const auto colon = line.find(':');

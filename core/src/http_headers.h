@@ -19,6 +19,7 @@ std::optional<ContentRange> parseContentRange(std::string_view value);
 // libcurl hands over one at a time (a status line starts a new answer: the
 // headers of a redirect are not the file's).
 struct ResponseHeaders {
+    long status = 0;  // of the status line: an error's body is not the file's bytes
     std::string etag, lastModified, contentRange;
     std::optional<std::uint64_t> contentLength;
 

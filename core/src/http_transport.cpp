@@ -67,6 +67,9 @@ struct BodyTarget {
     std::byte* buffer = nullptr;
 };
 
+constexpr std::size_t kMaxErrorBody = 64u << 10;  // what of an error's body is kept
+constexpr std::uint64_t kMaxDocument = 1u << 20;  // a request without a range: the most it takes
+
 struct Transfer {
     Response* response;
     std::uint64_t limit;  // body bytes accepted: more means the server ignored the range
@@ -77,6 +80,10 @@ std::size_t onBody(char* data, std::size_t size, std::size_t count, void* user) 
     auto* t = static_cast<Transfer*>(user);
     Response& r = *t->response;
     const std::size_t n = size * count;
+    if (r.headers.status >= 400) {  // an error's explanation, never the reader's bytes
+        r.body.append(data, std::min(n, kMaxErrorBody - std::min(kMaxErrorBody, r.body.size())));
+        return n;
+    }
     if (r.received + n > t->limit) {
         r.truncatedOnPurpose = true;
         return 0;  // aborts: never download a whole file that was not asked for
@@ -203,12 +210,48 @@ HandlePool& handles() {
     return pool;
 }
 
-// One GET of `url` for bytes [from, from + length) (length 0: no Range),
-// with If-Range when `validator` is set; retried on 429, 5xx and dropped
-// connections with backoff. Throws Error naming the URL for what cannot be
-// retried or when the retries run out.
-Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
+// What a request is made to: the location errors name, the URL asked, and
+// how the server is spoken to.
+struct Endpoint {
+    std::string location, url;
+    std::shared_ptr<const HttpDialect> dialect;  // nullptr: a plain web server
+};
+
+// The request's own headers: Range, the version it must be of, and what a
+// plain web server is told by the environment (a bearer token, headers).
+HttpDialect::Headers requestHeaders(const Endpoint& at, const std::string& range,
+                                    const std::string& validator) {
+    HttpDialect::Headers headers;
+    if (at.dialect && !range.empty())
+        headers.emplace_back("Range", "bytes=" + range);  // signed: sent as a header
+    if (!validator.empty()) {
+        const bool isEtag = validator[0] == '"' || validator.rfind("W/", 0) == 0;
+        headers.emplace_back(!at.dialect || !at.dialect->ifMatch ? "If-Range"
+                             : isEtag                            ? "If-Match"
+                                                                 : "If-Unmodified-Since",
+                             validator);
+    }
+    if (at.dialect && at.dialect->authorize) {
+        at.dialect->authorize(at.url, headers);
+        return headers;
+    }
+    const std::string bearer = envOr("TDSTUDIO_HTTP_BEARER");
+    if (!bearer.empty())
+        headers.emplace_back("Authorization", "Bearer " + bearer);
+    std::istringstream extra(envOr("TDSTUDIO_HTTP_HEADERS"));
+    for (std::string line; std::getline(extra, line);)
+        if (const std::string_view header = http::trimmed(line); !header.empty())
+            headers.emplace_back(std::string(header), std::string());  // "Name: value", as set
+    return headers;
+}
+
+// One GET of `at` for bytes [from, from + length) (length 0: no Range),
+// with If-Range (or the dialect's If-Match) when `validator` is set;
+// retried on 429, 5xx and dropped connections with backoff. Throws Error
+// naming the location for what cannot be retried or when the retries run out.
+Response fetch(const Endpoint& at, std::uint64_t from, std::uint64_t length,
                const std::string& validator, BodyTarget target = {}) {
+    const std::string& url = at.location;  // what errors name
     const CancelToken* cancel = CancelScope::current();
     static const long stallSeconds = [] {
         const long s = std::strtol(envOr("TDSTUDIO_HTTP_STALL_SECONDS", "").c_str(), nullptr, 10);
@@ -218,14 +261,14 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
         if (cancel)
             cancel->throwIfCancelled(url);
         Response r;
-        Transfer transfer{&r, length ? length : (1u << 20), target};
+        Transfer transfer{&r, length ? length : kMaxDocument, target};
         if (!target.blocks && !target.buffer)
             r.body.reserve(static_cast<std::size_t>(transfer.limit));  // no copies as it grows
         CURL* h = handles().take();
         if (!h)
             throw Error::io(url, "cannot start an HTTP request");
         curl_easy_reset(h);
-        curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+        curl_easy_setopt(h, CURLOPT_URL, at.url.c_str());
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
         curl_easy_setopt(h, CURLOPT_MAXREDIRS, kMaxRedirects);
         curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -251,18 +294,12 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
             curl_easy_setopt(h, CURLOPT_CAINFO, caFile.c_str());
         const std::string range =
             length ? std::to_string(from) + "-" + std::to_string(from + length - 1) : "";
-        if (!range.empty())
+        if (!range.empty() && !at.dialect)
             curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
         curl_slist* headers = nullptr;
-        if (!validator.empty())
-            headers = curl_slist_append(headers, ("If-Range: " + validator).c_str());
-        const std::string bearer = envOr("TDSTUDIO_HTTP_BEARER");
-        if (!bearer.empty())
-            headers = curl_slist_append(headers, ("Authorization: Bearer " + bearer).c_str());
-        std::istringstream extra(envOr("TDSTUDIO_HTTP_HEADERS"));
-        for (std::string line; std::getline(extra, line);)
-            if (const std::string_view header = http::trimmed(line); !header.empty())
-                headers = curl_slist_append(headers, std::string(header).c_str());
+        for (const auto& [name, value] : requestHeaders(at, range, validator))
+            headers =
+                curl_slist_append(headers, (value.empty() ? name : name + ": " + value).c_str());
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
         ++inFlightCount;
         const CURLcode rc = curl_easy_perform(h);
@@ -306,6 +343,10 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
                                  std::string(curl_easy_strerror(rc)) +
                                      (attempt > 1 ? " (after " + std::to_string(attempt) + " tries)"
                                                   : std::string()));
+        if (r.status == 412 && at.dialect && at.dialect->ifMatch)
+            throw Error::changed(url, Error::kChangedOnServer);
+        if (r.status >= 400 && at.dialect && at.dialect->failure)
+            at.dialect->failure(url, r.status, r.body);
         // Nothing at the URL (404, 410; 403, as a folder without a listing answers).
         if (r.status == 403 || r.status == 404 || r.status == 410)
             throw Error::notFound(url, "HTTP " + reasonOf(r.status));
@@ -323,8 +364,8 @@ Response fetch(const std::string& url, std::uint64_t from, std::uint64_t length,
 class HttpFile final : public ByteSource {
 public:
     // From the response to a request for its first bytes.
-    HttpFile(std::string url, const Response& first, std::shared_ptr<LruBytesCache> cache)
-        : url_(std::move(url)), cache_(std::move(cache)) {
+    HttpFile(Endpoint at, const Response& first, std::shared_ptr<LruBytesCache> cache)
+        : at_(std::move(at)), url_(at_.location), cache_(std::move(cache)) {
         if (first.status == 200 && first.truncatedOnPurpose)
             throw Error::network(
                 url_,
@@ -385,7 +426,7 @@ public:
     void readOnce(std::uint64_t offset, void* out, std::size_t n) const override {
         if (n < kBlock || offset > size_ || n > size_ - offset)
             return readAt(offset, out, n);
-        const Response r = fetch(url_, offset, n, version_, {false, static_cast<std::byte*>(out)});
+        const Response r = fetch(at_, offset, n, version_, {false, static_cast<std::byte*>(out)});
         checkRangeAnswer(r, offset, n);
     }
 
@@ -413,7 +454,7 @@ private:
             std::lock_guard<std::mutex> lock(mutex_);
             lastFetchEnd_ = to;
         }
-        Response r = fetch(url_, from, to - from, version_, {true, nullptr});
+        Response r = fetch(at_, from, to - from, version_, {true, nullptr});
         checkRangeAnswer(r, from, to - from);
         if (!r.blocks.empty())  // the last block holds what came of it
             r.blocks.back().size =
@@ -451,7 +492,8 @@ private:
         }
     }
 
-    std::string url_;
+    const Endpoint at_;
+    const std::string& url_;  // the location, as errors name it
     std::uint64_t size_ = 0;
     std::string version_;
     std::shared_ptr<LruBytesCache> cache_;
@@ -462,8 +504,9 @@ private:
 
 class HttpTransport final : public Transport {
 public:
-    explicit HttpTransport(std::string scheme)
+    HttpTransport(std::string scheme, std::shared_ptr<const HttpDialect> dialect)
         : scheme_(std::move(scheme)),
+          dialect_(std::move(dialect)),
           cache_(std::make_shared<LruBytesCache>(
               std::strtoull(envOr("TDSTUDIO_HTTP_CACHE_MIB", "64").c_str(), nullptr, 10) << 20,
               LruBytesCache::Cost::Bytes)) {}
@@ -472,6 +515,7 @@ public:
 
     SourceInfo stat(const std::string& location) const override {
         SourceInfo info;
+        std::optional<Error> denied;  // the file's refusal, if its folder is refused too
         if (!location.empty() && location.back() != '/') {
             try {
                 const auto file = openNow(location);
@@ -484,7 +528,9 @@ public:
                     recent_.pop_back();
                 return info;
             } catch (const Error& e) {
-                if (e.kind() != ErrorKind::NotFound)
+                if (e.kind() == ErrorKind::Denied && dialect_ && dialect_->deniedMayBeFolder)
+                    denied = e;
+                else if (e.kind() != ErrorKind::NotFound)
                     throw;
                 info.missing = e.reason() + " (nor a folder with a meta.json)";
             }
@@ -494,6 +540,8 @@ public:
             openNow(join(location, "meta.json"));
             info.kind = SourceInfo::Kind::Directory;
         } catch (const Error& e) {
+            if (denied)
+                throw *denied;
             if (e.kind() != ErrorKind::NotFound)
                 throw;
             if (info.missing.empty())
@@ -505,6 +553,8 @@ public:
     // File names go into URLs percent-encoded ("a%2Fb.memmap", a robust
     // key's file, is "a%252Fb.memmap"); '/' still separates folders.
     std::string join(const std::string& location, const std::string& relative) const override {
+        if (dialect_ && dialect_->rawNames)
+            return Transport::join(location, relative);
         static const char* hex = "0123456789ABCDEF";
         std::string encoded;
         for (const unsigned char c : relative) {
@@ -534,11 +584,12 @@ public:
 
 private:
     std::shared_ptr<const HttpFile> openNow(const std::string& location) const {
-        const Response first = fetch(location, 0, kBlock, {});
+        Endpoint at{location, dialect_ ? dialect_->urlOf(location) : location, dialect_};
+        const Response first = fetch(at, 0, kBlock, {});
         if (!first.effectiveUrl.empty() && first.effectiveUrl.back() == '/' &&
             location.back() != '/')
             throw Error::notFound(location, "HTTP 404 Not Found (a folder)");
-        return std::make_shared<HttpFile>(location, first, cache_);
+        return std::make_shared<HttpFile>(std::move(at), first, cache_);
     }
 
     // stat() then open() of one file is one request: the files stat()
@@ -547,6 +598,7 @@ private:
     static constexpr std::size_t kRecent = 16;
 
     std::string scheme_;
+    std::shared_ptr<const HttpDialect> dialect_;  // nullptr: a plain web server
     std::shared_ptr<LruBytesCache> cache_;
     mutable std::mutex mutex_;
     mutable std::vector<std::pair<std::string, std::shared_ptr<const HttpFile>>> recent_;
@@ -555,7 +607,20 @@ private:
 }  // namespace
 
 std::shared_ptr<const Transport> httpTransport(const std::string& scheme) {
-    return std::make_shared<HttpTransport>(scheme);
+    return std::make_shared<HttpTransport>(scheme, nullptr);
+}
+
+std::string httpGetDocument(const std::string& location, const std::string& url,
+                            const HttpDialect& dialect) {
+    // Borrowed for this one request.
+    const Endpoint at{location, url,
+                      std::shared_ptr<const HttpDialect>(&dialect, [](const HttpDialect*) {})};
+    return fetch(at, 0, 0, {}).body;
+}
+
+std::shared_ptr<const Transport> httpTransport(const std::string& scheme, HttpDialect dialect) {
+    return std::make_shared<HttpTransport>(scheme,
+                                           std::make_shared<const HttpDialect>(std::move(dialect)));
 }
 
 void setHttpInsecure(bool on) {

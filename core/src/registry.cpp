@@ -10,6 +10,7 @@
 #include "builtin_stores.h"
 #include "http_transport.h"
 #include "local_file.h"
+#include "s3_transport.h"
 #include "tensordict/error.h"
 
 namespace tensordict {
@@ -24,6 +25,7 @@ struct Registry {
         transports.push_back(localTransport());
         transports.push_back(httpTransport("http"));
         transports.push_back(httpTransport("https"));
+        transports.push_back(s3Transport());
         formats.push_back(directoryFormat());
         formats.push_back(archiveFormat());
         formats.push_back(torchCheckpointFormat());

@@ -31,22 +31,6 @@ using namespace tensordict;
 using testsupport::errorOf;
 using testsupport::NginxServer;
 
-namespace {
-
-// A leaf of `bytes` bytes that differ from each other, saved as an archive.
-void writeArchive(const QString& path, std::size_t bytes, char seed) {
-    QByteArray data(qsizetype(bytes), '\0');
-    for (qsizetype i = 0; i < data.size(); ++i)
-        data[i] = static_cast<char>(seed + i * 7 + i / 1000);
-    TensorDict td = TensorDict::create();
-    td.mutableRoot().addBytes("x", DType::UInt8, {std::int64_t(bytes)}, ownedBytes(data));
-    SaveOptions options;
-    options.archive = true;
-    save(td, path.toStdString(), options);
-}
-
-}  // namespace
-
 class TestRemote : public QObject {
     Q_OBJECT
 
@@ -74,7 +58,8 @@ private Q_SLOTS:
 )")
                                                           .arg(root));
         QVERIFY2(server_->isRunning(), qPrintable(server_->error()));
-        writeArchive(root + "/ranged.tdz", 1 << 20, 3);  // over one block of reading
+        testsupport::writeRampArchive(root + "/ranged.tdz", 1 << 20,
+                                      3);  // over one block of reading
         faults_ = std::make_unique<testsupport::FaultServer>(root);
         QVERIFY(faults_->isRunning());
     }
@@ -160,10 +145,10 @@ private Q_SLOTS:
         // next read carries If-Range, gets the new file's 200, and says so;
         // no bytes of two versions.
         const QString path = served_.path() + "/changing.tdz";
-        writeArchive(path, 1 << 20, 1);
+        testsupport::writeRampArchive(path, 1 << 20, 1);
         const TensorDict td = load(url("changing.tdz").toStdString());
         QVERIFY(QFile::remove(path));
-        writeArchive(path, 1 << 20, 2);
+        testsupport::writeRampArchive(path, 1 << 20, 2);
         QFile touched(path);  // a new modification time: nginx's ETag changes
         QVERIFY(touched.open(QIODevice::ReadWrite));
         QVERIFY(touched.setFileTime(QDateTime::currentDateTime().addSecs(60),

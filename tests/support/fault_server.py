@@ -11,6 +11,11 @@ rest names the file under ROOT it serves, with byte ranges.
                   the test's hook to cancel a read that is surely under way)
   /stallbig/F     ok, but ranges of 1 MiB or more (a leaf's data, not the
                   tree's blocks) stall as above
+  /slowdown/N/F   as S3 when overloaded: 503 with an XML error body whose
+                  Code is SlowDown to the first N requests for F, then ok
+  /s3error/CODE/STATUS/F
+                  as S3 refusing a request: STATUS with an XML error body
+                  whose Code is CODE (SignatureDoesNotMatch, ExpiredToken...)
 
 usage: fault_server.py ROOT  (prints the port it listens on, then serves)
 """
@@ -31,14 +36,33 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def s3_error(self, status, code):
+        # What S3 answers, StringToSign and all (SignatureDoesNotMatch
+        # carries them): none of it is a secret, and none may be taken for data.
+        body = ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code>"
+                "<Message>S3 says %s &amp; no more</Message><StringToSign>AWS4-HMAC-SHA256"
+                "</StringToSign><RequestId>4442587FB7D0A2F9</RequestId></Error>"
+                % (code, code)).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def do_GET(self):
         parts = self.path.lstrip("/").split("/")
         mode = parts[0]
-        if mode == "flaky":
+        if mode == "s3error":
+            self.s3_error(int(parts[2]), parts[1])
+            return
+        if mode in ("slowdown", "flaky"):
             limit, name = int(parts[1]), "/".join(parts[2:])
             with lock:
                 counts[self.path] = counts.get(self.path, 0) + 1
                 seen = counts[self.path]
+            if seen <= limit and mode == "slowdown":
+                self.s3_error(503, "SlowDown")
+                return
             if seen <= limit:
                 self.send_response(429)
                 self.send_header("Retry-After", "0")

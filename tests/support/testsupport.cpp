@@ -111,6 +111,18 @@ void isolateSettings(const QString& testName) {
     QCoreApplication::setApplicationName(testName);
 }
 
+void writeRampArchive(const QString& path, std::size_t bytes, char seed) {
+    QByteArray data(qsizetype(bytes), '\0');
+    for (qsizetype i = 0; i < data.size(); ++i)
+        data[i] = static_cast<char>(seed + i * 7 + i / 1000);
+    tensordict::TensorDict td = tensordict::TensorDict::create();
+    td.mutableRoot().addBytes("x", tensordict::DType::UInt8, {std::int64_t(bytes)},
+                              tensordict::ownedBytes(data));
+    tensordict::SaveOptions options;
+    options.archive = true;
+    tensordict::save(td, path.toStdString(), options);
+}
+
 void writeFile(const QString& path, const QByteArray& content) {
     QDir().mkpath(QFileInfo(path).path());
     QFile f(path);

@@ -51,6 +51,11 @@ void isolateSettings(const QString& testName);
 // Writes `content` to `path`, creating its directory.
 void writeFile(const QString& path, const QByteArray& content);
 
+// Saves a .tdz of one uint8 leaf "x" of `bytes` bytes that differ from
+// each other (and from another `seed`'s): a read of the wrong range or
+// version shows.
+void writeRampArchive(const QString& path, std::size_t bytes, char seed);
+
 // Writes a memmap directory of `groups` TensorDicts "group_000", ... (one:
 // "group") each of `leaves` float32 leaves "leaf_0000", ... of `leafElements` elements (0:
 // no files to write, so 100k keys take a moment), in meta.json files only
