@@ -10,7 +10,6 @@
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QIcon>
-#include <QInputDialog>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
@@ -42,6 +41,7 @@
 #include "key_tree_model.h"
 #include "node_text.h"
 #include "open_failure.h"
+#include "open_url_dialog.h"
 #include "overview_panel.h"
 #include "plot_view.h"
 #include "preview_panel.h"
@@ -445,25 +445,13 @@ void MainWindow::chooseDirectory() {
 }
 
 void MainWindow::chooseUrl() {
-    auto* dialog = new QInputDialog(this);
+    auto* dialog = new OpenUrlDialog(this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    dialog->setWindowTitle(tr("Open URL"));
-    dialog->setLabelText(
-        tr("An archive (.tdz), a memmap directory, a checkpoint, safetensors or NumPy file on a "
-           "web server (read with range requests, never downloaded whole):"));
-    dialog->setTextValue(QSettings().value("open/lastUrl").toString());
-    dialog->resize(640, dialog->sizeHint().height());
-    connect(dialog, &QInputDialog::textValueSelected, this, [this](const QString& text) {
-        const QString url = text.trimmed();
-        if (!isRemote(url)) {
-            QMessageBox::warning(this, tr("Open URL"),
-                                 tr("“%1” is not an http:// or https:// address.").arg(url));
-            return;
-        }
-        QSettings().setValue("open/lastUrl", url);
-        openPath(url);
-    });
+    connect(dialog, &OpenUrlDialog::locationChosen, this, &MainWindow::openPath);
     dialog->open();
+    if (const QString last = QSettings().value("open/lastUrl").toString();
+        last.startsWith("s3://") && last.endsWith('/'))
+        dialog->browse(last);  // where the user browsed last time
 }
 
 void MainWindow::showFetched() {

@@ -35,7 +35,8 @@ WelcomePage::WelcomePage(QWidget* parent)
 
     openFile_->setToolTip(tr("An archive, a checkpoint or an array file (Ctrl+O)"));
     openDirectory_->setToolTip(tr("A memmap directory: the folder that holds meta.json"));
-    openUrl_->setToolTip(tr("Any of these on a web server: http:// or https:// (Ctrl+U)"));
+    openUrl_->setToolTip(
+        tr("Any of these on a web server (http://, https://) or in an S3 bucket (s3://) (Ctrl+U)"));
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(openFile_);
     buttons->addWidget(openDirectory_);

@@ -7,13 +7,15 @@
 #include <QAction>
 #include <QClipboard>
 #include <QDateTime>
-#include <QInputDialog>
+#include <QDialogButtonBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QPushButton>
 #include <QStatusBar>
 #include <QTemporaryDir>
 #include <QToolButton>
+#include <QTreeWidget>
 #include <QtTest>
 
 #include "details_panel.h"
@@ -24,7 +26,9 @@
 #include "nginx_server.h"
 #include "node_text.h"
 #include "open_failure.h"
+#include "open_url_dialog.h"
 #include "preview_panel.h"
+#include "s3_server.h"
 #include "tensor_table_model.h"
 #include "tensor_table_view.h"
 #include "tensordict/http.h"
@@ -97,18 +101,18 @@ private Q_SLOTS:
         auto* welcome = w.findChild<WelcomePage*>();
         QVERIFY(welcome && welcome->openUrlButton()->isVisible());
         welcome->openUrlButton()->click();
-        auto* asked = w.findChild<QInputDialog*>();
+        auto* asked = w.findChild<OpenUrlDialog*>();
         QVERIFY(asked);
         asked->reject();
-        QTRY_VERIFY(!w.findChild<QInputDialog*>());
+        QTRY_VERIFY(!w.findChild<OpenUrlDialog*>());
         QAction* openUrl = menuAction(w, "Open &URL…");
         QVERIFY(openUrl);
         QCOMPARE(openUrl->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_U));
         openUrl->trigger();
-        auto* dialog = w.findChild<QInputDialog*>();
+        auto* dialog = w.findChild<OpenUrlDialog*>();
         QVERIFY(dialog);
-        dialog->setTextValue("  " + url + " ");
-        dialog->accept();
+        dialog->findChild<QLineEdit*>()->setText("  " + url + " ");
+        dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Open)->click();
         QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
         QVERIFY2(w.windowTitle().contains("data.tdz"), qPrintable(w.windowTitle()));
         QCOMPARE(w.recentFiles().value(0), url);
@@ -289,6 +293,75 @@ private Q_SLOTS:
         QTest::mouseClick(cancel, Qt::LeftButton);
         QVERIFY2(preview->message().contains("cancelled"), qPrintable(preview->message()));
         QTRY_COMPARE_WITH_TIMEOUT(httpCounters().inFlight, std::uint64_t(0), kBoundMs);
+    }
+
+    // File > Open URL… browses an S3 bucket (s3rver started here): its
+    // folders, then a distributed checkpoint's folder, which Open opens as
+    // the checkpoint (its .metadata) it holds.
+    void browsesABucketAndOpensACheckpoint() {
+        QTemporaryDir scratch;
+        QVERIFY(scratch.isValid());
+        testsupport::S3Server server("training-runs");
+        QVERIFY2(server.isRunning(), qPrintable(server.error()));
+        QString error;
+        QVERIFY2(testsupport::runPython(
+                     {TDSTUDIO_TEST_SUPPORT_DIR "/make_dcp.py", scratch.filePath("dcp"), "--marker",
+                      scratch.filePath("marker")},
+                     nullptr, &error),
+                 qPrintable(error));
+        QVERIFY2(server.put(scratch.filePath("dcp/four_ranks"), "llama/step-1000", &error),
+                 qPrintable(error));
+        QVERIFY2(server.put(scratch.filePath("dcp/one_rank"), "llama/step-500", &error),
+                 qPrintable(error));
+        // s3rver shows a folder only when an object lies directly in it.
+        testsupport::writeFile(scratch.filePath("README.md"), "Llama runs, every 500 steps\n");
+        QVERIFY2(server.put(scratch.filePath("README.md"), "llama/README.md", &error),
+                 qPrintable(error));
+        writeArchive(scratch.filePath("data.tdz"), 3);
+        QVERIFY2(server.put(scratch.filePath("data.tdz"), "replay buffer.tdz", &error),
+                 qPrintable(error));
+        qputenv("AWS_ACCESS_KEY_ID", server.accessKey().toUtf8());
+        qputenv("AWS_SECRET_ACCESS_KEY", server.secretKey().toUtf8());
+        qputenv("AWS_ENDPOINT_URL", server.endpoint().toUtf8());
+        qputenv("AWS_SHARED_CREDENTIALS_FILE", scratch.filePath("none").toUtf8());
+
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        menuAction(w, "Open &URL…")->trigger();
+        auto* dialog = w.findChild<OpenUrlDialog*>();
+        QVERIFY(dialog);
+        QSignalSpy listed(dialog, &OpenUrlDialog::listed);
+        const auto into = [&](const QString& name) {
+            auto* tree = dialog->findChild<QTreeWidget*>();
+            const QList<QTreeWidgetItem*> found = tree->findItems(name, Qt::MatchExactly);
+            QVERIFY2(found.size() == 1, qPrintable(name));
+            Q_EMIT tree->itemActivated(found.front(), 0);
+        };
+        dialog->browse("s3://training-runs");
+        QTRY_COMPARE_WITH_TIMEOUT(listed.count(), 1, kBoundMs);
+        QCOMPARE(dialog->entries().size(), std::size_t(2));  // llama/, replay buffer.tdz
+        QVERIFY(dialog->entries()[0].isFolder);
+        into("llama/");
+        QTRY_COMPARE_WITH_TIMEOUT(listed.count(), 2, kBoundMs);
+        QCOMPARE(dialog->entries().size(), std::size_t(3));  // step-1000/, step-500/, README.md
+        into("step-1000/");
+        QTRY_COMPARE_WITH_TIMEOUT(listed.count(), 3, kBoundMs);
+        QCOMPARE(dialog->findChild<QLineEdit*>()->text(),
+                 QString("s3://training-runs/llama/step-1000/"));
+        QCOMPARE(OpenUrlDialog::datasetIn("s3://training-runs/llama/step-1000/", dialog->entries()),
+                 QString("s3://training-runs/llama/step-1000/.metadata"));
+        if (const QByteArray dir = qgetenv("TDSTUDIO_SCREENSHOT_DIR"); !dir.isEmpty())
+            dialog->grab().save(QString::fromLocal8Bit(dir) + "/s3-browse.png");
+        dialog->findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Open)->click();
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
+        QCOMPARE(w.currentPath(), QString("s3://training-runs/llama/step-1000/.metadata"));
+        QVERIFY(w.selectKeyPath({"model"}));
+        keepScreenshot(w, "s3-dcp-open.png");
+        for (const char* name : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL",
+                                 "AWS_SHARED_CREDENTIALS_FILE"})
+            qunsetenv(name);
     }
 };
 

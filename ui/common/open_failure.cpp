@@ -36,7 +36,8 @@ QString openableSentence() {
 
 bool isRemote(const QString& location) {
     return location.startsWith("http://", Qt::CaseInsensitive) ||
-           location.startsWith("https://", Qt::CaseInsensitive);
+           location.startsWith("https://", Qt::CaseInsensitive) ||
+           location.startsWith("s3://", Qt::CaseInsensitive);
 }
 
 QString locationName(const QString& location) {
