@@ -19,6 +19,7 @@
 #include "common/node_properties.h"
 #include "libzip_reader.h"
 #include "nginx_server.h"
+#include "s3_server.h"
 #include "tensordict/compare.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
@@ -461,6 +462,50 @@ private Q_SLOTS:
         // Nothing there: the URL and the server's answer, exit 1.
         run = tdstudio({"--info", server.url() + "/missing.tdz"});
         QVERIFY2(run.exitCode == 1 && run.err.contains("/missing.tdz: HTTP 404 Not Found"),
+                 run.err.constData());
+    }
+
+    // --info, --check, --diff and --save take s3:// locations (s3rver,
+    // started here), credentials and endpoint from the environment.
+    void commandsTakeS3Locations() {
+        testsupport::S3Server server("cli");
+        QVERIFY2(server.isRunning(), qPrintable(server.error()));
+        const QString fixture = testsupport::fixturePath("archive_simple.tdz");
+        QString error;
+        QVERIFY2(server.put(fixture, "runs/simple.tdz", &error), qPrintable(error));
+        QVERIFY2(server.put(testsupport::fixturePath("nested3"), "runs/nested3", &error),
+                 qPrintable(error));
+        QProcessEnvironment aws;
+        aws.insert("AWS_ACCESS_KEY_ID", server.accessKey());
+        aws.insert("AWS_SECRET_ACCESS_KEY", server.secretKey());
+        aws.insert("AWS_ENDPOINT_URL", server.endpoint());
+        aws.insert("AWS_SHARED_CREDENTIALS_FILE", scratch_.path() + "/none");
+        const QString location = "s3://cli/runs/simple.tdz";
+
+        Run run = tdstudio({"--info", location}, true, aws);
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        const Run local = tdstudio({"--info", fixture});
+        QCOMPARE(QString::fromUtf8(run.out).section('\n', 1),
+                 QString::fromUtf8(local.out).section('\n', 1));  // all but the path line
+        // A memmap directory through its meta.json files, no listing.
+        run = tdstudio({"--info", "s3://cli/runs/nested3/"}, true, aws);
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QCOMPARE(QString::fromUtf8(run.out).section('\n', 1),
+                 QString::fromUtf8(tdstudio({"--info", testsupport::fixturePath("nested3")}).out)
+                     .section('\n', 1));
+        run = tdstudio({"--check", location}, true, aws);
+        QVERIFY2(run.exitCode == 0, (run.out + run.err).constData());
+        run = tdstudio({"--diff", fixture, location}, true, aws);
+        QVERIFY2(run.exitCode == 0, (run.out + run.err).constData());
+        const QString copy = scratch_.path() + "/from-s3.tdz";
+        run = tdstudio({"--save", location, copy}, true, aws);
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QVERIFY(tensordict::compare(tensordict::load(copy.toStdString()),
+                                    tensordict::load(fixture.toStdString()))
+                    .equal());
+        // Nothing there: the location and S3's code, exit 1.
+        run = tdstudio({"--info", "s3://cli/runs/missing.tdz"}, true, aws);
+        QVERIFY2(run.exitCode == 1 && run.err.contains("s3://cli/runs/missing.tdz: S3 NoSuchKey"),
                  run.err.constData());
     }
 

@@ -74,7 +74,9 @@ void describe(QCommandLineParser& parser) {
     parser.setApplicationDescription(
         "tdstudio: look inside what PyTorch users keep tensors in: tensordict memmap\n"
         "directories and .tdz archives, torch.save checkpoints (.pt, .pth), safetensors\n"
-        "and NumPy .npy/.npz files; compare, check, convert and export them.\n\n"
+        "and NumPy .npy/.npz files, sharded models and distributed checkpoints (DCP),\n"
+        "on disk, on web servers (http://, https://) or in S3 buckets (s3://); compare,\n"
+        "check, convert and export them.\n\n"
         "Exit codes: 0 success; 1 when something could not be read or written (--diff:\n"
         "the two differ); 2 for a command-line error (--diff: any error).");
     // Not addHelpOption(): its --help-all promises Qt's options, which QApplication takes.
@@ -82,7 +84,9 @@ void describe(QCommandLineParser& parser) {
     parser.addOption(
         {{"v", "version"}, "Print the versions of tdstudio and of the libraries it uses."});
     parser.addPositionalArgument(
-        "path", "A .tdz archive or a memmap directory to open (--save: SRC DEST; --diff: A B).",
+        "path",
+        "A file, a folder or an http(s):// or s3:// location to open (--save: SRC DEST; "
+        "--diff: A B).",
         "[path]");
     parser.addOption(
         {"info",
