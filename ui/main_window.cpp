@@ -238,6 +238,8 @@ KeyPathCopy::KeyPathCopy(QObject* parent, std::function<void()> copy)
     : QObject(parent), copy_(std::move(copy)) {}
 
 bool KeyPathCopy::eventFilter(QObject*, QEvent* event) {
+    if (event->type() != QEvent::ShortcutOverride && event->type() != QEvent::KeyPress)
+        return false;  // only those two are key events
     const auto* key = static_cast<QKeyEvent*>(event);
     // Ctrl+C is the tree's own key before any shortcut (another Ctrl+C made
     // the tree's action ambiguous once, and the tree copied the bare name).
