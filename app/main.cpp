@@ -56,6 +56,8 @@ int runConsole(int argc, char** argv, const cli::Options& options) {
             return cli::diff(options.diff, out, err);
         case cli::Mode::Check:
             return cli::check(options.check, out, err);
+        case cli::Mode::Series:
+            return cli::series(options.series, out, err);
         default:
             return 2;
     }

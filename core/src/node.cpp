@@ -239,6 +239,12 @@ LeafBytes Node::bytes() const {
 
 namespace {
 
+// The leaf's elements are its file's (or entry's) bytes from
+// storage.offset on, in order and little-endian: no view to gather.
+bool isOneRun(const StorageInfo& s) {
+    return s.strides.empty() && !s.bigEndian;
+}
+
 void requireWithinLeaf(const std::string& where, std::uint64_t nbytes, std::uint64_t offset,
                        std::uint64_t length) {
     if (offset > nbytes || length > nbytes - offset)
@@ -281,10 +287,12 @@ void Node::readInto(std::uint64_t offset, std::byte* out, std::size_t length) co
         std::lock_guard<std::mutex> lock(mutex_);
         held = bytes_ || !inUse_.expired();
     }
-    // Bytes changed in place live in memory only; compressed entries inflate.
-    if (!held && store_ && l.storage.isPlain() && l.storage.kind != StorageKind::CompressedEntry &&
+    // Bytes changed in place live in memory only; compressed entries
+    // inflate. A leaf that is one run of its file (at an offset: a tensor
+    // of a safetensors file or checkpoint) is read from the file itself.
+    if (!held && store_ && isOneRun(l.storage) && l.storage.kind != StorageKind::CompressedEntry &&
         l.storage.kind != StorageKind::None)
-        return store_->readLeafRange(l.storage, offset, out, length);
+        return store_->readLeafRange(l.storage, l.storage.offset + offset, out, length);
     const LeafBytes part = bytesRange(offset, length);
     guardedCopy(out, part.data.get(), length, *this);
 }
@@ -297,9 +305,9 @@ bool Node::copyInto(std::uint64_t offset, std::size_t length, int fd, std::uint6
         if (bytes_ || !inUse_.expired())
             return false;  // what this process wrote into them is not in the file
     }
-    return length > 0 && store_ && l.storage.isPlain() &&
+    return length > 0 && store_ && isOneRun(l.storage) &&
            l.storage.kind != StorageKind::CompressedEntry && l.storage.kind != StorageKind::None &&
-           store_->copyLeafRangeTo(l.storage, offset, length, fd, at);
+           store_->copyLeafRangeTo(l.storage, l.storage.offset + offset, length, fd, at);
 }
 
 bool Node::hasRandomAccess() const {
@@ -308,6 +316,16 @@ bool Node::hasRandomAccess() const {
         return false;
     return l->storage.kind == StorageKind::CompressedEntry ? store_->hasRandomAccess(l->storage)
                                                            : !store_->readsInPlace(l->storage);
+}
+
+bool Node::readsAnyRange() const {
+    const TensorLeaf* l = asLeaf();
+    if (!l)
+        return false;
+    const StorageInfo& s = l->storage;
+    if (s.kind == StorageKind::CompressedEntry)
+        return s.isPlain() && hasRandomAccess();
+    return s.kind == StorageKind::None || isOneRun(s);
 }
 
 LeafBytes Node::pinnedBytes() const {

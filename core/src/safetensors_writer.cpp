@@ -163,13 +163,6 @@ struct Piece {
     bool whole = false;                    // read front to back (not by range)
 };
 
-// Whether a leaf's bytes can be read range by range without reading what
-// comes before (not a view, not a deflate entry without access points).
-bool readsByRange(const Node& leaf) {
-    const StorageInfo& s = leaf.leaf().storage;
-    return s.isPlain() && (s.kind != StorageKind::CompressedEntry || leaf.hasRandomAccess());
-}
-
 // Writes each layout to its path (progress names the file by its name in
 // `shown`), every tensor's bytes on `threads` threads.
 void writeFiles(const std::vector<std::string>& paths, const std::vector<std::string>& shown,
@@ -191,7 +184,7 @@ void writeFiles(const std::vector<std::string>& paths, const std::vector<std::st
             writeAllAt(fds[f], layouts[f].header.data(), layouts[f].header.size(), 0, paths[f]);
             for (const auto& [tensor, at] : layouts[f].places) {
                 const std::uint64_t n = tensor->leaf->leaf().nbytes;
-                if (!readsByRange(*tensor->leaf)) {
+                if (!tensor->leaf->readsAnyRange()) {
                     pieces.push_back({f, tensor, at, 0, n, true});
                     continue;
                 }

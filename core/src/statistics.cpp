@@ -160,11 +160,7 @@ LeafStatistics leafStatistics(const Node& leaf, int threads, const CancelToken* 
     if (threads <= 0)
         threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     Moments all;
-    const StorageInfo& s = l.storage;
-    const bool byRange =
-        s.kind == StorageKind::None ||
-        (s.isPlain() && (s.kind != StorageKind::CompressedEntry || leaf.hasRandomAccess()));
-    if (byRange) {
+    if (leaf.readsAnyRange()) {
         // Pieces summed on every core, merged in order: the same figures
         // however many threads took part.
         const std::uint64_t piece = kPiece / item * item;

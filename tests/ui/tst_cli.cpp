@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -15,6 +16,7 @@
 #include <QSettings>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <cmath>
 
 #include "common/node_properties.h"
 #include "libzip_reader.h"
@@ -507,6 +509,75 @@ private Q_SLOTS:
         run = tdstudio({"--info", "s3://cli/runs/missing.tdz"}, true, aws);
         QVERIFY2(run.exitCode == 1 && run.err.contains("s3://cli/runs/missing.tdz: S3 NoSuchKey"),
                  run.err.constData());
+    }
+
+    // --series over a real torch run (tests/support/make_series.py): every
+    // figure of every key and step within 1e-6 of numpy's, nulls where a key
+    // is missing and for the first step, the frozen layer unchanged, the
+    // folder in natural order (step-5 before step-10).
+    void seriesFiguresMatchNumpy() {
+        const QString dir = scratch_.path() + "/series";
+        QString out, error;
+        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/make_series.py", dir}, &out,
+                                        &error),
+                 qPrintable(error));
+        const QJsonObject expected = QJsonDocument::fromJson(out.toUtf8()).object();
+        Run run = tdstudio({"--series", dir, "--json"});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        const QJsonObject got = QJsonDocument::fromJson(run.out).object();
+        const QJsonArray steps = got["steps"].toArray();
+        QCOMPARE(steps.size(), expected["steps"].toArray().size());
+        for (int i = 0; i < steps.size(); ++i)
+            QCOMPARE(QFileInfo(steps[i].toString()).fileName(),
+                     expected["steps"].toArray()[i].toString());
+        const QJsonObject keys = expected["keys"].toObject();
+        QCOMPARE(got["keys"].toArray().size(), keys.size());
+        int compared = 0;
+        for (const QJsonValue& k : got["keys"].toArray()) {
+            const QString key = k["key"].toArray()[0].toString();
+            QVERIFY2(keys.contains(key), qPrintable(key));
+            const QJsonArray want = keys[key].toArray(), have = k["steps"].toArray();
+            QCOMPARE(have.size(), want.size());
+            for (int s = 0; s < want.size(); ++s) {
+                const QString where = QString("%1 at step %2").arg(key).arg(s);
+                QVERIFY2(want[s].isNull() == have[s].isNull(), qPrintable(where));
+                if (want[s].isNull())
+                    continue;
+                const QJsonObject w = want[s].toObject(), h = have[s].toObject();
+                for (const QString field : {"count", "nan", "inf", "norm", "mean", "std", "min",
+                                            "max", "max_abs_delta", "changed_fraction", "cosine"}) {
+                    QVERIFY2(w[field].isNull() == h[field].isNull(),
+                             qPrintable(where + " " + field));
+                    const double a = w[field].toDouble(), b = h[field].toDouble();
+                    QVERIFY2(std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), 1e-6),
+                             qPrintable(QString("%1 %2: %3 against numpy's %4")
+                                            .arg(where, field)
+                                            .arg(b, 0, 'g', 17)
+                                            .arg(a, 0, 'g', 17)));
+                    ++compared;
+                }
+            }
+        }
+        QVERIFY(compared > 300);
+        // The frozen layer: nothing changed, all along.
+        const QJsonArray frozen = keys["0.weight"].toArray();
+        for (int s = 1; s < frozen.size(); ++s)
+            QCOMPARE(frozen[s]["changed_fraction"].toDouble(), 0.0);
+        // The key added at the end: missing before.
+        QVERIFY(keys["head.temperature"].toArray()[0].isNull());
+
+        // The text form, and what is refused.
+        run = tdstudio({"--series", dir + "/step-0.pt", dir + "/step-5.pt", "--key", "0.weight"});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QVERIFY2(run.out.contains("0.weight") && !run.out.contains("1.weight"),
+                 run.out.constData());
+        run = tdstudio({"--series", dir + "/step-0.pt"});
+        QVERIFY2(run.exitCode == 1 && run.err.contains("two checkpoints or more"),
+                 run.err.constData());
+        run = tdstudio({"--series", dir + "/step-0.pt", dir + "/absent.pt"});
+        QVERIFY2(run.exitCode == 1 && run.err.contains("absent.pt"), run.err.constData());
+        run = tdstudio({"--series"});
+        QCOMPARE(run.exitCode, 2);
     }
 
     // --info reads every format PyTorch users have, naming what it is.

@@ -23,6 +23,7 @@ const char kUsage[] =
     "       tdstudio --diff A B [--rtol R] [--atol T] [--equal-nan] [--key K ...] [--json]\n"
     "                [--threads N]\n"
     "       tdstudio --check PATH [--json] [--strict] [--threads N] [--repair [--dry-run]]\n"
+    "       tdstudio --series F1 F2 ... | FOLDER [--key K ...] [--json] [--threads N]\n"
     "       tdstudio --help | --version\n";
 
 // Qt's own GUI arguments. QApplication takes them out of argv itself; the
@@ -93,7 +94,8 @@ void describe(QCommandLineParser& parser) {
          "Print every node, leaf and non-tensor value of PATH and exit (no display needed)."});
     parser.addOption({"json",
                       "With --info: one JSON document (the fixtures' .expected.json "
-                      "conventions). With --diff: the differences as JSON."});
+                      "conventions). With --diff: the differences as JSON. With --series: "
+                      "the figures as JSON."});
     parser.addOption({"sha256", "With --info: the sha256 of each leaf's raw C-order bytes."});
     parser.addOption({"stats",
                       "With --info: each leaf's min, max, mean, std (population) and "
@@ -128,8 +130,8 @@ void describe(QCommandLineParser& parser) {
                       "(bzip2: 1 to 9).",
                       "N", "-1"});
     parser.addOption({"threads",
-                      "With --save: writer threads (0 or 1: one). With --diff: comparing "
-                      "threads (0: one per core).",
+                      "With --save: writer threads (0 or 1: one). With --diff, --check and "
+                      "--series: reading threads (0: one per core).",
                       "N", "0"});
     parser.addOption({"atomic", "With --save: write under a temporary name and rename onto DEST."});
     parser.addOption({"no-robust-key", "With --save: raw key names as file names (legacy)."});
@@ -140,8 +142,8 @@ void describe(QCommandLineParser& parser) {
                       "With --save: leave out the Python objects of a checkpoint, which a "
                       "tensordict cannot hold (refused by default), and name each one."});
     parser.addOption({"key",
-                      "With --save or --diff: only this subtree (a/b, or a JSON list); "
-                      "repeatable.",
+                      "With --save, --diff or --series: only this subtree (a/b, or a JSON "
+                      "list); repeatable.",
                       "K"});
     parser.addOption({"format",
                       "With --save: tensordict (a directory, or an archive for *.tdz), "
@@ -175,6 +177,14 @@ void describe(QCommandLineParser& parser) {
                       "code 0 when there is nothing worse than warnings (the summary counts "
                       "them), 1 when there are errors, 2 when PATH cannot be checked."});
     parser.addOption({"strict", "With --check: warnings fail too (exit code 1)."});
+    parser.addOption({"series",
+                      "Compare checkpoints along training steps: tdstudio --series F1 F2 ... "
+                      "(any format that opens; one FOLDER: its members in natural order). For "
+                      "each tensor key and step: norm (L2), mean, std (population), min and max "
+                      "over the finite values decoded to float64, and against the step before "
+                      "the largest |change|, the fraction of elements changed and the cosine "
+                      "similarity; '-' (null in JSON) where a key is missing or for the first "
+                      "step."});
     parser.addOption({"repair",
                       "With --check: fix what can be fixed without guessing (stale CRC-32s of "
                       "stored entries, stale temporaries), atomically, then check again. Never "
@@ -196,7 +206,7 @@ struct OptionModes {
     unsigned modes;
 };
 const OptionModes kOptionModes[] = {
-    {"json", bit(Mode::Info) | bit(Mode::Diff) | bit(Mode::Check)},
+    {"json", bit(Mode::Info) | bit(Mode::Diff) | bit(Mode::Check) | bit(Mode::Series)},
     {"sha256", bit(Mode::Info)},
     {"stats", bit(Mode::Info)},
     {"select", bit(Mode::Gui)},
@@ -207,12 +217,12 @@ const OptionModes kOptionModes[] = {
     {"archive", bit(Mode::Save)},
     {"compression", bit(Mode::Save)},
     {"level", bit(Mode::Save)},
-    {"threads", bit(Mode::Save) | bit(Mode::Diff) | bit(Mode::Check)},
+    {"threads", bit(Mode::Save) | bit(Mode::Diff) | bit(Mode::Check) | bit(Mode::Series)},
     {"atomic", bit(Mode::Save)},
     {"no-robust-key", bit(Mode::Save)},
     {"allow-outside-links", bit(Mode::Save)},
     {"skip-objects", bit(Mode::Save)},
-    {"key", bit(Mode::Save) | bit(Mode::Diff)},
+    {"key", bit(Mode::Save) | bit(Mode::Diff) | bit(Mode::Series)},
     {"key-name", bit(Mode::Save)},
     {"format", bit(Mode::Save)},
     {"max-shard-size", bit(Mode::Save)},
@@ -222,8 +232,8 @@ const OptionModes kOptionModes[] = {
     {"repair", bit(Mode::Check)},
     {"dry-run", bit(Mode::Check)},
     {"strict", bit(Mode::Check)},
-    {"insecure",
-     bit(Mode::Gui) | bit(Mode::Info) | bit(Mode::Save) | bit(Mode::Diff) | bit(Mode::Check)},
+    {"insecure", bit(Mode::Gui) | bit(Mode::Info) | bit(Mode::Save) | bit(Mode::Diff) |
+                     bit(Mode::Check) | bit(Mode::Series)},
 };
 // Options that take one value; --key is the repeatable one.
 const char* const kSingleValued[] = {
@@ -240,6 +250,8 @@ QString modeOption(Mode mode) {
             return "--diff";
         case Mode::Check:
             return "--check";
+        case Mode::Series:
+            return "--series";
         default:
             return {};
     }
@@ -249,7 +261,7 @@ QString modeOption(Mode mode) {
 QString misplaced(const OptionModes& option, Mode mode) {
     const QString name = QString("--") + option.name;
     QStringList consoleModes;
-    for (Mode m : {Mode::Info, Mode::Save, Mode::Diff, Mode::Check})
+    for (Mode m : {Mode::Info, Mode::Save, Mode::Diff, Mode::Check, Mode::Series})
         if (option.modes & bit(m))
             consoleModes << modeOption(m);
     if (mode == Mode::Gui)
@@ -297,7 +309,7 @@ QString checkSyntax(QCommandLineParser& parser, const QStringList& arguments) {
 
 QString checkModes(const QCommandLineParser& parser, Mode* mode) {
     QStringList modes;
-    for (Mode m : {Mode::Info, Mode::Save, Mode::Diff, Mode::Check})
+    for (Mode m : {Mode::Info, Mode::Save, Mode::Diff, Mode::Check, Mode::Series})
         if (parser.isSet(modeOption(m).mid(2))) {
             modes << modeOption(m);
             *mode = m;
@@ -326,6 +338,9 @@ QString checkPositional(const QStringList& args, Mode mode) {
         case Mode::Check:
             missing = "--check needs a PATH";
             break;
+        case Mode::Series:  // any number of steps
+            return args.isEmpty() ? "--series needs checkpoints F1 F2 ... or a FOLDER of them"
+                                  : QString();
         default:  // the window: PATH is optional
             break;
     }
@@ -585,6 +600,17 @@ ParseResult parseArguments(const QStringList& arguments, const QStringList& view
         case Mode::Check:
             result.error = readCheck(parser, args, &options.check);
             break;
+        case Mode::Series: {
+            options.series.paths = args;
+            options.series.json = parser.isSet("json");
+            const std::optional<int> threads = integerValue(
+                parser, "threads", 0, 1 << 16, "0 or more; 0: one per core", &result.error);
+            if (threads) {
+                options.series.threads = *threads;
+                result.error = readKeys(parser, &options.series.keys);
+            }
+            break;
+        }
         default:
             result.error = readWindow(parser, args, viewNames, &options.window);
             break;

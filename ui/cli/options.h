@@ -10,13 +10,14 @@
 #include "diff_command.h"
 #include "info_command.h"
 #include "save_command.h"
+#include "series_command.h"
 
 // tdstudio's command line, parsed and checked in full before any
 // application object exists: a mistake is reported at once, with the
 // option and what it accepts, and never needs a display.
 namespace cli {
 
-enum class Mode { Gui, Info, Save, Diff, Check, Help, Version };
+enum class Mode { Gui, Info, Save, Diff, Check, Series, Help, Version };
 
 // tdstudio [PATH] [--select K] [--view MODE] [--compare B] [--screenshot FILE]
 //          [--window-size WxH]
@@ -37,6 +38,7 @@ struct Options {
     SaveRequest save;       // Mode::Save
     DiffRequest diff;       // Mode::Diff
     CheckRequest check;     // Mode::Check
+    SeriesRequest series;   // Mode::Series
     bool insecure = false;  // --insecure: HTTPS certificates not checked (test servers only)
 };
 

@@ -242,6 +242,11 @@ public:
     // access points, a leaf on a web server): such a leaf is best shown
     // page by page (LeafPages).
     bool hasRandomAccess() const;
+    // Whether readInto() reads any range on its own, without mapping or
+    // inflating what comes before (files, a tensor at an offset of one,
+    // stored entries, chunks, deflate entries with access points): what
+    // streaming readers split into pieces on every core.
+    bool readsAnyRange() const;
     // True while the leaf's bytes are mapped or inflated (compressed entries
     // live in the store's cache of inflated entries, which has a size cap).
     bool isMaterialized() const;
