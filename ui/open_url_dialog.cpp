@@ -97,6 +97,7 @@ void OpenUrlDialog::browse(const QString& prefix) {
     if (!folder.endsWith('/'))
         folder += '/';  // a prefix is listed as a folder, never its siblings
     location_->setText(folder);
+    openWhenListed_.clear();  // a newer listing: Open was for another folder
     list_->clear();
     if (!list_->isVisible()) {
         list_->setVisible(true);
@@ -125,9 +126,9 @@ void OpenUrlDialog::listingArrived(Listing listing) {
     if (listing.cancelled) {
         status_->setText(tr("Listing was cancelled."));
     } else if (listing.failure) {
-        openWhenListed_ = false;
+        openWhenListed_.clear();
         status_->setText(tr("Cannot list %1: %2")
-                             .arg(listing.prefix,
+                             .arg(listing.prefix.toHtmlEscaped(),
                                   QString::fromStdString(listing.failure->reason).toHtmlEscaped()));
     } else {
         listedPrefix_ = listing.prefix;
@@ -152,8 +153,8 @@ void OpenUrlDialog::listingArrived(Listing listing) {
                                    .arg(nodetext::countText(std::int64_t(entries_.size()),
                                                             tr("entry"), tr("entries")))
                                    .arg(listedPrefix_));
-        if (openWhenListed_) {
-            openWhenListed_ = false;
+        if (!openWhenListed_.isEmpty() && openWhenListed_ == listedPrefix_) {
+            openWhenListed_.clear();
             const QString chosen = datasetIn(listedPrefix_, entries_);
             QSettings().setValue("open/lastUrl", listedPrefix_);
             Q_EMIT locationChosen(chosen);
@@ -184,8 +185,8 @@ void OpenUrlDialog::openChosen() {
     if (isS3(text) && text.endsWith('/')) {
         // A folder opens as the dataset it holds, which its listing tells.
         if (text != listedPrefix_) {
-            openWhenListed_ = true;
             browse(text);
+            openWhenListed_ = text;  // once that listing arrives (another one clears it)
             return;
         }
         QSettings().setValue("open/lastUrl", text);

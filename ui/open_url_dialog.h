@@ -60,8 +60,8 @@ private:
     QTreeWidget* list_;
     QLabel* status_;
     QDialogButtonBox* buttons_;
-    QString listedPrefix_;         // what entries_ are of
-    bool openWhenListed_ = false;  // Open was pressed on a folder not listed yet
+    QString listedPrefix_;    // what entries_ are of
+    QString openWhenListed_;  // the folder Open was pressed on, not listed yet
     std::vector<tensordict::S3Entry> entries_;
     JobTracker<Listing> listing_;
 };

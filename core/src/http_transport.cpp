@@ -80,7 +80,7 @@ std::size_t onBody(char* data, std::size_t size, std::size_t count, void* user) 
     auto* t = static_cast<Transfer*>(user);
     Response& r = *t->response;
     const std::size_t n = size * count;
-    if (r.headers.status >= 400) {  // an error's explanation, never the reader's bytes
+    if (r.headers.status >= 300) {  // an error's or a redirect's, never the reader's bytes
         r.body.append(data, std::min(n, kMaxErrorBody - std::min(kMaxErrorBody, r.body.size())));
         return n;
     }
@@ -269,7 +269,10 @@ Response fetch(const Endpoint& at, std::uint64_t from, std::uint64_t length,
             throw Error::io(url, "cannot start an HTTP request");
         curl_easy_reset(h);
         curl_easy_setopt(h, CURLOPT_URL, at.url.c_str());
-        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+        // Signed requests go where they were signed for, keys as they are
+        // ("a/./b" is a key of S3's, not a path to tidy).
+        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, at.dialect ? 0L : 1L);
+        curl_easy_setopt(h, CURLOPT_PATH_AS_IS, at.dialect ? 1L : 0L);
         curl_easy_setopt(h, CURLOPT_MAXREDIRS, kMaxRedirects);
         curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
         curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -345,8 +348,20 @@ Response fetch(const Endpoint& at, std::uint64_t from, std::uint64_t length,
                                                   : std::string()));
         if (r.status == 412 && at.dialect && at.dialect->ifMatch)
             throw Error::changed(url, Error::kChangedOnServer);
-        if (r.status >= 400 && at.dialect && at.dialect->failure)
+        // An empty file's first bytes (S3 and MinIO answer 416, "bytes */0").
+        if (r.status == 416 && from == 0 &&
+            http::trimmed(r.headers.contentRange) == std::string_view("bytes */0")) {
+            r.body.clear();
+            return r;
+        }
+        if (r.status >= 300 && at.dialect && at.dialect->failure)
             at.dialect->failure(url, r.status, r.body);
+        if (r.status >= 300 && r.status < 400)
+            throw Error::network(url, "HTTP " + std::to_string(r.status) +
+                                          ": a redirect that was not followed" +
+                                          (at.dialect ? " (the bucket is in another region or "
+                                                        "at another endpoint?)"
+                                                      : ""));
         // Nothing at the URL (404, 410; 403, as a folder without a listing answers).
         if (r.status == 403 || r.status == 404 || r.status == 410)
             throw Error::notFound(url, "HTTP " + reasonOf(r.status));
@@ -378,6 +393,8 @@ public:
                                      "the server gave no size or another range (Content-Range: " +
                                          first.headers.contentRange + ")");
             size_ = *range->total;
+        } else if (first.status == 416) {  // an empty file (fetch let only that through)
+            size_ = 0;
         } else {  // 200: the whole (small) file came, or an empty one
             size_ = first.body.size();
         }

@@ -12,6 +12,7 @@
 #include "local_file.h"
 #include "s3_transport.h"
 #include "tensordict/error.h"
+#include "tensordict/guarded_read.h"
 
 namespace tensordict {
 namespace {
@@ -215,7 +216,9 @@ LeafBytes Store::leafBytesRange(const StorageInfo& info, std::uint64_t offset, s
 void Store::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
                           std::size_t n) const {
     const LeafBytes part = leafBytesRange(info, offset, n, 1);
-    std::memcpy(out, part.data.get(), n);
+    // A mapping of a file cut short meanwhile faults: a change, not a crash.
+    if (!tryGuardedCopy(out, part.data.get(), n))
+        throw Error::changed(describe(info.path));
 }
 
 LeafBytes Store::compressedPayload(const StorageInfo& info) const {

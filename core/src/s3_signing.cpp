@@ -61,8 +61,9 @@ std::string uriEncode(std::string_view text, bool keepSlash) {
     out.reserve(text.size());
     for (const char ch : text) {
         const auto c = static_cast<unsigned char>(ch);
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
-            (keepSlash && c == '/')) {
+        const bool alnum =
+            (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (alnum || c == '-' || c == '_' || c == '.' || c == '~' || (keepSlash && c == '/')) {
             out += ch;
         } else {
             out += '%';

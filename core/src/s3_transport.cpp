@@ -68,9 +68,15 @@ int hexDigit(char c) {
     return -1;
 }
 
-std::string percentDecoded(const std::string& text) {
+// %XY as its byte; with `plusIsSpace`, '+' as a space (how S3 encodes the
+// names of a listing asked for with encoding-type=url, as form data).
+std::string percentDecoded(const std::string& text, bool plusIsSpace = false) {
     std::string out;
     for (std::size_t i = 0; i < text.size(); ++i) {
+        if (plusIsSpace && text[i] == '+') {
+            out += ' ';
+            continue;
+        }
         if (text[i] == '%' && i + 2 < text.size() && hexDigit(text[i + 1]) >= 0 &&
             hexDigit(text[i + 2]) >= 0) {
             out += static_cast<char>(hexDigit(text[i + 1]) * 16 + hexDigit(text[i + 2]));
@@ -179,7 +185,7 @@ std::vector<S3Entry> listS3(const std::string& location) {
         // server that ignores the parameter says no EncodingType).
         const bool encoded = xmlText(xml, "EncodingType") == "url";
         const auto name = [&](const std::string& text) {
-            return encoded ? percentDecoded(text) : text;
+            return encoded ? percentDecoded(text, true) : text;
         };
         for (const std::string& prefix : xmlTexts(xml, "CommonPrefixes")) {
             const std::string key = name(xmlText(prefix, "Prefix"));

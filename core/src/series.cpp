@@ -228,7 +228,6 @@ class ElementSource {
 public:
     explicit ElementSource(const Node& leaf)
         : leaf_(leaf), item_(itemSize(leaf.leaf().dtype)), byRange_(leaf.readsAnyRange()) {}
-    bool byRange() const { return byRange_; }
     // Elements [first, first + n) into `out`; without ranges, in order only.
     void read(std::uint64_t first, std::size_t n, std::byte* out) {
         if (byRange_)
@@ -367,18 +366,15 @@ SeriesReport compareAlongSteps(const std::vector<std::string>& locations,
         std::uint64_t first, count;  // elements
     };
     std::vector<Task> tasks;
-    std::vector<std::vector<std::unique_ptr<ElementSource>>> sources(report.keys.size());
     std::vector<std::vector<Sums>> sums(report.keys.size());  // [key][piece * steps + step]
     for (std::size_t k = 0; k < report.keys.size(); ++k) {
         std::uint64_t numel = 0;
         bool byRange = true;
-        for (const Node* leaf : leafOf[k]) {
-            sources[k].push_back(leaf ? std::make_unique<ElementSource>(*leaf) : nullptr);
+        for (const Node* leaf : leafOf[k])
             if (leaf) {
                 numel = std::max(numel, std::uint64_t(leaf->leaf().numel));
-                byRange = byRange && sources[k].back()->byRange();
+                byRange = byRange && leaf->readsAnyRange();
             }
-        }
         const std::uint64_t pieces =
             std::max<std::uint64_t>(1, (numel + kPieceElements - 1) / kPieceElements);
         sums[k].resize(pieces * stepCount);
@@ -394,6 +390,11 @@ SeriesReport compareAlongSteps(const std::vector<std::string>& locations,
         tasks.size(), threads, [] { return Buffers(); },
         [&](Buffers& buf, std::size_t t) {
             const Task& task = tasks[t];
+            // The task's own readers: one reading front to back holds what it
+            // inflated or gathered only while its task runs.
+            std::vector<std::unique_ptr<ElementSource>> sources;
+            for (const Node* leaf : leafOf[task.key])
+                sources.push_back(leaf ? std::make_unique<ElementSource>(*leaf) : nullptr);
             for (std::uint64_t at = task.first, end = task.first + task.count;;) {
                 const std::uint64_t piece = at / kPieceElements;
                 const std::uint64_t n = std::min(kPieceElements, end - at);
@@ -402,14 +403,14 @@ SeriesReport compareAlongSteps(const std::vector<std::string>& locations,
                 for (std::size_t step = 0; step < stepCount; ++step) {
                     const Node* leaf = leafOf[task.key][step];
                     const std::uint64_t numel = leaf ? std::uint64_t(leaf->leaf().numel) : 0;
-                    if (!leaf || (at >= numel && numel > 0)) {
+                    if (!leaf || (at >= numel && !(numel == 0 && at == 0))) {
                         before = nullptr;  // none, or shorter than this piece
                         continue;
                     }
                     const std::size_t m = static_cast<std::size_t>(std::min(n, numel - at));
                     const DType dtype = leaf->leaf().dtype;
                     buf.raw[cur].resize(m * itemSize(dtype));
-                    sources[task.key][step]->read(at, m, buf.raw[cur].data());
+                    sources[step]->read(at, m, buf.raw[cur].data());
                     buf.values[cur].set(buf.raw[cur].data(), dtype, m);
                     const bool compare = before && std::uint64_t(before->leaf().numel) == numel;
                     sums[task.key][piece * stepCount + step] =

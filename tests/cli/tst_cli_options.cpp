@@ -164,6 +164,21 @@ private Q_SLOTS:
         QCOMPARE(r.options.check.threads, 2);
     }
 
+    void series() {
+        cli::ParseResult r = parse({"--series", "runs/"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.options.mode, cli::Mode::Series);
+        QCOMPARE(r.options.series.paths, QStringList({"runs/"}));
+        r = parse({"--series", "a.pt", "b.pt", "c.pt", "--key", "model", "--key", "[\"x/y\"]",
+                   "--json", "--threads", "2"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        const cli::SeriesRequest& s = r.options.series;
+        QCOMPARE(s.paths, QStringList({"a.pt", "b.pt", "c.pt"}));
+        QCOMPARE(s.keys, QStringList({"model", "[\"x/y\"]"}));
+        QVERIFY(s.json);
+        QCOMPARE(s.threads, 2);
+    }
+
     void helpAndVersion() {
         for (const char* help : {"--help", "-h", "-?"})
             QCOMPARE(parse({help}).options.mode, cli::Mode::Help);
@@ -249,11 +264,22 @@ private Q_SLOTS:
             "--atol: \"-1e-3\" is not a number of 0 or more (such as 1e-5)");
         row("atol infinite", {"--diff", "a", "b", "--atol", "inf"},
             "--atol: \"inf\" is not a number of 0 or more (such as 1e-5)");
-        row("json alone", {"--json"}, "--json needs --info or --diff or --check");
+        row("json alone", {"--json"}, "--json needs --info or --diff or --check or --series");
         row("sha256 with a path", {"d", "--sha256"}, "--sha256 needs --info");
-        row("key in the window", {"d", "--key", "a"}, "--key needs --save or --diff");
+        row("key in the window", {"d", "--key", "a"}, "--key needs --save or --diff or --series");
         row("threads in the window", {"d", "--threads", "2"},
-            "--threads needs --save or --diff or --check");
+            "--threads needs --save or --diff or --check or --series");
+        row("series without steps", {"--series"},
+            "--series needs checkpoints F1 F2 ... or a FOLDER of them");
+        row("series and diff", {"--series", "--diff", "a", "b"},
+            "--diff and --series cannot be used together");
+        row("sha256 with series", {"--series", "a", "b", "--sha256"},
+            "--sha256 cannot be used with --series (only with --info)");
+        row("series threads", {"--series", "a", "b", "--threads", "x"},
+            "--threads: \"x\" is not an integer (0 or more; 0: one per core)");
+        row("series key", {"--series", "a", "b", "--key", "[1]"},
+            "--key: \"[1]\" is not a key (a/b, or a JSON list of strings such as [\"a/b\", "
+            "\"c\"])");
         row("check without path", {"--check"}, "--check needs a PATH");
         row("repair without check", {"d", "--repair"}, "--repair needs --check");
         row("dry run without repair", {"--check", "d", "--dry-run"},

@@ -359,6 +359,27 @@ private Q_SLOTS:
         QFile::remove(archive);
     }
 
+    // An empty object (a leaf of no elements): S3 answers a range of it with
+    // 416 ("bytes */0"); it reads as the empty file it is. (From the fault
+    // server, which answers as S3 does: s3rver sends a broken 206 instead.)
+    void emptyObjectsOpen() {
+        const QString dir = scratch_.filePath("with-empty");
+        testsupport::writeFile(
+            dir + "/meta.json",
+            R"({"empty": {"device": "cpu", "shape": [0], "dtype": "torch.float32", )"
+            R"("is_nested": false}, "one": {"device": "cpu", "shape": [2], "dtype": )"
+            R"("torch.float32", "is_nested": false}, "shape": [], "device": "cpu", )"
+            R"("_type": "<class 'tensordict._td.TensorDict'>"})");
+        testsupport::writeFile(dir + "/empty.memmap", QByteArray());
+        testsupport::writeFile(dir + "/one.memmap", QByteArray("\0\0\x80\x3f\0\0\0\x40", 8));
+        const EnvVar endpoint("AWS_ENDPOINT_URL", faults_->url().toUtf8());
+        const TensorDict local = load(dir.toStdString());
+        const TensorDict remote = load("s3://ok/with-empty/");
+        const QString different = differences(local, remote);
+        QVERIFY2(different.isEmpty(), qPrintable(different));
+        QCOMPARE(remote.root().child("empty")->leaf().nbytes, std::uint64_t(0));
+    }
+
     // A key or bucket that is not there: not found, the location and S3's code named.
     void missingObjectsAreNamed() {
         for (const QString& location :

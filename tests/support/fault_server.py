@@ -80,6 +80,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         size = os.path.getsize(path)
         start, end = 0, size - 1
         ranged = re.match(r"bytes=(\d+)-(\d+)", self.headers.get("Range", ""))
+        if ranged and int(ranged.group(1)) >= size:  # as S3 answers an empty object
+            self.send_response(416)
+            self.send_header("Content-Range", "bytes */%d" % size)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if ranged:
             start, end = int(ranged.group(1)), min(int(ranged.group(2)), size - 1)
         with open(path, "rb") as f:

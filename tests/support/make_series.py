@@ -5,6 +5,8 @@ saves its state_dict with torch.save at five steps, for `--series`:
   - batch norm's running statistics move, its num_batches_tracked (int64)
     counts;
   - the last checkpoint gains a key ("head.temperature");
+  - "probe.values" is empty at the first step, then over a million
+    elements (pieces past an empty leaf's end);
   - the files are named so that only a natural sort orders them
     (step-5.pt before step-10.pt).
 The expected figures are computed here from the saved tensors with numpy,
@@ -67,6 +69,8 @@ def main():
         state = {k: v.clone() for k, v in model.state_dict().items()}
         if step == STEPS[-1]:
             state["head.temperature"] = torch.tensor([0.5, 2.0])
+        state["probe.values"] = (torch.zeros(0) if step == 0 else
+                                 torch.linspace(-1, 1, 1_100_000) * (1 + step / 100))
         name = "step-%d.pt" % step
         torch.save(state, os.path.join(out_dir, name))
         names.append(name)

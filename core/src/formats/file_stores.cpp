@@ -157,6 +157,11 @@ LeafBytes SingleFileStore::leafBytes(const StorageInfo& info, std::uint64_t nbyt
     return copy;
 }
 
+LeafBytes SingleFileStore::currentMapping() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return mapping_;
+}
+
 void SingleFileStore::requireLeafRange(const StorageInfo& info, std::uint64_t offset,
                                        std::size_t n) const {
     if (info.path != name_)
@@ -171,13 +176,20 @@ void SingleFileStore::requireLeafRange(const StorageInfo& info, std::uint64_t of
 void SingleFileStore::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
                                     std::size_t n) const {
     requireLeafRange(info, offset, n);
+    // Once mapped, the mapping: a tensor over another view of the same
+    // storage may have written into it (the file does not have that).
+    if (const LeafBytes mapped = currentMapping(); mapped.data) {
+        if (!tryGuardedCopy(out, mapped.data.get() + offset, n))
+            throw Error::changed(source_->name());
+        return;
+    }
     source_->readOnce(offset, out, n);
 }
 
 bool SingleFileStore::copyLeafRangeTo(const StorageInfo& info, std::uint64_t offset, std::size_t n,
                                       int fd, std::uint64_t at) const {
     requireLeafRange(info, offset, n);
-    return source_->copyTo(offset, n, fd, at);
+    return !currentMapping().data && source_->copyTo(offset, n, fd, at);
 }
 
 std::string FolderStore::describe(const std::string& rel) const {

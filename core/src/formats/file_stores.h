@@ -59,6 +59,9 @@ protected:
     std::string readRange(std::uint64_t offset, std::uint64_t n, const char* what) const;
 
 private:
+    // The file's mapping if a leaf has mapped it already (none otherwise).
+    LeafBytes currentMapping() const;
+
     std::shared_ptr<const ByteSource> source_;
     std::string format_;
     std::string name_;
