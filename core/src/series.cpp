@@ -168,11 +168,10 @@ struct Float32Lanes {
 };
 
 // float32Sums(): the lanes' sums as Sums; false when the piece holds a NaN
-// or an Inf (a sum goes non-finite), which the general way then takes. Built
-// for AVX2 too, chosen when the library loads where the processor has it.
+// or an Inf (a sum goes non-finite), which the general way then takes. (No
+// target_clones: its ifunc resolver runs before ThreadSanitizer is set up.)
 template <bool Compare>
-__attribute__((target_clones("avx2", "default"))) bool float32Sums(const float* b, const float* a,
-                                                                   std::size_t n, Sums& out) {
+bool float32Sums(const float* b, const float* a, std::size_t n, Sums& out) {
     if (n == 0)
         return false;
     const double shift = b[0];
