@@ -229,6 +229,7 @@ int main(int argc, char** argv) {
         QTextStream(stderr) << "tdstudio: warning: --insecure: HTTPS certificates are not "
                                "checked (for self-signed test servers only)\n";
     }
+    setReplayRows(parsed.options.replayRows);
     switch (parsed.options.mode) {
         case cli::Mode::Help:
             QTextStream(stdout) << cli::helpText();

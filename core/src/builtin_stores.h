@@ -12,6 +12,11 @@ namespace tensordict {
 std::shared_ptr<const StoreFormat> directoryFormat();  // memmap directories
 std::shared_ptr<const StoreFormat> archiveFormat();    // .tdz archives
 
+// A memmap directory's store, whatever else the folder would be opened as
+// (a replay buffer's storage/); its raw files read as leaves too.
+std::shared_ptr<const Store> openDirectoryStore(std::shared_ptr<const Transport> transport,
+                                                std::string folder, const StoreOptions& options);
+
 // An archive read from any source (the fuzz targets and tests use it directly).
 std::shared_ptr<const Store> openArchiveStore(std::shared_ptr<const ByteSource> source,
                                               std::uint64_t inflateCacheBytes);
@@ -35,6 +40,8 @@ std::shared_ptr<const StoreFormat> consolidatedFormat();
 std::shared_ptr<const StoreFormat> shardedFormat();
 std::shared_ptr<const StoreFormat> modelFolderFormat();  // a folder of one model file
 std::shared_ptr<const StoreFormat> dcpFormat();          // torch.distributed.checkpoint directories
+std::shared_ptr<const StoreFormat> replayBufferFormat();  // TorchRL ReplayBuffer.dumps() folders
+std::shared_ptr<const StoreFormat> stackFormat();         // folders of tensordict chunks
 
 // A torch.save stream (either layout) in `source`, read as its own store
 // (a DCP chunk); throws Error naming it when it is not one.

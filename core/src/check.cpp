@@ -50,6 +50,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -66,6 +67,7 @@
 #include "forwarding_store.h"
 #include "loader.h"
 #include "mapping.h"
+#include "tensordict/datasets.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
 #include "tensordict/keys.h"
@@ -202,6 +204,11 @@ private:
     // its metadata names there and read whole, every stream's CRCs, every
     // tensor's chunks tiling it once.
     void checkDcp(const std::shared_ptr<const Store>& store);
+    // A TorchRL replay buffer dump or a stack of chunks (datasets.h): each
+    // tensordict in it checked as one, and what its files say against each
+    // other (a len, cursor or tree that disagree; chunks that do not stack).
+    void checkRowDataset(const std::shared_ptr<const Store>& store,
+                         const std::vector<std::string>& files);
     // The report, its problems in order.
     CheckReport finish();
     void checkDirectoryFiles(const std::string& root, const std::vector<std::string>& files);
@@ -824,6 +831,68 @@ void Checker::checkShardedModel(const std::shared_ptr<const Store>& store) {
     }
 }
 
+// ---- Replay buffers and stacks of chunks ----
+
+void Checker::checkRowDataset(const std::shared_ptr<const Store>& store,
+                              const std::vector<std::string>& files) {
+    report_.format = std::string(store->format());
+    const std::string root = store->location();
+    checkDirectoryFiles(root, files);
+    readData();
+    if (report_.cancelled)
+        return;
+    // Each tensordict of the folder (the storage, each chunk) as a dataset of its own.
+    std::vector<std::string> folders;
+    if (const auto facts = stackFacts(*store))
+        for (const StackChunk& chunk : facts->chunks)
+            folders.push_back(chunk.name);
+    LoadOptions loadOptions;
+    loadOptions.throwOnError = false;
+    std::optional<TensorDict> td;
+    try {
+        td = loadStore(store, loadOptions);
+    } catch (const Error& e) {
+        error(problemKindOf(e.failure()), e.where(),
+              std::string(e.reason()) + ". Nothing in it can be loaded.");
+        return;
+    }
+    if (const auto facts = replayBufferFacts(*store)) {
+        folders = {facts->storageFolder};
+        for (const auto& d : facts->disagreements) {
+            if (d.error)
+                error(d.kind, store->describe(d.file), d.what);
+            else
+                warning(d.kind, store->describe(d.file), d.what);
+        }
+    } else if (const auto facts = stackFacts(*store)) {
+        folders.clear();
+        for (const StackChunk& chunk : facts->chunks)
+            folders.push_back(chunk.name);
+    }
+    const auto transport = transportFor(root);
+    for (const std::string& folder : folders) {
+        std::vector<std::string> inside;
+        for (const std::string& rel : files)
+            if (rel.compare(0, folder.size() + 1, folder + "/") == 0 &&
+                rel != folder + "/storage_metadata.json")  // the buffer's, read above
+                inside.push_back(rel.substr(folder.size() + 1));
+        const std::size_t counted = report_.files;
+        checkTree(openDirectoryStore(transport, transport->join(root, folder), {}), true, inside);
+        report_.files = counted;
+    }
+    // Keys the chunks do not agree on: the stack's error nodes.
+    if (stackFacts(*store)) {
+        const std::function<void(const Node&)> visit = [&](const Node& node) {
+            if (node.isError() && node.failure())
+                error(problemKindOf(*node.failure()), node.failure()->where,
+                      node.failure()->reason + ": the chunks do not stack", node.keyPath());
+            for (const Node* child : node.children())
+                visit(*child);
+        };
+        visit(td->root());
+    }
+}
+
 // ---- Distributed checkpoints ----
 
 void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
@@ -1087,6 +1156,19 @@ CheckReport Checker::run() {
                 (leaf.size() > 7 && leaf.compare(leaf.size() - 7, 7, ".memmap") == 0))
                 looksLikeDataset = true;
             files.push_back(rel);
+        }
+        std::shared_ptr<const Store> rows;
+        if (!fs::exists(fs::path(root) / "meta.json", ec)) {
+            try {
+                rows = openStore(root, {});
+            } catch (const Error&) {
+            }
+        }
+        if (rows && (rows->format() == "replay buffer" || rows->format() == "stack")) {
+            std::sort(files.begin(), files.end());
+            checkRowDataset(rows, files);
+            checkTemporaries();
+            return finish();
         }
         if (!looksLikeDataset) {
             // A folder of another kind that tdstudio opens (a sharded model).

@@ -202,6 +202,14 @@ public:
 
 }  // namespace
 
+std::shared_ptr<const Store> openDirectoryStore(std::shared_ptr<const Transport> transport,
+                                                std::string folder, const StoreOptions& options) {
+    while (folder.size() > 1 && folder.back() == '/')
+        folder.pop_back();
+    return std::make_shared<DirectoryStore>(std::move(transport), std::move(folder),
+                                            options.mapLeavesFrom);
+}
+
 std::shared_ptr<const StoreFormat> directoryFormat() {
     return std::make_shared<DirectoryFormat>();
 }

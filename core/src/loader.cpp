@@ -598,6 +598,8 @@ TensorDict load(const std::string& path, const LoadOptions& options) {
     StoreOptions storeOptions;
     storeOptions.inflateCacheBytes = options.inflateCacheBytes;
     storeOptions.mapLeavesFrom = options.mapLeavesFrom;
+    storeOptions.replayAllRows = options.replayAllRows;
+    storeOptions.replayStorageOrder = options.replayStorageOrder;
     return loadStore(openStore(target, storeOptions), options);
 }
 

@@ -38,6 +38,8 @@ struct Registry {
         formats.push_back(shardedFormat());
         formats.push_back(modelFolderFormat());
         formats.push_back(dcpFormat());
+        formats.push_back(replayBufferFormat());
+        formats.push_back(stackFormat());
     }
 };
 

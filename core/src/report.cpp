@@ -1,5 +1,7 @@
 #include "tensordict/report.h"
 
+#include "tensordict/datasets.h"
+
 #include "tensordict/guarded_read.h"
 
 #include <openssl/evp.h>
@@ -265,6 +267,8 @@ Value describe(const TensorDict& td, const DescribeOptions& options) {
         {"leaves", Value(std::move(c.leaves))},
         {"non_tensor", Value(std::move(c.nonTensor))},
         {"errors", Value(std::move(c.errors))}};
+    for (auto& field : datasetFactsValue(td.root()))
+        out.push_back(std::move(field));
     return Value(std::move(out));
 }
 

@@ -1,7 +1,5 @@
 #include "tensordict/series.h"
 
-#include <dirent.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -15,6 +13,7 @@
 #include "tensordict/guarded_read.h"
 #include "tensordict/keys.h"
 #include "tensordict/statistics.h"
+#include "folder_listing.h"
 #include "worker_threads.h"
 
 namespace tensordict {
@@ -289,37 +288,6 @@ StepFigures figuresOf(const Sums& s) {
     return f;
 }
 
-// Natural order: runs of digits compare as numbers.
-bool naturalLess(const std::string& a, const std::string& b) {
-    std::size_t i = 0, j = 0;
-    while (i < a.size() && j < b.size()) {
-        if (std::isdigit(static_cast<unsigned char>(a[i])) &&
-            std::isdigit(static_cast<unsigned char>(b[j]))) {
-            std::size_t ie = i, je = j;
-            while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie])))
-                ++ie;
-            while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je])))
-                ++je;
-            // Without leading zeros, the longer run is the larger number.
-            std::size_t is = i, js = j;
-            while (is + 1 < ie && a[is] == '0')
-                ++is;
-            while (js + 1 < je && b[js] == '0')
-                ++js;
-            if (ie - is != je - js)
-                return ie - is < je - js;
-            if (const int c = a.compare(is, ie - is, b, js, je - js); c != 0)
-                return c < 0;
-            i = ie, j = je;
-        } else {
-            if (a[i] != b[j])
-                return a[i] < b[j];
-            ++i, ++j;
-        }
-    }
-    return a.size() - i < b.size() - j;
-}
-
 }  // namespace
 
 SeriesReport compareAlongSteps(const std::vector<std::string>& locations,
@@ -441,19 +409,8 @@ SeriesReport compareAlongSteps(const std::vector<std::string>& locations,
 }
 
 std::vector<std::string> seriesInFolder(const std::string& folder) {
-    std::vector<std::string> names;
-    if (DIR* dir = opendir(folder.c_str())) {
-        while (const dirent* e = readdir(dir))
-            if (e->d_name[0] != '.')
-                names.emplace_back(e->d_name);
-        closedir(dir);
-    } else {
-        throw Error::notFound(folder,
-                              "cannot list the folder: " + std::string(std::strerror(errno)));
-    }
-    std::sort(names.begin(), names.end(), naturalLess);
     std::vector<std::string> out;
-    for (const std::string& n : names)
+    for (const std::string& n : namesInNaturalOrder(folder))
         out.push_back(folder + (folder.empty() || folder.back() == '/' ? "" : "/") + n);
     return out;
 }

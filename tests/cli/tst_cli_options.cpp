@@ -306,6 +306,31 @@ private Q_SLOTS:
         row("diff without b", {"--diff", "a"}, "--diff needs A and B");
         row("diff with three paths", {"--diff", "a", "b", "x"}, "unexpected argument \"x\"");
         row("two paths to open", {"a", "x"}, "unexpected argument \"x\"");
+        row("valid rows with all rows", {"--save", "a", "b", "--valid-rows", "--all-rows"},
+            "--valid-rows writes the valid rows oldest first: it cannot be used with --all-rows");
+        row("valid rows with storage order",
+            {"--save", "a", "b", "--valid-rows", "--storage-order"},
+            "--valid-rows writes the valid rows oldest first: it cannot be used with "
+            "--storage-order");
+        row("valid rows with info", {"--info", "a", "--valid-rows"},
+            "--valid-rows cannot be used with --info (only with --save)");
+        row("all rows with check", {"--check", "a", "--all-rows"},
+            "--all-rows cannot be used with --check (only with --info or --save or --diff, or the "
+            "window)");
+    }
+
+    void replayRows() {
+        cli::ParseResult r = parse({"--info", "dump"});
+        QVERIFY(!r.options.replayRows.all && !r.options.replayRows.storageOrder);
+        r = parse({"--info", "dump", "--all-rows", "--storage-order"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QVERIFY(r.options.replayRows.all && r.options.replayRows.storageOrder);
+        r = parse({"dump", "--all-rows"});
+        QVERIFY(r.options.replayRows.all && !r.options.replayRows.storageOrder);
+        r = parse({"--save", "dump", "out", "--valid-rows"});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QVERIFY(r.options.save.validRows);
+        QVERIFY(!parse({"--save", "dump", "out"}).options.save.validRows);
     }
     void errors() {
         QFETCH(QStringList, args);

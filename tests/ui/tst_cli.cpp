@@ -515,6 +515,65 @@ private Q_SLOTS:
     // figure of every key and step within 1e-6 of numpy's, nulls where a key
     // is missing and for the first step, the frozen layer unchanged, the
     // folder in natural order (step-5 before step-10).
+    // A replay buffer dump on the command line: its facts in --info --json,
+    // its valid rows saved oldest first (Python reads them back), --check's
+    // verdict on files that disagree, and what is refused.
+    void replayBuffers() {
+        const QString dir = scratch_.path() + "/replay";
+        QString out, error;
+        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/make_replay.py", dir}, &out,
+                                        &error),
+                 qPrintable(error));
+        const QJsonObject expected = QJsonDocument::fromJson(out.toUtf8()).object();
+        for (const char* name : {"wrapped", "prioritized", "ted"}) {
+            const QJsonObject want = expected[name].toObject();
+            Run run = tdstudio({"--info", dir + "/" + name, "--json"});
+            QVERIFY2(run.exitCode == 0, run.err.constData());
+            const QJsonObject buffer = QJsonDocument::fromJson(run.out)["replay_buffer"].toObject();
+            for (const char* field : {"capacity", "valid", "cursor", "write_count"})
+                QCOMPARE(buffer[field].toInteger(), want[field].toInteger());
+            QCOMPARE(buffer["sampler"].toString(), want["sampler"].toString());
+            QCOMPARE(buffer["writer"].toString(), want["writer"].toString());
+            QCOMPARE(buffer.contains("episodes"), want.contains("episodes"));
+            if (want.contains("episodes"))
+                QCOMPARE(buffer["episodes"].toArray().size(), want["episodes"].toArray().size());
+        }
+        // --valid-rows: the rows oldest first and the priorities, read back by Python.
+        const QString saved = scratch_.path() + "/valid_rows";
+        Run run = tdstudio({"--save", dir + "/prioritized", saved, "--valid-rows"});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QString report;
+        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/verify_output.py", saved},
+                                        &report, &error),
+                 qPrintable(error));
+        const QJsonObject leaves = QJsonDocument::fromJson(report.toUtf8())["leaves"].toObject();
+        const QJsonObject want = expected["prioritized"].toObject()["leaves"].toObject();
+        for (auto it = want.begin(); it != want.end(); ++it)
+            QCOMPARE(leaves[it.key()]["sha256"].toString(),
+                     it.value().toObject()["sha256"].toString());
+        QCOMPARE(leaves["priority"]["shape"].toArray().at(0).toInteger(),
+                 expected["prioritized"]["valid"].toInteger());
+        // Every row, in storage order.
+        run = tdstudio(
+            {"--info", dir + "/wrapped", "--json", "--all-rows", "--storage-order", "--sha256"});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        const QJsonDocument all = QJsonDocument::fromJson(run.out);
+        QCOMPARE(all["replay_buffer"]["first_shown_row"].toInteger(), 0);
+        QCOMPARE(all["batch_size"].toArray().at(0).toInteger(), 12);
+        // --check: the stale writer is an error naming its file.
+        run = tdstudio({"--check", dir + "/disagree"});
+        QCOMPARE(run.exitCode, 1);
+        QVERIFY2(run.out.contains("replay_cursor") && run.out.contains("writer/metadata.json"),
+                 run.out.constData());
+        run = tdstudio({"--check", dir + "/wrapped"});
+        QVERIFY2(run.exitCode == 0, run.out.constData());
+        // --valid-rows of what is not a replay buffer.
+        run = tdstudio({"--save", dir + "/stack", scratch_.path() + "/x", "--valid-rows"});
+        QCOMPARE(run.exitCode, 1);
+        QVERIFY2(run.err.contains("not a replay buffer dump"), run.err.constData());
+        QVERIFY(!QFileInfo::exists(scratch_.path() + "/x"));
+    }
+
     void seriesFiguresMatchNumpy() {
         const QString dir = scratch_.path() + "/series";
         QString out, error;

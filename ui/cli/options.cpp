@@ -190,6 +190,17 @@ void describe(QCommandLineParser& parser) {
                       "stored entries, stale temporaries), atomically, then check again. Never "
                       "changes a tensor's bytes or a meta.json."});
     parser.addOption({"dry-run", "With --repair: say what it would do, change nothing."});
+    parser.addOption({"all-rows",
+                      "A replay buffer dump (TorchRL ReplayBuffer.dumps) shows every row of its "
+                      "storage, valid or not, instead of its valid rows only (with --info, "
+                      "--save, --diff, or the window)."});
+    parser.addOption({"storage-order",
+                      "A replay buffer dump shows its rows in storage order instead of oldest "
+                      "first (with --info, --save, --diff, or the window)."});
+    parser.addOption({"valid-rows",
+                      "With --save: SRC must be a replay buffer dump; write its valid rows "
+                      "oldest first, with the sampler's priorities as the leaf \"priority\", "
+                      "as one tensordict."});
     parser.addOption({"insecure",
                       "Read https:// URLs without checking the server's certificate: only for "
                       "a self-signed test server, never for data that matters (trust a CA "
@@ -232,6 +243,9 @@ const OptionModes kOptionModes[] = {
     {"repair", bit(Mode::Check)},
     {"dry-run", bit(Mode::Check)},
     {"strict", bit(Mode::Check)},
+    {"all-rows", bit(Mode::Gui) | bit(Mode::Info) | bit(Mode::Save) | bit(Mode::Diff)},
+    {"storage-order", bit(Mode::Gui) | bit(Mode::Info) | bit(Mode::Save) | bit(Mode::Diff)},
+    {"valid-rows", bit(Mode::Save)},
     {"insecure", bit(Mode::Gui) | bit(Mode::Info) | bit(Mode::Save) | bit(Mode::Diff) |
                      bit(Mode::Check) | bit(Mode::Series)},
 };
@@ -266,8 +280,11 @@ QString misplaced(const OptionModes& option, Mode mode) {
             consoleModes << modeOption(m);
     if (mode == Mode::Gui)
         return name + " needs " + consoleModes.join(" or ");
-    if (option.modes & bit(Mode::Gui))
+    if ((option.modes & bit(Mode::Gui)) && consoleModes.isEmpty())
         return name + " cannot be used with " + modeOption(mode) + " (it is for the window)";
+    if (option.modes & bit(Mode::Gui))
+        return name + " cannot be used with " + modeOption(mode) + " (only with " +
+               consoleModes.join(" or ") + ", or the window)";
     return name + " cannot be used with " + modeOption(mode) + " (only with " +
            consoleModes.join(" or ") + ")";
 }
@@ -454,6 +471,7 @@ QString readSave(const QCommandLineParser& parser, const QStringList& args, Save
     save->robustKey = !parser.isSet("no-robust-key");
     save->allowOutsideLinks = parser.isSet("allow-outside-links");
     save->skipObjects = parser.isSet("skip-objects");
+    save->validRows = parser.isSet("valid-rows");
     if (parser.isSet("format")) {
         const QString format = parser.value("format");
         if (format == "tensordict")
@@ -586,6 +604,14 @@ ParseResult parseArguments(const QStringList& arguments, const QStringList& view
     if (!result.error.isEmpty())
         return result;
     options.insecure = parser.isSet("insecure");
+    options.replayRows = {parser.isSet("all-rows"), parser.isSet("storage-order")};
+    if (parser.isSet("valid-rows") && (parser.isSet("all-rows") || parser.isSet("storage-order"))) {
+        result.error = QString(
+                           "--valid-rows writes the valid rows oldest first: it cannot be "
+                           "used with %1")
+                           .arg(parser.isSet("all-rows") ? "--all-rows" : "--storage-order");
+        return result;
+    }
     switch (options.mode) {
         case Mode::Info:
             options.info = {args[0], parser.isSet("json"), parser.isSet("sha256"),

@@ -9,6 +9,7 @@
 #include "check_command.h"
 #include "diff_command.h"
 #include "info_command.h"
+#include "load_settings.h"
 #include "save_command.h"
 #include "series_command.h"
 
@@ -40,6 +41,7 @@ struct Options {
     CheckRequest check;     // Mode::Check
     SeriesRequest series;   // Mode::Series
     bool insecure = false;  // --insecure: HTTPS certificates not checked (test servers only)
+    ReplayRows replayRows;  // --all-rows, --storage-order
 };
 
 struct ParseResult {

@@ -9,6 +9,7 @@
 
 #include "node_text.h"
 #include "options.h"
+#include "tensordict/datasets.h"
 #include "tensordict/error.h"
 #include "tensordict/save.h"
 
@@ -112,6 +113,11 @@ int save(const SaveRequest& request, QTextStream& err, ProgressStyle style) {
         const std::vector<std::vector<std::string>> paths = keyPaths(request.keys);
         tensordict::TensorDict source = tensordict::load(
             request.source.toStdString(), loadOptionsFromSettings(/*tolerant=*/false));
+        if (request.validRows &&
+            !(source.root().store() && tensordict::replayBufferFacts(*source.root().store())))
+            throw tensordict::Error::invalid(request.source.toStdString(),
+                                             "--valid-rows: not a replay buffer dump (a folder "
+                                             "written by TorchRL's ReplayBuffer.dumps)");
         if (!paths.empty())
             source = tensordict::select(source, paths);
         if (!request.keyName.isEmpty()) {

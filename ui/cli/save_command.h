@@ -25,6 +25,7 @@ struct SaveRequest {
     // What to write (--format); none: by DEST's name.
     std::optional<tensordict::SaveFormat> format;
     std::uint64_t maxShardSize = 5'000'000'000;  // --max-shard-size, for --format hf
+    bool validRows = false;  // --valid-rows: the source must be a replay buffer dump
 };
 
 // How progress is shown: one line rewritten in place (a terminal), or

@@ -2,8 +2,18 @@
 
 #include <QSettings>
 
+namespace {
+ReplayRows replayRows;  // set once, before any load starts
+}  // namespace
+
+void setReplayRows(ReplayRows rows) {
+    replayRows = rows;
+}
+
 tensordict::LoadOptions loadOptionsFromSettings(bool tolerant) {
     tensordict::LoadOptions options;
+    options.replayAllRows = replayRows.all;
+    options.replayStorageOrder = replayRows.storageOrder;
     options.throwOnError = !tolerant;
     const qint64 cacheMiB = QSettings().value("archive/inflateCacheMiB", 512).toLongLong();
     if (cacheMiB > 0)

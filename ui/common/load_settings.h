@@ -8,3 +8,12 @@
 // `tolerant`: unreadable parts become error nodes and the rest still loads
 // (browsing, --info); otherwise the first problem throws (--save, --diff).
 tensordict::LoadOptions loadOptionsFromSettings(bool tolerant);
+
+// Which rows of a replay buffer dump every load of this process shows:
+// its valid rows oldest first unless asked for all of them (--all-rows)
+// or for storage order (--storage-order).
+struct ReplayRows {
+    bool all = false;
+    bool storageOrder = false;
+};
+void setReplayRows(ReplayRows rows);

@@ -121,6 +121,10 @@ struct StoreOptions {
     // its index) opens the whole model; false opens the shard alone (as the
     // sharded model opens its shards).
     bool shardOpensModel = true;
+    // A replay buffer's rows: its valid ones oldest first unless asked for
+    // every row of its storage, or for storage order.
+    bool replayAllRows = false;
+    bool replayStorageOrder = false;
 };
 
 // What a format is shown to decide whether it reads a location.

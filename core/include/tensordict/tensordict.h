@@ -28,6 +28,10 @@ struct LoadOptions {
     // Leaf files of a directory this large or larger are mapped; smaller
     // ones are read into memory (cheaper for small files, and no mapping).
     std::uint64_t mapLeavesFrom = 256u << 10;
+    // A replay buffer dump shows its valid rows, oldest first: these show
+    // every row of its storage, or the rows in storage order (datasets.h).
+    bool replayAllRows = false;
+    bool replayStorageOrder = false;
 };
 
 // One loaded tensordict: its tree and the storage it maps.

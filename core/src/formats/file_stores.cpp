@@ -65,6 +65,14 @@ private:
 
 }  // namespace
 
+SourceInfo::Kind kindAt(const Transport& transport, const std::string& location) {
+    try {
+        return transport.stat(location).kind;
+    } catch (const Error&) {
+        return SourceInfo::Kind::Missing;
+    }
+}
+
 std::shared_ptr<const ByteSource> sliceOf(std::shared_ptr<const ByteSource> file,
                                           std::uint64_t offset, std::uint64_t length) {
     if (offset > file->size() || length > file->size() - offset)

@@ -96,6 +96,10 @@ private:
     std::string folder_;
 };
 
+// What is at a location (Missing when it cannot be looked at): how formats
+// made of several files probe a folder's members.
+SourceInfo::Kind kindAt(const Transport& transport, const std::string& location);
+
 // The folder a file's location is in: "/a/b" for "/a/b/c", "." for "c".
 std::string folderOfLocation(const std::string& location);
 

@@ -56,11 +56,7 @@ const IndexKind* shardKind(const std::string& name) {
 }
 
 bool isFile(const Transport& transport, const std::string& location) {
-    try {
-        return transport.stat(location).kind == SourceInfo::Kind::File;
-    } catch (const Error&) {
-        return false;
-    }
+    return kindAt(transport, location) == SourceInfo::Kind::File;
 }
 
 // A shard's name as the index gives it: a file of the folder, never a path out of it.
