@@ -120,6 +120,15 @@ DocumentPage::DocumentPage(QWidget* parent)
     });
     connect(overview_, &OverviewPanel::keyActivated, this,
             [this](const QStringList& path) { selectKeyPath(path); });
+    // An episode of a replay buffer: its rows, in the leaf of its rewards.
+    connect(overview_, &OverviewPanel::rowActivated, this, [this](std::int64_t row) {
+        const tensordict::Node* root = overview_->node();
+        const tensordict::Node* leaf = root ? root->find({"next", "reward"}) : nullptr;
+        if (!leaf || !leaf->isTensor())
+            return;
+        preview_->showRow(leaf, row);
+        selectKeyPath({"next", "reward"});
+    });
     for (QSplitter* s : {treeSplitter_, detailsSplitter_})
         connect(s, &QSplitter::splitterMoved, this, &DocumentPage::saveLayout);
 }

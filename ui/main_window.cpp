@@ -39,6 +39,7 @@
 #include "image_view.h"
 #include "key_filter_model.h"
 #include "key_tree_model.h"
+#include "load_settings.h"
 #include "node_text.h"
 #include "open_failure.h"
 #include "open_url_dialog.h"
@@ -366,6 +367,30 @@ void MainWindow::createViewMenu() {
                             statusBar()->showMessage(why, 5000);
                     })
         ->setShortcut(QKeySequence(Qt::Key_F3));
+    view->addSeparator();
+    // A replay buffer dump's rows: reopened as asked, the key kept.
+    const auto replayRowsAction = [this, view](const QString& title, const QString& tip,
+                                               bool ReplayRows::*field) {
+        QAction* action = view->addAction(title);
+        action->setCheckable(true);
+        action->setToolTip(tip);
+        action->setChecked(currentReplayRows().*field);
+        connect(action, &QAction::toggled, this, [this, field](bool on) {
+            ReplayRows rows = currentReplayRows();
+            rows.*field = on;
+            setReplayRows(rows);
+            const auto td = document_->tensordict();
+            if (td && td->format() == "replay buffer")
+                reload();
+        });
+    };
+    replayRowsAction(tr("Show &All Rows of Replay Buffers"),
+                     tr("Show every row of a replay buffer's storage, the rows past its fill "
+                        "level greyed, not only its valid rows"),
+                     &ReplayRows::all);
+    replayRowsAction(tr("Replay Buffer Rows in &Storage Order"),
+                     tr("Show a replay buffer's rows in storage order, not oldest first"),
+                     &ReplayRows::storageOrder);
     view->addSeparator();
     QAction* groups = view->addAction(tr("Group Keys by &Dots"));
     groups->setCheckable(true);

@@ -7,7 +7,9 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QListWidget>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTreeView>
 #include <QtTest>
@@ -16,10 +18,13 @@
 #include "collection_summary.h"
 #include "document_page.h"
 #include "key_tree_model.h"
+#include "load_settings.h"
 #include "main_window.h"
 #include "overview_panel.h"
 #include "preview_panel.h"
 #include "size_bar_chart.h"
+#include "tensor_table_model.h"
+#include "tensor_table_view.h"
 #include "tensordict/dtype.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
@@ -235,6 +240,65 @@ private Q_SLOTS:
         SizeBarChart* dtypes = w.documentPage()->overviewPanel()->dtypeChart();
         QTest::mouseClick(dtypes, Qt::LeftButton, {}, dtypes->barRect(0).center());
         QVERIFY(w.documentPage()->selectedNode() && !w.documentPage()->selectedNode()->parent());
+    }
+
+    // A TorchRL replay buffer dump (make_replay.py): its facts and episodes
+    // on the root's overview, an episode's click showing its first row,
+    // the table's row header giving both indices, and the rows past the
+    // fill level greyed once every row shows (View > Show All Rows).
+    void replayBufferOverviewAndRows() {
+        QTemporaryDir scratch;
+        const QString dir = scratch.filePath("replay");
+        QString out, error;
+        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/make_replay.py", dir}, &out,
+                                        &error),
+                 qPrintable(error));
+        MainWindow w;
+        w.show();
+        QVERIFY(openOnOverview(w, dir + "/ted"));
+        OverviewPanel* overview = w.documentPage()->overviewPanel();
+        QVERIFY(overview->datasetLabel()->isVisible());
+        QVERIFY2(overview->datasetLabel()->text().contains("24 valid of 24 rows"),
+                 qPrintable(overview->datasetLabel()->text()));
+        QVERIFY(overview->datasetLabel()->text().contains("cursor 18, write_count 42"));
+        QTableWidget* episodes = overview->episodeTable();
+        QVERIFY(episodes->isVisible());
+        QCOMPARE(episodes->rowCount(), 4);
+        QCOMPARE(episodes->item(2, 1)->text(), QString("12"));  // traj 5 starts at row 12
+        QCOMPARE(episodes->item(2, 2)->text(), QString("4"));
+
+        // An episode's click: its rewards, scrolled to its first row.
+        QSignalSpy leaf(w.documentPage()->previewPanel(), &PreviewPanel::leafReady);
+        QTest::mouseClick(episodes->viewport(), Qt::LeftButton, {},
+                          episodes->visualItemRect(episodes->item(3, 0)).center());
+        QVERIFY(w.documentPage()->selectedNode());
+        QCOMPARE(w.documentPage()->selectedNode()->keyPath(),
+                 (std::vector<std::string>{"next", "reward"}));
+        QVERIFY(leaf.wait(20000) || leaf.count() == 1);
+        TensorTableModel* table = w.documentPage()->previewPanel()->tableModel();
+        std::int64_t row = -1, col = -1;
+        QTRY_VERIFY(w.documentPage()->previewPanel()->tableView()->currentCell(&row, &col) &&
+                    row == 16);
+        // Both indices: oldest first, then the storage's (the buffer wrapped at 18).
+        QCOMPARE(table->headerData(0, Qt::Vertical).toString(),
+                 QString("%1 · %2").arg(table->firstRow()).arg((18 + table->firstRow()) % 24));
+
+        // Every row of a partly filled buffer: the ones past its fill level grey.
+        setReplayRows({true, false});
+        QVERIFY(openOnOverview(w, dir + "/partial"));
+        QVERIFY(w.selectKeyPath({"obs"}));
+        QTRY_VERIFY(table->hasLeaf() && table->totalRows() == 16);
+        QCOMPARE(table->headerData(9, Qt::Vertical).toString(), QString("9 · 9"));
+        QCOMPARE(table->headerData(10, Qt::Vertical).toString(), QString("– · 10"));
+        QVERIFY(!table->data(table->index(9, 0), Qt::ForegroundRole).isValid());
+        QVERIFY(table->data(table->index(10, 0), Qt::ForegroundRole).isValid());
+        QVERIFY(table->data(table->index(10, 0), Qt::ToolTipRole).toString().contains("Not valid"));
+        setReplayRows({});
+        // Back to the valid rows: ten of them, none grey.
+        QVERIFY(openOnOverview(w, dir + "/partial"));
+        QVERIFY(w.selectKeyPath({"obs"}));
+        QTRY_VERIFY(table->hasLeaf() && table->totalRows() == 10);
+        QVERIFY(!table->data(table->index(9, 0), Qt::ForegroundRole).isValid());
     }
 
     void collectionsOfEveryKindHaveAnOverview() {

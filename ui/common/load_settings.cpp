@@ -10,6 +10,10 @@ void setReplayRows(ReplayRows rows) {
     replayRows = rows;
 }
 
+ReplayRows currentReplayRows() {
+    return replayRows;
+}
+
 tensordict::LoadOptions loadOptionsFromSettings(bool tolerant) {
     tensordict::LoadOptions options;
     options.replayAllRows = replayRows.all;

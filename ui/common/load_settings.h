@@ -17,3 +17,4 @@ struct ReplayRows {
     bool storageOrder = false;
 };
 void setReplayRows(ReplayRows rows);
+ReplayRows currentReplayRows();

@@ -73,13 +73,15 @@ struct Walk {
 
     // `bytes` of the leaf being walked are in `location`: a file, or a
     // stream inside one ("FILE@OFFSET", a DCP byte item's), counted as the file.
-    CollectionSummary::FileBytes& inFile(QString location, std::uint64_t bytes) {
+    // `name`: as shown, the file's base name unless said (a path in the store's folder).
+    CollectionSummary::FileBytes& inFile(QString location, std::uint64_t bytes, QString name = {}) {
         static const QRegularExpression kStreamSuffix(QStringLiteral("@[0-9]+$"));
         location.remove(kStreamSuffix);
+        name.remove(kStreamSuffix);
         auto& f = files[location];
         if (f.location.isEmpty()) {
             f.location = location;
-            f.name = location.mid(location.lastIndexOf('/') + 1);
+            f.name = name.isEmpty() ? location.mid(location.lastIndexOf('/') + 1) : name;
         }
         f.bytes += bytes;
         return f;
@@ -104,10 +106,11 @@ struct Walk {
                     elements *= static_cast<std::uint64_t>(std::max<std::int64_t>(0, d.asInt()));
             const tensordict::Value* file = part.find("file");
             // Parts name their files within the store's folder.
-            if (file && file->isString())
-                touched.insert(&inFile(QString::fromStdString(store->location()) + '/' +
-                                           QString::fromStdString(file->asString()),
-                                       tensordict::storedBytes(node.leaf().dtype, elements)));
+            if (file && file->isString()) {
+                const QString name = QString::fromStdString(file->asString());
+                touched.insert(&inFile(QString::fromStdString(store->location()) + '/' + name,
+                                       tensordict::storedBytes(node.leaf().dtype, elements), name));
+            }
         }
         for (CollectionSummary::FileBytes* f : touched)
             ++f->leaves;
@@ -207,6 +210,76 @@ CollectionSummary::Entry entryFor(const Node& node, std::uint64_t bytes, const N
 
 }  // namespace
 
+namespace {
+
+QString valueText(const tensordict::Value& v) {
+    return QString::fromStdString(tensordict::toJson(v));
+}
+
+QString parametersText(const tensordict::Value::Object& parameters) {
+    QStringList out;
+    for (const auto& [name, value] : parameters)
+        out << QString::fromStdString(name) + " " + valueText(value);
+    return out.isEmpty() ? QString() : " (" + out.join(", ") + ")";
+}
+
+// The facts of a replay buffer's or a stack's root, a line each.
+void describeDataset(const Node& root, CollectionSummary& summary) {
+    const auto& store = root.store();
+    if (root.parent() || !store)
+        return;
+    if (const auto facts = tensordict::replayBufferFacts(*store)) {
+        QStringList& lines = summary.datasetFacts;
+        lines
+            << QObject::tr("TorchRL replay buffer (%1)").arg(QString::fromStdString(facts->layout));
+        lines << (facts->valid ? QObject::tr("%1 valid of %2 rows (capacity)")
+                                     .arg(*facts->valid)
+                                     .arg(facts->capacity)
+                               : QObject::tr("capacity %1 rows; fill level unknown (no "
+                                             "storage_metadata.json)")
+                                     .arg(facts->capacity));
+        QString writer =
+            QString::fromStdString(facts->writer) + parametersText(facts->writerParameters);
+        if (facts->cursor)
+            writer += QObject::tr(", cursor %1").arg(*facts->cursor);
+        if (facts->writeCount)
+            writer += QObject::tr(", write_count %1").arg(*facts->writeCount);
+        lines << QObject::tr("writer: %1").arg(writer);
+        lines << QObject::tr("sampler: %1")
+                     .arg(QString::fromStdString(facts->sampler) +
+                          parametersText(facts->samplerParameters));
+        lines << (facts->shownRows == facts->valid.value_or(-1)
+                      ? QObject::tr("showing the valid rows, %1")
+                      : QObject::tr("showing every row of the storage, %1"))
+                     .arg(facts->firstShownRow == facts->oldestRow && facts->wrapped()
+                              ? QObject::tr("oldest first (from storage row %1)")
+                                    .arg(facts->oldestRow)
+                              : QObject::tr("in storage order"));
+        if (!facts->pickledFiles.empty()) {
+            QStringList files;
+            for (const std::string& f : facts->pickledFiles)
+                files << QString::fromStdString(f);
+            lines << QObject::tr("pickled parts (never run): %1").arg(files.join(", "));
+        }
+        try {
+            summary.episodes = tensordict::episodesOf(root);
+        } catch (const std::exception& e) {
+            summary.episodeError = QString::fromUtf8(e.what());
+        }
+        return;
+    }
+    if (const auto facts = tensordict::stackFacts(*store)) {
+        QStringList chunks;
+        for (const tensordict::StackChunk& c : facts->chunks)
+            chunks << QString("%1 (%2)").arg(QString::fromStdString(c.name)).arg(c.rows);
+        summary.datasetFacts << QObject::tr("A stack of %1 chunks along the first dimension")
+                                    .arg(facts->chunks.size())
+                             << chunks.join(", ");
+    }
+}
+
+}  // namespace
+
 CollectionSummary summarizeCollection(const Node& collection, int top, const CancelToken& cancel) {
     CollectionSummary summary;
     summary.keyPath = keyPathOf(collection);
@@ -229,6 +302,7 @@ CollectionSummary summarizeCollection(const Node& collection, int top, const Can
     });
     if (summary.cancelled)
         return summary;
+    describeDataset(collection, summary);
     for (const auto& [node, bytes] : children.entries())
         summary.largestChildren.push_back(entryFor(*node, bytes, collection));
     for (const auto& [node, bytes] : walk.leaves.entries())

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tensordict/cancel.h"
+#include "tensordict/datasets.h"
 #include "tensordict/node.h"
 
 // What takes the space under a collection (the root, a TensorDict, a
@@ -66,11 +67,18 @@ struct CollectionSummary {
     std::vector<Problem> problems;        // the first kMaxProblems, in tree order
     std::int64_t problemCount = 0;        // all of them
     bool cancelled = false;
+    // The root of a dataset made of several tensordicts (datasets.h): what
+    // it is, one fact a line ("capacity 1000 rows, 640 valid"), and a TED
+    // replay buffer's episodes (read from two leaves).
+    QStringList datasetFacts;
+    std::vector<tensordict::Episode> episodes;
+    QString episodeError;  // why the episodes could not be read
 
     static constexpr int kMaxProblems = 200;
 };
 
-// Walks `collection`'s subtree (metadata only; safe on a worker thread while
+// Walks `collection`'s subtree (metadata only, but for a replay buffer's
+// episodes; safe on a worker thread while
 // the tree is shown). `top`: how many children and leaves to keep. Stops
 // early, marked cancelled, once `cancel` becomes true.
 CollectionSummary summarizeCollection(const tensordict::Node& collection, int top = 10,

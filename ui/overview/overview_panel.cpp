@@ -3,11 +3,13 @@
 #include <QEvent>
 #include <QGridLayout>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
 #include <QLocale>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QTableWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 #include <utility>
@@ -57,6 +59,9 @@ OverviewPanel::OverviewPanel(QWidget* parent)
     : QWidget(parent),
       title_(new QLabel),
       counts_(new QLabel),
+      dataset_(new QLabel),
+      episodesTitle_(heading(tr("Episodes"))),
+      episodes_(new QTableWidget(0, 4)),
       childrenTitle_(heading(tr("Largest keys here"))),
       leavesTitle_(heading(tr("Largest leaves (any depth)"))),
       dtypesTitle_(heading(tr("Bytes by dtype"))),
@@ -95,6 +100,23 @@ OverviewPanel::OverviewPanel(QWidget* parent)
     problems_->setResizeMode(QListView::Adjust);
     problems_->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
     problems_->setMaximumHeight(problems_->fontMetrics().lineSpacing() * 12);
+    dataset_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    dataset_->setWordWrap(true);
+    episodes_->setHorizontalHeaderLabels(
+        {tr("Trajectory"), tr("First row"), tr("Length"), tr("Return")});
+    episodes_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    episodes_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    episodes_->setSelectionMode(QAbstractItemView::SingleSelection);
+    episodes_->verticalHeader()->hide();
+    episodes_->horizontalHeader()->setStretchLastSection(true);
+    episodes_->setToolTip(
+        tr("Each run of one collector/traj_ids value in the rows shown: its "
+           "length and return (the sum of next/reward). Click one to show "
+           "its rows."));
+    connect(episodes_, &QTableWidget::cellClicked, this, [this](int row, int) {
+        if (const QTableWidgetItem* first = episodes_->item(row, 1))
+            Q_EMIT rowActivated(first->data(Qt::UserRole).toLongLong());
+    });
 
     auto* content = new QWidget;
     grid_ = new QGridLayout(content);
@@ -108,7 +130,8 @@ OverviewPanel::OverviewPanel(QWidget* parent)
     headerRow->addWidget(repair_);
     // Until the leaves are found in several files; in the content from the
     // start, so that showing them never makes them windows of their own.
-    for (QWidget* part : std::initializer_list<QWidget*>{filesTitle_, files_}) {
+    for (QWidget* part : std::initializer_list<QWidget*>{filesTitle_, files_, dataset_,
+                                                         episodesTitle_, episodes_}) {
         part->setParent(content);
         part->hide();
     }
@@ -138,9 +161,10 @@ void OverviewPanel::arrange(int columns) {
     if (columns == columns_)
         return;
     columns_ = columns;
-    QWidget* parts[] = {title_,      counts_,      childrenTitle_,  children_,     leavesTitle_,
-                        leaves_,     dtypesTitle_, dtypes_,         storageTitle_, storage_,
-                        filesTitle_, files_,       problemsHeader_, problems_};
+    QWidget* parts[] = {title_,          counts_,       dataset_,     episodesTitle_, episodes_,
+                        childrenTitle_,  children_,     leavesTitle_, leaves_,        dtypesTitle_,
+                        dtypes_,         storageTitle_, storage_,     filesTitle_,    files_,
+                        problemsHeader_, problems_};
     for (QWidget* part : parts)
         grid_->removeWidget(part);
     for (int r = 0; r < grid_->rowCount(); ++r) {
@@ -151,13 +175,16 @@ void OverviewPanel::arrange(int columns) {
     const int span = columns;
     grid_->addWidget(title_, 0, 0, 1, span);
     grid_->addWidget(counts_, 1, 0, 1, span);
+    grid_->addWidget(dataset_, 2, 0, 1, span);
+    grid_->addWidget(episodesTitle_, 3, 0, 1, span);
+    grid_->addWidget(episodes_, 4, 0, 1, span);
     // (title, chart) pairs, side by side in twos or one under the other.
     const std::pair<QLabel*, SizeBarChart*> charts[] = {{childrenTitle_, children_},
                                                         {leavesTitle_, leaves_},
                                                         {dtypesTitle_, dtypes_},
                                                         {storageTitle_, storage_},
                                                         {filesTitle_, files_}};
-    int row = 2, i = 0;
+    int row = 5, i = 0;
     for (const auto& [title, chart] : charts) {
         if (chart == files_ && files_->isHidden())
             continue;  // one file: nothing to say
@@ -200,6 +227,8 @@ void OverviewPanel::clear() {
     node_ = nullptr;
     summary_ = {};
     ready_ = false;
+    for (QWidget* part : std::initializer_list<QWidget*>{dataset_, episodesTitle_, episodes_})
+        part->hide();
 }
 
 void OverviewPanel::showNode(std::shared_ptr<const tensordict::TensorDict> owner,
@@ -254,6 +283,32 @@ void OverviewPanel::showSummary() {
         keys += " (" + more.join(", ") + ")";
     parts << keys;
     counts_->setText(parts.join(" · "));
+    dataset_->setText(s.datasetFacts.join('\n'));
+    dataset_->setVisible(!s.datasetFacts.isEmpty());
+    episodes_->setRowCount(int(s.episodes.size()));
+    for (int i = 0; i < int(s.episodes.size()); ++i) {
+        const tensordict::Episode& e = s.episodes[std::size_t(i)];
+        const auto number = [](double v) {
+            auto* item = new QTableWidgetItem(QLocale().toString(v, 'g', 7));
+            item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            return item;
+        };
+        episodes_->setItem(i, 0, number(double(e.trajId)));
+        QTableWidgetItem* first = number(double(e.firstRow));
+        first->setData(Qt::UserRole, qlonglong(e.firstRow));
+        episodes_->setItem(i, 1, first);
+        episodes_->setItem(i, 2, number(double(e.length)));
+        episodes_->setItem(i, 3, number(e.reward));
+    }
+    episodesTitle_->setText(s.episodeError.isEmpty() ? tr("Episodes (%1)").arg(s.episodes.size())
+                                                     : tr("Episodes: %1").arg(s.episodeError));
+    episodesTitle_->setVisible(!s.episodes.empty() || !s.episodeError.isEmpty());
+    episodes_->setVisible(!s.episodes.empty());
+    // As tall as its rows, up to a dozen; then it scrolls.
+    const int shownRows = std::min<int>(int(s.episodes.size()), 12);
+    episodes_->setFixedHeight(episodes_->horizontalHeader()->sizeHint().height() +
+                              shownRows * episodes_->verticalHeader()->defaultSectionSize() +
+                              2 * episodes_->frameWidth());
 
     childrenTitle_->setText(
         tr("Largest keys here (%1 of %2)").arg(s.largestChildren.size()).arg(s.ownKeys));

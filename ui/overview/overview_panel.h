@@ -11,6 +11,7 @@
 class QGridLayout;
 class QLabel;
 class QListWidget;
+class QTableWidget;
 class QPushButton;
 class QScrollArea;
 class SizeBarChart;
@@ -43,6 +44,9 @@ public:
     SizeBarChart* storageChart() const { return storage_; }
     SizeBarChart* fileChart() const { return files_; }
     QListWidget* problemList() const { return problems_; }
+    // A replay buffer's or stack's facts, and a TED buffer's episodes.
+    QLabel* datasetLabel() const { return dataset_; }
+    QTableWidget* episodeTable() const { return episodes_; }
     QString headline() const;
     // The integrity check's report of the whole dataset (nullptr: none yet):
     // its problems join the Problems list of every collection they are under.
@@ -61,6 +65,8 @@ Q_SIGNALS:
     void summaryReady();
     // The user clicked a key (a bar or a problem): select it in the tree.
     void keyActivated(const QStringList& keyPath);
+    // The user picked an episode of a replay buffer: show its first row.
+    void rowActivated(std::int64_t row);
     void checkRequested();
     void repairRequested();
 
@@ -84,6 +90,9 @@ private:
     bool ready_ = false;
     QLabel* title_;
     QLabel* counts_;
+    QLabel* dataset_;
+    QLabel* episodesTitle_;
+    QTableWidget* episodes_;
     QLabel* childrenTitle_;
     QLabel* leavesTitle_;
     QLabel* dtypesTitle_;

@@ -134,6 +134,11 @@ void PreviewPanel::setMode(Mode mode) {
     leafView_->setMode(mode);
 }
 
+void PreviewPanel::showRow(const tensordict::Node* leaf, std::int64_t row) {
+    table_->showRow(leaf, row);
+    leafView_->setMode(TableMode);
+}
+
 bool PreviewPanel::canShow(Mode mode) const {
     return leafView_->canShow(mode);
 }

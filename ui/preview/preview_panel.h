@@ -57,6 +57,8 @@ public:
 
     Mode mode() const;
     void setMode(Mode mode);
+    // Shows row `row` of `leaf` in the table, now or once the leaf is shown.
+    void showRow(const tensordict::Node* leaf, std::int64_t row);
     // Whether `mode` suits the shown leaf (its tab is enabled).
     bool canShow(Mode mode) const;
     // "0d", "1d", "2d", "hwc", "chw" or "nd": which views suit a shape.

@@ -10,6 +10,7 @@ TensorTableModel::TensorTableModel(QObject* parent) : QAbstractTableModel(parent
 
 void TensorTableModel::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
                                const TensorSlice& slice) {
+    replay_.reset();
     beginResetModel();
     active_ = true;
     const CellText kept = cells_;
@@ -76,6 +77,7 @@ bool TensorTableModel::windowIsHeld() const {
 void TensorTableModel::clear() {
     beginResetModel();
     active_ = false;
+    replay_.reset();
     const CellText kept = cells_;
     cells_ = {};
     cells_.format = kept.format;
@@ -229,10 +231,31 @@ int TensorTableModel::columnCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : windowCols();
 }
 
+void TensorTableModel::setReplayRows(std::optional<tensordict::ReplayBufferFacts> facts) {
+    replay_ = std::move(facts);
+    if (windowRows() > 0 && windowCols() > 0) {
+        Q_EMIT headerDataChanged(Qt::Vertical, 0, windowRows() - 1);
+        Q_EMIT dataChanged(index(0, 0), index(windowRows() - 1, windowCols() - 1));
+    }
+}
+
+std::optional<std::int64_t> TensorTableModel::storageRowOf(std::int64_t row,
+                                                           std::int64_t col) const {
+    if (!replay_ || slice_.shape.empty())
+        return std::nullopt;
+    const std::int64_t shown = slice_.rowDim == 0     ? row
+                               : slice_.colDim == 0   ? col
+                               : slice_.index.empty() ? 0
+                                                      : slice_.index[0];
+    return replay_->storageRowOf(shown);
+}
+
 QVariant TensorTableModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid())
         return {};
     const std::int64_t row = firstRow_ + index.row(), col = firstCol_ + index.column();
+    const std::optional<std::int64_t> storageRow = storageRowOf(row, col);
+    const bool notValid = storageRow && !replay_->isValid(*storageRow);
     switch (role) {
         case Qt::DisplayRole:
             return text(row, col);
@@ -241,14 +264,22 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const {
                 return tr("A: %1\nB: %2\nA − B: %3")
                     .arg(text(row, col, Shown::Leaf), text(row, col, Shown::Other),
                          text(row, col, Shown::Difference));
+            if (notValid)
+                return tr("%1\nNot valid: row %2 of the storage is past the buffer's fill level")
+                    .arg(text(row, col))
+                    .arg(*storageRow);
             return text(row, col);
         case Qt::BackgroundRole:
             if (differs(row, col))
                 return QBrush(QColor(0xff, 0xc8, 0x7a));  // the comparison's amber, stronger
+            if (notValid)
+                return QBrush(QColor(0xec, 0xec, 0xec));
             return {};
         case Qt::TextAlignmentRole:
             return int(Qt::AlignRight | Qt::AlignVCenter);
         case Qt::ForegroundRole: {
+            if (notValid)
+                return QBrush(QColor(0x9a, 0x9a, 0x9a));
             const QString t = text(row, col);
             if (t == "nan" || t.endsWith("inf"))
                 return QBrush(QColor(0xc0, 0x1c, 0x28));
@@ -259,6 +290,27 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant TensorTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    // A replay buffer's rows: oldest first, and where in the storage.
+    if (orientation == Qt::Vertical && replay_ && slice_.rowDim == 0) {
+        const std::int64_t storageRow = replay_->storageRowOf(firstRow_ + section);
+        const bool valid = replay_->isValid(storageRow);
+        switch (role) {
+            case Qt::DisplayRole:
+                return valid ? QString("%1 · %2").arg(replay_->ageOf(storageRow)).arg(storageRow)
+                             : QString("– · %1").arg(storageRow);
+            case Qt::ToolTipRole:
+                return valid ? tr("Row %1 oldest first; row %2 of the storage")
+                                   .arg(replay_->ageOf(storageRow))
+                                   .arg(storageRow)
+                             : tr("Row %1 of the storage: not valid (past the buffer's fill "
+                                  "level)")
+                                   .arg(storageRow);
+            case Qt::ForegroundRole:
+                return valid ? QVariant() : QVariant(QBrush(QColor(0x9a, 0x9a, 0x9a)));
+            default:
+                return {};
+        }
+    }
     if (role != Qt::DisplayRole)
         return {};
     if (orientation == Qt::Vertical)

@@ -7,6 +7,7 @@
 #include "job_tracker.h"
 #include "tensor_slice.h"
 #include "tensordict/compare.h"
+#include "tensordict/datasets.h"
 #include "tensordict/element.h"
 #include "tensordict/node.h"
 
@@ -68,6 +69,12 @@ public:
     // The leaf is read page by page: cells outside the window need a read.
     bool readsPageByPage() const { return leafBytes_.pages != nullptr; }
 
+    // The leaf is a replay buffer's (datasets.h), its first dimension the
+    // buffer's rows: the row header gives each row's place oldest first
+    // and in the storage, and rows that are not valid read grey. Dropped
+    // by setLeaf() and clear().
+    void setReplayRows(std::optional<tensordict::ReplayBufferFacts> facts);
+
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
@@ -85,6 +92,9 @@ private:
     int windowCols() const;
     // Every cell of the window changed its text (format, shown, notation).
     void windowTextChanged();
+    // The storage row of the buffer row of cell (row, col), when the leaf
+    // is a replay buffer's.
+    std::optional<std::int64_t> storageRowOf(std::int64_t row, std::int64_t col) const;
     // Decides the notation of each column on screen.
     void updateNotation();
     tensordict::Notation notationOf(std::int64_t col, Shown which) const;
@@ -110,4 +120,5 @@ private:
     std::int64_t firstRow_ = 0, firstCol_ = 0;
     int rows_ = 50, cols_ = 10;
     std::vector<tensordict::Notation> notation_;  // of the window's columns, as shown
+    std::optional<tensordict::ReplayBufferFacts> replay_;
 };

@@ -300,8 +300,12 @@ Value::List RowRunStore::leafParts(const StorageInfo& info) const {
             sizes.push_back(Value(l.shape[d]));
         }
         const std::uint64_t offset = l.storage.offset + std::uint64_t(run.first) * g.rowBytes;
+        // Named within the store's folder, as parts are.
+        std::string file = run.leaf->fileName();
+        if (file.compare(0, location().size() + 1, location() + "/") == 0)
+            file.erase(0, location().size() + 1);
         parts.push_back(Value(Value::Object{
-            {"file", Value(run.leaf->fileName())},
+            {"file", Value(file)},
             {"offset", Value(static_cast<std::int64_t>(offset))},
             {"length", Value(static_cast<std::int64_t>(std::uint64_t(run.count) * g.rowBytes))},
             {"offsets", Value(std::move(offsets))},

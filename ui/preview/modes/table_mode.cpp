@@ -178,6 +178,9 @@ void TableLeafMode::setLeaves(const ShownLeaves& leaves) {
     slice_->setSlice(slice);
     view_->clearSelection();
     model_->setLeaf(leaves.a.dtype(), leaves.a.bytes, slice);
+    const tensordict::Node* node = leaves.a.node;
+    if (node && node->store() && !leaves.isPair())
+        model_->setReplayRows(tensordict::replayBufferFacts(*node->store()));
     if (leaves.isPair()) {
         model_->setOther(leaves.b->dtype(), leaves.b->bytes, leaves.tolerance);
         model_->setShown(static_cast<TensorTableModel::Shown>(shown_->currentIndex()));
@@ -186,8 +189,21 @@ void TableLeafMode::setLeaves(const ShownLeaves& leaves) {
     pairBar_->setVisible(leaves.isPair());
     cell_->setVisible(leaves.isPair());
     view_->fitColumns();
+    if (rowLeaf_ && rowLeaf_ == leaves.a.node && pendingRow_ >= 0)
+        view_->showCell(pendingRow_, 0);
+    rowLeaf_ = nullptr;
+    pendingRow_ = -1;
     showCurrentCell();
     Q_EMIT currentSliceChanged(slice);
+}
+
+void TableLeafMode::showRow(const tensordict::Node* leaf, std::int64_t row) {
+    if (leaf && leaf == leaves_.a.node) {
+        view_->showCell(row, 0);
+        return;
+    }
+    rowLeaf_ = leaf;
+    pendingRow_ = row;
 }
 
 void TableLeafMode::setDifferingCount(std::optional<std::uint64_t> differing) {

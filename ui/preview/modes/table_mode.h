@@ -28,6 +28,8 @@ public:
         return true;
     }
     void setLeaves(const ShownLeaves& leaves) override;
+    // Makes a row of `leaf` the current cell's: now if it is shown, else once it is.
+    void showRow(const tensordict::Node* leaf, std::int64_t row);
     void clear() override;
     SliceSelector* sliceSelector() const override { return slice_; }
     bool isDrawing() const override;
@@ -71,6 +73,9 @@ private:
     QComboBox* format_;
     QSpinBox* precision_;
     QLineEdit* goTo_;
+    // A row asked for by showRow() before its leaf arrived.
+    const tensordict::Node* rowLeaf_ = nullptr;
+    std::int64_t pendingRow_ = -1;
     QWidget* pairBar_;
     QWidget* exports_;
     QComboBox* shown_;
