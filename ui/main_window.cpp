@@ -370,9 +370,11 @@ void MainWindow::createViewMenu() {
     view->addSeparator();
     // A replay buffer dump's rows: reopened as asked, the key kept.
     const auto replayRowsAction = [this, view](const QString& title, const QString& tip,
+                                               const QKeySequence& shortcut,
                                                bool ReplayRows::*field) {
         QAction* action = view->addAction(title);
         action->setCheckable(true);
+        action->setShortcut(shortcut);
         action->setToolTip(tip);
         action->setChecked(currentReplayRows().*field);
         connect(action, &QAction::toggled, this, [this, field](bool on) {
@@ -387,10 +389,10 @@ void MainWindow::createViewMenu() {
     replayRowsAction(tr("Show &All Rows of Replay Buffers"),
                      tr("Show every row of a replay buffer's storage, the rows past its fill "
                         "level greyed, not only its valid rows"),
-                     &ReplayRows::all);
+                     QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A), &ReplayRows::all);
     replayRowsAction(tr("Replay Buffer Rows in &Storage Order"),
                      tr("Show a replay buffer's rows in storage order, not oldest first"),
-                     &ReplayRows::storageOrder);
+                     QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T), &ReplayRows::storageOrder);
     view->addSeparator();
     QAction* groups = view->addAction(tr("Group Keys by &Dots"));
     groups->setCheckable(true);

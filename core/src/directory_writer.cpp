@@ -9,7 +9,10 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <thread>
+#include <vector>
 
+#include "atomic_file.h"
 #include "tensordict/cancel.h"
 #include "tensordict/error.h"
 #include "worker_threads.h"
@@ -18,6 +21,7 @@ namespace tensordict {
 namespace {
 
 constexpr std::size_t kWriteChunk = 4u << 20;
+constexpr std::size_t kStreamChunk = 64u << 20;  // a streamed leaf's piece: one copy_file_range
 
 std::string sysError(const char* what) {
     return std::string(what) + ": " + std::strerror(errno);
@@ -36,13 +40,49 @@ void makeDirectory(const std::string& path) {
         throw Error::io(path, sysError("cannot create directory"));
 }
 
+// A streamed leaf's `size` bytes into `fd`: copied in the kernel piece by
+// piece where the leaf's store can (one after another: copies into one
+// file contend for it), else read into buffers and written on every core.
+void streamLeaf(const Node& leaf, std::size_t size, int fd, const std::string& path,
+                const std::string& shown, ProgressTracker& progress) {
+    const std::size_t pieces = (size + kStreamChunk - 1) / kStreamChunk;
+    const auto piece = [&](std::size_t i) {
+        const std::size_t at = i * kStreamChunk;
+        return std::pair<std::size_t, std::size_t>(at, std::min(kStreamChunk, size - at));
+    };
+    std::size_t copied = 0;
+    for (; copied < pieces; ++copied) {
+        progress.throwIfCancelled(path);
+        const auto [at, n] = piece(copied);
+        if (!leaf.copyInto(at, n, fd, at))
+            break;
+        progress.add(n, shown);
+    }
+    const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    parallelFor(
+        pieces - copied, threads, [] { return std::vector<std::byte>(); },
+        [&](std::vector<std::byte>& buffer, std::size_t i) {
+            const auto [at, n] = piece(copied + i);
+            buffer.resize(n);
+            leaf.readInto(at, buffer.data(), n);
+            writeAllAt(fd, buffer.data(), n, at, path);
+            progress.add(n, shown);
+        },
+        &progress.cancelToken(), path);
+}
+
 void writeFile(const std::string& root, const PlannedFile& file, ProgressTracker& progress) {
     const std::string path = root + "/" + file.path;
     progress.throwIfCancelled(path);
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
         throw Error::denied(path, "refusing to write through a symbolic link");
-    const LeafBytes bytes = file.bytes();
+    // A leaf gathered from pieces, or on a server, is streamed: copied in
+    // the kernel piece by piece where it can be, else read into a buffer,
+    // never gathered whole in memory first.
+    const bool streams = file.leaf && file.leaf->readsAnyRange() && file.leaf->hasRandomAccess();
+    const LeafBytes bytes = streams ? LeafBytes() : file.bytes();
+    const std::size_t size = streams ? static_cast<std::size_t>(file.size) : bytes.size;
     // Written under a temporary name and renamed over the old file: whoever
     // still maps the old file keeps its bytes (no truncation under a mapping).
     const std::string temp = path + ".tdstudio-part";
@@ -58,13 +98,21 @@ void writeFile(const std::string& root, const PlannedFile& file, ProgressTracker
                 ::unlink(name.c_str());
         }
     } cleanup{temp};
-    std::size_t done = 0;
-    while (done < bytes.size) {
+    if (streams) {
+        try {
+            streamLeaf(*file.leaf, size, fd, path, file.path, progress);
+        } catch (...) {
+            ::close(fd);
+            throw;
+        }
+    }
+    std::size_t done = streams ? size : 0;
+    while (done < size) {
         if (progress.cancelled()) {
             ::close(fd);
             throw Cancelled(path);
         }
-        const std::size_t n = std::min(kWriteChunk, bytes.size - done);
+        const std::size_t n = std::min(kWriteChunk, size - done);
         const ssize_t w = ::pwrite(fd, bytes.data.get() + done, n, static_cast<off_t>(done));
         if (w < 0 && errno == EINTR)
             continue;
@@ -75,7 +123,7 @@ void writeFile(const std::string& root, const PlannedFile& file, ProgressTracker
             if (lostPages)
                 throw Error::changed(file.keyText);
             throw Error::io(path, why + " after " + std::to_string(done) + " of " +
-                                      std::to_string(bytes.size) + " bytes");
+                                      std::to_string(size) + " bytes");
         }
         done += static_cast<std::size_t>(w);
         progress.add(static_cast<std::uint64_t>(w), file.path);
