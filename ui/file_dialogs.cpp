@@ -26,6 +26,8 @@ QString settingsKey(Kind kind) {
             return "dialogs/compare";
         case Kind::CompareDirectory:
             return "dialogs/compareDirectory";
+        case Kind::Series:
+            return "dialogs/series";
         case Kind::ExportCsv:
             return "dialogs/exportCsv";
         case Kind::ExportNpy:

@@ -16,6 +16,7 @@ enum class Kind {
     OpenDirectory,     // File > Open Directory
     Compare,           // File > Compare With > Archive
     CompareDirectory,  // File > Compare With > Directory
+    Series,            // File > Compare Along Steps
     ExportCsv,
     ExportNpy,
     ExportPng,

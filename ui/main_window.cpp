@@ -51,10 +51,12 @@
 #include "save_job.h"
 #include "save_options_dialog.h"
 #include "save_progress_dialog.h"
+#include "series_page.h"
 #include "shortcuts_dialog.h"
 #include "slice_selector.h"
 #include "status_bar.h"
 #include "tensordict/http.h"
+#include "tensordict/series.h"
 #include "tensordict/version.h"
 #include "welcome_page.h"
 
@@ -71,7 +73,8 @@ MainWindow::MainWindow(QWidget* parent)
       checks_(new CheckController(this)),
       pages_(new QStackedWidget),
       welcome_(new WelcomePage),
-      compare_(new CompareView) {
+      compare_(new CompareView),
+      series_(new SeriesPage) {
     setWindowTitle("tdstudio");
     setWindowIcon(QIcon(":/tdstudio.svg"));
     setAcceptDrops(true);
@@ -81,6 +84,7 @@ MainWindow::MainWindow(QWidget* parent)
             &MainWindow::copySelectedKeyPath);
     pages_->addWidget(documentPage_);
     pages_->addWidget(compare_);
+    pages_->addWidget(series_);
     pages_->addWidget(welcome_);
     pages_->setCurrentWidget(welcome_);
     setCentralWidget(pages_);
@@ -276,6 +280,25 @@ void MainWindow::createMenus() {
     compareMenu_->addAction(tr("&Directory…"), this, [this] { chooseComparison(true); })
         ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
     compareMenu_->setEnabled(false);
+    file->addAction(
+            tr("Compare Along &Steps…"), this,
+            [this] {
+                const QString folder =
+                    file_dialogs::openDirectory(this, file_dialogs::Kind::Series,
+                                                tr("Compare along steps: a folder of checkpoints"));
+                if (folder.isEmpty())
+                    return;
+                QStringList steps;
+                try {
+                    for (const std::string& step : tensordict::seriesInFolder(folder.toStdString()))
+                        steps << QString::fromStdString(step);
+                } catch (const std::exception& e) {
+                    statusBar()->showMessage(QString::fromUtf8(e.what()));
+                    return;
+                }
+                compareAlongSteps(steps);
+            })
+        ->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_L));
     closeCompareAction_ =
         file->addAction(tr("C&lose Comparison"), this, &MainWindow::closeComparison);
     closeCompareAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_W));
@@ -301,7 +324,7 @@ void MainWindow::createMenus() {
     // trees their key path (below); the menu's own shortcut works anywhere.
     QAction* copy = edit->addAction(tr("&Copy Key Path"), this, &MainWindow::copySelectedKeyPath);
     copy->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
-    for (QTreeView* view : {documentPage_->treeView(), compare_->treeView()}) {
+    for (QTreeView* view : {documentPage_->treeView(), compare_->treeView(), series_->treeView()}) {
         auto* treeCopy = new QAction(tr("Copy Key Path"), view);
         treeCopy->setShortcut(QKeySequence::Copy);
         treeCopy->setShortcutContext(Qt::WidgetWithChildrenShortcut);
@@ -532,7 +555,22 @@ void MainWindow::compareWith(const QString& path) {
     closeCompareAction_->setEnabled(true);
 }
 
+void MainWindow::compareAlongSteps(const QStringList& locations) {
+    if (isComparing())
+        closeComparison();
+    series_->start(locations);
+    pages_->setCurrentWidget(series_);
+    statusLabel_->setVisible(false);
+    closeCompareAction_->setEnabled(true);
+    setWindowTitle(tr("%1 steps — tdstudio").arg(locations.size()));
+}
+
 void MainWindow::closeComparison() {
+    if (series_->isActive()) {
+        series_->close();
+        showComparison(false);
+        return;
+    }
     const QStringList keys = compare_->currentKeyPath();
     compare_->close();
     showComparison(false);
@@ -547,6 +585,8 @@ bool MainWindow::isComparing() const {
 }
 
 Page* MainWindow::page() const {
+    if (series_->isActive())
+        return series_;
     if (compare_->isActive())
         return compare_;
     return documentPage_;
@@ -557,7 +597,7 @@ void MainWindow::showComparison(bool on) {
                              : documentPage_->tensorDict() ? static_cast<QWidget*>(documentPage_)
                                                            : welcome_);
     statusLabel_->setVisible(!on);
-    closeCompareAction_->setEnabled(compare_->isActive());
+    closeCompareAction_->setEnabled(compare_->isActive() || series_->isActive());
     auto td = documentPage_->tensorDict();
     const QString label = td ? QFileInfo(QString::fromStdString(td->path())).fileName() : QString();
     if (on)

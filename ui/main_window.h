@@ -19,6 +19,7 @@ class QSplitter;
 class QStackedWidget;
 class QTreeView;
 class CompareView;
+class SeriesPage;
 class Document;
 class DocumentPage;
 class Page;
@@ -105,6 +106,11 @@ public:
     // A comparison is shown (or its B is opening).
     bool isComparing() const;
     CompareView* compareView() const { return compare_; }
+    // File > Compare Along Steps: the checkpoints at `locations` compared
+    // along training steps, on a page of their own (closed by Close
+    // Comparison), whatever is open.
+    void compareAlongSteps(const QStringList& locations);
+    SeriesPage* seriesPage() const { return series_; }
 
 Q_SIGNALS:
     void documentLoaded();
@@ -166,5 +172,6 @@ private:
     QStackedWidget* pages_;  // welcome_, documentPage_ or compare_
     WelcomePage* welcome_;
     CompareView* compare_;
+    SeriesPage* series_;
     QAction* closeCompareAction_ = nullptr;
 };

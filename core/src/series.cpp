@@ -1,6 +1,7 @@
 #include "tensordict/series.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -8,12 +9,12 @@
 #include <memory>
 #include <thread>
 
+#include "folder_listing.h"
 #include "tensordict/element.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
 #include "tensordict/keys.h"
 #include "tensordict/statistics.h"
-#include "folder_listing.h"
 #include "worker_threads.h"
 
 namespace tensordict {
@@ -353,6 +354,11 @@ SeriesReport compareAlongSteps(const std::vector<std::string>& locations,
             tasks.push_back(
                 {k, p * kPieceElements, std::min(kPieceElements, numel - p * kPieceElements)});
     }
+    std::uint64_t total = 0;  // elements of every step
+    for (std::size_t k = 0; k < report.keys.size(); ++k)
+        for (const Node* leaf : leafOf[k])
+            total += leaf ? std::uint64_t(leaf->leaf().numel) : 0;
+    std::atomic<std::uint64_t> done{0};
     parallelFor(
         tasks.size(), threads, [] { return Buffers(); },
         [&](Buffers& buf, std::size_t t) {
@@ -384,6 +390,8 @@ SeriesReport compareAlongSteps(const std::vector<std::string>& locations,
                         sumsOf(buf.values[cur], compare ? &buf.values[1 - cur] : nullptr);
                     before = leaf;
                     cur = 1 - cur;
+                    if (options.progress)
+                        options.progress(done += m, total);
                 }
                 at += n;
                 if (at >= end)

@@ -220,7 +220,11 @@ Statistics computeStatistics(const StatisticsRequest& request,
         const auto c = tensordict::dtypeInfo(t).category;
         return c != tensordict::DTypeCategory::Float && c != tensordict::DTypeCategory::Complex;
     };
-    if (integral(request.dtype) && (!request.other.data || integral(request.otherDtype))) {
+    if (request.range) {
+        first = request.range->first, last = request.range->second;
+        if (first == last)
+            first -= 0.5, last += 0.5;
+    } else if (integral(request.dtype) && (!request.other.data || integral(request.otherDtype))) {
         const double values = s.max - s.min + 1;  // whole numbers from min to max
         const double width = std::ceil(values / bins);
         bins = static_cast<int>(std::ceil(values / width));

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "tensor_slice.h"
@@ -34,6 +36,10 @@ struct StatisticsRequest {
     std::int64_t numel = 0;            // elements of the whole leaf
     int threads = 1;
     int bins = 64;  // 0: summary only (no histogram pass)
+    // The histogram's equal bins over [low, high] whatever this leaf's
+    // values, which must lie within it: histograms of several leaves (a
+    // key at every step) on one axis.
+    std::optional<std::pair<double, double>> range;
     // With `other` (the same shape): the statistics of bytes - other, element
     // by element (complex: the magnitude of the difference).
     tensordict::DType otherDtype = tensordict::DType::Float32;

@@ -6,6 +6,7 @@
 // over the finite values, NaN and Inf counted apart, as --stats counts them.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,9 @@ struct SeriesOptions {
     int threads = 0;  // 0: every core
     const CancelToken* cancel = nullptr;
     LoadOptions load;  // how each step is opened
+    // Called from the reading threads as elements are read: how many of
+    // them, at every step, are done of all.
+    std::function<void(std::uint64_t done, std::uint64_t total)> progress;
 };
 
 // Opens every step and computes the figures of every tensor key. Each
