@@ -880,10 +880,14 @@ void Checker::checkRowDataset(const std::shared_ptr<const Store>& store,
         checkTree(openDirectoryStore(transport, transport->join(root, folder), {}), true, inside);
         report_.files = counted;
     }
-    // Keys the chunks do not agree on: the stack's error nodes.
+    // Keys the chunks do not agree on: the stack's error nodes (a chunk's
+    // own unreadable part is said once, by its chunk's check above).
     if (stackFacts(*store)) {
+        std::set<std::string> said;
+        for (const Problem& p : report_.problems)
+            said.insert(p.file);
         const std::function<void(const Node&)> visit = [&](const Node& node) {
-            if (node.isError() && node.failure())
+            if (node.isError() && node.failure() && !said.count(node.failure()->where))
                 error(problemKindOf(*node.failure()), node.failure()->where,
                       node.failure()->reason + ": the chunks do not stack", node.keyPath());
             for (const Node* child : node.children())

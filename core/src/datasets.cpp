@@ -43,13 +43,36 @@ std::vector<Episode> episodesOf(const Node& root) {
     const auto reward = perRowValues(root.find({"next", "reward"}), rows);
     if (!traj || !reward)
         return {};
+    const auto done = perRowValues(root.find({"next", "done"}), rows);
+    // A replay buffer's rows that are not valid (all rows shown) are no one's.
+    const std::optional<ReplayBufferFacts> facts =
+        root.store() ? replayBufferFacts(*root.store()) : std::nullopt;
+    const auto valid = [&](std::int64_t i) {
+        return !facts || facts->isValid(facts->storageRowOf(i));
+    };
     std::vector<Episode> episodes;
+    bool open = false;  // an episode runs on from the row before
     for (std::int64_t i = 0; i < rows; ++i) {
+        if (!valid(i)) {
+            open = false;
+            continue;
+        }
         const auto id = static_cast<std::int64_t>((*traj)[std::size_t(i)]);
-        if (episodes.empty() || episodes.back().trajId != id)
-            episodes.push_back({id, i, 0, 0.0});
+        if (!open || episodes.back().trajId != id) {
+            // The oldest row of a buffer that wrapped: what came before it is gone.
+            const bool cut =
+                facts && facts->wrapped() && facts->storageRowOf(i) == facts->oldestRow;
+            episodes.push_back({id, i, 0, 0.0, cut});
+        }
+        open = true;
         ++episodes.back().length;
         episodes.back().reward += (*reward)[std::size_t(i)];
+    }
+    // The newest episode is unfinished unless its last row is done.
+    if (!episodes.empty() && done) {
+        const Episode& last = episodes.back();
+        if ((*done)[std::size_t(last.firstRow + last.length - 1)] == 0)
+            episodes.back().partial = true;
     }
     return episodes;
 }
@@ -62,11 +85,17 @@ Value::Object datasetFactsValue(const Node& root) {
         for (const std::string& f : facts->pickledFiles)
             pickled.push_back(Value(f));
         Value::List episodes;
-        for (const Episode& e : episodesOf(root))
-            episodes.push_back(Value(Value::Object{{"traj_id", Value(e.trajId)},
-                                                   {"first_row", Value(e.firstRow)},
-                                                   {"length", Value(e.length)},
-                                                   {"return", Value(e.reward)}}));
+        std::string episodesError;
+        try {
+            for (const Episode& e : episodesOf(root))
+                episodes.push_back(Value(Value::Object{{"traj_id", Value(e.trajId)},
+                                                       {"first_row", Value(e.firstRow)},
+                                                       {"length", Value(e.length)},
+                                                       {"return", Value(e.reward)},
+                                                       {"partial", Value(e.partial)}}));
+        } catch (const Error& e) {  // the leaves could not be read: the rest still shows
+            episodesError = e.what();
+        }
         Value::Object buffer{
             {"capacity", Value(facts->capacity)},
             {"valid", optionalInt(facts->valid)},
@@ -85,6 +114,8 @@ Value::Object datasetFactsValue(const Node& root) {
         };
         if (!episodes.empty())
             buffer.emplace_back("episodes", Value(std::move(episodes)));
+        if (!episodesError.empty())
+            buffer.emplace_back("episodes_error", Value(episodesError));
         return {{"replay_buffer", Value(std::move(buffer))}};
     }
     if (const auto facts = stackFacts(*root.store())) {

@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "atomic_file.h"
@@ -21,7 +20,8 @@ namespace tensordict {
 namespace {
 
 constexpr std::size_t kWriteChunk = 4u << 20;
-constexpr std::size_t kStreamChunk = 64u << 20;  // a streamed leaf's piece: one copy_file_range
+constexpr std::size_t kCopyPiece = 64u << 20;  // a streamed leaf's piece: one copy_file_range
+constexpr std::size_t kReadPiece = 16u << 20;  // or one read and one write
 
 std::string sysError(const char* what) {
     return std::string(what) + ": " + std::strerror(errno);
@@ -42,27 +42,24 @@ void makeDirectory(const std::string& path) {
 
 // A streamed leaf's `size` bytes into `fd`: copied in the kernel piece by
 // piece where the leaf's store can (one after another: copies into one
-// file contend for it), else read into buffers and written on every core.
+// file contend for it), else read into buffers and written on `threads`
+// threads (the save's own: a file's pieces are not more work than files).
 void streamLeaf(const Node& leaf, std::size_t size, int fd, const std::string& path,
-                const std::string& shown, ProgressTracker& progress) {
-    const std::size_t pieces = (size + kStreamChunk - 1) / kStreamChunk;
-    const auto piece = [&](std::size_t i) {
-        const std::size_t at = i * kStreamChunk;
-        return std::pair<std::size_t, std::size_t>(at, std::min(kStreamChunk, size - at));
-    };
+                const std::string& shown, int threads, ProgressTracker& progress) {
     std::size_t copied = 0;
-    for (; copied < pieces; ++copied) {
+    while (copied < size) {
         progress.throwIfCancelled(path);
-        const auto [at, n] = piece(copied);
-        if (!leaf.copyInto(at, n, fd, at))
+        const std::size_t n = std::min(kCopyPiece, size - copied);
+        if (!leaf.copyInto(copied, n, fd, copied))
             break;
+        copied += n;
         progress.add(n, shown);
     }
-    const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const std::size_t pieces = (size - copied + kReadPiece - 1) / kReadPiece;
     parallelFor(
-        pieces - copied, threads, [] { return std::vector<std::byte>(); },
+        pieces, std::max(1, threads), [] { return std::vector<std::byte>(); },
         [&](std::vector<std::byte>& buffer, std::size_t i) {
-            const auto [at, n] = piece(copied + i);
+            const std::size_t at = copied + i * kReadPiece, n = std::min(kReadPiece, size - at);
             buffer.resize(n);
             leaf.readInto(at, buffer.data(), n);
             writeAllAt(fd, buffer.data(), n, at, path);
@@ -71,7 +68,8 @@ void streamLeaf(const Node& leaf, std::size_t size, int fd, const std::string& p
         &progress.cancelToken(), path);
 }
 
-void writeFile(const std::string& root, const PlannedFile& file, ProgressTracker& progress) {
+void writeFile(const std::string& root, const PlannedFile& file, int threads,
+               ProgressTracker& progress) {
     const std::string path = root + "/" + file.path;
     progress.throwIfCancelled(path);
     struct stat st {};
@@ -100,7 +98,7 @@ void writeFile(const std::string& root, const PlannedFile& file, ProgressTracker
     } cleanup{temp};
     if (streams) {
         try {
-            streamLeaf(*file.leaf, size, fd, path, file.path, progress);
+            streamLeaf(*file.leaf, size, fd, path, file.path, threads, progress);
         } catch (...) {
             ::close(fd);
             throw;
@@ -145,13 +143,17 @@ void writeDirectory(const std::string& root, const WritePlan& plan, int threads,
         makeDirectory(root + "/" + dir);
     progress.started(root);
 
+    // A streamed leaf's pieces share the threads the files do not take:
+    // threads x threads readers would hold as many buffers.
+    const int pieceThreads =
+        plan.files.size() >= std::size_t(std::max(1, threads)) ? 1 : std::max(1, threads);
     auto writeOne = [&](const PlannedFile& file) {
         if (keep.count(file.path)) {
             progress.add(file.size, file.path);
             progress.fileDone(file.path);
             return;
         }
-        writeFile(root, file, progress);
+        writeFile(root, file, pieceThreads, progress);
     };
     if (threads <= 1) {
         for (const PlannedFile& file : plan.files)

@@ -50,6 +50,8 @@ import numpy as np
 import torch
 
 TD_TYPE = "<class 'tensordict._td.TensorDict'>"
+NEWER = "torchrl after 0.13 (write_count)"  # write_count, _schema_version, prefetch.pkl
+OLDER = "torchrl 0.3 to 0.13"
 TORCH_DTYPE = {
     np.dtype("float32"): "torch.float32",
     np.dtype("float64"): "torch.float64",
@@ -91,23 +93,28 @@ def flat(tree, prefix=()):
 class Buffer:
     """A LazyMemmapStorage + RoundRobinWriter (+ PrioritizedSampler) in numpy."""
 
-    def __init__(self, capacity, alpha=None, eps=1e-8, beta=0.4):
+    def __init__(self, capacity, alpha=None, eps=1e-8, beta=0.4, tail=()):
         self.capacity = capacity
+        self.tail = tuple(tail)    # batch dimensions past the first (a [N, T] storage)
         self.storage = None        # allocated at the first write, at capacity
         self.cursor = 0
         self.write_count = 0
         self.len = 0
         self.written = []          # every row's values, in the order written
+        self.slot_of_write = []    # the storage row each write went to
         self.alpha, self.eps, self.beta = alpha, eps, beta
         if alpha is not None:
             f32max = float(np.finfo(np.float32).max)
             self.sum_tree = np.zeros(capacity, np.float32)   # SumSegmentTreeFp32
             self.min_tree = np.full(capacity, f32max, np.float32)
-            self.max_priority = (1.0, None)                   # (value, index)
+            self.max_priority = (1.0, 0)  # (value, index): mark_update's first row
             self.priority_of_write = []                       # tree value per row written
 
-    def extend(self, rows):
+    def extend(self, rows, with_index=False):
         b = len(next(iter(flat(rows)))[1])
+        if with_index:  # TensorDictRoundRobinWriter writes each row's storage index
+            rows = dict(rows, index=(np.arange(self.cursor, self.cursor + b) %
+                                     self.capacity).astype(np.int64))
         if self.storage is None:
             self.storage = {}
             for path, value in flat(rows):
@@ -123,6 +130,7 @@ class Buffer:
             node[path[-1]][index] = value
         for i in range(b):
             self.written.append({path: value[i] for path, value in flat(rows)})
+            self.slot_of_write.append(int(index[i]))
         self.cursor = (self.cursor + b) % self.capacity
         self.write_count += b
         self.len = min(self.len + b, self.capacity)
@@ -140,14 +148,16 @@ class Buffer:
             v = np.float32((p + self.eps) ** self.alpha)
             self.sum_tree[i] = v
             self.min_tree[i] = v
-            # The write that now owns storage row i.
-            age = (i - self.oldest()) % self.capacity
-            self.priority_of_write[len(self.written) - self.len + age] = v
+            # The write that now owns storage row i: the last one to it.
+            owner = max(w for w, slot in enumerate(self.slot_of_write) if slot == i)
+            self.priority_of_write[owner] = v
             if p > self.max_priority[0]:
                 self.max_priority = (float(p), int(i))
 
-    def oldest(self):
-        return self.cursor if self.len == self.capacity else 0
+    def order(self):
+        """The storage row of each valid row, oldest first: where the last
+        `len` writes went."""
+        return self.slot_of_write[len(self.written) - self.len:]
 
     def valid_rows(self):
         """The valid rows oldest first: the last `len` rows written."""
@@ -159,7 +169,7 @@ class Buffer:
 
     def dump(self, path, newer, batch_size=None, transform=False, storage_metadata=True):
         os.makedirs(path)
-        save_memmap(os.path.join(path, "storage"), self.storage, [self.capacity])
+        save_memmap(os.path.join(path, "storage"), self.storage, [self.capacity, *self.tail])
         if storage_metadata:
             with open(os.path.join(path, "storage", "storage_metadata.json"), "w") as f:
                 json.dump({"metadata": {}, "is_pytree": False, "len": self.len}, f)
@@ -178,7 +188,7 @@ class Buffer:
             meta = {"_alpha": float(self.alpha), "_beta": float(self.beta),
                     "_eps": float(self.eps),
                     "_max_priority": [float(self.max_priority[0]),
-                                      float(self.max_priority[1] or 0)],
+                                      float(self.max_priority[1])],
                     "_max_capacity": float(self.capacity)}
             if newer:
                 meta["_schema_version"] = 1
@@ -199,13 +209,15 @@ class Buffer:
         return (["transform.t"] if transform else []) + (["prefetch.pkl"] if newer else [])
 
 
-def rows(rng, start, b, traj=None, reward=None):
+def rows(rng, start, b, traj=None, reward=None, tail=()):
+    tail = tuple(tail)
     out = {
-        "obs": rng.standard_normal((b, 3)).astype(np.float32),
-        "action": (np.arange(start, start + b) * 7 % 5).astype(np.int64),
+        "obs": rng.standard_normal((b, *tail, 3)).astype(np.float32),
+        "action": (np.arange(start, start + b * int(np.prod(tail, dtype=int))) * 7 % 5)
+        .reshape((b, *tail)).astype(np.int64),
         "next": {
-            "reward": rng.standard_normal((b, 1)).astype(np.float32),
-            "done": (rng.random((b, 1)) < 0.2),
+            "reward": rng.standard_normal((b, *tail, 1)).astype(np.float32),
+            "done": (rng.random((b, *tail, 1)) < 0.2),
         },
     }
     if traj is not None:
@@ -221,10 +233,10 @@ def describe(buf, pickled, sampler, writer, layout, extra=None):
     valid = buf.valid_rows()
     fact = {
         "capacity": buf.capacity, "valid": buf.len, "cursor": buf.cursor,
-        "write_count": buf.write_count if layout.endswith("0.14") else None,
-        "sampler": sampler, "writer": writer, "layout": "torchrl " + layout,
+        "write_count": buf.write_count if layout == NEWER else None,
+        "sampler": sampler, "writer": writer, "layout": layout,
         # the storage row of each valid row, oldest first
-        "order": [int((buf.oldest() + r) % buf.capacity) for r in range(buf.len)],
+        "order": buf.order(),
         "leaves": {k: {"shape": list(v.shape), "sha256": sha(v)} for k, v in valid.items()},
         # storage order, every row
         "storage": {"/".join(p): sha(v) for p, v in flat(buf.storage)},
@@ -250,7 +262,7 @@ def main():
         buf.extend(rows(rng, start, b))
         start += b
     pickled = buf.dump(os.path.join(out, "partial"), newer=False, batch_size=4, transform=True)
-    facts["partial"] = describe(buf, pickled, "RandomSampler", "RoundRobinWriter", "<= 0.13")
+    facts["partial"] = describe(buf, pickled, "RandomSampler", "RoundRobinWriter", OLDER)
 
     # A full buffer that wrapped: the oldest row is at the cursor (main's layout).
     buf = Buffer(12)
@@ -259,7 +271,7 @@ def main():
         buf.extend(rows(rng, start, b))
         start += b
     pickled = buf.dump(os.path.join(out, "wrapped"), newer=True, batch_size=None)
-    facts["wrapped"] = describe(buf, pickled, "RandomSampler", "RoundRobinWriter", ">= 0.14")
+    facts["wrapped"] = describe(buf, pickled, "RandomSampler", "RoundRobinWriter", NEWER)
 
     # A prioritized buffer, partly filled, whose priorities were updated.
     buf = Buffer(20, alpha=0.7, eps=1e-6, beta=0.5)
@@ -270,7 +282,7 @@ def main():
         buf.update_priority(index, rng.random(b) * 3)
     pickled = buf.dump(os.path.join(out, "prioritized"), newer=True, batch_size=8)
     facts["prioritized"] = describe(buf, pickled, "PrioritizedSampler",
-                                    "RoundRobinWriter", ">= 0.14",
+                                    "RoundRobinWriter", NEWER,
                                     {"alpha": 0.7, "eps": 1e-6, "beta": 0.5})
 
     # A prioritized buffer that wrapped, torchrl 0.13 (no write_count).
@@ -282,7 +294,7 @@ def main():
         buf.update_priority(index, rng.random(b) * 2 + 0.1)
     pickled = buf.dump(os.path.join(out, "prioritized_wrapped"), newer=False, batch_size=4)
     facts["prioritized_wrapped"] = describe(buf, pickled, "PrioritizedSampler",
-                                            "RoundRobinWriter", "<= 0.13",
+                                            "RoundRobinWriter", OLDER,
                                             {"alpha": 0.6, "eps": 1e-8, "beta": 0.4})
 
     # A TED buffer (collector/traj_ids, next/...) that wrapped mid-episode.
@@ -295,7 +307,7 @@ def main():
         traj += 1
     for b in (10, 10, 10, 12):
         chunk = ids[start:start + b]
-        buf.extend(rows(rng, start, len(chunk), traj=chunk))
+        buf.extend(rows(rng, start, len(chunk), traj=chunk), with_index=True)
         start += len(chunk)
     pickled = buf.dump(os.path.join(out, "ted"), newer=True, batch_size=None)
     valid = buf.valid_rows()
@@ -308,8 +320,70 @@ def main():
             episodes.append({"traj_id": int(t[first]), "first_row": first, "length": i - first,
                              "return": float(r[first:i].sum())})
             first = i
-    facts["ted"] = describe(buf, pickled, "RandomSampler", "RoundRobinWriter", ">= 0.14",
+    facts["ted"] = describe(buf, pickled, "RandomSampler", "TensorDictRoundRobinWriter", NEWER,
                             {"episodes": episodes})
+
+    # A storage of one batch dimension holding [B, T] trajectories (ndim=1):
+    # len counts rows, whatever T.
+    buf = Buffer(6, tail=(4,))
+    for start in (0, 4):
+        buf.extend(rows(rng, start, 4, tail=(4,)))
+    pickled = buf.dump(os.path.join(out, "trajectories"), newer=True, batch_size=2)
+    facts["trajectories"] = describe(buf, pickled, "RandomSampler", "RoundRobinWriter", NEWER)
+
+    # An ndim=2 storage, prioritized: len counts the elements of [rows, T],
+    # the sum tree has a leaf an element (raveled), the cursor counts rows.
+    cap, t = 5, 3
+    buf = Buffer(cap, tail=(t,))
+    for start in (0, 2):
+        buf.extend(rows(rng, start, 2, tail=(t,)))
+    path = os.path.join(out, "ndim2")
+    pickled = buf.dump(path, newer=True, batch_size=None)
+    with open(os.path.join(path, "storage", "storage_metadata.json"), "w") as f:
+        json.dump({"metadata": {}, "is_pytree": False, "len": buf.len * t}, f)
+    alpha, eps = 0.5, 1e-6
+    tree = np.zeros(cap * t, np.float32)
+    for slot in buf.slot_of_write:
+        for k in range(t):
+            tree[slot * t + k] = np.float32((rng.random() * 2 + eps) ** alpha)
+    os.makedirs(os.path.join(path, "sampler"))
+    tree.astype(np.float64).tofile(os.path.join(path, "sampler", "sumtree.memmap"))
+    np.where(tree == 0, np.finfo(np.float32).max, tree).astype(np.float64).tofile(
+        os.path.join(path, "sampler", "mintree.memmap"))
+    with open(os.path.join(path, "sampler", "sampler_metadata.json"), "w") as f:
+        json.dump({"_alpha": alpha, "_beta": 0.4, "_eps": eps, "_max_priority": [1.0, 0.0],
+                   "_max_capacity": float(cap * t), "_schema_version": 1}, f)
+    facts["ndim2"] = describe(buf, pickled, "PrioritizedSampler", "RoundRobinWriter", NEWER,
+                              {"alpha": alpha, "eps": eps, "beta": 0.4})
+    facts["ndim2"]["priority"] = [[float(v) for v in tree.reshape(cap, t)[slot].astype(np.float64)]
+                                  for slot in buf.order()]
+
+    # write_at() (newer writers): a row past the cursor, which stays; len
+    # runs ahead of it and write_count counts it (round_robin.py write_at).
+    buf = Buffer(10)
+    buf.extend(rows(rng, 0, 3))
+    path = os.path.join(out, "write_at")
+    buf.dump(path, newer=True)
+    with open(os.path.join(path, "storage", "storage_metadata.json"), "w") as f:
+        json.dump({"metadata": {}, "is_pytree": False, "len": 8}, f)
+    with open(os.path.join(path, "writer", "metadata.json"), "w") as f:
+        json.dump({"cursor": 3, "write_count": 4}, f)
+    facts["write_at"] = {"capacity": 10, "valid": 8, "cursor": 3, "write_count": 4}
+
+    # TensorDictMaxValueWriter: rows kept by rank, full, its cursor at 0 and
+    # write_count counting every replacement (writers/max_value.py).
+    buf = Buffer(6)
+    buf.extend(rows(rng, 0, 6))
+    path = os.path.join(out, "max_value")
+    buf.dump(path, newer=True)
+    top = np.stack([rng.standard_normal(6), np.arange(6)], 1).astype(np.float32)
+    top.tofile(os.path.join(path, "writer", "current_top_values.memmap"))
+    with open(os.path.join(path, "writer", "metadata.json"), "w") as f:
+        json.dump({"cursor": 0, "write_count": 17, "rank_key": ["next", "reward"],
+                   "dtype": "torch.float32", "shape": [6, 2]}, f)
+    facts["max_value"] = {"capacity": 6, "valid": 6, "cursor": 0, "write_count": 17,
+                          "writer": "TensorDictMaxValueWriter",
+                          "storage": {"/".join(p): sha(v) for p, v in flat(buf.storage)}}
 
     # A dump whose writer cursor and storage len disagree (a stale writer/).
     buf = Buffer(16)

@@ -1,23 +1,26 @@
 #include "load_settings.h"
 
 #include <QSettings>
+#include <atomic>
 
 namespace {
-ReplayRows replayRows;  // set once, before any load starts
+// Set on the GUI thread (View menu), read by loads on workers.
+std::atomic<bool> allRows{false}, storageOrder{false};
 }  // namespace
 
 void setReplayRows(ReplayRows rows) {
-    replayRows = rows;
+    allRows = rows.all;
+    storageOrder = rows.storageOrder;
 }
 
 ReplayRows currentReplayRows() {
-    return replayRows;
+    return {allRows, storageOrder};
 }
 
 tensordict::LoadOptions loadOptionsFromSettings(bool tolerant) {
     tensordict::LoadOptions options;
-    options.replayAllRows = replayRows.all;
-    options.replayStorageOrder = replayRows.storageOrder;
+    options.replayAllRows = allRows;
+    options.replayStorageOrder = storageOrder;
     options.throwOnError = !tolerant;
     const qint64 cacheMiB = QSettings().value("archive/inflateCacheMiB", 512).toLongLong();
     if (cacheMiB > 0)

@@ -297,7 +297,14 @@ void OverviewPanel::showSummary() {
         QTableWidgetItem* first = number(double(e.firstRow));
         first->setData(Qt::UserRole, qlonglong(e.firstRow));
         episodes_->setItem(i, 1, first);
-        episodes_->setItem(i, 2, number(double(e.length)));
+        QTableWidgetItem* length = number(double(e.length));
+        if (e.partial) {
+            length->setText(tr("%1 (part)").arg(length->text()));
+            length->setToolTip(
+                tr("Not whole: it began before the buffer's oldest row, or it "
+                   "is the newest and not done"));
+        }
+        episodes_->setItem(i, 2, length);
         episodes_->setItem(i, 3, number(e.reward));
     }
     episodesTitle_->setText(s.episodeError.isEmpty() ? tr("Episodes (%1)").arg(s.episodes.size())

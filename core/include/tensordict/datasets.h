@@ -31,9 +31,9 @@ struct ReplayBufferFacts {
     // As their files give them, with torchrl's names: alpha, beta, eps,
     // max_priority, max_capacity, schema_version; rank_key.
     Value::Object samplerParameters, writerParameters;
-    // "torchrl >= 0.14" when a file has a field only newer versions write
-    // (write_count, _schema_version, consume_after_n_samples, prefetch.pkl),
-    // "torchrl <= 0.13" otherwise.
+    // "torchrl after 0.13 (write_count)" when a file has a field only
+    // newer versions write (write_count, _schema_version,
+    // consume_after_n_samples, prefetch.pkl), "torchrl 0.3 to 0.13" otherwise.
     std::string layout;
     // The storage row of the oldest valid row: the cursor once the buffer
     // wrapped, 0 before. The valid rows are storage rows oldest, oldest + 1,
@@ -42,6 +42,9 @@ struct ReplayBufferFacts {
     // Where the storage and the sum tree's priorities are, relative to the dump.
     std::string storageFolder = "storage";
     std::string priorityFile;           // "sampler/sumtree.memmap", "" without one
+    // What len counts: rows (1), or for an ndim=2 storage the elements of
+    // each row's second dimension (len = rows x this).
+    std::int64_t lenUnit = 1;
     std::int64_t priorityCapacity = 0;  // its leaves
     // Pickled parts beside the data (transform.t, prefetch.pkl, ...), never run.
     std::vector<std::string> pickledFiles;
@@ -54,7 +57,9 @@ struct ReplayBufferFacts {
     // for --check: {file, what}, the file relative to the dump.
     struct Disagreement {
         bool error = true;  // false: worth a look, but torchrl may write it so
-        std::string kind;   // "replay_len", "replay_cursor", "replay_write_count", "replay_tree"
+        // "replay_len", "replay_cursor", "replay_write_count", "replay_tree",
+        // "replay_file" (a side file that cannot be read)
+        std::string kind;
         std::string file;
         std::string what;
     };
@@ -83,9 +88,13 @@ struct Episode {
     std::int64_t trajId = 0;
     std::int64_t firstRow = 0, length = 0;  // rows of the tree as shown
     double reward = 0;                      // the sum of next/reward (float64)
+    // Not whole: it began before the buffer's oldest row (overwritten), or
+    // it is the newest and its last row is not done.
+    bool partial = false;
 };
 // The episodes of a tree with collector/traj_ids and next/reward (one value
-// per row); empty for any other tree. Reads both leaves. Throws Error.
+// per row), in the rows' order, over a replay buffer's valid rows only;
+// empty for any other tree. Reads the leaves. Throws Error.
 std::vector<Episode> episodesOf(const Node& root);
 
 // The replay buffer's and stack's facts as plain data, for --info --json:

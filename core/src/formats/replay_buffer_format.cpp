@@ -18,6 +18,8 @@
 // the valid rows oldest first, and the sum tree's leaves of those rows as
 // `priority`; each leaf's rows are read from the storage files in place.
 
+#include <cmath>
+
 #include "../builtin_stores.h"
 #include "../loader.h"
 #include "../node_builder.h"
@@ -46,15 +48,26 @@ bool isDump(const StoreProbe& probe) {
 }
 
 // An int the way torchrl's JSON has it: an int, or a float of an int
-// (v0.13 writes "_max_capacity": 1000.0).
+// (v0.13 writes "_max_capacity": 1000.0); nullopt for anything else.
 std::optional<std::int64_t> intOf(const Value* v) {
     if (!v)
         return std::nullopt;
     if (v->isInt())
         return v->asInt();
-    if (v->isDouble() && v->asDouble() == double(std::int64_t(v->asDouble())))
-        return std::int64_t(v->asDouble());
+    if (v->isDouble()) {
+        const double d = v->asDouble();
+        if (std::isfinite(d) && d >= -0x1p63 && d < 0x1p63 && d == std::floor(d))
+            return static_cast<std::int64_t>(d);
+    }
     return std::nullopt;
+}
+
+// a * b, nullopt past int64 (a storage's hostile batch dimensions).
+std::optional<std::int64_t> timesChecked(std::int64_t a, std::int64_t b) {
+    std::int64_t out = 0;
+    if (__builtin_mul_overflow(a, b, &out))
+        return std::nullopt;
+    return out;
 }
 
 class ReplayBufferStore final : public RowRunStore {
@@ -74,7 +87,7 @@ public:
             newer |= v->find("consume_after_n_samples") != nullptr;
         }
         // storage/
-        const std::optional<Value> storageMeta = json("storage/storage_metadata.json");
+        const std::optional<Value> storageMeta = sideFile(facts, "storage/storage_metadata.json");
         if (storageMeta) {
             const Value* isPytree = storageMeta->find("is_pytree");
             if (isPytree && isPytree->isBool() && isPytree->asBool())
@@ -97,26 +110,24 @@ public:
             throw Error::corrupt(describe("storage/meta.json"),
                                  "the storage has no batch dimension: it holds no rows");
         facts.capacity = batch[0];
-        // An ndim > 1 storage counts len in elements of its batch dimensions.
-        std::int64_t perRow = 1;
-        for (std::size_t d = 1; d < batch.size(); ++d)
-            perRow *= std::max<std::int64_t>(1, batch[d]);
-        if (facts.valid)
-            facts.valid = *facts.valid / perRow;
 
         readWriter(facts, storage, newer);
         readSampler(facts, newer);
+        countValidRows(facts, batch);
         for (const char* name : {"transform.t", "prefetch.pkl", "sampler/consuming_sampler.pt"})
             if (stat(name))
                 facts.pickledFiles.push_back(name);
         newer |= stat("prefetch.pkl").has_value();
-        facts.layout = newer ? "torchrl >= 0.14" : "torchrl <= 0.13";
+        facts.layout = newer ? "torchrl after 0.13 (write_count)" : "torchrl 0.3 to 0.13";
         findDisagreements(facts);
 
         // Which rows show, in which order.
         const std::int64_t valid =
             facts.valid ? std::min(*facts.valid, facts.capacity) : facts.capacity;
-        if (facts.valid && valid == facts.capacity && facts.cursor && facts.capacity > 0)
+        // A full buffer's oldest row is at the cursor; a max-value writer
+        // keeps its rows by rank, not by time.
+        if (facts.valid && valid == facts.capacity && facts.cursor && facts.capacity > 0 &&
+            facts.writer != "TensorDictMaxValueWriter")
             facts.oldestRow = ((*facts.cursor % facts.capacity) + facts.capacity) % facts.capacity;
         facts.firstShownRow = options_.replayStorageOrder ? 0 : facts.oldestRow;
         facts.shownRows = options_.replayAllRows ? facts.capacity : valid;
@@ -171,15 +182,35 @@ private:
         return v;
     }
 
+    // A file beside the storage: one that cannot be read is said (as a
+    // disagreement --check reports) and the buffer opens without it.
+    std::optional<Value> sideFile(ReplayBufferFacts& facts, const std::string& rel) const {
+        try {
+            return json(rel);
+        } catch (const Error& e) {
+            if (rel == "storage/storage_metadata.json")
+                throw;  // without its len, the rows mean nothing
+            facts.disagreements.push_back({true, "replay_file", rel, e.reason()});
+            return std::nullopt;
+        }
+    }
+
     void readWriter(ReplayBufferFacts& facts, const TensorDict& storage, bool& newer) const {
-        const std::optional<Value> meta = json("writer/metadata.json");
+        const Transport& t = transport();
+        const std::optional<Value> meta = sideFile(facts, "writer/metadata.json");
         if (!meta) {
-            facts.writer = "ImmutableDatasetWriter";  // writes no writer/ folder
+            if (kindAt(t, pathOf("writer/0")) == SourceInfo::Kind::Directory)
+                facts.writer = "WriterEnsemble";
+            else if (kindAt(t, pathOf("writer")) == SourceInfo::Kind::Directory)
+                facts.writer = "a writer whose files tdstudio does not know";
+            else
+                facts.writer = "ImmutableDatasetWriter";  // writes no writer/ folder
             return;
         }
         facts.cursor = intOf(meta->find("cursor"));
         if (!facts.cursor)
-            throw Error::corrupt(describe("writer/metadata.json"), "no \"cursor\" count");
+            facts.disagreements.push_back(
+                {true, "replay_file", "writer/metadata.json", "no \"cursor\" count"});
         facts.writeCount = intOf(meta->find("write_count"));
         newer |= facts.writeCount.has_value();
         if (const Value* rank = meta->find("rank_key")) {
@@ -198,7 +229,11 @@ private:
             facts.sampler = "RandomSampler";  // as SliceSampler, it writes nothing
             return;
         }
-        if (const std::optional<Value> meta = json("sampler/sampler_metadata.json")) {
+        const std::optional<StorageInfo> tree = stat("sampler/sumtree.memmap");
+        const std::optional<Value> meta = sideFile(facts, "sampler/sampler_metadata.json");
+        // Prioritized: its trees, or its alpha (torchrl 0.3's
+        // SamplerWithoutReplacement also wrote a sampler_metadata.json).
+        if (tree || (meta && meta->find("_alpha"))) {
             facts.sampler = "PrioritizedSampler";
             static const std::pair<const char*, const char*> names[] = {
                 {"_alpha", "alpha"},
@@ -208,17 +243,26 @@ private:
                 {"_max_capacity", "max_capacity"},
                 {"_schema_version", "schema_version"},
             };
-            for (const auto& [file, shown] : names)
-                if (const Value* v = meta->find(file))
-                    facts.samplerParameters.emplace_back(shown, *v);
-            newer |= meta->find("_schema_version") != nullptr;
-            if (const std::optional<StorageInfo> tree = stat("sampler/sumtree.memmap")) {
+            if (meta) {
+                for (const auto& [file, shown] : names)
+                    if (const Value* v = meta->find(file))
+                        facts.samplerParameters.emplace_back(shown, *v);
+                newer |= meta->find("_schema_version") != nullptr;
+            }
+            if (tree) {
                 facts.priorityFile = "sampler/sumtree.memmap";
                 facts.priorityCapacity = static_cast<std::int64_t>(tree->size / sizeof(double));
+                if (tree->size % sizeof(double) != 0)
+                    facts.disagreements.push_back(
+                        {true, "replay_tree", facts.priorityFile,
+                         "the sum tree's " + std::to_string(tree->size) +
+                             " bytes are not whole float64 leaves: it was cut short"});
             }
             return;
         }
-        if (stat("sampler/consuming_sampler.pt"))
+        if (meta)
+            facts.sampler = "SamplerWithoutReplacement";  // torchrl 0.3 wrote its state as JSON
+        else if (stat("sampler/consuming_sampler.pt"))
             facts.sampler = "ConsumingSampler";
         else if (kindAt(t, pathOf("sampler/0")) == SourceInfo::Kind::Directory)
             facts.sampler = "SamplerEnsemble";
@@ -230,8 +274,38 @@ private:
             facts.sampler = "a sampler whose files tdstudio does not know";
     }
 
+    // len counts rows of a storage of one batch dimension (ndim=1), even
+    // one that holds [N, T] trajectories; an ndim=2 storage counts elements
+    // of its first two dimensions. The files do not say which: the one
+    // that fits the cursor (or a full buffer) is taken.
+    static void countValidRows(ReplayBufferFacts& facts, const std::vector<std::int64_t>& batch) {
+        if (!facts.valid)
+            return;
+        const std::int64_t len = *facts.valid;
+        const auto fits = [&](std::int64_t rows) {
+            return rows <= facts.capacity &&
+                   (!facts.cursor || rows == facts.capacity ||
+                    *facts.cursor == rows % std::max<std::int64_t>(1, facts.capacity));
+        };
+        if (fits(len) || batch.size() < 2)
+            return;
+        std::int64_t unit = 1;
+        for (std::size_t d = 1; d < batch.size(); ++d) {
+            const std::optional<std::int64_t> next = timesChecked(unit, batch[d]);
+            if (!next || *next <= 0)
+                return;
+            unit = *next;
+            if (len % unit == 0 && fits(len / unit)) {
+                facts.valid = len / unit;
+                facts.lenUnit = unit;
+                return;
+            }
+        }
+    }
+
     static void findDisagreements(ReplayBufferFacts& facts) {
-        const auto add = [&](bool error, const char* kind, const char* file, std::string what) {
+        const auto add = [&](bool error, const char* kind, const std::string& file,
+                             std::string what) {
             facts.disagreements.push_back({error, kind, file, std::move(what)});
         };
         const std::string cap = std::to_string(facts.capacity);
@@ -239,20 +313,30 @@ private:
             add(true, "replay_len", "storage/storage_metadata.json",
                 "\"len\" is " + std::to_string(*facts.valid) + " rows, past the storage's " + cap +
                     " (storage/meta.json)");
-        if (facts.cursor) {
+        // A max-value writer keeps rows by rank: its cursor is not where the next goes.
+        if (facts.cursor && facts.writer != "TensorDictMaxValueWriter") {
             const std::int64_t cursor = *facts.cursor;
+            // write_at() (newer writers) writes a row past the cursor, which
+            // stays: len then runs ahead of it, and write_count says so.
+            const bool wroteAt = facts.writeCount && facts.valid &&
+                                 *facts.valid<facts.capacity&& * facts.valid> cursor &&
+                                 *facts.writeCount > cursor;
             if (cursor < 0 || cursor >= std::max<std::int64_t>(1, facts.capacity))
                 add(true, "replay_cursor", "writer/metadata.json",
                     "the cursor is " + std::to_string(cursor) + ", outside the storage's " + cap +
                         " rows (storage/meta.json)");
             else if (facts.valid && *facts.valid < facts.capacity && cursor != *facts.valid)
-                add(true, "replay_cursor", "writer/metadata.json",
+                add(!wroteAt, "replay_cursor", "writer/metadata.json",
                     "the cursor is " + std::to_string(cursor) +
                         " but storage/storage_metadata.json says " + std::to_string(*facts.valid) +
-                        " rows were written and the buffer never wrapped: the writer would "
-                        "continue at row " +
-                        std::to_string(*facts.valid) + ". One of the two files is stale");
-            if (facts.writeCount) {
+                        " rows were written and the buffer never wrapped: " +
+                        (wroteAt
+                             ? std::string("rows written with write_at() do this (write_count "
+                                           "is ") +
+                                   std::to_string(*facts.writeCount) + ")"
+                             : "the writer would continue at row " + std::to_string(*facts.valid) +
+                                   ". One of the two files is stale"));
+            if (facts.writeCount && facts.lenUnit == 1 && !wroteAt) {
                 const std::int64_t count = *facts.writeCount;
                 if (facts.capacity > 0 && count >= 0 && cursor != count % facts.capacity)
                     add(false, "replay_write_count", "writer/metadata.json",
@@ -268,51 +352,72 @@ private:
                             " rows");
             }
         }
-        if (!facts.priorityFile.empty() && facts.priorityCapacity != facts.capacity)
-            add(true, "replay_tree", facts.priorityFile.c_str(),
+        if (facts.priorityFile.empty())
+            return;
+        // One leaf a row, or (ndim > 1) one an element of the counted dimensions.
+        const std::int64_t leaves =
+            timesChecked(facts.capacity, facts.lenUnit).value_or(facts.capacity);
+        if (facts.priorityCapacity < leaves)
+            add(true, "replay_tree", facts.priorityFile,
                 "the sum tree has " + std::to_string(facts.priorityCapacity) +
-                    " leaves, the storage " + cap + " rows: the priorities are not the rows'");
-        if (!facts.priorityFile.empty())
-            for (const auto& [name, value] : facts.samplerParameters)
-                if (name == "max_capacity" && intOf(&value) &&
-                    *intOf(&value) != facts.priorityCapacity)
-                    add(true, "replay_tree", "sampler/sampler_metadata.json",
-                        "_max_capacity is " + std::to_string(*intOf(&value)) + " but " +
-                            facts.priorityFile + " holds " +
-                            std::to_string(facts.priorityCapacity) + " leaves");
+                    " leaves for the storage's " + std::to_string(leaves) +
+                    (facts.lenUnit > 1 ? " elements" : " rows") +
+                    ": the rows past them have no priority");
+        else if (facts.priorityCapacity > leaves)
+            add(false, "replay_tree", facts.priorityFile,
+                "the sum tree has " + std::to_string(facts.priorityCapacity) +
+                    " leaves for the storage's " + std::to_string(leaves) +
+                    ": the sampler was made for a larger buffer; the first ones are the rows'");
+        for (const auto& [name, value] : facts.samplerParameters)
+            if (name == "max_capacity" && intOf(&value) && *intOf(&value) != facts.priorityCapacity)
+                add(true, "replay_tree", "sampler/sampler_metadata.json",
+                    "_max_capacity is " + std::to_string(*intOf(&value)) + " but " +
+                        facts.priorityFile + " holds " + std::to_string(facts.priorityCapacity) +
+                        " leaves");
     }
 
     // The sum tree's leaves of the rows shown: a sample's priority as
-    // torchrl keeps it, (p + eps)^alpha.
+    // torchrl keeps it, (p + eps)^alpha; [rows, T] for an ndim=2 storage.
     std::unique_ptr<Node> priorityLeaf(const std::shared_ptr<const Store>& self,
                                        const ReplayBufferFacts& facts,
                                        const std::vector<RowRange>& ranges,
                                        const Node& root) const {
-        const std::string key = root.child("priority") ? "_sampler_priority" : "priority";
-        if (facts.priorityCapacity != facts.capacity)
+        std::string key = "priority";
+        while (root.child(key))
+            key = "_" + key;  // the storage's own key stays
+        const std::int64_t leaves =
+            timesChecked(facts.capacity, facts.lenUnit).value_or(facts.capacity);
+        if (facts.priorityCapacity < leaves)
             return NodeBuilder::error(
                 key, {ErrorKind::Corrupt, describe(facts.priorityFile),
                       "the sum tree has " + std::to_string(facts.priorityCapacity) +
-                          " leaves for a storage of " + std::to_string(facts.capacity) + " rows"});
-        // The sum tree as a float64 leaf of the dump's folder.
+                          " leaves for the storage's " + std::to_string(leaves)});
+        // The sum tree's first leaves as a float64 leaf of the dump's folder.
         const auto folder = openDirectoryStore(sharedTransport(), location(), options_);
+        const std::optional<StorageInfo> file = folder->stat(facts.priorityFile);
+        if (!file)
+            return NodeBuilder::error(
+                key, {ErrorKind::NotFound, describe(facts.priorityFile), "the sum tree is gone"});
         auto holder = NodeBuilder::create(NodeKind::TensorDict, "");
         auto tree = NodeBuilder::create(NodeKind::Tensor, "sumtree");
         NodeBuilder t(*tree);
         t.setStore(folder);
         TensorLeaf& l = t.leaf();
         l.dtype = DType::Float64;
-        l.shape = {facts.priorityCapacity};
-        l.numel = facts.priorityCapacity;
+        l.shape = {facts.capacity};
+        if (facts.lenUnit > 1)
+            l.shape.push_back(facts.lenUnit);
+        l.numel = leaves;
         l.nbytes = std::uint64_t(l.numel) * sizeof(double);
-        l.storage = *folder->stat(facts.priorityFile);
+        l.storage = *file;
         const Node* sumTree = &NodeBuilder(*holder).append(std::move(tree));
         keep(TensorDict::adopt(std::move(holder), describe(facts.priorityFile), "directory"));
         std::vector<RowRun> runs;
         for (const RowRange& r : ranges)
             runs.push_back({sumTree, r.first, r.count});
         try {
-            return rowLeaf(self, key, key, std::move(runs));
+            // Named by its file: no storage key path is "sampler/sumtree.memmap" (else an error).
+            return rowLeaf(self, key, facts.priorityFile, std::move(runs));
         } catch (const Error& e) {
             return NodeBuilder::error(key, e.failure());
         }

@@ -51,17 +51,21 @@ std::unique_ptr<Node> RowRunStore::gatherTree(const std::shared_ptr<const Store>
                     const std::vector<std::string>& path) -> std::unique_ptr<Node> {
         const Node& first = *nodes[0];
         const std::string key = path.empty() ? std::string() : path.back();
+        if (first.isError())
+            return deepCopy(first);
         for (std::size_t i = 1; i < nodes.size(); ++i) {
             if (!nodes[i])
                 return NodeBuilder::error(
                     key, {ErrorKind::Corrupt, names[i],
                           pathText(path) + " is in " + names[0] + " but not here"});
+            if (nodes[i]->isError())  // a part that could not be read: its own failure
+                return deepCopy(*nodes[i]);
             if (nodes[i]->kind() != first.kind())
                 return NodeBuilder::error(
                     key, {ErrorKind::Corrupt, names[i],
                           pathText(path) + " is not of the kind it is in " + names[0]});
         }
-        if (first.isError() || first.isNonTensor())
+        if (first.isNonTensor())
             return deepCopy(first);
         // Rows of each range, in order.
         std::vector<RowRun> runs;
@@ -128,7 +132,7 @@ std::optional<StorageInfo> RowRunStore::stat(const std::string& rel) const {
             StorageInfo s;
             s.kind = StorageKind::Chunks;
             s.path = rel;
-            s.size = s.storedSize = it->second.size;
+            s.size = s.storedSize = it->second->size;
             return s;
         }
     }
@@ -150,9 +154,17 @@ std::unique_ptr<Node> RowRunStore::rowLeaf(const std::shared_ptr<const Store>& s
         throw Error::corrupt(runs.front().leaf->fileName(),
                              "a tensor of no dimension has no rows to gather");
     const std::vector<std::int64_t> rowShape(model.shape.begin() + 1, model.shape.end());
+    const auto tooLarge = [&] {
+        return Error::corrupt(runs.front().leaf->fileName(),
+                              "a shape of " + shapeText(model.shape) + " is past any size");
+    };
     std::int64_t rowElements = 1;
     for (const std::int64_t d : rowShape)
-        rowElements *= d;
+        if (__builtin_mul_overflow(rowElements, d, &rowElements))
+            throw tooLarge();
+    std::int64_t rowBytes = 0;
+    if (__builtin_mul_overflow(rowElements, std::int64_t(itemSize(model.dtype)), &rowBytes))
+        throw tooLarge();
     std::int64_t rows = 0;
     for (const RowRun& run : runs) {
         const TensorLeaf& l = run.leaf->leaf();
@@ -170,13 +182,17 @@ std::unique_ptr<Node> RowRunStore::rowLeaf(const std::shared_ptr<const Store>& s
                                  "rows " + std::to_string(run.first) + " to " +
                                      std::to_string(run.first + run.count) + " are past its " +
                                      std::to_string(l.shape[0]) + " rows");
-        rows += run.count;
+        rows += run.count;  // each at most its leaf's rows: no overflow
     }
+    std::int64_t size = 0, numel = 0;
+    if (__builtin_mul_overflow(rows, rowBytes, &size) ||
+        __builtin_mul_overflow(rows, rowElements, &numel))
+        throw tooLarge();
 
-    Gathered g;
-    g.rowBytes = std::uint64_t(rowElements) * itemSize(model.dtype);
-    g.size = std::uint64_t(rows) * g.rowBytes;
-    g.runs = std::move(runs);
+    auto g = std::make_shared<Gathered>();
+    g->rowBytes = std::uint64_t(rowBytes);
+    g->size = std::uint64_t(size);
+    g->runs = std::move(runs);
 
     auto node = NodeBuilder::create(NodeKind::Tensor, key);
     NodeBuilder b(*node);
@@ -185,17 +201,19 @@ std::unique_ptr<Node> RowRunStore::rowLeaf(const std::shared_ptr<const Store>& s
     l.dtype = model.dtype;
     l.shape = rowShape;
     l.shape.insert(l.shape.begin(), rows);
-    l.numel = rows * rowElements;
-    l.nbytes = g.size;
+    l.numel = numel;
+    l.nbytes = g->size;
     l.storage.kind = StorageKind::Chunks;
     l.storage.path = rel;
-    l.storage.size = l.storage.storedSize = g.size;
+    l.storage.size = l.storage.storedSize = g->size;
     std::lock_guard<std::mutex> lock(mutex_);
-    gathered_[rel] = std::move(g);
+    if (!gathered_.emplace(rel, std::move(g)).second)
+        throw Error::invalid(location() + ":" + rel, "two leaves would be stored as one");
     return node;
 }
 
-const RowRunStore::Gathered& RowRunStore::gatheredOf(const StorageInfo& info) const {
+std::shared_ptr<const RowRunStore::Gathered> RowRunStore::gatheredOf(
+    const StorageInfo& info) const {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = gathered_.find(info.path);
     if (it == gathered_.end())
@@ -223,13 +241,15 @@ void RowRunStore::gather(const Gathered& g, std::uint64_t offset, std::byte* out
 
 LeafBytes RowRunStore::leafBytes(const StorageInfo& info, std::uint64_t nbytes,
                                  std::size_t alignment) const {
-    const Gathered& g = gatheredOf(info);
+    const auto held = gatheredOf(info);
+    const Gathered& g = *held;
     // One run from the first row: the leaf's own bytes, mapped where it maps.
     if (g.runs.size() == 1 && g.runs[0].first == 0) {
         LeafBytes whole = g.runs[0].leaf->bytes();
+        // The run's rows only: the leaf goes on past them (rows not valid).
         if (whole.size >= nbytes &&
             reinterpret_cast<std::uintptr_t>(whole.data.get()) % alignment == 0)
-            return whole;
+            return {whole.data, static_cast<std::size_t>(std::min<std::uint64_t>(nbytes, g.size))};
     }
     LeafBytes out = allocateOwnedBuffer(static_cast<std::size_t>(nbytes));
     gather(g, 0, out.data.get(), static_cast<std::size_t>(std::min(nbytes, g.size)));
@@ -237,7 +257,8 @@ LeafBytes RowRunStore::leafBytes(const StorageInfo& info, std::uint64_t nbytes,
 }
 
 bool RowRunStore::readsInPlace(const StorageInfo& info) const {
-    const Gathered& g = gatheredOf(info);
+    const auto held = gatheredOf(info);
+    const Gathered& g = *held;
     if (g.runs.size() != 1 || g.runs[0].first != 0)
         return false;
     const StorageKind kind = g.runs[0].leaf->leaf().storage.kind;
@@ -248,18 +269,19 @@ bool RowRunStore::readsInPlace(const StorageInfo& info) const {
 LeafBytes RowRunStore::leafBytesRange(const StorageInfo& info, std::uint64_t offset,
                                       std::uint64_t length, std::size_t) const {
     LeafBytes out = allocateOwnedBuffer(static_cast<std::size_t>(length));
-    gather(gatheredOf(info), offset, out.data.get(), static_cast<std::size_t>(length));
+    gather(*gatheredOf(info), offset, out.data.get(), static_cast<std::size_t>(length));
     return out;
 }
 
 void RowRunStore::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
                                 std::size_t n) const {
-    gather(gatheredOf(info), offset, out, n);
+    gather(*gatheredOf(info), offset, out, n);
 }
 
 bool RowRunStore::copyLeafRangeTo(const StorageInfo& info, std::uint64_t offset, std::size_t n,
                                   int fd, std::uint64_t at) const {
-    const Gathered& g = gatheredOf(info);
+    const auto held = gatheredOf(info);
+    const Gathered& g = *held;
     if (offset > g.size || n > g.size - offset)
         return false;
     std::uint64_t start = 0;
@@ -289,7 +311,8 @@ bool RowRunStore::copyLeafRangeTo(const StorageInfo& info, std::uint64_t offset,
 }
 
 Value::List RowRunStore::leafParts(const StorageInfo& info) const {
-    const Gathered& g = gatheredOf(info);
+    const auto held = gatheredOf(info);
+    const Gathered& g = *held;
     Value::List parts;
     std::int64_t row = 0;
     for (const RowRun& run : g.runs) {

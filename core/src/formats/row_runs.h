@@ -7,6 +7,7 @@
 // nothing is copied until a view reads it.
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -65,7 +66,8 @@ protected:
     void keep(TensorDict tree) const;
     // A tensor leaf `key`, stored as `rel`, whose rows are `runs` (leaves of
     // one dtype and one shape past the first dimension), read through `self`.
-    // Throws Error naming `rel` when the runs do not agree.
+    // Throws Error naming `rel` when the runs do not agree, or when `rel`
+    // is taken.
     std::unique_ptr<Node> rowLeaf(const std::shared_ptr<const Store>& self, const std::string& key,
                                   const std::string& rel, std::vector<RowRun> runs) const;
 
@@ -75,14 +77,14 @@ private:
         std::uint64_t rowBytes = 0;
         std::uint64_t size = 0;
     };
-    const Gathered& gatheredOf(const StorageInfo& info) const;
+    std::shared_ptr<const Gathered> gatheredOf(const StorageInfo& info) const;
     // Bytes [offset, offset + n) of the gathered leaf, run by run, into `out`.
     void gather(const Gathered& g, std::uint64_t offset, std::byte* out, std::size_t n) const;
 
     mutable std::mutex mutex_;
     mutable std::vector<TensorDict> kept_;
     // Filled by rowLeaf() while the tree is built, read-only after.
-    mutable std::map<std::string, Gathered> gathered_;
+    mutable std::map<std::string, std::shared_ptr<const Gathered>> gathered_;
 };
 
 }  // namespace tensordict

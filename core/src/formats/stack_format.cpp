@@ -31,6 +31,10 @@ std::vector<std::string> chunksOf(const StoreProbe& probe) {
     }
     std::vector<std::string> chunks;
     for (const std::string& name : names) {
+        // A leaf file of its own: a tensordict whose root meta.json is
+        // missing (written last, an interrupted save), not a stack.
+        if (name.size() > 7 && name.compare(name.size() - 7, 7, ".memmap") == 0)
+            return {};
         const std::string path = t.join(probe.location, name);
         if (kindAt(t, path) != SourceInfo::Kind::Directory)
             continue;
