@@ -82,8 +82,11 @@ Value::Object datasetFactsValue(const Node& root) {
         return {};
     if (const auto facts = replayBufferFacts(*root.store())) {
         Value::List pickled;
-        for (const std::string& f : facts->pickledFiles)
-            pickled.push_back(Value(f));
+        Value::Object contents;
+        for (std::size_t i = 0; i < facts->pickledFiles.size(); ++i) {
+            pickled.push_back(Value(facts->pickledFiles[i]));
+            contents.emplace_back(facts->pickledFiles[i], Value(facts->pickledContents[i]));
+        }
         Value::List episodes;
         std::string episodesError;
         try {
@@ -111,6 +114,7 @@ Value::Object datasetFactsValue(const Node& root) {
             {"first_shown_row", Value(facts->firstShownRow)},
             {"shown_rows", Value(facts->shownRows)},
             {"pickled", Value(std::move(pickled))},
+            {"pickled_contents", Value(std::move(contents))},
         };
         if (!episodes.empty())
             buffer.emplace_back("episodes", Value(std::move(episodes)));

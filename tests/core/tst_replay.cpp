@@ -234,6 +234,28 @@ private Q_SLOTS:
         QVERIFY(episodesOf(load((dir_ + "/partial").toStdString()).root()).empty());
     }
 
+    // Pickled parts are read as data by the safe unpickler; a hostile one runs nothing.
+    void pickledPartsAreReadAsData() {
+        const auto contentOf = [](const TensorDict& td, const std::string& file) {
+            const auto facts = replayBufferFacts(*td.root().store());
+            for (std::size_t i = 0; i < facts->pickledFiles.size(); ++i)
+                if (facts->pickledFiles[i] == file)
+                    return QString::fromStdString(facts->pickledContents[i]);
+            return QString();
+        };
+        QCOMPARE(contentOf(load((dir_ + "/partial").toStdString()), "transform.t"),
+                 QString("a checkpoint of 2 keys: loc torch.float32 [3], scale torch.float32 [3]"));
+        QCOMPARE(contentOf(load((dir_ + "/wrapped").toStdString()), "prefetch.pkl"),
+                 QString(R"({"version": 1, "capacity": 0, "queue": []})"));
+        const QString hostile = scratch_.filePath("hostile");
+        testsupport::copyTree(dir_ + "/wrapped", hostile);
+        const QString marker = scratch_.filePath("ran");
+        writeFile(hostile + "/prefetch.pkl", "cos\nsystem\n(S'touch " + marker.toUtf8() + "'\ntR.");
+        const QString said = contentOf(load(hostile.toStdString()), "prefetch.pkl");
+        QVERIFY2(said.startsWith("not read: "), qPrintable(said));
+        QVERIFY(!QFileInfo::exists(marker));
+    }
+
     void unknownFillLevel() {
         const TensorDict td = load((dir_ + "/unknown_len").toStdString());
         const auto facts = replayBufferFacts(*td.root().store());

@@ -255,12 +255,10 @@ void describeDataset(const Node& root, CollectionSummary& summary) {
                               ? QObject::tr("oldest first (from storage row %1)")
                                     .arg(facts->oldestRow)
                               : QObject::tr("in storage order"));
-        if (!facts->pickledFiles.empty()) {
-            QStringList files;
-            for (const std::string& f : facts->pickledFiles)
-                files << QString::fromStdString(f);
-            lines << QObject::tr("pickled parts (never run): %1").arg(files.join(", "));
-        }
+        for (std::size_t i = 0; i < facts->pickledFiles.size(); ++i)
+            lines << QObject::tr("%1 (pickled, read as data, never run): %2")
+                         .arg(QString::fromStdString(facts->pickledFiles[i]),
+                              QString::fromStdString(facts->pickledContents[i]));
         try {
             summary.episodes = tensordict::episodesOf(root);
         } catch (const std::exception& e) {

@@ -46,8 +46,12 @@ struct ReplayBufferFacts {
     // each row's second dimension (len = rows x this).
     std::int64_t lenUnit = 1;
     std::int64_t priorityCapacity = 0;  // its leaves
-    // Pickled parts beside the data (transform.t, prefetch.pkl, ...), never run.
+    // Pickled parts beside the data (transform.t, prefetch.pkl, ...), never
+    // run, and what each holds as tdstudio's own unpickler reads it
+    // ("{"version": 1, "capacity": 0, "queue": []}", "a checkpoint of 2
+    // tensors: loc float32 [3], ..."), or why it cannot say.
     std::vector<std::string> pickledFiles;
+    std::vector<std::string> pickledContents;
 
     // What shows: rows from `firstShownRow` on, `shownRows` of them
     // (StoreOptions::replayAllRows, replayStorageOrder).

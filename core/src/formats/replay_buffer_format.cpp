@@ -23,6 +23,7 @@
 #include "../builtin_stores.h"
 #include "../loader.h"
 #include "../node_builder.h"
+#include "../pickle.h"
 #include "row_runs.h"
 #include "tensordict/datasets.h"
 #include "tensordict/error.h"
@@ -60,6 +61,13 @@ std::optional<std::int64_t> intOf(const Value* v) {
             return static_cast<std::int64_t>(d);
     }
     return std::nullopt;
+}
+
+std::string shapeText(const std::vector<std::int64_t>& shape) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
 }
 
 // a * b, nullopt past int64 (a storage's hostile batch dimensions).
@@ -115,8 +123,10 @@ public:
         readSampler(facts, newer);
         countValidRows(facts, batch);
         for (const char* name : {"transform.t", "prefetch.pkl", "sampler/consuming_sampler.pt"})
-            if (stat(name))
+            if (stat(name)) {
                 facts.pickledFiles.push_back(name);
+                facts.pickledContents.push_back(pickledContent(name));
+            }
         newer |= stat("prefetch.pkl").has_value();
         facts.layout = newer ? "torchrl after 0.13 (write_count)" : "torchrl 0.3 to 0.13";
         findDisagreements(facts);
@@ -173,6 +183,42 @@ public:
     }
 
 private:
+    // What a pickled part holds, read as data (nothing in it runs): a plain
+    // pickle's value, a torch.save checkpoint's tensors and values.
+    std::string pickledContent(const std::string& rel) const {
+        constexpr std::size_t kShown = 300;  // characters: a glance, not a dump
+        try {
+            std::string text;
+            const std::string bytes = read(rel, 16u << 20);
+            if (const std::optional<Value> plain = decodePlainPickle(bytes)) {
+                text = toJson(*plain);
+            } else {
+                StoreOptions alone = options_;
+                alone.shardOpensModel = false;
+                const auto store = openStore(pathOf(rel), alone);
+                const std::unique_ptr<Node> root = store->buildTree(store);
+                if (!root)
+                    return "a " + std::string(store->format()) + " file";
+                std::vector<std::string> parts;
+                for (const Node* child : root->children()) {
+                    std::string part = child->key();
+                    if (child->isTensor())
+                        part += " " + std::string(dtypeName(child->leaf().dtype)) + " " +
+                                shapeText(child->leaf().shape);
+                    else if (!child->className().empty())
+                        part += " (" + child->className() + ")";
+                    parts.push_back(part);
+                }
+                text = "a checkpoint of " + std::to_string(parts.size()) + " keys: ";
+                for (std::size_t i = 0; i < parts.size(); ++i)
+                    text += (i ? ", " : "") + parts[i];
+            }
+            return text.size() > kShown ? text.substr(0, kShown) + "…" : text;
+        } catch (const Error& e) {
+            return "not read: " + e.reason();
+        }
+    }
+
     std::optional<Value> json(const std::string& rel) const {
         if (!stat(rel))
             return std::nullopt;
