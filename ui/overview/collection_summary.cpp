@@ -251,7 +251,9 @@ void describeDataset(const Node& root, CollectionSummary& summary) {
         lines << (facts->shownRows == facts->valid.value_or(-1)
                       ? QObject::tr("showing the valid rows, %1")
                       : QObject::tr("showing every row of the storage, %1"))
-                     .arg(facts->firstShownRow == facts->oldestRow && facts->wrapped()
+                     .arg(!facts->wrapped() ? QObject::tr("oldest first (as stored: it never "
+                                                          "wrapped)")
+                          : facts->firstShownRow == facts->oldestRow
                               ? QObject::tr("oldest first (from storage row %1)")
                                     .arg(facts->oldestRow)
                               : QObject::tr("in storage order"));
