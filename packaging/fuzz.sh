@@ -8,7 +8,7 @@
 #   SECONDS    how long each target runs (default 60)
 #   TARGET     json, pickle, zip, load_archive, load_directory, load_file,
 #              torch_pickle, http_headers, sharded_index, dcp_metadata,
-#              consolidated (default: all)
+#              consolidated, s3_listing (default: all)
 #   --runs N   also stop a target after N inputs
 #   --merge    merge what each run found back into tests/fuzz/corpus/<target>
 #              (minimized: only inputs that add coverage)
@@ -33,7 +33,7 @@ source_dir="$(dirname "$here")"
 fuzz_dir="$source_dir/tests/fuzz"
 build_dir="$source_dir/build-fuzz"
 all_targets=(json pickle zip load_archive load_directory load_file torch_pickle http_headers
-             sharded_index dcp_metadata consolidated)
+             sharded_index dcp_metadata consolidated s3_listing)
 
 seconds=60
 runs=""
@@ -111,6 +111,7 @@ for target in "${targets[@]}"; do
         torch_pickle) dict="$fuzz_dir/torch_pickle.dict" ;;
         load_file) dict="$fuzz_dir/files.dict" ;;
         http_headers) dict="$fuzz_dir/http.dict" ;;
+        s3_listing) dict="$fuzz_dir/xml.dict" ;;
     esac
     args=(-max_total_time="$seconds" -print_final_stats=1 -rss_limit_mb=4096 -timeout=25
           -dict="$dict" -artifact_prefix="$work/artifacts/")

@@ -162,11 +162,41 @@ std::shared_ptr<const Transport> s3Transport() {
     return httpTransport("s3", s3Dialect());
 }
 
+S3ListingPage parseS3Listing(const std::string& location, const std::string& bucket,
+                             const std::string& prefix, const std::string& xml) {
+    if (xml.find("<ListBucketResult") == std::string::npos)
+        throw Error::corrupt(location, "the answer to a listing is not a ListBucketResult");
+    const std::string base = "s3://" + bucket + '/';
+    // With EncodingType url the names come percent-encoded (S3 does; a
+    // server that ignores the parameter says no EncodingType).
+    const bool encoded = xmlText(xml, "EncodingType") == "url";
+    const auto name = [&](const std::string& text) {
+        return encoded ? percentDecoded(text, true) : text;
+    };
+    S3ListingPage page;
+    for (const std::string& folder : xmlTexts(xml, "CommonPrefixes")) {
+        const std::string key = name(xmlText(folder, "Prefix"));
+        if (key.size() > prefix.size() && key.compare(0, prefix.size(), prefix) == 0)
+            page.folders.push_back({base + key, key.substr(prefix.size()), true, 0, {}});
+    }
+    for (const std::string& object : xmlTexts(xml, "Contents")) {
+        const std::string key = name(xmlText(object, "Key"));
+        // The folder's own marker object, or a key outside it.
+        if (key.size() <= prefix.size() || key.compare(0, prefix.size(), prefix) != 0)
+            continue;
+        S3Entry e{base + key, key.substr(prefix.size()), false, 0, xmlText(object, "LastModified")};
+        e.size = std::strtoull(xmlText(object, "Size").c_str(), nullptr, 10);
+        page.objects.push_back(std::move(e));
+    }
+    page.nextToken = xmlText(xml, "IsTruncated") == "true" ? xmlText(xml, "NextContinuationToken")
+                                                           : std::string();
+    return page;
+}
+
 std::vector<S3Entry> listS3(const std::string& location) {
     s3::Object at = s3::parseLocation(location);
     if (!at.key.empty() && at.key.back() != '/')
         at.key += '/';  // the folder's entries, not its siblings
-    const std::string base = "s3://" + at.bucket + '/';
     const s3::Config config = s3::loadConfig();
     const HttpDialect dialect = s3Dialect();
     std::vector<S3Entry> folders, objects;
@@ -177,32 +207,15 @@ std::vector<S3Entry> listS3(const std::string& location) {
             query.emplace_back("prefix", at.key);
         if (!token.empty())
             query.emplace_back("continuation-token", token);
-        const std::string xml =
-            httpGetDocument(location, s3::listingAddressOf(config, at.bucket, query).url, dialect);
-        if (xml.find("<ListBucketResult") == std::string::npos)
-            throw Error::corrupt(location, "the answer to a listing is not a ListBucketResult");
-        // With EncodingType url the names come percent-encoded (S3 does; a
-        // server that ignores the parameter says no EncodingType).
-        const bool encoded = xmlText(xml, "EncodingType") == "url";
-        const auto name = [&](const std::string& text) {
-            return encoded ? percentDecoded(text, true) : text;
-        };
-        for (const std::string& prefix : xmlTexts(xml, "CommonPrefixes")) {
-            const std::string key = name(xmlText(prefix, "Prefix"));
-            if (key.size() > at.key.size())
-                folders.push_back({base + key, key.substr(at.key.size()), true, 0, {}});
-        }
-        for (const std::string& object : xmlTexts(xml, "Contents")) {
-            const std::string key = name(xmlText(object, "Key"));
-            if (key.size() <= at.key.size())
-                continue;  // the folder's own marker object
-            S3Entry e{base + key, key.substr(at.key.size()), false, 0,
-                      xmlText(object, "LastModified")};
-            e.size = std::strtoull(xmlText(object, "Size").c_str(), nullptr, 10);
-            objects.push_back(std::move(e));
-        }
-        token = xmlText(xml, "IsTruncated") == "true" ? xmlText(xml, "NextContinuationToken")
-                                                      : std::string();
+        S3ListingPage page = parseS3Listing(
+            location, at.bucket, at.key,
+            httpGetDocument(location, s3::listingAddressOf(config, at.bucket, query).url, dialect));
+        for (auto* part : {&page.folders, &page.objects})
+            for (S3Entry& e : *part)
+                (e.isFolder ? folders : objects).push_back(std::move(e));
+        if (!page.nextToken.empty() && page.nextToken == token)
+            throw Error::corrupt(location, "the listing's next page is the page just read");
+        token = std::move(page.nextToken);
     } while (!token.empty());
     const auto byName = [](const S3Entry& a, const S3Entry& b) { return a.name < b.name; };
     std::sort(folders.begin(), folders.end(), byName);

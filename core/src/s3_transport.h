@@ -2,8 +2,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "s3_signing.h"
+#include "tensordict/s3.h"
 #include "tensordict/source.h"
 
 namespace tensordict {
@@ -21,5 +23,16 @@ void signS3Request(const std::string& url, s3::Headers& headers);
 // network), naming the location and S3's code; returns when the body is
 // not S3's.
 void throwS3Failure(const std::string& location, long status, const std::string& body);
+
+// One page of a ListObjectsV2 answer (`xml`) for the folder `prefix`
+// ("runs/", "" for the bucket) of `bucket`: its subfolders and objects
+// (the folder's own marker left out), and the token of the next page ("":
+// the last). Throws Error naming `location` when it is not a listing.
+struct S3ListingPage {
+    std::vector<S3Entry> folders, objects;
+    std::string nextToken;
+};
+S3ListingPage parseS3Listing(const std::string& location, const std::string& bucket,
+                             const std::string& prefix, const std::string& xml);
 
 }  // namespace tensordict
