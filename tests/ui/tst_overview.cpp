@@ -299,6 +299,14 @@ private Q_SLOTS:
         QVERIFY(w.selectKeyPath({"obs"}));
         QTRY_VERIFY(table->hasLeaf() && table->totalRows() == 10);
         QVERIFY(!table->data(table->index(9, 0), Qt::ForegroundRole).isValid());
+
+        // A stack's rows: the chunk of each, and its row there (part-2 after part-1's 5).
+        QVERIFY(openOnOverview(w, dir + "/stack"));
+        QVERIFY(w.selectKeyPath({"label"}));
+        QTRY_VERIFY(table->hasLeaf() && table->totalRows() == 12);
+        QCOMPARE(table->headerData(4, Qt::Vertical).toString(), QString("4 · part-1:4"));
+        QCOMPARE(table->headerData(5, Qt::Vertical).toString(), QString("5 · part-2:0"));
+        QCOMPARE(table->headerData(11, Qt::Vertical).toString(), QString("11 · part-10:3"));
     }
 
     void collectionsOfEveryKindHaveAnOverview() {

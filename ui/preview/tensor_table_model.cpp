@@ -11,6 +11,7 @@ TensorTableModel::TensorTableModel(QObject* parent) : QAbstractTableModel(parent
 void TensorTableModel::setLeaf(tensordict::DType dtype, tensordict::LeafBytes bytes,
                                const TensorSlice& slice) {
     replay_.reset();
+    stack_.reset();
     beginResetModel();
     active_ = true;
     const CellText kept = cells_;
@@ -78,6 +79,7 @@ void TensorTableModel::clear() {
     beginResetModel();
     active_ = false;
     replay_.reset();
+    stack_.reset();
     const CellText kept = cells_;
     cells_ = {};
     cells_.format = kept.format;
@@ -239,6 +241,12 @@ void TensorTableModel::setReplayRows(std::optional<tensordict::ReplayBufferFacts
     }
 }
 
+void TensorTableModel::setStackRows(std::optional<tensordict::StackFacts> facts) {
+    stack_ = std::move(facts);
+    if (windowRows() > 0)
+        Q_EMIT headerDataChanged(Qt::Vertical, 0, windowRows() - 1);
+}
+
 std::optional<std::int64_t> TensorTableModel::storageRowOf(std::int64_t row,
                                                            std::int64_t col) const {
     if (!replay_ || slice_.shape.empty())
@@ -310,6 +318,20 @@ QVariant TensorTableModel::headerData(int section, Qt::Orientation orientation, 
             default:
                 return {};
         }
+    }
+    // A stack's rows: the chunk each is in, and its row there.
+    if (orientation == Qt::Vertical && stack_ && slice_.rowDim == 0 &&
+        (role == Qt::DisplayRole || role == Qt::ToolTipRole)) {
+        const std::int64_t row = firstRow_ + section;
+        const auto at = stack_->chunkOf(row);
+        if (!at)
+            return {};
+        const QString chunk = QString::fromStdString(stack_->chunks[at->first].name);
+        return role == Qt::DisplayRole ? QString("%1 · %2:%3").arg(row).arg(chunk).arg(at->second)
+                                       : tr("Row %1 of the stack; row %2 of its chunk %3")
+                                             .arg(row)
+                                             .arg(at->second)
+                                             .arg(chunk);
     }
     if (role != Qt::DisplayRole)
         return {};

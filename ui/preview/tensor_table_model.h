@@ -74,6 +74,9 @@ public:
     // and in the storage, and rows that are not valid read grey. Dropped
     // by setLeaf() and clear().
     void setReplayRows(std::optional<tensordict::ReplayBufferFacts> facts);
+    // The leaf is a stack of chunks' (datasets.h): the row header names the
+    // chunk of each row and its row there. Dropped by setLeaf() and clear().
+    void setStackRows(std::optional<tensordict::StackFacts> facts);
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -121,4 +124,5 @@ private:
     int rows_ = 50, cols_ = 10;
     std::vector<tensordict::Notation> notation_;  // of the window's columns, as shown
     std::optional<tensordict::ReplayBufferFacts> replay_;
+    std::optional<tensordict::StackFacts> stack_;
 };

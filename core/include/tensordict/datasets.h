@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tensordict/store.h"
@@ -41,7 +42,7 @@ struct ReplayBufferFacts {
     std::int64_t oldestRow = 0;
     // Where the storage and the sum tree's priorities are, relative to the dump.
     std::string storageFolder = "storage";
-    std::string priorityFile;           // "sampler/sumtree.memmap", "" without one
+    std::string priorityFile;  // "sampler/sumtree.memmap", "" without one
     // What len counts: rows (1), or for an ndim=2 storage the elements of
     // each row's second dimension (len = rows x this).
     std::int64_t lenUnit = 1;
@@ -112,6 +113,16 @@ struct StackChunk {
 };
 struct StackFacts {
     std::vector<StackChunk> chunks;  // in natural order: the order of the rows
+
+    // The chunk a row of the stack is in, and its row there; nullopt past the end.
+    std::optional<std::pair<std::size_t, std::int64_t>> chunkOf(std::int64_t row) const {
+        for (std::size_t i = 0; i < chunks.size() && row >= 0; ++i) {
+            if (row < chunks[i].rows)
+                return std::make_pair(i, row);
+            row -= chunks[i].rows;
+        }
+        return std::nullopt;
+    }
 };
 std::optional<StackFacts> stackFacts(const Store& store);
 

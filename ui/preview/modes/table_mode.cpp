@@ -179,8 +179,10 @@ void TableLeafMode::setLeaves(const ShownLeaves& leaves) {
     view_->clearSelection();
     model_->setLeaf(leaves.a.dtype(), leaves.a.bytes, slice);
     const tensordict::Node* node = leaves.a.node;
-    if (node && node->store() && !leaves.isPair())
+    if (node && node->store() && !leaves.isPair()) {
         model_->setReplayRows(tensordict::replayBufferFacts(*node->store()));
+        model_->setStackRows(tensordict::stackFacts(*node->store()));
+    }
     if (leaves.isPair()) {
         model_->setOther(leaves.b->dtype(), leaves.b->bytes, leaves.tolerance);
         model_->setShown(static_cast<TensorTableModel::Shown>(shown_->currentIndex()));
