@@ -9,6 +9,7 @@
 #include <memory>
 #include <thread>
 
+#include "float32_sums.h"
 #include "folder_listing.h"
 #include "tensordict/element.h"
 #include "tensordict/error.h"
@@ -20,21 +21,39 @@
 namespace tensordict {
 namespace {
 
-constexpr std::uint64_t kPieceElements = 1u << 20;  // read and decoded at a time
+constexpr std::uint64_t kPieceElements = 1u << 16;  // read and decoded at a time
 
 using KeyPath = std::vector<std::string>;
 
-// Values as float64: float32 read in place, every other dtype decoded
-// into a buffer first (complex by magnitude, as the statistics count it).
+// Values as float32 where that is exact (float32 read in place; bfloat16
+// and float16 widened into a buffer), else decoded to float64 (complex by
+// magnitude, as the statistics count it).
 class Values {
 public:
     void set(const std::byte* raw, DType dtype, std::size_t n) {
         n_ = n;
-        f32_ = dtype == DType::Float32 ? raw : nullptr;
-        if (f32_)
+        float32_ = nullptr;
+        if (dtype == DType::Float32) {
+            float32_ = reinterpret_cast<const float*>(raw);
             return;
-        decoded_.resize(n);
+        }
         const std::size_t item = itemSize(dtype);
+        if (dtype == DType::BFloat16 || dtype == DType::Float16) {
+            widened_.resize(n);
+            if (dtype == DType::BFloat16)
+                for (std::size_t i = 0; i < n; ++i) {  // bfloat16 is float32's top half
+                    std::uint16_t h;
+                    std::memcpy(&h, raw + i * 2, 2);
+                    const std::uint32_t bits = std::uint32_t(h) << 16;
+                    std::memcpy(&widened_[i], &bits, 4);
+                }
+            else
+                for (std::size_t i = 0; i < n; ++i)
+                    widened_[i] = float(elementAsDouble(raw + i * item, dtype));
+            float32_ = widened_.data();
+            return;
+        }
+        decoded_.resize(n);
         if (dtype == DType::Float64)
             std::memcpy(decoded_.data(), raw, n * 8);
         else if (dtypeInfo(dtype).category == DTypeCategory::Complex)
@@ -47,23 +66,19 @@ public:
                 decoded_[i] = elementAsDouble(raw + i * item, dtype);
     }
     std::size_t size() const { return n_; }
-    bool isFloat32() const { return f32_ != nullptr; }
-    const std::byte* float32() const { return f32_; }
+    const float* float32() const { return float32_; }  // null: as float64 only
     const double* decoded() const { return decoded_.data(); }
 
 private:
     std::size_t n_ = 0;
-    const std::byte* f32_ = nullptr;
+    const float* float32_ = nullptr;
+    std::vector<float> widened_;
     std::vector<double> decoded_;
 };
 
 struct Float32At {
-    const std::byte* p;
-    double operator()(std::size_t i) const {
-        float f;
-        std::memcpy(&f, p + i * 4, 4);
-        return f;
-    }
+    const float* p;
+    double operator()(std::size_t i) const { return p[i]; }
 };
 struct DoubleAt {
     const double* p;
@@ -73,7 +88,7 @@ struct DoubleAt {
 // The sums of one piece of a step's values (b), and of how they moved
 // from the step before (a), merged in order across pieces.
 struct Sums {
-    Moments moments;
+    Moments moments;    // its zeros not counted: no figure needs them
     double normSq = 0;  // of b's finite values
     bool compared = false;
     std::int64_t changed = 0;
@@ -133,90 +148,53 @@ Sums sumsOf(std::size_t n, B b, A a, bool compare) {
     return s;
 }
 
-// The sums of a float32 piece (the common case) in independent lanes, which
-// the compiler turns into vector code; with `Compare`, against `a` too.
-template <bool Compare>
-struct Float32Lanes {
-    static constexpr std::size_t kLanes = 8;
-    double sum[kLanes] = {}, sumsq[kLanes] = {}, norm[kLanes] = {}, dot[kLanes] = {},
-           aSq[kLanes] = {}, maxAbs[kLanes] = {}, lo[kLanes], hi[kLanes];
-    std::int64_t zeros[kLanes] = {}, changed[kLanes] = {};
-
-    void run(const float* b, const float* a, std::size_t n, double shift) {
-        for (std::size_t l = 0; l < kLanes; ++l)
-            lo[l] = hi[l] = shift;
-        std::size_t i = 0;
-        for (; i + kLanes <= n; i += kLanes)
-            for (std::size_t l = 0; l < kLanes; ++l)
-                add(l, b[i + l], Compare ? a[i + l] : 0.0f, shift);
-        for (; i < n; ++i)  // the tail, in lane 0
-            add(0, b[i], Compare ? a[i] : 0.0f, shift);
-    }
-    void add(std::size_t l, float bValue, float aValue, double shift) {
-        const double y = bValue, d = y - shift;
-        sum[l] += d, sumsq[l] += d * d, norm[l] += y * y;
-        lo[l] = y < lo[l] ? y : lo[l];
-        hi[l] = y > hi[l] ? y : hi[l];
-        zeros[l] += y == 0;
-        if constexpr (Compare) {
-            const double x = aValue, delta = y > x ? y - x : x - y;
-            changed[l] += x != y;
-            maxAbs[l] = delta > maxAbs[l] ? delta : maxAbs[l];
-            dot[l] += x * y, aSq[l] += x * x;
-        }
-    }
-};
-
-// float32Sums(): the lanes' sums as Sums; false when the piece holds a NaN
-// or an Inf (a sum goes non-finite), which the general way then takes. (No
-// target_clones: its ifunc resolver runs before ThreadSanitizer is set up.)
-template <bool Compare>
-bool float32Sums(const float* b, const float* a, std::size_t n, Sums& out) {
+// The common case, float values that are all finite, in one vector pass.
+// The norm comes from the sums about the shift (sum of y^2 = sumsq +
+// shift * (2 sum + n shift); the shift is one of the values, so it cannot
+// swamp them), and a's squares from a's own sums of this piece. False when
+// a value is NaN or Inf: the general way then counts them.
+bool finiteFloat32Sums(const float* b, const float* a, const Sums* aSums, std::size_t n,
+                       Sums& out) {
     if (n == 0)
         return false;
-    const double shift = b[0];
-    Float32Lanes<Compare> lanes;
-    lanes.run(b, a, n, shift);
+    const float shift = b[0];
+    const Float32Sums f = float32Sums(b, a, n, shift);
+    if (!f.allFinite())
+        return false;
     Sums s;
     Moments& m = s.moments;
-    double total = 0, totalSq = 0;
-    for (std::size_t l = 0; l < lanes.kLanes; ++l) {
-        total += lanes.sum[l], totalSq += lanes.sumsq[l], s.normSq += lanes.norm[l];
-        m.min = std::min(m.min, lanes.lo[l]), m.max = std::max(m.max, lanes.hi[l]);
-        m.zeros += lanes.zeros[l];
-        s.changed += lanes.changed[l], s.dot += lanes.dot[l], s.aSq += lanes.aSq[l];
-        s.maxAbs = std::max(s.maxAbs, lanes.maxAbs[l]);
-    }
-    s.bSq = s.normSq;
-    if (!std::isfinite(total) || !std::isfinite(totalSq) || !std::isfinite(s.normSq) ||
-        !std::isfinite(s.dot) || !std::isfinite(s.aSq) || !std::isfinite(s.maxAbs))
-        return false;
+    const double count = double(n);
     m.count = m.finite = std::int64_t(n);
-    m.mean = shift + total / double(n);
-    m.m2 = std::max(0.0, totalSq - total * total / double(n));
-    s.compared = Compare;
+    m.min = f.lo, m.max = f.hi;
+    m.mean = shift + f.sum / count;
+    m.m2 = std::max(0.0, f.sumsq - f.sum * f.sum / count);
+    s.normSq = std::max(0.0, f.sumsq + double(shift) * (2 * f.sum + count * double(shift)));
+    s.bSq = s.normSq;
+    if (a) {  // both all finite: a NaN or Inf in a makes the dot product one
+        s.compared = true;
+        s.changed = f.changed, s.maxAbs = f.maxAbs, s.dot = f.dot;
+        s.aSq = aSums->normSq;
+    }
     out = s;
     return true;
 }
 
-Sums sumsOf(const Values& b, const Values* a) {
+// `aSums`: a's own sums of this piece, when `a` is given.
+Sums sumsOf(const Values& b, const Values* a, const Sums* aSums) {
     const std::size_t n = b.size();
-    if (b.isFloat32() && (!a || a->isFloat32())) {
-        const auto* bf = reinterpret_cast<const float*>(b.float32());
-        Sums s;
-        if (a ? float32Sums<true>(bf, reinterpret_cast<const float*>(a->float32()), n, s)
-              : float32Sums<false>(bf, nullptr, n, s))
-            return s;
-    }
-    if (b.isFloat32()) {
-        const Float32At bAt{b.float32()};
-        if (a && a->isFloat32())
-            return sumsOf(n, bAt, Float32At{a->float32()}, true);
-        return sumsOf(n, bAt, DoubleAt{a ? a->decoded() : nullptr}, a != nullptr);
+    const float* bf = b.float32();
+    const float* af = a ? a->float32() : nullptr;
+    Sums s;
+    if (bf && (!a || af) && finiteFloat32Sums(bf, af, aSums, n, s))
+        return s;
+    if (bf) {
+        if (af)
+            return sumsOf(n, Float32At{bf}, Float32At{af}, true);
+        return sumsOf(n, Float32At{bf}, DoubleAt{a ? a->decoded() : nullptr}, a != nullptr);
     }
     const DoubleAt bAt{b.decoded()};
-    if (a && a->isFloat32())
-        return sumsOf(n, bAt, Float32At{a->float32()}, true);
+    if (af)
+        return sumsOf(n, bAt, Float32At{af}, true);
     return sumsOf(n, bAt, DoubleAt{a ? a->decoded() : nullptr}, a != nullptr);
 }
 
@@ -386,8 +364,9 @@ SeriesReport compareAlongSteps(const std::vector<std::string>& locations,
                     sources[step]->read(at, m, buf.raw[cur].data());
                     buf.values[cur].set(buf.raw[cur].data(), dtype, m);
                     const bool compare = before && std::uint64_t(before->leaf().numel) == numel;
-                    sums[task.key][piece * stepCount + step] =
-                        sumsOf(buf.values[cur], compare ? &buf.values[1 - cur] : nullptr);
+                    Sums* row = &sums[task.key][piece * stepCount];
+                    row[step] = sumsOf(buf.values[cur], compare ? &buf.values[1 - cur] : nullptr,
+                                       compare ? &row[step - 1] : nullptr);
                     before = leaf;
                     cur = 1 - cur;
                     if (options.progress)

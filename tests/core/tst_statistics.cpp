@@ -17,6 +17,7 @@
 #include <cstring>
 #include <random>
 
+#include "../../core/src/float32_sums.h"
 #include "memory_transport.h"
 #include "tensordict/element.h"
 #include "tensordict/error.h"
@@ -268,6 +269,70 @@ private Q_SLOTS:
         QVERIFY2(std::isinf(m.populationStd()), qPrintable(QString::number(m.populationStd())));
         QCOMPARE(m.min, -1e200);
         QCOMPARE(m.max, 1e200);
+    }
+
+    // The hot loop of --series (float32_sums.h) in every version this CPU
+    // runs, against sums taken here in long double: lengths around the
+    // vector widths (the tails), signed zeros, subnormals, float32's
+    // largest values, equal and moved positions. A NaN or an Inf on either
+    // side leaves a sum non-finite, which sends the piece the careful way.
+    void seriesKernelsAgreeWithAReference() {
+        std::mt19937 random(35);
+        std::uniform_real_distribution<float> uniform(-3.0f, 3.0f);
+        const std::vector<Float32Kernel>& kernels = float32KernelsOnThisCpu();
+        QCOMPARE(kernels.front(), Float32Kernel::Portable);
+        qInfo("kernels on this CPU: %d", int(kernels.size()));
+        const float special[] = {0.0f, -0.0f, 1e-40f, -1e-45f, 3.4e38f, -3.4e38f, 1.0f};
+        for (const std::size_t n : {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 1000, 100003}) {
+            std::vector<float> a(n), b(n);
+            for (std::size_t i = 0; i < n; ++i) {
+                a[i] = i % 13 == 5 ? special[i % 7] : uniform(random);
+                b[i] = i % 3 == 0 ? a[i] : a[i] + uniform(random) * 1e-3f;
+            }
+            const float shift = b[0];
+            long double sum = 0, sumsq = 0, dot = 0, sumAbs = 0, dotAbs = 0;
+            float lo = shift, hi = shift, maxAbs = 0;
+            std::int64_t changed = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+                const long double d = (long double)b[i] - shift;
+                sum += d, sumsq += d * d, dot += (long double)a[i] * b[i];
+                sumAbs += std::fabs(d), dotAbs += std::fabs((long double)a[i] * b[i]);
+                lo = std::min(lo, b[i]), hi = std::max(hi, b[i]);
+                maxAbs = std::max(maxAbs, std::fabs(b[i] - a[i]));
+                changed += a[i] != b[i];
+            }
+            // Sums in another order: equal within 1e-12 of the sum of magnitudes.
+            const auto near = [](double got, long double want, long double magnitudes) {
+                return std::fabs((long double)got - want) <= 1e-12L * std::max(magnitudes, 1.0L);
+            };
+            for (const Float32Kernel kernel : kernels) {
+                const QString where =
+                    QString("kernel %1, n %2").arg(int(kernel)).arg(qulonglong(n));
+                const Float32Sums s = float32Sums(b.data(), a.data(), n, shift, kernel);
+                QVERIFY2(s.allFinite(), qPrintable(where));
+                QVERIFY2(near(s.sum, sum, sumAbs), qPrintable(where + " sum"));
+                QVERIFY2(near(s.sumsq, sumsq, sumsq), qPrintable(where + " sumsq"));
+                QVERIFY2(near(s.dot, dot, dotAbs), qPrintable(where + " dot"));
+                QCOMPARE(s.lo, lo);
+                QCOMPARE(s.hi, hi);
+                QCOMPARE(s.maxAbs, maxAbs);
+                QCOMPARE(s.changed, changed);
+                const Float32Sums alone = float32Sums(b.data(), nullptr, n, shift, kernel);
+                QVERIFY2(
+                    alone.allFinite() && alone.sum == s.sum && alone.changed == 0 && alone.dot == 0,
+                    qPrintable(where + " without a"));
+                for (const float bad : {NAN, INFINITY, -INFINITY}) {
+                    std::vector<float> withBad = b;
+                    withBad[n - 1] = bad;  // in the tail or the last vector
+                    QVERIFY2(!float32Sums(withBad.data(), a.data(), n, shift, kernel).allFinite(),
+                             qPrintable(where + " bad b"));
+                    std::vector<float> badBefore = a;
+                    badBefore[n / 2] = bad;
+                    QVERIFY2(!float32Sums(b.data(), badBefore.data(), n, shift, kernel).allFinite(),
+                             qPrintable(where + " bad a"));
+                }
+            }
+        }
     }
 
     void cancelStops() {

@@ -7,6 +7,10 @@ saves its state_dict with torch.save at five steps, for `--series`:
   - the last checkpoint gains a key ("head.temperature");
   - "probe.values" is empty at the first step, then over a million
     elements (pieces past an empty leaf's end);
+  - "half.weight" (float16) and "bf16.weight" (bfloat16, over two pieces)
+    move at every step;
+  - "probe.nan" gains NaNs at step 10 and an Inf at step 50 (the pieces
+    holding them are counted apart from the all-finite ones);
   - the files are named so that only a natural sort orders them
     (step-5.pt before step-10.pt).
 The expected figures are computed here from the saved tensors with numpy,
@@ -71,10 +75,21 @@ def main():
             state["head.temperature"] = torch.tensor([0.5, 2.0])
         state["probe.values"] = (torch.zeros(0) if step == 0 else
                                  torch.linspace(-1, 1, 1_100_000) * (1 + step / 100))
+        moved = torch.linspace(-2, 2, 3000) * (1 + step / 7)
+        state["half.weight"] = moved.to(torch.float16)
+        state["bf16.weight"] = (torch.linspace(-5, 5, 70_000) + step / 3).to(torch.bfloat16)
+        probe = torch.linspace(0, 1, 200_000) * (step + 1)
+        if step == 10:
+            probe[[3, 70_000, 199_999]] = float("nan")
+        if step == 50:
+            probe[131_072] = float("inf")
+        state["probe.nan"] = probe
         name = "step-%d.pt" % step
         torch.save(state, os.path.join(out_dir, name))
         names.append(name)
-        saved.append({k: v.numpy() for k, v in state.items()})
+        # numpy has no bfloat16: widened to float32, which is exact.
+        saved.append({k: (v.float() if v.dtype == torch.bfloat16 else v).numpy()
+                      for k, v in state.items()})
 
     keys = []
     for state in saved:

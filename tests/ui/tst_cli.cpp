@@ -511,10 +511,6 @@ private Q_SLOTS:
                  run.err.constData());
     }
 
-    // --series over a real torch run (tests/support/make_series.py): every
-    // figure of every key and step within 1e-6 of numpy's, nulls where a key
-    // is missing and for the first step, the frozen layer unchanged, the
-    // folder in natural order (step-5 before step-10).
     // A replay buffer dump on the command line: its facts in --info --json,
     // its valid rows saved oldest first (Python reads them back), --check's
     // verdict on files that disagree, and what is refused.
@@ -574,6 +570,10 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(scratch_.path() + "/x"));
     }
 
+    // --series over a real torch run (tests/support/make_series.py): every
+    // figure of every key and step within 1e-6 of numpy's, nulls where a key
+    // is missing and for the first step, the frozen layer unchanged, the
+    // folder in natural order (step-5 before step-10).
     void seriesFiguresMatchNumpy() {
         const QString dir = scratch_.path() + "/series";
         QString out, error;
@@ -618,12 +618,23 @@ private Q_SLOTS:
             }
         }
         QVERIFY(compared > 300);
+        const auto ours = [&](const QString& key) {
+            for (const QJsonValue& k : got["keys"].toArray())
+                if (k["key"].toArray()[0].toString() == key)
+                    return k["steps"].toArray();
+            return QJsonArray();
+        };
         // The frozen layer: nothing changed, all along.
-        const QJsonArray frozen = keys["0.weight"].toArray();
+        const QJsonArray frozen = ours("0.weight");
+        QCOMPARE(frozen.size(), 5);
         for (int s = 1; s < frozen.size(); ++s)
             QCOMPARE(frozen[s]["changed_fraction"].toDouble(), 0.0);
         // The key added at the end: missing before.
-        QVERIFY(keys["head.temperature"].toArray()[0].isNull());
+        QVERIFY(ours("head.temperature").at(0).isNull());
+        QVERIFY(!ours("head.temperature").at(4).isNull());
+        // NaNs and an Inf counted apart, in the steps that have them.
+        QCOMPARE(ours("probe.nan").at(2)["nan"].toInt(), 3);
+        QCOMPARE(ours("probe.nan").at(3)["inf"].toInt(), 1);
 
         // The text form, and what is refused.
         run = tdstudio({"--series", dir + "/step-0.pt", dir + "/step-5.pt", "--key", "0.weight"});
