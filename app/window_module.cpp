@@ -1,5 +1,10 @@
+// The window, a module of its own: `tdstudio` loads it (window_module.h)
+// only to open the window, so that the console modes never load Qt Gui,
+// Qt Widgets and what they bring (half of a command's start-up time).
+
+#include "window_module.h"
+
 #include <QApplication>
-#include <QTextStream>
 #include <QTimer>
 #include <cstdio>
 #include <functional>
@@ -7,18 +12,17 @@
 #include <optional>
 #include <utility>
 
+#include "application_name.h"
 #include "compare_panel.h"
 #include "compare_view.h"
 #include "document_page.h"
 #include "leaf_view.h"
+#include "load_settings.h"
 #include "main_window.h"
 #include "node_text.h"
-#include "options.h"
 #include "overview_panel.h"
 #include "preview_panel.h"
 #include "slice_export.h"
-#include "tensordict/http.h"
-#include "tensordict/version.h"
 
 // The icon lives in tdstudio_ui, a static library: its resources must be
 // registered by name or the linker drops them (outside any namespace, as
@@ -28,40 +32,6 @@ static void registerResources() {
 }
 
 namespace {
-
-void nameApplication() {
-    QCoreApplication::setOrganizationName("tdstudio");
-    QCoreApplication::setApplicationName("tdstudio");
-    QCoreApplication::setApplicationVersion(TDSTUDIO_VERSION);
-}
-
-void printVersion() {
-    QTextStream out(stdout);
-    out << "tdstudio " << TDSTUDIO_VERSION << "\nlibtensordict "
-        << QString::fromStdString(tensordict::version()) << '\n';
-    for (const auto& [name, version] : tensordict::libraryVersions())
-        out << QString::fromStdString(name) << ' ' << QString::fromStdString(version) << '\n';
-}
-
-int runConsole(int argc, char** argv, const cli::Options& options) {
-    QCoreApplication app(argc, argv);  // settings and threads; never a display
-    nameApplication();
-    QTextStream out(stdout), err(stderr);
-    switch (options.mode) {
-        case cli::Mode::Info:
-            return cli::printInfo(options.info, out, err);
-        case cli::Mode::Save:
-            return cli::save(options.save, err, cli::progressStyleForStderr());
-        case cli::Mode::Diff:
-            return cli::diff(options.diff, out, err);
-        case cli::Mode::Check:
-            return cli::check(options.check, out, err);
-        case cli::Mode::Series:
-            return cli::series(options.series, out, err);
-        default:
-            return 2;
-    }
-}
 
 // Calls `then` once, on the first of `signals` that `sender` emits.
 template <typename Sender, typename... Signals>
@@ -142,7 +112,7 @@ void whenComparisonShown(MainWindow& window, const std::function<void()>& done) 
 int runWindow(int argc, char** argv, const cli::WindowRequest& request) {
     QApplication app(argc, argv);
     registerResources();
-    nameApplication();
+    nameApplication();  // application_name.h
     MainWindow window;
 
     // Saves the window once every event already posted (layouts, results
@@ -208,38 +178,16 @@ int runWindow(int argc, char** argv, const cli::WindowRequest& request) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-    // Everything is parsed and checked before any application object
-    // exists: a mistake never needs a display, and the window opens only
-    // for a valid command line.
-    QStringList arguments;
-    for (int i = 0; i < argc; ++i)
-        arguments << QString::fromLocal8Bit(argv[i]);
-    QStringList views;
+extern "C" {
+
+TDSTUDIO_WINDOW_EXPORT void tdstudio_window_view_names(QStringList* names) {
     for (const LeafModeType& type : leafModeTypes())
-        views << type.name;
-    const cli::ParseResult parsed = cli::parseArguments(arguments, views);
-    if (!parsed.error.isEmpty()) {
-        QTextStream err(stderr);
-        err << cli::usageText() << "tdstudio: " << parsed.error << '\n';
-        return 2;
-    }
-    if (parsed.options.insecure) {
-        tensordict::setHttpInsecure(true);
-        QTextStream(stderr) << "tdstudio: warning: --insecure: HTTPS certificates are not "
-                               "checked (for self-signed test servers only)\n";
-    }
-    setReplayRows(parsed.options.replayRows);
-    switch (parsed.options.mode) {
-        case cli::Mode::Help:
-            QTextStream(stdout) << cli::helpText();
-            return 0;
-        case cli::Mode::Version:
-            printVersion();
-            return 0;
-        case cli::Mode::Gui:
-            return runWindow(argc, argv, parsed.options.window);
-        default:
-            return runConsole(argc, argv, parsed.options);
-    }
+        *names << type.name;
 }
+
+TDSTUDIO_WINDOW_EXPORT int tdstudio_window_run(int argc, char** argv, const cli::Options* options) {
+    setReplayRows(options->replayRows);
+    return runWindow(argc, argv, options->window);
+}
+
+}  // extern "C"

@@ -31,6 +31,9 @@ echo "$out"
 grep -q '\["b", "c"\]  tensor  torch.float32  shape \[3, 2\]' <<<"$out"
 grep -q f46913286d895f62d646314f400fc3d7a543cf34eb4ae56df87f43dc4582a36b <<<"$out"
 "$root/usr/bin/tdstudio" --version | grep '^libtensordict ' >/dev/null
+# The window, from the module installed in the package's library folder.
+QT_QPA_PLATFORM=offscreen "$root/usr/bin/tdstudio" "$fixtures/simple" --screenshot "$work/window.png"
+test -s "$work/window.png"
 
 # Desktop integration.
 desktop-file-validate "$root/usr/share/applications/tdstudio.desktop"
@@ -60,7 +63,14 @@ test "$sum" = "sum 6"
 # The core alone never brings libtorch in, nor does the application or its package.
 fail() { echo "error: $*" >&2; exit 1; }
 if ldd "$work/consumer/consumer_core" | grep -E 'libtorch|libc10'; then fail "consumer_core loads libtorch"; fi
-if ldd "$root/usr/bin/tdstudio" | grep -E 'libtorch|libc10|libopencv|libQt5'; then fail "tdstudio loads libtorch"; fi
+window_module="$root/usr/lib/$multiarch/tdstudio/tdstudio-window.so"
+for binary in "$root/usr/bin/tdstudio" "$window_module"; do
+    if ldd "$binary" | grep -E 'libtorch|libc10|libopencv|libQt5'; then fail "$binary loads libtorch"; fi
+done
+# The command line loads no GUI library; the package depends on those the window needs.
+if ldd "$root/usr/bin/tdstudio" | grep -E 'libQt6(Gui|Widgets)'; then fail "tdstudio loads Qt Gui"; fi
+dpkg-deb -f "$(ls "$work"/debs/tdstudio_*.deb)" Depends | grep -q libqt6widgets6 ||
+    fail "the tdstudio package does not depend on Qt Widgets"
 ldd "$work/consumer/consumer" | grep libtorch >/dev/null || fail "consumer does not link libtorch"
 for pkg in tdstudio libtensordict0; do
     if dpkg-deb -f "$(ls "$work"/debs/${pkg}_*.deb)" Depends | grep -q torch; then fail "$pkg depends on libtorch"; fi

@@ -5,6 +5,7 @@
 #include <QCommandLineParser>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "node_text.h"
 #include "tensordict/save.h"
@@ -369,7 +370,7 @@ QString checkPositional(const QStringList& args, Mode mode) {
 }
 
 QString readWindow(const QCommandLineParser& parser, const QStringList& args,
-                   const QStringList& viewNames, WindowRequest* window) {
+                   const std::function<QStringList()>& viewNames, WindowRequest* window) {
     window->path = args.value(0);
     for (const char* name : {"select", "view", "compare", "screenshot"})
         if (parser.isSet(name) && window->path.isEmpty())
@@ -383,9 +384,10 @@ QString readWindow(const QCommandLineParser& parser, const QStringList& args,
         window->select = *path;
     }
     if (parser.isSet("view")) {
-        if (!viewNames.contains(parser.value("view")))
+        const QStringList names = viewNames();
+        if (!names.contains(parser.value("view")))
             return QString("--view: \"%1\" is not one of %2")
-                .arg(parser.value("view"), viewNames.join(", "));
+                .arg(parser.value("view"), names.join(", "));
         if (!parser.isSet("select"))
             return "--view needs --select (the leaf to show)";
         if (parser.isSet("compare"))
@@ -582,6 +584,11 @@ std::optional<QStringList> parseKeyPath(const QString& key, QString* error) {
 }
 
 ParseResult parseArguments(const QStringList& arguments, const QStringList& viewNames) {
+    return parseArguments(arguments, [&viewNames] { return viewNames; });
+}
+
+ParseResult parseArguments(const QStringList& arguments,
+                           const std::function<QStringList()>& viewNames) {
     ParseResult result;
     Options& options = result.options;
     QCommandLineParser parser;

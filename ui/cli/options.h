@@ -2,6 +2,7 @@
 
 #include <QString>
 #include <QStringList>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,7 +54,10 @@ struct ParseResult {
 // QCoreApplication. Qt's own GUI arguments (-platform, -style, ...) are
 // left to QApplication.
 // `viewNames`: what --view accepts, the window's leaf modes by name
-// ("table", "image", ...: leafModeTypes() in the window's code).
+// ("table", "image", ...: leafModeTypes() in the window's code), asked
+// only when --view is given (the window's code is loaded on demand).
+ParseResult parseArguments(const QStringList& arguments,
+                           const std::function<QStringList()>& viewNames);
 ParseResult parseArguments(const QStringList& arguments, const QStringList& viewNames);
 
 // A key as --key and --select take it: "a/b", or a JSON list of strings
