@@ -98,6 +98,36 @@ private Q_SLOTS:
         QVERIFY(run.err.contains("libQt6Core.so"));  // the loader's report is there
         for (const char* library : {"libtorch", "libc10", "libopencv", "libQt5", "libavcodec"})
             QVERIFY2(!run.err.contains(library), library);
+        // The window's libraries are loaded for the window only.
+        QCOMPARE(run.err.contains("tdstudio-window.so"), !headless);
+        QCOMPARE(run.err.contains("libQt6Widgets.so"), !headless);
+    }
+
+    // Without its window module beside it (nor installed), tdstudio still
+    // runs every console mode, and says where it looked for the window.
+    void windowModuleMissing() {
+        const QString alone = scratch_.path() + "/alone/tdstudio";
+        QVERIFY(QDir().mkpath(QFileInfo(alone).path()));
+        QFile::remove(alone);
+        QVERIFY(QFile::copy(TDSTUDIO_EXECUTABLE, alone));
+        const QString archive = testsupport::fixturePath("archive_simple.tdz");
+        QProcess p;
+        p.start(alone, {"--info", archive});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY(p.readAllStandardOutput().contains("b/c"));
+        p.start(alone, {archive});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 1);
+        QByteArray err = p.readAllStandardError();
+        QVERIFY2(err.contains("cannot open the window: no tdstudio-window.so in " +
+                              QFile::encodeName(QFileInfo(alone).path())),
+                 err.constData());
+        p.start(alone, {archive, "--select", "b/c", "--view", "table"});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        err = p.readAllStandardError();
+        QVERIFY2(err.contains("cannot load the window"), err.constData());
     }
 
     void versionIsSmall() {
