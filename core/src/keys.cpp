@@ -42,6 +42,13 @@ bool isSafeLegacyKey(std::string_view key, bool isCollection) {
     return true;
 }
 
+std::string formatShape(const std::vector<std::int64_t>& shape) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
 std::string formatKeyPath(const std::vector<std::string>& path) {
     if (path.empty())
         return "<root>";

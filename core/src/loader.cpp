@@ -85,13 +85,6 @@ std::int64_t checkedNumel(const std::vector<std::int64_t>& shape, const Where& w
     return n;
 }
 
-std::string shapeText(const std::vector<std::int64_t>& shape) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i)
-        s += (i ? ", " : "") + std::to_string(shape[i]);
-    return s + "]";
-}
-
 // Batch dimensions of a NonTensorStack's nested-list data.
 std::vector<std::int64_t> stackDims(const Value& data) {
     std::vector<std::int64_t> dims;
@@ -313,7 +306,7 @@ private:
             leaf.isNested = nested->asBool();
         const std::size_t item = itemSize(*dt);
         const auto describeLeaf = [&] {
-            return std::string(dtypeName(leaf.dtype)) + " " + shapeText(leaf.shape);
+            return std::string(dtypeName(leaf.dtype)) + " " + formatShape(leaf.shape);
         };
 
         const std::string fileName = options_.robustKey ? encodeKey(key) : key;
@@ -363,7 +356,7 @@ private:
         if (static_cast<std::uint64_t>(count) > bytes.size() / 8)
             throw Error::corrupt(
                 store_->describe(rel),
-                "shape table shorter than its declared shape " + shapeText(leaf.shape));
+                "shape table shorter than its declared shape " + formatShape(leaf.shape));
         leaf.numel = 0;
         for (std::int64_t i = 0; i < leaf.shape[0]; ++i) {
             std::vector<std::int64_t> component;

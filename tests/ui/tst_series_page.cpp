@@ -28,7 +28,9 @@ namespace {
 
 void keep(QWidget& w, const char* name) {
     if (const QByteArray dir = qgetenv("TDSTUDIO_SCREENSHOT_DIR"); !dir.isEmpty()) {
-        QTest::qWait(100);  // the charts lay out what was just added when next painted
+        // The charts lay out what was just added from posted events.
+        QCoreApplication::sendPostedEvents();
+        QCoreApplication::processEvents();
         w.grab().save(QString::fromLocal8Bit(dir) + "/" + name);
     }
 }

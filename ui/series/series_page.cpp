@@ -17,6 +17,7 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <cmath>
+#include <mutex>
 
 #include "load_settings.h"
 #include "node_text.h"
@@ -142,6 +143,29 @@ SeriesPage::SeriesPage(QWidget* parent)
     cancel_->hide();
 }
 
+// The steps' trees, opened once by the first histograms that need them and
+// kept for the next key (a tree holds what was read of the files' headers,
+// never their bytes). Histogram jobs may overlap as keys change: one lock.
+class SeriesPage::StepTrees {
+public:
+    StepTrees(std::vector<std::string> steps, tensordict::LoadOptions load)
+        : steps_(std::move(steps)), load_(std::move(load)), trees_(steps_.size()) {}
+    std::size_t size() const { return steps_.size(); }
+    // Throws Error naming the step that cannot be opened (tried again next time).
+    tensordict::TensorDict tree(std::size_t step) {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        if (!trees_[step])
+            trees_[step] = tensordict::load(steps_[step], load_);
+        return *trees_[step];
+    }
+
+private:
+    const std::vector<std::string> steps_;
+    const tensordict::LoadOptions load_;
+    std::mutex mutex_;
+    std::vector<std::optional<tensordict::TensorDict>> trees_;
+};
+
 SeriesPage::~SeriesPage() = default;
 
 void SeriesPage::start(const QStringList& locations) {
@@ -159,6 +183,7 @@ void SeriesPage::start(const QStringList& locations) {
     std::vector<std::string> steps;
     for (const QString& l : locations)
         steps.push_back(l.toStdString());
+    trees_ = std::make_shared<StepTrees>(steps, loadOptionsFromSettings(/*tolerant=*/true));
     const tensordict::LoadOptions load = loadOptionsFromSettings(/*tolerant=*/false);
     run_.start(
         [steps, load](const tensordict::CancelToken& token, const JobProgress& progress) {
@@ -196,6 +221,7 @@ void SeriesPage::close() {
     histogramJob_.cancel();
     active_ = false;
     locations_.clear();
+    trees_.reset();
     model_->clear();
     shown_ = {};
     resetChart(plot_);
@@ -305,18 +331,14 @@ void SeriesPage::requestHistograms() {
         drawHistograms();
         return;
     }
-    std::vector<std::string> steps;
-    for (const QString& l : locations_)
-        steps.push_back(l.toStdString());
-    const tensordict::LoadOptions load = loadOptionsFromSettings(/*tolerant=*/true);
     histogramJob_.start(
-        [steps, load, path, low, high](const tensordict::CancelToken& token) {
+        [trees = trees_, path, low, high](const tensordict::CancelToken& token) {
             KeyHistograms out{path, low, high, {}, {}};
             try {
-                for (const std::string& step : steps) {
+                for (std::size_t step = 0; step < trees->size(); ++step) {
                     if (token.isCancelled())
                         return out;
-                    const tensordict::TensorDict td = tensordict::load(step, load);
+                    const tensordict::TensorDict td = trees->tree(step);
                     const tensordict::Node* leaf = td.root().find(path);
                     if (!leaf || !leaf->isTensor()) {
                         out.steps.emplace_back();

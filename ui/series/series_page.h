@@ -83,6 +83,7 @@ private:
         QString error;
         bool cancelled = false;
     };
+    class StepTrees;
     void showOutcome(Outcome outcome);
     void updatePlot();
     void requestHistograms();
@@ -107,6 +108,7 @@ private:
     QLabel* histogramStatus_;
     bool active_ = false;
     QStringList locations_;
+    std::shared_ptr<StepTrees> trees_;  // opened by the first histograms, kept for the next
     KeyHistograms shown_;
     JobTracker<Outcome> run_{this};
     JobTracker<KeyHistograms> histogramJob_{this};

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,5 +20,8 @@ bool isSafeLegacyKey(std::string_view key, bool isCollection);
 
 // Renders a key path for messages: a/b/"key with/slash".
 std::string formatKeyPath(const std::vector<std::string>& path);
+
+// Renders a shape (or any index tuple) for messages: [3, 2].
+std::string formatShape(const std::vector<std::int64_t>& shape);
 
 }  // namespace tensordict

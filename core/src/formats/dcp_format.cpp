@@ -28,6 +28,7 @@
 #include "python_objects.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
+#include "tensordict/keys.h"
 
 namespace tensordict {
 namespace {
@@ -202,13 +203,6 @@ std::string tilingProblem(const Tensor& t) {
         return "its chunks cover " + std::to_string(covered) + " of its " +
                std::to_string(t.numel) + " elements: the rest was never written";
     return {};
-}
-
-std::string shapeText(const std::vector<std::int64_t>& v) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i)
-        s += (i ? ", " : "") + std::to_string(v[i]);
-    return s + "]";
 }
 
 class DcpStore final : public FolderStore {
@@ -397,8 +391,8 @@ private:
                 throw Error::corrupt(
                     where, "the chunk of \"" + t.fqn + "\" holds a " +
                                std::string(dtypeName(leaf->leaf().dtype)) + " tensor of shape " +
-                               shapeText(leaf->leaf().shape) + "; the metadata says " +
-                               std::string(dtypeName(t.dtype)) + " " + shapeText(c.sizes));
+                               formatShape(leaf->leaf().shape) + "; the metadata says " +
+                               std::string(dtypeName(t.dtype)) + " " + formatShape(c.sizes));
             leaves.push_back(std::move(leaf));
         }
         std::lock_guard<std::mutex> lock(mutex_);
@@ -688,7 +682,7 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
                 const std::optional<StreamPlace> place = placeOf(chunk.offsets);
                 if (!place) {
                     if (problem.empty())
-                        problem = "no file holds its chunk at " + shapeText(chunk.offsets) +
+                        problem = "no file holds its chunk at " + formatShape(chunk.offsets) +
                                   " (no storage_data)";
                     continue;
                 }

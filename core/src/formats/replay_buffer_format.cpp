@@ -27,6 +27,7 @@
 #include "row_runs.h"
 #include "tensordict/datasets.h"
 #include "tensordict/error.h"
+#include "tensordict/keys.h"
 
 namespace tensordict {
 namespace {
@@ -61,13 +62,6 @@ std::optional<std::int64_t> intOf(const Value* v) {
             return static_cast<std::int64_t>(d);
     }
     return std::nullopt;
-}
-
-std::string shapeText(const std::vector<std::int64_t>& shape) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i)
-        s += (i ? ", " : "") + std::to_string(shape[i]);
-    return s + "]";
 }
 
 // a * b, nullopt past int64 (a storage's hostile batch dimensions).
@@ -204,7 +198,7 @@ private:
                     std::string part = child->key();
                     if (child->isTensor())
                         part += " " + std::string(dtypeName(child->leaf().dtype)) + " " +
-                                shapeText(child->leaf().shape);
+                                formatShape(child->leaf().shape);
                     else if (!child->className().empty())
                         part += " (" + child->className() + ")";
                     parts.push_back(part);

@@ -12,13 +12,6 @@
 namespace tensordict {
 namespace {
 
-std::string shapeText(const std::vector<std::int64_t>& shape) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < shape.size(); ++i)
-        s += (i ? ", " : "") + std::to_string(shape[i]);
-    return s + "]";
-}
-
 // A copy of a subtree read from another store (a non-tensor, an error).
 std::unique_ptr<Node> deepCopy(const Node& from) {
     auto copy = NodeBuilder::shallowCopy(from);
@@ -156,7 +149,7 @@ std::unique_ptr<Node> RowRunStore::rowLeaf(const std::shared_ptr<const Store>& s
     const std::vector<std::int64_t> rowShape(model.shape.begin() + 1, model.shape.end());
     const auto tooLarge = [&] {
         return Error::corrupt(runs.front().leaf->fileName(),
-                              "a shape of " + shapeText(model.shape) + " is past any size");
+                              "a shape of " + formatShape(model.shape) + " is past any size");
     };
     std::int64_t rowElements = 1;
     for (const std::int64_t d : rowShape)
@@ -173,9 +166,9 @@ std::unique_ptr<Node> RowRunStore::rowLeaf(const std::shared_ptr<const Store>& s
         if (l.dtype != model.dtype || l.shape.empty() || shape != rowShape || l.isNested)
             throw Error::corrupt(run.leaf->fileName(),
                                  "a " + std::string(dtypeName(l.dtype)) + " tensor of shape " +
-                                     shapeText(l.shape) + " cannot be gathered with a " +
+                                     formatShape(l.shape) + " cannot be gathered with a " +
                                      std::string(dtypeName(model.dtype)) + " tensor of shape " +
-                                     shapeText(model.shape));
+                                     formatShape(model.shape));
         if (run.first < 0 || run.count < 0 || run.first > l.shape[0] ||
             run.count > l.shape[0] - run.first)
             throw Error::corrupt(run.leaf->fileName(),
