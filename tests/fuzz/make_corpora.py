@@ -17,7 +17,8 @@ usage: make_corpora.py [--tdstudio PATH]
                   Hugging Face sharded folder (index and two safetensors
                   shards); with /usr/bin/python3's torch, distributed
                   checkpoints of tests/support/make_dcp.py (sound, damaged,
-                  hostile), whose .metadata pickles seed pickle too
+                  hostile), whose .metadata pickles seed pickle too, and the
+                  replay buffer dumps and the stack of make_replay.py
   load_file       every file of tests/fixtures/pytorch-1.13 (checkpoints, zip
                   and legacy; safetensors; .npy; .npz), and .npy variants
                   (version 2.0, big-endian, Fortran order, 0-d, empty)
@@ -238,6 +239,15 @@ def multi_file_corpus():
             with open(os.path.join(dcp, name, ".metadata"), "rb") as f:
                 write("pickle", "dcp_%s.metadata" % name, f.read())
         dcp_metadata_corpus(dcp)
+
+        # TorchRL replay buffer dumps (each sampler and writer layout, wrapped,
+        # partial, with a disagreeing writer) and a stack of chunks.
+        replay = os.path.join(tmp, "replay")
+        make_replay = os.path.join(HERE, "..", "support", "make_replay.py")
+        subprocess.run([torch_python, make_replay, replay], stdout=subprocess.DEVNULL, check=True)
+        for name in sorted(os.listdir(replay)):
+            write("load_directory", "replay_%s.dir" % name,
+                  pack_directory.pack(os.path.join(replay, name)))
 
 
 def sharded_index_corpus():
