@@ -1161,26 +1161,22 @@ CheckReport Checker::run() {
                 looksLikeDataset = true;
             files.push_back(rel);
         }
-        std::shared_ptr<const Store> rows;
+        // A folder without a root meta.json is opened once, as whatever it is.
+        std::shared_ptr<const Store> other;
         if (!fs::exists(fs::path(root) / "meta.json", ec)) {
             try {
-                rows = openStore(root, {});
+                other = openStore(root, {});
             } catch (const Error&) {
             }
         }
-        if (rows && (rows->format() == "replay buffer" || rows->format() == "stack")) {
+        if (other && (other->format() == "replay buffer" || other->format() == "stack")) {
             std::sort(files.begin(), files.end());
-            checkRowDataset(rows, files);
+            checkRowDataset(other, files);
             checkTemporaries();
             return finish();
         }
         if (!looksLikeDataset) {
             // A folder of another kind that tdstudio opens (a sharded model).
-            std::shared_ptr<const Store> other;
-            try {
-                other = openStore(root, {});
-            } catch (const Error&) {
-            }
             if (!other || (other->format() != "sharded" && other->format() != "dcp"))
                 throw Error::corrupt(path_,
                                      "not a tensordict: no meta.json and no .memmap file in it");

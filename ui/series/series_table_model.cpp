@@ -2,14 +2,35 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QCoreApplication>
 #include <QFileInfo>
 #include <QLocale>
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "node_text.h"
 
 namespace {
+
+// Each figure a step can show: its name and where StepFigures keeps it, in Metric's order.
+struct MetricColumn {
+    const char* name;
+    std::optional<double> tensordict::StepFigures::*member;
+};
+using F = tensordict::StepFigures;
+constexpr MetricColumn kMetrics[] = {
+    {QT_TRANSLATE_NOOP("SeriesTableModel", "norm (L2)"), &F::norm},
+    {QT_TRANSLATE_NOOP("SeriesTableModel", "mean"), &F::mean},
+    {QT_TRANSLATE_NOOP("SeriesTableModel", "std"), &F::std},
+    {QT_TRANSLATE_NOOP("SeriesTableModel", "min"), &F::min},
+    {QT_TRANSLATE_NOOP("SeriesTableModel", "max"), &F::max},
+    {QT_TRANSLATE_NOOP("SeriesTableModel", "max |Δ|"), &F::maxAbsDelta},
+    {QT_TRANSLATE_NOOP("SeriesTableModel", "changed fraction"), &F::changedFraction},
+    {QT_TRANSLATE_NOOP("SeriesTableModel", "cosine"), &F::cosine},
+};
+static_assert(std::size(kMetrics) == std::size_t(SeriesTableModel::Metric::Cosine) + 1,
+              "a name and a member for every Metric");
 
 // The fraction of elements changed and the cosine read on 0 to 1, whatever the row.
 bool absoluteScale(SeriesTableModel::Metric m) {
@@ -19,30 +40,14 @@ bool absoluteScale(SeriesTableModel::Metric m) {
 }  // namespace
 
 QStringList SeriesTableModel::metricNames() {
-    return {tr("norm (L2)"),        tr("mean"),  tr("std"), tr("min"), tr("max"), tr("max |Δ|"),
-            tr("changed fraction"), tr("cosine")};
+    QStringList names;
+    for (const MetricColumn& m : kMetrics)
+        names << QCoreApplication::translate("SeriesTableModel", m.name);
+    return names;
 }
 
 std::optional<double> SeriesTableModel::figure(const tensordict::StepFigures& f, Metric metric) {
-    switch (metric) {
-        case Metric::Norm:
-            return f.norm;
-        case Metric::Mean:
-            return f.mean;
-        case Metric::Std:
-            return f.std;
-        case Metric::Min:
-            return f.min;
-        case Metric::Max:
-            return f.max;
-        case Metric::MaxAbsDelta:
-            return f.maxAbsDelta;
-        case Metric::ChangedFraction:
-            return f.changedFraction;
-        case Metric::Cosine:
-            return f.cosine;
-    }
-    return std::nullopt;
+    return f.*kMetrics[std::size_t(metric)].member;
 }
 
 SeriesTableModel::Mark SeriesTableModel::markOf(const tensordict::SeriesKey& key) {

@@ -42,11 +42,11 @@ struct ReplayBufferFacts {
     std::int64_t oldestRow = 0;
     // Where the storage and the sum tree's priorities are, relative to the dump.
     std::string storageFolder = "storage";
-    std::string priorityFile;  // "sampler/sumtree.memmap", "" without one
+    std::string priorityFile;           // "sampler/sumtree.memmap", "" without one
+    std::int64_t priorityCapacity = 0;  // its leaves
     // What len counts: rows (1), or for an ndim=2 storage the elements of
     // each row's second dimension (len = rows x this).
     std::int64_t lenUnit = 1;
-    std::int64_t priorityCapacity = 0;  // its leaves
     // Pickled parts beside the data (transform.t, prefetch.pkl, ...), never
     // run, and what each holds as tdstudio's own unpickler reads it
     // ("{"version": 1, "capacity": 0, "queue": []}", "a checkpoint of 2
