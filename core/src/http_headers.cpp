@@ -5,6 +5,25 @@
 #include <limits>
 
 namespace tensordict::http {
+
+std::string percentEncode(std::string_view text, bool keepSlash) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(text.size());
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        const bool alnum =
+            (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (alnum || c == '-' || c == '_' || c == '.' || c == '~' || (keepSlash && c == '/')) {
+            out += ch;
+        } else {
+            out += '%';
+            out += kHex[c >> 4];
+            out += kHex[c & 15];
+        }
+    }
+    return out;
+}
 namespace {
 
 // A decimal number of digits only, that fits 64 bits.

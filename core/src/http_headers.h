@@ -7,6 +7,11 @@
 
 namespace tensordict::http {
 
+// A path or query value as URLs carry it (RFC 3986, and S3's signing):
+// unreserved characters (A-Z a-z 0-9 - _ . ~) as they are, every other byte
+// as %XY in upper-case hex; '/' kept where it separates folders.
+std::string percentEncode(std::string_view text, bool keepSlash);
+
 // "Content-Range: bytes FIRST-LAST/TOTAL" (TOTAL may be "*"), parsed
 // strictly: digits only, FIRST <= LAST, LAST < TOTAL; nullopt otherwise.
 struct ContentRange {

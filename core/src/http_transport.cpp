@@ -572,18 +572,7 @@ public:
     std::string join(const std::string& location, const std::string& relative) const override {
         if (dialect_ && dialect_->rawNames)
             return Transport::join(location, relative);
-        static const char* hex = "0123456789ABCDEF";
-        std::string encoded;
-        for (const unsigned char c : relative) {
-            if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
-                encoded += static_cast<char>(c);
-            } else {
-                encoded += '%';
-                encoded += hex[c >> 4];
-                encoded += hex[c & 15];
-            }
-        }
-        return Transport::join(location, encoded);
+        return Transport::join(location, http::percentEncode(relative, /*keepSlash=*/true));
     }
 
     std::shared_ptr<const ByteSource> open(const std::string& location) const override {

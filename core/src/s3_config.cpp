@@ -1,5 +1,7 @@
 #include "s3_config.h"
 
+#include "http_headers.h"
+
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -101,7 +103,7 @@ BucketAt bucketAt(const Config& config, const std::string& bucket) {
         host.resize(host.size() - port.size());
 
     if (config.pathStyle || !hostCompatible(bucket))
-        return {scheme, host, base + '/' + uriEncode(bucket, false)};
+        return {scheme, host, base + '/' + http::percentEncode(bucket, false)};
     return {scheme, bucket + '.' + host, base};
 }
 
@@ -156,7 +158,7 @@ Address addressOf(const Config& config, const Object& object) {
     const BucketAt at = bucketAt(config, object.bucket);
     Address a;
     a.host = at.host;
-    a.path = at.path + '/' + uriEncode(object.key, true);
+    a.path = at.path + '/' + http::percentEncode(object.key, true);
     a.url = at.scheme + "://" + a.host + a.path;
     return a;
 }

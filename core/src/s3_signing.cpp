@@ -1,5 +1,7 @@
 #include "s3_signing.h"
 
+#include "http_headers.h"
+
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
@@ -56,28 +58,10 @@ std::string timestamp(std::time_t now) {
 
 }  // namespace
 
-std::string uriEncode(std::string_view text, bool keepSlash) {
-    std::string out;
-    out.reserve(text.size());
-    for (const char ch : text) {
-        const auto c = static_cast<unsigned char>(ch);
-        const bool alnum =
-            (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-        if (alnum || c == '-' || c == '_' || c == '.' || c == '~' || (keepSlash && c == '/')) {
-            out += ch;
-        } else {
-            out += '%';
-            out += static_cast<char>(std::toupper(kHex[c >> 4]));
-            out += static_cast<char>(std::toupper(kHex[c & 15]));
-        }
-    }
-    return out;
-}
-
 std::string canonicalQuery(const Headers& query) {
     std::vector<std::pair<std::string, std::string>> encoded;
     for (const auto& [name, value] : query)
-        encoded.emplace_back(uriEncode(name, false), uriEncode(value, false));
+        encoded.emplace_back(http::percentEncode(name, false), http::percentEncode(value, false));
     std::sort(encoded.begin(), encoded.end());
     std::string out;
     for (const auto& [name, value] : encoded)

@@ -28,10 +28,6 @@ struct Request {
     Headers headers;   // besides host and the x-amz-* ones signing adds: "Range", "If-Match"
 };
 
-// S3's encoding of a key or a query value: unreserved characters (A-Z a-z
-// 0-9 - _ . ~) as they are, every other byte as %XY; '/' kept in keys.
-std::string uriEncode(std::string_view text, bool keepSlash);
-
 // "a=1&b=x%2Fy": the query, encoded and sorted as it is signed and sent.
 std::string canonicalQuery(const Headers& query);
 
