@@ -7,8 +7,11 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -128,8 +131,31 @@ public:
 
 private:
     struct Running {
-        QFuture<Result> future;
+        QFuture<void> future;
         tensordict::CancelToken token;
+    };
+    // What crosses from a job's thread to the owner's, a result or a posted
+    // call, passes through a lock of ours: the locks Qt orders them with (in
+    // QFuture, the event queue) are in Qt, which ThreadSanitizer does not
+    // see, and it would take the hand-over for a race.
+    class Handoff {
+    public:
+        void put(Result value) {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            value_.emplace(std::move(value));
+        }
+        Result take() {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            return std::move(*value_);
+        }
+
+    private:
+        std::mutex mutex_;
+        std::optional<Result> value_;
+    };
+    struct Posted {
+        quint64 job = 0;
+        std::function<void()> run;
     };
 
     quint64 begin() {
@@ -142,9 +168,10 @@ private:
 
     template <typename Task, typename Deliver>
     void run(quint64 job, Task task, Deliver deliver) {
-        auto* watcher = new QFutureWatcher<Result>(owner_);
+        auto result = std::make_shared<Handoff>();
+        auto* watcher = new QFutureWatcher<void>(owner_);
         QObject::connect(watcher, &QFutureWatcherBase::finished, owner_,
-                         [this, watcher, job, deliver = std::move(deliver)] {
+                         [this, watcher, job, result, deliver = std::move(deliver)] {
                              watcher->deleteLater();
                              prune();
                              if (job != generation_)
@@ -153,31 +180,42 @@ private:
                                  busy_ = false;
                              if (delivery_ == JobDelivery::NewestOnly)
                                  busy_ = false;
-                             deliver(watcher->result());
+                             deliver(result->take());
                          });
         // The token reaches the reads too: a web server's transfer stops with it.
-        const QFuture<Result> future =
-            QtConcurrent::run([task = std::move(task), token = token_]() -> Result {
+        const QFuture<void> future =
+            QtConcurrent::run([task = std::move(task), token = token_, result] {
                 const tensordict::CancelScope scope(&token);
-                return task(token);
+                result->put(task(token));
             });
         watcher->setFuture(future);
         running_.append({future, token_});
     }
 
-    // Calls `f` on the owner's thread, as a queued call posted now (so in
-    // order with the job's other posts and before its finish), unless `job`
-    // is no longer the newest by then. (The owner outlives every job: the
-    // tracker, its member, waits for them.)
+    // Calls `f` on the owner's thread, after every call posted before it
+    // (so in order with the job's other posts and before its finish),
+    // unless `job` is no longer the newest by then. (The owner outlives
+    // every job: the tracker, its member, waits for them.)
     template <typename F>
     void post(quint64 job, F f) {
+        {
+            const std::lock_guard<std::mutex> lock(postedMutex_);
+            posted_.push_back({job, std::function<void()>(std::move(f))});
+        }
         QMetaObject::invokeMethod(
-            owner_,
-            [this, job, f = std::move(f)]() mutable {
-                if (job == generation_ && busy_)
-                    f();
-            },
-            Qt::QueuedConnection);
+            owner_, [this] { runOldestPosted(); }, Qt::QueuedConnection);
+    }
+    void runOldestPosted() {
+        Posted call;
+        {
+            const std::lock_guard<std::mutex> lock(postedMutex_);
+            if (posted_.empty())
+                return;
+            call = std::move(posted_.front());
+            posted_.pop_front();
+        }
+        if (call.job == generation_ && busy_)
+            call.run();
     }
 
     void prune() {
@@ -190,4 +228,6 @@ private:
     bool busy_ = false;
     tensordict::CancelToken token_;
     QList<Running> running_;
+    std::mutex postedMutex_;
+    std::deque<Posted> posted_;  // the calls posted to the owner's thread, oldest first
 };
