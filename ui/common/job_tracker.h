@@ -134,24 +134,26 @@ private:
         QFuture<void> future;
         tensordict::CancelToken token;
     };
-    // What crosses from a job's thread to the owner's, a result or a posted
-    // call, passes through a lock of ours: the locks Qt orders them with (in
-    // QFuture, the event queue) are in Qt, which ThreadSanitizer does not
-    // see, and it would take the hand-over for a race.
+    // What crosses between the owner's thread and a job's (the job's work,
+    // its result, a posted call) passes through a lock of ours: the locks
+    // Qt orders them with (the thread pool's queue, QFuture, the event
+    // queue) are in Qt, which ThreadSanitizer does not see, and it would
+    // take the hand-over for a race.
+    template <typename T>
     class Handoff {
     public:
-        void put(Result value) {
+        void put(T value) {
             const std::lock_guard<std::mutex> lock(mutex_);
             value_.emplace(std::move(value));
         }
-        Result take() {
+        T take() {
             const std::lock_guard<std::mutex> lock(mutex_);
             return std::move(*value_);
         }
 
     private:
         std::mutex mutex_;
-        std::optional<Result> value_;
+        std::optional<T> value_;
     };
     struct Posted {
         quint64 job = 0;
@@ -168,7 +170,9 @@ private:
 
     template <typename Task, typename Deliver>
     void run(quint64 job, Task task, Deliver deliver) {
-        auto result = std::make_shared<Handoff>();
+        auto work = std::make_shared<Handoff<Task>>();
+        work->put(std::move(task));
+        auto result = std::make_shared<Handoff<Result>>();
         auto* watcher = new QFutureWatcher<void>(owner_);
         QObject::connect(watcher, &QFutureWatcherBase::finished, owner_,
                          [this, watcher, job, result, deliver = std::move(deliver)] {
@@ -183,11 +187,10 @@ private:
                              deliver(result->take());
                          });
         // The token reaches the reads too: a web server's transfer stops with it.
-        const QFuture<void> future =
-            QtConcurrent::run([task = std::move(task), token = token_, result] {
-                const tensordict::CancelScope scope(&token);
-                result->put(task(token));
-            });
+        const QFuture<void> future = QtConcurrent::run([work, token = token_, result] {
+            const tensordict::CancelScope scope(&token);
+            result->put(work->take()(token));
+        });
         watcher->setFuture(future);
         running_.append({future, token_});
     }
