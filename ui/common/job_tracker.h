@@ -7,11 +7,8 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <atomic>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -131,33 +128,8 @@ public:
 
 private:
     struct Running {
-        QFuture<void> future;
+        QFuture<Result> future;
         tensordict::CancelToken token;
-    };
-    // What crosses between the owner's thread and a job's (the job's work,
-    // its result, a posted call) passes through a lock of ours: the locks
-    // Qt orders them with (the thread pool's queue, QFuture, the event
-    // queue) are in Qt, which ThreadSanitizer does not see, and it would
-    // take the hand-over for a race.
-    template <typename T>
-    class Handoff {
-    public:
-        void put(T value) {
-            const std::lock_guard<std::mutex> lock(mutex_);
-            value_.emplace(std::move(value));
-        }
-        T take() {
-            const std::lock_guard<std::mutex> lock(mutex_);
-            return std::move(*value_);
-        }
-
-    private:
-        std::mutex mutex_;
-        std::optional<T> value_;
-    };
-    struct Posted {
-        quint64 job = 0;
-        std::function<void()> run;
     };
 
     quint64 begin() {
@@ -170,12 +142,9 @@ private:
 
     template <typename Task, typename Deliver>
     void run(quint64 job, Task task, Deliver deliver) {
-        auto work = std::make_shared<Handoff<Task>>();
-        work->put(std::move(task));
-        auto result = std::make_shared<Handoff<Result>>();
-        auto* watcher = new QFutureWatcher<void>(owner_);
+        auto* watcher = new QFutureWatcher<Result>(owner_);
         QObject::connect(watcher, &QFutureWatcherBase::finished, owner_,
-                         [this, watcher, job, result, deliver = std::move(deliver)] {
+                         [this, watcher, job, deliver = std::move(deliver)] {
                              watcher->deleteLater();
                              prune();
                              if (job != generation_)
@@ -184,41 +153,31 @@ private:
                                  busy_ = false;
                              if (delivery_ == JobDelivery::NewestOnly)
                                  busy_ = false;
-                             deliver(result->take());
+                             deliver(watcher->result());
                          });
         // The token reaches the reads too: a web server's transfer stops with it.
-        const QFuture<void> future = QtConcurrent::run([work, token = token_, result] {
-            const tensordict::CancelScope scope(&token);
-            result->put(work->take()(token));
-        });
+        const QFuture<Result> future =
+            QtConcurrent::run([task = std::move(task), token = token_]() -> Result {
+                const tensordict::CancelScope scope(&token);
+                return task(token);
+            });
         watcher->setFuture(future);
         running_.append({future, token_});
     }
 
-    // Calls `f` on the owner's thread, after every call posted before it
-    // (so in order with the job's other posts and before its finish),
-    // unless `job` is no longer the newest by then. (The owner outlives
-    // every job: the tracker, its member, waits for them.)
+    // Calls `f` on the owner's thread, as a queued call posted now (so in
+    // order with the job's other posts and before its finish), unless `job`
+    // is no longer the newest by then. (The owner outlives every job: the
+    // tracker, its member, waits for them.)
     template <typename F>
     void post(quint64 job, F f) {
-        {
-            const std::lock_guard<std::mutex> lock(postedMutex_);
-            posted_.push_back({job, std::function<void()>(std::move(f))});
-        }
         QMetaObject::invokeMethod(
-            owner_, [this] { runOldestPosted(); }, Qt::QueuedConnection);
-    }
-    void runOldestPosted() {
-        Posted call;
-        {
-            const std::lock_guard<std::mutex> lock(postedMutex_);
-            if (posted_.empty())
-                return;
-            call = std::move(posted_.front());
-            posted_.pop_front();
-        }
-        if (call.job == generation_ && busy_)
-            call.run();
+            owner_,
+            [this, job, f = std::move(f)]() mutable {
+                if (job == generation_ && busy_)
+                    f();
+            },
+            Qt::QueuedConnection);
     }
 
     void prune() {
@@ -231,6 +190,4 @@ private:
     bool busy_ = false;
     tensordict::CancelToken token_;
     QList<Running> running_;
-    std::mutex postedMutex_;
-    std::deque<Posted> posted_;  // the calls posted to the owner's thread, oldest first
 };
