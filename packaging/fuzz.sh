@@ -63,7 +63,7 @@ done
 
 # --- the toolchain and the core's dependencies (no libtorch: the fuzz build does not use it)
 packages=(clang-14 libclang-rt-14-dev build-essential cmake ninja-build pkg-config qt6-base-dev
-          libisal-dev liblzma-dev libbz2-dev zlib1g-dev rapidjson-dev)
+          libisal-dev libdeflate-dev liblzma-dev libbz2-dev zlib1g-dev rapidjson-dev)
 "$source_dir/packaging/install-deps.sh" "${packages[@]}"
 
 # --- build

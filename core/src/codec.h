@@ -31,9 +31,10 @@ std::string compressPayload(const std::byte* data, std::size_t size, int method,
                             const std::function<bool(std::uint64_t)>& onInput);
 
 // Parallel deflate, the pigz method: a payload cut into chunks, each
-// compressed on its own (primed with the 32 KiB of input before it, so
-// matches still reach back across the cut) and ended on a byte boundary with
-// an empty stored block; the last chunk ends the stream. Their
+// compressed on its own (by zlib and ISA-L primed with the 32 KiB of input
+// before it, so matches still reach back across the cut; libdeflate takes no
+// dictionary) and ended on a byte boundary with an empty stored block; the
+// last chunk ends the stream. Their
 // concatenation is one valid raw deflate stream.
 constexpr std::size_t kDeflateChunk = 1u << 20;
 std::string deflateChunk(const std::byte* data, std::size_t size, const std::byte* dictionary,

@@ -3,6 +3,7 @@
 // back exactly without inflating the rest, and a damaged or forged index is
 // never trusted into wrong values.
 
+#include <zlib.h>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <thread>
 
+#include "../../core/src/codec.h"
 #include "libzip_reader.h"
 #include "tensordict/check.h"
 #include "tensordict/error.h"
@@ -146,10 +148,64 @@ private:
 private Q_SLOTS:
     void initTestCase() { QVERIFY(scratch_.isValid()); }
 
+    // Chunks of many lengths and contents, deflated as the writer deflates
+    // them (primed where the codec takes a dictionary) and concatenated, are
+    // one stream that zlib inflates to the input, ending at its last byte:
+    // the join holds whatever bit a chunk's stream ended on, for stored,
+    // fixed and dynamic blocks, and for an empty chunk.
+    void chunksJoinIntoOneStream_data() {
+        QTest::addColumn<int>("level");
+        for (int level = -1; level <= 9; ++level)
+            if (level != 0)
+                QTest::addRow("level %d", level) << level;
+    }
+    void chunksJoinIntoOneStream() {
+        QFETCH(int, level);
+        std::vector<std::uint8_t> data;
+        std::vector<std::size_t> cuts{0, 0};  // an empty chunk first
+        std::uint64_t x = 88172645463325252ull;
+        const auto next = [&x] {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            return x;
+        };
+        for (int piece = 0; piece < 160; ++piece) {
+            const std::size_t n = piece % 40 == 39 ? kDeflateChunk : next() % 20000;
+            const int kind = int(next() % 4);
+            for (std::size_t i = 0; i < n; ++i)
+                data.push_back(kind == 0   ? 0                                    // a run
+                               : kind == 1 ? std::uint8_t(next())                 // noise: stored
+                               : kind == 2 ? std::uint8_t("deflate "[i % 8])      // text
+                                           : std::uint8_t(i / 64 + next() % 3));  // a ramp
+            cuts.push_back(data.size());
+        }
+        const auto* bytes = reinterpret_cast<const std::byte*>(data.data());
+        std::string stream;
+        for (std::size_t c = 1; c < cuts.size(); ++c) {
+            const std::size_t begin = cuts[c - 1], end = cuts[c];
+            const std::size_t dictionary = std::min<std::size_t>(begin, 32768);
+            stream += deflateChunk(bytes + begin, end - begin, bytes + begin - dictionary,
+                                   dictionary, c + 1 == cuts.size(), level);
+        }
+        std::vector<std::uint8_t> back(data.size() + 1);
+        z_stream z{};
+        QCOMPARE(inflateInit2(&z, -MAX_WBITS), Z_OK);
+        z.next_in = reinterpret_cast<Bytef*>(stream.data());
+        z.avail_in = uInt(stream.size());
+        z.next_out = back.data();
+        z.avail_out = uInt(back.size());
+        const int rc = inflate(&z, Z_FINISH);
+        const std::uint64_t out = z.total_out;
+        inflateEnd(&z);
+        QCOMPARE(rc, Z_STREAM_END);
+        QCOMPARE(z.avail_in, 0u);
+        QCOMPARE(out, std::uint64_t(data.size()));
+        QVERIFY(std::memcmp(back.data(), data.data(), data.size()) == 0);
+    }
+
     void otherReadersReadThemUnchanged_data() {
         QTest::addColumn<int>("level");
         QTest::addColumn<int>("threads");
-        for (int level : {1, 6, 9})
+        for (int level : {1, 4, 5, 6, 7, 9})
             for (int threads : {1, 2})
                 QTest::addRow("level %d, %d thread(s)", level, threads) << level << threads;
     }
