@@ -57,8 +57,7 @@ public:
     QStringList viewNames() {
         QStringList names;
         if (load())
-            reinterpret_cast<decltype(&tdstudio_window_view_names)>(
-                ::dlsym(handle_, "tdstudio_window_view_names"))(&names);
+            viewNames_(&names);
         return names;
     }
     int run(int argc, char** argv, const cli::Options& options) {
@@ -66,14 +65,13 @@ public:
             QTextStream(stderr) << "tdstudio: cannot open the window: " << failure_ << '\n';
             return 1;
         }
-        return reinterpret_cast<decltype(&tdstudio_window_run)>(
-            ::dlsym(handle_, "tdstudio_window_run"))(argc, argv, &options);
+        return run_(argc, argv, &options);
     }
 
 private:
     bool load() {
-        if (handle_ || !failure_.isEmpty())
-            return handle_ != nullptr;
+        if (run_ || !failure_.isEmpty())
+            return run_ != nullptr;
         const QString exe = QFileInfo("/proc/self/exe").canonicalFilePath();
         const QDir here = QFileInfo(exe).dir();
         QStringList tried;
@@ -83,19 +81,28 @@ private:
                 tried << path;
                 continue;
             }
-            handle_ = ::dlopen(QFile::encodeName(path).constData(), RTLD_NOW | RTLD_LOCAL);
-            if (handle_ && ::dlsym(handle_, "tdstudio_window_run") &&
-                ::dlsym(handle_, "tdstudio_window_view_names"))
-                return true;
-            failure_ = path + ": " + (handle_ ? "not tdstudio's window module" : ::dlerror());
-            handle_ = nullptr;
+            void* handle = ::dlopen(QFile::encodeName(path).constData(), RTLD_NOW | RTLD_LOCAL);
+            if (!handle) {
+                failure_ = path + ": " + ::dlerror();
+                return false;
+            }
+            run_ = reinterpret_cast<decltype(&tdstudio_window_run)>(
+                ::dlsym(handle, "tdstudio_window_run"));
+            viewNames_ = reinterpret_cast<decltype(&tdstudio_window_view_names)>(
+                ::dlsym(handle, "tdstudio_window_view_names"));
+            if (run_ && viewNames_)
+                return true;  // kept loaded until the process ends
+            ::dlclose(handle);
+            run_ = nullptr;
+            failure_ = path + ": not tdstudio's window module";
             return false;
         }
         failure_ = "no tdstudio-window.so in " + tried.join(" or ");
         return false;
     }
 
-    void* handle_ = nullptr;
+    decltype(&tdstudio_window_run) run_ = nullptr;
+    decltype(&tdstudio_window_view_names) viewNames_ = nullptr;
     QString failure_;
 };
 

@@ -40,16 +40,12 @@ public:
         const std::size_t item = itemSize(dtype);
         if (dtype == DType::BFloat16 || dtype == DType::Float16) {
             widened_.resize(n);
-            if (dtype == DType::BFloat16)
-                for (std::size_t i = 0; i < n; ++i) {  // bfloat16 is float32's top half
-                    std::uint16_t h;
-                    std::memcpy(&h, raw + i * 2, 2);
-                    const std::uint32_t bits = std::uint32_t(h) << 16;
-                    std::memcpy(&widened_[i], &bits, 4);
-                }
-            else
-                for (std::size_t i = 0; i < n; ++i)
-                    widened_[i] = float(elementAsDouble(raw + i * item, dtype));
+            const auto widen = dtype == DType::BFloat16 ? bfloat16ToFloat : halfToFloat;
+            for (std::size_t i = 0; i < n; ++i) {
+                std::uint16_t h;
+                std::memcpy(&h, raw + i * 2, 2);
+                widened_[i] = widen(h);
+            }
             float32_ = widened_.data();
             return;
         }
@@ -114,7 +110,6 @@ Sums sumsOf(std::size_t n, B b, A a, bool compare) {
     bool haveShift = false;
     for (std::size_t i = 0; i < n; ++i) {
         const double y = b(i);
-        m.zeros += y == 0;
         const bool finite = std::isfinite(y);
         if (!finite) {
             m.nans += std::isnan(y);

@@ -12,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLibraryInfo>
 #include <QProcess>
 #include <QSettings>
 #include <QTemporaryDir>
@@ -128,6 +129,18 @@ private Q_SLOTS:
         QCOMPARE(p.exitCode(), 2);
         err = p.readAllStandardError();
         QVERIFY2(err.contains("cannot load the window"), err.constData());
+        // A library of that name that is not the window module is refused.
+        const QString impostor = QFileInfo(alone).path() + "/tdstudio-window.so";
+        QVERIFY(QFile::copy(QLibraryInfo::path(QLibraryInfo::LibrariesPath) + "/libQt6Core.so.6",
+                            impostor));
+        p.start(alone, {archive});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 1);
+        err = p.readAllStandardError();
+        QVERIFY2(err.contains("cannot open the window: " + QFile::encodeName(impostor) +
+                              ": not tdstudio's window module"),
+                 err.constData());
+        QFile::remove(impostor);
     }
 
     void versionIsSmall() {
