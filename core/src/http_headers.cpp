@@ -4,6 +4,8 @@
 #include <cctype>
 #include <limits>
 
+#include "tensordict/error.h"
+
 namespace tensordict::http {
 
 std::string percentEncode(std::string_view text, bool keepSlash) {
@@ -58,6 +60,32 @@ std::string_view trimmed(std::string_view s) {
     while (!s.empty() && blank(s.back()))
         s.remove_suffix(1);
     return s;
+}
+
+std::vector<std::pair<std::string, std::string>> parseHeaderLines(std::string_view lines,
+                                                                  const std::string& origin) {
+    // RFC 9110's token characters, which a field name is made of.
+    const auto tokenChar = [](unsigned char c) {
+        return std::isalnum(c) ||
+               std::string_view("!#$%&'*+-.^_`|~").find(char(c)) != std::string_view::npos;
+    };
+    std::vector<std::pair<std::string, std::string>> headers;
+    for (int number = 1; !lines.empty(); ++number) {
+        const std::size_t end = std::min(lines.find('\n'), lines.size());
+        const std::string_view line = trimmed(lines.substr(0, end));
+        lines.remove_prefix(std::min(end + 1, lines.size()));
+        if (line.empty())
+            continue;
+        const std::size_t colon = line.find(':');
+        const std::string_view name = line.substr(0, std::min(colon, line.size()));
+        if (colon == std::string_view::npos || name.empty() ||
+            !std::all_of(name.begin(), name.end(), tokenChar))
+            throw Error::invalid(origin, "line " + std::to_string(number) + " (\"" +
+                                             std::string(line) +
+                                             "\") is not a header: \"Name: value\" expected");
+        headers.emplace_back(std::string(name), std::string(trimmed(line.substr(colon + 1))));
+    }
+    return headers;
 }
 
 std::optional<ContentRange> parseContentRange(std::string_view value) {

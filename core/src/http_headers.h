@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace tensordict::http {
 
@@ -32,6 +34,13 @@ struct ResponseHeaders {
     // The version of the file the answer is of: its ETag, else its Last-Modified.
     const std::string& validator() const { return !etag.empty() ? etag : lastModified; }
 };
+
+// "Name: value" lines (TDSTUDIO_HTTP_HEADERS), one header each; blank lines
+// are skipped. A line without a name before its ':', or with a character a
+// header name cannot hold, throws Error (invalid) naming `origin` and the
+// line: a header sent mangled would fail far from its cause.
+std::vector<std::pair<std::string, std::string>> parseHeaderLines(std::string_view lines,
+                                                                  const std::string& origin);
 
 // `s` without the spaces, tabs and line ends around it.
 std::string_view trimmed(std::string_view s);

@@ -10,7 +10,6 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -238,10 +237,9 @@ HttpDialect::Headers requestHeaders(const Endpoint& at, const std::string& range
     const std::string bearer = envOr("TDSTUDIO_HTTP_BEARER");
     if (!bearer.empty())
         headers.emplace_back("Authorization", "Bearer " + bearer);
-    std::istringstream extra(envOr("TDSTUDIO_HTTP_HEADERS"));
-    for (std::string line; std::getline(extra, line);)
-        if (const std::string_view header = http::trimmed(line); !header.empty())
-            headers.emplace_back(std::string(header), std::string());  // "Name: value", as set
+    for (auto& header :
+         http::parseHeaderLines(envOr("TDSTUDIO_HTTP_HEADERS"), "TDSTUDIO_HTTP_HEADERS"))
+        headers.push_back(std::move(header));
     return headers;
 }
 
@@ -301,8 +299,9 @@ Response fetch(const Endpoint& at, std::uint64_t from, std::uint64_t length,
             curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
         curl_slist* headers = nullptr;
         for (const auto& [name, value] : requestHeaders(at, range, validator))
-            headers =
-                curl_slist_append(headers, (value.empty() ? name : name + ": " + value).c_str());
+            // "Name;" is libcurl's way to send a header with no value ("Name:" removes it).
+            headers = curl_slist_append(headers,
+                                        (value.empty() ? name + ";" : name + ": " + value).c_str());
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
         ++inFlightCount;
         const CURLcode rc = curl_easy_perform(h);

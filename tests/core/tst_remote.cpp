@@ -55,6 +55,12 @@ private Q_SLOTS:
         location /hop1/ { rewrite ^/hop1/(.*)$ /hop2/$1 redirect; }
         location /hop2/ { rewrite ^/hop2/(.*)$ /$1 redirect; }
         location /loop/ { rewrite ^/loop/(.*)$ /loop/$1 redirect; }
+        location /private/ {
+            alias %1/;
+            if ($http_authorization != "Bearer t0ken") { return 401; }
+            if ($http_x_team != "vision") { return 401; }
+            if ($http_x_empty != "") { return 400; }
+        }
 )")
                                                           .arg(root));
         QVERIFY2(server_->isRunning(), qPrintable(server_->error()));
@@ -254,6 +260,38 @@ private Q_SLOTS:
         const TensorDict td = load(url("hop1/tensordict-0.14/archive_simple.tdz").toStdString());
         QVERIFY(compare(td, load(testsupport::fixturePath("archive_simple.tdz").toStdString()))
                     .equal());
+    }
+
+    void credentialsComeFromTheEnvironment() {
+        // A server that wants a bearer token and a header of its own: each
+        // refusal is a denial, and with both set the file reads.
+        const std::string archive = url("private/tensordict-0.14/archive_simple.tdz").toStdString();
+        const auto kindOf = [&] {
+            try {
+                load(archive);
+            } catch (const Error& e) {
+                return int(e.kind());
+            }
+            return -1;
+        };
+        QCOMPARE(kindOf(), int(ErrorKind::Denied));  // 401: no token
+        qputenv("TDSTUDIO_HTTP_BEARER", "t0ken");
+        QCOMPARE(kindOf(), int(ErrorKind::Denied));  // 401: no X-Team
+        qputenv("TDSTUDIO_HTTP_HEADERS", "\n  X-Team:   vision \r\nX-Empty:\n");
+        QCOMPARE(kindOf(), -1);
+        QVERIFY(compare(load(archive),
+                        load(testsupport::fixturePath("archive_simple.tdz").toStdString()))
+                    .equal());
+        // A line that is not a header is refused before anything is sent.
+        const int before = server_->requests().size();
+        qputenv("TDSTUDIO_HTTP_HEADERS", "X-Team: vision\nX-Team vision");
+        const QString error = errorOf([&] { load(archive); });
+        QVERIFY2(error.contains("TDSTUDIO_HTTP_HEADERS") && error.contains("line 2"),
+                 qPrintable(error));
+        QCOMPARE(kindOf(), int(ErrorKind::Invalid));
+        QCOMPARE(server_->requests().size(), before);
+        qunsetenv("TDSTUDIO_HTTP_HEADERS");
+        qunsetenv("TDSTUDIO_HTTP_BEARER");
     }
 
     void httpsTrustsOnlyWhatItShould() {
