@@ -78,8 +78,10 @@ std::vector<std::pair<std::string, std::string>> parseHeaderLines(std::string_vi
             continue;
         const std::size_t colon = line.find(':');
         const std::string_view name = line.substr(0, std::min(colon, line.size()));
+        const auto control = [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7F; };
         if (colon == std::string_view::npos || name.empty() ||
-            !std::all_of(name.begin(), name.end(), tokenChar))
+            !std::all_of(name.begin(), name.end(), tokenChar) ||
+            std::any_of(line.begin(), line.end(), control))
             throw Error::invalid(origin, "line " + std::to_string(number) + " (\"" +
                                              std::string(line) +
                                              "\") is not a header: \"Name: value\" expected");

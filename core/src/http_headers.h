@@ -36,9 +36,10 @@ struct ResponseHeaders {
 };
 
 // "Name: value" lines (TDSTUDIO_HTTP_HEADERS), one header each; blank lines
-// are skipped. A line without a name before its ':', or with a character a
-// header name cannot hold, throws Error (invalid) naming `origin` and the
-// line: a header sent mangled would fail far from its cause.
+// are skipped. A line without a name before its ':', with a character a
+// header name cannot hold, or with a control character (a carriage return
+// would start another header) throws Error (invalid) naming `origin` and
+// the line: a header sent mangled would fail far from its cause.
 std::vector<std::pair<std::string, std::string>> parseHeaderLines(std::string_view lines,
                                                                   const std::string& origin);
 

@@ -289,6 +289,8 @@ private Q_SLOTS:
         QVERIFY2(error.contains("TDSTUDIO_HTTP_HEADERS") && error.contains("line 2"),
                  qPrintable(error));
         QCOMPARE(kindOf(), int(ErrorKind::Invalid));
+        qputenv("TDSTUDIO_HTTP_HEADERS", "X-Team: vision\rX-Injected: 1");  // no header smuggled in
+        QCOMPARE(kindOf(), int(ErrorKind::Invalid));
         QCOMPARE(server_->requests().size(), before);
         qunsetenv("TDSTUDIO_HTTP_HEADERS");
         qunsetenv("TDSTUDIO_HTTP_BEARER");
