@@ -9,7 +9,8 @@
 //      `pigz -6 -p 2` and `gzip -6` of the leaf's file (goal: 2 threads >= 1.5x
 //      pigz, size <= 1.01x gzip -6's)
 //   C. 20,000 leaves of 5 KiB (200 groups x 100) from a directory to a stored
-//      .tdz, 1 and 2 threads, vs `zip -0 -r -q` of the directory (goal >= 1.5x);
+//      .tdz, 1 and 2 threads, vs `zip -0 -r -q` of the directory (goal >= 1.5x),
+//      and `tdstudio --save` of it, the whole process (goal >= 2x);
 //      also with every leaf mapped instead of read (LoadOptions::mapLeavesFrom)
 //   D. 100,000 leaves of 256 B (100 groups x 1000) from a directory to a
 //      stored .tdz and to a directory, 2 threads, vs `zip -0 -r -q` (Python's
@@ -486,6 +487,13 @@ int main(int argc, char** argv) {
         c.push_back({QString("save -> stored .tdz, %1 thread(s)").arg(t),
                      [&, t, out] { return timedSave(sourceC, out, archiveOptions(t)); }, out});
     }
+#ifdef TDSTUDIO_EXECUTABLE
+    c.push_back({"tdstudio --save SRC out.tdz (whole process)",
+                 [&] {
+                     return processSeconds({TDSTUDIO_EXECUTABLE, "--save", srcC, dir + "/C.tdz"});
+                 },
+                 dir + "/C.tdz"});
+#endif
     {
         const QString out = dir + "/C.tdz";
         c.push_back({"save -> stored .tdz, 2 thread(s), every leaf mapped",
@@ -553,6 +561,10 @@ int main(int argc, char** argv) {
          speedRatio(c, tdz1, "anchor: zip -0 -r -q out.zip SRC"), 1.5);
     goal("C: 20k small leaves .tdz 2 threads / zip -0 -r",
          speedRatio(c, tdz2, "anchor: zip -0 -r -q out.zip SRC"), 1.5);
+    goal("C: 20k small leaves, tdstudio --save process / zip -0 -r",
+         speedRatio(c, "tdstudio --save SRC out.tdz (whole process)",
+                    "anchor: zip -0 -r -q out.zip SRC"),
+         2.0);
     goal("C: small leaves read / every leaf mapped, 2 threads",
          speedRatio(c, tdz2, "save -> stored .tdz, 2 thread(s), every leaf mapped"), 1.0);
     goal("D: 100k leaves .tdz 2 threads / zip -0 -r",

@@ -4,6 +4,8 @@
 
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
+#include <thread>
 
 #include "options.h"
 #include "tensordict/save.h"
@@ -85,7 +87,8 @@ private Q_SLOTS:
         const cli::SaveRequest defaults = r.options.save;
         QCOMPARE(defaults.source, QString("src"));
         QCOMPARE(defaults.destination, QString("dst"));
-        QVERIFY(!defaults.compression && defaults.level == -1 && defaults.threads == 0);
+        QVERIFY(!defaults.compression && defaults.level == -1 &&
+                defaults.threads == int(std::max(1u, std::thread::hardware_concurrency())));
         QVERIFY(!defaults.archive && !defaults.atomic && defaults.robustKey &&
                 !defaults.allowOutsideLinks && !defaults.skipObjects && defaults.keys.isEmpty());
 

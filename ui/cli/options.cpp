@@ -3,9 +3,11 @@
 #include "tensordict/error.h"
 
 #include <QCommandLineParser>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <thread>
 
 #include "node_text.h"
 #include "tensordict/save.h"
@@ -131,8 +133,8 @@ void describe(QCommandLineParser& parser) {
                       "(bzip2: 1 to 9).",
                       "N", "-1"});
     parser.addOption({"threads",
-                      "With --save: writer threads (0 or 1: one). With --diff, --check and "
-                      "--series: reading threads (0: one per core).",
+                      "With --save: writer threads (default: one per core; 0 or 1: one). With "
+                      "--diff, --check and --series: reading threads (0: one per core).",
                       "N", "0"});
     parser.addOption({"atomic", "With --save: write under a temporary name and rename onto DEST."});
     parser.addOption({"no-robust-key", "With --save: raw key names as file names (legacy)."});
@@ -467,7 +469,9 @@ QString readSave(const QCommandLineParser& parser, const QStringList& args, Save
         integerValue(parser, "threads", 0, 1 << 16, "0 or more; 0 or 1: one", &error);
     if (!threads)
         return error;
-    save->threads = *threads;
+    // Unset: every core, as pigz does; the output is the same for any count.
+    save->threads =
+        parser.isSet("threads") ? *threads : int(std::max(1u, std::thread::hardware_concurrency()));
     save->archive = parser.isSet("archive");
     save->atomic = parser.isSet("atomic");
     save->robustKey = !parser.isSet("no-robust-key");
