@@ -193,12 +193,11 @@ private:
         for (std::size_t i = u.first; i < u.last; ++i) {
             progress_.throwIfCancelled(path_);
             const PlannedFile& file = plan_.files[i];
-            const LeafBytes bytes = file.bytes();
             zip::EntryHeader& h = headers_[i];
             buffer += zip::localHeader(h);  // its CRC is patched in below
             const std::size_t at = buffer.size();
             buffer.resize(at + file.size);
-            copySource(file, buffer.data() + at, bytes.data.get(), file.size);
+            readSmallSource(file, buffer.data() + at);
             h.crc = crc32Of(reinterpret_cast<const std::byte*>(buffer.data() + at), file.size);
             const std::string header = zip::localHeader(h);
             buffer.replace(at - header.size(), header.size(), header);
@@ -403,6 +402,14 @@ private:
             guardedCopy(dst, src, n, *file.leaf);
         else if (n)
             std::memcpy(dst, src, n);
+    }
+    // A small file's bytes straight into the group's buffer: one read of
+    // the file (Node::readInto), no mapping to make and unmap, nothing kept.
+    static void readSmallSource(const PlannedFile& file, char* dst) {
+        if (file.leaf)
+            file.leaf->readInto(0, reinterpret_cast<std::byte*>(dst), file.size);
+        else if (file.size)
+            std::memcpy(dst, file.content.data(), file.size);
     }
     template <typename F>
     static void guardSource(const PlannedFile& file, F&& work) {
