@@ -1,5 +1,7 @@
 #pragma once
 
+#include <QCoreApplication>
+#include <QEvent>
 #include <QFuture>
 #include <QFutureWatcher>
 #include <QList>
@@ -48,6 +50,35 @@ inline void send() {}
 inline void receive() {}
 #endif
 }  // namespace jobhandover
+
+// A call a job posts to its owner's thread: an event built on the job's
+// thread before the hand-over is told (a functor queued with invokeMethod
+// would be built inside Qt, after it), run by the tracker's mailbox.
+class PostedCall final : public QEvent {
+public:
+    explicit PostedCall(std::function<void()> call) : QEvent(type()), call_(std::move(call)) {}
+    static QEvent::Type type() {
+        static const int registered = QEvent::registerEventType();
+        return static_cast<QEvent::Type>(registered);
+    }
+    void run() { call_(); }
+
+private:
+    std::function<void()> call_;
+};
+
+// Where a tracker's posted calls arrive, on the owner's thread; deleting it
+// drops the calls not yet run.
+class JobMailbox final : public QObject {
+public:
+    bool event(QEvent* e) override {
+        if (e->type() != PostedCall::type())
+            return QObject::event(e);
+        jobhandover::receive();
+        static_cast<PostedCall*>(e)->run();
+        return true;
+    }
+};
 
 // How a tracker treats a job started while another runs.
 enum class JobDelivery {
@@ -205,21 +236,18 @@ private:
         running_.append({future, token_});
     }
 
-    // Calls `f` on the owner's thread, as a queued call posted now (so in
-    // order with the job's other posts and before its finish), unless `job`
-    // is no longer the newest by then. (The owner outlives every job: the
-    // tracker, its member, waits for them.)
+    // Calls `f` on the owner's thread, as an event posted now (so in order
+    // with the job's other posts and before its finish, which arrives
+    // through the same event queue), unless `job` is no longer the newest
+    // by then. (The owner outlives every job: the tracker waits for them.)
     template <typename F>
     void post(quint64 job, F f) {
+        auto* call = new PostedCall([this, job, f = std::move(f)]() mutable {
+            if (job == generation_ && busy_)
+                f();
+        });
         jobhandover::send();
-        QMetaObject::invokeMethod(
-            owner_,
-            [this, job, f = std::move(f)]() mutable {
-                jobhandover::receive();
-                if (job == generation_ && busy_)
-                    f();
-            },
-            Qt::QueuedConnection);
+        QCoreApplication::postEvent(&mailbox_, call);
     }
 
     void prune() {
@@ -227,6 +255,7 @@ private:
     }
 
     QObject* owner_;
+    JobMailbox mailbox_;  // made on the owner's thread, with the tracker
     JobDelivery delivery_;
     quint64 generation_ = 0;
     bool busy_ = false;
