@@ -148,8 +148,9 @@ int libdeflateLevelFor(int zipLevel) {
     }
 }
 
-bool libdeflateLevel(int level) {
-    return libdeflateLevelFor(level < 0 ? kDefaultDeflateLevel : level) != 0;
+// libdeflate's level for zip level `level` (-1: the default), 0 when zlib or ISA-L takes it.
+int libdeflateLevelOf(int level) {
+    return libdeflateLevelFor(level < 0 ? kDefaultDeflateLevel : level);
 }
 
 // Where a complete raw deflate stream's final block begins and where its
@@ -196,7 +197,7 @@ std::string deflateLibdeflate(const std::byte* data, std::size_t size, bool fini
         void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
     };
     thread_local std::unique_ptr<libdeflate_compressor, Free> compressors[13];
-    const int ours = libdeflateLevelFor(level < 0 ? kDefaultDeflateLevel : level);
+    const int ours = libdeflateLevelOf(level);
     auto& compressor = compressors[ours];
     if (!compressor) {
         compressor.reset(libdeflate_alloc_compressor(ours));
@@ -229,7 +230,7 @@ std::string deflateRaw(const std::byte* data, std::size_t size, int level,
                        const std::function<bool(std::uint64_t)>& onInput) {
     if (isalLevel(level))
         return deflateIsal(data, size, nullptr, 0, true, level, onInput);
-    if (libdeflateLevel(level)) {  // in chunks, joined, to report progress as it goes
+    if (libdeflateLevelOf(level) != 0) {  // in chunks, joined, to report progress as it goes
         std::string out;
         std::size_t done = 0;
         do {
@@ -369,7 +370,7 @@ std::string deflateChunk(const std::byte* data, std::size_t size, const std::byt
                          std::size_t dictionarySize, bool last, int level) {
     if (isalLevel(level))
         return deflateIsal(data, size, dictionary, dictionarySize, last, level, {});
-    if (libdeflateLevel(level))
+    if (libdeflateLevelOf(level) != 0)
         return deflateLibdeflate(data, size, last, level);
     z_stream z{};
     if (deflateInit2(&z, level < 0 ? Z_DEFAULT_COMPRESSION : std::min(level, 9), Z_DEFLATED,
