@@ -215,6 +215,14 @@ public:
     void readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
                        std::size_t n) const override {
         const Entry& entry = find(info.path);
+        // A deflate entry with access points: its segments inflated on every
+        // core straight into `out` (a streaming reader's chunk).
+        if (entry.central.method == zip::kDeflate && n > 0 && offset <= entry.central.size &&
+            n <= entry.central.size - offset &&
+            !inflatedCache_.find(entry.central.name, offset + n))
+            if (const std::optional<Segments> index = segmentsOf(entry);
+                index && inflateSegmentsInto(entry, *index, offset, offset + n, out))
+                return;
         // Where the archive maps, its mapping: a tensor over another view of
         // the same storage may have written into it.
         if (entry.central.method != zip::kStored || archiveMapping().data ||
@@ -257,14 +265,14 @@ public:
             if (auto kept = inflatedCache_.find(segmentKey(first)))
                 return part(*kept);
             LeafBytes segment = allocateOwnedBuffer(index->segmentSize(first, entry.central.size));
-            if (!inflateSegments(entry, *index, start, start + segment.size,
-                                 intoBuffer(segment.data.get())))
+            if (!inflateSegmentsInto(entry, *index, start, start + segment.size,
+                                     segment.data.get()))
                 return Store::leafBytesRange(info, offset, length, alignment);
             inflatedCache_.insert(segmentKey(first), segment);
             return part(segment);
         }
         LeafBytes out = allocateOwnedBuffer(length);
-        if (!inflateSegments(entry, *index, offset, offset + length, intoBuffer(out.data.get())))
+        if (!inflateSegmentsInto(entry, *index, offset, offset + length, out.data.get()))
             return Store::leafBytesRange(info, offset, length, alignment);
         return out;
     }
@@ -413,7 +421,7 @@ private:
             return inflateToTemporaryFile(entry, payload, nbytes);
         LeafBytes out = allocateOwnedBuffer(nbytes);
         const std::optional<Segments> index = segmentsOf(entry, payload);
-        if (!index || !inflateSegments(entry, *index, 0, nbytes, intoBuffer(out.data.get())))
+        if (!index || !inflateSegmentsInto(entry, *index, 0, nbytes, out.data.get()))
             guardedInflate(entry, payload, out.data.get(), nbytes);
         inflatedCache_.insert(name, out);
         return out;
@@ -519,13 +527,23 @@ private:
     }
 
     // Inflates bytes [begin, end) of an entry segment by segment on all
-    // cores: each segment is handed to deliver(data, n, offset from begin),
-    // from any of them. The segments are a hint: when one does not inflate
-    // to exactly its size and CRC, they are forgotten for good and false
-    // returned, for the caller to inflate from the start (which reports
-    // what is really wrong). A file changed underneath still throws.
+    // cores into `out`: a segment that lies wholly in the range is decoded
+    // in place, the two at its ends through a buffer.
+    bool inflateSegmentsInto(const Entry& entry, const Segments& index, std::uint64_t begin,
+                             std::uint64_t end, std::byte* out) const {
+        return inflateSegments(entry, index, begin, end, intoBuffer(out), out);
+    }
+
+    // The same, each segment handed to deliver(data, n, offset from begin),
+    // from any of the threads; where `direct` is given, a segment wholly in
+    // the range is decoded there instead (and not delivered). The segments
+    // are a hint: when one does not inflate to exactly its size and CRC,
+    // they are forgotten for good and false returned, for the caller to
+    // inflate from the start (which reports what is really wrong). A file
+    // changed underneath still throws.
     bool inflateSegments(const Entry& entry, const Segments& index, std::uint64_t begin,
-                         std::uint64_t end, const Deliver& deliver) const {
+                         std::uint64_t end, const Deliver& deliver,
+                         std::byte* direct = nullptr) const {
         const std::string where = describe(entry.central.name);
         const int threads = inflateThreads();
         const std::size_t first = begin / index.spacing;
@@ -538,15 +556,21 @@ private:
         try {
             parallelFor(
                 last - first + 1, threads,
-                [&] { return std::unique_ptr<std::byte[]>(new std::byte[index.spacing]); },
+                [] { return std::unique_ptr<std::byte[]>(); },  // made when a segment needs it
                 [&](std::unique_ptr<std::byte[]>& buffer, std::size_t k) {
                     const std::size_t i = first + k;
                     const std::uint64_t segmentBegin = i * index.spacing;
                     const std::uint64_t size = index.segmentSize(i, entry.central.size);
+                    const bool inPlace =
+                        direct && segmentBegin >= begin && segmentBegin + size <= end;
+                    if (!inPlace && !buffer)
+                        buffer.reset(new std::byte[index.spacing]);
+                    std::byte* const target =
+                        inPlace ? direct + (segmentBegin - begin) : buffer.get();
                     std::size_t got = 0;
                     try {
                         const std::unique_ptr<Decompressor> decoder = index.open(i);
-                        if (!tryGuardedRun([&] { got = decoder->read(buffer.get(), size); })) {
+                        if (!tryGuardedRun([&] { got = decoder->read(target, size); })) {
                             changed = true;
                             throw Error::changed(where);
                         }
@@ -555,11 +579,13 @@ private:
                             throw;
                         throw NotAPoint{};
                     }
-                    if (got != size || crc32Of(buffer.get(), size) != index.crcs[i])
+                    if (got != size || crc32Of(target, size) != index.crcs[i])
                         throw NotAPoint{};
+                    if (inPlace)
+                        return;
                     const std::uint64_t from = std::max(begin, segmentBegin);
                     const std::uint64_t to = std::min(end, segmentBegin + size);
-                    deliver(buffer.get() + (from - segmentBegin), to - from, from - begin);
+                    deliver(target + (from - segmentBegin), to - from, from - begin);
                 });
         } catch (const NotAPoint&) {
             crcsMatch = false;

@@ -1,5 +1,6 @@
 #include "tensordict/guarded_read.h"
 
+#include <sys/mman.h>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -16,6 +17,7 @@
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
 #include "tensordict/store.h"
+#include "worker_threads.h"
 
 namespace tensordict {
 namespace {
@@ -125,31 +127,50 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
     size_ = leaf.leaf().nbytes;
     if (size_ == 0)
         return;
-    if (leaf.leaf().storage.kind == StorageKind::CompressedEntry && leaf.leaf().storage.isPlain() &&
-        leaf.store() && !leaf.store()->isResident(leaf.leaf().storage)) {
-        // Inflated as it is read: a leaf of any size costs one chunk of memory.
-        stream_ = std::make_unique<Stream>();
-        stream_->payload = leaf.store()->compressedPayload(leaf.leaf().storage);
-        stream_->decoder =
-            Decompressor::create(leaf.leaf().storage.zipMethod, stream_->payload.data.get(),
-                                 stream_->payload.size, leaf.fileName());
-        // A first pass over a large deflate entry leaves access points behind.
-        const StorageInfo& info = leaf.leaf().storage;
-        if (const std::uint64_t spacing = leaf.store()->recordPointsEvery(info);
-            spacing && info.size == size_)
-            stream_->decoder->recordPoints(spacing, size_,
-                                           [store = leaf.store(), info](auto points) {
-                                               store->keepRecordedPoints(info, std::move(points));
-                                           });
-    } else if (leaf.leaf().storage.isPlain() && leaf.store() &&
-               !leaf.store()->readsInPlace(leaf.leaf().storage)) {
+    const StorageInfo& info = leaf.leaf().storage;
+    if (info.kind == StorageKind::CompressedEntry && info.isPlain() && leaf.store() &&
+        !leaf.store()->isResident(info)) {
+        compressed_ = true;  // inflated front to back from the first read, unless by ranges
+    } else if (info.isPlain() && leaf.store() && !leaf.store()->readsInPlace(info)) {
         ranged_ = true;  // read chunk by chunk: a leaf of any size costs one chunk
     } else {
         mapped_ = leaf.bytes();
     }
     // The CRC covers the whole entry: checked when the leaf is all of it.
-    checkCrc_ = leaf.leaf().storage.crc32.has_value() && leaf.leaf().storage.isPlain() &&
-                leaf.leaf().storage.size == size_;
+    checkCrc_ = info.crc32.has_value() && info.isPlain() && info.size == size_;
+}
+
+void LeafReader::readAsStream() {
+    const StorageInfo& info = leaf_.leaf().storage;
+    if (!compressed_)
+        throw Error::invalid(formatKeyPath(leaf_.keyPath()), "not a compressed entry");
+    ranged_ = segmented_ = false;
+    // Inflated as it is read: a leaf of any size costs one chunk of memory.
+    stream_ = std::make_unique<Stream>();
+    stream_->payload = leaf_.store()->compressedPayload(info);
+    stream_->decoder = Decompressor::create(info.zipMethod, stream_->payload.data.get(),
+                                            stream_->payload.size, leaf_.fileName());
+    // A first pass over a large deflate entry leaves access points behind.
+    if (const std::uint64_t spacing = leaf_.store()->recordPointsEvery(info);
+        spacing && done_ == 0 && info.size == size_)
+        stream_->decoder->recordPoints(spacing, size_, [store = leaf_.store(), info](auto points) {
+            store->keepRecordedPoints(info, std::move(points));
+        });
+    // What was read by range: inflated again and dropped.
+    std::unique_ptr<std::byte[]> skipped;
+    constexpr std::size_t kSkipChunk = 1u << 20;
+    for (std::uint64_t left = done_; left > 0;) {
+        if (!skipped)
+            skipped.reset(new std::byte[kSkipChunk]);
+        const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kSkipChunk, left));
+        std::size_t got = 0;
+        guardedRun([&] { got = stream_->decoder->read(skipped.get(), want); }, leaf_);
+        if (got != want)
+            throw Error::corrupt(leaf_.fileName(), "compressed data ends after " +
+                                                       std::to_string(done_ - left + got) + " of " +
+                                                       std::to_string(size_) + " bytes");
+        left -= got;
+    }
 }
 
 LeafReader::~LeafReader() = default;
@@ -158,6 +179,8 @@ std::size_t LeafReader::read(std::byte* dst, std::size_t n) {
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(n, size_ - done_));
     if (want == 0)
         return 0;
+    if (compressed_ && !ranged_ && !stream_)
+        readAsStream();
     if (stream_) {
         std::size_t got = 0;
         guardedRun([&] { got = stream_->decoder->read(dst, want); }, leaf_);
@@ -174,11 +197,26 @@ std::size_t LeafReader::read(std::byte* dst, std::size_t n) {
     return want;
 }
 
-void LeafReader::fetchAt(std::uint64_t offset, std::byte* dst, std::size_t n) const {
+bool LeafReader::readByRanges() {
+    // Access points let several cores inflate a large entry at once; a
+    // small one, or small reads, are best inflated front to back.
+    constexpr std::uint64_t kByRangesFrom = 16u << 20;
+    const StorageInfo& info = leaf_.leaf().storage;
+    if (compressed_ && !stream_ && done_ == 0 && size_ >= kByRangesFrom && info.size == size_ &&
+        leaf_.store()->hasRandomAccess(info))
+        ranged_ = segmented_ = true;
+    return ranged_;
+}
+
+bool LeafReader::fetchAt(std::uint64_t offset, std::byte* dst, std::size_t n) const {
     if (!ranged_ || offset > size_ || n > size_ - offset)
-        throw Error::invalid(formatKeyPath(leaf_.keyPath()),
-                             "fetchAt() of a reader not by request");
+        throw Error::invalid(formatKeyPath(leaf_.keyPath()), "fetchAt() of a reader not by range");
+    // Points found wrong are forgotten (and recorded ones may be evicted):
+    // past that, a range would be inflated from the entry's start each time.
+    if (segmented_ && !leaf_.store()->hasRandomAccess(leaf_.leaf().storage))
+        return false;
     leaf_.store()->readLeafRange(leaf_.leaf().storage, offset, dst, n);
+    return true;
 }
 
 void LeafReader::taken(const std::byte* data, std::size_t n) {
@@ -280,12 +318,17 @@ void forEachRequestedChunk(LeafReader& reader, std::size_t chunk,
     constexpr double kFastBytesPerSecond = 400e6;
     const std::uint64_t size = reader.size();
     std::size_t inFlight = 1;
-    std::vector<std::byte> buffers[2];
+    // Not cleared: every byte is fetched before it is used.
+    struct Buffer {
+        std::unique_ptr<std::byte[]> bytes;
+        std::size_t capacity = 0, size = 0;
+        std::byte* data() const { return bytes.get(); }
+    } buffers[2];
     const CancelToken* cancel = CancelScope::current();  // for the helper threads too
     // Fills buffers[b] from `from` (its size: the batch); returns the seconds it took.
     const auto fetch = [&reader, &buffers, chunk, cancel](std::uint64_t from, int b) {
         const auto start = std::chrono::steady_clock::now();
-        const std::uint64_t n = buffers[b].size();
+        const std::uint64_t n = buffers[b].size;
         std::vector<std::future<void>> parts;
         for (std::uint64_t at = 0; at < n; at += chunk)
             parts.push_back(std::async(std::launch::async, [&reader, &buffers, b, from, at, n,
@@ -299,15 +342,20 @@ void forEachRequestedChunk(LeafReader& reader, std::size_t chunk,
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     const auto start = [&](std::uint64_t from, int b) {
-        buffers[b].resize(static_cast<std::size_t>(
-            std::min<std::uint64_t>(std::uint64_t(chunk) * inFlight, size - from)));
+        Buffer& buffer = buffers[b];
+        buffer.size = static_cast<std::size_t>(
+            std::min<std::uint64_t>(std::uint64_t(chunk) * inFlight, size - from));
+        if (buffer.size > buffer.capacity) {
+            buffer.bytes.reset(new std::byte[buffer.size]);
+            buffer.capacity = buffer.size;
+        }
         return std::async(std::launch::async, fetch, from, b);
     };
     std::future<double> next = start(0, 0);
     for (std::uint64_t from = 0, i = 0; from < size; ++i) {
         const double seconds = next.get();
-        const std::vector<std::byte>& ready = buffers[i % 2];
-        const std::uint64_t n = ready.size(), after = from + n;
+        const Buffer& ready = buffers[i % 2];
+        const std::uint64_t n = ready.size, after = from + n;
         if (n >= chunk * inFlight && double(n) < kFastBytesPerSecond * seconds)
             inFlight = std::min(kMostInFlight, inFlight * 2);
         if (after < size)
@@ -321,6 +369,115 @@ void forEachRequestedChunk(LeafReader& reader, std::size_t chunk,
     }
 }
 
+// Anonymous memory in huge pages where the system gives them: a fresh
+// buffer of many MiB otherwise costs a page fault per 4 KiB on first touch,
+// and faults are dear in a virtual machine.
+class RingMemory {
+public:
+    explicit RingMemory(std::size_t size) : size_(size) {
+        void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            throw std::bad_alloc();
+        ::madvise(p, size, MADV_HUGEPAGE);
+        data_ = static_cast<std::byte*>(p);
+    }
+    ~RingMemory() { ::munmap(data_, size_); }
+    RingMemory(const RingMemory&) = delete;
+    RingMemory& operator=(const RingMemory&) = delete;
+    std::byte* get() const { return data_; }
+
+private:
+    std::byte* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+// A large compressed entry with access points: a thread per core
+// inflates its segments ahead, each straight into a slot of a ring, while
+// this thread consumes them in order. False, once every segment before it
+// is consumed, at a segment that could not be read by range (the points
+// proved wrong): the caller reads on as a stream.
+bool forEachInflatedSegment(LeafReader& reader,
+                            const std::function<void(const std::byte*, std::size_t)>& consume) {
+    constexpr std::uint64_t kSegment = 4u << 20;  // the spacing of the points we write and record
+    const std::uint64_t size = reader.size();
+    const auto count = static_cast<std::size_t>((size + kSegment - 1) / kSegment);
+    const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const std::size_t slots = std::min<std::size_t>(count, std::size_t(threads) + 2);
+    const RingMemory ring(slots * kSegment);
+    const auto lengthOf = [&](std::size_t s) {
+        return static_cast<std::size_t>(std::min(kSegment, size - s * kSegment));
+    };
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::vector<std::size_t> held(slots, count);  // the segment each slot holds, once inflated
+    std::size_t next = 0, consumed = 0, lostAt = count;
+    bool stop = false;
+    FirstFailure failure;
+    const CancelToken* cancel = CancelScope::current();  // for the helper threads too
+    const auto inflate = [&] {
+        const CancelScope scope(cancel);
+        try {
+            for (;;) {
+                std::size_t s = 0;
+                {
+                    std::unique_lock<std::mutex> lock(mutex);
+                    changed.wait(lock,
+                                 [&] { return stop || next >= lostAt || next < consumed + slots; });
+                    if (stop || next >= lostAt)
+                        return;
+                    s = next++;
+                }
+                const bool read =
+                    reader.fetchAt(s * kSegment, ring.get() + (s % slots) * kSegment, lengthOf(s));
+                {
+                    std::lock_guard<std::mutex> lock(mutex);
+                    if (read)
+                        held[s % slots] = s;
+                    else
+                        lostAt = std::min(lostAt, s);
+                }
+                changed.notify_all();
+            }
+        } catch (...) {
+            failure.keepCurrent();
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                stop = true;
+            }
+            changed.notify_all();
+        }
+    };
+    const auto finish = [&] {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            stop = true;
+        }
+        changed.notify_all();
+    };
+    const WorkerThreads inflating(threads, inflate, true, finish);
+    if (inflating.size() == 0)
+        return false;
+    for (std::size_t s = 0; s < count; ++s) {
+        {
+            std::unique_lock<std::mutex> lock(mutex);
+            changed.wait(lock, [&] { return stop || s >= lostAt || held[s % slots] == s; });
+            if (failure.failed() || s >= lostAt)
+                break;
+        }
+        const std::byte* data = ring.get() + (s % slots) * kSegment;
+        reader.taken(data, lengthOf(s));
+        consume(data, lengthOf(s));
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            ++consumed;
+        }
+        changed.notify_all();
+    }
+    finish();
+    failure.rethrow();
+    return reader.position() == size;
+}
+
 }  // namespace
 
 void forEachChunk(const Node& leaf, std::size_t chunk,
@@ -328,12 +485,17 @@ void forEachChunk(const Node& leaf, std::size_t chunk,
     constexpr std::uint64_t kPipelineFrom = 16u << 20;
     const bool large = leaf.isTensor() && leaf.leaf().nbytes >= kPipelineFrom;
     LeafReader reader(leaf);
-    // A request per chunk: 8 MiB ones, as curl's stream would be, not
-    // thousands of small round trips; a few under way at once.
-    constexpr std::size_t kRequestChunk = 8u << 20;
-    if (reader.readsByRequest() && reader.size() > 0) {
-        forEachRequestedChunk(reader, std::max(chunk, kRequestChunk), consume);
-        return;
+    if (reader.size() > 0 && reader.readByRanges()) {
+        // A request per chunk: 8 MiB ones, as curl's stream would be, not
+        // thousands of small round trips; a few under way at once.
+        constexpr std::size_t kRequestChunk = 8u << 20;
+        if (leaf.leaf().storage.kind != StorageKind::CompressedEntry) {
+            forEachRequestedChunk(reader, std::max(chunk, kRequestChunk), consume);
+            return;
+        }
+        if (forEachInflatedSegment(reader, consume))
+            return;
+        reader.readAsStream();
     }
     // No larger than the leaf: hashing 100,000 small leaves must not
     // allocate (and clear) a full chunk for each.

@@ -94,8 +94,9 @@ bool damageIndex(const QString& archive, const QString& how) {
          "if how == 'flip':\n"
          "    data[table + 1] ^= 0x01\n"
          "else:\n"
-         "    a = data[table:table + 4]; data[table:table + 4] = data[table + 8:table + 12]\n"
-         "    data[table + 8:table + 12] = a\n"
+         "    s = table + (32 if how == 'late' else 0)\n"
+         "    a = data[s:s + 4]; data[s:s + 4] = data[s + 8:s + 12]\n"
+         "    data[s + 8:s + 12] = a\n"
          "    struct.pack_into('<I', data, block + k - 4, zlib.crc32(bytes(data[block:block + k - "
          "4])))\n"
          "open(path, 'wb').write(data)\n",
@@ -287,6 +288,8 @@ private Q_SLOTS:
         QTest::addColumn<QString>("how");
         QTest::newRow("a flipped byte") << "flip";
         QTest::newRow("a forged index whose checks pass") << "swap";
+        // The first four segments read from the points, the rest from the stream.
+        QTest::newRow("a forged index, wrong from its fifth segment") << "late";
     }
     void damagedOrForgedIndexIsNotTrusted() {
         QFETCH(QString, how);
@@ -322,10 +325,17 @@ private Q_SLOTS:
         QCOMPARE(QByteArray::fromStdString(leafSha256(*td.root().child("x"))), sha256Of(bytes_));
     }
 
+    void largeLeavesHashWhileTheyAreRead_data() {
+        QTest::addColumn<bool>("points");
+        QTest::newRow("inflated front to back") << false;
+        QTest::newRow("segments inflated on every core") << true;
+    }
     void largeLeavesHashWhileTheyAreRead() {
-        // Over 16 MiB one thread reads ahead (copies or inflates, checks the
-        // CRC) while the other hashes: the same digest, and a corrupt
-        // stream is an error from the reading thread, not a hang.
+        // Over 16 MiB other threads read ahead (copy, or inflate a stream or
+        // the segments between access points) while this one hashes: the
+        // same digest, and a corrupt stream is an error from a reading
+        // thread, not a hang.
+        QFETCH(bool, points);
         const QString stored = scratch_.path() + "/hash-stored.tdz";
         {
             TensorDict td = TensorDict::create();
@@ -336,7 +346,11 @@ private Q_SLOTS:
         QCOMPARE(
             QByteArray::fromStdString(leafSha256(*load(stored.toStdString()).root().child("x"))),
             sha256Of(bytes_));
-        const QString broken = write("hash-broken.tdz", 6, 2, false);
+        const QString whole = write(QString("hash-%1.tdz").arg(points), 6, 2, points);
+        QCOMPARE(
+            QByteArray::fromStdString(leafSha256(*load(whole.toStdString()).root().child("x"))),
+            sha256Of(bytes_));
+        const QString broken = write(QString("hash-broken-%1.tdz").arg(points), 6, 2, points);
         {
             QFile f(broken);
             QVERIFY(f.open(QIODevice::ReadWrite));

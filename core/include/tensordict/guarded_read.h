@@ -61,13 +61,21 @@ public:
     std::size_t read(std::byte* dst, std::size_t n);
     std::uint64_t size() const { return size_; }
     std::uint64_t position() const { return done_; }
-    // Whether each read is a request to the leaf's source (a web server):
-    // such a reader is best read in few, large chunks.
-    bool readsByRequest() const { return ranged_; }
+    // Whether the reader reads by range: a leaf on a web server (each read
+    // a request), or, asked before the first read, a large compressed entry
+    // with access points (from then on, each range inflated segment by
+    // segment on every core). Such a reader is best read in large chunks,
+    // the next under way while one is consumed.
+    bool readByRanges();
     // Such a reader's bytes [offset, offset + n), from any thread, in any
-    // order (requests under way together); each part then goes through
-    // taken(), in order, before it is used: the entry's CRC is checked there.
-    void fetchAt(std::uint64_t offset, std::byte* dst, std::size_t n) const;
+    // order; each part then goes through taken(), in order, before it is
+    // used: the entry's CRC is checked there. False, with `dst` undefined,
+    // when a compressed entry's access points proved wrong (or were dropped
+    // from the cache): the caller reads on with readAsStream().
+    bool fetchAt(std::uint64_t offset, std::byte* dst, std::size_t n) const;
+    // Reads a compressed entry on from position() by inflating it front to
+    // back (what was read before is inflated again and dropped).
+    void readAsStream();
     void taken(const std::byte* data, std::size_t n);
 
 private:
@@ -76,9 +84,11 @@ private:
     const Node& leaf_;
     std::uint64_t size_ = 0;
     std::uint64_t done_ = 0;
-    LeafBytes mapped_;     // files, stored entries, memory: the bytes in place
-    bool ranged_ = false;  // a source that cannot map: read range by range
-    struct Stream;         // compressed entries: a decoder over the payload
+    LeafBytes mapped_;         // files, stored entries, memory: the bytes in place
+    bool compressed_ = false;  // an entry to inflate (front to back, unless ...)
+    bool ranged_ = false;      // read range by range: a source that cannot map, or ...
+    bool segmented_ = false;   // ... a compressed entry inflated segment by segment
+    struct Stream;             // compressed entries: a decoder over the payload
     std::unique_ptr<Stream> stream_;
     std::uint32_t crc_ = 0;
     bool checkCrc_ = false;
