@@ -11,6 +11,7 @@
 #include <QTextStream>
 
 #include "application_name.h"
+#include "huge_page_heap.h"
 #include "load_settings.h"
 #include "options.h"
 #include "tensordict/http.h"
@@ -28,6 +29,7 @@ void printVersion() {
 }
 
 int runConsole(int argc, char** argv, const cli::Options& options) {
+    growHeapInHugePages(32u << 20);
     QCoreApplication app(argc, argv);  // settings and threads; never a display
     nameApplication();
     QTextStream out(stdout), err(stderr);
@@ -139,6 +141,7 @@ int main(int argc, char** argv) {
             printVersion();
             return 0;
         case cli::Mode::Gui:
+            growHeapInHugePages(32u << 20);
             return window.run(argc, argv, parsed.options);
         default:
             return runConsole(argc, argv, parsed.options);

@@ -120,7 +120,9 @@ int runWindow(int argc, char** argv, const cli::WindowRequest& request) {
     auto screenshot = [&window, file = request.screenshot](int code) {
         QTimer::singleShot(0, &window, [&window, file, code] {
             QCoreApplication::processEvents();
-            const QString error = slice_export::writePng(file, window.grab().toImage()).text();
+            const QString error =
+                slice_export::writePng(file, window.grab().toImage(), slice_export::PngEffort::Fast)
+                    .text();
             if (!error.isEmpty())
                 std::fprintf(stderr, "tdstudio: %s\n", qPrintable(error));
             QCoreApplication::exit(error.isEmpty() ? code : 1);
