@@ -252,11 +252,12 @@ WritePlan planSave(const TensorDict& data, bool archive, const SaveOptions& opti
     return plan;
 }
 
-TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveOptions& options);
+std::string writeFiles(const TensorDict& data, const std::string& prefix,
+                       const SaveOptions& options);
 
-// A safetensors file or a Hugging Face folder (safetensors_writer.h), loaded back.
-TensorDict saveAsSafetensors(const TensorDict& data, const std::string& prefix, SaveFormat format,
-                             const SaveOptions& options) {
+// A safetensors file or a Hugging Face folder (safetensors_writer.h); its path.
+std::string saveAsSafetensors(const TensorDict& data, const std::string& prefix, SaveFormat format,
+                              const SaveOptions& options) {
     if (options.compression != kZipStored || options.archive.value_or(false))
         throw Error::invalid(prefix, "archive and compression apply to tensordicts only");
     const fs::path target = fs::absolute(fs::path(prefix)).lexically_normal();
@@ -280,9 +281,17 @@ TensorDict saveAsSafetensors(const TensorDict& data, const std::string& prefix, 
         failure.reason += " (nothing was changed at " + clean.string() + ")";
         throw Error(std::move(failure));
     }
-    TensorDict result = load(clean.string());
-    NodeBuilder(result.mutableRoot()).lockAndShare(options.shareNonTensor);
-    return result;
+    return clean.string();
+}
+
+// std::filesystem reports through its own exception; ours names the path.
+std::string writeFilesNamingPaths(const TensorDict& data, const std::string& prefix,
+                                  const SaveOptions& options) {
+    try {
+        return writeFiles(data, prefix, options);
+    } catch (const fs::filesystem_error& e) {
+        throw Error::io(e.path1().empty() ? prefix : e.path1().string(), e.code().message());
+    }
 }
 
 }  // namespace
@@ -300,24 +309,33 @@ std::optional<Failure> saveRefusal(const TensorDict& data, const SaveOptions& op
 }
 
 TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOptions& options) {
-    // std::filesystem reports through its own exception; ours names the path.
-    try {
-        return saveTo(data, prefix, options);
-    } catch (const fs::filesystem_error& e) {
-        throw Error::io(e.path1().empty() ? prefix : e.path1().string(), e.code().message());
-    }
-}
-
-namespace {
-
-TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveOptions& options) {
-    if (options.numThreads < 0)
-        throw Error::invalid(prefix, "num_threads must be 0 or more");
     if (prefix.empty()) {
+        if (options.numThreads < 0)
+            throw Error::invalid("<memory>", "num_threads must be 0 or more");
         if (options.compression != kZipStored || options.archive.value_or(false))
             throw Error::invalid("<memory>", "archive and compression need a prefix");
         return saveToMemory(data, options);
     }
+    LoadOptions loadOptions;
+    loadOptions.robustKey = options.robustKey;
+    TensorDict result = load(writeFilesNamingPaths(data, prefix, options), loadOptions);
+    NodeBuilder(result.mutableRoot()).lockAndShare(options.shareNonTensor);
+    return result;
+}
+
+std::string saveFiles(const TensorDict& data, const std::string& prefix,
+                      const SaveOptions& options) {
+    if (prefix.empty())
+        throw Error::invalid("<memory>", "saveFiles() writes files: it needs a prefix");
+    return writeFilesNamingPaths(data, prefix, options);
+}
+
+namespace {
+
+std::string writeFiles(const TensorDict& data, const std::string& prefix,
+                       const SaveOptions& options) {
+    if (options.numThreads < 0)
+        throw Error::invalid(prefix, "num_threads must be 0 or more");
     const SaveFormat format = options.format.value_or(
         endsWith(prefix, ".safetensors") ? SaveFormat::Safetensors : SaveFormat::Tensordict);
     if (format != SaveFormat::Tensordict)
@@ -392,12 +410,7 @@ TensorDict saveTo(const TensorDict& data, const std::string& prefix, const SaveO
                          : " (the partly written output is left at " + cleanTarget.string() + ")";
         throw Error(std::move(failure));
     }
-
-    LoadOptions loadOptions;
-    loadOptions.robustKey = options.robustKey;
-    TensorDict result = load(cleanTarget.string(), loadOptions);
-    NodeBuilder(result.mutableRoot()).lockAndShare(options.shareNonTensor);
-    return result;
+    return cleanTarget.string();
 }
 
 }  // namespace

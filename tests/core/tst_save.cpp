@@ -11,6 +11,7 @@
 #include <QtTest>
 
 #include "libzip_reader.h"
+#include "tensordict/compare.h"
 #include "tensordict/report.h"
 #include "tensordict/save.h"
 #include "testsupport.h"
@@ -213,6 +214,39 @@ private Q_SLOTS:
                                                    .arg(prefix)},
                                         nullptr, &error),
                  qPrintable(error));
+    }
+
+    void filesWithoutTheLoadBack() {
+        // saveFiles() writes what save() writes, and returns where, without
+        // loading it back; both refuse the same things, and it needs a prefix.
+        const TensorDict td = load(testsupport::fixturePath("nested3").toStdString());
+        SaveOptions options;
+        options.copyExisting = true;
+        for (const QString name : {"files.tdz", "files-dir"}) {
+            const QString viaSave = scratch_.path() + "/save-" + name,
+                          viaFiles = scratch_.path() + "/" + name;
+            save(td, viaSave.toStdString(), options);
+            const std::string written = saveFiles(td, viaFiles.toStdString(), options);
+            QCOMPARE(QString::fromStdString(written), QFileInfo(viaFiles).absoluteFilePath());
+            if (name.endsWith(".tdz")) {
+                QCOMPARE(withoutTimestamps(readAll(viaFiles)).toHex(),
+                         withoutTimestamps(readAll(viaSave)).toHex());
+            } else {
+                const TensorDict a = load(viaSave.toStdString()), b = load(written);
+                QVERIFY(compare(a, b).equal());
+            }
+        }
+        for (const std::string& prefix : {std::string(), scratch_.path().toStdString() + "/x"}) {
+            SaveOptions bad = options;
+            bad.numThreads = -1;
+            try {
+                saveFiles(td, prefix, bad);
+                QFAIL("saveFiles() accepted a refused save");
+            } catch (const Error& e) {
+                QCOMPARE(int(e.kind()), int(ErrorKind::Invalid));
+            }
+        }
+        QVERIFY(!QFileInfo::exists(scratch_.path() + "/x"));
     }
 
     void largeEntriesEveryMethod_data() {

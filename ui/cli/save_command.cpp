@@ -126,9 +126,9 @@ int save(const SaveRequest& request, QTextStream& err, ProgressStyle style) {
                     "--key-name", "the source is not one tensor: its keys are saved as they are");
             source = tensordict::underKey(source, request.keyName.toStdString());
         }
-        const tensordict::TensorDict saved =
-            tensordict::save(source, request.destination.toStdString(), options);
-        printer.done(QString::fromStdString(saved.path()));
+        // Written, not loaded back: the command needs only the files.
+        printer.done(QString::fromStdString(
+            tensordict::saveFiles(source, request.destination.toStdString(), options)));
         return 0;
     } catch (const std::exception& e) {
         printer.failed(QString::fromUtf8(e.what()));

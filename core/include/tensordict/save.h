@@ -88,6 +88,11 @@ struct SaveOptions {
 // nothing to disk: leaves go to anonymous shared memory (memfd), shared with
 // forked children. Throws Error naming the key or path on failure.
 TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOptions& options = {});
+// The same files, not loaded back: for a caller that needs only them (a
+// conversion on the command line). Returns the path written, absolute and
+// normal. A prefix is required.
+std::string saveFiles(const TensorDict& data, const std::string& prefix,
+                      const SaveOptions& options = {});
 // What save() refuses about `data` itself, whatever the destination, found
 // (for safetensors: a dtype or nesting it cannot hold, two keys of one
 // dotted name, a part that could not be read)
