@@ -10,9 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <QPromise>
-#include <QScopeGuard>
-#include <QtConcurrent/QtConcurrentRun>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -415,35 +412,13 @@ std::string writeFiles(const TensorDict& data, const std::string& prefix,
 
 }  // namespace
 
-QFuture<TensorDict> saveAsync(std::shared_ptr<const TensorDict> data, std::string prefix,
-                              SaveOptions options) {
-    return QtConcurrent::run([data = std::move(data), prefix = std::move(prefix),
-                              options = std::move(options)](QPromise<TensorDict>& promise) mutable {
-        auto userProgress = options.progress;
-        // A cancel of the future cancels the save at its next report.
-        options.progress = [&promise, userProgress,
-                            cancel = options.cancel](const SaveProgress& p) {
-            if (promise.isCanceled())
-                cancel.cancel();
-            const auto cancelAfter = qScopeGuard([&] {
-                if (promise.isCanceled())  // while the caller's callback ran
-                    cancel.cancel();
-            });
-            // QFuture progress is an int: report KiB.
-            promise.setProgressRange(
-                0, static_cast<int>(std::min<std::uint64_t>(p.bytesTotal / 1024, INT32_MAX)));
-            promise.setProgressValueAndText(
-                static_cast<int>(std::min<std::uint64_t>(p.bytesDone / 1024, INT32_MAX)),
-                QString::fromStdString(p.currentPath));
-            if (userProgress)
-                userProgress(p);
-        };
-        try {
-            promise.addResult(save(*data, prefix, options));
-        } catch (...) {
-            promise.setException(std::current_exception());
-        }
-    });
+std::future<TensorDict> saveAsync(std::shared_ptr<const TensorDict> data, std::string prefix,
+                                  SaveOptions options) {
+    // std::async's thread: the future's destructor waits for it, so a
+    // dropped future never leaves a save writing behind its caller's back.
+    return std::async(std::launch::async,
+                      [data = std::move(data), prefix = std::move(prefix),
+                       options = std::move(options)] { return save(*data, prefix, options); });
 }
 
 }  // namespace tensordict

@@ -304,8 +304,9 @@ private Q_SLOTS:
         SaveJob* refused = w.startSave(dialog.destination(), dialog.options());
         QSignalSpy failed(refused, &SaveJob::failed);
         QVERIFY(failed.wait(30000));
-        QVERIFY2(failed.front().front().toString().contains("model: a Python object"),
-                 qPrintable(failed.front().front().toString()));
+        const JobOutcome refusal = failed.front().front().value<JobOutcome>();
+        QCOMPARE(refusal.failure.kind, tensordict::ErrorKind::Invalid);
+        QVERIFY2(refusal.text().contains("model: a Python object"), qPrintable(refusal.text()));
         QTRY_VERIFY(!w.currentSave());
 
         dialog.skipObjectsBox()->setChecked(true);
@@ -335,7 +336,7 @@ private Q_SLOTS:
         SaveJob* refused = w.startSave(prefix, SaveOptions{});
         QSignalSpy failed(refused, &SaveJob::failed);
         QVERIFY(failed.wait(30000));
-        QVERIFY(failed.front().front().toString().contains("copy_existing"));
+        QVERIFY(failed.front().front().value<JobOutcome>().text().contains("copy_existing"));
         QVERIFY(w.saveProgressDialog()->statusText().contains("copy_existing"));
         QVERIFY(!QFileInfo::exists(prefix + "/meta.json"));
         SaveOptions options;

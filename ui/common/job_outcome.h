@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QMetaType>
 #include <QString>
 #include <exception>
 
@@ -38,3 +39,4 @@ struct JobOutcome {
     // "where: reason" of a failure; "" otherwise.
     QString text() const { return isFailed() ? QString::fromStdString(failure.text()) : QString(); }
 };
+Q_DECLARE_METATYPE(JobOutcome)

@@ -99,8 +99,8 @@ SaveJob* SaveController::start(const QString& prefix, const tensordict::SaveOpti
         finished({}, 0);
         Q_EMIT saved(prefix);
     });
-    connect(job_, &SaveJob::failed, this, [finished](const QString& message) {
-        finished(tr("Save failed: %1").arg(message), 0);
+    connect(job_, &SaveJob::failed, this, [finished](const JobOutcome& outcome) {
+        finished(tr("Save failed: %1").arg(outcome.text()), 0);
     });
     connect(job_, &SaveJob::cancelled, this, [finished] { finished(tr("Save cancelled"), 5000); });
     progressDialog_->show();

@@ -1,18 +1,11 @@
 #include "save_job.h"
 
-#include <QMetaObject>
-
 SaveJob::SaveJob(QObject* parent) : QObject(parent) {
     qRegisterMetaType<tensordict::SaveProgress>("tensordict::SaveProgress");
-    connect(&watcher_, &QFutureWatcherBase::finished, this, &SaveJob::finish);
 }
 
 SaveJob::~SaveJob() {
-    cancel();
-    try {
-        watcher_.waitForFinished();  // rethrows the save's error, already reported
-    } catch (...) {
-    }
+    cancel();  // the tracker, destroyed first, then waits for the writers
 }
 
 void SaveJob::start(std::shared_ptr<const tensordict::TensorDict> data, const QString& prefix,
@@ -24,45 +17,39 @@ void SaveJob::start(std::shared_ptr<const tensordict::TensorDict> data, const QS
     // caller's own progress callback still runs on the writer threads
     // (tests use it to hold the writers at a chosen point).
     cancel_ = options.cancel;
-    auto userProgress = std::move(options.progress);
-    // Called on writer threads: leave the numbers for the GUI thread and
-    // wake it, then call the caller's callback. The numbers go through a
-    // std::mutex rather than inside the queued call, so that
-    // ThreadSanitizer sees the hand-over (Qt's event queue is not
-    // instrumented); reports that pile up before the GUI thread looks are
-    // merged into the latest. The job outlives its writers: its destructor
-    // waits for them.
-    options.progress = [self = this, userProgress](const tensordict::SaveProgress& p) {
-        {
-            std::lock_guard<std::mutex> lock(self->pendingMutex_);
-            self->pending_ = p;
-        }
-        QMetaObject::invokeMethod(self, "deliverProgress", Qt::QueuedConnection);
-        if (userProgress)
-            userProgress(p);
-    };
     clock_.start();
-    watcher_.setFuture(
-        tensordict::saveAsync(std::move(data), prefix.toStdString(), std::move(options)));
+    tracker_.stream<tensordict::SaveProgress>(
+        [data = std::move(data), prefix = prefix.toStdString(), options = std::move(options)](
+            const tensordict::CancelToken& token,
+            const JobSend<tensordict::SaveProgress>& send) -> Saved {
+            tensordict::SaveOptions saving = options;
+            // Reports come from every writer thread; the tracker's cancel
+            // (the job destroyed) stops the save at the next one.
+            saving.progress = [&send, &token, userProgress = options.progress,
+                               cancel = options.cancel](const tensordict::SaveProgress& p) {
+                if (token.isCancelled())
+                    cancel.cancel();
+                send(p);  // posted first: a caller holding the writers sees it arrive
+                if (userProgress)
+                    userProgress(p);
+            };
+            try {
+                return {JobOutcome::done(), tensordict::save(*data, prefix, saving)};
+            } catch (...) {
+                return {JobOutcome::ofCurrentException(), std::nullopt};
+            }
+        },
+        [this](tensordict::SaveProgress p) { onProgress(p); },
+        [this](Saved saved) { finish(std::move(saved)); });
 }
 
 void SaveJob::cancel() {
     cancel_.cancel();
 }
 
-void SaveJob::deliverProgress() {
-    std::optional<tensordict::SaveProgress> p;
-    {
-        std::lock_guard<std::mutex> lock(pendingMutex_);
-        p.swap(pending_);
-    }
-    if (p)
-        onProgress(*p);
-}
-
 void SaveJob::onProgress(const tensordict::SaveProgress& p) {
     if (p.bytesDone < progress_.bytesDone && p.bytesTotal == progress_.bytesTotal)
-        return;  // late, out of order
+        return;  // late, out of order (the writer threads report on their own)
     progress_ = p;
     Q_EMIT progressed(p);
 }
@@ -79,14 +66,13 @@ double SaveJob::secondsLeft() const {
     return double(progress_.bytesTotal - progress_.bytesDone) / rate;
 }
 
-void SaveJob::finish() {
-    try {
-        const tensordict::TensorDict result = watcher_.result();
+void SaveJob::finish(Saved saved) {
+    if (saved.outcome.ok() && saved.result) {
         progress_.bytesDone = progress_.bytesTotal;
-        Q_EMIT succeeded(result);
-    } catch (const tensordict::Cancelled&) {
+        Q_EMIT succeeded(*saved.result);
+    } else if (saved.outcome.isCancelled()) {
         Q_EMIT cancelled();
-    } catch (const std::exception& e) {
-        Q_EMIT failed(QString::fromUtf8(e.what()));
+    } else {
+        Q_EMIT failed(saved.outcome);
     }
 }

@@ -1,17 +1,18 @@
 #pragma once
 
 #include <QElapsedTimer>
-#include <QFutureWatcher>
 #include <QObject>
 #include <memory>
-#include <mutex>
 #include <optional>
 
+#include "common/job_outcome.h"
+#include "common/job_tracker.h"
 #include "tensordict/save.h"
 
-// One save running on libtensordict's writer threads (saveAsync, Python's
-// return_early). Progress arrives here on the GUI thread as signals; the GUI
-// never waits on the writers.
+// One save on libtensordict's writer threads, run through JobTracker:
+// progress and the outcome arrive on the GUI thread as signals; the GUI
+// never waits on the writers. Destroying the job cancels the save and waits
+// for it.
 class SaveJob : public QObject {
     Q_OBJECT
 
@@ -20,12 +21,12 @@ public:
     ~SaveJob() override;
 
     // options.progress, when set, is called as well (on the writer threads,
-    // after this job's own handling); options.cancel cancels the job as
-    // cancel() does.
+    // after the report is posted to the GUI thread); options.cancel cancels
+    // the job as cancel() does.
     void start(std::shared_ptr<const tensordict::TensorDict> data, const QString& prefix,
                tensordict::SaveOptions options);
     void cancel();
-    bool isRunning() const { return watcher_.isRunning(); }
+    bool isRunning() const { return tracker_.isBusy(); }
     const QString& prefix() const { return prefix_; }
     bool atomic() const { return atomic_; }
 
@@ -37,21 +38,22 @@ public:
 Q_SIGNALS:
     void progressed(const tensordict::SaveProgress& progress);
     void succeeded(const tensordict::TensorDict& result);
-    void failed(const QString& message);
+    // The failure's kind, where and why (JobOutcome::text() renders it).
+    void failed(const JobOutcome& outcome);
     void cancelled();
 
 private:
-    void finish();
-    // On the GUI thread: the latest report the writers left in pending_.
-    Q_INVOKABLE void deliverProgress();
+    struct Saved {
+        JobOutcome outcome;
+        std::optional<tensordict::TensorDict> result;  // when done
+    };
     void onProgress(const tensordict::SaveProgress& progress);
+    void finish(Saved saved);
 
-    QFutureWatcher<tensordict::TensorDict> watcher_;
     tensordict::SaveProgress progress_;
     QElapsedTimer clock_;
     QString prefix_;
     bool atomic_ = false;
     tensordict::CancelToken cancel_;
-    std::mutex pendingMutex_;
-    std::optional<tensordict::SaveProgress> pending_;
+    JobTracker<Saved> tracker_{this, JobDelivery::Every};  // last: joined first
 };

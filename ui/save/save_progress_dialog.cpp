@@ -82,8 +82,8 @@ SaveProgressDialog::SaveProgressDialog(SaveJob* job, QWidget* parent)
         bar_->setValue(1000);
         done(tr("Saved %1.").arg(prefix_), true);
     });
-    connect(job, &SaveJob::failed, this, [this](const QString& message) {
-        done(tr("The save failed: %1").arg(message), false);
+    connect(job, &SaveJob::failed, this, [this](const JobOutcome& outcome) {
+        done(tr("The save failed: %1").arg(outcome.text()), false);
     });
     connect(job, &SaveJob::cancelled, this, [this] {
         done(atomic_ ? tr("Cancelled. %1 is exactly as it was.").arg(prefix_)

@@ -1,9 +1,9 @@
 #pragma once
 
-#include <QFuture>
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -108,11 +108,11 @@ inline TensorDict memmap(const TensorDict& data, const std::string& prefix,
     return save(data, prefix, options);
 }
 
-// return_early: starts the save on its own thread and returns at once. The
-// future reports progress in bytes (progressValue / progressMaximum, and
-// progressText naming the current file), can be cancelled, and yields the
-// saved TensorDict (or rethrows Error from result()).
-QFuture<TensorDict> saveAsync(std::shared_ptr<const TensorDict> data, std::string prefix,
-                              SaveOptions options = {});
+// return_early: starts the save on a thread of its own and returns at once.
+// Progress goes to options.progress (on the writer threads); cancelling
+// options.cancel stops the save. The future yields the saved TensorDict, or
+// rethrows the save's Error from get() (Cancelled after a cancel).
+std::future<TensorDict> saveAsync(std::shared_ptr<const TensorDict> data, std::string prefix,
+                                  SaveOptions options = {});
 
 }  // namespace tensordict
