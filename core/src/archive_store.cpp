@@ -74,6 +74,8 @@ bool isUnsafeEntryName(std::string_view name) {
 // kRecordSpacing bytes of output (RecordedPoints, codec.h).
 constexpr std::uint64_t kRecordFrom = 16u << 20;
 constexpr std::uint64_t kRecordSpacing = 4u << 20;
+// How much an entry inflated front to back decodes at a time.
+constexpr std::size_t kInflateStep = 4u << 20;
 
 bool isSupportedMethod(int method) {
     return method == zip::kStored || method == zip::kDeflate || method == zip::kBzip2 ||
@@ -216,13 +218,21 @@ public:
                        std::size_t n) const override {
         const Entry& entry = find(info.path);
         // A deflate entry with access points: its segments inflated on every
-        // core straight into `out` (a streaming reader's chunk).
+        // core straight into `out` (a streaming reader's chunk). Points that
+        // prove wrong are forgotten, and this range is inflated from the
+        // entry's start: never the whole entry into memory or a file.
         if (entry.central.method == zip::kDeflate && n > 0 && offset <= entry.central.size &&
             n <= entry.central.size - offset &&
             !inflatedCache_.find(entry.central.name, offset + n))
-            if (const std::optional<Segments> index = segmentsOf(entry);
-                index && inflateSegmentsInto(entry, *index, offset, offset + n, out))
-                return;
+            if (const std::optional<Segments> index = segmentsOf(entry)) {
+                if (inflateSegmentsInto(entry, *index, offset, offset + n, out))
+                    return;
+                if (const LeafBytes whole = archiveMapping(); whole.data) {
+                    inflatePrefixInto(entry, whole.data.get() + payloadOffset(entry), offset, out,
+                                      n);
+                    return;
+                }
+            }
         // Where the archive maps, its mapping: a tensor over another view of
         // the same storage may have written into it.
         if (entry.central.method != zip::kStored || archiveMapping().data ||
@@ -616,10 +626,9 @@ private:
             });
         std::uint32_t crc = 0;
         std::uint64_t done = 0;
-        constexpr std::size_t kStep = 4u << 20;
         while (done < size) {
             const std::size_t want =
-                static_cast<std::size_t>(std::min<std::uint64_t>(kStep, size - done));
+                static_cast<std::size_t>(std::min<std::uint64_t>(kInflateStep, size - done));
             std::byte* out = destination(done);
             std::size_t got = 0;
             if (!tryGuardedRun([&] { got = decoder->read(out, want); }))
@@ -633,6 +642,24 @@ private:
                                                 " of " + std::to_string(size) + " bytes");
         }
         return size != entry.central.size || crc == entry.central.crc;
+    }
+
+    // Bytes [offset, offset + n) of an entry, inflated from its start
+    // through a buffer of one step (what comes before is dropped).
+    void inflatePrefixInto(const Entry& entry, const std::byte* payload, std::uint64_t offset,
+                           std::byte* out, std::size_t n) const {
+        std::unique_ptr<std::byte[]> step(new std::byte[kInflateStep]);
+        const bool crcMatches = inflateEntry(
+            entry, payload, entry.central.compressedSize, offset + n,
+            [&step](std::uint64_t) { return step.get(); },
+            [offset, out, n](const std::byte* data, std::size_t got, std::uint64_t at) {
+                const std::uint64_t from = std::max(at, offset),
+                                    to = std::min(at + got, offset + n);
+                if (from < to)
+                    std::memcpy(out + (from - offset), data + (from - at), to - from);
+            });
+        if (!crcMatches)
+            reportCrcMismatch(entry);
     }
 
     // A leaf's entry inflated into `out`; a CRC mismatch marks the leaf.
@@ -673,7 +700,7 @@ private:
         const std::optional<Segments> index = segmentsOf(entry, payload);
         bool crcMatches = index && inflateSegments(entry, *index, 0, nbytes, write);
         if (!crcMatches) {
-            std::unique_ptr<std::byte[]> buffer(new std::byte[4u << 20]);
+            std::unique_ptr<std::byte[]> buffer(new std::byte[kInflateStep]);
             crcMatches = inflateEntry(
                 entry, payload, entry.central.compressedSize, nbytes,
                 [&buffer](std::uint64_t) { return buffer.get(); }, write);

@@ -454,26 +454,31 @@ bool forEachInflatedSegment(LeafReader& reader,
         }
         changed.notify_all();
     };
-    const WorkerThreads inflating(threads, inflate, true, finish);
-    if (inflating.size() == 0)
-        return false;
-    for (std::size_t s = 0; s < count; ++s) {
-        {
-            std::unique_lock<std::mutex> lock(mutex);
-            changed.wait(lock, [&] { return stop || s >= lostAt || held[s % slots] == s; });
-            if (failure.failed() || s >= lostAt)
-                break;
+    // This thread: each segment in turn, as soon as it is inflated.
+    const auto consumeInOrder = [&] {
+        for (std::size_t s = 0; s < count; ++s) {
+            {
+                std::unique_lock<std::mutex> lock(mutex);
+                changed.wait(lock, [&] { return stop || s >= lostAt || held[s % slots] == s; });
+                if (stop || s >= lostAt)
+                    break;  // a worker failed (rethrown below), or the points are gone
+            }
+            const std::byte* data = ring.get() + (s % slots) * kSegment;
+            reader.taken(data, lengthOf(s));
+            consume(data, lengthOf(s));
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                ++consumed;
+            }
+            changed.notify_all();
         }
-        const std::byte* data = ring.get() + (s % slots) * kSegment;
-        reader.taken(data, lengthOf(s));
-        consume(data, lengthOf(s));
-        {
-            std::lock_guard<std::mutex> lock(mutex);
-            ++consumed;
-        }
-        changed.notify_all();
-    }
-    finish();
+    };
+    {
+        const WorkerThreads inflating(threads, inflate, true, finish);
+        if (inflating.size() == 0)
+            return false;
+        consumeInOrder();
+    }  // the workers stopped and joined: their failure, if any, is theirs no more
     failure.rethrow();
     return reader.position() == size;
 }

@@ -282,12 +282,12 @@ std::string saveAsSafetensors(const TensorDict& data, const std::string& prefix,
 }
 
 // std::filesystem reports through its own exception; ours names the path.
-std::string writeFilesNamingPaths(const TensorDict& data, const std::string& prefix,
-                                  const SaveOptions& options) {
+template <typename Work>
+auto namingPaths(const std::string& path, Work work) -> decltype(work()) {
     try {
-        return writeFiles(data, prefix, options);
+        return work();
     } catch (const fs::filesystem_error& e) {
-        throw Error::io(e.path1().empty() ? prefix : e.path1().string(), e.code().message());
+        throw Error::io(e.path1().empty() ? path : e.path1().string(), e.code().message());
     }
 }
 
@@ -313,18 +313,20 @@ TensorDict save(const TensorDict& data, const std::string& prefix, const SaveOpt
             throw Error::invalid("<memory>", "archive and compression need a prefix");
         return saveToMemory(data, options);
     }
-    LoadOptions loadOptions;
-    loadOptions.robustKey = options.robustKey;
-    TensorDict result = load(writeFilesNamingPaths(data, prefix, options), loadOptions);
-    NodeBuilder(result.mutableRoot()).lockAndShare(options.shareNonTensor);
-    return result;
+    return namingPaths(prefix, [&] {
+        LoadOptions loadOptions;
+        loadOptions.robustKey = options.robustKey;
+        TensorDict result = load(writeFiles(data, prefix, options), loadOptions);
+        NodeBuilder(result.mutableRoot()).lockAndShare(options.shareNonTensor);
+        return result;
+    });
 }
 
 std::string saveFiles(const TensorDict& data, const std::string& prefix,
                       const SaveOptions& options) {
     if (prefix.empty())
         throw Error::invalid("<memory>", "saveFiles() writes files: it needs a prefix");
-    return writeFilesNamingPaths(data, prefix, options);
+    return namingPaths(prefix, [&] { return writeFiles(data, prefix, options); });
 }
 
 namespace {
