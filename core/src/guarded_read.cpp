@@ -115,6 +115,22 @@ void guardedRun(const std::function<void()>& work, const Node& leaf) {
         throw Error::changed(leaf.fileName());
 }
 
+namespace {
+
+// The next `n` bytes of `decoder`, which stands at byte `at` of `size`, into
+// `dst`; a stream that ends early is corrupt, and a fault a change.
+void inflateExactly(Decompressor& decoder, std::byte* dst, std::size_t n, std::uint64_t at,
+                    std::uint64_t size, const Node& leaf) {
+    std::size_t got = 0;
+    guardedRun([&] { got = decoder.read(dst, n); }, leaf);
+    if (got != n)
+        throw Error::corrupt(leaf.fileName(), "compressed data ends after " +
+                                                  std::to_string(at + got) + " of " +
+                                                  std::to_string(size) + " bytes");
+}
+
+}  // namespace
+
 // A compressed entry decoded as it is read, from its payload in the mapped archive.
 struct LeafReader::Stream {
     LeafBytes payload;
@@ -163,13 +179,8 @@ void LeafReader::readAsStream() {
         if (!skipped)
             skipped.reset(new std::byte[kSkipChunk]);
         const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(kSkipChunk, left));
-        std::size_t got = 0;
-        guardedRun([&] { got = stream_->decoder->read(skipped.get(), want); }, leaf_);
-        if (got != want)
-            throw Error::corrupt(leaf_.fileName(), "compressed data ends after " +
-                                                       std::to_string(done_ - left + got) + " of " +
-                                                       std::to_string(size_) + " bytes");
-        left -= got;
+        inflateExactly(*stream_->decoder, skipped.get(), want, done_ - left, size_, leaf_);
+        left -= want;
     }
 }
 
@@ -182,12 +193,7 @@ std::size_t LeafReader::read(std::byte* dst, std::size_t n) {
     if (compressed_ && !ranged_ && !stream_)
         readAsStream();
     if (stream_) {
-        std::size_t got = 0;
-        guardedRun([&] { got = stream_->decoder->read(dst, want); }, leaf_);
-        if (got != want)
-            throw Error::corrupt(leaf_.fileName(), "compressed data ends after " +
-                                                       std::to_string(done_ + got) + " of " +
-                                                       std::to_string(size_) + " bytes");
+        inflateExactly(*stream_->decoder, dst, want, done_, size_, leaf_);
     } else if (ranged_) {
         leaf_.store()->readLeafRange(leaf_.leaf().storage, done_, dst, want);
     } else {
