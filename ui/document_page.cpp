@@ -134,8 +134,7 @@ DocumentPage::DocumentPage(QWidget* parent)
 }
 
 void DocumentPage::showTensorDict(std::shared_ptr<const tensordict::TensorDict> td,
-                                  const QString& label,
-                                  QFuture<std::shared_ptr<const KeyIndex>> keyIndex) {
+                                  const QString& label, std::shared_ptr<const KeyIndex> keyIndex) {
     grouping_.cancel();
     original_ = std::move(td);
     label_ = label;
@@ -170,8 +169,7 @@ void DocumentPage::showTree(std::shared_ptr<const tensordict::TensorDict> shown,
                             const QStringList& keep) {
     // The flat tree's key index is the document's; a grouped one indexes itself.
     const bool flat = shown == original_;
-    model_->setTensorDict(std::move(shown), label_,
-                          flat ? keyIndex_ : KeyTreeModel::KeyIndexFuture());
+    model_->setTensorDict(std::move(shown), label_, flat ? keyIndex_ : nullptr);
     const QModelIndex root = filter_->index(0, 0);
     tree_->expand(root);
     if (keep.isEmpty() || !selectKeyPath(keep))

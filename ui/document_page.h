@@ -1,6 +1,5 @@
 #pragma once
 
-#include <QFuture>
 #include <QWidget>
 #include <memory>
 
@@ -32,7 +31,7 @@ public:
 
     // Shows `td` (labelled `label` at the root of the tree) with the root selected.
     void showTensorDict(std::shared_ptr<const tensordict::TensorDict> td, const QString& label,
-                        QFuture<std::shared_ptr<const KeyIndex>> keyIndex);
+                        std::shared_ptr<const KeyIndex> keyIndex);
     // The tensordict as its file has it (whatever the tree groups for display).
     std::shared_ptr<const tensordict::TensorDict> tensorDict() const { return original_; }
     // View > Group Keys by Dots: a state_dict's "layer1.0.conv.weight" shown
@@ -105,7 +104,7 @@ private:
     QSplitter* detailsSplitter_;
     std::shared_ptr<const tensordict::TensorDict> original_;
     QString label_;
-    QFuture<std::shared_ptr<const KeyIndex>> keyIndex_;  // of original_
+    std::shared_ptr<const KeyIndex> keyIndex_;  // of original_
     bool groupByDots_ = false;
     bool layoutRestored_ = false;
     JobTracker<std::shared_ptr<const tensordict::TensorDict>> grouping_{this};

@@ -26,6 +26,10 @@ void KeyFilterModel::setKeyModel(KeyTreeModel* model) {
     });
     keyConnections_ << connect(model, &QAbstractItemModel::modelReset, this,
                                &KeyFilterModel::startSearch);
+    keyConnections_ << connect(model, &KeyTreeModel::keyIndexReady, this, [this] {
+        if (waitingForIndex_)
+            startSearch();
+    });
 }
 
 void KeyFilterModel::setPattern(const QString& pattern) {
@@ -39,9 +43,10 @@ void KeyFilterModel::startSearch() {
     matchCount_ = 0;
     // Until the first matches arrive, nothing shows (or everything, without a pattern).
     invalidateRowsFilter();
-    if (pattern_.isEmpty() || !keys_ || !keys_->keyIndex().isValid())
-        return;
-    search_->start(keys_->keyIndex(), pattern_);
+    const bool searchable = !pattern_.isEmpty() && keys_ && keys_->tensorDict();
+    waitingForIndex_ = searchable && !keys_->keyIndex();
+    if (searchable && !waitingForIndex_)
+        search_->start(keys_->keyIndex(), pattern_);
 }
 
 void KeyFilterModel::showMatches(const KeySearch::Matches& matches) {

@@ -22,7 +22,8 @@ public:
     // supersedes the one running.
     void setPattern(const QString& pattern);
     const QString& pattern() const { return pattern_; }
-    bool isSearching() const { return search_->isRunning(); }
+    // A search runs, or waits for the key index it needs.
+    bool isSearching() const { return waitingForIndex_ || search_->isRunning(); }
     KeySearch* search() const { return search_; }
     // Keys matched so far by the current pattern.
     int matchCount() const { return matchCount_; }
@@ -46,4 +47,5 @@ private:
     KeySearch* search_;
     QSet<const tensordict::Node*> shown_;  // the matches and the nodes leading to them
     int matchCount_ = 0;
+    bool waitingForIndex_ = false;  // a pattern is set; the search starts with the index
 };

@@ -21,12 +21,11 @@ void KeySearch::waitForWorker() {
     job_.waitForFinished();
 }
 
-void KeySearch::start(QFuture<std::shared_ptr<const KeyIndex>> keys, const QString& pattern) {
+void KeySearch::start(std::shared_ptr<const KeyIndex> keys, const QString& pattern) {
     job_.stream<Matches>(
-        [keys, pattern](const tensordict::CancelToken& cancel, const JobSend<Matches>& send) {
-            // Waiting here runs the index's build on this thread if it has not started.
-            const std::shared_ptr<const KeyIndex> index = keys.result();
-            return index ? match(cancel, send, *index, pattern) : 0;
+        [keys = std::move(keys), pattern](const tensordict::CancelToken& cancel,
+                                          const JobSend<Matches>& send) {
+            return keys ? match(cancel, send, *keys, pattern) : 0;
         },
         [this](const Matches& matches) { Q_EMIT matchesFound(matches); },
         [this](int matchCount) { Q_EMIT finished(matchCount); });

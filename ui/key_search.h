@@ -1,6 +1,5 @@
 #pragma once
 
-#include <QFuture>
 #include <QObject>
 #include <QString>
 #include <memory>
@@ -22,8 +21,8 @@ public:
     explicit KeySearch(QObject* parent = nullptr);
     ~KeySearch() override;
 
-    // Starts matching `pattern` once `keys` is built (it may still be building).
-    void start(QFuture<std::shared_ptr<const KeyIndex>> keys, const QString& pattern);
+    // Starts matching `pattern` over `keys`.
+    void start(std::shared_ptr<const KeyIndex> keys, const QString& pattern);
     void cancel() { job_.cancel(); }
     bool isRunning() const { return job_.isBusy(); }
     // Blocks until the worker is done; its batches may still be on their way

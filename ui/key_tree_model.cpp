@@ -5,7 +5,6 @@
 
 #include <QBrush>
 #include <QColor>
-#include <QtConcurrent/QtConcurrentRun>
 
 using tensordict::Node;
 using tensordict::NodeKind;
@@ -13,17 +12,22 @@ using tensordict::NodeKind;
 KeyTreeModel::KeyTreeModel(QObject* parent) : LazyTreeModel(parent) {}
 
 void KeyTreeModel::setTensorDict(std::shared_ptr<const tensordict::TensorDict> td,
-                                 const QString& rootLabel, KeyIndexFuture keys) {
+                                 const QString& rootLabel, std::shared_ptr<const KeyIndex> keys) {
+    indexing_.cancel();  // an index still being built is of the tree shown before
     beginResetModel();
     td_ = std::move(td);
     rootLabel_ = rootLabel;
     countedBytes_.clear();
     flagged_.clear();  // the marks of a check are of the tree it checked
-    if (td_ && !keys.isValid())
-        keys = QtConcurrent::run(&KeyIndex::build, td_);
-    keys_ = td_ ? keys : KeyIndexFuture();
+    keys_ = td_ ? std::move(keys) : nullptr;
     resetRoot(td_ ? &td_->root() : nullptr);
     endResetModel();
+    if (td_ && !keys_)
+        indexing_.start([td = td_](const tensordict::CancelToken&) { return KeyIndex::build(td); },
+                        [this](std::shared_ptr<const KeyIndex> built) {
+                            keys_ = std::move(built);
+                            Q_EMIT keyIndexReady();
+                        });
 }
 
 std::uint64_t KeyTreeModel::totalBytes(const Node* n) const {
@@ -31,8 +35,8 @@ std::uint64_t KeyTreeModel::totalBytes(const Node* n) const {
         return 0;
     if (n->isTensor())
         return n->leaf().dataBytes();
-    if (keys_.isValid() && keys_.isFinished() && keys_.result())
-        if (const auto bytes = keys_.result()->collectionBytes(n))
+    if (keys_)
+        if (const auto bytes = keys_->collectionBytes(n))
             return *bytes;
     // The index is still being built: count this subtree once.
     const auto counted = countedBytes_.constFind(n);

@@ -1,9 +1,9 @@
 #pragma once
 
-#include <QFuture>
 #include <QHash>
 #include <memory>
 
+#include "job_tracker.h"
 #include "key_index.h"
 #include "lazy_tree_model.h"
 #include "tensordict/tensordict.h"
@@ -36,18 +36,16 @@ public:
         ColumnCount
     };
     enum Role { NodeRole = Qt::UserRole + 1, KeyPathRole, IsErrorRole };
-    using KeyIndexFuture = QFuture<std::shared_ptr<const KeyIndex>>;
-
     explicit KeyTreeModel(QObject* parent = nullptr);
 
     // Shows `td` (nullptr: nothing). The model keeps it alive. `keys` is its
     // KeyIndex (the Document builds it while loading); without one, it is
-    // built on a worker thread from here.
+    // built on a worker thread from here, and keyIndexReady() says when.
     void setTensorDict(std::shared_ptr<const tensordict::TensorDict> td, const QString& rootLabel,
-                       KeyIndexFuture keys = {});
+                       std::shared_ptr<const KeyIndex> keys = {});
     std::shared_ptr<const tensordict::TensorDict> tensorDict() const { return td_; }
-    // The flat index of every key, for the filter (may still be building).
-    KeyIndexFuture keyIndex() const { return keys_; }
+    // The flat index of every key, for the filter; null while it is being built.
+    const std::shared_ptr<const KeyIndex>& keyIndex() const { return keys_; }
 
     const tensordict::Node* node(const QModelIndex& index) const { return item(index); }
 
@@ -68,11 +66,16 @@ public:
     void setFlagged(QHash<QStringList, QString> whyByKeyPath);
     bool isFlagged(const tensordict::Node* node) const;
 
+Q_SIGNALS:
+    // The KeyIndex of the tensordict shown, built here, is ready.
+    void keyIndexReady();
+
 private:
     std::shared_ptr<const tensordict::TensorDict> td_;
     QString rootLabel_;
-    KeyIndexFuture keys_;
+    std::shared_ptr<const KeyIndex> keys_;
     mutable QHash<const tensordict::Node*, std::uint64_t> countedBytes_;
     QHash<QStringList, QString> flagged_;  // key path -> why
     QStringList keyPathOf(const tensordict::Node* node) const;
+    JobTracker<std::shared_ptr<const KeyIndex>> indexing_{this};  // last: joined first
 };

@@ -637,7 +637,7 @@ void MainWindow::showLoaded() {
     const QString label = QFileInfo(QString::fromStdString(td->path())).fileName();
     if (!isRemote(QString::fromStdString(td->path())))  // dialogs start beside local files
         file_dialogs::setDocumentPath(this, QString::fromStdString(td->path()));
-    documentPage_->showTensorDict(td, label, QtFuture::makeReadyFuture(document_->keyIndex()));
+    documentPage_->showTensorDict(td, label, document_->keyIndex());
     setWindowTitle(tr("%1 — tdstudio").arg(label));
     recent_->add(QString::fromStdString(td->path()));
     welcome_->setRecentFiles(recent_->files());

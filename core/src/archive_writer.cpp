@@ -15,7 +15,7 @@
 #include "codec.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
-#include "worker_threads.h"
+#include "tensordict/worker_threads.h"
 #include "zip_layout.h"
 
 namespace tensordict {

@@ -73,7 +73,7 @@
 #include "tensordict/keys.h"
 #include "tensordict/store.h"
 #include "tensordict/tensordict.h"
-#include "worker_threads.h"
+#include "tensordict/worker_threads.h"
 #include "zip_layout.h"
 
 namespace tensordict {

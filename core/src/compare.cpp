@@ -17,7 +17,7 @@
 #include "tensordict/guarded_read.h"
 #include "tensordict/keys.h"
 #include "tensordict/store.h"
-#include "worker_threads.h"
+#include "tensordict/worker_threads.h"
 
 namespace tensordict {
 

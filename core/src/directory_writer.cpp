@@ -14,7 +14,7 @@
 #include "atomic_file.h"
 #include "tensordict/cancel.h"
 #include "tensordict/error.h"
-#include "worker_threads.h"
+#include "tensordict/worker_threads.h"
 
 namespace tensordict {
 namespace {

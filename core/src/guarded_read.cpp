@@ -17,7 +17,7 @@
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
 #include "tensordict/store.h"
-#include "worker_threads.h"
+#include "tensordict/worker_threads.h"
 
 namespace tensordict {
 namespace {

@@ -8,7 +8,7 @@
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
 #include "tensordict/node.h"
-#include "worker_threads.h"
+#include "tensordict/worker_threads.h"
 
 namespace tensordict {
 

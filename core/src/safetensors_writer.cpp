@@ -15,7 +15,7 @@
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
 #include "tensordict/keys.h"
-#include "worker_threads.h"
+#include "tensordict/worker_threads.h"
 
 namespace tensordict {
 namespace {

@@ -10,7 +10,7 @@
 #include "tensordict/guarded_read.h"
 #include "tensordict/keys.h"
 #include "tensordict/node.h"
-#include "worker_threads.h"
+#include "tensordict/worker_threads.h"
 
 namespace tensordict {
 namespace {

@@ -71,7 +71,7 @@ struct Tree {
         view.show();
         QElapsedTimer t;
         t.start();
-        model.setTensorDict(doc.td, "wide", QtFuture::makeReadyFuture(doc.keys));
+        model.setTensorDict(doc.td, "wide", doc.keys);
         view.expand(filter.index(0, 0));
         paint();
         showMs = msSince(t);

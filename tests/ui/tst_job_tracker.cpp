@@ -4,6 +4,7 @@
 
 #include <QSemaphore>
 #include <QThread>
+#include <QThreadPool>
 #include <QtTest>
 #include <atomic>
 #include <memory>
@@ -110,6 +111,55 @@ private Q_SLOTS:
         }
         QVERIFY(ended);
     }
+    // A job that holds only values (a look at a path that may hang) is not
+    // waited for: the tracker goes while the job is still blocked, and its
+    // result, when it comes, is dropped.
+    void destroyingTheTrackerLeavesAnUnawaitedJob() {
+        auto mayEnd = std::make_shared<QSemaphore>();
+        auto ended = std::make_shared<QSemaphore>();
+        // Were the tracker to wait, this would free the job after a minute
+        // (a bound on a hung run, never a timing) and the test would fail.
+        QSemaphore trackerGone;
+        std::unique_ptr<QThread> unblocker(QThread::create([&] {
+            if (!trackerGone.tryAcquire(1, 60000))
+                mayEnd->release();
+        }));
+        unblocker->start();
+        {
+            QObject owner;
+            JobTracker<int> tracker(&owner);
+            tracker.startUnawaited(
+                [mayEnd, ended](const tensordict::CancelToken&) {
+                    mayEnd->acquire();  // a stat on a hung mount
+                    ended->release();
+                    return 1;
+                },
+                [](int) { QFAIL("delivered after the owner went"); });
+            QVERIFY(tracker.isBusy());
+        }
+        trackerGone.release();
+        unblocker->wait();
+        QCOMPARE(ended->available(), 0);  // the job was still blocked when the tracker went
+        mayEnd->release();
+        QVERIFY(ended->tryAcquire(1, 60000));  // bounds a hung run only
+        QThreadPool::globalInstance()->waitForDone();
+        QCoreApplication::processEvents();
+    }
+
+    // A part that can only be moved (a tree being handed over) streams too.
+    void moveOnlyPartsStream() {
+        QObject owner;
+        JobTracker<int> tracker(&owner);
+        QList<int> seen;
+        tracker.stream<std::unique_ptr<int>>(
+            [](const tensordict::CancelToken&, const JobSend<std::unique_ptr<int>>& send) {
+                send(std::make_unique<int>(7));
+                return 1;
+            },
+            [&](std::unique_ptr<int> part) { seen << *part; }, [&](int) { seen << -1; });
+        QTRY_COMPARE(seen, (QList<int>{7, -1}));
+    }
+
     // stop() ends the job early but delivers what it returns.
     void stopDeliversTheEarlyResult() {
         QObject owner;

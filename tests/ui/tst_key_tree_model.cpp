@@ -231,7 +231,7 @@ private Q_SLOTS:
         auto td = open(dir.path());
         KeyTreeModel model;
         // As the Document hands it over: indexed on its loader thread.
-        model.setTensorDict(td, "wide", QtFuture::makeReadyFuture(KeyIndex::build(td)));
+        model.setTensorDict(td, "wide", KeyIndex::build(td));
         QCOMPARE(model.handedOverCount(), 1);  // the root row, nothing below
         const QModelIndex root = model.index(0, 0);
         model.fetchMore(root);
@@ -285,7 +285,7 @@ private Q_SLOTS:
         KeyTreeModel model;
         KeyFilterModel filter;
         filter.setKeyModel(&model);
-        model.setTensorDict(td, "wide", QtFuture::makeReadyFuture(KeyIndex::build(td)));
+        model.setTensorDict(td, "wide", KeyIndex::build(td));
         QSignalSpy finished(&filter, &KeyFilterModel::searchFinished);
         // The older search has found everything and its batches are on their
         // way (posted, not yet delivered)...

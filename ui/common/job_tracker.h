@@ -114,7 +114,8 @@ public:
         cancel();
         ++generation_;  // nothing is delivered to an owner being destroyed
         for (Running& r : running_)
-            r.future.waitForFinished();
+            if (r.awaited)
+                r.future.waitForFinished();
     }
     JobTracker(const JobTracker&) = delete;
     JobTracker& operator=(const JobTracker&) = delete;
@@ -145,6 +146,16 @@ public:
             std::move(deliver));
     }
 
+    // A job that holds only the values it was given and sends nothing back
+    // but its result (a look at a path on disk): destroying the tracker
+    // drops its result without waiting for it, so a file system that hangs
+    // cannot hang the window that closes. `work(token) -> Result`.
+    template <typename Work, typename Deliver>
+    void startUnawaited(Work work, Deliver deliver) {
+        const quint64 job = begin();
+        run(job, std::move(work), std::move(deliver), /*awaited=*/false);
+    }
+
     // A job that hands over parts of its result as it goes (matches found,
     // rows read): `work(token, const JobSend<Part>&) -> Result` calls the
     // sender from its thread, and `receive(Part)` gets each part on the
@@ -154,7 +165,10 @@ public:
     void stream(Work work, Receive receive, Deliver deliver) {
         const quint64 job = begin();
         JobSend<Part> send = [this, job, receive = std::move(receive)](Part part) {
-            post(job, [receive, part = std::move(part)]() mutable { receive(std::move(part)); });
+            // Held by a shared pointer: a part may be move-only (a tree being handed over).
+            post(job, [receive, held = std::make_shared<Part>(std::move(part))] {
+                receive(std::move(*held));
+            });
         };
         run(
             job,
@@ -196,6 +210,7 @@ private:
     struct Running {
         QFuture<Result> future;
         tensordict::CancelToken token;
+        bool awaited = true;  // by the tracker's destruction
     };
 
     quint64 begin() {
@@ -207,7 +222,7 @@ private:
     }
 
     template <typename Task, typename Deliver>
-    void run(quint64 job, Task task, Deliver deliver) {
+    void run(quint64 job, Task task, Deliver deliver, bool awaited = true) {
         auto* watcher = new QFutureWatcher<Result>(owner_);
         QObject::connect(watcher, &QFutureWatcherBase::finished, owner_,
                          [this, watcher, job, deliver = std::move(deliver)] {
@@ -233,7 +248,7 @@ private:
                 return result;
             });
         watcher->setFuture(future);
-        running_.append({future, token_});
+        running_.append({future, token_, awaited});
     }
 
     // Calls `f` on the owner's thread, as an event posted now (so in order

@@ -1,120 +1,97 @@
 #include "compare_job.h"
 
-#include <QtConcurrent/QtConcurrentRun>
-#include <atomic>
+#include <chrono>
 #include <mutex>
 #include <utility>
 
 #include "compare_tree.h"
 
 namespace {
-constexpr int kDrainIntervalMs = 50;  // how often results reach the tree while comparing
-}
-
-// What the worker hands over; everything but `cancel` under `mutex`.
-struct CompareJob::Shared {
-    std::mutex mutex;
-    std::unique_ptr<CompareTree> tree;
-    std::vector<tensordict::KeyComparison> keys;
-    tensordict::CompareProgress progress;
-    bool progressed = false;
-    tensordict::CancelToken cancel;
-};
+// How often results reach the tree while comparing: each batch refilters
+// the view, so one per key would stall the window on a large dataset.
+constexpr std::chrono::milliseconds kBatchInterval{50};
+}  // namespace
 
 CompareJob::CompareJob(std::shared_ptr<const tensordict::TensorDict> a,
                        std::shared_ptr<const tensordict::TensorDict> b,
                        const tensordict::Tolerance& tolerance, QObject* parent)
-    : QObject(parent),
-      a_(std::move(a)),
-      b_(std::move(b)),
-      tolerance_(tolerance),
-      shared_(std::make_shared<Shared>()) {
-    timer_.setInterval(kDrainIntervalMs);
-    connect(&timer_, &QTimer::timeout, this, &CompareJob::drain);
-    connect(&watcher_, &QFutureWatcherBase::finished, this, &CompareJob::done);
-}
+    : QObject(parent), a_(std::move(a)), b_(std::move(b)), tolerance_(tolerance) {}
 
 CompareJob::~CompareJob() {
-    shared_->cancel.cancel();
-    watcher_.waitForFinished();
+    cancel();  // the tracker, destroyed first, then waits for the worker
 }
 
 void CompareJob::start() {
-    if (running_)
+    if (isRunning())
         return;
-    running_ = true;
-    timer_.start();
-    // The task holds its own references: the trees and the queue outlive this object if need be.
-    watcher_.setFuture(
-        QtConcurrent::run([a = a_, b = b_, tolerance = tolerance_, shared = shared_]() -> Outcome {
-            Outcome outcome;
+    outcome_ = JobOutcome::done();
+    tracker_.stream<Part>(
+        [a = a_, b = b_, tolerance = tolerance_, cancel = cancel_](
+            const tensordict::CancelToken& token, const JobSend<Part>& send) -> JobOutcome {
             try {
-                auto tree = std::make_unique<CompareTree>(a->root(), b->root());
-                const std::lock_guard<std::mutex> lock(shared->mutex);
-                shared->tree = std::move(tree);
-            } catch (const std::exception& e) {  // out of memory: said, not thrown into the GUI
-                outcome.error = QString::fromUtf8(e.what());
-                return outcome;
+                send({std::make_unique<CompareTree>(a->root(), b->root()), {}, false, {}});
+                // Keys and progress come from every comparing thread, one
+                // call at a time each; the batch is shared between them.
+                std::mutex mutex;
+                Part batch;
+                auto sentAt = std::chrono::steady_clock::now();
+                auto flushIfDue = [&](bool force) {
+                    const auto now = std::chrono::steady_clock::now();
+                    if (!force && now - sentAt < kBatchInterval)
+                        return;
+                    if (!batch.keys.empty() || batch.progressed)
+                        send(std::exchange(batch, Part{}));
+                    sentAt = now;
+                };
+                tensordict::CompareOptions options;
+                options.tolerance = tolerance;
+                options.cancel = cancel;
+                options.onKey = [&](const tensordict::KeyComparison& k) {
+                    const std::lock_guard<std::mutex> lock(mutex);
+                    batch.keys.push_back(k);
+                    flushIfDue(false);
+                };
+                options.progress = [&](const tensordict::CompareProgress& p) {
+                    if (token.isCancelled())  // the job is being destroyed
+                        cancel.cancel();
+                    const std::lock_guard<std::mutex> lock(mutex);
+                    batch.progress = p;
+                    batch.progressed = true;
+                    flushIfDue(false);
+                };
+                const bool cancelled = tensordict::compare(*a, *b, options).cancelled;
+                flushIfDue(true);  // the last results, before the outcome
+                return cancelled ? JobOutcome::cancelled() : JobOutcome::done();
+            } catch (...) {  // out of memory, a key in neither: said, not thrown into the GUI
+                return JobOutcome::ofCurrentException();
             }
-            tensordict::CompareOptions options;
-            options.tolerance = tolerance;
-            options.cancel = shared->cancel;
-            options.onKey = [&shared](const tensordict::KeyComparison& k) {
-                const std::lock_guard<std::mutex> lock(shared->mutex);
-                shared->keys.push_back(k);
-            };
-            options.progress = [&shared](const tensordict::CompareProgress& p) {
-                const std::lock_guard<std::mutex> lock(shared->mutex);
-                shared->progress = p;
-                shared->progressed = true;
-            };
-            try {
-                outcome.cancelled = tensordict::compare(*a, *b, options).cancelled;
-            } catch (const std::exception& e) {
-                outcome.error = QString::fromUtf8(e.what());
-            }
-            return outcome;
-        }));
+        },
+        [this](Part part) { receive(std::move(part)); },
+        [this](JobOutcome outcome) { finish(std::move(outcome)); });
 }
 
 void CompareJob::cancel() {
-    shared_->cancel.cancel();
+    cancel_.cancel();
 }
 
 std::unique_ptr<CompareTree> CompareJob::takeTree() {
     return std::move(tree_);
 }
 
-void CompareJob::drain() {
-    std::vector<tensordict::KeyComparison> keys;
-    bool moved = false;
-    {
-        const std::lock_guard<std::mutex> lock(shared_->mutex);
-        if (!treeTaken_ && shared_->tree)
-            tree_ = std::move(shared_->tree);
-        // Results wait until the tree they belong to has been handed over.
-        if (tree_ || treeTaken_) {
-            keys.swap(shared_->keys);
-            moved = std::exchange(shared_->progressed, false);
-            progress_ = shared_->progress;
-        }
-    }
-    if (tree_ && !treeTaken_) {
-        treeTaken_ = true;
+void CompareJob::receive(Part part) {
+    if (part.tree) {
+        tree_ = std::move(part.tree);
         Q_EMIT treeReady();
     }
-    if (!keys.empty())
-        Q_EMIT keysCompared(keys);
-    if (moved)
+    if (!part.keys.empty())
+        Q_EMIT keysCompared(part.keys);
+    if (part.progressed) {
+        progress_ = part.progress;
         Q_EMIT progressed(progress_);
+    }
 }
 
-void CompareJob::done() {
-    drain();  // the last results, before finished()
-    timer_.stop();
-    running_ = false;
-    const Outcome outcome = watcher_.result();
-    cancelled_ = outcome.cancelled;
-    error_ = outcome.error;
+void CompareJob::finish(JobOutcome outcome) {
+    outcome_ = std::move(outcome);
     Q_EMIT finished();
 }

@@ -1,20 +1,21 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QObject>
-#include <QString>
-#include <QTimer>
 #include <memory>
 #include <vector>
 
+#include "common/job_outcome.h"
+#include "common/job_tracker.h"
 #include "tensordict/compare.h"
 
 class CompareTree;
 
-// One comparison of two loaded tensordicts on a worker thread: their union
-// tree first (CompareTree, metadata only), then tensordict::compare(). The
-// worker only fills a queue under a mutex; a timer on the GUI thread drains
-// it in batches, so the worker never touches a QObject.
+// One comparison of two loaded tensordicts, run through JobTracker: their
+// union tree first (CompareTree, metadata only), then tensordict::compare().
+// The worker hands its results over in batches (the tree, then keys and
+// progress at most every kBatchInterval), which arrive on the GUI thread in
+// order as signals; the worker never touches a QObject. Destroying the job
+// cancels the comparison and waits for it.
 class CompareJob : public QObject {
     Q_OBJECT
 
@@ -22,15 +23,16 @@ public:
     CompareJob(std::shared_ptr<const tensordict::TensorDict> a,
                std::shared_ptr<const tensordict::TensorDict> b,
                const tensordict::Tolerance& tolerance, QObject* parent = nullptr);
-    ~CompareJob() override;  // cancels, and waits for the worker
+    ~CompareJob() override;
 
     void start();
     // The comparison stops at its next progress report; finished() follows.
+    // A cancel before start() holds for that start.
     void cancel();
-    bool isRunning() const { return running_; }
-    // After finished(): whether it was cancelled, and why it failed ("" if it did not).
-    bool wasCancelled() const { return cancelled_; }
-    const QString& error() const { return error_; }
+    bool isRunning() const { return tracker_.isBusy(); }
+    // After finished(): done, cancelled, or failed with its kind, where and why.
+    const JobOutcome& outcome() const { return outcome_; }
+    bool wasCancelled() const { return outcome_.isCancelled(); }
     tensordict::CompareProgress progress() const { return progress_; }
     // The union tree, once treeReady() was emitted (taken once).
     std::unique_ptr<CompareTree> takeTree();
@@ -42,23 +44,21 @@ Q_SIGNALS:
     void finished();
 
 private:
-    struct Shared;
-    struct Outcome {
-        bool cancelled = false;
-        QString error;
+    // What the worker hands over at once: any of the tree, a batch of keys, progress.
+    struct Part {
+        std::unique_ptr<CompareTree> tree;
+        std::vector<tensordict::KeyComparison> keys;
+        bool progressed = false;
+        tensordict::CompareProgress progress;
     };
-    void drain();
-    void done();
+    void receive(Part part);
+    void finish(JobOutcome outcome);
 
     std::shared_ptr<const tensordict::TensorDict> a_, b_;
     tensordict::Tolerance tolerance_;
-    std::shared_ptr<Shared> shared_;
+    tensordict::CancelToken cancel_;
     std::unique_ptr<CompareTree> tree_;
-    bool treeTaken_ = false;
-    QTimer timer_;
-    QFutureWatcher<Outcome> watcher_;
-    bool running_ = false;
-    bool cancelled_ = false;
-    QString error_;
+    JobOutcome outcome_;
     tensordict::CompareProgress progress_;
+    JobTracker<JobOutcome> tracker_{this};  // last: joined first
 };

@@ -215,11 +215,10 @@ void CompareView::progressed(const tensordict::CompareProgress& p) {
 }
 
 void CompareView::jobFinished() {
-    const bool cancelled = job_->wasCancelled();
-    const QString error = job_->error();
+    const JobOutcome outcome = job_->outcome();
     job_->deleteLater();
     job_ = nullptr;
-    if (cancelled)
+    if (outcome.isCancelled())
         model_->markNotCompared();
     progress_->hide();
     cancel_->hide();
@@ -230,9 +229,9 @@ void CompareView::jobFinished() {
     updateCounts();
     panel_->updateItem();
     const CompareTree* tree = model_->tree();
-    if (!error.isEmpty())
-        Q_EMIT message(tr("The comparison failed: %1").arg(error), 0);
-    else if (cancelled)
+    if (outcome.isFailed())
+        Q_EMIT message(tr("The comparison failed: %1").arg(outcome.text()), 0);
+    else if (outcome.isCancelled())
         Q_EMIT message(tr("Comparison cancelled; %1 not compared.")
                            .arg(nodetext::countText(tree ? tree->counts().notCompared : 0,
                                                     tr("key"), tr("keys"))),

@@ -7,7 +7,6 @@
 
 #include <QComboBox>
 #include <QFileDialog>
-#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMouseEvent>
@@ -15,7 +14,6 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 #include <QWheelEvent>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include "slice_export.h"
 #include "slice_selector.h"

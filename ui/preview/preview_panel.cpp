@@ -368,10 +368,12 @@ SliceExportJob* PreviewPanel::exportSlice(SliceExportJob::Format format, const Q
         progress->setValue(rows > 0 ? static_cast<int>(done * 1000 / rows) : 1000);
     });
     connect(job, &SliceExportJob::finished, this,
-            [this, job, progress, path](const QString& error, bool cancelled) {
+            [this, job, progress, path](const JobOutcome& outcome) {
                 if (progress)
                     progress->close();
                 job->deleteLater();
+                const QString error = outcome.text();
+                const bool cancelled = outcome.isCancelled();
                 if (!error.isEmpty()) {
                     auto* box = new QMessageBox(QMessageBox::Warning, tr("Export failed"), error,
                                                 QMessageBox::Ok, this);

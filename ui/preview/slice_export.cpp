@@ -4,7 +4,6 @@
 #include <QImage>
 #include <QSaveFile>
 #include <QTextStream>
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cstring>
 
@@ -207,16 +206,10 @@ SliceExportJob::SliceExportJob(Format format, QString path, tensordict::DType dt
       path_(std::move(path)),
       dtype_(dtype),
       bytes_(std::move(bytes)),
-      slice_(std::move(slice)) {
-    connect(&watcher_, &QFutureWatcherBase::finished, this, [this] {
-        const JobOutcome outcome = watcher_.result();
-        Q_EMIT finished(outcome.text(), outcome.isCancelled());
-    });
-}
+      slice_(std::move(slice)) {}
 
 SliceExportJob::~SliceExportJob() {
     cancel_.cancel();
-    watcher_.waitForFinished();
 }
 
 void SliceExportJob::setWorkerHook(std::function<void(std::int64_t, std::int64_t)> hook) {
@@ -225,27 +218,33 @@ void SliceExportJob::setWorkerHook(std::function<void(std::int64_t, std::int64_t
 
 void SliceExportJob::start() {
     // The worker owns copies of everything it reads; the mapping stays alive through bytes_.
-    watcher_.setFuture(QtConcurrent::run([this, format = format_, path = path_, dtype = dtype_,
-                                          bytes = bytes_, slice = slice_, hook = hook_,
-                                          cancel = cancel_] {
-        int reported = -1;  // permille: at most a thousand queued signals however long
-        const slice_export::Progress progress = [&](std::int64_t done, std::int64_t rows) {
-            if (hook)
-                hook(done, rows);
-            const int permille = rows > 0 ? static_cast<int>(done * 1000 / rows) : 1000;
-            if (permille != reported) {
-                reported = permille;
-                Q_EMIT progressed(done, rows);
-            }
-            return !cancel.isCancelled();
-        };
-        // A leaf read page by page: the slice's pages filled first, held while written.
-        const SliceHold held = requireSpan(bytes, dtype, slice.span(), &cancel);
-        if (held.cancelled)
-            return JobOutcome::cancelled();
-        if (held.failure)
-            return JobOutcome::failed(*held.failure);
-        return format == Format::Csv ? slice_export::writeCsv(path, dtype, bytes, slice, progress)
-                                     : slice_export::writeNpy(path, dtype, bytes, slice, progress);
-    }));
+    tracker_.stream<RowsDone>(
+        [format = format_, path = path_, dtype = dtype_, bytes = bytes_, slice = slice_,
+         hook = hook_,
+         cancel = cancel_](const tensordict::CancelToken& token, const JobSend<RowsDone>& send) {
+            int reported = -1;  // permille: at most a thousand posted reports however long
+            const slice_export::Progress progress = [&](std::int64_t done, std::int64_t rows) {
+                if (hook)
+                    hook(done, rows);
+                const int permille = rows > 0 ? static_cast<int>(done * 1000 / rows) : 1000;
+                if (permille != reported) {
+                    reported = permille;
+                    send({done, rows});
+                }
+                if (token.isCancelled())  // the job is being destroyed
+                    cancel.cancel();
+                return !cancel.isCancelled();
+            };
+            // A leaf read page by page: the slice's pages filled first, held while written.
+            const SliceHold held = requireSpan(bytes, dtype, slice.span(), &cancel);
+            if (held.cancelled)
+                return JobOutcome::cancelled();
+            if (held.failure)
+                return JobOutcome::failed(*held.failure);
+            return format == Format::Csv
+                       ? slice_export::writeCsv(path, dtype, bytes, slice, progress)
+                       : slice_export::writeNpy(path, dtype, bytes, slice, progress);
+        },
+        [this](RowsDone rows) { Q_EMIT progressed(rows.done, rows.rows); },
+        [this](const JobOutcome& outcome) { Q_EMIT finished(outcome); });
 }

@@ -1,12 +1,12 @@
 #pragma once
 
-#include <QFutureWatcher>
 #include <QObject>
 #include <QString>
 #include <functional>
 #include <memory>
 
 #include "job_outcome.h"
+#include "job_tracker.h"
 #include "tensor_slice.h"
 #include "tensordict/cancel.h"
 #include "tensordict/element.h"
@@ -40,8 +40,9 @@ JobOutcome writePng(const QString& path, const QImage& image,
 
 }  // namespace slice_export
 
-// One slice export on a worker thread: progress as queued signals, Cancel,
-// and a partial file never left behind (QSaveFile discards it).
+// One slice export, run through JobTracker: progress and the outcome
+// arrive on the GUI thread as signals, Cancel stops it, and a partial file
+// is never left behind (QSaveFile discards it).
 class SliceExportJob : public QObject {
     Q_OBJECT
 
@@ -49,23 +50,26 @@ public:
     enum class Format { Csv, Npy };
     SliceExportJob(Format format, QString path, tensordict::DType dtype,
                    tensordict::LeafBytes bytes, TensorSlice slice, QObject* parent = nullptr);
-    ~SliceExportJob() override;  // cancels and waits for the worker
+    ~SliceExportJob() override;  // cancels, and the tracker waits for the worker
 
     // For tests: runs on the worker at every progress report, before the
     // cancel check, so that a test can hold the export mid-way.
     void setWorkerHook(std::function<void(std::int64_t rowsDone, std::int64_t rows)> hook);
     void start();
     void cancel() { cancel_.cancel(); }
-    bool isRunning() const { return watcher_.isRunning(); }
+    bool isRunning() const { return tracker_.isBusy(); }
     QString path() const { return path_; }
     std::int64_t rows() const { return slice_.rows(); }
 
 Q_SIGNALS:
     void progressed(std::int64_t rowsDone, std::int64_t rows);
-    // `error` is "" on success; a cancelled export reports cancelled = true.
-    void finished(const QString& error, bool cancelled);
+    // Done, cancelled, or failed with its kind, where and why.
+    void finished(const JobOutcome& outcome);
 
 private:
+    struct RowsDone {
+        std::int64_t done = 0, rows = 0;
+    };
     Format format_;
     QString path_;
     tensordict::DType dtype_;
@@ -73,5 +77,5 @@ private:
     TensorSlice slice_;
     std::function<void(std::int64_t, std::int64_t)> hook_;
     tensordict::CancelToken cancel_;
-    QFutureWatcher<JobOutcome> watcher_;
+    JobTracker<JobOutcome> tracker_{this, JobDelivery::Every};  // last: joined first
 };

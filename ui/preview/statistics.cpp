@@ -2,16 +2,16 @@
 
 #include "tensordict/guarded_read.h"
 
-#include <QFuture>
-#include <QThreadPool>
-#include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "tensordict/element.h"
 #include "tensordict/statistics.h"
+#include "tensordict/worker_threads.h"
 
 using tensordict::DType;
 
@@ -95,51 +95,32 @@ private:
     std::int64_t cols_;
 };
 
-// Runs `task(begin, end)` over chunks on a pool, merging into `acc` on this thread.
+// Runs `task(begin, end)` over chunks on tensordict's worker threads, a
+// window of chunks at a time (bounded memory, progress between windows),
+// merging into `acc` on this thread in chunk order, so the sums come out
+// the same for any number of threads.
 template <typename Result, typename Task, typename Merge>
 bool runChunks(std::int64_t total, int threads, const std::function<bool(double)>& progress,
                double base, double span, Task rawTask, Merge merge, std::atomic<bool>& lost) {
-    // Every chunk reads the mapping in place, guarded: a file that shrinks
-    // under us stops the computation instead of killing the process with
-    // SIGBUS. (A chunk cut short leaks its small histogram buffer.)
-    auto task = [&rawTask, &lost](std::int64_t begin, std::int64_t end) {
-        Result r{};
-        if (!lost && !tensordict::tryGuardedRun([&] { r = rawTask(begin, end); }))
-            lost = true;
-        return r;
-    };
     const std::int64_t chunks = (total + kChunk - 1) / kChunk;
-    QThreadPool pool;
-    pool.setMaxThreadCount(std::max(1, threads));
-    std::atomic<bool> stop{false};
-    std::vector<QFuture<Result>> futures;
-    std::int64_t next = 0, done = 0;
-    const std::int64_t ahead = std::max(2, threads * 2);  // bounded work queued at once
-    while (done < chunks) {
-        while (next < chunks && next - done < ahead) {
-            const std::int64_t begin = next * kChunk, end = std::min(total, begin + kChunk);
-            if (threads <= 1) {
-                QPromise<Result> promise;
-                promise.start();
-                promise.addResult(task(begin, end));
-                promise.finish();
-                futures.push_back(promise.future());
-            } else {
-                futures.push_back(QtConcurrent::run(&pool, [&task, &stop, begin, end] {
-                    return stop ? Result{} : task(begin, end);
-                }));
-            }
-            ++next;
-        }
-        merge(futures.front().result());
-        futures.erase(futures.begin());
-        ++done;
-        if (lost || (progress && !progress(base + span * double(done) / double(chunks)))) {
-            stop = true;
-            for (auto& f : futures)
-                f.waitForFinished();
+    const std::int64_t window = std::max(2, threads * 2);
+    std::vector<Result> results;
+    for (std::int64_t first = 0; first < chunks; first += window) {
+        results.assign(static_cast<std::size_t>(std::min(window, chunks - first)), Result{});
+        // Every chunk reads the mapping in place, guarded: a file that
+        // shrinks under us stops the computation instead of killing the
+        // process with SIGBUS. (A chunk cut short leaks its small histogram buffer.)
+        tensordict::parallelFor(results.size(), threads, [&](std::size_t k) {
+            const std::int64_t begin = (first + std::int64_t(k)) * kChunk;
+            const std::int64_t end = std::min(total, begin + kChunk);
+            if (!lost && !tensordict::tryGuardedRun([&] { results[k] = rawTask(begin, end); }))
+                lost = true;
+        });
+        for (const Result& r : results)
+            merge(r);
+        const double done = double(first + std::int64_t(results.size())) / double(chunks);
+        if (lost || (progress && !progress(base + span * done)))
             return false;
-        }
     }
     return true;
 }

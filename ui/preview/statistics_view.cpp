@@ -14,7 +14,6 @@
 #include <QSpinBox>
 #include <QThread>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 #include "widget_shortcut.h"
 
 StatisticsView::StatisticsView(QWidget* parent)

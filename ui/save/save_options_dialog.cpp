@@ -22,7 +22,6 @@
 #include <QSpinBox>
 #include <QThread>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 #include <optional>
 
 #include "file_dialogs.h"
@@ -228,7 +227,6 @@ SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const 
     checkTimer_.setSingleShot(true);
     checkTimer_.setInterval(kCheckDelayMs);
     connect(&checkTimer_, &QTimer::timeout, this, &SaveOptionsDialog::startCheck);
-    connect(&checkWatcher_, &QFutureWatcherBase::finished, this, &SaveOptionsDialog::checkFinished);
     for (QRadioButton* b : {asArchive_, asSafetensors_, asHuggingFace_})
         connect(b, &QRadioButton::toggled, this, [this] {
             archiveChosenByHand_ = true;
@@ -467,18 +465,20 @@ bool SaveOptionsDialog::isChecking() const {
 
 void SaveOptionsDialog::startCheck() {
     checkTimer_.stop();
-    if (destination().isEmpty() || checkWatcher_.isRunning())
+    if (destination().isEmpty() || destinationJob_.isBusy())
         return;  // a running check starts the next one when it finishes
     ++diskChecks_;
     checkApplied_ = false;
-    checkWatcher_.setFuture(QtConcurrent::run(checkDestination, destination(), sourcePath_));
+    destinationJob_.startUnawaited(
+        [dest = destination(), source = sourcePath_](const tensordict::CancelToken&) {
+            return checkDestination(dest, source);
+        },
+        [this](DestinationFacts facts) { checkFinished(std::move(facts)); });
 }
 
-void SaveOptionsDialog::checkFinished() {
-    if (checkApplied_)
-        return;  // already applied by finishPendingCheck()
+void SaveOptionsDialog::checkFinished(DestinationFacts facts) {
     checkApplied_ = true;
-    facts_ = checkWatcher_.result();
+    facts_ = std::move(facts);
     if (facts_->destination != destination() && !checkTimer_.isActive())
         startCheck();  // edited while it ran, and typing has paused since
     validate();
@@ -489,7 +489,7 @@ void SaveOptionsDialog::finishPendingCheck() {
     // For tests: every check under way, finished and applied here (the
     // dialog itself never waits: Save waits for them as events).
     while (isChecking()) {
-        if (!destination().isEmpty() && !checkWatcher_.isRunning() && checkApplied_ &&
+        if (!destination().isEmpty() && !destinationJob_.isBusy() && checkApplied_ &&
             (!facts_ || facts_->destination != destination()))
             startCheck();
         startDataCheck();

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <QDialog>
-#include <QFutureWatcher>
 #include <QTimer>
 #include <cstdint>
 #include <optional>
@@ -132,7 +131,7 @@ private:
     void destinationEdited();
     void validate();
     void startCheck();
-    void checkFinished();
+    void checkFinished(DestinationFacts facts);
     void trySave();
 
     std::vector<SaveScopeChoice> scopes_;
@@ -172,7 +171,7 @@ private:
     QString dataInputs() const;
     void startDataCheck();
     QTimer checkTimer_;
-    QFutureWatcher<DestinationFacts> checkWatcher_;
+    JobTracker<DestinationFacts> destinationJob_{this};
     bool checkApplied_ = true;
     std::optional<DestinationFacts> facts_;
     int diskChecks_ = 0;

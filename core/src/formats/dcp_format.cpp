@@ -22,13 +22,13 @@
 #include "../builtin_stores.h"
 #include "../mapping.h"
 #include "../node_builder.h"
-#include "../worker_threads.h"
 #include "dcp.h"
 #include "file_stores.h"
 #include "python_objects.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
 #include "tensordict/keys.h"
+#include "tensordict/worker_threads.h"
 
 namespace tensordict {
 namespace {

@@ -16,10 +16,10 @@
 
 #include "../builtin_stores.h"
 #include "../node_builder.h"
-#include "../worker_threads.h"
 #include "file_stores.h"
 #include "sharded.h"
 #include "tensordict/error.h"
+#include "tensordict/worker_threads.h"
 
 namespace tensordict {
 namespace {

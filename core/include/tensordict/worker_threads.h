@@ -1,7 +1,8 @@
 #pragma once
 
-// The one way the core runs work on several threads (save's writers,
-// compare's chunks): plain std::threads, started and joined in one place.
+// The one way the library and its programs run work on several threads
+// (save's writers, compare's chunks, the window's statistics): plain
+// std::threads, started and joined in one place.
 
 #include <algorithm>
 #include <atomic>
