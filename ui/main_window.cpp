@@ -55,6 +55,7 @@
 #include "shortcuts_dialog.h"
 #include "slice_selector.h"
 #include "status_bar.h"
+#include "tensordict/datasets.h"
 #include "tensordict/http.h"
 #include "tensordict/series.h"
 #include "tensordict/version.h"
@@ -405,7 +406,7 @@ void MainWindow::createViewMenu() {
             rows.*field = on;
             setReplayRows(rows);
             const auto td = document_->tensordict();
-            if (td && td->format() == "replay buffer")
+            if (td && td->store() && tensordict::replayBufferFacts(*td->store()))
                 reload();
         });
     };

@@ -101,6 +101,7 @@ public:
     }
 
     std::string_view format() const override { return "archive"; }
+    OwnContainer ownContainer() const override { return OwnContainer::Archive; }
 
     std::vector<std::string> entryNames() const override {
         std::vector<std::string> names;

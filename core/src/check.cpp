@@ -667,8 +667,7 @@ void Checker::checkNode(const Node& node) {
                     key);
         // Only a memmap's file is its leaf's own: a checkpoint's storage or a
         // consolidated file holds other leaves after the first.
-        const bool ownFile = node.store() && (node.store()->format() == "directory" ||
-                                              node.store()->format() == "archive");
+        const bool ownFile = node.store() && node.store()->ownContainer() != OwnContainer::None;
         if (ownFile && s.isPlain() && !leaf->isNested && s.size > leaf->nbytes)
             warning("stale_tail", file,
                     "the file holds " + bytesText(s.size) + "; the leaf needs " +
@@ -1169,7 +1168,8 @@ CheckReport Checker::run() {
             } catch (const Error&) {
             }
         }
-        if (other && (other->format() == "replay buffer" || other->format() == "stack")) {
+        const WholeCheck whole = other ? other->wholeCheck() : WholeCheck::TreeOnly;
+        if (whole == WholeCheck::RowDataset) {
             std::sort(files.begin(), files.end());
             checkRowDataset(other, files);
             checkTemporaries();
@@ -1177,13 +1177,13 @@ CheckReport Checker::run() {
         }
         if (!looksLikeDataset) {
             // A folder of another kind that tdstudio opens (a sharded model).
-            if (!other || (other->format() != "sharded" && other->format() != "dcp"))
+            if (whole == WholeCheck::DistributedCheckpoint)
+                checkDcp(other);
+            else if (whole == WholeCheck::ShardedModel)
+                checkShardedModel(other);
+            else
                 throw Error::corrupt(path_,
                                      "not a tensordict: no meta.json and no .memmap file in it");
-            if (other->format() == "dcp")
-                checkDcp(other);
-            else
-                checkShardedModel(other);
             checkTemporaries();
             return finish();
         }
@@ -1204,8 +1204,9 @@ CheckReport Checker::run() {
                 model = openStore(path_, {});
             } catch (const Error&) {
             }
-            if (model && (model->format() == "sharded" || model->format() == "dcp")) {
-                if (model->format() == "dcp")
+            const WholeCheck whole = model ? model->wholeCheck() : WholeCheck::TreeOnly;
+            if (whole == WholeCheck::DistributedCheckpoint || whole == WholeCheck::ShardedModel) {
+                if (whole == WholeCheck::DistributedCheckpoint)
                     checkDcp(model);
                 else
                     checkShardedModel(model);

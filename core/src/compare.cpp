@@ -466,7 +466,7 @@ bool sameNonTensor(const Node& a, const Node& b) {
 // batch size): memmap directories and archives do; a checkpoint, a
 // safetensors or numpy file holds plain containers and tensors.
 bool recordsTensordictMetadata(const Node& n) {
-    return !n.store() || n.store()->format() == "directory" || n.store()->format() == "archive";
+    return !n.store() || n.store()->ownContainer() != OwnContainer::None;
 }
 
 // What a node is when one side does not record tensordict's metadata: a

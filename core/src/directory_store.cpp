@@ -35,6 +35,7 @@ public:
           mappings_(kKeptMappings, LruBytesCache::Cost::Count) {}
 
     std::string_view format() const override { return "directory"; }
+    OwnContainer ownContainer() const override { return OwnContainer::Directory; }
     const std::string& location() const override { return root_; }
     std::string describe(const std::string& rel) const override {
         return rel.empty() ? root_ : transport_->join(root_, rel);

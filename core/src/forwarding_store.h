@@ -16,6 +16,8 @@ public:
     explicit ForwardingStore(std::shared_ptr<const Store> inner) : inner_(std::move(inner)) {}
 
     std::string_view format() const override { return inner_->format(); }
+    OwnContainer ownContainer() const override { return inner_->ownContainer(); }
+    WholeCheck wholeCheck() const override { return inner_->wholeCheck(); }
     const std::string& location() const override { return inner_->location(); }
     std::string describe(const std::string& rel) const override { return inner_->describe(rel); }
     std::optional<StorageInfo> stat(const std::string& rel) const override {

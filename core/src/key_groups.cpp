@@ -63,7 +63,7 @@ std::unique_ptr<Node> grouped(const Node& node) {
 }  // namespace
 
 TensorDict groupKeysByDots(const TensorDict& td) {
-    return TensorDict::adopt(grouped(td.root()), td.path(), td.format());
+    return TensorDict::adopt(grouped(td.root()), td.path(), td.format(), td.store());
 }
 
 }  // namespace tensordict

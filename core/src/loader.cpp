@@ -534,11 +534,13 @@ Node& TensorDict::mutableRoot() {
     return *root_;
 }
 
-TensorDict TensorDict::adopt(std::shared_ptr<Node> root, std::string path, std::string format) {
+TensorDict TensorDict::adopt(std::shared_ptr<Node> root, std::string path, std::string format,
+                             std::shared_ptr<const Store> store) {
     TensorDict td;
     td.root_ = std::move(root);
     td.path_ = std::move(path);
     td.format_ = std::move(format);
+    td.store_ = std::move(store);
     return td;
 }
 
@@ -560,7 +562,7 @@ TensorDict select(const TensorDict& td, const std::vector<std::vector<std::strin
         }
         NodeBuilder(*target).put(source->clone());
     }
-    return TensorDict::adopt(std::move(root), td.path(), td.format());
+    return TensorDict::adopt(std::move(root), td.path(), td.format(), td.store());
 }
 
 TensorDict underKey(const TensorDict& td, const std::string& key) {
@@ -572,7 +574,7 @@ TensorDict underKey(const TensorDict& td, const std::string& key) {
     NodeBuilder(*moved).setKey(key);
     NodeBuilder(*moved).setKeyRepr({});
     NodeBuilder(*root).append(std::move(moved));
-    return TensorDict::adopt(std::move(root), td.path(), td.format());
+    return TensorDict::adopt(std::move(root), td.path(), td.format(), td.store());
 }
 
 TensorDict load(const std::string& path, const LoadOptions& options) {
@@ -605,11 +607,11 @@ TensorDict loadStore(const std::shared_ptr<const Store>& store, const LoadOption
             throw Error::notFound(store->location(),
                                   "subpath key " + formatKeyPath(options.subpath) + " not found");
         if (sub != root.get())
-            return TensorDict::adopt(sub->clone(), path, format);
-        return TensorDict::adopt(std::move(root), path, format);
+            return TensorDict::adopt(sub->clone(), path, format, store);
+        return TensorDict::adopt(std::move(root), path, format, store);
     }
     Loader loader(store, options);
-    return TensorDict::adopt(loader.loadRoot(), path, format);
+    return TensorDict::adopt(loader.loadRoot(), path, format, store);
 }
 
 }  // namespace tensordict

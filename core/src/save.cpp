@@ -107,7 +107,7 @@ std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& 
         // Only a memmap directory's leaves are memory-mapped tensors in Python's
         // sense; a leaf of a checkpoint or numpy file is converted, not copied.
         if (!file.leaf || file.leaf->leaf().storage.kind != StorageKind::File ||
-            !file.leaf->store() || file.leaf->store()->format() != "directory")
+            !file.leaf->store() || file.leaf->store()->ownContainer() != OwnContainer::Directory)
             continue;
         const std::string source = file.leaf->store()->describe(file.leaf->leaf().storage.path);
         const auto id = fileId(source);

@@ -16,6 +16,7 @@
 #include <map>
 
 #include "collection_summary.h"
+#include "document.h"
 #include "document_page.h"
 #include "key_tree_model.h"
 #include "load_settings.h"
@@ -300,6 +301,21 @@ private Q_SLOTS:
         QTRY_VERIFY(table->hasLeaf() && table->totalRows() == 10);
         QVERIFY(!table->data(table->index(9, 0), Qt::ForegroundRole).isValid());
 
+        // The menu's toggle reloads a replay buffer that is open (its
+        // store's facts say what it is, not its format's name)...
+        QAction* allRows = nullptr;
+        for (QAction* a : w.findChildren<QAction*>())
+            if (a->text() == "Show &All Rows of Replay Buffers")
+                allRows = a;
+        QVERIFY(allRows && !allRows->isChecked());
+        QSignalSpy loaded(&w, &MainWindow::documentLoaded);
+        allRows->trigger();
+        QTRY_COMPARE(loaded.count(), 1);
+        QTRY_VERIFY(table->hasLeaf() && table->totalRows() == 16);
+        allRows->trigger();
+        QTRY_COMPARE(loaded.count(), 2);
+        QTRY_VERIFY(table->hasLeaf() && table->totalRows() == 10);
+
         // A stack's rows: the chunk of each, and its row there (part-2 after part-1's 5).
         QVERIFY(openOnOverview(w, dir + "/stack"));
         QVERIFY(w.selectKeyPath({"label"}));
@@ -307,6 +323,13 @@ private Q_SLOTS:
         QCOMPARE(table->headerData(4, Qt::Vertical).toString(), QString("4 · part-1:4"));
         QCOMPARE(table->headerData(5, Qt::Vertical).toString(), QString("5 · part-2:0"));
         QCOMPARE(table->headerData(11, Qt::Vertical).toString(), QString("11 · part-10:3"));
+        // ...and leaves any other document as it is.
+        auto* document = w.findChild<Document*>();
+        QVERIFY(document);
+        QSignalSpy started(document, &Document::loadStarted);
+        allRows->trigger();
+        allRows->trigger();
+        QCOMPARE(started.count(), 0);
     }
 
     void collectionsOfEveryKindHaveAnOverview() {

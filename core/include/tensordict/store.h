@@ -26,13 +26,28 @@ namespace tensordict {
 
 struct RecordedPoints;  // the library's own (access points of a deflate stream)
 
+// Which of tensordict's own containers a store is: a memmap directory or a
+// .tdz archive, whose meta.json files record the tree (class, batch size,
+// device) and whose every leaf is a file of its own; or neither, a format
+// that builds its tree from its own structure (a checkpoint, safetensors).
+enum class OwnContainer { None, Directory, Archive };
+
+// What a format promises beyond its tree, which `--check` verifies as a
+// whole: the files of a sharded model against its index, a distributed
+// checkpoint's chunks against its metadata, the files of a replay buffer
+// or a stack of chunks against each other.
+enum class WholeCheck { TreeOnly, ShardedModel, DistributedCheckpoint, RowDataset };
+
 // Thread-safe: leaves may be read from worker threads.
 class Store {
 public:
     virtual ~Store() = default;
 
-    // The container format's name: "directory", "archive".
+    // The container format's name, for people: "directory", "archive".
+    // Code asks ownContainer() or the format's facts (datasets.h), never this.
     virtual std::string_view format() const = 0;
+    virtual OwnContainer ownContainer() const { return OwnContainer::None; }
+    virtual WholeCheck wholeCheck() const { return WholeCheck::TreeOnly; }
     // The container's location: a directory or a file, as opened.
     virtual const std::string& location() const = 0;
     // How to name a relative path in messages: "/data/ds/b/c.memmap" or "/data/ds.tdz:b/c.memmap".

@@ -39,8 +39,11 @@ class TensorDict {
 public:
     const Node& root() const { return *root_; }
     const std::string& path() const { return path_; }
-    // The container format it was read from: "directory", "archive", ...
+    // The container format it was read from, for people: "directory", "archive", ...
     const std::string& format() const { return format_; }
+    // The store it was read from (null for one built in memory): code asks
+    // it what the format is (Store::ownContainer(), datasets.h's facts).
+    const std::shared_ptr<const Store>& store() const { return store_; }
     // Every error node, in tree order.
     std::vector<const Node*> errors() const;
 
@@ -51,12 +54,14 @@ public:
     // Trees returned by save() are locked, as in Python.
     bool isLocked() const { return root_ && root_->isLocked(); }
     // Wraps a finished tree (used by the writers).
-    static TensorDict adopt(std::shared_ptr<Node> root, std::string path, std::string format);
+    static TensorDict adopt(std::shared_ptr<Node> root, std::string path, std::string format,
+                            std::shared_ptr<const Store> store = nullptr);
 
 private:
     std::shared_ptr<Node> root_;
     std::string path_;
     std::string format_ = "directory";
+    std::shared_ptr<const Store> store_;
 };
 
 // Python's td.select(*keys): a new tree with only the subtrees at `keyPaths`

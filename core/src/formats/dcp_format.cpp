@@ -211,6 +211,7 @@ public:
         : FolderStore(std::move(transport), std::move(folder)), options_(options) {}
 
     std::string_view format() const override { return "dcp"; }
+    WholeCheck wholeCheck() const override { return WholeCheck::DistributedCheckpoint; }
     // A tensor is named by its key in the folder: "/ckpt:model.layers.0.weight".
     std::string describe(const std::string& rel) const override {
         return tensorIndex_.count(rel) ? location() + ":" + rel : FolderStore::describe(rel);

@@ -109,6 +109,9 @@ public:
         : ForwardingStore(zip), zip_(std::move(zip)), format_(format) {}
 
     std::string_view format() const override { return format_; }
+    // A format read from a zip's entries (a checkpoint), not the archive itself.
+    OwnContainer ownContainer() const override { return OwnContainer::None; }
+    WholeCheck wholeCheck() const override { return WholeCheck::TreeOnly; }
 
 protected:
     const ZipStore& zip() const { return *zip_; }

@@ -79,6 +79,7 @@ public:
         : RowRunStore(std::move(transport), std::move(folder)), options_(options) {}
 
     std::string_view format() const override { return "replay buffer"; }
+    WholeCheck wholeCheck() const override { return WholeCheck::RowDataset; }
 
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
         ReplayBufferFacts facts;

@@ -74,6 +74,7 @@ public:
           options_(options) {}
 
     std::string_view format() const override { return "sharded"; }
+    WholeCheck wholeCheck() const override { return WholeCheck::ShardedModel; }
     LeafBytes leafBytes(const StorageInfo& info, std::uint64_t, std::size_t) const override {
         // Every leaf belongs to its shard's store.
         throw Error::invalid(describe(info.path), "not a leaf of the sharded model");

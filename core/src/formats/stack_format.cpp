@@ -54,6 +54,7 @@ public:
           options_(options) {}
 
     std::string_view format() const override { return "stack"; }
+    WholeCheck wholeCheck() const override { return WholeCheck::RowDataset; }
 
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
         LoadOptions load;
@@ -69,7 +70,7 @@ public:
         for (const std::string& chunk : chunks_) {
             const std::string path = pathOf(chunk);
             const auto store = openStore(path, alone);
-            if (store->format() != "directory")
+            if (store->ownContainer() != OwnContainer::Directory)
                 throw Error::unsupported(path,
                                          "a chunk of a stack must be a memmap tensordict, "
                                          "not a " +
