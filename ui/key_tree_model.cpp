@@ -23,11 +23,14 @@ void KeyTreeModel::setTensorDict(std::shared_ptr<const tensordict::TensorDict> t
     resetRoot(td_ ? &td_->root() : nullptr);
     endResetModel();
     if (td_ && !keys_)
-        indexing_.start([td = td_](const tensordict::CancelToken&) { return KeyIndex::build(td); },
-                        [this](std::shared_ptr<const KeyIndex> built) {
-                            keys_ = std::move(built);
-                            Q_EMIT keyIndexReady();
-                        });
+        // Holding only the tree, a superseded build is left to end alone:
+        // the model neither waits for it nor hears from it.
+        indexing_.startUnawaited(
+            [td = td_](const tensordict::CancelToken&) { return KeyIndex::build(td); },
+            [this](std::shared_ptr<const KeyIndex> built) {
+                keys_ = std::move(built);
+                Q_EMIT keyIndexReady();
+            });
 }
 
 std::uint64_t KeyTreeModel::totalBytes(const Node* n) const {

@@ -252,6 +252,7 @@ void Checker::checkArchive(const std::shared_ptr<const ByteSource>& source) {
         return;
     }
     report_.entries = entries.size();
+    report_.zipArchive = true;
     LeafBytes whole;
     try {
         whole = source->map();  // compressed entries inflate from it; else they are read first
@@ -1257,7 +1258,7 @@ CheckReport Checker::run() {
             std::vector<std::string> entries;
             if (const auto* zipStore = dynamic_cast<const ZipStore*>(store.get()))
                 entries = zipStore->entryNames();
-            const bool tensordict = report_.format == "archive";
+            const bool tensordict = store->ownContainer() == OwnContainer::Archive;
             if (tensordict)
                 entries.erase(std::remove_if(entries.begin(), entries.end(),
                                              [](const std::string& n) {

@@ -37,7 +37,7 @@ QString countText(std::size_t n, const char* one, const char* many) {
 // "12 entries, 1 file, 1.20 GiB read"
 QString checkedText(const CheckReport& r) {
     QStringList parts;
-    if (r.entries > 0 || r.format == "archive")
+    if (r.entries > 0 || r.zipArchive)
         parts << countText(r.entries, "entry", "entries");
     parts << countText(r.files, "file", "files");
     parts << nodetext::byteSizeText(r.bytes) + " read";

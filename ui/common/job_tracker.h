@@ -6,6 +6,7 @@
 #include <QFutureWatcher>
 #include <QList>
 #include <QObject>
+#include <QPointer>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <atomic>
@@ -93,7 +94,8 @@ enum class JobDelivery {
 // one before it, and only the newest job's result is delivered. Jobs never
 // touch the owner; they get what they need by value (a shared tree, a
 // leaf's bytes) and a cancel token to poll. Destroying the tracker cancels
-// and waits for its jobs, so none outlives the owner.
+// and waits for its jobs, so none that reports back outlives the owner (a
+// job started unawaited reports nothing back, and is left to end alone).
 //
 // A job may also report how far it is: work that takes a second argument,
 // a JobProgress, calls it with a fraction in [0, 1], and `progress` gets it
@@ -113,9 +115,12 @@ public:
     ~JobTracker() {
         cancel();
         ++generation_;  // nothing is delivered to an owner being destroyed
-        for (Running& r : running_)
+        for (Running& r : running_) {
             if (r.awaited)
                 r.future.waitForFinished();
+            else
+                delete r.watcher.data();  // its finish, should it come, reaches nobody
+        }
     }
     JobTracker(const JobTracker&) = delete;
     JobTracker& operator=(const JobTracker&) = delete;
@@ -211,6 +216,7 @@ private:
         QFuture<Result> future;
         tensordict::CancelToken token;
         bool awaited = true;  // by the tracker's destruction
+        QPointer<QFutureWatcher<Result>> watcher;
     };
 
     quint64 begin() {
@@ -248,13 +254,14 @@ private:
                 return result;
             });
         watcher->setFuture(future);
-        running_.append({future, token_, awaited});
+        running_.append({future, token_, awaited, watcher});
     }
 
     // Calls `f` on the owner's thread, as an event posted now (so in order
     // with the job's other posts and before its finish, which arrives
     // through the same event queue), unless `job` is no longer the newest
-    // by then. (The owner outlives every job: the tracker waits for them.)
+    // by then. (The owner outlives every job that posts: the tracker waits
+    // for them; an unawaited job posts nothing.)
     template <typename F>
     void post(quint64 job, F f) {
         auto* call = new PostedCall([this, job, f = std::move(f)]() mutable {

@@ -25,31 +25,37 @@ void CompareJob::start() {
     if (isRunning())
         return;
     outcome_ = JobOutcome::done();
+    partsInFlight_->store(0);
     tracker_.stream<Part>(
-        [a = a_, b = b_, tolerance = tolerance_, cancel = cancel_](
+        [a = a_, b = b_, tolerance = tolerance_, cancel = cancel_, inFlight = partsInFlight_](
             const tensordict::CancelToken& token, const JobSend<Part>& send) -> JobOutcome {
+            // Keys and progress come from every comparing thread, one call
+            // at a time each; the batch is shared between them. A batch
+            // goes out at most every kBatchInterval, and only once the
+            // window has taken the one before: a window slower than the
+            // comparison gets fewer, larger batches, never a backlog.
+            std::mutex mutex;
+            Part batch;
+            auto sentAt = std::chrono::steady_clock::now();
+            auto flush = [&](bool force) {
+                const auto now = std::chrono::steady_clock::now();
+                if (!force && (now - sentAt < kBatchInterval || inFlight->load() > 0))
+                    return;
+                if (batch.keys.empty() && !batch.progressed)
+                    return;
+                inFlight->fetch_add(1);
+                send(std::exchange(batch, Part{}));
+                sentAt = now;
+            };
             try {
                 send({std::make_unique<CompareTree>(a->root(), b->root()), {}, false, {}});
-                // Keys and progress come from every comparing thread, one
-                // call at a time each; the batch is shared between them.
-                std::mutex mutex;
-                Part batch;
-                auto sentAt = std::chrono::steady_clock::now();
-                auto flushIfDue = [&](bool force) {
-                    const auto now = std::chrono::steady_clock::now();
-                    if (!force && now - sentAt < kBatchInterval)
-                        return;
-                    if (!batch.keys.empty() || batch.progressed)
-                        send(std::exchange(batch, Part{}));
-                    sentAt = now;
-                };
                 tensordict::CompareOptions options;
                 options.tolerance = tolerance;
                 options.cancel = cancel;
                 options.onKey = [&](const tensordict::KeyComparison& k) {
                     const std::lock_guard<std::mutex> lock(mutex);
                     batch.keys.push_back(k);
-                    flushIfDue(false);
+                    flush(false);
                 };
                 options.progress = [&](const tensordict::CompareProgress& p) {
                     if (token.isCancelled())  // the job is being destroyed
@@ -57,13 +63,20 @@ void CompareJob::start() {
                     const std::lock_guard<std::mutex> lock(mutex);
                     batch.progress = p;
                     batch.progressed = true;
-                    flushIfDue(false);
+                    flush(false);
                 };
                 const bool cancelled = tensordict::compare(*a, *b, options).cancelled;
-                flushIfDue(true);  // the last results, before the outcome
+                flush(true);  // the last results, before the outcome
                 return cancelled ? JobOutcome::cancelled() : JobOutcome::done();
             } catch (...) {  // out of memory, a key in neither: said, not thrown into the GUI
-                return JobOutcome::ofCurrentException();
+                // What was compared before the failure still shows (the
+                // comparing threads are joined by now).
+                JobOutcome failed = JobOutcome::ofCurrentException();
+                try {
+                    flush(true);
+                } catch (...) {
+                }
+                return failed;
             }
         },
         [this](Part part) { receive(std::move(part)); },
@@ -79,6 +92,8 @@ std::unique_ptr<CompareTree> CompareJob::takeTree() {
 }
 
 void CompareJob::receive(Part part) {
+    if (!part.tree)
+        partsInFlight_->fetch_sub(1);  // the worker may send the next batch
     if (part.tree) {
         tree_ = std::move(part.tree);
         Q_EMIT treeReady();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QObject>
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -57,6 +58,8 @@ private:
     std::shared_ptr<const tensordict::TensorDict> a_, b_;
     tensordict::Tolerance tolerance_;
     tensordict::CancelToken cancel_;
+    // Batches sent and not yet received (the worker waits for none before the next).
+    std::shared_ptr<std::atomic<int>> partsInFlight_ = std::make_shared<std::atomic<int>>(0);
     std::unique_ptr<CompareTree> tree_;
     JobOutcome outcome_;
     tensordict::CompareProgress progress_;

@@ -48,6 +48,6 @@ struct StatisticsRequest {
 
 // Computes in chunks (memory stays bounded; the bytes are read in place) on
 // `threads` threads. `progress(fraction)` is called from the calling thread
-// between chunks and returns false to cancel.
+// after each window of 2 x threads chunks and returns false to cancel.
 Statistics computeStatistics(const StatisticsRequest& request,
                              const std::function<bool(double)>& progress = {});

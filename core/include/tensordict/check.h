@@ -52,6 +52,7 @@ struct CheckReport {
     // What was read: files on disk (a directory's, or the archive itself),
     // archive entries, and bytes (each payload once).
     std::uint64_t files = 0, entries = 0, bytes = 0;
+    bool zipArchive = false;        // the input is a zip archive (`entries` counts its entries)
     std::vector<Problem> problems;  // errors first, then warnings, each in file order
     bool cancelled = false;
 
