@@ -61,6 +61,7 @@
 #include "builtin_stores.h"
 #include "codec.h"
 #include "formats/dcp.h"
+#include "formats/dcp_transforms.h"
 #include "formats/file_stores.h"
 #include "formats/python_objects.h"
 #include "formats/sharded.h"
@@ -962,7 +963,11 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
         const DcpItemFacts& item = facts.items[s.item];
         const std::string where = store->describe(file) + "@" + std::to_string(s.offset);
         try {
-            const auto zip = openZipStore(sliceOf(sources.at(file), s.offset, s.length), 0);
+            std::shared_ptr<const ByteSource> stream =
+                sliceOf(sources.at(file), s.offset, s.length);
+            if (!s.transforms.empty())  // a compressed stream: its CRCs are of what it decodes to
+                stream = untransformedStream(std::move(stream), s.transforms, s.decodedLimit);
+            const auto zip = openZipStore(std::move(stream), 0);
             for (const std::string& name : zip->entryNames()) {
                 const std::optional<StorageInfo> entry = zip->stat(name);
                 if (!entry || !entry->crc32)

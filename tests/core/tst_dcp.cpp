@@ -91,7 +91,8 @@ private Q_SLOTS:
     void everyTensorAndValueReadsExactly_data() {
         QTest::addColumn<QString>("fixture");
         QTest::addColumn<QString>("location");
-        for (const QString name : {"one_rank", "torch21", "torch27", "four_ranks", "legacy_v23"}) {
+        for (const QString name : {"one_rank", "torch21", "torch27", "four_ranks", "legacy_v23",
+                                   "zstd", "zstd_raw", "zstd_rot13", "four_ranks_zstd"}) {
             const QString dir = scratch_.filePath("dcp/" + name);
             QTest::newRow(qPrintable(name + "/folder")) << name << dir;
             QTest::newRow(qPrintable(name + "/.metadata")) << name << dir + "/.metadata";
@@ -113,11 +114,18 @@ private Q_SLOTS:
         checkAgainstExpected(td, fixtures_[fixture].toObject());
     }
 
-    // The details give each chunk's file, bytes and block of the tensor.
+    // The details give each chunk's file, bytes and block of the tensor
+    // (and the transforms its stream was written through).
+    void detailsShowTheChunks_data() {
+        QTest::addColumn<QString>("fixture");
+        QTest::newRow("four_ranks") << "four_ranks";
+        QTest::newRow("four_ranks_zstd") << "four_ranks_zstd";
+    }
     void detailsShowTheChunks() {
-        const QJsonObject fixture = fixtures_["four_ranks"].toObject();
-        const TensorDict td = load(scratch_.filePath("dcp/four_ranks").toStdString());
-        const QJsonObject tensors = fixture["tensors"].toObject();
+        QFETCH(QString, fixture);
+        const QJsonObject expected = fixtures_[fixture].toObject();
+        const TensorDict td = load(scratch_.filePath("dcp/" + fixture).toStdString());
+        const QJsonObject tensors = expected["tensors"].toObject();
         int multi = 0;
         for (auto it = tensors.begin(); it != tensors.end(); ++it) {
             const Node* n = find(td, pathOf(it.value().toObject()["path"]));
@@ -257,21 +265,95 @@ private Q_SLOTS:
         QVERIFY(!QFile::exists(marker_));
     }
 
-    // Streams written through DCP's transforms (zstd) are named as such,
-    // each tensor and value its own error; the tree's shape still shows.
-    void transformedStreamsAreNamed() {
-        const TensorDict td = load(scratch_.filePath("dcp/zstd_raw").toStdString());
-        const QJsonObject tensors = fixtures_["zstd_raw"].toObject()["tensors"].toObject();
-        QVERIFY(!tensors.isEmpty());
-        for (auto it = tensors.begin(); it != tensors.end(); ++it) {
-            const Node* n = find(td, pathOf(it.value().toObject()["path"]));
-            QVERIFY2(n && n->isError(), qPrintable(it.key()));
-            QCOMPARE(n->failure()->kind, ErrorKind::Unsupported);
-            QVERIFY(n->failure()->reason.find("stream.zstd/1") != std::string::npos);
+    // Streams written through a transform no reader here knows are named
+    // as such, each tensor and value its own error; the tree's shape still shows.
+    void unknownTransformsAreNamed() {
+        const TensorDict td = load(scratch_.filePath("dcp/unknown_transform").toStdString());
+        const QJsonObject fixture = fixtures_["unknown_transform"].toObject();
+        for (const QString part : {"tensors", "bytes"}) {
+            const QJsonObject items = fixture[part].toObject();
+            QVERIFY(!items.isEmpty());
+            for (auto it = items.begin(); it != items.end(); ++it) {
+                const Node* n = find(td, pathOf(it.value().toObject()["path"]));
+                QVERIFY2(n && n->isError(), qPrintable(it.key()));
+                QCOMPARE(n->failure()->kind, ErrorKind::Unsupported);
+                QVERIFY2(n->failure()->reason.find("stream.lz4/1") != std::string::npos,
+                         n->failure()->reason.c_str());
+            }
         }
     }
 
+    // Compressed streams are checked as what they decode to; a damaged
+    // frame is named by its file and place, and never crashes a reader.
+    void compressedStreamsAreCheckedAndDamageIsNamed() {
+        const CheckReport sound = check(scratch_.filePath("dcp/four_ranks_zstd").toStdString());
+        QVERIFY2(sound.sound(), qPrintable(problems(sound).join("; ")));
+
+        const QJsonObject fixture = fixtures_["four_ranks_zstd"].toObject();
+        const QJsonObject tensors = fixture["tensors"].toObject();
+        const QJsonObject victim = tensors.begin().value().toObject();
+        const QJsonObject chunk = victim["chunks"].toArray().at(0).toObject();
+        const QString dir = scratch_.filePath("dcp/damaged_zstd");
+        QVERIFY(QDir().mkpath(dir));
+        const QString source = scratch_.filePath("dcp/four_ranks_zstd");
+        for (const QString& file : QDir(source).entryList(QDir::Files | QDir::Hidden))
+            QVERIFY(QFile::copy(source + "/" + file, dir + "/" + file));
+        // The frame's block header, past the 6-byte frame header: a block
+        // type or size that cannot be.
+        QFile f(dir + "/" + chunk["file"].toString());
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        const qint64 at = chunk["offset"].toInteger() + 6;
+        QVERIFY(f.seek(at));
+        QVERIFY(f.write(QByteArray("\xff\xff\xff", 3)) == 3);
+        f.close();
+
+        const TensorDict td = load(dir.toStdString());
+        const Node* n = find(td, pathOf(victim["path"]));
+        QVERIFY(n);
+        const Failure damaged = failureOfReading(*n);
+        const std::string reason = damaged.text();
+        QVERIFY2(reason.find(chunk["file"].toString().toStdString() + "@" +
+                             std::to_string(chunk["offset"].toInteger())) != std::string::npos,
+                 reason.c_str());
+        const CheckReport report = check(dir.toStdString());
+        QVERIFY2(report.errorCount() >= 1, qPrintable(problems(report).join("; ")));
+
+        // A frame that would decode to far more than its chunk can hold (RLE
+        // blocks: 4 bytes for each 128 KiB) is refused before it is held.
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        QByteArray bomb("\x28\xb5\x2f\xfd\x00\x38", 6);  // no content size, 128 KiB window
+        for (int i = 0; i < 40; ++i) {                   // 5 MiB of zeros
+            const quint32 header = (i == 39 ? 1u : 0u) | (1u << 1) | ((128u << 10) << 3);
+            bomb.append(char(header & 0xff)).append(char(header >> 8 & 0xff));
+            bomb.append(char(header >> 16 & 0xff)).append('\0');
+        }
+        QVERIFY(bomb.size() < chunk["length"].toInteger());
+        QVERIFY(f.seek(chunk["offset"].toInteger()));
+        QVERIFY(f.write(bomb) == bomb.size());
+        f.close();
+        const TensorDict bombed = load(dir.toStdString());
+        const Node* b = find(bombed, pathOf(victim["path"]));
+        QVERIFY(b);
+        const Failure refused = failureOfReading(*b);
+        QCOMPARE(refused.kind, ErrorKind::Corrupt);
+        const std::string why = refused.text();
+        QVERIFY2(why.find("more than the") != std::string::npos, why.c_str());
+    }
+
 private:
+    // Why a leaf cannot be read: its error node's failure, or what reading
+    // all of it throws; an empty failure if it reads.
+    static Failure failureOfReading(const Node& n) {
+        if (n.isError())
+            return *n.failure();
+        try {
+            (void)leafSha256(n);
+        } catch (const Error& e) {
+            return e.failure();
+        }
+        return {ErrorKind::Corrupt, "", ""};
+    }
+
     void checkAgainstExpected(const TensorDict& td, const QJsonObject& fixture) {
         const QJsonObject tensors = fixture["tensors"].toObject();
         QVERIFY(!tensors.isEmpty());

@@ -34,7 +34,14 @@ one):
 - torch/distributed/checkpoint/state_dict_saver.py @ 76a16b948e08d6477940b4a88a912073e3c993ba
   (+ newer _save_state_dict with storage_meta);
 - torch/distributed/checkpoint/_extension.py @ 6a45ce69279446b43300c3bf378b4f0c12f61e64
-  (ZStandard descriptor "stream.zstd/1");
+  and @ 195199d2f9d859dcf1292affc2dd62ca483e300c (ZStandard: "stream.zstd/1",
+  zstandard.ZstdCompressor().stream_writer; Rot13Example: "stream.rot13/1");
+  the writer's NoCloseWriter and the reader's transform_load_stream from a
+  newer stored filesystem.py (find_string id 61511187227; no commit given):
+  extensions wrap the file in turn, and a reader undoes the descriptors in
+  the order listed.  Fixtures "zstd", "zstd_rot13" and "four_ranks_zstd"
+  need Debian's python3-zstandard; "zstd_raw" writes stored zstd blocks
+  by hand; "unknown_transform" names an extension no reader knows;
 - torch/distributed/checkpoint/_version.py @ af920957746c08ded2c0ab63a85d72be57ad9d64;
 - caffe2/serialize/inline_container.cc @ 3834689c5e3caabf546aa98d83f47387ca50e684
   (record padding, end-of-file records, .data/serialization_id).
@@ -581,6 +588,44 @@ def zstd_raw_frame(data):
             return bytes(out)
 
 
+def zstd_stream(data):
+    """ZStandard.transform_to (_extension.py): zstandard.ZstdCompressor()
+    .stream_writer over the file, wrapped so that closing it ends the frame
+    but leaves the file open (filesystem.py's NoCloseWriter)."""
+    import zstandard
+
+    class NoCloseWriter(io.RawIOBase):
+        def __init__(self, raw):
+            self.raw = raw
+
+        def writable(self):
+            return True
+
+        def write(self, b):
+            return self.raw.write(b)
+
+        def close(self):
+            self.raw.flush()
+
+    out = io.BytesIO()
+    writer = zstandard.ZstdCompressor().stream_writer(NoCloseWriter(out))
+    writer.write(data)
+    writer.close()
+    return out.getvalue()
+
+
+def swap_case(data):
+    """Rot13Example._rot13bytes (_extension.py): ASCII letters change case."""
+    return bytes(c + 32 if 65 <= c <= 90 else c - 32 if 97 <= c <= 122 else c for c in data)
+
+
+# transform descriptor -> how a stream is written through it
+STREAM_TRANSFORMS = {
+    "stream.zstd/1": zstd_stream,
+    "stream.rot13/1": swap_case,
+}
+
+
 def torch_save_bytes(obj):
     buf = io.BytesIO()
     torch.save(obj, buf)
@@ -642,6 +687,14 @@ def write_rank(directory, rank, plan, flat, opts):
                 if opts["zstd"]:
                     raw = zstd_raw_frame(raw)
                     descriptors = ["stream.zstd/1"]
+                if opts["transforms"]:
+                    # Written through each extension in turn; read back by
+                    # undoing them in the order recorded, the first on the
+                    # file's bytes (_StorageReaderTransforms.transform_load_stream).
+                    for d in reversed(opts["transforms"]):
+                        if d in STREAM_TRANSFORMS:
+                            raw = STREAM_TRANSFORMS[d](raw)
+                    descriptors = list(opts["transforms"])
                 offset = f.tell()
                 f.write(raw)
                 info = StorageInfo(name, offset, f.tell() - offset,
@@ -652,7 +705,8 @@ def write_rank(directory, rank, plan, flat, opts):
 
 
 def dcp_save(directory, rank_state_dicts, *, checkpoint_id, thread_count=1, cuda=False,
-             stream="1.13", zstd=False, legacy=False, allow_invalid=False, tamper=None):
+             stream="1.13", zstd=False, transforms=(), legacy=False, allow_invalid=False,
+             tamper=None):
     """dcp.save(state_dict, checkpoint_id=...) run on len(rank_state_dicts)
     ranks with FileSystemWriter(thread_count=...) and DefaultSavePlanner."""
     os.makedirs(directory, exist_ok=True)
@@ -680,7 +734,8 @@ def dcp_save(directory, rank_state_dicts, *, checkpoint_id, thread_count=1, cuda
              for i, p in enumerate(plans)]
     if world > 1:
         plans = [_roundtrip(p) for p in plans]
-    opts = {"thread_count": thread_count, "cuda": cuda, "stream": stream, "zstd": zstd}
+    opts = {"thread_count": thread_count, "cuda": cuda, "stream": stream, "zstd": zstd,
+            "transforms": list(transforms)}
     results = [write_rank(directory, r, plans[r], flats[r], opts) for r in range(world)]
     if world > 1:
         results = [_roundtrip(r) for r in results]
@@ -999,7 +1054,10 @@ def main():
     for name, kw in (("one_rank", {}),
                      ("torch21", {"stream": "2.1"}),
                      ("torch27", {"stream": "2.7", "cuda": True}),
-                     ("zstd_raw", {"zstd": True})):
+                     ("zstd_raw", {"zstd": True}),
+                     ("zstd", {"transforms": ["stream.zstd/1"], "stream": "2.7"}),
+                     ("zstd_rot13", {"transforms": ["stream.zstd/1", "stream.rot13/1"]}),
+                     ("unknown_transform", {"transforms": ["stream.lz4/1"]})):
         book = Book()
         sd = one_rank_state(book)
         d = fresh(name)
@@ -1022,12 +1080,14 @@ def main():
     # four ranks, two writer threads per rank
     for name, variant, expect in (("four_ranks", None, "ok"), ("gap", "gap", "gap"),
                                   ("overlap", "overlap", "overlap"),
-                                  ("missing_distcp", None, "missing_file")):
+                                  ("missing_distcp", None, "missing_file"),
+                                  ("four_ranks_zstd", None, "ok")):
         book = Book()
         states = four_rank_states(book, variant=variant)
         d = fresh(name)
         md = dcp_save(d, states, checkpoint_id="/ckpt/" + name, thread_count=2,
-                      allow_invalid=variant is not None)
+                      allow_invalid=variant is not None,
+                      transforms=["stream.zstd/1"] if name.endswith("zstd") else ())
         extra = {}
         if variant == "gap":
             # rows [start, stop) along dim 0 that no chunk covers

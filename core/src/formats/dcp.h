@@ -23,6 +23,10 @@ struct DcpChunkFacts {
     std::size_t item = 0;                  // index into DcpFacts::items
     std::size_t file = 0;                  // index into DcpFacts::files
     std::uint64_t offset = 0, length = 0;  // its torch.save stream in the file
+    // The stream transforms it was written through (dcp_transforms.h), and
+    // the most its stream may decode to.
+    std::vector<std::string> transforms;
+    std::uint64_t decodedLimit = 0;
 };
 
 struct DcpFacts {

@@ -23,6 +23,7 @@
 #include "../mapping.h"
 #include "../node_builder.h"
 #include "dcp.h"
+#include "dcp_transforms.h"
 #include "file_stores.h"
 #include "python_objects.h"
 #include "tensordict/error.h"
@@ -39,6 +40,10 @@ using Type = Object::Type;
 constexpr const char* kMetadataName = ".metadata";
 constexpr std::uint64_t kMaxMetadataBytes = 1ull << 30;
 constexpr int kOpenThreads = 8;  // byte items decoded at once (over a network)
+// What a transformed (compressed) stream may decode to: a chunk's bytes and
+// the torch.save records around them; a byte item at most this.
+constexpr std::uint64_t kStreamRecordsBytes = 1ull << 20;
+constexpr std::uint64_t kMaxByteItemBytes = 256ull << 20;
 
 constexpr std::string_view kMetadataModule = "torch.distributed.checkpoint.metadata.";
 // The classes a .metadata holds; anything else is refused, never rebuilt.
@@ -140,6 +145,7 @@ struct Chunk {
     std::uint64_t offset = 0, length = 0;
     std::vector<std::int64_t> offsets, sizes;  // in the global tensor
     std::int64_t numel = 1;
+    std::vector<std::string> transforms;  // DCP stream transforms to undo (dcp_transforms.h)
 };
 
 struct Tensor {
@@ -310,13 +316,20 @@ public:
                 offsets.push_back(Value(c.offsets[d]));
                 sizes.push_back(Value(c.sizes[d]));
             }
-            parts.push_back(Value(Value::Object{
+            Value::Object part{
                 {"file", Value(files_[c.file])},
                 {"offset", Value(static_cast<std::int64_t>(c.offset))},
                 {"length", Value(static_cast<std::int64_t>(c.length))},
                 {"offsets", Value(std::move(offsets))},
                 {"sizes", Value(std::move(sizes))},
-            }));
+            };
+            if (!c.transforms.empty()) {  // what its stream was written through
+                Value::List transforms;
+                for (const std::string& d : c.transforms)
+                    transforms.push_back(Value(d));
+                part.emplace_back("transform_descriptors", Value(std::move(transforms)));
+            }
+            parts.push_back(Value(std::move(part)));
         }
         return parts;
     }
@@ -365,12 +378,18 @@ private:
         return sources_[i];
     }
 
-    // The stream at a chunk's place, opened as the torch.save file it is.
+    // The stream at a chunk's place, opened as the torch.save file it is;
+    // one written through transforms is first decoded, into at most `limit` bytes.
     std::unique_ptr<Node> openStream(std::size_t fileIndex, std::uint64_t offset,
-                                     std::uint64_t length) const {
+                                     std::uint64_t length,
+                                     const std::vector<std::string>& transforms,
+                                     std::uint64_t limit) const {
         StoreOptions alone = options_;
         alone.shardOpensModel = false;
-        const auto store = openTorchStream(sliceOf(file(fileIndex), offset, length), alone);
+        std::shared_ptr<const ByteSource> stream = sliceOf(file(fileIndex), offset, length);
+        if (!transforms.empty())
+            stream = untransformedStream(std::move(stream), transforms, limit);
+        const auto store = openTorchStream(std::move(stream), alone);
         return store->buildTree(store);
     }
 
@@ -383,7 +402,9 @@ private:
         }
         std::vector<std::shared_ptr<const Node>> leaves;
         for (const Chunk& c : t.chunks) {
-            std::shared_ptr<const Node> leaf = openStream(c.file, c.offset, c.length);
+            std::shared_ptr<const Node> leaf =
+                openStream(c.file, c.offset, c.length, c.transforms,
+                           std::uint64_t(c.numel) * itemSize(t.dtype) + kStreamRecordsBytes);
             const std::string where = pathOf(files_[c.file]) + "@" + std::to_string(c.offset);
             if (!leaf || !leaf->isTensor())
                 throw Error::corrupt(
@@ -415,8 +436,8 @@ private:
     static std::optional<std::uint64_t> placeInFile(const Chunk& c, const Node& leaf,
                                                     std::uint64_t from, std::uint64_t n) {
         const StorageInfo& s = leaf.leaf().storage;
-        if (s.kind != StorageKind::StoredEntry || !s.isPlain())
-            return std::nullopt;
+        if (!c.transforms.empty() || s.kind != StorageKind::StoredEntry || !s.isPlain())
+            return std::nullopt;  // a decoded stream's bytes are not in the file
         const std::optional<std::uint64_t> payload = leaf.payloadOffset();
         if (!payload || *payload > c.length || from > c.length - *payload ||
             n > c.length - *payload - from)
@@ -528,13 +549,9 @@ std::string storageKey(const std::string& fqn, const std::vector<std::int64_t>& 
 struct StreamPlace {
     std::string file;
     std::uint64_t offset = 0, length = 0;
-    std::string transforms;  // what the stream was written through ("stream.zstd/1"), if any
+    // What the stream was written through ("stream.zstd/1"), to undo in this order.
+    std::vector<std::string> transforms;
 };
-
-std::string transformedText(const std::string& fqn, const StreamPlace& place) {
-    return "the stream of \"" + fqn + "\" was written through " + place.transforms +
-           " (DCP's stream transforms), which tdstudio does not read yet";
-}
 
 std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& self) const {
     const std::string where = pathOf(kMetadataName);
@@ -580,8 +597,8 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
             if (const Object* d = field(v, "transform_descriptors");
                 d && (d->type == Type::List || d->type == Type::Tuple))
                 for (const Object* t : d->items)
-                    place.transforms += (place.transforms.empty() ? "" : ", ") +
-                                        (t->type == Type::Str ? t->text : std::string("?"));
+                    place.transforms.push_back(
+                        r.text(t, "a transform descriptor of \"" + fqn + "\""));
             if (place.file.empty() || place.file.find('/') != std::string::npos ||
                 place.file == "." || place.file == "..")
                 r.fail("the stream of \"" + fqn + "\" is in \"" + place.file +
@@ -621,25 +638,34 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
         item.path = path != paths.end() ? path->second : std::vector<std::string>{item.fqn};
         const std::string& key = item.path.back();
         facts.items.push_back({item.fqn, item.path});
-        const auto placeOf =
-            [&](const std::vector<std::int64_t>& offsets) -> std::optional<StreamPlace> {
+        // `limit`: what its stream may decode to, if it was written through transforms.
+        const auto placeOf = [&](const std::vector<std::int64_t>& offsets,
+                                 std::uint64_t limit) -> std::optional<StreamPlace> {
             const auto it = places.find(storageKey(item.fqn, offsets));
             if (it == places.end())
                 return std::nullopt;
             facts.streams.push_back({facts.items.size() - 1, fileIndex.at(it->second.file),
-                                     it->second.offset, it->second.length});
+                                     it->second.offset, it->second.length, it->second.transforms,
+                                     limit});
             return it->second;
         };
+        // A transform no reader here knows: why the item cannot be read.
+        const auto unknownTransform = [&](const StreamPlace& place) -> std::optional<Failure> {
+            try {
+                checkStreamTransforms(place.transforms, location() + ":" + item.fqn);
+            } catch (const Error& e) {
+                return e.failure();
+            }
+            return std::nullopt;
+        };
         if (isA(v, "BytesStorageMetadata")) {
-            item.bytesPlace = placeOf({});
+            item.bytesPlace = placeOf({}, kMaxByteItemBytes);
             if (!item.bytesPlace) {
                 item.node = NodeBuilder::error(
                     key, {ErrorKind::Corrupt, where,
                           "no file holds the byte item \"" + item.fqn + "\" (no storage_data)"});
-            } else if (!item.bytesPlace->transforms.empty()) {
-                item.node =
-                    NodeBuilder::error(key, {ErrorKind::Unsupported, location() + ":" + item.fqn,
-                                             transformedText(item.fqn, *item.bytesPlace)});
+            } else if (const auto unknown = unknownTransform(*item.bytesPlace)) {
+                item.node = NodeBuilder::error(key, *unknown);
                 item.bytesPlace.reset();
             }
         } else if (isA(v, "TensorStorageMetadata")) {
@@ -680,17 +706,22 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
                 for (std::int64_t s : chunk.sizes)
                     chunk.numel =
                         s && chunk.numel > (std::int64_t(1) << 62) / s ? -1 : chunk.numel * s;
-                const std::optional<StreamPlace> place = placeOf(chunk.offsets);
+                const std::optional<StreamPlace> place =
+                    placeOf(chunk.offsets, chunk.numel < 0
+                                               ? 0
+                                               : std::uint64_t(chunk.numel) * itemSize(t.dtype) +
+                                                     kStreamRecordsBytes);
                 if (!place) {
                     if (problem.empty())
                         problem = "no file holds its chunk at " + formatShape(chunk.offsets) +
                                   " (no storage_data)";
                     continue;
                 }
-                if (!place->transforms.empty() && problem.empty()) {
-                    problem = transformedText(t.fqn, *place);
-                    problemKind = ErrorKind::Unsupported;
+                if (const auto unknown = unknownTransform(*place); unknown && problem.empty()) {
+                    problem = unknown->reason;
+                    problemKind = unknown->kind;
                 }
+                chunk.transforms = place->transforms;
                 chunk.file = fileIndex.at(place->file);
                 chunk.offset = place->offset;
                 chunk.length = place->length;
@@ -730,7 +761,8 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
             return;
         const std::size_t f = fileIndex.at(item.bytesPlace->file);
         try {
-            item.node = openStream(f, item.bytesPlace->offset, item.bytesPlace->length);
+            item.node = openStream(f, item.bytesPlace->offset, item.bytesPlace->length,
+                                   item.bytesPlace->transforms, kMaxByteItemBytes);
             if (!item.node)
                 throw Error::corrupt(where, "the byte item \"" + item.fqn + "\" is empty");
             NodeBuilder(*item.node).setKey(item.path.back());
