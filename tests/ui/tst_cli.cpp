@@ -421,6 +421,16 @@ private Q_SLOTS:
         const QStringList lines = chunkRow->text.split('\n');
         QCOMPARE(lines.size(), 4);
         QVERIFY2(lines[3].startsWith("[9:10, 0:4] in __3_0.distcp, bytes "), qPrintable(lines[3]));
+        QVERIFY(!lines[3].contains("through"));
+        // A compressed checkpoint's chunks say what their streams were written through.
+        const tensordict::TensorDict zstd =
+            tensordict::load((dir + "/four_ranks_zstd").toStdString());
+        const tensordict::Node* compressed = zstd.root().find({"model", "layers.0.w_uneven"});
+        QVERIFY(compressed);
+        for (const auto& row : nodetext::propertyRows(*compressed))
+            if (row.name == "chunks")
+                for (const QString& line : row.text.split('\n'))
+                    QVERIFY2(line.endsWith(", through stream.zstd/1"), qPrintable(line));
 
         struct Case {
             const char* fixture;
@@ -430,7 +440,8 @@ private Q_SLOTS:
         for (const Case& c :
              {Case{"four_ranks", 0, "ok"}, Case{"gap", 1, "error  chunks"},
               Case{"overlap", 1, "overlap"}, Case{"missing_distcp", 1, "error  missing_file"},
-              Case{"bad_crc", 1, "error  crc_mismatch"}, Case{"hostile", 1, "os.system"}}) {
+              Case{"bad_crc", 1, "error  crc_mismatch"}, Case{"hostile", 1, "os.system"},
+              Case{"four_ranks_zstd", 0, "ok"}}) {
             const Run r = tdstudio({"--check", dir + "/" + c.fixture});
             QVERIFY2(r.exitCode == c.exitCode && r.out.contains(c.said),
                      qPrintable(QString("%1: exit %2\n%3%4")

@@ -163,10 +163,17 @@ std::optional<PropertyRow> row(const Node& node, const tensordict::NodeProperty&
                              .arg(offsets[d].asInt())
                              .arg(offsets[d].asInt() + sizes[d].asInt());
             const std::int64_t at = c.find("offset")->asInt();
-            lines << tr("[%1] in %2, bytes %3 to %4")
-                         .arg(block.join(", "), text(*c.find("file")),
-                              QLocale().toString(qlonglong(at)),
-                              QLocale().toString(qlonglong(at + c.find("length")->asInt())));
+            QString line =
+                tr("[%1] in %2, bytes %3 to %4")
+                    .arg(block.join(", "), text(*c.find("file")), QLocale().toString(qlonglong(at)),
+                         QLocale().toString(qlonglong(at + c.find("length")->asInt())));
+            if (const Value* transforms = c.find("transform_descriptors")) {
+                QStringList names;  // what the stream was written through: "stream.zstd/1"
+                for (const Value& d : transforms->asList())
+                    names << text(d);
+                line += tr(", through %1").arg(names.join(", "));
+            }
+            lines << line;
         }
         return PropertyRow{std::string(p.name),
                            lines.size() == 1 ? tr("Chunk") : tr("Chunks (%1)").arg(lines.size()),
