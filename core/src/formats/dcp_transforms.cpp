@@ -45,7 +45,8 @@ public:
             throw Error::truncated(name_, "bytes " + std::to_string(offset) + " to " +
                                               std::to_string(offset + n) + " are past its end at " +
                                               std::to_string(bytes_.size()));
-        std::memcpy(out, bytes_.data() + offset, n);
+        if (n != 0)  // an empty stream's data() may be null
+            std::memcpy(out, bytes_.data() + offset, n);
     }
     // No map(): a mapping is writable memory of the caller's own, and these
     // bytes are shared by every reader of the stream.
