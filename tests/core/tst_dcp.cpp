@@ -1,7 +1,8 @@
 // torch.distributed.checkpoint directories: written by tests/support/make_dcp.py
 // as torch 2.x's dcp.save writes them (one rank; four ranks with row-wise,
 // uneven, column-wise and empty chunks, a replicated tensor and optimizer
-// state; torch 2.1 and 2.7 chunk streams; the torch <= 2.3 metadata), with
+// state; torch 2.1 and 2.7 chunk streams; the torch <= 2.3 metadata; zstd
+// streams; the safetensors serialization of torch 2.8+), with
 // each global tensor's sha256 computed by numpy from the arrays it saved.
 // Every tensor reads exactly, from disk, through a transport that cannot
 // map and over nginx (which is asked for no tensor's bytes until read);
@@ -91,8 +92,9 @@ private Q_SLOTS:
     void everyTensorAndValueReadsExactly_data() {
         QTest::addColumn<QString>("fixture");
         QTest::addColumn<QString>("location");
-        for (const QString name : {"one_rank", "torch21", "torch27", "four_ranks", "legacy_v23",
-                                   "zstd", "zstd_raw", "zstd_rot13", "four_ranks_zstd"}) {
+        for (const QString name :
+             {"one_rank", "torch21", "torch27", "four_ranks", "legacy_v23", "zstd", "zstd_raw",
+              "zstd_rot13", "four_ranks_zstd", "safetensors", "four_ranks_safetensors"}) {
             const QString dir = scratch_.filePath("dcp/" + name);
             QTest::newRow(qPrintable(name + "/folder")) << name << dir;
             QTest::newRow(qPrintable(name + "/.metadata")) << name << dir + "/.metadata";
@@ -120,6 +122,7 @@ private Q_SLOTS:
         QTest::addColumn<QString>("fixture");
         QTest::newRow("four_ranks") << "four_ranks";
         QTest::newRow("four_ranks_zstd") << "four_ranks_zstd";
+        QTest::newRow("four_ranks_safetensors") << "four_ranks_safetensors";
     }
     void detailsShowTheChunks() {
         QFETCH(QString, fixture);
@@ -338,6 +341,80 @@ private Q_SLOTS:
         QCOMPARE(refused.kind, ErrorKind::Corrupt);
         const std::string why = refused.text();
         QVERIFY2(why.find("more than the") != std::string::npos, why.c_str());
+    }
+
+    // serialization_format=SAFETENSORS: each rank's tensors are one
+    // safetensors data at the end of its file. Sound as written, read over
+    // nginx (one file's header serves all its chunks) and converted to one
+    // .safetensors file; a header that lost a tensor, a DCP_SHARDING_INFO
+    // that places a chunk elsewhere and a cut file are each named by the
+    // chunk's FILE@OFFSET and make --check fail.
+    void safetensorsChunksAreReadCheckedAndConverted() {
+        const QString source = scratch_.filePath("dcp/four_ranks_safetensors");
+        const QJsonObject fixture = fixtures_["four_ranks_safetensors"].toObject();
+        const CheckReport sound = check(source.toStdString());
+        QVERIFY2(sound.sound(), qPrintable(problems(sound).join("; ")));
+        {
+            testsupport::NginxServer server(source);
+            QVERIFY2(server.isRunning(), qPrintable(server.error()));
+            checkAgainstExpected(load((server.url() + "/.metadata").toStdString()), fixture);
+        }
+        const QString converted = scratch_.filePath("four_ranks_safetensors.safetensors");
+        save(load(source.toStdString()), converted.toStdString());
+        const TensorDict copy = load(converted.toStdString());
+        QCOMPARE(QString::fromStdString(copy.format()), QString("safetensors"));
+        const QJsonObject tensors = fixture["tensors"].toObject();
+        for (auto it = tensors.begin(); it != tensors.end(); ++it) {
+            const Node* n = copy.root().child(it.key().toStdString());  // flat dotted keys
+            QJsonObject e = it.value().toObject();
+            const QString mismatch = testsupport::leafMismatch(n, e);
+            QVERIFY2(mismatch.isEmpty(), qPrintable(it.key() + ": " + mismatch));
+        }
+
+        // The chunk to damage: rank 1's part of a row-wise tensor.
+        const QJsonObject victim = tensors["model.layers.0.w_row"].toObject();
+        const QJsonObject chunk = victim["chunks"].toArray().at(1).toObject();
+        const QString file = chunk["file"].toString();
+        const QString place = QString("%1@%2").arg(file).arg(chunk["offset"].toInteger());
+        const auto damaged = [&](const QString& name, const std::string& why, auto damage) {
+            const QString dir = scratch_.filePath("dcp/" + name);
+            QDir(dir).removeRecursively();
+            QVERIFY(QDir().mkpath(dir));
+            for (const QString& f : QDir(source).entryList(QDir::Files | QDir::Hidden))
+                QVERIFY(QFile::copy(source + "/" + f, dir + "/" + f));
+            QFile f(dir + "/" + file);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QByteArray bytes = f.readAll();
+            damage(bytes);
+            QVERIFY(f.resize(0) && f.seek(0) && f.write(bytes) == bytes.size());
+            f.close();
+            const TensorDict td = load(dir.toStdString());
+            const Node* n = find(td, pathOf(victim["path"]));
+            QVERIFY(n);
+            const Failure failure = failureOfReading(*n);
+            QVERIFY2(failure.where.find(place.toStdString()) != std::string::npos,
+                     failure.text().c_str());
+            QVERIFY2(failure.reason.find(why) != std::string::npos, failure.text().c_str());
+            const CheckReport report = check(dir.toStdString());
+            QVERIFY2(!report.sound() && report.errorCount() >= 1,
+                     qPrintable(problems(report).join("; ")));
+        };
+        const qint64 at = chunk["offset"].toInteger();
+        // The tensor's name in the header, renamed (same length: the layout holds).
+        damaged("st_renamed", "holds no tensor", [&](QByteArray& b) {
+            const qint64 key = b.indexOf("\"model.layers.0.w_row\":{", at);
+            QVERIFY(key > at);
+            b[key + 1] = 'M';
+        });
+        // DCP_SHARDING_INFO puts the chunk at row 4 (the metadata: row 2).
+        damaged("st_sharding", "DCP_SHARDING_INFO places", [&](QByteArray& b) {
+            const QByteArray was = "\\\"model.layers.0.w_row\\\": {\\\"saved_offsets\\\": [2, 0]";
+            const qint64 i = b.indexOf(was, at);
+            QVERIFY2(i > at, b.mid(at, 300).constData());
+            b[i + was.size() - 5] = '4';  // the row of "[2, 0]"
+        });
+        // The file cut inside its safetensors header.
+        damaged("st_cut", "past the end", [&](QByteArray& b) { b.truncate(at + 20); });
     }
 
 private:

@@ -42,6 +42,18 @@ one):
   the order listed.  Fixtures "zstd", "zstd_rot13" and "four_ranks_zstd"
   need Debian's python3-zstandard; "zstd_raw" writes stored zstd blocks
   by hand; "unknown_transform" names an extension no reader knows;
+- the serialization_format=SerializationFormat.SAFETENSORS variant of the same
+  stored filesystem.py (_write_item, _write_files_from_queue) with
+  torch/distributed/checkpoint/_hf_utils.py (find_string id 886899774; no
+  commit given; CUSTOM_METADATA_KEY "DCP_SHARDING_INFO", DCP_VERSION_KEY,
+  FORMAT_KEY/FORMAT_VALUE "format"/"pt", HF_DCP_VERSION 1.0): byte items are
+  written as before; a tensor item writes nothing, its _StorageInfo is the
+  file's position then (the end of the byte items) and its numel x element
+  size; after the last item, safetensors.torch.save of the rank's tensors by
+  fqn, with {"DCP_SHARDING_INFO": json.dumps({fqn: {"saved_offsets": ...}}),
+  "DCP_VERSION": "1.0", "format": "pt"} as metadata.  The safetensors layout
+  is make_sharded.py's (safetensors' serialize).  Fixtures "safetensors"
+  and "four_ranks_safetensors";
 - torch/distributed/checkpoint/_version.py @ af920957746c08ded2c0ab63a85d72be57ad9d64;
 - caffe2/serialize/inline_container.cc @ 3834689c5e3caabf546aa98d83f47387ca50e684
   (record padding, end-of-file records, .data/serialization_id).
@@ -78,6 +90,8 @@ import zlib
 
 import numpy as np
 import torch
+
+from make_sharded import safetensors_bytes
 
 METADATA_PROTOCOL = 4      # pickle.dump default on Python 3.8-3.13 (5 from 3.14)
 
@@ -677,9 +691,21 @@ def write_rank(directory, rank, plan, flat, opts):
         if opts["thread_count"] == 1 and opts["cuda"]:
             tensors.sort(key=_item_size)       # _OverlappingCpuLoader order
         order = [w for w in bucket if w.type == WriteItemType.BYTE_IO] + tensors
+        as_safetensors = opts["serialization"] == "safetensors"
+        tensor_dict, sharding_info = {}, {}
         with open(os.path.join(directory, name), "wb") as f:
             for item in order:
                 data = _resolve(flat, item)
+                if as_safetensors and not isinstance(data, bytes):
+                    # Nothing written yet: the tensor goes into the file's
+                    # safetensors data, after the last item.
+                    info = StorageInfo(name, f.tell(), data.numel() * data.element_size())
+                    results.append(WriteResult(index=item.index, size_in_bytes=info.length,
+                                               storage_data=info))
+                    tensor_dict[item.index.fqn] = _safetensors_entry(data)
+                    sharding_info[item.index.fqn] = {
+                        "saved_offsets": list(item.tensor_data.chunk.offsets)}
+                    continue
                 raw = data if isinstance(data, bytes) else torch_save_bytes(data)
                 if opts["stream"] != "1.13":
                     raw = torch2x_stream(raw, opts["stream"])
@@ -701,12 +727,32 @@ def write_rank(directory, rank, plan, flat, opts):
                                    transform_descriptors=descriptors)
                 results.append(WriteResult(index=item.index, size_in_bytes=info.length,
                                            storage_data=info))
+            if as_safetensors:
+                f.write(safetensors_bytes(tensor_dict, {
+                    "DCP_SHARDING_INFO": json.dumps(sharding_info),
+                    "DCP_VERSION": str(1.0),
+                    "format": "pt"}))
     return results
+
+
+SAFETENSORS_NAMES = {"torch.float32": "F32", "torch.float16": "F16", "torch.int64": "I64",
+                     "torch.bfloat16": "BF16"}
+
+
+def _safetensors_entry(tensor):
+    """What safetensors.torch.save takes of a tensor: its dtype's name and
+    its bytes, which must be contiguous (it refuses a view otherwise)."""
+    if not tensor.is_contiguous():
+        raise ValueError("safetensors.torch.save refuses a non-contiguous tensor")
+    dtype = str(tensor.dtype)
+    if dtype == "torch.bfloat16":          # torch 1.13's numpy() takes no bfloat16
+        return "BF16", tensor.view(torch.int16).numpy().view("<u2")
+    return SAFETENSORS_NAMES[dtype], tensor.numpy()
 
 
 def dcp_save(directory, rank_state_dicts, *, checkpoint_id, thread_count=1, cuda=False,
              stream="1.13", zstd=False, transforms=(), legacy=False, allow_invalid=False,
-             tamper=None):
+             tamper=None, serialization="torch_save"):
     """dcp.save(state_dict, checkpoint_id=...) run on len(rank_state_dicts)
     ranks with FileSystemWriter(thread_count=...) and DefaultSavePlanner."""
     os.makedirs(directory, exist_ok=True)
@@ -735,7 +781,7 @@ def dcp_save(directory, rank_state_dicts, *, checkpoint_id, thread_count=1, cuda
     if world > 1:
         plans = [_roundtrip(p) for p in plans]
     opts = {"thread_count": thread_count, "cuda": cuda, "stream": stream, "zstd": zstd,
-            "transforms": list(transforms)}
+            "transforms": list(transforms), "serialization": serialization}
     results = [write_rank(directory, r, plans[r], flats[r], opts) for r in range(world)]
     if world > 1:
         results = [_roundtrip(r) for r in results]
@@ -794,7 +840,8 @@ class Book:
         return a
 
 
-def one_rank_state(book):
+def one_rank_state(book, contiguous=False):
+    """contiguous: every tensor as safetensors can save it (no transposed view)."""
     rng = np.random.default_rng(20240601)
     f32 = lambda *s: rng.standard_normal(s).astype("<f4")
     embed = book.add("model.embed.weight", "torch.float32", f32(16, 8))
@@ -816,7 +863,8 @@ def one_rank_state(book):
         "embed.weight": to_torch("torch.float32", embed),
         "layers.0.attn.weight": to_torch("torch.bfloat16", attn),
         "layers.0.attn.bias": bias_t,
-        "layers.0.mlp.weight": to_torch("torch.float32", mlp_base).t(),
+        "layers.0.mlp.weight": (to_torch("torch.float32", mlp_base.T) if contiguous
+                                else to_torch("torch.float32", mlp_base).t()),
         "rope.cache": to_torch("torch.float32", rope_base)[2:6],
         "head.weight": to_torch("torch.float16", head),
         "pos_ids": to_torch("torch.int64", pos),
@@ -973,7 +1021,8 @@ def _jsonable(value):
     return value
 
 
-def describe(name, directory, metadata, book, byte_values, legacy=False, **extra):
+def describe(name, directory, metadata, book, byte_values, legacy=False,
+             serialization="torch_save", **extra):
     files = {f: os.path.getsize(os.path.join(directory, f))
              for f in sorted(os.listdir(directory))}
     tensors, byte_items = {}, {}
@@ -995,6 +1044,8 @@ def describe(name, directory, metadata, book, byte_values, legacy=False, **extra
                      "offsets": list(c.offsets), "sizes": list(c.sizes)}
             if info.transform_descriptors:
                 chunk["transform_descriptors"] = list(info.transform_descriptors)
+            if serialization == "safetensors":
+                chunk["serialization"] = "safetensors"
             chunks.append(chunk)
         assert str(md.properties.dtype) == dtype and list(md.size) == list(a.shape), fqn
         tensors[fqn] = {"path": path, "dtype": dtype, "shape": list(a.shape),
@@ -1066,6 +1117,20 @@ def main():
                                   world_size=1, torch_stream=kw.get("stream", "1.13"),
                                   metadata_layout="2.4+",
                                   writer={"thread_count": 1, "cuda": kw.get("cuda", False)})
+
+    # FileSystemWriter(serialization_format=SerializationFormat.SAFETENSORS):
+    # one rank, and four ranks with two writer threads each
+    for name, world in (("safetensors", 1), ("four_ranks_safetensors", 4)):
+        book = Book()
+        states = [one_rank_state(book, contiguous=True)] if world == 1 else \
+            four_rank_states(book)
+        d = fresh(name)
+        md = dcp_save(d, states, checkpoint_id="/ckpt/" + name, thread_count=min(world, 2),
+                      stream="2.7", serialization="safetensors")
+        fixtures[name] = describe(name, d, md, book, _byte_values(states), expect="ok",
+                                  serialization="safetensors", world_size=world,
+                                  torch_stream="2.7", metadata_layout="2.4+",
+                                  writer={"thread_count": min(world, 2), "cuda": False})
 
     # torch <= 2.3 layout (Python <= 3.10 enum pickling, 3-field Metadata)
     book = Book()

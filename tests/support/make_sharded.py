@@ -74,9 +74,10 @@ def split(d, max_shard_size):
     return shards, total
 
 
-def write_safetensors(path, tensors):
+def safetensors_bytes(tensors, metadata=None):
+    """safetensors.torch.save: {name: (DTYPE, array)} and the string metadata."""
     items = sorted(tensors.items(), key=lambda kv: (-ORDER.index(kv[1][0]), kv[0]))
-    header = {"__metadata__": {"format": "pt"}}
+    header = {"__metadata__": dict(metadata or {"format": "pt"})}
     offset = 0
     for name, (dtype, a) in items:
         header[name] = {"dtype": dtype, "shape": list(a.shape),
@@ -84,11 +85,13 @@ def write_safetensors(path, tensors):
         offset += a.nbytes
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * ((8 - len(text) % 8) % 8)
+    return b"".join([struct.pack("<Q", len(text)), text] +
+                    [np.ascontiguousarray(a).tobytes() for _, (_, a) in items])
+
+
+def write_safetensors(path, tensors):
     with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for _, (_, a) in items:
-            f.write(np.ascontiguousarray(a).tobytes())
+        f.write(safetensors_bytes(tensors))
 
 
 def write_bin(path, tensors):

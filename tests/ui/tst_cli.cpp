@@ -431,6 +431,22 @@ private Q_SLOTS:
             if (row.name == "chunks")
                 for (const QString& line : row.text.split('\n'))
                     QVERIFY2(line.endsWith(", through stream.zstd/1"), qPrintable(line));
+        // Chunks in their files' safetensors data say where that data starts.
+        const tensordict::TensorDict inSafetensors =
+            tensordict::load((dir + "/four_ranks_safetensors").toStdString());
+        const tensordict::Node* st = inSafetensors.root().find({"model", "layers.0.w_uneven"});
+        QVERIFY(st);
+        bool stChunks = false;
+        for (const auto& row : nodetext::propertyRows(*st))
+            if (row.name == "chunks") {
+                stChunks = true;
+                const QStringList stLines = row.text.split('\n');
+                QCOMPARE(stLines.size(), 4);
+                QVERIFY2(stLines[0].startsWith("[0:3, 0:4] in __") &&
+                             stLines[0].contains(".distcp, in the safetensors data from byte "),
+                         qPrintable(stLines[0]));
+            }
+        QVERIFY(stChunks);
 
         struct Case {
             const char* fixture;
@@ -441,7 +457,7 @@ private Q_SLOTS:
              {Case{"four_ranks", 0, "ok"}, Case{"gap", 1, "error  chunks"},
               Case{"overlap", 1, "overlap"}, Case{"missing_distcp", 1, "error  missing_file"},
               Case{"bad_crc", 1, "error  crc_mismatch"}, Case{"hostile", 1, "os.system"},
-              Case{"four_ranks_zstd", 0, "ok"}}) {
+              Case{"four_ranks_zstd", 0, "ok"}, Case{"four_ranks_safetensors", 0, "ok"}}) {
             const Run r = tdstudio({"--check", dir + "/" + c.fixture});
             QVERIFY2(r.exitCode == c.exitCode && r.out.contains(c.said),
                      qPrintable(QString("%1: exit %2\n%3%4")

@@ -163,10 +163,17 @@ std::optional<PropertyRow> row(const Node& node, const tensordict::NodeProperty&
                              .arg(offsets[d].asInt())
                              .arg(offsets[d].asInt() + sizes[d].asInt());
             const std::int64_t at = c.find("offset")->asInt();
+            // A chunk in its file's safetensors data: where that data starts.
+            const Value* serialization = c.find("serialization");
             QString line =
-                tr("[%1] in %2, bytes %3 to %4")
-                    .arg(block.join(", "), text(*c.find("file")), QLocale().toString(qlonglong(at)),
-                         QLocale().toString(qlonglong(at + c.find("length")->asInt())));
+                serialization
+                    ? tr("[%1] in %2, in the %3 data from byte %4")
+                          .arg(block.join(", "), text(*c.find("file")), text(*serialization),
+                               QLocale().toString(qlonglong(at)))
+                    : tr("[%1] in %2, bytes %3 to %4")
+                          .arg(block.join(", "), text(*c.find("file")),
+                               QLocale().toString(qlonglong(at)),
+                               QLocale().toString(qlonglong(at + c.find("length")->asInt())));
             if (const Value* transforms = c.find("transform_descriptors")) {
                 QStringList names;  // what the stream was written through: "stream.zstd/1"
                 for (const Value& d : transforms->asList())

@@ -27,6 +27,9 @@ struct DcpChunkFacts {
     // the most its stream may decode to.
     std::vector<std::string> transforms;
     std::uint64_t decodedLimit = 0;
+    // A chunk in its file's safetensors data (serialization_format=SAFETENSORS):
+    // no stream of its own and no CRCs; `offset` is where the data starts.
+    bool inSafetensors = false;
 };
 
 struct DcpFacts {

@@ -26,6 +26,7 @@
 #include "dcp_transforms.h"
 #include "file_stores.h"
 #include "python_objects.h"
+#include "safetensors.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
 #include "tensordict/keys.h"
@@ -146,6 +147,9 @@ struct Chunk {
     std::vector<std::int64_t> offsets, sizes;  // in the global tensor
     std::int64_t numel = 1;
     std::vector<std::string> transforms;  // DCP stream transforms to undo (dcp_transforms.h)
+    // In its file's safetensors data, not a torch.save stream of its own
+    // (FileSystemWriter's serialization_format=SAFETENSORS).
+    bool inSafetensors = false;
 };
 
 struct Tensor {
@@ -329,6 +333,8 @@ public:
                     transforms.push_back(Value(d));
                 part.emplace_back("transform_descriptors", Value(std::move(transforms)));
             }
+            if (c.inSafetensors)  // offset: where its file's safetensors data starts
+                part.emplace_back("serialization", Value("safetensors"));
             parts.push_back(Value(std::move(part)));
         }
         return parts;
@@ -403,8 +409,10 @@ private:
         std::vector<std::shared_ptr<const Node>> leaves;
         for (const Chunk& c : t.chunks) {
             std::shared_ptr<const Node> leaf =
-                openStream(c.file, c.offset, c.length, c.transforms,
-                           std::uint64_t(c.numel) * itemSize(t.dtype) + kStreamRecordsBytes);
+                c.inSafetensors
+                    ? safetensorsChunk(t, c)
+                    : openStream(c.file, c.offset, c.length, c.transforms,
+                                 std::uint64_t(c.numel) * itemSize(t.dtype) + kStreamRecordsBytes);
             const std::string where = pathOf(files_[c.file]) + "@" + std::to_string(c.offset);
             if (!leaf || !leaf->isTensor())
                 throw Error::corrupt(
@@ -419,6 +427,65 @@ private:
         }
         std::lock_guard<std::mutex> lock(mutex_);
         return chunkLeaves_.emplace(t.fqn, std::move(leaves)).first->second;
+    }
+
+    // The tree of a file's safetensors data (every tensor a rank wrote to
+    // it), read once: the header is parsed once for all its chunks.
+    std::shared_ptr<const Node> safetensorsData(std::size_t fileIndex, std::uint64_t offset) const {
+        const auto key = std::make_pair(fileIndex, offset);
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (const auto it = safetensorsData_.find(key); it != safetensorsData_.end())
+                return it->second;
+        }
+        const std::shared_ptr<const ByteSource> whole = file(fileIndex);
+        if (offset > whole->size())
+            throw Error::corrupt(pathOf(files_[fileIndex]),
+                                 "the metadata puts safetensors data at byte " +
+                                     std::to_string(offset) + ", past the end of the file at " +
+                                     std::to_string(whole->size()));
+        const auto store = openSafetensorsStore(sliceOf(whole, offset, whole->size() - offset));
+        std::shared_ptr<const Node> root = store->buildTree(store);
+        std::lock_guard<std::mutex> lock(mutex_);
+        return safetensorsData_.emplace(key, std::move(root)).first->second;
+    }
+
+    // A chunk written into its file's safetensors data: the tensor keyed by
+    // its fqn there, whose DCP_SHARDING_INFO must place it where the
+    // metadata does.
+    std::shared_ptr<const Node> safetensorsChunk(const Tensor& t, const Chunk& c) const {
+        const std::shared_ptr<const Node> data = safetensorsData(c.file, c.offset);
+        const std::string where = pathOf(files_[c.file]) + "@" + std::to_string(c.offset);
+        const Node* leaf = data->child(t.fqn);
+        if (!leaf)
+            throw Error::corrupt(where, "the safetensors data at this place holds no tensor \"" +
+                                            t.fqn + "\", which the metadata puts there");
+        if (const Value* info = findAttribute(*data, "DCP_SHARDING_INFO");
+            info && info->isString()) {
+            const Value sharding = parseJson(info->asString(), where + ": DCP_SHARDING_INFO");
+            const Value* entry = sharding.isObject() ? sharding.find(t.fqn) : nullptr;
+            const Value* saved =
+                entry && entry->isObject() ? entry->find("saved_offsets") : nullptr;
+            std::vector<std::int64_t> offsets;
+            if (saved && saved->isList())
+                for (const Value& o : saved->asList())
+                    offsets.push_back(o.isInt() ? o.asInt() : -1);
+            if (!saved || offsets != c.offsets)
+                throw Error::corrupt(
+                    where, "the safetensors data's DCP_SHARDING_INFO places \"" + t.fqn + "\" at " +
+                               (saved ? formatShape(offsets) : std::string("no offsets")) +
+                               "; the metadata at " + formatShape(c.offsets));
+        }
+        return std::shared_ptr<const Node>(data, leaf);  // kept alive by its tree
+    }
+
+    static const Value* findAttribute(const Node& root, std::string_view name) {
+        if (!root.isCollection())
+            return nullptr;
+        for (const auto& [key, value] : root.collection().attributes)
+            if (key == name)
+                return &value;
+        return nullptr;
     }
 
     // Bytes of a chunk's tensor into `out`: a stored entry of its stream is
@@ -436,6 +503,12 @@ private:
     static std::optional<std::uint64_t> placeInFile(const Chunk& c, const Node& leaf,
                                                     std::uint64_t from, std::uint64_t n) {
         const StorageInfo& s = leaf.leaf().storage;
+        if (c.inSafetensors) {  // plain bytes at their offset in the data, which starts at c.offset
+            if (s.kind != StorageKind::File || dtypeInfo(leaf.leaf().dtype).packedBits ||
+                from > leaf.leaf().nbytes || n > leaf.leaf().nbytes - from)
+                return std::nullopt;
+            return c.offset + s.offset + from;
+        }
         if (!c.transforms.empty() || s.kind != StorageKind::StoredEntry || !s.isPlain())
             return std::nullopt;  // a decoded stream's bytes are not in the file
         const std::optional<std::uint64_t> payload = leaf.payloadOffset();
@@ -535,6 +608,8 @@ private:
     mutable std::mutex mutex_;
     mutable std::vector<std::shared_ptr<const ByteSource>> sources_;
     mutable std::map<std::string, std::vector<std::shared_ptr<const Node>>> chunkLeaves_;
+    mutable std::map<std::pair<std::size_t, std::uint64_t>, std::shared_ptr<const Node>>
+        safetensorsData_;
     mutable std::optional<DcpFacts> facts_;
 };
 
@@ -552,6 +627,13 @@ struct StreamPlace {
     // What the stream was written through ("stream.zstd/1"), to undo in this order.
     std::vector<std::string> transforms;
 };
+
+// FileSystemWriter(serialization_format=SAFETENSORS) records a chunk as
+// exactly its tensor's bytes, at the start of its file's safetensors data;
+// a torch.save stream is always longer than the data it holds.
+bool isSafetensorsChunk(const StreamPlace& place, std::uint64_t tensorBytes) {
+    return place.transforms.empty() && place.length == tensorBytes;
+}
 
 std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& self) const {
     const std::string where = pathOf(kMetadataName);
@@ -638,16 +720,19 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
         item.path = path != paths.end() ? path->second : std::vector<std::string>{item.fqn};
         const std::string& key = item.path.back();
         facts.items.push_back({item.fqn, item.path});
-        // `limit`: what its stream may decode to, if it was written through transforms.
-        const auto placeOf = [&](const std::vector<std::int64_t>& offsets,
-                                 std::uint64_t limit) -> std::optional<StreamPlace> {
+        // `limit`: what its stream may decode to, if it was written through
+        // transforms; `tensorBytes`: a chunk's numel x element size.
+        const auto placeOf =
+            [&](const std::vector<std::int64_t>& offsets, std::uint64_t limit,
+                std::optional<std::uint64_t> tensorBytes) -> std::optional<StreamPlace> {
             const auto it = places.find(storageKey(item.fqn, offsets));
             if (it == places.end())
                 return std::nullopt;
-            facts.streams.push_back({facts.items.size() - 1, fileIndex.at(it->second.file),
-                                     it->second.offset, it->second.length, it->second.transforms,
-                                     limit});
-            return it->second;
+            const StreamPlace& place = it->second;
+            facts.streams.push_back({facts.items.size() - 1, fileIndex.at(place.file), place.offset,
+                                     place.length, place.transforms, limit,
+                                     tensorBytes && isSafetensorsChunk(place, *tensorBytes)});
+            return place;
         };
         // A transform no reader here knows: why the item cannot be read.
         const auto unknownTransform = [&](const StreamPlace& place) -> std::optional<Failure> {
@@ -659,7 +744,7 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
             return std::nullopt;
         };
         if (isA(v, "BytesStorageMetadata")) {
-            item.bytesPlace = placeOf({}, kMaxByteItemBytes);
+            item.bytesPlace = placeOf({}, kMaxByteItemBytes, std::nullopt);
             if (!item.bytesPlace) {
                 item.node = NodeBuilder::error(
                     key, {ErrorKind::Corrupt, where,
@@ -706,11 +791,10 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
                 for (std::int64_t s : chunk.sizes)
                     chunk.numel =
                         s && chunk.numel > (std::int64_t(1) << 62) / s ? -1 : chunk.numel * s;
+                const std::uint64_t bytes =
+                    chunk.numel < 0 ? 0 : std::uint64_t(chunk.numel) * itemSize(t.dtype);
                 const std::optional<StreamPlace> place =
-                    placeOf(chunk.offsets, chunk.numel < 0
-                                               ? 0
-                                               : std::uint64_t(chunk.numel) * itemSize(t.dtype) +
-                                                     kStreamRecordsBytes);
+                    placeOf(chunk.offsets, bytes + kStreamRecordsBytes, bytes);
                 if (!place) {
                     if (problem.empty())
                         problem = "no file holds its chunk at " + formatShape(chunk.offsets) +
@@ -725,6 +809,7 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
                 chunk.file = fileIndex.at(place->file);
                 chunk.offset = place->offset;
                 chunk.length = place->length;
+                chunk.inSafetensors = chunk.numel >= 0 && isSafetensorsChunk(*place, bytes);
                 if (chunk.numel < 0 && problem.empty())
                     problem = "a chunk of an impossible size";
                 t.chunks.push_back(std::move(chunk));

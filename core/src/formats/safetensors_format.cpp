@@ -226,11 +226,15 @@ public:
         return probe.source && probe.head.size() >= 9 && probe.head[8] == '{' ? 55 : 0;
     }
     std::shared_ptr<const Store> open(const StoreProbe& probe, const StoreOptions&) const override {
-        return std::make_shared<SafetensorsStore>(probe.source);
+        return openSafetensorsStore(probe.source);
     }
 };
 
 }  // namespace
+
+std::shared_ptr<const Store> openSafetensorsStore(std::shared_ptr<const ByteSource> source) {
+    return std::make_shared<SafetensorsStore>(std::move(source));
+}
 
 std::shared_ptr<const StoreFormat> safetensorsFormat() {
     return std::make_shared<SafetensorsFormat>();
