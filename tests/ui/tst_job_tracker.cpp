@@ -181,6 +181,59 @@ private Q_SLOTS:
         QVERIFY(!tracker.isBusy());
     }
 
+    // A job given its own token (an operation its caller may cancel too)
+    // gets that token: the caller's cancel reaches the job, and the
+    // tracker's stop() and destruction cancel the caller's token directly.
+    void aJobRunsOnItsOwnToken() {
+        QObject owner;
+        QSemaphore started, mayEnd;
+        QList<int> delivered;
+        const tensordict::CancelToken callers, third;
+        {
+            JobTracker<int> tracker(&owner, JobDelivery::Every);
+            tracker.start(
+                [&](const tensordict::CancelToken& cancel) {
+                    started.release();
+                    mayEnd.acquire();
+                    return cancel.isCancelled() ? -1 : 1;
+                },
+                [&](int v) { delivered << v; }, {}, callers);
+            started.acquire();
+            callers.cancel();  // the caller's Cancel
+            mayEnd.release();
+            QTRY_COMPARE(delivered, QList<int>{-1});
+
+            const tensordict::CancelToken second;
+            tracker.stream<int>(
+                [&](const tensordict::CancelToken& cancel, const JobSend<int>&) {
+                    started.release();
+                    mayEnd.acquire();
+                    return cancel.isCancelled() ? -1 : 1;
+                },
+                [](int) {}, [&](int v) { delivered << v; }, second);
+            started.acquire();
+            tracker.stop();
+            QVERIFY(second.isCancelled());  // before the job looked: the same flag
+            mayEnd.release();
+            QTRY_COMPARE(delivered, (QList<int>{-1, -1}));
+
+            // Destroying the tracker cancels the job's own token, then waits:
+            // the job ends once it sees that (a minute at most, should it not).
+            tracker.start(
+                [&](const tensordict::CancelToken& cancel) {
+                    started.release();
+                    for (int i = 0; i < 60000 && !cancel.isCancelled(); ++i)
+                        QThread::msleep(1);
+                    return 1;
+                },
+                [&](int v) { delivered << v; }, {}, third);
+            started.acquire();
+            QVERIFY(!third.isCancelled());
+        }
+        QVERIFY(third.isCancelled());
+        QCOMPARE(delivered, (QList<int>{-1, -1}));  // nothing delivered to a tracker destroyed
+    }
+
     // Progress arrives on the owner's thread, in order, each step once, and
     // not after the job was replaced.
     void progressReachesTheOwnersThread() {

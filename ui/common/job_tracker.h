@@ -93,7 +93,10 @@ enum class JobDelivery {
 // owner's thread; with JobDelivery::NewestOnly starting a job cancels the
 // one before it, and only the newest job's result is delivered. Jobs never
 // touch the owner; they get what they need by value (a shared tree, a
-// leaf's bytes) and a cancel token to poll. Destroying the tracker cancels
+// leaf's bytes) and a cancel token to poll: the tracker's, or the job's own
+// when it is given one (an operation whose caller may cancel it too: a
+// save's SaveOptions::cancel), which cancel() and stop() then cancel
+// directly. Destroying the tracker cancels
 // and waits for its jobs, so none that reports back outlives the owner (a
 // job started unawaited reports nothing back, and is left to end alone).
 //
@@ -128,10 +131,12 @@ public:
     // Runs `work(const tensordict::CancelToken&) -> Result` (or
     // `work(token, const JobProgress&)`) on the thread pool, then
     // `deliver(Result)` on the owner's thread unless another job was started
-    // or cancel() called since. `work` must not throw.
+    // or cancel() called since. `work` must not throw. `token`: the job's
+    // own, given to `work` (one per job: cancelling it cancels this job).
     template <typename Work, typename Deliver>
-    void start(Work work, Deliver deliver, std::function<void(double)> progress = {}) {
-        const quint64 job = begin();
+    void start(Work work, Deliver deliver, std::function<void(double)> progress = {},
+               tensordict::CancelToken token = {}) {
+        const quint64 job = begin(std::move(token));
         JobProgress report = [this, job, last = std::make_shared<std::atomic<int>>(-1),
                               progress = std::move(progress)](double fraction) {
             const int permille = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * 1000);
@@ -157,7 +162,7 @@ public:
     // cannot hang the window that closes. `work(token) -> Result`.
     template <typename Work, typename Deliver>
     void startUnawaited(Work work, Deliver deliver) {
-        const quint64 job = begin();
+        const quint64 job = begin({});
         run(job, std::move(work), std::move(deliver), /*awaited=*/false);
     }
 
@@ -166,9 +171,10 @@ public:
     // sender from its thread, and `receive(Part)` gets each part on the
     // owner's thread, in order, before `deliver(Result)`; the parts of a job
     // that is no longer the newest are dropped, even those already posted.
+    // `token` as for start().
     template <typename Part, typename Work, typename Receive, typename Deliver>
-    void stream(Work work, Receive receive, Deliver deliver) {
-        const quint64 job = begin();
+    void stream(Work work, Receive receive, Deliver deliver, tensordict::CancelToken token = {}) {
+        const quint64 job = begin(std::move(token));
         JobSend<Part> send = [this, job, receive = std::move(receive)](Part part) {
             // Held by a shared pointer: a part may be move-only (a tree being handed over).
             post(job, [receive, held = std::make_shared<Part>(std::move(part))] {
@@ -219,10 +225,10 @@ private:
         QPointer<QFutureWatcher<Result>> watcher;
     };
 
-    quint64 begin() {
+    quint64 begin(tensordict::CancelToken token) {
         if (delivery_ == JobDelivery::NewestOnly)
             cancel();
-        token_ = tensordict::CancelToken();
+        token_ = std::move(token);
         busy_ = true;
         return generation_;
     }

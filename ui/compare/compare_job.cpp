@@ -27,8 +27,8 @@ void CompareJob::start() {
     outcome_ = JobOutcome::done();
     partsInFlight_->store(0);
     tracker_.stream<Part>(
-        [a = a_, b = b_, tolerance = tolerance_, cancel = cancel_, inFlight = partsInFlight_](
-            const tensordict::CancelToken& token, const JobSend<Part>& send) -> JobOutcome {
+        [a = a_, b = b_, tolerance = tolerance_, inFlight = partsInFlight_](
+            const tensordict::CancelToken& cancel, const JobSend<Part>& send) -> JobOutcome {
             // Keys and progress come from every comparing thread, one call
             // at a time each; the batch is shared between them. A batch
             // goes out at most every kBatchInterval, and only once the
@@ -58,8 +58,6 @@ void CompareJob::start() {
                     flush(false);
                 };
                 options.progress = [&](const tensordict::CompareProgress& p) {
-                    if (token.isCancelled())  // the job is being destroyed
-                        cancel.cancel();
                     const std::lock_guard<std::mutex> lock(mutex);
                     batch.progress = p;
                     batch.progressed = true;
@@ -80,7 +78,7 @@ void CompareJob::start() {
             }
         },
         [this](Part part) { receive(std::move(part)); },
-        [this](JobOutcome outcome) { finish(std::move(outcome)); });
+        [this](JobOutcome outcome) { finish(std::move(outcome)); }, cancel_);
 }
 
 void CompareJob::cancel() {

@@ -220,8 +220,7 @@ void SliceExportJob::start() {
     // The worker owns copies of everything it reads; the mapping stays alive through bytes_.
     tracker_.stream<RowsDone>(
         [format = format_, path = path_, dtype = dtype_, bytes = bytes_, slice = slice_,
-         hook = hook_,
-         cancel = cancel_](const tensordict::CancelToken& token, const JobSend<RowsDone>& send) {
+         hook = hook_](const tensordict::CancelToken& cancel, const JobSend<RowsDone>& send) {
             int reported = -1;  // permille: at most a thousand posted reports however long
             const slice_export::Progress progress = [&](std::int64_t done, std::int64_t rows) {
                 if (hook)
@@ -231,8 +230,6 @@ void SliceExportJob::start() {
                     reported = permille;
                     send({done, rows});
                 }
-                if (token.isCancelled())  // the job is being destroyed
-                    cancel.cancel();
                 return !cancel.isCancelled();
             };
             // A leaf read page by page: the slice's pages filled first, held while written.
@@ -246,5 +243,5 @@ void SliceExportJob::start() {
                        : slice_export::writeNpy(path, dtype, bytes, slice, progress);
         },
         [this](RowsDone rows) { Q_EMIT progressed(rows.done, rows.rows); },
-        [this](const JobOutcome& outcome) { Q_EMIT finished(outcome); });
+        [this](const JobOutcome& outcome) { Q_EMIT finished(outcome); }, cancel_);
 }

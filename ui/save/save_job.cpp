@@ -18,17 +18,16 @@ void SaveJob::start(std::shared_ptr<const tensordict::TensorDict> data, const QS
     // (tests use it to hold the writers at a chosen point).
     cancel_ = options.cancel;
     clock_.start();
+    // The save's own token is the job's: the tracker's cancel (the job
+    // destroyed) stops the writers as Cancel does.
     tracker_.stream<tensordict::SaveProgress>(
         [data = std::move(data), prefix = prefix.toStdString(), options = std::move(options)](
-            const tensordict::CancelToken& token,
+            const tensordict::CancelToken&,
             const JobSend<tensordict::SaveProgress>& send) -> Saved {
             tensordict::SaveOptions saving = options;
-            // Reports come from every writer thread; the tracker's cancel
-            // (the job destroyed) stops the save at the next one.
-            saving.progress = [&send, &token, userProgress = options.progress,
-                               cancel = options.cancel](const tensordict::SaveProgress& p) {
-                if (token.isCancelled())
-                    cancel.cancel();
+            // Reports come from every writer thread.
+            saving.progress = [&send,
+                               userProgress = options.progress](const tensordict::SaveProgress& p) {
                 send(p);  // posted first: a caller holding the writers sees it arrive
                 if (userProgress)
                     userProgress(p);
@@ -40,7 +39,7 @@ void SaveJob::start(std::shared_ptr<const tensordict::TensorDict> data, const QS
             }
         },
         [this](tensordict::SaveProgress p) { onProgress(p); },
-        [this](Saved saved) { finish(std::move(saved)); });
+        [this](Saved saved) { finish(std::move(saved)); }, cancel_);
 }
 
 void SaveJob::cancel() {
