@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "file_stores.h"
 #include "tensordict/error.h"
 
 namespace tensordict {
@@ -41,10 +42,7 @@ public:
     std::uint64_t size() const override { return bytes_.size(); }
     const std::string& version() const override { return version_; }
     void readAt(std::uint64_t offset, void* out, std::size_t n) const override {
-        if (offset > bytes_.size() || n > bytes_.size() - offset)
-            throw Error::truncated(name_, "bytes " + std::to_string(offset) + " to " +
-                                              std::to_string(offset + n) + " are past its end at " +
-                                              std::to_string(bytes_.size()));
+        checkWithin(name_, offset, n, bytes_.size());
         if (n != 0)  // an empty stream's data() may be null
             std::memcpy(out, bytes_.data() + offset, n);
     }

@@ -52,10 +52,7 @@ public:
 
 private:
     void check(std::uint64_t offset, std::size_t n) const {
-        if (offset > length_ || n > length_ - offset)
-            throw Error::truncated(name_, "bytes " + std::to_string(offset) + " to " +
-                                              std::to_string(offset + n) + " are past its end at " +
-                                              std::to_string(length_));
+        checkWithin(name_, offset, n, length_);
     }
 
     std::shared_ptr<const ByteSource> file_;
@@ -73,13 +70,17 @@ SourceInfo::Kind kindAt(const Transport& transport, const std::string& location)
     }
 }
 
+void checkWithin(const std::string& name, std::uint64_t offset, std::uint64_t n,
+                 std::uint64_t size) {
+    if (offset > size || n > size - offset)
+        throw Error::truncated(name, "bytes " + std::to_string(offset) + " to " +
+                                         std::to_string(offset + n) + " are past its end at " +
+                                         std::to_string(size));
+}
+
 std::shared_ptr<const ByteSource> sliceOf(std::shared_ptr<const ByteSource> file,
                                           std::uint64_t offset, std::uint64_t length) {
-    if (offset > file->size() || length > file->size() - offset)
-        throw Error::truncated(file->name(), "bytes " + std::to_string(offset) + " to " +
-                                                 std::to_string(offset + length) +
-                                                 " are past the end of the file at " +
-                                                 std::to_string(file->size()));
+    checkWithin(file->name(), offset, length, file->size());
     return std::make_shared<Slice>(std::move(file), offset, length);
 }
 

@@ -23,6 +23,11 @@ std::string zipFirstEntryName(const std::string& head);
 // header's length, a consolidated file's trailer).
 std::uint64_t littleEndianU64(std::string_view bytes);
 
+// Throws Error (truncated) naming `name` unless bytes [offset, offset + n)
+// lie within its `size` bytes.
+void checkWithin(const std::string& name, std::uint64_t offset, std::uint64_t n,
+                 std::uint64_t size);
+
 // Bytes [offset, offset + length) of `file` as a file of their own (a
 // stream inside a larger file: a DCP chunk's torch.save stream), named
 // "FILE@OFFSET" in messages. Maps where `file` maps.
