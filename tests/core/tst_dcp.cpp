@@ -417,6 +417,38 @@ private Q_SLOTS:
         damaged("st_cut", "past the end", [&](QByteArray& b) { b.truncate(at + 20); });
     }
 
+    // Decoded streams are held within the inflate cache's budget: with room
+    // for one tensor, reading a second drops the first, which is decoded
+    // again when read again (to the same bytes); with the default budget
+    // both stay.
+    void decodedStreamsStayWithinTheBudget() {
+        const std::string dir = scratch_.filePath("dcp/four_ranks_zstd").toStdString();
+        const auto resident = [](const Node* n) {
+            return n->store()->isResident(n->leaf().storage);
+        };
+        LoadOptions tight;
+        tight.inflateCacheBytes = 1;
+        const TensorDict td = load(dir, tight);
+        const Node* a = td.root().find({"model", "layers.0.w_row"});
+        const Node* b = td.root().find({"model", "layers.0.w_uneven"});
+        QVERIFY(a && b && a->isTensor() && b->isTensor());
+        QVERIFY(!resident(a) && !resident(b));
+        const std::string first = leafSha256(*a);
+        QVERIFY(resident(a));
+        (void)leafSha256(*b);
+        QVERIFY(resident(b));
+        QVERIFY(!resident(a));
+        QCOMPARE(leafSha256(*a), first);
+        QVERIFY(resident(a) && !resident(b));
+
+        const TensorDict roomy = load(dir);
+        const Node* c = roomy.root().find({"model", "layers.0.w_row"});
+        const Node* d = roomy.root().find({"model", "layers.0.w_uneven"});
+        QCOMPARE(leafSha256(*c), first);
+        (void)leafSha256(*d);
+        QVERIFY(resident(c) && resident(d));
+    }
+
 private:
     // Why a leaf cannot be read: its error node's failure, or what reading
     // all of it throws; an empty failure if it reads.

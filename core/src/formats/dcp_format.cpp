@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <list>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -253,6 +254,11 @@ public:
         const Node& whole = *chunkLeaves(t)[0];
         return !whole.hasRandomAccess();
     }
+    // A tensor whose decoded streams are held: its bytes need no decoding.
+    bool isResident(const StorageInfo& info) const override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return decoded_.count(info.path) != 0;
+    }
     LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
                              std::size_t) const override {
         const Tensor& t = tensorOf(info);
@@ -399,12 +405,18 @@ private:
         return store->buildTree(store);
     }
 
-    // Each chunk's tensor, read from its stream once and kept.
+    // Each chunk's tensor, read from its stream once and kept. A tensor
+    // whose streams were decoded holds them in memory: those are kept
+    // within the inflate cache's budget, the least recently used dropped
+    // first (and decoded again when next read).
     std::vector<std::shared_ptr<const Node>> chunkLeaves(const Tensor& t) const {
         {
             std::lock_guard<std::mutex> lock(mutex_);
-            if (const auto it = chunkLeaves_.find(t.fqn); it != chunkLeaves_.end())
+            if (const auto it = chunkLeaves_.find(t.fqn); it != chunkLeaves_.end()) {
+                if (const auto d = decoded_.find(t.fqn); d != decoded_.end())
+                    decodedOrder_.splice(decodedOrder_.begin(), decodedOrder_, d->second.position);
                 return it->second;
+            }
         }
         std::vector<std::shared_ptr<const Node>> leaves;
         for (const Chunk& c : t.chunks) {
@@ -426,7 +438,39 @@ private:
             leaves.push_back(std::move(leaf));
         }
         std::lock_guard<std::mutex> lock(mutex_);
-        return chunkLeaves_.emplace(t.fqn, std::move(leaves)).first->second;
+        const auto [kept, added] = chunkLeaves_.emplace(t.fqn, std::move(leaves));
+        std::vector<std::shared_ptr<const Node>> out = kept->second;
+        if (added)
+            keepDecoded(t);
+        return out;
+    }
+
+    // What a tensor's decoded streams hold in memory: its transformed
+    // chunks' elements (their torch.save records are small beside them).
+    static std::uint64_t decodedBytes(const Tensor& t) {
+        std::uint64_t n = 0;
+        for (const Chunk& c : t.chunks)
+            if (!c.transforms.empty())
+                n += std::uint64_t(c.numel) * itemSize(t.dtype);
+        return n;
+    }
+
+    // Counts a tensor just kept against the budget, dropping the least
+    // recently used decoded tensors over it (never the newest). Under mutex_.
+    void keepDecoded(const Tensor& t) const {
+        const std::uint64_t cost = decodedBytes(t);
+        if (cost == 0)
+            return;
+        decodedOrder_.push_front(t.fqn);
+        decoded_[t.fqn] = {cost, decodedOrder_.begin()};
+        decodedHeld_ += cost;
+        while (decodedHeld_ > options_.inflateCacheBytes && decodedOrder_.size() > 1) {
+            const std::string oldest = decodedOrder_.back();
+            decodedHeld_ -= decoded_.at(oldest).cost;
+            decoded_.erase(oldest);
+            decodedOrder_.pop_back();
+            chunkLeaves_.erase(oldest);  // readers holding its leaves keep them
+        }
     }
 
     // The tree of a file's safetensors data (every tensor a rank wrote to
@@ -610,6 +654,14 @@ private:
     mutable std::map<std::string, std::vector<std::shared_ptr<const Node>>> chunkLeaves_;
     mutable std::map<std::pair<std::size_t, std::uint64_t>, std::shared_ptr<const Node>>
         safetensorsData_;
+    // Tensors of chunkLeaves_ that hold decoded streams, newest first.
+    struct Decoded {
+        std::uint64_t cost = 0;
+        std::list<std::string>::iterator position;
+    };
+    mutable std::list<std::string> decodedOrder_;
+    mutable std::map<std::string, Decoded> decoded_;
+    mutable std::uint64_t decodedHeld_ = 0;
     mutable std::optional<DcpFacts> facts_;
 };
 
