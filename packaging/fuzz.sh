@@ -7,7 +7,7 @@
 #
 #   SECONDS    how long each target runs (default 60)
 #   TARGET     json, pickle, zip, load_archive, load_directory, load_file,
-#              torch_pickle, http_headers, sharded_index, dcp_metadata,
+#              torch_pickle, http_headers, sharded_index, dcp_metadata, dcp_stream,
 #              consolidated, s3_listing (default: all)
 #   --runs N   also stop a target after N inputs
 #   --merge    merge what each run found back into tests/fuzz/corpus/<target>
@@ -33,7 +33,7 @@ source_dir="$(dirname "$here")"
 fuzz_dir="$source_dir/tests/fuzz"
 build_dir="$source_dir/build-fuzz"
 all_targets=(json pickle zip load_archive load_directory load_file torch_pickle http_headers
-             sharded_index dcp_metadata consolidated s3_listing)
+             sharded_index dcp_metadata dcp_stream consolidated s3_listing)
 
 seconds=60
 runs=""
@@ -107,7 +107,7 @@ for target in "${targets[@]}"; do
     case "$target" in
         json|load_directory|sharded_index|consolidated) dict="$fuzz_dir/json.dict" ;;
         pickle|dcp_metadata) dict="$fuzz_dir/pickle.dict" ;;
-        zip|load_archive) dict="$fuzz_dir/zip.dict" ;;
+        zip|load_archive|dcp_stream) dict="$fuzz_dir/zip.dict" ;;
         torch_pickle) dict="$fuzz_dir/torch_pickle.dict" ;;
         load_file) dict="$fuzz_dir/files.dict" ;;
         http_headers) dict="$fuzz_dir/http.dict" ;;

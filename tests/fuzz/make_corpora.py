@@ -24,6 +24,9 @@ usage: make_corpora.py [--tdstudio PATH]
                   (version 2.0, big-endian, Fortran order, 0-d, empty)
   torch_pickle    the data.pkl of every checkpoint fixture, and the legacy
                   checkpoint's pickles
+  dcp_stream      with /usr/bin/python3's torch, chunk and byte item streams
+                  of make_dcp.py's checkpoints: plain, zstd, zstd over rot13,
+                  and safetensors data
 
 The corpora are rewritten from scratch; regressions/ is never touched.
 """
@@ -228,8 +231,9 @@ def multi_file_corpus():
         torch_python = "/usr/bin/python3"
         make_dcp = os.path.join(HERE, "..", "support", "make_dcp.py")
         dcp = os.path.join(tmp, "dcp")
-        if subprocess.run([torch_python, make_dcp, dcp, "--marker", os.path.join(tmp, "m")],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+        made = subprocess.run([torch_python, make_dcp, dcp, "--marker", os.path.join(tmp, "m")],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        if made.returncode != 0:
             print("no torch at %s: distributed checkpoints left out" % torch_python)
             return
         for name in ("one_rank", "four_ranks", "legacy_v23", "torch27", "gap", "overlap",
@@ -239,6 +243,7 @@ def multi_file_corpus():
             with open(os.path.join(dcp, name, ".metadata"), "rb") as f:
                 write("pickle", "dcp_%s.metadata" % name, f.read())
         dcp_metadata_corpus(dcp)
+        dcp_stream_corpus(dcp, json.loads(made.stdout)["fixtures"])
 
         # TorchRL replay buffer dumps (each sampler and writer layout, wrapped,
         # partial, with a disagreeing writer) and a stack of chunks.
@@ -279,6 +284,36 @@ def dcp_metadata_corpus(dcp):
         if os.path.exists(path):
             with open(path, "rb") as f:
                 write("dcp_metadata", "%s.metadata" % name, f.read())
+
+
+# How fuzz_dcp_stream's first byte says a stream was written.
+STREAM_HOW = {(): 0, ("stream.zstd/1",): 1, ("stream.zstd/1", "stream.rot13/1"): 3}
+SAFETENSORS_DATA = 7
+
+
+def dcp_stream_corpus(dcp, fixtures):
+    """Streams of the generated checkpoints as fuzz_dcp_stream takes them:
+    a byte for how each was written, then its bytes (for a chunk in
+    safetensors data: the file from where the data starts)."""
+    for name in ("one_rank", "torch27", "zstd", "zstd_raw", "zstd_rot13", "four_ranks_zstd",
+                 "safetensors", "four_ranks_safetensors"):
+        fixture = fixtures[name]
+        places = []
+        for tensor in sorted(fixture["tensors"])[:3]:
+            for chunk in fixture["tensors"][tensor]["chunks"][:1]:
+                how = SAFETENSORS_DATA if chunk.get("serialization") == "safetensors" else \
+                    STREAM_HOW[tuple(chunk.get("transform_descriptors", ()))]
+                places.append((tensor, how, chunk))
+        stream_how = STREAM_HOW[tuple(next(
+            (c.get("transform_descriptors", ()) for t in fixture["tensors"].values()
+             for c in t["chunks"]), ()))]
+        for item in sorted(fixture["bytes"])[:2]:
+            places.append((item, stream_how, fixture["bytes"][item]))
+        for key, how, place in places:
+            with open(os.path.join(dcp, name, place["file"]), "rb") as f:
+                f.seek(place["offset"])
+                data = f.read() if how == SAFETENSORS_DATA else f.read(place["length"])
+            write("dcp_stream", "%s_%s" % (name, key), bytes([how]) + data)
 
 
 def consolidated_corpus():
@@ -354,7 +389,7 @@ def main():
     parser.add_argument("--tdstudio", help="a tdstudio executable, to add archives it writes")
     args = parser.parse_args()
     for target in ("json", "pickle", "zip", "load_archive", "load_directory", "load_file",
-                   "torch_pickle", "sharded_index", "dcp_metadata", "consolidated"):
+                   "torch_pickle", "sharded_index", "dcp_metadata", "dcp_stream", "consolidated"):
         shutil.rmtree(os.path.join(CORPUS, target), ignore_errors=True)
         os.makedirs(os.path.join(CORPUS, target))
     json_corpus()
