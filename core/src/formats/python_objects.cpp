@@ -1,6 +1,7 @@
 #include "python_objects.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -96,13 +97,23 @@ private:
     Object* make(Type type) {
         if (out_.objects.size() >= kMaxObjects)
             fail("more than " + std::to_string(kMaxObjects) + " objects");
-        out_.objects.emplace_back();
-        out_.objects.back().type = type;
-        return &out_.objects.back();
+        Object& o = out_.objects.emplace_back();
+        o.type = type;
+        return &o;
     }
     Object* makeInt(std::int64_t v) {
+        // Small ints are shared, as Python shares them: nothing changes an
+        // int once made, and a DCP .metadata holds a million of them
+        // (chunk offsets and sizes), most of them small.
+        const bool small = v >= -1 && v < std::int64_t(kSharedInts) - 1;
+        if (small) {
+            if (Object* shared = sharedInts_[static_cast<std::size_t>(v + 1)])
+                return shared;
+        }
         Object* o = make(Type::Int);
         o->integer = v;
+        if (small)
+            sharedInts_[static_cast<std::size_t>(v + 1)] = o;
         return o;
     }
     Object* makeText(Type type, std::string_view s) {
@@ -727,6 +738,8 @@ private:
     std::unordered_map<std::uint64_t, Object*> sparseMemo_;
     std::size_t memoCount_ = 0;
     std::size_t copied_ = 0;
+    static constexpr std::size_t kSharedInts = 1025;  // -1 to 1023
+    std::array<Object*, kSharedInts> sharedInts_{};
 };
 
 }  // namespace
