@@ -1,7 +1,7 @@
 #pragma once
 
 // What a torch.distributed.checkpoint directory's tree does not show, for
-// --check (check.cpp): the files its metadata names, and where each chunk
+// --check (check/dcp_check.cpp): the files its metadata names, and where each chunk
 // of each tensor or byte item is.
 
 #include <cstdint>

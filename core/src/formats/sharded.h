@@ -1,6 +1,6 @@
 #pragma once
 
-// What a sharded model's tree does not show, for --check (check.cpp): the
+// What a sharded model's tree does not show, for --check (check/sharded_check.cpp): the
 // shards the index names, the tensors a shard holds that the index does not
 // give it, and the index's total_size against the bytes it names.
 
