@@ -193,12 +193,19 @@ void writeFiles(const std::vector<std::string>& paths, const std::vector<std::st
             }
         }
         progress.started(shown.front());
+        // A thread's buffer is made when it first copies through one (pieces
+        // copied in the kernel need none).
         parallelFor(
-            pieces.size(), std::max(threads, 1), [] { return std::vector<std::byte>(kPiece); },
+            pieces.size(), std::max(threads, 1), [] { return std::vector<std::byte>(); },
             [&](std::vector<std::byte>& buffer, std::size_t i) {
                 const Piece& p = pieces[i];
                 const Node& leaf = *p.tensor->leaf;
+                const auto ensureBuffer = [&buffer] {
+                    if (buffer.empty())
+                        buffer.resize(kPiece);
+                };
                 if (p.whole) {
+                    ensureBuffer();
                     LeafReader reader(leaf);
                     std::uint64_t done = 0;
                     while (const std::size_t got = reader.read(buffer.data(), buffer.size())) {
@@ -211,6 +218,7 @@ void writeFiles(const std::vector<std::string>& paths, const std::vector<std::st
                 }
                 // In the kernel where the leaf is one range of a local file.
                 if (!leaf.copyInto(p.offset, p.length, fds[p.file], p.at + p.offset)) {
+                    ensureBuffer();
                     leaf.readInto(p.offset, buffer.data(), p.length);
                     writeAllAt(fds[p.file], buffer.data(), p.length, p.at + p.offset,
                                paths[p.file]);
