@@ -68,10 +68,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         // As a chunk's place in its .distcp file: all of the file here.
         std::shared_ptr<const tensordict::ByteSource> stream =
             tensordict::sliceOf(file, 0, file->size());
-        if (!descriptors.empty())
+        if (!descriptors.empty()) {
             stream = tensordict::untransformedStream(std::move(stream), descriptors, kLimit);
-        if (stream->size() > kLimit)
-            std::abort();  // the limit is the decoder's promise
+            if (stream->size() > kLimit)
+                std::abort();  // the limit is the decoder's promise
+        }
         readEnds(*stream);
         tensordict::StoreOptions options;
         options.shardOpensModel = false;

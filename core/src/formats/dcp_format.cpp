@@ -251,8 +251,9 @@ public:
         const Tensor& t = tensorOf(info);
         if (t.chunks.size() != 1 || t.chunks[0].numel != t.numel)
             return false;
-        const Node& whole = *chunkLeaves(t)[0];
-        return !whole.hasRandomAccess();
+        // Held while asked: another thread may drop the tensor from the cache.
+        const std::vector<std::shared_ptr<const Node>> leaves = chunkLeaves(t);
+        return !leaves[0]->hasRandomAccess();
     }
     // A tensor whose decoded streams are held: its bytes need no decoding.
     bool isResident(const StorageInfo& info) const override {
