@@ -262,6 +262,12 @@ Response fetch(const Endpoint& at, std::uint64_t from, std::uint64_t length,
         Transfer transfer{&r, length ? length : kMaxDocument, target};
         if (!target.blocks && !target.buffer)
             r.body.reserve(static_cast<std::size_t>(transfer.limit));  // no copies as it grows
+        // What may be refused (a TDSTUDIO_HTTP_HEADERS line that is no
+        // header, a signature) is made before a handle is taken from the
+        // pool, which a throw would never get back.
+        const std::string range =
+            length ? std::to_string(from) + "-" + std::to_string(from + length - 1) : "";
+        const HttpDialect::Headers sent = requestHeaders(at, range, validator);
         CURL* h = handles().take();
         if (!h)
             throw Error::io(url, "cannot start an HTTP request");
@@ -293,12 +299,10 @@ Response fetch(const Endpoint& at, std::uint64_t from, std::uint64_t length,
         const std::string caFile = envOr("TDSTUDIO_HTTP_CA_FILE");
         if (!caFile.empty())
             curl_easy_setopt(h, CURLOPT_CAINFO, caFile.c_str());
-        const std::string range =
-            length ? std::to_string(from) + "-" + std::to_string(from + length - 1) : "";
         if (!range.empty() && !at.dialect)
             curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
         curl_slist* headers = nullptr;
-        for (const auto& [name, value] : requestHeaders(at, range, validator))
+        for (const auto& [name, value] : sent)
             // "Name;" is libcurl's way to send a header with no value ("Name:" removes it).
             headers = curl_slist_append(headers,
                                         (value.empty() ? name + ";" : name + ": " + value).c_str());
