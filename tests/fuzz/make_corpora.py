@@ -237,7 +237,8 @@ def multi_file_corpus():
             print("no torch at %s: distributed checkpoints left out" % torch_python)
             return
         for name in ("one_rank", "four_ranks", "legacy_v23", "torch27", "gap", "overlap",
-                     "missing_distcp", "bad_crc", "hostile", "hostile_getattr"):
+                     "missing_distcp", "bad_crc", "hostile", "hostile_getattr", "safetensors",
+                     "four_ranks_safetensors"):
             write("load_directory", "dcp_%s.dir" % name, pack_directory.pack(os.path.join(dcp, name)))
         for name in ("four_ranks", "legacy_v23", "hostile_getattr"):
             with open(os.path.join(dcp, name, ".metadata"), "rb") as f:

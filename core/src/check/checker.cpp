@@ -470,24 +470,30 @@ bool isReservedKeyFile(const std::string& rel, const Store& store) {
     return store.stat(joinPath(dir, "meta.json")).has_value();
 }
 
-void Checker::checkTree(const std::shared_ptr<const Store>& opened, bool findOrphans,
-                        const std::vector<std::string>& files) {
-    auto store = std::make_shared<RecordingStore>(opened);
+std::optional<TensorDict> Checker::loadForCheck(const std::shared_ptr<const Store>& store,
+                                                std::string_view missingRootAdvice) {
     LoadOptions options;
     options.throwOnError = false;
-    std::optional<TensorDict> td;
     try {
-        td = loadStore(store, options);
+        return loadStore(store, options);
     } catch (const Error& e) {
         const std::string kind = problemKindOf(e.failure());
         error(kind, e.where(),
-              std::string(e.reason()) +
-                  (kind == "missing_meta_json"
-                       ? ": the dataset's root has no meta.json, so nothing in it can be loaded "
-                         "(an interrupted save, which writes the root's meta.json last). Re-save "
-                         "the dataset; the files below are listed as orphans."
-                       : ". Nothing in it can be loaded."));
+              std::string(e.reason()) + (kind == "missing_meta_json" && !missingRootAdvice.empty()
+                                             ? std::string(missingRootAdvice)
+                                             : ". Nothing in it can be loaded."));
+        return std::nullopt;
     }
+}
+
+void Checker::checkTree(const std::shared_ptr<const Store>& opened, bool findOrphans,
+                        const std::vector<std::string>& files) {
+    auto store = std::make_shared<RecordingStore>(opened);
+    const std::optional<TensorDict> td = loadForCheck(
+        store,
+        ": the dataset's root has no meta.json, so nothing in it can be loaded (an "
+        "interrupted save, which writes the root's meta.json last). Re-save the dataset; "
+        "the files below are listed as orphans.");
     if (td)
         checkNode(td->root());
     const std::set<std::string> seen = store->seen();

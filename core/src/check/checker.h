@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -23,6 +24,7 @@
 #include "tensordict/error.h"
 #include "tensordict/source.h"
 #include "tensordict/store.h"
+#include "tensordict/tensordict.h"
 
 namespace tensordict {
 class Node;
@@ -109,6 +111,11 @@ private:
     CheckReport finish();
     void checkDirectoryFiles(const std::string& root, const std::vector<std::string>& files);
     std::optional<std::uint32_t> storedCrc(DataItem& item, std::uint64_t offset, std::uint64_t n);
+    // The tree of `store` with error nodes where parts cannot be read; nullopt,
+    // reported, when nothing of it loads (`missingRootAdvice` then follows
+    // the reason of a root without meta.json).
+    std::optional<TensorDict> loadForCheck(const std::shared_ptr<const Store>& store,
+                                           std::string_view missingRootAdvice = {});
     void checkTree(const std::shared_ptr<const Store>& store, bool findOrphans,
                    const std::vector<std::string>& files);
     void checkNode(const Node& node);

@@ -29,19 +29,6 @@ std::string sysError(const std::string& what) {
     return what + ": " + std::strerror(errno);
 }
 
-void pwriteAll(int fd, const void* data, std::size_t n, std::uint64_t offset,
-               const std::string& where) {
-    const auto* p = static_cast<const char*>(data);
-    while (n > 0) {
-        const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(offset));
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            throw Error::io(where, sysError("cannot write"));
-        p += w, n -= static_cast<std::size_t>(w), offset += static_cast<std::uint64_t>(w);
-    }
-}
-
 // The bytes of open file `in` copied into open file `out` (in the kernel
 // where the file systems allow, else through a buffer), a piece at a time
 // so that `cancel` is heard. Throws Error naming `to`.
@@ -66,7 +53,7 @@ void copyFile(int in, std::uint64_t size, int out, const std::string& to,
             buffer.resize(std::min<std::size_t>(want, 8u << 20));
             n = ::pread(in, buffer.data(), buffer.size(), static_cast<off_t>(done));
             if (n > 0)
-                pwriteAll(out, buffer.data(), static_cast<std::size_t>(n), done, to);
+                writeAllAt(out, buffer.data(), static_cast<std::size_t>(n), done, to);
         }
         if (n < 0 && errno == EINTR)
             continue;
@@ -186,7 +173,7 @@ void restampCrcs(const std::string& location, const std::set<std::string>& names
             const unsigned char le[4] = {
                 static_cast<unsigned char>(p.crc), static_cast<unsigned char>(p.crc >> 8),
                 static_cast<unsigned char>(p.crc >> 16), static_cast<unsigned char>(p.crc >> 24)};
-            pwriteAll(copy.fd, le, 4, p.offset, temp);
+            writeAllAt(copy.fd, le, 4, p.offset, temp);
         }
         // The archive's permissions and owner (the owner where we may set it).
         if (::fchmod(copy.fd, st.st_mode & 07777) != 0)

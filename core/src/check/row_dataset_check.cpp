@@ -24,16 +24,9 @@ void Checker::checkRowDataset(const std::shared_ptr<const Store>& store,
     if (const auto facts = stackFacts(*store))
         for (const StackChunk& chunk : facts->chunks)
             folders.push_back(chunk.name);
-    LoadOptions loadOptions;
-    loadOptions.throwOnError = false;
-    std::optional<TensorDict> td;
-    try {
-        td = loadStore(store, loadOptions);
-    } catch (const Error& e) {
-        error(problemKindOf(e.failure()), e.where(),
-              std::string(e.reason()) + ". Nothing in it can be loaded.");
+    const std::optional<TensorDict> td = loadForCheck(store);
+    if (!td)
         return;
-    }
     if (const auto facts = replayBufferFacts(*store)) {
         folders = {facts->storageFolder};
         for (const auto& d : facts->disagreements) {

@@ -12,10 +12,12 @@
 // directory maps). Byte items are decoded by the same unpickler as values.
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <list>
 #include <map>
 #include <mutex>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -412,13 +414,27 @@ private:
     // first (and decoded again when next read).
     std::vector<std::shared_ptr<const Node>> chunkLeaves(const Tensor& t) const {
         {
-            std::lock_guard<std::mutex> lock(mutex_);
+            std::unique_lock<std::mutex> lock(mutex_);
+            // One thread reads a tensor's chunks; the others wait for its leaves.
+            opening_.wait(lock, [&] { return !openingNow_.count(t.fqn); });
             if (const auto it = chunkLeaves_.find(t.fqn); it != chunkLeaves_.end()) {
                 if (const auto d = decoded_.find(t.fqn); d != decoded_.end())
                     decodedOrder_.splice(decodedOrder_.begin(), decodedOrder_, d->second.position);
                 return it->second;
             }
+            openingNow_.insert(t.fqn);
         }
+        struct Opened {
+            const DcpStore& store;
+            const std::string& fqn;
+            ~Opened() {
+                {
+                    std::lock_guard<std::mutex> lock(store.mutex_);
+                    store.openingNow_.erase(fqn);
+                }
+                store.opening_.notify_all();
+            }
+        } opened{*this, t.fqn};
         std::vector<std::shared_ptr<const Node>> leaves;
         for (const Chunk& c : t.chunks) {
             std::shared_ptr<const Node> leaf =
@@ -474,41 +490,64 @@ private:
         }
     }
 
-    // The tree of a file's safetensors data (every tensor a rank wrote to
-    // it), read once: the header is parsed once for all its chunks.
-    std::shared_ptr<const Node> safetensorsData(std::size_t fileIndex, std::uint64_t offset) const {
+    // A file's safetensors data: every tensor a rank wrote to it, and its
+    // DCP_SHARDING_INFO (null when it has none).
+    struct SafetensorsData {
+        std::shared_ptr<const Node> root;
+        Value sharding;
+    };
+
+    // The file's safetensors data from `offset`, read once: the header and
+    // its sharding info are parsed once for all its chunks.
+    std::shared_ptr<const SafetensorsData> safetensorsData(std::size_t fileIndex,
+                                                           std::uint64_t offset) const {
         const auto key = std::make_pair(fileIndex, offset);
         {
             std::lock_guard<std::mutex> lock(mutex_);
             if (const auto it = safetensorsData_.find(key); it != safetensorsData_.end())
                 return it->second;
+            if (const auto it = safetensorsFailures_.find(key); it != safetensorsFailures_.end())
+                throw Error(it->second);
         }
-        const std::shared_ptr<const ByteSource> whole = file(fileIndex);
-        if (offset > whole->size())
-            throw Error::corrupt(pathOf(files_[fileIndex]),
-                                 "the metadata puts safetensors data at byte " +
-                                     std::to_string(offset) + ", past the end of the file at " +
-                                     std::to_string(whole->size()));
-        const auto store = openSafetensorsStore(sliceOf(whole, offset, whole->size() - offset));
-        std::shared_ptr<const Node> root = store->buildTree(store);
-        std::lock_guard<std::mutex> lock(mutex_);
-        return safetensorsData_.emplace(key, std::move(root)).first->second;
+        const std::string where = pathOf(files_[fileIndex]) + "@" + std::to_string(offset);
+        try {
+            const std::shared_ptr<const ByteSource> whole = file(fileIndex);
+            if (offset > whole->size())
+                throw Error::corrupt(pathOf(files_[fileIndex]),
+                                     "the metadata puts safetensors data at byte " +
+                                         std::to_string(offset) + ", past the end of the file at " +
+                                         std::to_string(whole->size()));
+            const auto store = openSafetensorsStore(sliceOf(whole, offset, whole->size() - offset));
+            auto data = std::make_shared<SafetensorsData>();
+            data->root = store->buildTree(store);
+            if (const Value* info = findAttribute(*data->root, "DCP_SHARDING_INFO");
+                info && info->isString())
+                data->sharding = parseJson(info->asString(), where + ": DCP_SHARDING_INFO");
+            std::lock_guard<std::mutex> lock(mutex_);
+            return safetensorsData_.emplace(key, std::move(data)).first->second;
+        } catch (const Error& e) {
+            // What the file says stays said; a read that failed (a network,
+            // a file still changing) is tried again next time.
+            if (e.kind() == ErrorKind::Corrupt || e.kind() == ErrorKind::Unsupported) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                safetensorsFailures_.emplace(key, e.failure());
+            }
+            throw;
+        }
     }
 
     // A chunk written into its file's safetensors data: the tensor keyed by
     // its fqn there, whose DCP_SHARDING_INFO must place it where the
     // metadata does.
     std::shared_ptr<const Node> safetensorsChunk(const Tensor& t, const Chunk& c) const {
-        const std::shared_ptr<const Node> data = safetensorsData(c.file, c.offset);
+        const std::shared_ptr<const SafetensorsData> data = safetensorsData(c.file, c.offset);
         const std::string where = pathOf(files_[c.file]) + "@" + std::to_string(c.offset);
-        const Node* leaf = data->child(t.fqn);
+        const Node* leaf = data->root->child(t.fqn);
         if (!leaf)
             throw Error::corrupt(where, "the safetensors data at this place holds no tensor \"" +
                                             t.fqn + "\", which the metadata puts there");
-        if (const Value* info = findAttribute(*data, "DCP_SHARDING_INFO");
-            info && info->isString()) {
-            const Value sharding = parseJson(info->asString(), where + ": DCP_SHARDING_INFO");
-            const Value* entry = sharding.isObject() ? sharding.find(t.fqn) : nullptr;
+        if (!data->sharding.isNull()) {
+            const Value* entry = data->sharding.isObject() ? data->sharding.find(t.fqn) : nullptr;
             const Value* saved =
                 entry && entry->isObject() ? entry->find("saved_offsets") : nullptr;
             std::vector<std::int64_t> offsets;
@@ -653,8 +692,11 @@ private:
     mutable std::mutex mutex_;
     mutable std::vector<std::shared_ptr<const ByteSource>> sources_;
     mutable std::map<std::string, std::vector<std::shared_ptr<const Node>>> chunkLeaves_;
-    mutable std::map<std::pair<std::size_t, std::uint64_t>, std::shared_ptr<const Node>>
+    mutable std::set<std::string> openingNow_;  // tensors whose chunks a thread is reading
+    mutable std::condition_variable opening_;
+    mutable std::map<std::pair<std::size_t, std::uint64_t>, std::shared_ptr<const SafetensorsData>>
         safetensorsData_;
+    mutable std::map<std::pair<std::size_t, std::uint64_t>, Failure> safetensorsFailures_;
     // Tensors of chunkLeaves_ that hold decoded streams, newest first.
     struct Decoded {
         std::uint64_t cost = 0;
@@ -844,10 +886,15 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
                 for (std::int64_t s : chunk.sizes)
                     chunk.numel =
                         s && chunk.numel > (std::int64_t(1) << 62) / s ? -1 : chunk.numel * s;
-                const std::uint64_t bytes =
-                    chunk.numel < 0 ? 0 : std::uint64_t(chunk.numel) * itemSize(t.dtype);
+                // Its bytes, unless its size is impossible (before any rule compares them).
+                std::uint64_t bytes = 0;
+                if (chunk.numel >= 0 &&
+                    __builtin_mul_overflow(std::uint64_t(chunk.numel), itemSize(t.dtype), &bytes))
+                    chunk.numel = -1;
                 const std::optional<StreamPlace> place =
-                    placeOf(chunk.offsets, bytes + kStreamRecordsBytes, bytes);
+                    placeOf(chunk.offsets,
+                            std::max(bytes, bytes + kStreamRecordsBytes),  // never below its bytes
+                            chunk.numel < 0 ? std::nullopt : std::optional(bytes));
                 if (!place) {
                     if (problem.empty())
                         problem = "no file holds its chunk at " + formatShape(chunk.offsets) +
