@@ -2,6 +2,8 @@
 // below lives only in this suite and spans two files: NAME.halves names
 // its tensors and holds the first half of each one's rows, NAME.halves.2
 // the other half. Each tensor is assembled from two chunks in two records.
+// Its store uses the library's seams as the library's own formats do: a
+// store per container, and the gathering of a tensor from boxes of it.
 // Registered once, it is opened by load(), shown by every view of the
 // window, and taken by --info --sha256, --diff, --check and --save, with
 // no line of the library or the application knowing it.
@@ -25,6 +27,7 @@
 #include "check_command.h"
 #include "diff_command.h"
 #include "document_page.h"
+#include "formats/chunk_boxes.h"
 #include "image_view.h"
 #include "info_command.h"
 #include "leaf_view.h"
@@ -85,39 +88,35 @@ public:
         readLeafRange(info, offset, out.data.get(), length);
         return out;
     }
-    // The range's part in each record, read from there.
+    // The range's part in each record, read from there (the library's
+    // gathering of a tensor from boxes of it).
     void readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
                        std::size_t n) const override {
         const Tensor& t = tensorOf(info);
         if (offset > t.bytes[0] + t.bytes[1] || n > t.bytes[0] + t.bytes[1] - offset)
             throw Error::invalid(describe(info.path), "a range past the tensor");
-        std::uint64_t start = 0;  // where the record's part starts in the tensor
-        for (int r = 0; r < 2; ++r) {
-            const std::uint64_t from = std::max(offset, start);
-            const std::uint64_t to = std::min<std::uint64_t>(offset + n, start + t.bytes[r]);
-            if (from < to)
-                records_[r]->readOnce(t.at[r] + (from - start), out + (from - offset), to - from);
-            start += t.bytes[r];
-        }
+        gatherBoxes(t.whole, {&t.boxes[0], &t.boxes[1]}, offset, n, out,
+                    [&](std::size_t r, std::uint64_t from, std::byte* to, std::size_t bytes) {
+                        records_[r]->readOnce(t.at[r] + from, to, bytes);
+                    });
     }
     Value::List leafParts(const StorageInfo& info) const override {
         const Tensor& t = tensorOf(info);
         Value::List parts;
-        std::int64_t row = 0;
         for (int r = 0; r < 2; ++r) {
-            Value::List offsets{Value(row)}, sizes{Value(t.rows[r])};
-            for (std::size_t d = 1; d < t.shape.size(); ++d) {
-                offsets.push_back(Value(std::int64_t(0)));
-                sizes.push_back(Value(t.shape[d]));
+            Value::List offsets, sizes;
+            for (std::size_t d = 0; d < t.whole.shape.size(); ++d) {
+                offsets.push_back(Value(t.boxes[r].offsets[d]));
+                sizes.push_back(Value(t.boxes[r].sizes[d]));
             }
-            parts.push_back(Value(Value::Object{
+            Value::Object part{
                 {"file", Value(recordName(r))},
                 {"offset", Value(static_cast<std::int64_t>(t.at[r]))},
                 {"length", Value(static_cast<std::int64_t>(t.bytes[r]))},
                 {"offsets", Value(std::move(offsets))},
                 {"sizes", Value(std::move(sizes))},
-            }));
-            row += t.rows[r];
+            };
+            parts.push_back(Value(std::move(part)));
         }
         return parts;
     }
@@ -138,22 +137,27 @@ public:
         for (std::string line; std::getline(lines, line);) {
             std::istringstream words(line);
             std::string key, dtypeName;
-            Tensor t;
+            std::vector<std::int64_t> shape;
             words >> key >> dtypeName;
             for (std::int64_t d; words >> d;)
-                t.shape.push_back(d);
+                shape.push_back(d);
             const std::optional<DType> dtype = dtypeFromString("torch." + dtypeName);
-            if (key.empty() || !dtype || t.shape.empty())
+            if (key.empty() || !dtype || shape.empty())
                 throw Error::corrupt(location_, "a tensor line \"" + line + "\"");
-            std::int64_t numel = 1;
-            for (std::int64_t d : t.shape)
-                numel *= d;
-            const std::uint64_t rowBytes = numel / t.shape[0] * itemSize(*dtype);
-            t.rows[0] = (t.shape[0] + 1) / 2;
-            t.rows[1] = t.shape[0] - t.rows[0];
+            Tensor t;
+            t.whole = {shape, 1, itemSize(*dtype)};
+            for (std::int64_t d : shape)
+                t.whole.numel *= d;
+            const std::int64_t firstRows = (shape[0] + 1) / 2;
             for (int r = 0; r < 2; ++r) {
+                ChunkBox& box = t.boxes[r];
+                box.offsets.assign(shape.size(), 0);
+                box.sizes = shape;
+                box.offsets[0] = r == 0 ? 0 : firstRows;
+                box.sizes[0] = r == 0 ? firstRows : shape[0] - firstRows;
+                box.numel = t.whole.numel / shape[0] * box.sizes[0];
                 t.at[r] = at[r];
-                t.bytes[r] = std::uint64_t(t.rows[r]) * rowBytes;
+                t.bytes[r] = std::uint64_t(box.numel) * t.whole.itemSize;
                 at[r] += t.bytes[r];
                 if (at[r] > records_[r]->size())
                     throw Error::truncated(records_[r]->name(),
@@ -166,8 +170,8 @@ public:
             b.setStore(self);
             TensorLeaf& leaf = b.leaf();
             leaf.dtype = *dtype;
-            leaf.shape = t.shape;
-            leaf.numel = numel;
+            leaf.shape = shape;
+            leaf.numel = t.whole.numel;
             leaf.nbytes = t.bytes[0] + t.bytes[1];
             tensors_[key] = t;
             leaf.storage = *stat(key);
@@ -178,9 +182,9 @@ public:
 
 private:
     struct Tensor {
-        std::vector<std::int64_t> shape;
-        std::int64_t rows[2] = {};
-        std::uint64_t at[2] = {}, bytes[2] = {};  // each record's part
+        BoxedShape whole;
+        ChunkBox boxes[2];                        // each record's rows
+        std::uint64_t at[2] = {}, bytes[2] = {};  // where they are in it
     };
     const Tensor& tensorOf(const StorageInfo& info) const {
         const auto it = tensors_.find(info.path);

@@ -25,6 +25,7 @@
 #include "../builtin_stores.h"
 #include "../mapping.h"
 #include "../node_builder.h"
+#include "chunk_boxes.h"
 #include "dcp.h"
 #include "dcp_transforms.h"
 #include "file_stores.h"
@@ -144,11 +145,10 @@ private:
 
 // ---- The tree ----
 
-struct Chunk {
+// A chunk: its box of the tensor, and where its stream is.
+struct Chunk : ChunkBox {
     std::size_t file = 0;  // index into the store's files
     std::uint64_t offset = 0, length = 0;
-    std::vector<std::int64_t> offsets, sizes;  // in the global tensor
-    std::int64_t numel = 1;
     std::vector<std::string> transforms;  // DCP stream transforms to undo (dcp_transforms.h)
     // In its file's safetensors data, not a torch.save stream of its own
     // (FileSystemWriter's serialization_format=SAFETENSORS).
@@ -161,62 +161,15 @@ struct Tensor {
     std::vector<std::int64_t> shape;
     std::int64_t numel = 1;
     std::vector<Chunk> chunks;
+
+    BoxedShape whole() const { return {shape, numel, itemSize(dtype)}; }
+    std::vector<const ChunkBox*> boxes() const {
+        std::vector<const ChunkBox*> out;
+        for (const Chunk& c : chunks)
+            out.push_back(&c);
+        return out;
+    }
 };
-
-// Elements of the box (offsets, sizes) inside `shape` whose row-major index
-// is below `e`: the box's elements keep their order, so the part of a range
-// of the global tensor a chunk holds is one range of the chunk.
-std::int64_t elementsBefore(const Chunk& c, const std::vector<std::int64_t>& shape, std::int64_t e,
-                            std::int64_t total) {
-    if (e >= total)
-        return c.numel;
-    std::int64_t count = 0, inner = c.numel, rest = total;
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-        rest /= shape[d];
-        inner = c.sizes[d] ? inner / c.sizes[d] : 0;
-        const std::int64_t at = e / rest;
-        e %= rest;
-        if (at < c.offsets[d])
-            return count;
-        if (at >= c.offsets[d] + c.sizes[d])
-            return count + c.sizes[d] * inner;
-        count += (at - c.offsets[d]) * inner;
-    }
-    return count;
-}
-
-// Why chunks do not tile their tensor exactly once; "" when they do.
-std::string tilingProblem(const Tensor& t) {
-    std::int64_t covered = 0;
-    for (std::size_t i = 0; i < t.chunks.size(); ++i) {
-        const Chunk& c = t.chunks[i];
-        if (c.offsets.size() != t.shape.size() || c.sizes.size() != t.shape.size())
-            return "chunk " + std::to_string(i) + " has " + std::to_string(c.offsets.size()) +
-                   " dimensions, the tensor " + std::to_string(t.shape.size());
-        for (std::size_t d = 0; d < t.shape.size(); ++d)
-            if (c.offsets[d] > t.shape[d] || c.sizes[d] > t.shape[d] - c.offsets[d])
-                return "chunk " + std::to_string(i) + " reaches past the tensor in dimension " +
-                       std::to_string(d);
-        covered += c.numel;
-    }
-    for (std::size_t i = 0; i < t.chunks.size(); ++i)
-        for (std::size_t j = i + 1; j < t.chunks.size(); ++j) {
-            const Chunk &a = t.chunks[i], &b = t.chunks[j];
-            if (a.numel == 0 || b.numel == 0)
-                continue;
-            bool meet = true;
-            for (std::size_t d = 0; d < t.shape.size() && meet; ++d)
-                meet = a.offsets[d] < b.offsets[d] + b.sizes[d] &&
-                       b.offsets[d] < a.offsets[d] + a.sizes[d];
-            if (meet)
-                return "chunks " + std::to_string(i) + " and " + std::to_string(j) +
-                       " overlap: two values for the same elements";
-        }
-    if (covered != t.numel)
-        return "its chunks cover " + std::to_string(covered) + " of its " +
-               std::to_string(t.numel) + " elements: the rest was never written";
-    return {};
-}
 
 class DcpStore final : public FolderStore {
 public:
@@ -284,6 +237,7 @@ public:
         if (n == 0 || offset % item != 0 || n % item != 0)
             return false;
         const auto leaves = chunkLeaves(t);
+        const BoxedShape whole = t.whole();
         const std::int64_t e0 = static_cast<std::int64_t>(offset / item);
         const std::int64_t e1 = static_cast<std::int64_t>((offset + n) / item);
         struct Part {
@@ -293,15 +247,16 @@ public:
         std::vector<Part> parts;
         for (std::size_t i = 0; i < t.chunks.size(); ++i) {
             const Chunk& c = t.chunks[i];
-            const auto [l0, l1] = ownElements(t, c, e0, e1);
+            const std::int64_t l0 = elementsBefore(c, whole, e0);
+            const std::int64_t l1 = elementsBefore(c, whole, e1);
             if (l0 >= l1)
                 continue;
             const std::uint64_t from = std::uint64_t(l0) * item,
                                 bytes = std::uint64_t(l1 - l0) * item;
             const std::optional<std::uint64_t> place = placeInFile(c, *leaves[i], from, bytes);
-            if (!isRowWise(t, c) || !place)
+            if (!isRowWise(c, whole) || !place)
                 return false;
-            const std::int64_t g = rowWiseStart(t, c) + l0;
+            const std::int64_t g = rowWiseStart(c, whole) + l0;
             parts.push_back({i, from, bytes, *place, std::uint64_t(g - e0) * item});
         }
         for (std::size_t k = 0; k < parts.size(); ++k) {
@@ -602,85 +557,14 @@ private:
         return c.offset + *payload + from;
     }
 
-    // A chunk whole in every dimension but the first (row-wise shards): its
-    // elements are one run of the global tensor's.
-    static bool isRowWise(const Tensor& t, const Chunk& c) {
-        for (std::size_t d = 1; d < t.shape.size(); ++d)
-            if (c.sizes[d] != t.shape[d])
-                return false;
-        return true;
-    }
-    // The global index of a row-wise chunk's element 0.
-    static std::int64_t rowWiseStart(const Tensor& t, const Chunk& c) {
-        return t.shape.empty() ? 0
-                               : c.offsets[0] * (t.numel / std::max<std::int64_t>(1, t.shape[0]));
-    }
-    // The chunk's own elements [l0, l1) that fall in the global [e0, e1).
-    static std::pair<std::int64_t, std::int64_t> ownElements(const Tensor& t, const Chunk& c,
-                                                             std::int64_t e0, std::int64_t e1) {
-        return {elementsBefore(c, t.shape, e0, t.numel), elementsBefore(c, t.shape, e1, t.numel)};
-    }
-
-    // Bytes [offset, offset + n) of the global tensor into `out`, from each
-    // chunk the one range of its own bytes that falls in them.
+    // Bytes [offset, offset + n) of the tensor into `out`, each chunk's part
+    // read where its stream keeps it.
     void gather(const Tensor& t, const std::vector<std::shared_ptr<const Node>>& leaves,
                 std::uint64_t offset, std::uint64_t n, std::byte* out) const {
-        const std::uint64_t item = itemSize(t.dtype);
-        if (n == 0)
-            return;
-        if (offset % item != 0 || n % item != 0) {  // whole elements, then the part asked for
-            const std::uint64_t from = offset / item * item;
-            const std::uint64_t to = std::min<std::uint64_t>((offset + n + item - 1) / item * item,
-                                                             std::uint64_t(t.numel) * item);
-            std::vector<std::byte> whole(static_cast<std::size_t>(to - from));
-            gather(t, leaves, from, to - from, whole.data());
-            std::copy_n(whole.data() + (offset - from), n, out);
-            return;
-        }
-        const std::int64_t e0 = static_cast<std::int64_t>(offset / item);
-        const std::int64_t e1 = static_cast<std::int64_t>((offset + n) / item);
-        const std::size_t dims = t.shape.size();
-        std::vector<std::int64_t> globalStrides(dims, 1);
-        for (std::size_t d = dims; d-- > 1;)
-            globalStrides[d - 1] = globalStrides[d] * t.shape[d];
-        for (std::size_t i = 0; i < t.chunks.size(); ++i) {
-            const Chunk& c = t.chunks[i];
-            const auto [l0, l1] = ownElements(t, c, e0, e1);
-            if (l0 >= l1)
-                continue;
-            const std::size_t bytes = static_cast<std::size_t>((l1 - l0) * item);
-            if (isRowWise(t, c)) {  // read in place
-                const std::int64_t g = rowWiseStart(t, c) + l0;
-                readChunk(c, *leaves[i], std::uint64_t(l0) * item, out + (g - e0) * item, bytes);
-                continue;
-            }
-            std::vector<std::byte> part(bytes);
-            readChunk(c, *leaves[i], std::uint64_t(l0) * item, part.data(), bytes);
-            // The chunk's elements l0.. as runs along its last dimension.
-            std::vector<std::int64_t> index(dims, 0);
-            std::int64_t rest = l0;
-            for (std::size_t d = dims; d-- > 0;) {
-                index[d] = c.sizes[d] ? rest % c.sizes[d] : 0;
-                rest = c.sizes[d] ? rest / c.sizes[d] : 0;
-            }
-            for (std::int64_t l = l0; l < l1;) {
-                std::int64_t g = 0;
-                for (std::size_t d = 0; d < dims; ++d)
-                    g += (c.offsets[d] + index[d]) * globalStrides[d];
-                const std::int64_t run =
-                    dims ? std::min(c.sizes[dims - 1] - index[dims - 1], l1 - l) : 1;
-                std::memcpy(out + (g - e0) * item, part.data() + (l - l0) * item,
-                            static_cast<std::size_t>(run * item));
-                l += run;
-                if (dims) {
-                    index[dims - 1] += run;
-                    for (std::size_t d = dims - 1; d > 0 && index[d] == c.sizes[d]; --d) {
-                        index[d] = 0;
-                        ++index[d - 1];
-                    }
-                }
-            }
-        }
+        gatherBoxes(t.whole(), t.boxes(), offset, n, out,
+                    [&](std::size_t i, std::uint64_t from, std::byte* to, std::size_t bytes) {
+                        readChunk(t.chunks[i], *leaves[i], from, to, bytes);
+                    });
     }
 
     StoreOptions options_;
@@ -915,7 +799,7 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
                 t.chunks.push_back(std::move(chunk));
             }
             if (problem.empty())
-                problem = tilingProblem(t);
+                problem = tilingProblem(t.whole(), t.boxes());
             if (!problem.empty()) {
                 item.node =
                     NodeBuilder::error(key, {problemKind, location() + ":" + t.fqn, problem});
