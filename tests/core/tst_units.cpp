@@ -5,8 +5,10 @@
 #include <QtTest>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "../../core/src/pickle.h"
+#include "tensordict/cancel.h"
 #include "tensordict/dtype.h"
 #include "tensordict/element.h"
 #include "tensordict/error.h"
@@ -30,6 +32,17 @@ class UnitsTest : public QObject {
     Q_OBJECT
 
 private Q_SLOTS:
+    // A wait on a token ends when another thread cancels any copy of it,
+    // whichever comes first; an uncancelled token's wait ends at its bound.
+    void aCancelWakesItsWaiters() {
+        const CancelToken token;
+        QVERIFY(!token.waitUntilCancelled(std::chrono::milliseconds(1)));
+        std::thread canceller([copy = token] { copy.cancel(); });
+        QVERIFY(token.waitUntilCancelled(std::chrono::minutes(1)));
+        canceller.join();
+        QVERIFY(token.waitUntilCancelled(std::chrono::milliseconds(0)));
+    }
+
     void encodeKey_data() {
         QTest::addColumn<QString>("key");
         QTest::addColumn<QString>("encoded");

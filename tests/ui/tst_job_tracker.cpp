@@ -222,8 +222,7 @@ private Q_SLOTS:
             tracker.start(
                 [&](const tensordict::CancelToken& cancel) {
                     started.release();
-                    for (int i = 0; i < 60000 && !cancel.isCancelled(); ++i)
-                        QThread::msleep(1);
+                    cancel.waitUntilCancelled(std::chrono::minutes(1));
                     return 1;
                 },
                 [&](int v) { delivered << v; }, {}, third);

@@ -1,8 +1,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "tensordict/error.h"
@@ -24,22 +27,30 @@ private:
 };
 
 // The one way to stop long work (save, compare): the caller keeps a copy
-// and cancels it from any thread; the work polls it and stops soon after.
-// Copies share one flag.
+// and cancels it from any thread; the work polls it and stops soon after,
+// or waits for it. Copies share one state.
 class CancelToken {
 public:
-    CancelToken() : flag_(std::make_shared<std::atomic<bool>>(false)) {}
+    CancelToken() : state_(std::make_shared<State>()) {}
 
-    void cancel() const { flag_->store(true, std::memory_order_relaxed); }
-    bool isCancelled() const { return flag_->load(std::memory_order_relaxed); }
+    void cancel() const;
+    bool isCancelled() const { return state_->cancelled.load(std::memory_order_relaxed); }
     // Throws Cancelled(where) once cancelled.
     void throwIfCancelled(const std::string& where) const {
         if (isCancelled())
             throw Cancelled(where);
     }
+    // Blocks until cancelled or until `bound` passed (a bound that only
+    // limits a hung run); whether cancelled.
+    bool waitUntilCancelled(std::chrono::milliseconds bound) const;
 
 private:
-    std::shared_ptr<std::atomic<bool>> flag_;
+    struct State {
+        std::atomic<bool> cancelled{false};
+        std::mutex mutex;
+        std::condition_variable changed;
+    };
+    std::shared_ptr<State> state_;
 };
 
 // Makes `token` the one this thread's reads obey while the scope lives:
