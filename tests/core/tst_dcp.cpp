@@ -413,6 +413,16 @@ private Q_SLOTS:
             QVERIFY2(i > at, b.mid(at, 300).constData());
             b[i + was.size() - 5] = '4';  // the row of "[2, 0]"
         });
+        // DCP_SHARDING_INFO is JSON null (blanks keep the layout): it places nothing.
+        damaged("st_sharding_null", "DCP_SHARDING_INFO places", [&](QByteArray& b) {
+            const QByteArray name = "\"DCP_SHARDING_INFO\":\"";
+            const qint64 begin = b.indexOf(name, at) + name.size();
+            qint64 end = begin;
+            while (end < b.size() && !(b[end] == '"' && b[end - 1] != '\\'))
+                ++end;
+            QVERIFY2(begin > at && end < b.size(), b.mid(at, 300).constData());
+            b.replace(begin, end - begin, "null" + QByteArray(end - begin - 4, ' '));
+        });
         // The file cut inside its safetensors header.
         damaged("st_cut", "past the end", [&](QByteArray& b) { b.truncate(at + 20); });
     }

@@ -48,6 +48,7 @@ using namespace tensordict;
 namespace {
 
 constexpr char kMagic[] = "toy-halves 1\n";
+constexpr int kBoundMs = 60000;  // a bound for a hung run, not a timing
 
 class ToyHalvesStore final : public Store {
 public:
@@ -173,7 +174,8 @@ public:
             leaf.shape = shape;
             leaf.numel = t.whole.numel;
             leaf.nbytes = t.bytes[0] + t.bytes[1];
-            tensors_[key] = t;
+            if (!tensors_.emplace(key, t).second)
+                throw Error::corrupt(location_, "two tensors \"" + key + "\"");
             leaf.storage = *stat(key);
             NodeBuilder(*root).append(std::move(n));
         }
@@ -199,7 +201,7 @@ private:
 
     std::shared_ptr<const Transport> transport_;
     std::string location_;
-    // Set by buildTree(), before any leaf is read.
+    // Set by buildTree(), which the loader calls once, before any leaf is read.
     mutable std::shared_ptr<const ByteSource> records_[2];
     mutable std::map<std::string, Tensor> tensors_;
 };
@@ -304,20 +306,28 @@ private Q_SLOTS:
                      "torch." + e.dtype);
             QCOMPARE(n->leaf().shape, e.shape);
             QCOMPARE(QString::fromStdString(leafSha256(*n)), e.sha256());
-            for (std::uint64_t from = 0; from < std::uint64_t(e.bytes.size()); from += 3) {
-                const std::uint64_t length = std::uint64_t(e.bytes.size()) - from;
-                const LeafBytes part = n->bytesRange(from, length);
-                QVERIFY(std::memcmp(part.data.get(), e.bytes.constData() + from, length) == 0);
-            }
+            // Every range, whole elements or not, within one record or across both.
+            const std::uint64_t size = std::uint64_t(e.bytes.size());
+            for (std::uint64_t from = 0; from < size; ++from)
+                for (std::uint64_t length = 1; length <= size - from; ++length) {
+                    const LeafBytes part = n->bytesRange(from, length);
+                    QVERIFY2(
+                        std::memcmp(part.data.get(), e.bytes.constData() + from, length) == 0,
+                        qPrintable(QString("%1 bytes %2+%3").arg(e.key).arg(from).arg(length)));
+                }
             // The details name both records and the rows each holds.
             Value parts;
             for (const NodeProperty& p : nodeProperties(*n))
                 if (p.name == "chunks")
                     parts = p.value;
             QVERIFY2(parts.isList() && parts.asList().size() == 2, qPrintable(e.key));
-            QCOMPARE(parts.asList()[0].find("file")->asString(), std::string("model.halves"));
-            QCOMPARE(parts.asList()[1].find("file")->asString(), std::string("model.halves.2"));
-            QCOMPARE(parts.asList()[1].find("offsets")->asList()[0].asInt(), (e.shape[0] + 1) / 2);
+            const Value* first = parts.asList()[0].find("file");
+            const Value* second = parts.asList()[1].find("file");
+            const Value* secondRows = parts.asList()[1].find("offsets");
+            QVERIFY(first && second && secondRows && secondRows->isList());
+            QCOMPARE(first->asString(), std::string("model.halves"));
+            QCOMPARE(second->asString(), std::string("model.halves.2"));
+            QCOMPARE(secondRows->asList()[0].asInt(), (e.shape[0] + 1) / 2);
         }
     }
 
@@ -330,12 +340,12 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QSignalSpy loaded(&w, &MainWindow::documentLoaded);
         w.openPath(path_);
-        QTRY_COMPARE(loaded.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(loaded.count(), 1, kBoundMs);
         PreviewPanel* preview = w.documentPage()->previewPanel();
         for (const Expected& e : expectedTensors()) {
             QSignalSpy ready(preview, &PreviewPanel::leafReady);
             QVERIFY(w.selectKeyPath({e.key}));
-            QTRY_COMPARE(ready.count(), 1);
+            QTRY_COMPARE_WITH_TIMEOUT(ready.count(), 1, kBoundMs);
             LeafView* view = preview->leafView();
             int shown = 0;
             for (int m = 0; m < int(leafModeTypes().size()); ++m) {
@@ -343,29 +353,32 @@ private Q_SLOTS:
                     continue;
                 view->setMode(m);
                 QCOMPARE(view->mode(), m);
-                QTRY_VERIFY2(!view->modeAt(m)->isDrawing(),
-                             qPrintable(e.key + " " + leafModeTypes()[m].name));
+                QTRY_VERIFY2_WITH_TIMEOUT(!view->modeAt(m)->isDrawing(),
+                                          qPrintable(e.key + " " + leafModeTypes()[m].name),
+                                          kBoundMs);
                 QVERIFY2(preview->message().isEmpty(), qPrintable(preview->message()));
                 ++shown;
             }
             QVERIFY2(shown >= 3, qPrintable(e.key));  // the table, the plot, the statistics
         }
         QVERIFY(w.selectKeyPath({"weights"}));
-        QTRY_VERIFY(preview->node() && preview->node()->key() == "weights");
+        QTRY_VERIFY_WITH_TIMEOUT(preview->node() && preview->node()->key() == "weights", kBoundMs);
         preview->setMode(LeafView::TableMode);
         TensorTableModel* table = preview->tableModel();
-        QTRY_COMPARE(table->rowCount(), 6);
+        QTRY_COMPARE_WITH_TIMEOUT(table->rowCount(), 6, kBoundMs);
         QCOMPARE(table->data(table->index(5, 3)).toString(), QString("8.5"));
         preview->setMode(LeafView::StatisticsMode);
-        QTRY_VERIFY(!preview->statisticsView()->isRunning() &&
-                    preview->statisticsView()->result().count == 24);
+        QTRY_VERIFY_WITH_TIMEOUT(!preview->statisticsView()->isRunning() &&
+                                     preview->statisticsView()->result().count == 24,
+                                 kBoundMs);
         QCOMPARE(preview->statisticsView()->result().max, 8.5);
         QCOMPARE(preview->statisticsView()->result().min, -3.0);
         QVERIFY(w.selectKeyPath({"image"}));
-        QTRY_VERIFY(preview->node() && preview->node()->key() == "image");
+        QTRY_VERIFY_WITH_TIMEOUT(preview->node() && preview->node()->key() == "image", kBoundMs);
         preview->setMode(LeafView::ImageMode);
-        QTRY_VERIFY(!preview->imageView()->image().isNull() &&
-                    !preview->imageView()->isRendering());
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !preview->imageView()->image().isNull() && !preview->imageView()->isRendering(),
+            kBoundMs);
         QCOMPARE(preview->imageView()->image().size(), QSize(16, 9));
     }
 

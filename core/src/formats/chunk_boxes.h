@@ -45,7 +45,10 @@ using ReadBoxBytes =
     std::function<void(std::size_t i, std::uint64_t from, std::byte* out, std::size_t n)>;
 
 // Bytes [offset, offset + n) of the whole into `out`, from each box the one
-// range of its own bytes that falls in them (boxes that tile the whole).
+// range of its own bytes that falls in them. The caller has checked what
+// these functions take as given: every box's numel is the product of its
+// sizes (not negative), the boxes tile the whole (tilingProblem() is ""),
+// the whole's bytes do not overflow, and the range lies within them.
 void gatherBoxes(const BoxedShape& whole, const std::vector<const ChunkBox*>& boxes,
                  std::uint64_t offset, std::uint64_t n, std::byte* out, const ReadBoxBytes& read);
 

@@ -12,6 +12,7 @@
 // directory maps). Byte items are decoded by the same unpickler as values.
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <list>
@@ -31,6 +32,7 @@
 #include "file_stores.h"
 #include "python_objects.h"
 #include "safetensors.h"
+#include "tensordict/cancel.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
 #include "tensordict/keys.h"
@@ -370,8 +372,13 @@ private:
     std::vector<std::shared_ptr<const Node>> chunkLeaves(const Tensor& t) const {
         {
             std::unique_lock<std::mutex> lock(mutex_);
-            // One thread reads a tensor's chunks; the others wait for its leaves.
-            opening_.wait(lock, [&] { return !openingNow_.count(t.fqn); });
+            // One thread reads a tensor's chunks; the others wait for its
+            // leaves, each hearing its own cancel while it waits.
+            while (openingNow_.count(t.fqn)) {
+                opening_.wait_for(lock, std::chrono::milliseconds(50));
+                if (const CancelToken* cancel = CancelScope::current())
+                    cancel->throwIfCancelled(describe(t.fqn));
+            }
             if (const auto it = chunkLeaves_.find(t.fqn); it != chunkLeaves_.end()) {
                 if (const auto d = decoded_.find(t.fqn); d != decoded_.end())
                     decodedOrder_.splice(decodedOrder_.begin(), decodedOrder_, d->second.position);
@@ -449,7 +456,7 @@ private:
     // DCP_SHARDING_INFO (null when it has none).
     struct SafetensorsData {
         std::shared_ptr<const Node> root;
-        Value sharding;
+        std::optional<Value> sharding;  // none when the data has no DCP_SHARDING_INFO
     };
 
     // The file's safetensors data from `offset`, read once: the header and
@@ -501,8 +508,8 @@ private:
         if (!leaf)
             throw Error::corrupt(where, "the safetensors data at this place holds no tensor \"" +
                                             t.fqn + "\", which the metadata puts there");
-        if (!data->sharding.isNull()) {
-            const Value* entry = data->sharding.isObject() ? data->sharding.find(t.fqn) : nullptr;
+        if (data->sharding) {
+            const Value* entry = data->sharding->isObject() ? data->sharding->find(t.fqn) : nullptr;
             const Value* saved =
                 entry && entry->isObject() ? entry->find("saved_offsets") : nullptr;
             std::vector<std::int64_t> offsets;
@@ -747,7 +754,8 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
                 dtype && dtype->type == Type::Global ? dtypeFromString(dtype->text) : std::nullopt;
             t.shape = r.ints(field(v, "size"), "the size of \"" + t.fqn + "\"");
             for (std::int64_t s : t.shape)
-                t.numel = s && t.numel > (std::int64_t(1) << 62) / s ? -1 : t.numel * s;
+                t.numel =
+                    t.numel < 0 || (s && t.numel > (std::int64_t(1) << 62) / s) ? -1 : t.numel * s;
             const Object* chunks = field(v, "chunks");
             if (!chunks || chunks->type != Type::List)
                 r.fail("\"" + t.fqn + "\" has no list of chunks");
@@ -761,6 +769,10 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
             ErrorKind problemKind = ErrorKind::Corrupt;
             if (type)
                 t.dtype = *type;
+            if (std::uint64_t tensorBytes = 0;
+                problem.empty() &&
+                __builtin_mul_overflow(std::uint64_t(t.numel), itemSize(t.dtype), &tensorBytes))
+                problem = "an impossible size";
             for (const Object* c : chunks->items) {
                 if (!isA(c, "ChunkStorageMetadata"))
                     r.fail("a chunk of \"" + t.fqn + "\" is not a ChunkStorageMetadata");
@@ -769,12 +781,16 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
                 chunk.sizes = r.ints(field(c, "sizes"), "a chunk's sizes");
                 for (std::int64_t s : chunk.sizes)
                     chunk.numel =
-                        s && chunk.numel > (std::int64_t(1) << 62) / s ? -1 : chunk.numel * s;
+                        chunk.numel < 0 || (s && chunk.numel > (std::int64_t(1) << 62) / s)
+                            ? -1
+                            : chunk.numel * s;
                 // Its bytes, unless its size is impossible (before any rule compares them).
                 std::uint64_t bytes = 0;
                 if (chunk.numel >= 0 &&
-                    __builtin_mul_overflow(std::uint64_t(chunk.numel), itemSize(t.dtype), &bytes))
+                    __builtin_mul_overflow(std::uint64_t(chunk.numel), itemSize(t.dtype), &bytes)) {
                     chunk.numel = -1;
+                    bytes = 0;
+                }
                 const std::optional<StreamPlace> place =
                     placeOf(chunk.offsets,
                             std::max(bytes, bytes + kStreamRecordsBytes),  // never below its bytes
