@@ -33,7 +33,7 @@ source_dir="$(dirname "$here")"
 fuzz_dir="$source_dir/tests/fuzz"
 build_dir="$source_dir/build-fuzz"
 all_targets=(json pickle zip load_archive load_directory load_file torch_pickle http_headers
-             sharded_index dcp_metadata dcp_stream consolidated s3_listing)
+             sharded_index dcp_metadata dcp_stream consolidated s3_listing deflate_blocks)
 
 seconds=60
 runs=""

@@ -10,9 +10,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
+#include "deflate_blocks.h"
 #include "tensordict/cancel.h"
 #include "tensordict/error.h"
 
@@ -153,41 +155,6 @@ int libdeflateLevelOf(int level) {
     return libdeflateLevelFor(level < 0 ? kDefaultDeflateLevel : level);
 }
 
-// Where a complete raw deflate stream's final block begins and where its
-// end-of-block code ends, in bits from the stream's start.
-struct StreamEnd {
-    std::uint64_t finalBlock = 0;
-    std::uint64_t end = 0;
-};
-
-// Found as zlib's gzappend finds them: inflate stops between blocks
-// (Z_BLOCK) and tells how many bits of the last byte it took are unused.
-StreamEnd locateStreamEnd(const std::byte* stream, std::size_t size) {
-    thread_local std::vector<Bytef> sink(kChunk);  // the output is not needed
-    z_stream z{};
-    if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
-        throw Error::corrupt("", "cannot start inflate");
-    AtExit end{[&z] { inflateEnd(&z); }};
-    z.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(stream));
-    z.avail_in = static_cast<uInt>(size);
-    std::uint64_t blockStart = 0;
-    for (;;) {
-        z.next_out = sink.data();
-        z.avail_out = static_cast<uInt>(sink.size());
-        const int rc = inflate(&z, Z_BLOCK);
-        if (rc != Z_OK && rc != Z_STREAM_END)
-            throw Error::corrupt("", "deflate made a stream inflate rejects");
-        if (z.data_type & 128) {  // between blocks: here is where one ended
-            const std::uint64_t at = std::uint64_t(z.total_in) * 8 - (z.data_type & 7);
-            if (z.data_type & 64)  // the one that ended was the final block
-                return {blockStart, at};
-            blockStart = at;
-        } else if (z.avail_in == 0 && z.avail_out != 0) {
-            throw Error::corrupt("", "deflate made a stream that ends early");
-        }
-    }
-}
-
 // Deflates `data` with libdeflate at zip level `level` (4 to 7), unprimed:
 // libdeflate takes no dictionary. Unless `finish`, the stream is left open
 // on a byte boundary, as Z_SYNC_FLUSH leaves it: the final block's flag is
@@ -212,7 +179,11 @@ std::string deflateLibdeflate(const std::byte* data, std::size_t size, bool fini
     out.resize(n);
     if (finish)
         return out;
-    const StreamEnd e = locateStreamEnd(reinterpret_cast<const std::byte*>(out.data()), n);
+    // The walk answers for the streams libdeflate makes (tst_deflate_blocks)
+    // in about half the time of zlib's inflate; inflating decides where it declines.
+    const auto* stream = reinterpret_cast<const std::byte*>(out.data());
+    const std::optional<StreamEnd> walked = walkToStreamEnd(stream, n, size);
+    const StreamEnd e = walked ? *walked : inflateToStreamEnd(stream, n);
     auto byteOf = [&out](std::uint64_t at) -> std::uint8_t& {
         return reinterpret_cast<std::uint8_t&>(out[std::size_t(at / 8)]);
     };

@@ -27,6 +27,9 @@ usage: make_corpora.py [--tdstudio PATH]
   dcp_stream      with /usr/bin/python3's torch, chunk and byte item streams
                   of make_dcp.py's checkpoints: plain, zstd, zstd over rot13,
                   and safetensors data
+  deflate_blocks  raw deflate streams by zlib (stored, fixed and dynamic
+                  blocks, sync flushes, one primed with a dictionary), each
+                  after the 4-byte count the target reads
 
 The corpora are rewritten from scratch; regressions/ is never touched.
 """
@@ -385,12 +388,41 @@ def torch_pickle_corpus():
                       data[start:stream.tell()])
 
 
+def deflate_blocks_corpus():
+    import struct
+    import zlib
+    text = b"".join(b"%d squared is %d; " % (i, i * i) for i in range(900))
+    image = bytes((x % 192 + y * 3 + (x * y) % 5) & 0xFF for y in range(40) for x in range(192))
+    noise = bytes((i * 2654435761 >> 13) & 0xFF for i in range(3000))
+
+    def stream(data, level, strategy=zlib.Z_DEFAULT_STRATEGY, every=0, zdict=None):
+        c = (zlib.compressobj(level, zlib.DEFLATED, -15, 8, strategy, zdict) if zdict
+             else zlib.compressobj(level, zlib.DEFLATED, -15, 8, strategy))
+        out, at = b"", 0
+        while every and at + every < len(data):
+            out += c.compress(data[at:at + every]) + c.flush(zlib.Z_SYNC_FLUSH)
+            at += every
+        return out + c.compress(data[at:]) + c.flush(zlib.Z_FINISH)
+
+    seeds = {
+        "text_level6": (text, stream(text, 6)),
+        "text_level1_flushes": (text, stream(text, 1, every=2000)),
+        "image_fixed": (image, stream(image, 6, zlib.Z_FIXED)),
+        "image_rle": (image, stream(image, 9, zlib.Z_RLE)),
+        "noise_stored": (noise, stream(noise, 0, every=1000)),
+        "text_primed": (text, stream(text, 6, zdict=text[-4096:])),
+        "empty": (b"", stream(b"", 6)),
+    }
+    for name, (data, deflated) in seeds.items():
+        write("deflate_blocks", name, struct.pack("<I", len(data)) + deflated)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tdstudio", help="a tdstudio executable, to add archives it writes")
     args = parser.parse_args()
     for target in ("json", "pickle", "zip", "load_archive", "load_directory", "load_file",
-                   "torch_pickle", "sharded_index", "dcp_metadata", "dcp_stream", "consolidated"):
+                   "torch_pickle", "sharded_index", "dcp_metadata", "dcp_stream", "consolidated", "deflate_blocks"):
         shutil.rmtree(os.path.join(CORPUS, target), ignore_errors=True)
         os.makedirs(os.path.join(CORPUS, target))
     json_corpus()
@@ -402,6 +434,7 @@ def main():
     file_corpus()
     consolidated_corpus()
     torch_pickle_corpus()
+    deflate_blocks_corpus()
     total = sum(os.path.getsize(os.path.join(d, f))
                 for d, _, files in os.walk(CORPUS) for f in files)
     print(f"corpora: {total} bytes")

@@ -1,0 +1,377 @@
+#include "deflate_blocks.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "tensordict/error.h"
+
+namespace tensordict {
+namespace {
+
+// The stream's bits, least significant first as deflate packs them. Past
+// the end it reads zeros, so a walk that overruns is seen by its position.
+class BitReader {
+public:
+    BitReader(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+
+    // At least 56 bits in the buffer.
+    void refill() {
+        if (count_ >= 56)
+            return;
+        if (size_ - std::min(next_, size_) >= 8) {
+            std::uint64_t word;
+            std::memcpy(&word, data_ + next_, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+            word = __builtin_bswap64(word);
+#endif
+            // Bits above count_ already hold the true next bits (or zeros),
+            // so OR-ing the same bytes in again at the same place is harmless.
+            bits_ |= word << count_;
+            const unsigned bytes = (63 - count_) >> 3;
+            next_ += bytes;
+            count_ += bytes * 8;
+            return;
+        }
+        while (count_ <= 56) {
+            const std::uint64_t byte = next_ < size_ ? data_[next_] : 0;
+            bits_ |= byte << count_;
+            ++next_;
+            count_ += 8;
+        }
+    }
+    std::uint32_t peek(unsigned n) const {
+        return static_cast<std::uint32_t>(bits_ & ((std::uint64_t(1) << n) - 1));
+    }
+    void skip(unsigned n) {
+        bits_ >>= n;
+        count_ -= n;
+    }
+    std::uint32_t take(unsigned n) {
+        const std::uint32_t v = peek(n);
+        skip(n);
+        return v;
+    }
+    std::uint64_t bitsBuffered() const {
+        return bits_;
+    }
+    unsigned buffered() const {
+        return count_;
+    }
+    std::uint64_t position() const {
+        return std::uint64_t(next_) * 8 - count_;
+    }
+    bool overran() const {
+        return position() > std::uint64_t(size_) * 8;
+    }
+    void alignToByte() {
+        skip(count_ & 7);
+    }
+    // Moves to byte `at` of the stream (past a stored block's bytes).
+    void seekByte(std::uint64_t at) {
+        next_ = static_cast<std::size_t>(std::min<std::uint64_t>(at, size_ + 1));
+        bits_ = 0;
+        count_ = 0;
+    }
+
+private:
+    const std::uint8_t* data_;
+    std::size_t size_;
+    std::size_t next_ = 0;  // the next byte to load (may pass size_: zeros)
+    std::uint64_t bits_ = 0;
+    unsigned count_ = 0;
+};
+
+constexpr unsigned kMaxCodeLength = 15;
+constexpr unsigned kPrimaryBits = 10;
+
+// A canonical Huffman code for decoding: codes up to kPrimaryBits long are
+// found by one lookup of the next bits, longer ones (rare) bit by bit as
+// puff does. Invalid and incomplete codes decode to -1.
+class HuffmanCode {
+public:
+    // False for a set of lengths zlib's inflate would refuse: over-subscribed,
+    // or incomplete other than one code of one bit (for code lengths, never).
+    bool build(const std::uint8_t* lengths, unsigned count, bool mayBeIncomplete) {
+        count_.fill(0);
+        for (unsigned s = 0; s < count; ++s)
+            ++count_[lengths[s]];
+        unsigned longest = 0;
+        for (unsigned len = 1; len <= kMaxCodeLength; ++len)
+            if (count_[len])
+                longest = len;
+        std::fill(std::begin(primary_), std::end(primary_), 0);
+        if (longest == 0)  // no codes: valid, but nothing decodes
+            return true;
+        int left = 1;
+        for (unsigned len = 1; len <= kMaxCodeLength; ++len) {
+            left = left * 2 - count_[len];
+            if (left < 0)
+                return false;
+        }
+        if (left > 0 && (!mayBeIncomplete || longest != 1))
+            return false;
+        // Symbols in canonical order: by length, then by value.
+        std::array<std::uint16_t, kMaxCodeLength + 2> offset{};
+        for (unsigned len = 1; len <= kMaxCodeLength; ++len)
+            offset[len + 1] = static_cast<std::uint16_t>(offset[len] + count_[len]);
+        for (unsigned s = 0; s < count; ++s)
+            if (lengths[s])
+                symbols_[offset[lengths[s]]++] = static_cast<std::uint16_t>(s);
+        // The primary table: each short code's bit-reversed value, repeated
+        // for every value of the bits after it.
+        std::uint32_t code = 0;
+        unsigned index = 0;
+        for (unsigned len = 1; len <= kMaxCodeLength; ++len) {
+            for (unsigned k = 0; k < count_[len]; ++k, ++code, ++index) {
+                if (len > kPrimaryBits)
+                    continue;
+                std::uint32_t reversed = 0;
+                for (unsigned b = 0; b < len; ++b)
+                    reversed |= ((code >> b) & 1u) << (len - 1 - b);
+                const std::uint32_t entry = std::uint32_t(symbols_[index]) << 4 | len;
+                for (std::uint32_t r = reversed; r < (1u << kPrimaryBits); r += 1u << len)
+                    primary_[r] = entry;
+            }
+            code <<= 1;
+        }
+        return true;
+    }
+
+    // The next symbol, -1 for none; the reader must hold 15 bits.
+    int decode(BitReader& in) const {
+        const std::uint32_t entry = primary_[in.peek(kPrimaryBits)];
+        if (entry & 15) {
+            in.skip(entry & 15);
+            return static_cast<int>(entry >> 4);
+        }
+        return decodeLong(in);
+    }
+
+private:
+    int decodeLong(BitReader& in) const {
+        const std::uint64_t bits = in.bitsBuffered();
+        int code = 0, first = 0, index = 0;
+        for (unsigned len = 1; len <= kMaxCodeLength; ++len) {
+            code |= static_cast<int>((bits >> (len - 1)) & 1);
+            const int n = count_[len];
+            if (code - n < first) {
+                in.skip(len);
+                return symbols_[index + (code - first)];
+            }
+            index += n;
+            first = (first + n) << 1;
+            code <<= 1;
+        }
+        return -1;
+    }
+
+    std::array<std::uint16_t, kMaxCodeLength + 1> count_{};
+    std::array<std::uint16_t, 288> symbols_{};
+    std::uint32_t primary_[1u << kPrimaryBits] = {};
+};
+
+constexpr std::uint16_t kLengthBase[29] = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
+                                           15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
+                                           67, 83, 99, 115, 131, 163, 195, 227, 258};
+constexpr std::uint8_t kLengthExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                           2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+constexpr std::uint16_t kDistanceBase[30] = {
+    1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
+    193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+constexpr std::uint8_t kDistanceExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                             6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+
+struct FixedCodes {
+    HuffmanCode literals, distances;
+    FixedCodes() {
+        std::uint8_t lengths[288];
+        std::fill(lengths, lengths + 144, 8);
+        std::fill(lengths + 144, lengths + 256, 9);
+        std::fill(lengths + 256, lengths + 280, 7);
+        std::fill(lengths + 280, lengths + 288, 8);
+        literals.build(lengths, 288, false);
+        std::fill(lengths, lengths + 32, 5);
+        distances.build(lengths, 32, false);
+    }
+};
+
+// The lengths of a dynamic block's two codes, read from its header.
+bool readDynamicCodes(BitReader& in, HuffmanCode& literals, HuffmanCode& distances) {
+    static constexpr std::uint8_t kOrder[19] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
+                                                11, 4,  12, 3, 13, 2, 14, 1, 15};
+    in.refill();
+    const unsigned literalCount = in.take(5) + 257, distanceCount = in.take(5) + 1,
+                   lengthCodes = in.take(4) + 4;
+    if (literalCount > 286 || distanceCount > 30)
+        return false;
+    std::uint8_t codeLengths[19] = {};
+    for (unsigned i = 0; i < lengthCodes; ++i) {
+        in.refill();
+        codeLengths[kOrder[i]] = static_cast<std::uint8_t>(in.take(3));
+    }
+    HuffmanCode lengthCode;
+    if (!lengthCode.build(codeLengths, 19, false))
+        return false;
+    std::uint8_t lengths[286 + 30];
+    const unsigned total = literalCount + distanceCount;
+    for (unsigned i = 0; i < total;) {
+        in.refill();
+        const int symbol = lengthCode.decode(in);
+        if (symbol < 0)
+            return false;
+        if (symbol < 16) {
+            lengths[i++] = static_cast<std::uint8_t>(symbol);
+            continue;
+        }
+        std::uint8_t value = 0;
+        unsigned repeat;
+        if (symbol == 16) {
+            if (i == 0)
+                return false;
+            value = lengths[i - 1];
+            repeat = 3 + in.take(2);
+        } else if (symbol == 17) {
+            repeat = 3 + in.take(3);
+        } else {
+            repeat = 11 + in.take(7);
+        }
+        if (i + repeat > total)
+            return false;
+        std::fill(lengths + i, lengths + i + repeat, value);
+        i += repeat;
+    }
+    if (lengths[256] == 0)  // no end-of-block code
+        return false;
+    return literals.build(lengths, literalCount, true) &&
+           distances.build(lengths + literalCount, distanceCount, true);
+}
+
+// Counts one Huffman-coded block's bytes into `produced`; false for a code,
+// length or distance that is not valid, or more than `output` bytes. It
+// works on copies of the reader and the count: through references the
+// compiler must assume they alias and keep both in memory.
+bool walkCodedBlock(BitReader& reader, const HuffmanCode& literals, const HuffmanCode& distances,
+                    std::uint64_t& produced, std::uint64_t output) {
+    BitReader in = reader;
+    std::uint64_t made = produced;
+    bool valid = false;
+    for (;;) {
+        in.refill();  // 56 bits: the longest match takes 15 + 5 + 15 + 13
+        int symbol = literals.decode(in);
+        // Literals come in runs: take up to two more from the same bits.
+        for (int more = 0; more < 2 && symbol >= 0 && symbol < 256 && in.buffered() >= 15; ++more) {
+            ++made;
+            symbol = literals.decode(in);
+        }
+        if (symbol < 256) {
+            if (symbol < 0 || ++made > output)
+                break;
+            continue;
+        }
+        if (symbol == 256) {
+            valid = made <= output;
+            break;
+        }
+        if (in.buffered() < 48)
+            in.refill();
+        const unsigned l = static_cast<unsigned>(symbol - 257);
+        if (l >= 29)
+            break;
+        const std::uint64_t length = kLengthBase[l] + in.take(kLengthExtra[l]);
+        const int d = distances.decode(in);
+        if (d < 0 || d >= 30)
+            break;
+        const std::uint64_t distance = kDistanceBase[d] + in.take(kDistanceExtra[d]);
+        if (distance > made)  // before the stream's start: it is unprimed
+            break;
+        made += length;
+        if (made > output)
+            break;
+    }
+    reader = in;
+    produced = made;
+    return valid;
+}
+
+}  // namespace
+
+std::optional<StreamEnd> walkToStreamEnd(const std::byte* stream, std::size_t size,
+                                         std::uint64_t output) {
+    static const FixedCodes fixed;
+    BitReader in(reinterpret_cast<const std::uint8_t*>(stream), size);
+    // Heap: two codes are about 9 KB, and the walk may run on a small stack.
+    const auto dynamic = std::make_unique<std::array<HuffmanCode, 2>>();
+    std::uint64_t produced = 0;
+    for (;;) {
+        const std::uint64_t blockStart = in.position();
+        if (blockStart >= std::uint64_t(size) * 8)
+            return std::nullopt;
+        in.refill();
+        const bool final = in.take(1) != 0;
+        const unsigned type = in.take(2);
+        if (type == 0) {  // stored: LEN, NLEN on a byte boundary, then LEN bytes
+            in.alignToByte();
+            in.refill();
+            const std::uint32_t length = in.take(16), complement = in.take(16);
+            if (length != (~complement & 0xFFFFu))
+                return std::nullopt;
+            produced += length;
+            if (produced > output)
+                return std::nullopt;
+            in.seekByte(in.position() / 8 + length);
+        } else if (type == 1) {
+            if (!walkCodedBlock(in, fixed.literals, fixed.distances, produced, output))
+                return std::nullopt;
+        } else if (type == 2) {
+            auto& [literals, distances] = *dynamic;
+            if (!readDynamicCodes(in, literals, distances) ||
+                !walkCodedBlock(in, literals, distances, produced, output))
+                return std::nullopt;
+        } else {
+            return std::nullopt;
+        }
+        if (in.overran())
+            return std::nullopt;
+        if (final) {
+            if (produced != output)
+                return std::nullopt;
+            return StreamEnd{blockStart, in.position()};
+        }
+    }
+}
+
+StreamEnd inflateToStreamEnd(const std::byte* stream, std::size_t size) {
+    thread_local std::vector<Bytef> sink(1u << 20);  // the output is not needed
+    z_stream z{};
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
+        throw Error::corrupt("", "cannot start inflate");
+    struct End {
+        z_stream& z;
+        ~End() { inflateEnd(&z); }
+    } end{z};
+    z.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(stream));
+    z.avail_in = static_cast<uInt>(size);
+    std::uint64_t blockStart = 0;
+    for (;;) {
+        z.next_out = sink.data();
+        z.avail_out = static_cast<uInt>(sink.size());
+        const int rc = inflate(&z, Z_BLOCK);
+        if (rc != Z_OK && rc != Z_STREAM_END)
+            throw Error::corrupt("", "deflate made a stream inflate rejects");
+        if (z.data_type & 128) {  // between blocks: here is where one ended
+            const std::uint64_t at = std::uint64_t(z.total_in) * 8 - (z.data_type & 7);
+            if (z.data_type & 64)  // the one that ended was the final block
+                return {blockStart, at};
+            blockStart = at;
+        } else if (z.avail_in == 0 && z.avail_out != 0) {
+            throw Error::corrupt("", "deflate made a stream that ends early");
+        }
+    }
+}
+
+}  // namespace tensordict
