@@ -89,14 +89,22 @@ private:
 constexpr unsigned kMaxCodeLength = 15;
 constexpr unsigned kPrimaryBits = 10;
 
-// A canonical Huffman code for decoding: codes up to kPrimaryBits long are
-// found by one lookup of the next bits, longer ones (rare) bit by bit as
-// puff does. Invalid and incomplete codes decode to -1.
+// What a table entry's bits above its code length say. A code longer than
+// kPrimaryBits, a symbol the walk must look at (the end of a block, one
+// that is not valid) and bits that start no code are kSlow: the careful
+// step decodes them bit by bit.
+constexpr std::uint32_t kMatch = 1u << 24, kSlow = 1u << 25;
+
+// A canonical Huffman code: a table of the next kPrimaryBits bits to an
+// entry (the code's length in the low 4 bits, what the caller's `entryOf`
+// said of its symbol above them), and the counts by length to decode any
+// code bit by bit as puff does.
 class HuffmanCode {
 public:
     // False for a set of lengths zlib's inflate would refuse: over-subscribed,
     // or incomplete other than one code of one bit (for code lengths, never).
-    bool build(const std::uint8_t* lengths, unsigned count, bool mayBeIncomplete) {
+    template <typename EntryOf>
+    bool build(const std::uint8_t* lengths, unsigned count, bool mayBeIncomplete, EntryOf entryOf) {
         count_.fill(0);
         for (unsigned s = 0; s < count; ++s)
             ++count_[lengths[s]];
@@ -104,7 +112,7 @@ public:
         for (unsigned len = 1; len <= kMaxCodeLength; ++len)
             if (count_[len])
                 longest = len;
-        std::fill(std::begin(primary_), std::end(primary_), 0);
+        std::fill(std::begin(table_), std::end(table_), kSlow);
         if (longest == 0)  // no codes: valid, but nothing decodes
             return true;
         int left = 1;
@@ -122,38 +130,42 @@ public:
         for (unsigned s = 0; s < count; ++s)
             if (lengths[s])
                 symbols_[offset[lengths[s]]++] = static_cast<std::uint16_t>(s);
-        // The primary table: each short code's bit-reversed value, repeated
-        // for every value of the bits after it.
+        // Each short code's bit-reversed value, repeated for every value of
+        // the bits after it.
         std::uint32_t code = 0;
         unsigned index = 0;
-        for (unsigned len = 1; len <= kMaxCodeLength; ++len) {
+        for (unsigned len = 1; len <= std::min(longest, kPrimaryBits); ++len) {
             for (unsigned k = 0; k < count_[len]; ++k, ++code, ++index) {
-                if (len > kPrimaryBits)
-                    continue;
                 std::uint32_t reversed = 0;
                 for (unsigned b = 0; b < len; ++b)
                     reversed |= ((code >> b) & 1u) << (len - 1 - b);
-                const std::uint32_t entry = std::uint32_t(symbols_[index]) << 4 | len;
+                const std::uint32_t entry = entryOf(symbols_[index]);
+                // A symbol marked slow keeps length 0: the careful step reads it.
+                const std::uint32_t value = entry & kSlow ? kSlow : entry | len;
                 for (std::uint32_t r = reversed; r < (1u << kPrimaryBits); r += 1u << len)
-                    primary_[r] = entry;
+                    table_[r] = value;
             }
             code <<= 1;
         }
         return true;
     }
 
-    // The next symbol, -1 for none; the reader must hold 15 bits.
-    int decode(BitReader& in) const {
-        const std::uint32_t entry = primary_[in.peek(kPrimaryBits)];
-        if (entry & 15) {
-            in.skip(entry & 15);
-            return static_cast<int>(entry >> 4);
-        }
-        return decodeLong(in);
+    std::uint32_t entry(std::uint64_t bits) const {
+        return table_[bits & ((1u << kPrimaryBits) - 1)];
     }
 
-private:
-    int decodeLong(BitReader& in) const {
+    // The next symbol, -1 for none, for a table whose entries are the
+    // symbols (symbol << 4); the reader must hold 15 bits.
+    int decodeSymbol(BitReader& in) const {
+        const std::uint32_t e = entry(in.bitsBuffered());
+        if (e & kSlow)
+            return decodeBitByBit(in);
+        in.skip(e & 15);
+        return static_cast<int>(e >> 4);
+    }
+
+    // The next symbol, -1 for none, from the counts: any code of any table.
+    int decodeBitByBit(BitReader& in) const {
         const std::uint64_t bits = in.bitsBuffered();
         int code = 0, first = 0, index = 0;
         for (unsigned len = 1; len <= kMaxCodeLength; ++len) {
@@ -170,9 +182,10 @@ private:
         return -1;
     }
 
+private:
     std::array<std::uint16_t, kMaxCodeLength + 1> count_{};
     std::array<std::uint16_t, 288> symbols_{};
-    std::uint32_t primary_[1u << kPrimaryBits] = {};
+    std::uint32_t table_[1u << kPrimaryBits] = {};
 };
 
 constexpr std::uint16_t kLengthBase[29] = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
@@ -186,6 +199,27 @@ constexpr std::uint16_t kDistanceBase[30] = {
 constexpr std::uint8_t kDistanceExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
                                              6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 
+// A literal/length symbol as a step takes it: a literal is one byte; a
+// length has extra bits and a base and is followed by a distance.
+std::uint32_t literalEntry(std::uint16_t symbol) {
+    if (symbol < 256)
+        return 1u << 8;
+    if (symbol == 256 || symbol >= 257 + 29)
+        return kSlow;
+    return std::uint32_t(kLengthExtra[symbol - 257]) << 4 |
+           std::uint32_t(kLengthBase[symbol - 257]) << 8 | kMatch;
+}
+
+std::uint32_t distanceEntry(std::uint16_t symbol) {
+    if (symbol >= 30)
+        return kSlow;
+    return std::uint32_t(kDistanceExtra[symbol]) << 4 | std::uint32_t(kDistanceBase[symbol]) << 8;
+}
+
+std::uint32_t symbolEntry(std::uint16_t symbol) {
+    return std::uint32_t(symbol) << 4;
+}
+
 struct FixedCodes {
     HuffmanCode literals, distances;
     FixedCodes() {
@@ -194,9 +228,9 @@ struct FixedCodes {
         std::fill(lengths + 144, lengths + 256, 9);
         std::fill(lengths + 256, lengths + 280, 7);
         std::fill(lengths + 280, lengths + 288, 8);
-        literals.build(lengths, 288, false);
+        literals.build(lengths, 288, false, literalEntry);
         std::fill(lengths, lengths + 32, 5);
-        distances.build(lengths, 32, false);
+        distances.build(lengths, 32, false, distanceEntry);
     }
 };
 
@@ -215,13 +249,13 @@ bool readDynamicCodes(BitReader& in, HuffmanCode& literals, HuffmanCode& distanc
         codeLengths[kOrder[i]] = static_cast<std::uint8_t>(in.take(3));
     }
     HuffmanCode lengthCode;
-    if (!lengthCode.build(codeLengths, 19, false))
+    if (!lengthCode.build(codeLengths, 19, false, symbolEntry))
         return false;
     std::uint8_t lengths[286 + 30];
     const unsigned total = literalCount + distanceCount;
     for (unsigned i = 0; i < total;) {
         in.refill();
-        const int symbol = lengthCode.decode(in);
+        const int symbol = lengthCode.decodeSymbol(in);
         if (symbol < 0)
             return false;
         if (symbol < 16) {
@@ -247,55 +281,79 @@ bool readDynamicCodes(BitReader& in, HuffmanCode& literals, HuffmanCode& distanc
     }
     if (lengths[256] == 0)  // no end-of-block code
         return false;
-    return literals.build(lengths, literalCount, true) &&
-           distances.build(lengths + literalCount, distanceCount, true);
+    return literals.build(lengths, literalCount, true, literalEntry) &&
+           distances.build(lengths + literalCount, distanceCount, true, distanceEntry);
+}
+
+// One symbol (and its distance) the careful way: long codes, the end of
+// the block, invalid symbols. Returns 1 at the end of the block, -1 for a
+// stream that is not valid, 0 otherwise.
+int slowStep(BitReader& in, const HuffmanCode& literals, const HuffmanCode& distances,
+             std::uint64_t& made) {
+    const int symbol = literals.decodeBitByBit(in);
+    if (symbol < 0)
+        return -1;
+    if (symbol < 256) {
+        ++made;
+        return 0;
+    }
+    if (symbol == 256)
+        return 1;
+    const unsigned l = static_cast<unsigned>(symbol - 257);
+    if (l >= 29)
+        return -1;
+    const std::uint64_t length = kLengthBase[l] + in.take(kLengthExtra[l]);
+    const int d = distances.decodeBitByBit(in);
+    if (d < 0 || d >= 30)
+        return -1;
+    const std::uint64_t distance = kDistanceBase[d] + in.take(kDistanceExtra[d]);
+    if (distance > made)  // before the stream's start: it is unprimed
+        return -1;
+    made += length;
+    return 0;
 }
 
 // Counts one Huffman-coded block's bytes into `produced`; false for a code,
-// length or distance that is not valid, or more than `output` bytes. It
-// works on copies of the reader and the count: through references the
-// compiler must assume they alias and keep both in memory.
+// length or distance that is not valid, or more than `output` bytes.
+//
+// A step decodes a literal or a length and, from the bits after it, a
+// distance, then keeps the distance only for a length: no branch on which
+// it was, which on image-like data the processor guesses wrong about as
+// often as right. It works on copies of the reader and the count: through
+// references the compiler must assume they alias and keep both in memory.
 bool walkCodedBlock(BitReader& reader, const HuffmanCode& literals, const HuffmanCode& distances,
                     std::uint64_t& produced, std::uint64_t output) {
     BitReader in = reader;
-    std::uint64_t made = produced;
-    bool valid = false;
+    std::uint64_t made = produced, tooFar = 0;
+    int state = 0;
     for (;;) {
         in.refill();  // 56 bits: the longest match takes 15 + 5 + 15 + 13
-        int symbol = literals.decode(in);
-        // Literals come in runs: take up to two more from the same bits.
-        for (int more = 0; more < 2 && symbol >= 0 && symbol < 256 && in.buffered() >= 15; ++more) {
-            ++made;
-            symbol = literals.decode(in);
-        }
-        if (symbol < 256) {
-            if (symbol < 0 || ++made > output)
+        const std::uint64_t bits = in.bitsBuffered();
+        const std::uint32_t e = literals.entry(bits);
+        const std::uint32_t length = e & 15, extra = (e >> 4) & 15;
+        const std::uint64_t afterLength = bits >> length;
+        const std::uint64_t bytes = ((e >> 8) & 0x1FF) + (afterLength & ((1u << extra) - 1));
+        const std::uint64_t afterExtra = afterLength >> extra;
+        const std::uint32_t d = distances.entry(afterExtra);
+        const std::uint32_t match = 0u - ((e >> 24) & 1);  // all ones for a length
+        if ((e | (d & match)) & kSlow) {
+            state = slowStep(in, literals, distances, made);
+            if (state != 0)
                 break;
-            continue;
+        } else {
+            const std::uint32_t dLength = d & 15, dExtra = (d >> 4) & 15;
+            const std::uint64_t distance =
+                ((d >> 8) & 0xFFFF) + ((afterExtra >> dLength) & ((1u << dExtra) - 1));
+            tooFar |= (distance > made) & match;  // before the unprimed stream's start
+            made += bytes;
+            in.skip(length + extra + ((dLength + dExtra) & match));
         }
-        if (symbol == 256) {
-            valid = made <= output;
-            break;
-        }
-        if (in.buffered() < 48)
-            in.refill();
-        const unsigned l = static_cast<unsigned>(symbol - 257);
-        if (l >= 29)
-            break;
-        const std::uint64_t length = kLengthBase[l] + in.take(kLengthExtra[l]);
-        const int d = distances.decode(in);
-        if (d < 0 || d >= 30)
-            break;
-        const std::uint64_t distance = kDistanceBase[d] + in.take(kDistanceExtra[d]);
-        if (distance > made)  // before the stream's start: it is unprimed
-            break;
-        made += length;
         if (made > output)
             break;
     }
     reader = in;
     produced = made;
-    return valid;
+    return state == 1 && tooFar == 0 && made <= output;
 }
 
 }  // namespace
