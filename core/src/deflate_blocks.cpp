@@ -348,7 +348,8 @@ bool walkCodedBlock(BitReader& reader, const HuffmanCode& literals, const Huffma
             made += bytes;
             in.skip(length + extra + ((dLength + dExtra) & match));
         }
-        if (made > output)
+        // Past the end it reads zeros, which may decode on and on.
+        if (made > output || in.overran())
             break;
     }
     reader = in;

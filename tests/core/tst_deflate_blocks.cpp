@@ -255,6 +255,20 @@ private Q_SLOTS:
         QVERIFY(!walkToStreamEnd(asBytes(stored), stored.size(), in.size() + 1));
     }
 
+    // A block cut short whose missing bits, read as zeros, decode to bytes
+    // again and again (fuzz_deflate_blocks found it): the walk stops at the
+    // stream's end, not after as many bytes as asked for (here: never).
+    void stopsAtTheEndOfACutStream() {
+        const Bytes stream = {0x5c, 0x95, 0x49, 0x8e, 0x1c, 0x31, 0x0c, 0x04, 0xbf, 0x52,
+                              0x4f, 0x10, 0x77, 0x0a, 0xf5, 0x1a, 0x03, 0xf6, 0x61, 0x8e,
+                              0xf6, 0x60, 0xfe, 0x3f, 0x4c, 0xf9, 0x60, 0xa5, 0x8f, 0x12,
+                              0xd8, 0x62, 0x04, 0x97, 0xae, 0xf5, 0x7c, 0xfe, 0xfe, 0xfa,
+                              0xf1, 0xe7, 0x8d, 0x2c, 0x62, 0x04, 0x97, 0xae, 0x38, 0x23,
+                              0xed, 0x03, 0x6c, 0x3b, 0x80, 0xcb, 0x13, 0x00};
+        QVERIFY(!inflatedByZlib(stream));
+        QVERIFY(!walkToStreamEnd(asBytes(stream), stream.size(), UINT64_MAX));
+    }
+
     // A primed stream refers to bytes before its start: not one of ours.
     void declinesDistancesBeforeTheStart() {
         const Bytes dictionary = sample(2, 32768), in = sample(2, 20000);

@@ -28,8 +28,8 @@ usage: make_corpora.py [--tdstudio PATH]
                   of make_dcp.py's checkpoints: plain, zstd, zstd over rot13,
                   and safetensors data
   deflate_blocks  raw deflate streams by zlib (stored, fixed and dynamic
-                  blocks, sync flushes, one primed with a dictionary), each
-                  after the 4-byte count the target reads
+                  blocks, sync flushes, one primed with a dictionary), and
+                  text for the target to compress with libdeflate and zlib
 
 The corpora are rewritten from scratch; regressions/ is never touched.
 """
@@ -414,7 +414,12 @@ def deflate_blocks_corpus():
         "empty": (b"", stream(b"", 6)),
     }
     for name, (data, deflated) in seeds.items():
-        write("deflate_blocks", name, struct.pack("<I", len(data)) + deflated)
+        write("deflate_blocks", name, b"\x00" + struct.pack("<I", len(data)) + deflated)
+    # Streams the target makes itself, each bit flipped twice (so none is):
+    # libdeflate 1, 6 and 12, zlib 9, zlib with the fixed codes.
+    for maker in (1, 6, 12, 22, 23):
+        flips = struct.pack("<4H", 5, 5, 77, 77)
+        write("deflate_blocks", f"made_{maker}", b"\x01" + bytes([maker]) + flips + text[:3000])
 
 
 def main():
