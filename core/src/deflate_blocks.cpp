@@ -26,7 +26,7 @@ public:
         if (size_ - std::min(next_, size_) >= 8) {
             std::uint64_t word;
             std::memcpy(&word, data_ + next_, 8);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
             word = __builtin_bswap64(word);
 #endif
             // Bits above count_ already hold the true next bits (or zeros),
@@ -235,7 +235,8 @@ struct FixedCodes {
 };
 
 // The lengths of a dynamic block's two codes, read from its header.
-bool readDynamicCodes(BitReader& in, HuffmanCode& literals, HuffmanCode& distances) {
+bool readDynamicCodes(BitReader& in, HuffmanCode& lengthCode, HuffmanCode& literals,
+                      HuffmanCode& distances) {
     static constexpr std::uint8_t kOrder[19] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
                                                 11, 4,  12, 3, 13, 2, 14, 1, 15};
     in.refill();
@@ -248,7 +249,6 @@ bool readDynamicCodes(BitReader& in, HuffmanCode& literals, HuffmanCode& distanc
         in.refill();
         codeLengths[kOrder[i]] = static_cast<std::uint8_t>(in.take(3));
     }
-    HuffmanCode lengthCode;
     if (!lengthCode.build(codeLengths, 19, false, symbolEntry))
         return false;
     std::uint8_t lengths[286 + 30];
@@ -314,7 +314,8 @@ int slowStep(BitReader& in, const HuffmanCode& literals, const HuffmanCode& dist
 }
 
 // Counts one Huffman-coded block's bytes into `produced`; false for a code,
-// length or distance that is not valid, or more than `output` bytes.
+// length or distance that is not valid, more than `output` bytes, or a
+// block that runs past the stream's end.
 //
 // A step decodes a literal or a length and, from the bits after it, a
 // distance, then keeps the distance only for a length: no branch on which
@@ -327,7 +328,7 @@ bool walkCodedBlock(BitReader& reader, const HuffmanCode& literals, const Huffma
     std::uint64_t made = produced, tooFar = 0;
     int state = 0;
     for (;;) {
-        in.refill();  // 56 bits: the longest match takes 15 + 5 + 15 + 13
+        in.refill();  // 56 bits: the longest match takes 15 + 5 + 15 + 13 = 48
         const std::uint64_t bits = in.bitsBuffered();
         const std::uint32_t e = literals.entry(bits);
         const std::uint32_t length = e & 15, extra = (e >> 4) & 15;
@@ -363,8 +364,9 @@ std::optional<StreamEnd> walkToStreamEnd(const std::byte* stream, std::size_t si
                                          std::uint64_t output) {
     static const FixedCodes fixed;
     BitReader in(reinterpret_cast<const std::uint8_t*>(stream), size);
-    // Heap: two codes are about 9 KB, and the walk may run on a small stack.
-    const auto dynamic = std::make_unique<std::array<HuffmanCode, 2>>();
+    // A dynamic block's three codes, about 14 KB: on the heap, made at the
+    // first such block (the walk may run on a small stack).
+    std::unique_ptr<std::array<HuffmanCode, 3>> dynamic;
     std::uint64_t produced = 0;
     for (;;) {
         const std::uint64_t blockStart = in.position();
@@ -387,8 +389,10 @@ std::optional<StreamEnd> walkToStreamEnd(const std::byte* stream, std::size_t si
             if (!walkCodedBlock(in, fixed.literals, fixed.distances, produced, output))
                 return std::nullopt;
         } else if (type == 2) {
-            auto& [literals, distances] = *dynamic;
-            if (!readDynamicCodes(in, literals, distances) ||
+            if (!dynamic)
+                dynamic = std::make_unique<std::array<HuffmanCode, 3>>();
+            auto& [lengthCode, literals, distances] = *dynamic;
+            if (!readDynamicCodes(in, lengthCode, literals, distances) ||
                 !walkCodedBlock(in, literals, distances, produced, output))
                 return std::nullopt;
         } else {

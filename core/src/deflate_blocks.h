@@ -22,9 +22,10 @@ struct StreamEnd {
 // and the bytes it stands for are counted, but nothing is written, which
 // takes about half the time of zlib's inflate. It answers only when the walk
 // checks out whole: every code and every table valid, every distance
-// within the output before it (the stream is unprimed), the final flag on
-// the last block only, exactly `output` bytes, and no bit read past the
-// stream's end. Otherwise nullopt, and inflateToStreamEnd decides.
+// within the output before it (the stream is unprimed), exactly `output`
+// bytes up to the first final block, and no bit read past the stream's
+// end. Otherwise nullopt, and inflateToStreamEnd decides. Bytes after the
+// end are the caller's to judge, as they are zlib's.
 std::optional<StreamEnd> walkToStreamEnd(const std::byte* stream, std::size_t size,
                                          std::uint64_t output);
 
