@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "at_exit.h"
 #include "deflate_blocks.h"
 #include "tensordict/cancel.h"
 #include "tensordict/error.h"
@@ -23,15 +24,6 @@ namespace {
 
 constexpr std::size_t kChunk = 1u << 20;
 constexpr int kDefaultDeflateLevel = 6;  // what zlib's Z_DEFAULT_COMPRESSION means
-
-// Runs a codec's cleanup however the function is left (cancel and bad_alloc throw).
-template <typename F>
-struct AtExit {
-    F f;
-    ~AtExit() { f(); }
-};
-template <typename F>
-AtExit(F) -> AtExit<F>;
 
 void checkInput(const std::function<bool(std::uint64_t)>& onInput, std::uint64_t n) {
     if (onInput && !onInput(n))

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "at_exit.h"
 #include "tensordict/error.h"
 
 namespace tensordict {
@@ -58,9 +59,6 @@ public:
     }
     std::uint64_t bitsBuffered() const {
         return bits_;
-    }
-    unsigned buffered() const {
-        return count_;
     }
     std::uint64_t position() const {
         return std::uint64_t(next_) * 8 - count_;
@@ -234,7 +232,8 @@ struct FixedCodes {
     }
 };
 
-// The lengths of a dynamic block's two codes, read from its header.
+// A dynamic block's header: the code of its code lengths, then its literal
+// and distance codes from the lengths that code gives.
 bool readDynamicCodes(BitReader& in, HuffmanCode& lengthCode, HuffmanCode& literals,
                       HuffmanCode& distances) {
     static constexpr std::uint8_t kOrder[19] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
@@ -355,7 +354,7 @@ bool walkCodedBlock(BitReader& reader, const HuffmanCode& literals, const Huffma
     }
     reader = in;
     produced = made;
-    return state == 1 && tooFar == 0 && made <= output;
+    return state == 1 && tooFar == 0;
 }
 
 }  // namespace
@@ -413,10 +412,7 @@ StreamEnd inflateToStreamEnd(const std::byte* stream, std::size_t size) {
     z_stream z{};
     if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
         throw Error::corrupt("", "cannot start inflate");
-    struct End {
-        z_stream& z;
-        ~End() { inflateEnd(&z); }
-    } end{z};
+    AtExit end{[&z] { inflateEnd(&z); }};
     z.next_in = const_cast<Bytef*>(reinterpret_cast<const Bytef*>(stream));
     z.avail_in = static_cast<uInt>(size);
     std::uint64_t blockStart = 0;
