@@ -4,7 +4,9 @@
 #include "local_file.h"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -38,6 +40,27 @@ const char* localPath(const std::string& location) {
     if (location.compare(0, prefix.size(), prefix) == 0)
         return location.c_str() + prefix.size();
     return location.c_str();
+}
+
+// Whether copy_file_range into `fd` copies on a file server (NFS 4.2,
+// SMB): there the bytes never cross the network, at any offsets.
+bool copiesOnServer(int fd) {
+    struct statfs fs {};
+    if (::fstatfs(fd, &fs) != 0)
+        return false;
+    const auto type = static_cast<unsigned long>(fs.f_type);
+    return type == NFS_SUPER_MAGIC || type == SMB2_SUPER_MAGIC || type == CIFS_SUPER_MAGIC;
+}
+
+// Whether a kernel copy from `offset` to `at` pays: only where the two
+// offsets are equally far into their pages can the kernel share extents
+// or move whole pages. Otherwise it copies each page in two parts through
+// the page cache: 1 GiB from four files into one at offsets 208 bytes
+// apart took 0.33-0.45 s, and read and written through a 1 MiB buffer on
+// two threads 0.19-0.24 s (cp of the four files: 0.25-0.34 s).
+bool kernelCopyPays(std::uint64_t offset, std::uint64_t at, int fd) {
+    static const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+    return offset % page == at % page || copiesOnServer(fd);
 }
 
 // An open file: later reads come from this file even if its path is
@@ -96,6 +119,8 @@ public:
     LeafBytes map() const override { return mapFilePrivate(fd_, size_, path_); }
 
     bool copyTo(std::uint64_t offset, std::size_t n, int fd, std::uint64_t at) const override {
+        if (!kernelCopyPays(offset, at, fd))
+            return false;
         std::size_t done = 0;
         while (done < n) {
             loff_t from = static_cast<loff_t>(offset + done), to = static_cast<loff_t>(at + done);

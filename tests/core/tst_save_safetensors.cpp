@@ -6,6 +6,10 @@
 // byte for byte as the safetensors library serializes. Failures and
 // cancels leave the destination as it was.
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -255,6 +259,70 @@ private Q_SLOTS:
         QCOMPARE(copied.root().child("w")->leaf().nbytes, std::uint64_t(16));
         QVERIFY(
             QDir(scratch_.path()).entryList({".refused*"}, QDir::Hidden | QDir::Files).isEmpty());
+    }
+
+    // A local file copies in the kernel only to an offset as far into its
+    // page as the source's (where the kernel can share or move whole
+    // pages); elsewhere it declines, writing nothing, and the writer copies.
+    void aLocalFileCopiesInTheKernelOnlyWherePagesLineUp() {
+        QByteArray bytes(3 << 20, '\0');
+        for (qsizetype i = 0; i < bytes.size(); ++i)
+            bytes[i] = static_cast<char>(i * 7 + i / 4099);
+        const QString from = scratch_.filePath("copy_source.bin");
+        testsupport::writeFile(from, bytes);
+        const std::string to = scratch_.filePath("copy_target.bin").toStdString();
+        const int fd = ::open(to.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        QVERIFY(fd >= 0);
+        const auto source = transportFor(from.toStdString())->open(from.toStdString());
+        const std::size_t n = (2 << 20) + 5;
+
+        QVERIFY(!source->copyTo(320, n, fd, 112));
+        struct stat st {};
+        QVERIFY(::fstat(fd, &st) == 0);
+        QCOMPARE(st.st_size, off_t(0));
+
+        // 4096 + 320 -> 320: the same place in their pages. A file system
+        // that cannot copy in the kernel at all may decline too, writing
+        // nothing; one that copies copies exactly.
+        if (source->copyTo(4096 + 320, n, fd, 320)) {
+            QByteArray written(qsizetype(n), '\0');
+            QCOMPARE(::pread(fd, written.data(), n, 320), ssize_t(n));
+            QVERIFY(written == bytes.mid(4096 + 320, qsizetype(n)));
+        } else {
+            QVERIFY(::fstat(fd, &st) == 0);
+            QCOMPARE(st.st_size, off_t(0));
+        }
+        ::close(fd);
+    }
+
+    // A leaf of several copy steps whose place in the .safetensors file is
+    // not as far into a page as its place in its .memmap file is read and
+    // written by the writer, in steps: every byte lands where it belongs.
+    void aLeafCopiedInStepsSavesExactly() {
+        QByteArray big(qsizetype(3 << 20) + 77, '\0');
+        for (qsizetype i = 0; i < big.size(); ++i)
+            big[i] = static_cast<char>(i * 13 + i / 1021);
+        const QByteArray small("odd-sized", 9);
+        TensorDict td = TensorDict::create();
+        td.mutableRoot().addBytes("big", DType::UInt8, {std::int64_t(big.size())}, ownedBytes(big));
+        td.mutableRoot().addBytes("small", DType::UInt8, {std::int64_t(small.size())},
+                                  ownedBytes(small));
+        const QString folder = scratch_.filePath("steps");
+        save(td, folder.toStdString());
+        const QString out = scratch_.filePath("steps.safetensors");
+        SaveOptions options;
+        options.numThreads = 2;
+        save(load(folder.toStdString()), out.toStdString(), options);
+
+        const TensorDict back = load(out.toStdString());
+        for (const auto& [name, expected] : {std::pair{"big", big}, std::pair{"small", small}}) {
+            const Node* leaf = back.root().child(name);
+            QVERIFY2(leaf && leaf->isTensor(), name);
+            QCOMPARE(leaf->leaf().nbytes, std::uint64_t(expected.size()));
+            QByteArray read(expected.size(), '\0');
+            leaf->readInto(0, reinterpret_cast<std::byte*>(read.data()), std::size_t(read.size()));
+            QVERIFY2(read == expected, name);
+        }
     }
 
     // A cancel at the first report leaves nothing behind: no folder content,

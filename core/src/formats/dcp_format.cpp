@@ -22,8 +22,8 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "../atomic_file.h"
 #include "../builtin_stores.h"
+#include "../copy_steps.h"
 #include "../mapping.h"
 #include "../node_builder.h"
 #include "chunk_boxes.h"
@@ -270,9 +270,11 @@ public:
                 return false;  // nothing written: the caller copies
             // The files of one folder copy alike; should one not, its part
             // is read and written here, the ones before it being written.
-            std::vector<std::byte> buffer(static_cast<std::size_t>(p.bytes));
-            file(c.file)->readOnce(p.place, buffer.data(), buffer.size());
-            writeAllAt(fd, buffer.data(), buffer.size(), at + p.to, pathOf(files_[c.file]));
+            const ByteSource& source = *file(c.file);
+            std::vector<std::byte> buffer;
+            copyInSteps([&source](std::uint64_t from, std::byte* out,
+                                  std::size_t n) { source.readOnce(from, out, n); },
+                        p.place, p.bytes, fd, at + p.to, buffer, pathOf(files_[c.file]));
         }
         return true;
     }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "../atomic_file.h"
+#include "../copy_steps.h"
 #include "../mapping.h"
 #include "../node_builder.h"
 #include "tensordict/error.h"
@@ -296,9 +296,11 @@ bool RowRunStore::copyLeafRangeTo(const StorageInfo& info, std::uint64_t offset,
         if (!wroteAny)
             return false;  // nothing written: the caller reads and writes
         // A later run that cannot be copied in the kernel: read and written here.
-        std::vector<std::byte> buffer(bytes);
-        run.leaf->readInto(source, buffer.data(), bytes);
-        writeAllAt(fd, buffer.data(), bytes, place, describe(info.path));
+        std::vector<std::byte> buffer;
+        const Node& leaf = *run.leaf;
+        copyInSteps([&leaf](std::uint64_t from, std::byte* out,
+                            std::size_t count) { leaf.readInto(from, out, count); },
+                    source, bytes, fd, place, buffer, describe(info.path));
     }
     return true;
 }
