@@ -247,6 +247,49 @@ private Q_SLOTS:
     }
 
     // A shard opened as itself, without its index beside it, is the file alone.
+    // A tensor a shard holds but the index does not give it (the index
+    // forgot it, or gives it to another shard) is no leaf of the model, and
+    // the check warns of that copy by its shard and name; the rest reads.
+    void aTensorTheIndexDoesNotGiveItsShardIsNamed() {
+        const QString dir = scratch_.filePath("unindexed");
+        testsupport::copyTree(scratch_.filePath("st"), dir);
+        QFile f(dir + "/model.safetensors.index.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QJsonObject json = QJsonDocument::fromJson(f.readAll()).object();
+        f.close();
+        QJsonObject map = json["weight_map"].toObject();
+        // The last tensor of a shard that holds others too (so that the
+        // index still names the shard).
+        QString forgotten;
+        for (auto it = map.begin(); it != map.end(); ++it)
+            for (auto other = map.begin(); other != map.end(); ++other)
+                if (other != it && other.value() == it.value())
+                    forgotten = it.key();
+        QVERIFY(!forgotten.isEmpty());
+        const QString shard = map[forgotten].toString();
+        map.remove(forgotten);
+        json["weight_map"] = map;
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(QJsonDocument(json).toJson());
+        f.close();
+
+        const TensorDict td = load(dir.toStdString());
+        QVERIFY(!td.root().child(forgotten.toStdString()));
+        QCOMPARE(td.root().children().size(), std::size_t(map.size()));
+        for (auto it = map.begin(); it != map.end(); ++it) {
+            const Node* leaf = td.root().child(it.key().toStdString());
+            QVERIFY2(leaf && leaf->isTensor(), qPrintable(it.key()));
+        }
+        const CheckReport report = check(dir.toStdString());
+        QStringList orphans;
+        for (const Problem& p : report.problems)
+            if (p.kind == "orphan")
+                orphans << QString::fromStdString(p.file).section('/', -1) + " " +
+                               (p.key.empty() ? QString() : QString::fromStdString(p.key[0]));
+        QCOMPARE(orphans, QStringList{shard + " " + forgotten});
+        QCOMPARE(report.errorCount(), std::size_t(0));
+    }
+
     void aShardAloneIsItsOwnFile() {
         const QString dir = scratch_.filePath("alone");
         QVERIFY(QDir().mkpath(dir));

@@ -21,9 +21,11 @@ namespace {
 
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;  // as the safetensors library refuses
 
-std::uint64_t wholeNumber(const Value& v, const std::string& where, const std::string& what) {
+// `where()` names the value's place, made only for the error.
+template <class Where>
+std::uint64_t wholeNumber(const Value& v, const Where& where, const char* what) {
     if (!v.isInt() || v.asInt() < 0)
-        throw Error::corrupt(where, what + " is not a non-negative integer");
+        throw Error::corrupt(where(), std::string(what) + " is not a non-negative integer");
     return static_cast<std::uint64_t>(v.asInt());
 }
 
@@ -132,9 +134,11 @@ public:
         NodeBuilder(*root).setStore(self);
         struct Span {
             std::uint64_t begin, end;
-            std::string key;
+            const std::string* key;  // the header's, which outlives the spans
         };
         std::vector<Span> spans;
+        spans.reserve(header.asObject().size());
+        const StorageInfo file = fileInfo();
         for (const auto& [key, entry] : header.asObject()) {
             if (key == "__metadata__") {
                 if (!entry.isObject())
@@ -142,48 +146,50 @@ public:
                 NodeBuilder(*root).collection().attributes = entry.asObject();
                 continue;
             }
-            const std::string at = where + ": tensor \"" + key + "\"";
+            // The tensor's place, made only to refuse it.
+            const auto at = [&where, &key] { return where + ": tensor \"" + key + "\""; };
             if (!entry.isObject())
-                throw Error::corrupt(at, "its header entry is not an object");
+                throw Error::corrupt(at(), "its header entry is not an object");
             const Value* dtype = entry.find("dtype");
             const Value* shape = entry.find("shape");
             const Value* offsets = entry.find("data_offsets");
             if (!dtype || !dtype->isString() || !shape || !shape->isList() || !offsets ||
                 !offsets->isList() || offsets->asList().size() != 2)
-                throw Error::corrupt(at, "needs dtype, shape and data_offsets [begin, end]");
+                throw Error::corrupt(at(), "needs dtype, shape and data_offsets [begin, end]");
             const std::optional<DType> type = safetensorsDType(dtype->asString());
             if (!type)
-                throw Error::unsupported(at, "unsupported dtype \"" + dtype->asString() + "\"");
+                throw Error::unsupported(at(), "unsupported dtype \"" + dtype->asString() + "\"");
             std::vector<std::int64_t> dims;
+            dims.reserve(shape->asList().size());
             std::uint64_t numel = 1;
             for (const Value& d : shape->asList()) {
                 const std::uint64_t n = wholeNumber(d, at, "a dimension");
                 if (n && numel > (std::uint64_t(1) << 60) / n)
-                    throw Error::corrupt(at, "its size overflows");
+                    throw Error::corrupt(at(), "its size overflows");
                 numel *= n;
                 dims.push_back(static_cast<std::int64_t>(n));
             }
             const std::uint64_t begin = wholeNumber(offsets->asList()[0], at, "data_offsets");
             const std::uint64_t end = wholeNumber(offsets->asList()[1], at, "data_offsets");
             if (begin > end || end > dataSize)
-                throw Error::corrupt(at, "data_offsets [" + std::to_string(begin) + ", " +
-                                             std::to_string(end) + "] are outside the " +
-                                             std::to_string(dataSize) + " bytes of data");
+                throw Error::corrupt(at(), "data_offsets [" + std::to_string(begin) + ", " +
+                                               std::to_string(end) + "] are outside the " +
+                                               std::to_string(dataSize) + " bytes of data");
             // Packed dtypes take numel x bits / 8 bytes, in whole bytes
             // (the library's MisalignedSlice otherwise).
             const int bits = dtypeInfo(*type).packedBits;
             if (bits && numel * std::uint64_t(bits) % 8 != 0)
-                throw Error::corrupt(at, std::to_string(numel) + " elements of " +
-                                             dtype->asString() + " do not fill whole bytes (" +
-                                             std::to_string(bits) + " bits each)");
+                throw Error::corrupt(at(), std::to_string(numel) + " elements of " +
+                                               dtype->asString() + " do not fill whole bytes (" +
+                                               std::to_string(bits) + " bits each)");
             const std::uint64_t need =
                 bits ? numel * std::uint64_t(bits) / 8 : numel * itemSize(*type);
             if (end - begin != need)
-                throw Error::corrupt(at, "data_offsets span " + std::to_string(end - begin) +
-                                             " bytes, but " + dtype->asString() + " x " +
-                                             std::to_string(numel) + " elements need " +
-                                             std::to_string(need));
-            spans.push_back({begin, end, key});
+                throw Error::corrupt(at(), "data_offsets span " + std::to_string(end - begin) +
+                                               " bytes, but " + dtype->asString() + " x " +
+                                               std::to_string(numel) + " elements need " +
+                                               std::to_string(need));
+            spans.push_back({begin, end, &key});
 
             auto n = NodeBuilder::create(NodeKind::Tensor, key);
             NodeBuilder b(*n);
@@ -193,7 +199,7 @@ public:
             leaf.numel = static_cast<std::int64_t>(numel);
             leaf.nbytes = end - begin;
             if (numel) {
-                leaf.storage = fileInfo();
+                leaf.storage = file;
                 leaf.storage.offset = dataStart + begin;
             }
             b.setStore(self);
@@ -212,8 +218,8 @@ public:
                   [](const Span& a, const Span& b) { return a.begin < b.begin; });
         for (std::size_t i = 1; i < spans.size(); ++i)
             if (spans[i].begin < spans[i - 1].end)
-                throw Error::corrupt(where, "tensors \"" + spans[i - 1].key + "\" and \"" +
-                                                spans[i].key + "\" overlap in the data");
+                throw Error::corrupt(where, "tensors \"" + *spans[i - 1].key + "\" and \"" +
+                                                *spans[i].key + "\" overlap in the data");
         return root;
     }
 };

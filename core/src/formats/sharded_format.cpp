@@ -99,9 +99,18 @@ public:
                 shards.push_back(shard.asString());
         }
 
+        // A shard's top-level nodes by key (a view of the node's own key,
+        // which stays put while the node moves), each taken once.
+        using Leaf = std::pair<std::string_view, std::unique_ptr<Node>>;
         struct Opened {
-            std::unordered_map<std::string, std::unique_ptr<Node>> leaves;
+            std::vector<Leaf> leaves;  // sorted by key
             std::optional<Failure> failure;
+            std::unique_ptr<Node>* find(std::string_view key) {
+                const auto it = std::lower_bound(
+                    leaves.begin(), leaves.end(), key,
+                    [](const Leaf& leaf, std::string_view k) { return leaf.first < k; });
+                return it != leaves.end() && it->first == key ? &it->second : nullptr;
+            }
         };
         std::vector<Opened> opened(shards.size());
         StoreOptions alone = options_;
@@ -113,8 +122,14 @@ public:
                 if (!root || root->isTensor())
                     throw Error::corrupt(describe(shards[i]),
                                          "not a safetensors file or a checkpoint of named tensors");
-                for (auto& child : NodeBuilder(*root).takeChildren())
-                    opened[i].leaves.emplace(child->key(), std::move(child));
+                std::vector<Leaf>& leaves = opened[i].leaves;
+                for (auto& child : NodeBuilder(*root).takeChildren()) {
+                    const std::string_view key = child->key();
+                    leaves.emplace_back(key, std::move(child));
+                }
+                // The first of equal keys, as a map's emplace kept it.
+                std::stable_sort(leaves.begin(), leaves.end(),
+                                 [](const Leaf& a, const Leaf& b) { return a.first < b.first; });
             } catch (const Error& e) {
                 opened[i].failure = e.failure();
             }
@@ -139,26 +154,26 @@ public:
                 b.append(NodeBuilder::error(name, *from.failure));
                 continue;
             }
-            auto it = from.leaves.find(name);
-            if (it == from.leaves.end() || !it->second) {
+            std::unique_ptr<Node>* leaf = from.find(name);
+            if (!leaf || !*leaf) {
                 b.append(NodeBuilder::error(
                     name,
                     {ErrorKind::Corrupt, describe(shard.asString()),
                      "the index puts \"" + name + "\" in this shard, which does not hold it"}));
                 continue;
             }
-            if (it->second->isTensor()) {
+            if ((*leaf)->isTensor()) {
                 // What the tensor takes in its shard, as total_size counts it
                 // (a packed F4/F6 tensor: numel x bits / 8, not its codes).
-                facts.indexedBytes += it->second->leaf().dataBytes();
+                facts.indexedBytes += (*leaf)->leaf().dataBytes();
             }
-            b.append(std::move(it->second));
+            b.append(std::move(*leaf));
         }
         // What a shard holds beyond what the index gives it.
         for (std::size_t i = 0; i < shards.size(); ++i)
             for (const auto& [name, node] : opened[i].leaves)
                 if (node)
-                    facts.unindexed.emplace_back(shards[i], name);
+                    facts.unindexed.emplace_back(shards[i], std::string(name));
         std::sort(facts.unindexed.begin(), facts.unindexed.end());
         {
             std::lock_guard<std::mutex> lock(mutex_);
