@@ -286,6 +286,38 @@ private Q_SLOTS:
         }
     }
 
+    // A tensor whose chunk stream the file spoils is decoded once: the
+    // failure is kept, and the next read (or a thread that waited for the
+    // first) gets it without reading the stream again.
+    void aSpoiledChunkIsDecodedOnce() {
+        const QJsonObject fixture = fixtures_["four_ranks_zstd"].toObject();
+        const QJsonObject victim = fixture["tensors"].toObject().begin().value().toObject();
+        const QJsonObject chunk = victim["chunks"].toArray().at(0).toObject();
+        const QString source = scratch_.filePath("dcp/four_ranks_zstd");
+        for (const QString& file : QDir(source).entryList(QDir::Files | QDir::Hidden)) {
+            QFile f(source + "/" + file);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QByteArray bytes = f.readAll();
+            if (file == chunk["file"].toString())  // a block header that cannot be
+                bytes.replace(chunk["offset"].toInt() + 6, 3, QByteArray("\xff\xff\xff", 3));
+            memory_->add("mem://spoiled/" + file, bytes);
+        }
+        const QString spoiled = "mem://spoiled/" + chunk["file"].toString();
+        const TensorDict td = load("mem://spoiled/.metadata");
+        const Node* n = find(td, pathOf(victim["path"]));
+        QVERIFY(n);
+        const std::uint64_t before = memory_->bytesRead(spoiled);
+        const Failure first = failureOfReading(*n);
+        QCOMPARE(first.kind, ErrorKind::Corrupt);
+        const std::uint64_t decoding = memory_->bytesRead(spoiled) - before;
+        QVERIFY(decoding > 0);
+        const Failure again = failureOfReading(*n);
+        QCOMPARE(memory_->bytesRead(spoiled) - before, decoding);
+        QCOMPARE(again.kind, first.kind);
+        QCOMPARE(again.where, first.where);
+        QCOMPARE(again.reason, first.reason);
+    }
+
     // Compressed streams are checked as what they decode to; a damaged
     // frame is named by its file and place, and never crashes a reader.
     void compressedStreamsAreCheckedAndDamageIsNamed() {

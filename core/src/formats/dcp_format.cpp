@@ -386,6 +386,8 @@ private:
                     decodedOrder_.splice(decodedOrder_.begin(), decodedOrder_, d->second.position);
                 return it->second;
             }
+            if (const auto it = chunkFailures_.find(t.fqn); it != chunkFailures_.end())
+                throw Error(it->second);
             openingNow_.insert(t.fqn);
         }
         struct Opened {
@@ -400,23 +402,17 @@ private:
             }
         } opened{*this, t.fqn};
         std::vector<std::shared_ptr<const Node>> leaves;
-        for (const Chunk& c : t.chunks) {
-            std::shared_ptr<const Node> leaf =
-                c.inSafetensors
-                    ? safetensorsChunk(t, c)
-                    : openStream(c.file, c.offset, c.length, c.transforms,
-                                 std::uint64_t(c.numel) * itemSize(t.dtype) + kStreamRecordsBytes);
-            const std::string where = pathOf(files_[c.file]) + "@" + std::to_string(c.offset);
-            if (!leaf || !leaf->isTensor())
-                throw Error::corrupt(
-                    where, "the chunk of \"" + t.fqn + "\" at this place is not a tensor's stream");
-            if (leaf->leaf().dtype != t.dtype || leaf->leaf().shape != c.sizes)
-                throw Error::corrupt(
-                    where, "the chunk of \"" + t.fqn + "\" holds a " +
-                               std::string(dtypeName(leaf->leaf().dtype)) + " tensor of shape " +
-                               formatShape(leaf->leaf().shape) + "; the metadata says " +
-                               std::string(dtypeName(t.dtype)) + " " + formatShape(c.sizes));
-            leaves.push_back(std::move(leaf));
+        try {
+            for (const Chunk& c : t.chunks)
+                leaves.push_back(chunkLeaf(t, c));
+        } catch (const Error& e) {
+            // Before the waiters wake (opened's destructor): they, and later
+            // readers, get the failure without decoding the chunks again.
+            if (saidByTheFile(e)) {
+                std::lock_guard<std::mutex> lock(mutex_);
+                chunkFailures_.emplace(t.fqn, e.failure());
+            }
+            throw;
         }
         std::lock_guard<std::mutex> lock(mutex_);
         const auto [kept, added] = chunkLeaves_.emplace(t.fqn, std::move(leaves));
@@ -424,6 +420,34 @@ private:
         if (added)
             keepDecoded(t);
         return out;
+    }
+
+    // One chunk's tensor, from its stream or its file's safetensors data,
+    // checked against what the metadata says of it.
+    std::shared_ptr<const Node> chunkLeaf(const Tensor& t, const Chunk& c) const {
+        std::shared_ptr<const Node> leaf =
+            c.inSafetensors
+                ? safetensorsChunk(t, c)
+                : openStream(c.file, c.offset, c.length, c.transforms,
+                             std::uint64_t(c.numel) * itemSize(t.dtype) + kStreamRecordsBytes);
+        const std::string where = pathOf(files_[c.file]) + "@" + std::to_string(c.offset);
+        if (!leaf || !leaf->isTensor())
+            throw Error::corrupt(
+                where, "the chunk of \"" + t.fqn + "\" at this place is not a tensor's stream");
+        if (leaf->leaf().dtype != t.dtype || leaf->leaf().shape != c.sizes)
+            throw Error::corrupt(
+                where, "the chunk of \"" + t.fqn + "\" holds a " +
+                           std::string(dtypeName(leaf->leaf().dtype)) + " tensor of shape " +
+                           formatShape(leaf->leaf().shape) + "; the metadata says " +
+                           std::string(dtypeName(t.dtype)) + " " + formatShape(c.sizes));
+        return leaf;
+    }
+
+    // Whether a failure is what the file says, and stays said (kept, not
+    // tried again), rather than a read that failed (a network, a file still
+    // changing), which is tried again next time.
+    static bool saidByTheFile(const Error& e) {
+        return e.kind() == ErrorKind::Corrupt || e.kind() == ErrorKind::Unsupported;
     }
 
     // What a tensor's decoded streams hold in memory: its transformed
@@ -490,9 +514,7 @@ private:
             std::lock_guard<std::mutex> lock(mutex_);
             return safetensorsData_.emplace(key, std::move(data)).first->second;
         } catch (const Error& e) {
-            // What the file says stays said; a read that failed (a network,
-            // a file still changing) is tried again next time.
-            if (e.kind() == ErrorKind::Corrupt || e.kind() == ErrorKind::Unsupported) {
+            if (saidByTheFile(e)) {
                 std::lock_guard<std::mutex> lock(mutex_);
                 safetensorsFailures_.emplace(key, e.failure());
             }
@@ -590,6 +612,7 @@ private:
     mutable std::map<std::pair<std::size_t, std::uint64_t>, std::shared_ptr<const SafetensorsData>>
         safetensorsData_;
     mutable std::map<std::pair<std::size_t, std::uint64_t>, Failure> safetensorsFailures_;
+    mutable std::map<std::string, Failure> chunkFailures_;  // tensors whose chunks the file spoils
     // Tensors of chunkLeaves_ that hold decoded streams, newest first.
     struct Decoded {
         std::uint64_t cost = 0;
