@@ -11,7 +11,7 @@
 #include <mutex>
 #include <vector>
 
-#include "copy_steps.h"
+#include "atomic_file.h"
 #include "tensordict/cancel.h"
 #include "tensordict/error.h"
 #include "tensordict/worker_threads.h"
@@ -21,7 +21,7 @@ namespace {
 
 constexpr std::size_t kWriteChunk = 4u << 20;
 constexpr std::size_t kCopyPiece = 64u << 20;  // a streamed leaf's piece: one copy_file_range
-constexpr std::size_t kReadPiece = 16u << 20;  // or a task of copyInSteps
+constexpr std::size_t kReadPiece = 16u << 20;  // or one read and one write
 
 std::string sysError(const char* what) {
     return std::string(what) + ": " + std::strerror(errno);
@@ -60,9 +60,9 @@ void streamLeaf(const Node& leaf, std::size_t size, int fd, const std::string& p
         pieces, std::max(1, threads), [] { return std::vector<std::byte>(); },
         [&](std::vector<std::byte>& buffer, std::size_t i) {
             const std::size_t at = copied + i * kReadPiece, n = std::min(kReadPiece, size - at);
-            copyInSteps([&leaf](std::uint64_t from, std::byte* out,
-                                std::size_t count) { leaf.readInto(from, out, count); },
-                        at, n, fd, at, buffer, path);
+            buffer.resize(n);
+            leaf.readInto(at, buffer.data(), n);
+            writeAllAt(fd, buffer.data(), n, at, path);
             progress.add(n, shown);
         },
         &progress.cancelToken(), path);

@@ -10,7 +10,6 @@
 #include <regex>
 
 #include "atomic_file.h"
-#include "copy_steps.h"
 #include "formats/safetensors.h"
 #include "progress.h"
 #include "tensordict/error.h"
@@ -201,9 +200,12 @@ void writeFiles(const std::vector<std::string>& paths, const std::vector<std::st
             [&](std::vector<std::byte>& buffer, std::size_t i) {
                 const Piece& p = pieces[i];
                 const Node& leaf = *p.tensor->leaf;
+                const auto ensureBuffer = [&buffer] {
+                    if (buffer.empty())
+                        buffer.resize(kPiece);
+                };
                 if (p.whole) {
-                    if (buffer.size() < kCopyStep)
-                        buffer.resize(kCopyStep);
+                    ensureBuffer();
                     LeafReader reader(leaf);
                     std::uint64_t done = 0;
                     while (const std::size_t got = reader.read(buffer.data(), buffer.size())) {
@@ -215,11 +217,12 @@ void writeFiles(const std::vector<std::string>& paths, const std::vector<std::st
                     return;
                 }
                 // In the kernel where the leaf is one range of a local file.
-                if (!leaf.copyInto(p.offset, p.length, fds[p.file], p.at + p.offset))
-                    copyInSteps([&leaf](std::uint64_t from, std::byte* out,
-                                        std::size_t n) { leaf.readInto(from, out, n); },
-                                p.offset, p.length, fds[p.file], p.at + p.offset, buffer,
-                                paths[p.file]);
+                if (!leaf.copyInto(p.offset, p.length, fds[p.file], p.at + p.offset)) {
+                    ensureBuffer();
+                    leaf.readInto(p.offset, buffer.data(), p.length);
+                    writeAllAt(fds[p.file], buffer.data(), p.length, p.at + p.offset,
+                               paths[p.file]);
+                }
                 progress.add(p.length, shown[p.file]);
             },
             &progress.cancelToken(), paths.front());

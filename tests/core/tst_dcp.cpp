@@ -298,7 +298,9 @@ private Q_SLOTS:
             QFile f(source + "/" + file);
             QVERIFY(f.open(QIODevice::ReadOnly));
             QByteArray bytes = f.readAll();
-            if (file == chunk["file"].toString())  // a block header that cannot be
+            // The first block header past the frame's 6-byte header: a
+            // block type and size that cannot be.
+            if (file == chunk["file"].toString())
                 bytes.replace(chunk["offset"].toInt() + 6, 3, QByteArray("\xff\xff\xff", 3));
             memory_->add("mem://spoiled/" + file, bytes);
         }
@@ -309,6 +311,9 @@ private Q_SLOTS:
         const std::uint64_t before = memory_->bytesRead(spoiled);
         const Failure first = failureOfReading(*n);
         QCOMPARE(first.kind, ErrorKind::Corrupt);
+        const std::string place =
+            chunk["file"].toString().toStdString() + "@" + std::to_string(chunk["offset"].toInt());
+        QVERIFY2(first.text().find(place) != std::string::npos, first.text().c_str());
         const std::uint64_t decoding = memory_->bytesRead(spoiled) - before;
         QVERIFY(decoding > 0);
         const Failure again = failureOfReading(*n);

@@ -246,7 +246,6 @@ private Q_SLOTS:
             }
     }
 
-    // A shard opened as itself, without its index beside it, is the file alone.
     // A tensor a shard holds but the index does not give it (the index
     // forgot it, or gives it to another shard) is no leaf of the model, and
     // the check warns of that copy by its shard and name; the rest reads.
@@ -290,6 +289,7 @@ private Q_SLOTS:
         QCOMPARE(report.errorCount(), std::size_t(0));
     }
 
+    // A shard opened as itself, without its index beside it, is the file alone.
     void aShardAloneIsItsOwnFile() {
         const QString dir = scratch_.filePath("alone");
         QVERIFY(QDir().mkpath(dir));

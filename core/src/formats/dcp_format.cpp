@@ -274,7 +274,8 @@ public:
             std::vector<std::byte> buffer;
             copyInSteps([&source](std::uint64_t from, std::byte* out,
                                   std::size_t n) { source.readOnce(from, out, n); },
-                        p.place, p.bytes, fd, at + p.to, buffer, pathOf(files_[c.file]));
+                        p.place, p.bytes, fd, at + p.to, buffer, pathOf(files_[c.file]),
+                        kAnySourceCopyStep);
         }
         return true;
     }
@@ -443,9 +444,10 @@ private:
         return leaf;
     }
 
-    // Whether a failure is what the file says, and stays said (kept, not
-    // tried again), rather than a read that failed (a network, a file still
-    // changing), which is tried again next time.
+    // Whether a failure is what the file says, kept for the store's life,
+    // rather than a read that failed (a network, a file cut short), which
+    // is tried again next time. A local file rewritten while it is read can
+    // read as corrupt: it reads afresh once opened again.
     static bool saidByTheFile(const Error& e) {
         return e.kind() == ErrorKind::Corrupt || e.kind() == ErrorKind::Unsupported;
     }

@@ -1,9 +1,11 @@
 #include "dcp_transforms.h"
 
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "file_stores.h"
@@ -93,6 +95,8 @@ std::vector<std::byte> unzstd(const ByteSource& in, std::uint64_t limit) {
         ZSTD_outBuffer output{out.data(), out.size(), produced};
         const std::size_t left = ZSTD_decompressStream(context.get(), &output, &input);
         produced = output.pos;
+        if (ZSTD_isError(left) && ZSTD_getErrorCode(left) == ZSTD_error_memory_allocation)
+            throw std::bad_alloc();  // this machine's state, not the frame's
         if (ZSTD_isError(left))
             throw Error::corrupt(
                 where, std::string("the zstd frame is damaged: ") + ZSTD_getErrorName(left));

@@ -300,7 +300,7 @@ bool RowRunStore::copyLeafRangeTo(const StorageInfo& info, std::uint64_t offset,
         const Node& leaf = *run.leaf;
         copyInSteps([&leaf](std::uint64_t from, std::byte* out,
                             std::size_t count) { leaf.readInto(from, out, count); },
-                    source, bytes, fd, place, buffer, describe(info.path));
+                    source, bytes, fd, place, buffer, describe(info.path), kAnySourceCopyStep);
     }
     return true;
 }

@@ -147,7 +147,8 @@ public:
                 continue;
             }
             // The tensor's place, made only to refuse it.
-            const auto at = [&where, &key] { return where + ": tensor \"" + key + "\""; };
+            const std::string& name = key;  // a structured binding cannot be captured (C++17)
+            const auto at = [&where, &name] { return where + ": tensor \"" + name + "\""; };
             if (!entry.isObject())
                 throw Error::corrupt(at(), "its header entry is not an object");
             const Value* dtype = entry.find("dtype");

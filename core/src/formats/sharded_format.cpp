@@ -127,9 +127,9 @@ public:
                     const std::string_view key = child->key();
                     leaves.emplace_back(key, std::move(child));
                 }
-                // The first of equal keys, as a map's emplace kept it.
-                std::stable_sort(leaves.begin(), leaves.end(),
-                                 [](const Leaf& a, const Leaf& b) { return a.first < b.first; });
+                // A shard's keys are unique (a repeated key replaced the first).
+                std::sort(leaves.begin(), leaves.end(),
+                          [](const Leaf& a, const Leaf& b) { return a.first < b.first; });
             } catch (const Error& e) {
                 opened[i].failure = e.failure();
             }
