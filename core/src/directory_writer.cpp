@@ -40,9 +40,10 @@ void makeDirectory(const std::string& path) {
         throw Error::io(path, sysError("cannot create directory"));
 }
 
-// A streamed leaf's `size` bytes into `fd`: copied in the kernel piece by
-// piece where the leaf's store can (one after another: copies into one
-// file contend for it), else read into buffers and written on `threads`
+// A streamed leaf's `size` bytes into `fd`: copied piece by piece
+// where the leaf's store can (in the kernel, or by a local file
+// through its own small buffer; one after another: copies into one file
+// contend for it), else read into buffers and written on `threads`
 // threads (the save's own: a file's pieces are not more work than files).
 void streamLeaf(const Node& leaf, std::size_t size, int fd, const std::string& path,
                 const std::string& shown, int threads, ProgressTracker& progress) {

@@ -216,7 +216,8 @@ void writeFiles(const std::vector<std::string>& paths, const std::vector<std::st
                     }
                     return;
                 }
-                // In the kernel where the leaf is one range of a local file.
+                // By the local file the leaf is one range of (in the kernel, or
+                // through its own small buffer); else read and written here.
                 if (!leaf.copyInto(p.offset, p.length, fds[p.file], p.at + p.offset)) {
                     ensureBuffer();
                     leaf.readInto(p.offset, buffer.data(), p.length);

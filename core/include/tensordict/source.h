@@ -44,13 +44,13 @@ public:
     // Touching a page the file lost raises SIGBUS: read it through
     // guarded_read.h.
     virtual LeafBytes map() const { return {}; }
-    // Copies `n` bytes from `offset` into the file open as `fd`, at `at`,
+    // Copies `n` bytes from `offset` into the file open as `fd`, at `at`:
     // inside the kernel (copy_file_range: the bytes never pass through this
-    // process), or where that is slower (local offsets at different places
-    // in their pages) through a small buffer. False, with nothing written,
-    // when this source or that file cannot (a web server, another kind of
-    // file system): the caller copies them itself. Throws Error naming the file when a copy under
-    // way fails.
+    // process), or through a small buffer where that is faster (local
+    // offsets at different places in their pages). False, with nothing
+    // written, when this source or that file cannot (a web server, another
+    // kind of file system): the caller copies them itself. Throws Error
+    // naming the file when a copy under way fails.
     virtual bool copyTo(std::uint64_t offset, std::size_t n, int fd, std::uint64_t at) const {
         (void)offset, (void)n, (void)fd, (void)at;
         return false;
