@@ -9,3 +9,10 @@
 // --info of a 10k-leaf archive took 4,100 of them. Where the system gives no
 // huge pages (THP "never") or the heap is not where brk says, nothing changes.
 void growHeapInHugePages(std::size_t bytes);
+
+// The same for the heap of the thread that calls it, meant to run first in
+// each worker thread (tensordict::setWorkerThreadStart): glibc gives such a
+// thread an arena of its own, mapped apart from the main heap, and the
+// trees that eight shard openers build live there. Each heap is advised
+// once; a heap of another layout than glibc's is left as it is.
+void adviseThreadHeapInHugePages();

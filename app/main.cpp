@@ -16,9 +16,16 @@
 #include "options.h"
 #include "tensordict/http.h"
 #include "tensordict/version.h"
+#include "tensordict/worker_threads.h"
 #include "window_module.h"
 
 namespace {
+
+// The main heap and every worker thread's in huge pages (huge_page_heap.h).
+void putHeapsInHugePages() {
+    growHeapInHugePages(32u << 20);
+    tensordict::setWorkerThreadStart(adviseThreadHeapInHugePages);
+}
 
 void printVersion() {
     QTextStream out(stdout);
@@ -29,7 +36,7 @@ void printVersion() {
 }
 
 int runConsole(int argc, char** argv, const cli::Options& options) {
-    growHeapInHugePages(32u << 20);
+    putHeapsInHugePages();
     QCoreApplication app(argc, argv);  // settings and threads; never a display
     nameApplication();
     QTextStream out(stdout), err(stderr);
@@ -141,7 +148,7 @@ int main(int argc, char** argv) {
             printVersion();
             return 0;
         case cli::Mode::Gui:
-            growHeapInHugePages(32u << 20);
+            putHeapsInHugePages();
             return window.run(argc, argv, parsed.options);
         default:
             return runConsole(argc, argv, parsed.options);

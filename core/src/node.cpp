@@ -57,6 +57,40 @@ std::string_view storageKindName(StorageKind kind) {
 
 Node::~Node() = default;
 
+const Node::Described& Node::described() const {
+    static const Described none;
+    return described_ ? *described_ : none;
+}
+
+Node::Described& Node::describe() {
+    if (!described_)
+        described_ = std::make_unique<Described>();
+    return *described_;
+}
+
+const Node::Children::Vector& Node::noChildren() {
+    static const Children::Vector none;
+    return none;
+}
+
+Node::Branch& Node::branch() {
+    if (!branch_)
+        branch_ = std::make_unique<Branch>();
+    return *branch_;
+}
+
+const std::string& Node::className() const {
+    return described().className;
+}
+
+const std::string& Node::typeString() const {
+    return described().typeString;
+}
+
+const std::vector<std::int64_t>& Node::batchSize() const {
+    return described().batchSize;
+}
+
 bool Node::isCollection() const {
     return kind_ == NodeKind::TensorDict || kind_ == NodeKind::TensorClass ||
            kind_ == NodeKind::LazyStack || kind_ == NodeKind::View ||
@@ -71,8 +105,8 @@ bool Node::isLocked() const {
 }
 
 std::string Node::keyRepr() const {
-    if (!keyRepr_.empty())
-        return keyRepr_;
+    if (const std::string& repr = described().keyRepr; !repr.empty())
+        return repr;
     return key_.find('\'') == std::string::npos ? "'" + key_ + "'" : "\"" + key_ + "\"";
 }
 
@@ -125,6 +159,14 @@ void Node::ChildIndex::added(const Children::Vector& children, std::size_t at) {
     }
 }
 
+void Node::ChildIndex::reserve(const Children::Vector& children, std::size_t count) {
+    std::size_t capacity = std::max<std::size_t>(16, slots_.size());  // a power of two
+    while (capacity < 2 * count)
+        capacity *= 2;
+    if (capacity > slots_.size())
+        rebuild(children, capacity);
+}
+
 void Node::ChildIndex::rebuild(const Children::Vector& children, std::size_t capacity) {
     while (capacity < 2 * children.size())
         capacity *= 2;
@@ -135,11 +177,14 @@ void Node::ChildIndex::rebuild(const Children::Vector& children, std::size_t cap
 }
 
 const Node* Node::child(std::string_view k) const {
-    const std::size_t at = childIndex_.find(children_, k);
+    if (!branch_)
+        return nullptr;
+    const Branch& b = *branch_;
+    const std::size_t at = b.index.find(b.children, k);
     if (at != ChildIndex::npos)
-        return children_[at].get();
-    if (hasKeyGroups_)  // a dotted key, grouped for display
-        for (const auto& c : children_)
+        return b.children[at].get();
+    if (b.hasKeyGroups)  // a dotted key, grouped for display
+        for (const auto& c : b.children)
             if (c->isKeyGroup() && k.substr(0, c->key_.size()) == c->key_)
                 if (const Node* found = c->child(k))
                     return found;
@@ -344,7 +389,7 @@ std::string Node::fileName() const {
 
 std::unique_ptr<Node> Node::clone() const {
     auto n = NodeBuilder::shallowCopy(*this);
-    for (const auto& c : children_)
+    for (const Node* c : children())
         n->insertChild(c->clone());
     return n;
 }
@@ -362,30 +407,31 @@ void Node::checkCollection() const {
 
 Node& Node::insertChild(std::unique_ptr<Node> child) {
     child->parent_ = this;
-    const std::size_t at = childIndex_.find(children_, child->key_);
+    Branch& b = branch();
+    const std::size_t at = b.index.find(b.children, child->key_);
     if (at != ChildIndex::npos) {
-        children_[at] = std::move(child);  // same key, same position: the index holds
-        return *children_[at];
+        b.children[at] = std::move(child);  // same key, same position: the index holds
+        return *b.children[at];
     }
-    children_.push_back(std::move(child));
-    childIndex_.added(children_, children_.size() - 1);
-    return *children_.back();
+    b.children.push_back(std::move(child));
+    b.index.added(b.children, b.children.size() - 1);
+    return *b.children.back();
 }
 
 Node& Node::mutableChild(std::string_view k) {
     checkUnlocked();
-    const std::size_t at = childIndex_.find(children_, k);
+    const std::size_t at = branch_ ? branch_->index.find(branch_->children, k) : ChildIndex::npos;
     if (at == ChildIndex::npos)
         throw Error::notFound(where() + (parent_ ? "/" : "") + std::string(k), "no such key");
-    return *children_[at];
+    return *branch_->children[at];
 }
 
 Node& Node::addBytes(const std::string& key, DType dtype, std::vector<std::int64_t> shape,
                      LeafBytes bytes) {
     checkCollection();
     const std::string at = where() + (parent_ ? "/" : "") + key;
-    if (shape.size() < batchSize_.size() ||
-        !std::equal(batchSize_.begin(), batchSize_.end(), shape.begin()))
+    const std::vector<std::int64_t>& batch = batchSize();
+    if (shape.size() < batch.size() || !std::equal(batch.begin(), batch.end(), shape.begin()))
         throw Error::invalid(at, "tensor shape does not start with the batch size");
     auto node = std::make_unique<Node>();
     node->kind_ = NodeKind::Tensor;
@@ -417,9 +463,10 @@ Node& Node::addTensorDict(const std::string& key) {
     checkCollection();
     auto child = std::make_unique<Node>();
     child->key_ = key;
-    child->className_ = "TensorDict";
-    child->typeString_ = "<class 'tensordict._td.TensorDict'>";
-    child->batchSize_ = batchSize_;
+    Described& d = child->describe();
+    d.className = "TensorDict";
+    d.typeString = "<class 'tensordict._td.TensorDict'>";
+    d.batchSize = batchSize();
     child->device_ = device_;
     return insertChild(std::move(child));
 }
@@ -430,10 +477,11 @@ Node& Node::addNonTensor(const std::string& key, Value value) {
     child->kind_ = NodeKind::NonTensorData;
     child->payload_ = NonTensor{};
     child->key_ = key;
-    child->className_ = "NonTensorData";
-    child->typeString_ = "<class 'tensordict.tensorclass.NonTensorData'>";
-    child->batchSize_ = batchSize_;
-    child->value_ = std::move(value);
+    Described& d = child->describe();
+    d.className = "NonTensorData";
+    d.typeString = "<class 'tensordict.tensorclass.NonTensorData'>";
+    d.batchSize = batchSize();
+    d.value = std::move(value);
     return insertChild(std::move(child));
 }
 
@@ -443,10 +491,11 @@ Node& Node::addNonTensorStack(const std::string& key, Value::List values) {
     child->kind_ = NodeKind::NonTensorStack;
     child->payload_ = NonTensor{};
     child->key_ = key;
-    child->className_ = "NonTensorStack";
-    child->typeString_ = "<class 'tensordict.tensorclass.NonTensorStack'>";
-    child->batchSize_ = {static_cast<std::int64_t>(values.size())};
-    child->value_ = Value(std::move(values));
+    Described& d = child->describe();
+    d.className = "NonTensorStack";
+    d.typeString = "<class 'tensordict.tensorclass.NonTensorStack'>";
+    d.batchSize = {static_cast<std::int64_t>(values.size())};
+    d.value = Value(std::move(values));
     return insertChild(std::move(child));
 }
 
@@ -471,14 +520,17 @@ std::unique_ptr<Node> NodeBuilder::shallowCopy(const Node& from) {
     auto n = std::make_unique<Node>();
     n->kind_ = from.kind_;
     n->key_ = from.key_;
-    n->keyRepr_ = from.keyRepr_;
-    n->className_ = from.className_;
-    n->typeString_ = from.typeString_;
-    n->batchSize_ = from.batchSize_;
+    if (from.described_) {
+        Node::Described& d = n->describe();
+        d.keyRepr = from.described_->keyRepr;
+        d.className = from.described_->className;
+        d.typeString = from.described_->typeString;
+        d.batchSize = from.described_->batchSize;
+        d.value = from.value();  // a shared value's current one, as a plain value
+    }
     n->device_ = from.device_;
     n->directory_ = from.directory_;
     n->payload_ = from.payload_;
-    n->value_ = from.value();
     n->store_ = from.store_;
     std::lock_guard<std::mutex> lock(from.mutex_);
     n->bytes_ = from.bytes_;
@@ -492,7 +544,7 @@ void NodeBuilder::setKey(std::string key) {
 }
 
 void NodeBuilder::setKeyRepr(std::string repr) {
-    node_.keyRepr_ = std::move(repr);
+    node_.describe().keyRepr = std::move(repr);
 }
 
 void NodeBuilder::setKind(NodeKind kind) {
@@ -520,12 +572,13 @@ void NodeBuilder::setKind(NodeKind kind) {
 }
 
 void NodeBuilder::setClass(std::string className, std::string typeString) {
-    node_.className_ = std::move(className);
-    node_.typeString_ = std::move(typeString);
+    Node::Described& d = node_.describe();
+    d.className = std::move(className);
+    d.typeString = std::move(typeString);
 }
 
 void NodeBuilder::setBatchSize(std::vector<std::int64_t> batchSize) {
-    node_.batchSize_ = std::move(batchSize);
+    node_.describe().batchSize = std::move(batchSize);
 }
 
 void NodeBuilder::setDevice(std::optional<std::string> device) {
@@ -553,21 +606,28 @@ NonTensor& NodeBuilder::nonTensor() {
 }
 
 void NodeBuilder::setValue(Value value) {
-    node_.value_ = std::move(value);
+    node_.describe().value = std::move(value);
 }
 
 const Value& NodeBuilder::rawValue() const {
-    return node_.value_;
+    return node_.described().value;
 }
 
 Node& NodeBuilder::append(std::unique_ptr<Node> child) {
     child->parent_ = &node_;
-    node_.hasKeyGroups_ = node_.hasKeyGroups_ || child->isKeyGroup();
-    node_.children_.push_back(std::move(child));
-    Node& added = *node_.children_.back();
+    Node::Branch& b = node_.branch();
+    b.hasKeyGroups = b.hasKeyGroups || child->isKeyGroup();
+    b.children.push_back(std::move(child));
+    Node& added = *b.children.back();
     // A repeated key keeps the first as the one child() finds, as Python's loader does.
-    node_.childIndex_.added(node_.children_, node_.children_.size() - 1);
+    b.index.added(b.children, b.children.size() - 1);
     return added;
+}
+
+void NodeBuilder::reserveChildren(std::size_t count) {
+    Node::Branch& b = node_.branch();
+    b.children.reserve(count);
+    b.index.reserve(b.children, count);
 }
 
 Node& NodeBuilder::put(std::unique_ptr<Node> child) {
@@ -575,30 +635,36 @@ Node& NodeBuilder::put(std::unique_ptr<Node> child) {
 }
 
 Node* NodeBuilder::child(std::string_view key) {
-    const std::size_t at = node_.childIndex_.find(node_.children_, key);
-    return at == Node::ChildIndex::npos ? nullptr : node_.children_[at].get();
+    if (!node_.branch_)
+        return nullptr;
+    const Node::Branch& b = *node_.branch_;
+    const std::size_t at = b.index.find(b.children, key);
+    return at == Node::ChildIndex::npos ? nullptr : b.children[at].get();
 }
 
 Node& NodeBuilder::childAt(std::size_t i) {
-    return *node_.children_[i];
+    return *node_.branch().children.at(i);
 }
 
 void NodeBuilder::clearChildren() {
-    node_.childIndex_.clear();
-    node_.children_.clear();
+    node_.branch_.reset();
 }
 
 std::vector<std::unique_ptr<Node>> NodeBuilder::takeChildren() {
-    node_.childIndex_.clear();
-    return std::move(node_.children_);
+    if (!node_.branch_)
+        return {};
+    Node::Children::Vector taken = std::move(node_.branch_->children);
+    node_.branch_.reset();
+    return taken;
 }
 
 void NodeBuilder::lockAndShare(bool shareNonTensor) {
     node_.locked_ = true;
     if (shareNonTensor && node_.isNonTensor())
-        node_.sharedValue_ = std::make_shared<SharedValue>(node_.value_);
-    for (auto& c : node_.children_)
-        NodeBuilder(*c).lockAndShare(shareNonTensor);
+        node_.describe().sharedValue = std::make_shared<SharedValue>(node_.described().value);
+    if (node_.branch_)
+        for (auto& c : node_.branch_->children)
+            NodeBuilder(*c).lockAndShare(shareNonTensor);
 }
 
 void NodeBuilder::adoptBytes(LeafBytes bytes) {

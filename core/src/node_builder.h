@@ -42,6 +42,8 @@ public:
     const Value& rawValue() const;
     void adoptBytes(LeafBytes bytes);
 
+    // Room for `count` children in all, when a builder knows how many come.
+    void reserveChildren(std::size_t count);
     // Adds a child at the end (a repeated key: child() finds the first).
     Node& append(std::unique_ptr<Node> child);
     // Adds or replaces the child with the same key.

@@ -66,22 +66,24 @@ void SharedValue::set(const Value& value) {
 }
 
 Value Node::value() const {
-    return sharedValue_ ? sharedValue_->get() : value_;
+    const Described& d = described();
+    return d.sharedValue ? d.sharedValue->get() : d.value;
 }
 
 void Node::setSharedValue(Value v) const {
-    if (!sharedValue_)
+    const std::shared_ptr<SharedValue>& shared = described().sharedValue;
+    if (!shared)
         throw Error::invalid(where(), isLocked()
                                           ? "the tensordict is locked and the value is not shared"
                                           : "the value is not shared (setValue() changes it)");
-    sharedValue_->set(v);
+    shared->set(v);
 }
 
 void Node::setValue(Value v) {
     checkUnlocked();
     if (!isNonTensor())
         throw Error::invalid(where(), "not a non-tensor value");
-    value_ = std::move(v);
+    describe().value = std::move(v);
 }
 
 }  // namespace tensordict

@@ -9,10 +9,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <limits>
 #include <string_view>
 
 #include "big_int.h"
+#include "json_members.h"
 #include "tensordict/error.h"
 
 namespace tensordict {
@@ -68,6 +70,10 @@ constexpr std::size_t kMaxDepth = 512;
 
 class ValueBuilder : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, ValueBuilder> {
 public:
+    ValueBuilder() = default;
+    // Hands the top-level object's members to `members` instead of keeping them.
+    explicit ValueBuilder(const JsonMembers& members) : members_(&members) {}
+
     bool Null() { return add(Value(nullptr)); }
     bool Bool(bool b) { return add(Value(b)); }
     bool Int(int i) { return add(Value(std::int64_t{i})); }
@@ -113,6 +119,12 @@ public:
     }
     // Most objects and lists of meta.json are small: room for a few up front.
     bool StartObject() {
+        if (members_ && !members_->streamed.empty() && stack_.size() == 1 && stack_[0].isObject() &&
+            keys_.back() == members_->streamed) {
+            streaming_ = true;
+            if (!failure && members_->streamStarts)
+                guarded([&] { members_->streamStarts(); });
+        }
         Value::Object o;
         o.reserve(4);
         return open(Value(std::move(o)));
@@ -127,6 +139,7 @@ public:
 
     Value result;
     bool tooDeep = false;
+    std::exception_ptr failure;  // the first a handler of `members_` threw
 
 private:
     bool open(Value v) {
@@ -149,6 +162,9 @@ private:
             result = std::move(v);
             return true;
         }
+        if (members_ && stack_[0].isObject() &&
+            (stack_.size() == 1 || (streaming_ && stack_.size() == 2)))
+            return deliver(std::move(v));
         Value& top = stack_.back();
         if (top.isList()) {
             top.asList().push_back(std::move(v));
@@ -157,6 +173,29 @@ private:
         }
         return true;
     }
+    // A member of the top-level object ends (stack_ holds that object), or
+    // one of the streamed object (stack_ holds both).
+    bool deliver(Value v) {
+        if (stack_.size() == 1 && streaming_) {  // the streamed object itself ends
+            streaming_ = false;
+            return true;
+        }
+        const auto& handler = stack_.size() == 2 ? members_->entry : members_->member;
+        if (!failure && handler)
+            guarded([&] { handler(std::move(keys_.back()), std::move(v)); });
+        return true;
+    }
+    template <class Call>
+    void guarded(const Call& call) {
+        try {
+            call();
+        } catch (...) {
+            failure = std::current_exception();
+        }
+    }
+
+    const JsonMembers* members_ = nullptr;
+    bool streaming_ = false;  // stack_[1] is the streamed object
     std::vector<Value> stack_;
     std::vector<std::string> keys_;
 };
@@ -357,8 +396,9 @@ void write(std::string& out, const Value& v, JsonStyle style, int depth, bool st
 
 }  // namespace
 
-Value parseJson(std::string_view text, const std::string& where) {
-    ValueBuilder builder;
+namespace {
+
+void parse(ValueBuilder& builder, std::string_view text, const std::string& where) {
     rapidjson::Reader reader;
     rapidjson::MemoryStream stream(text.data(), text.size());
     // Numbers as text, converted by the builder (see RawNumber).
@@ -380,7 +420,23 @@ Value parseJson(std::string_view text, const std::string& where) {
         if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
             throw Error::corrupt(where, "invalid JSON: trailing data at byte " + std::to_string(i));
     }
+}
+
+}  // namespace
+
+Value parseJson(std::string_view text, const std::string& where) {
+    ValueBuilder builder;
+    parse(builder, text, where);
     return std::move(builder.result);
+}
+
+bool parseJsonMembers(std::string_view text, const std::string& where,
+                      const JsonMembers& handlers) {
+    ValueBuilder builder(handlers);
+    parse(builder, text, where);
+    if (builder.failure)
+        std::rethrow_exception(builder.failure);
+    return builder.result.isObject();
 }
 
 std::string toJson(const Value& value, JsonStyle style) {

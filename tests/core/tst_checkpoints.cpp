@@ -11,6 +11,7 @@
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
+#include <QtEndian>
 #include <QtTest>
 
 #include "memory_transport.h"
@@ -557,6 +558,30 @@ private Q_SLOTS:
         for (const Node* c : td.root().children())
             ones += c->key() == "1";
         QCOMPARE(ones, 2);
+    }
+
+    // Tensors whose data overlap are named, as the header lists them:
+    // after __metadata__ and a key given twice (the second entry counts),
+    // in another order than their data.
+    void overlappingSafetensorsTensorsAreNamed() {
+        const QByteArray header =
+            R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2],)"
+            R"("data_offsets":[0,8]},"c":{"dtype":"U8","shape":[4],"data_offsets":[12,16]},)"
+            R"("b":{"dtype":"U8","shape":[1],"data_offsets":[1,2]},)"
+            R"("b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})";
+        QByteArray bytes(8, '\0');
+        qToLittleEndian<quint64>(quint64(header.size()), bytes.data());
+        bytes += header + QByteArray(16, '\1');
+        const QString file = scratch_.filePath("overlap.safetensors");
+        testsupport::writeFile(file, bytes);
+        try {
+            load(file.toStdString());
+            QFAIL("loaded");
+        } catch (const Error& e) {
+            // [1,2) of the first "b" overlaps "a" first.
+            QCOMPARE(QString::fromStdString(e.reason()),
+                     QString(R"(tensors "a" and "b" overlap in the data)"));
+        }
     }
 
     void badFilesNameThemselvesAndTheProblem_data() {

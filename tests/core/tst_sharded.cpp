@@ -111,11 +111,7 @@ private Q_SLOTS:
         QVERIFY(QDir().mkpath(dir));
         const auto shard = [&](const QString& name, const QByteArray& header,
                                const QByteArray& data) {
-            QByteArray h = header;
-            h.append((8 - h.size() % 8) % 8, ' ');
-            QByteArray out(8, '\0');
-            qToLittleEndian<quint64>(h.size(), out.data());
-            testsupport::writeFile(dir + "/" + name, out + h + data);
+            writeSafetensors(dir + "/" + name, header, data);
         };
         shard("model-00001-of-00002.safetensors",
               R"({"p":{"dtype":"F4","shape":[2,2],"data_offsets":[0,2]}})", QByteArray("\x21\x43"));
@@ -132,6 +128,45 @@ private Q_SLOTS:
         for (const Problem& p : report.problems)
             found << QString::fromStdString(p.kind + " " + p.file);
         QVERIFY2(report.sound(), qPrintable(found.join("; ")));
+    }
+
+    // An index that repeats a key counts its last value, as json.loads
+    // does: a weight_map given again replaces the first, refusals and shard
+    // order included, and the last metadata is the model's.
+    void anIndexsRepeatedKeysCountAsJsonLoadsReadsThem() {
+        const QString dir = scratch_.filePath("repeated");
+        QVERIFY(QDir().mkpath(dir));
+        writeSafetensors(dir + "/model-00001-of-00002.safetensors",
+                         R"({"p":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+                         QByteArray(4, '\0'));
+        writeSafetensors(dir + "/model-00002-of-00002.safetensors",
+                         R"({"q":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
+                         QByteArray(4, '\0'));
+        const QString index = dir + "/model.safetensors.index.json";
+        testsupport::writeFile(index, R"({"metadata": {"total_size": 999}, "weight_map": )"
+                                      R"({"p": "../elsewhere.safetensors"}, "weight_map": )"
+                                      R"({"q": "model-00002-of-00002.safetensors", )"
+                                      R"("p": "model-00001-of-00002.safetensors"}, )"
+                                      R"("metadata": {"total_size": 8}})");
+        const TensorDict td = load(dir.toStdString());
+        QCOMPARE(td.root().children().size(), std::size_t(2));
+        QCOMPARE(td.root().children()[0]->key(), std::string("q"));
+        QVERIFY(td.root().child("p")->isTensor());
+        const Value::Object& metadata = td.root().collection().attributes;
+        QCOMPARE(metadata.size(), std::size_t(1));
+        QCOMPARE(metadata.front().second, Value(std::int64_t{8}));
+        QVERIFY2(check(dir.toStdString()).sound(), "total_size 8 is the last metadata's");
+
+        // The last weight_map is no object: there is none.
+        testsupport::writeFile(index, R"({"weight_map": {"p": "model-00001-of-00002.safetensors"},)"
+                                      R"( "weight_map": 5})");
+        try {
+            load(dir.toStdString());
+            QFAIL("loaded");
+        } catch (const Error& e) {
+            QCOMPARE(QString::fromStdString(e.reason()),
+                     QString("the index has no weight_map object"));
+        }
     }
 
     // A sharded model saves to a .tdz that reads back with the same values.
@@ -300,6 +335,16 @@ private Q_SLOTS:
     }
 
 private:
+    // A safetensors file of `header` (padded to 8 bytes) and `data`.
+    static void writeSafetensors(const QString& path, const QByteArray& header,
+                                 const QByteArray& data) {
+        QByteArray h = header;
+        h.append((8 - h.size() % 8) % 8, ' ');
+        QByteArray out(8, '\0');
+        qToLittleEndian<quint64>(h.size(), out.data());
+        testsupport::writeFile(path, out + h + data);
+    }
+
     void checkAgainstExpected(const TensorDict& td, const QString& shardExtension) {
         const QJsonObject tensors = expected_["tensors"].toObject();
         QCOMPARE(td.root().children().size(), std::size_t(tensors.size()));

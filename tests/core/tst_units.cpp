@@ -3,11 +3,13 @@
 
 #include <QElapsedTimer>
 #include <QtTest>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <thread>
 
 #include "../../core/src/pickle.h"
+#include "../support/json_members_oracle.h"
 #include "tensordict/cancel.h"
 #include "tensordict/dtype.h"
 #include "tensordict/element.h"
@@ -16,6 +18,7 @@
 #include "tensordict/node.h"
 #include "tensordict/tensordict.h"
 #include "tensordict/value.h"
+#include "tensordict/worker_threads.h"
 #include "testsupport.h"
 
 using namespace tensordict;
@@ -45,6 +48,32 @@ private Q_SLOTS:
             canceller.join();
             QVERIFY(token.waitUntilCancelled(std::chrono::milliseconds(0)));
         }
+    }
+
+    // Every worker thread runs the program's start hook before any of its
+    // work (the app puts each thread's heap in huge pages there); the
+    // calling thread, which works too, is not a worker.
+    void workerThreadsRunTheStartHookFirst() {
+        static std::atomic<int> starts{0};
+        static thread_local bool started = false;
+        setWorkerThreadStart([] {
+            started = true;
+            ++starts;
+        });
+        const std::thread::id caller = std::this_thread::get_id();
+        std::atomic<int> unstartedWorkers{0}, callerStarted{0};
+        parallelFor(64, 4, [&](std::size_t) {
+            if (std::this_thread::get_id() == caller)
+                callerStarted += started;
+            else
+                unstartedWorkers += !started;
+        });
+        setWorkerThreadStart(nullptr);
+        QCOMPARE(starts.load(), 3);
+        QCOMPARE(unstartedWorkers.load(), 0);
+        QCOMPARE(callerStarted.load(), 0);
+        parallelFor(8, 2, [](std::size_t) {});
+        QCOMPARE(starts.load(), 3);  // none once it is unset
     }
 
     void encodeKey_data() {
@@ -106,6 +135,62 @@ private Q_SLOTS:
                  std::string(
                      "{\"b\":[1,2.5,NaN,-Infinity,true,null],\"a\":\"\xc3\xa9\xf0\x9f\x98\x80\"}"));
         QCOMPARE(parseJson(toJson(v, JsonStyle::Compact), "t"), v);
+    }
+
+    // The member-by-member reader hands over what parseJson reads, a
+    // streamed key's repeats included (the last one counts for a reader that
+    // keeps it, as json.loads does); the fuzz target checks this on every input.
+    void jsonMembersReadWhatParseJsonReads() {
+        for (const char* text :
+             {R"({"w": {"a": 1, "b": [1, {"c": 2}], "a": "x"}, "n": 3, "w": 5, "w": {"d": null}})",
+              R"({"x": {"w": {"a": 1}}, "w": [{"w": {}}], "w": {}})", R"({})"}) {
+            const std::optional<Value> members = oracle::viaMembers(text, "w");
+            QVERIFY(members);
+            QCOMPARE(*members, parseJson(text, "t"));
+        }
+        QVERIFY(!oracle::viaMembers(R"([{"w": {"a": 1}}])", "w"));
+        QVERIFY(!oracle::viaMembers("7", "w"));
+    }
+
+    // A handler's failure waits until the text is known to be JSON: a later
+    // syntax error is what parseJson would say, and only valid JSON gives
+    // the handler's own error. No handler is called after the first failure.
+    void jsonMembersReportSyntaxBeforeHandlerErrors() {
+        int calls = 0;
+        JsonMembers handlers;
+        handlers.member = [&](std::string key, Value) {
+            ++calls;
+            throw Error::corrupt("handler", "refused " + key);
+        };
+        try {
+            parseJsonMembers(R"({"a": 1, "b": 2, "c": })", "x.json", handlers);
+            QFAIL("invalid JSON accepted");
+        } catch (const Error& e) {
+            QCOMPARE(QString::fromStdString(e.where()), QString("x.json"));
+        }
+        QCOMPARE(calls, 1);
+        try {
+            parseJsonMembers(R"({"a": 1, "b": 2})", "x.json", handlers);
+            QFAIL("the handler's failure was lost");
+        } catch (const Error& e) {
+            QCOMPARE(QString::fromStdString(e.where()), QString("handler"));
+            QCOMPARE(QString::fromStdString(e.reason()), QString("refused a"));
+        }
+        QCOMPARE(calls, 2);
+        // The same for a streamed object's entries: after the first refusal
+        // nothing more is handed over, its members nor the document's.
+        handlers.streamed = "w";
+        handlers.entry = [&](std::string key, Value) {
+            ++calls;
+            throw Error::corrupt("handler", "refused entry " + key);
+        };
+        try {
+            parseJsonMembers(R"({"w": {"a": 1, "b": 2}, "c": 3})", "x.json", handlers);
+            QFAIL("the entry handler's failure was lost");
+        } catch (const Error& e) {
+            QCOMPARE(QString::fromStdString(e.reason()), QString("refused entry a"));
+        }
+        QCOMPARE(calls, 3);
     }
 
     void pythonFloatRepr_data() {

@@ -3,14 +3,17 @@
 // A document that parses must also go through toJson in every style and
 // parse back to an equal Value (NaN equals NaN there). A document that is one
 // number must parse to what std::strtod reads (correctly rounded, as
-// Python's float() and json.loads).
+// Python's float() and json.loads). parseJsonMembers(), the member-by-member
+// reader of large headers and indexes, must agree with parseJson on every input.
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "../support/json_members_oracle.h"
 #include "tensordict/error.h"
 #include "tensordict/value.h"
 
@@ -21,17 +24,37 @@ namespace {
     std::abort();
 }
 
+// parseJsonMembers() must read what parseJson() reads: it throws exactly
+// when parseJson() does, and otherwise hands over the same document (the
+// members of "w" streamed one by one), or says it is no object.
+void membersAgree(const std::string& text, const tensordict::Value* parsed) {
+    std::optional<tensordict::Value> members;
+    try {
+        members = oracle::viaMembers(text, "w");
+    } catch (const tensordict::Error&) {
+        if (parsed)
+            fail("parseJsonMembers refuses what parseJson reads", text);
+        return;
+    }
+    if (!parsed)
+        fail("parseJsonMembers reads what parseJson refuses", text);
+    if (parsed->isObject() ? !members || *members != *parsed : members.has_value())
+        fail("parseJsonMembers hands over another document", text);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using tensordict::JsonStyle;
+    const std::string input(reinterpret_cast<const char*>(data), size);
     tensordict::Value value;
     try {
-        value = tensordict::parseJson(std::string_view(reinterpret_cast<const char*>(data), size),
-                                      "fuzz.json");
+        value = tensordict::parseJson(input, "fuzz.json");
     } catch (const tensordict::Error&) {
+        membersAgree(input, nullptr);
         return 0;
     }
+    membersAgree(input, &value);
     if (value.isNumber()) {
         const std::string text(reinterpret_cast<const char*>(data), size);
         char* end = nullptr;

@@ -2,7 +2,11 @@
 
 #include "load_settings.h"
 
+#include <QByteArrayView>
+#include <QIODevice>
+#include <map>
 #include <optional>
+#include <tuple>
 
 #include "node_text.h"
 #include "tensordict/report.h"
@@ -11,13 +15,18 @@
 namespace cli {
 namespace {
 
-// The node's key path as a JSON list: ["a", "b"]. `parentKeys` is the
-// parent's list without its closing bracket, so each line costs one key.
-std::string keyList(const std::string& parentKeys, const tensordict::Node& node) {
-    if (!node.parent())
-        return "[";
-    return parentKeys + (parentKeys.size() > 1 ? ", " : "") +
-           tensordict::toJson(tensordict::Value(node.key()));
+// The node's key path as a JSON list, ["a", "b"], without its closing
+// bracket, appended to `out`. `parentKeys` is the parent's, so each line
+// costs one key.
+void appendKeyList(std::string& out, const std::string& parentKeys, const tensordict::Node& node) {
+    if (!node.parent()) {
+        out += '[';
+        return;
+    }
+    out += parentKeys;
+    if (parentKeys.size() > 1)
+        out += ", ";
+    out += tensordict::toJson(tensordict::Value(node.key()));
 }
 
 void appendInts(std::string& line, const tensordict::Value& list) {
@@ -30,27 +39,64 @@ void appendInts(std::string& line, const tensordict::Value& list) {
     line += ']';
 }
 
+// What a listing's lines share: the storage words, translated once for
+// each kind of storage rather than once a line.
+struct Listing {
+    const InfoRequest& request;
+    QTextStream& out;
+    std::string text;  // lines not yet written
+    std::map<std::tuple<tensordict::StorageKind, int, bool>, std::string> storageWords;
+
+    const std::string& storageText(const tensordict::Node& node) {
+        const tensordict::StorageInfo& s = node.leaf().storage;
+        const auto key = std::make_tuple(s.kind, s.zipMethod, s.outsideTarget.empty());
+        auto it = storageWords.find(key);
+        if (it == storageWords.end())
+            it = storageWords.emplace(key, nodetext::storageText(node).toStdString()).first;
+        return it->second;
+    }
+    // Written as the UTF-8 it is, straight to the stream's device where it
+    // has one; text that is not valid UTF-8 (a path of other bytes) goes
+    // through QString, which writes U+FFFD for what does not decode.
+    void write() {
+        QIODevice* device = out.device();
+        if (device && QByteArrayView(text.data(), qsizetype(text.size())).isValidUtf8()) {
+            out.flush();
+            device->write(text.data(), static_cast<qint64>(text.size()));
+        } else {
+            out << QString::fromStdString(text);
+        }
+        text.clear();
+    }
+};
+
 // The listing's part of a node's properties (tensordict::nodeProperties()):
 // what a line says of each, in the properties' order.
-void appendBrief(std::string& line, const tensordict::Node& node,
+void appendBrief(Listing& listing, const tensordict::Node& node,
                  const tensordict::NodeProperty& p) {
+    std::string& line = listing.text;
     const tensordict::Value& v = p.value;
     const std::string_view n = p.name;
     if (n == "dtype" || n == "class" || n == "error") {
-        line += "  " + v.asString();
+        line += "  ";
+        line += v.asString();
     } else if (n == "shape" || n == "batch_size") {
         line += n == "shape" ? "  shape " : "  batch ";
         appendInts(line, v);
     } else if (n == "nbytes") {
-        line += "  " + std::to_string(v.asInt()) + " bytes";
+        line += "  ";
+        line += std::to_string(v.asInt());
+        line += " bytes";
     } else if (n == "stack_dim") {
         line += "  stack_dim " + std::to_string(v.asInt());
     } else if (n == "device" && !node.isTensor()) {
         line += "  device " + (v.isNull() ? std::string("None") : v.asString());
     } else if (n == "storage") {
-        line += "  " + nodetext::storageText(node).toStdString();
+        line += "  ";
+        line += listing.storageText(node);
     } else if (n == "file" && !v.isNull()) {
-        line += " " + v.asString();
+        line += ' ';
+        line += v.asString();
     } else if (n == "data") {
         line += node.nonTensor().pickleOpaque
                     ? "  <pickle " + node.nonTensor().pickleFile + ", not unpickled>"
@@ -61,14 +107,20 @@ void appendBrief(std::string& line, const tensordict::Node& node,
 }
 
 // One line per node, built as UTF-8 (10,000 leaves print in a few ms).
-void printNode(const tensordict::Node& node, const InfoRequest& request,
-               const std::string& parentKeys, std::string& text, QTextStream& out) {
-    const std::string keys = keyList(parentKeys, node);
-    text += keys;
+void printNode(const tensordict::Node& node, const std::string& parentKeys, Listing& listing) {
+    const InfoRequest& request = listing.request;
+    std::string& text = listing.text;
+    std::string keys;  // the children's parent keys (a leaf's line needs no copy)
+    if (node.children().empty()) {
+        appendKeyList(text, parentKeys, node);
+    } else {
+        appendKeyList(keys, parentKeys, node);
+        text += keys;
+    }
     text += "]  ";
     text += tensordict::kindName(node.kind());
     for (const tensordict::NodeProperty& p : tensordict::nodeProperties(node, false))
-        appendBrief(text, node, p);
+        appendBrief(listing, node, p);
     if (request.stats && node.isTensor()) {
         const tensordict::Value stats = tensordict::statisticsValue(node);
         for (const auto& [name, value] : stats.asObject())
@@ -80,12 +132,10 @@ void printNode(const tensordict::Node& node, const InfoRequest& request,
             text += "  WARNING " + warning;
     }
     text += '\n';
-    if (text.size() > (64u << 10)) {
-        out << QString::fromStdString(text);
-        text.clear();
-    }
+    if (text.size() > (64u << 10))
+        listing.write();
     for (const auto& child : node.children())
-        printNode(*child, request, keys, text, out);
+        printNode(*child, keys, listing);
 }
 
 // Problems found while reading leaves in full (CRC-32 mismatches): the
@@ -122,9 +172,9 @@ int printInfo(const InfoRequest& request, QTextStream& out, QTextStream& err) {
         } else {
             out << QString::fromStdString(td.path()) << "  (" << QString::fromStdString(td.format())
                 << ")\n";
-            std::string text;
-            printNode(td.root(), request, {}, text, out);
-            out << QString::fromStdString(text);
+            Listing listing{request, out, {}, {}};
+            printNode(td.root(), {}, listing);
+            listing.write();
         }
     } catch (const std::exception& e) {
         out.flush();

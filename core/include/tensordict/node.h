@@ -175,7 +175,7 @@ public:
     // '0' are both the key "0"); other keys quoted ('obs').
     std::string keyRepr() const;
     const Node* parent() const { return parent_; }
-    Children children() const { return Children(children_); }
+    Children children() const { return Children(branch_ ? branch_->children : noChildren()); }
     // The keys from the root, as the file has them (key groups left out; a
     // group's own path ends with its prefix).
     std::vector<std::string> keyPath() const;
@@ -195,9 +195,9 @@ public:
 
     // What collections and non-tensors carry (empty for tensors and errors).
     // The Python class, for display: "TensorDict", "fixture_classes.MyTC", "NonTensorData".
-    const std::string& className() const { return className_; }
-    const std::string& typeString() const { return typeString_; }  // the raw "_type" of meta.json
-    const std::vector<std::int64_t>& batchSize() const { return batchSize_; }
+    const std::string& className() const;
+    const std::string& typeString() const;  // the raw "_type" of meta.json
+    const std::vector<std::int64_t>& batchSize() const;
     // Tensors and collections: the device meta.json names, if any.
     const std::optional<std::string>& device() const { return device_; }
     // The node's directory relative to the root ("" for the root); a leaf's is its parent's.
@@ -267,7 +267,7 @@ public:
     // shared memory, and setSharedValue() changes it for every process that
     // shares it, as an in-place write to a mapped tensor would.
     Value value() const;
-    bool hasSharedValue() const { return sharedValue_ != nullptr; }
+    bool hasSharedValue() const { return described_ && described_->sharedValue; }
     // Throws Error naming the key when the value is not shared.
     void setSharedValue(Value value) const;
 
@@ -298,13 +298,25 @@ private:
     void checkCollection() const;
     std::string where() const;
 
+    // What collections and non-tensors carry, and a key's own spelling:
+    // kept apart and made by the first builder that sets one, so that a
+    // tensor leaf (nearly every node of a large model) stays small.
+    struct Described {
+        std::string keyRepr;  // the source's own spelling, when the key is not a str
+        std::string className;
+        std::string typeString;
+        std::vector<std::int64_t> batchSize;
+        Value value;                               // non-tensors
+        std::shared_ptr<SharedValue> sharedValue;  // non-tensors saved with shareNonTensor
+    };
+    const Described& described() const;  // an empty record when none was made
+    Described& describe();               // made on first use
+
     NodeKind kind_ = NodeKind::TensorDict;
     std::string key_;
-    std::string keyRepr_;  // the source's own spelling, when the key is not a str
     Node* parent_ = nullptr;
-    std::vector<std::unique_ptr<Node>> children_;
     // Children by key: one open-addressing table per parent (one
-    // allocation, not one per child) of positions in children_.
+    // allocation, not one per child) of positions in the children.
     class ChildIndex {
     public:
         static constexpr std::size_t npos = ~std::size_t(0);
@@ -312,24 +324,29 @@ private:
         // children[at] was just appended; a repeated key keeps the first.
         void added(const Children::Vector& children, std::size_t at);
         void clear() { slots_.clear(), used_ = 0; }
+        // Room for `count` children without growing again.
+        void reserve(const Children::Vector& children, std::size_t count);
 
     private:
         void rebuild(const Children::Vector& children, std::size_t capacity);
         std::vector<std::uint32_t> slots_;  // position + 1; 0 is empty
         std::size_t used_ = 0;
     };
-    ChildIndex childIndex_;
-    bool hasKeyGroups_ = false;  // some child is a key group: child() looks inside them
+    // A node's children, made with its first one (leaves have none).
+    struct Branch {
+        Children::Vector children;
+        ChildIndex index;
+        bool hasKeyGroups = false;  // some child is a key group: child() looks inside them
+    };
+    static const Children::Vector& noChildren();
+    Branch& branch();  // made on first use
+    std::unique_ptr<Branch> branch_;
 
-    std::string className_;
-    std::string typeString_;
-    std::vector<std::int64_t> batchSize_;
+    std::unique_ptr<Described> described_;
     std::optional<std::string> device_;
     std::string directory_;
     std::variant<Collection, TensorLeaf, NonTensor, ErrorInfo> payload_;
 
-    Value value_;                               // non-tensors
-    std::shared_ptr<SharedValue> sharedValue_;  // non-tensors saved with shareNonTensor
     bool locked_ = false;
     std::shared_ptr<const Store> store_;
 

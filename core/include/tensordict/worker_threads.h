@@ -18,6 +18,13 @@
 
 namespace tensordict {
 
+// What every worker thread runs first, before its work: how a program tunes
+// the threads the library starts (the app puts each thread's heap in huge
+// pages). Set it once, before any worker starts; nullptr for nothing.
+using WorkerThreadStart = void (*)();
+void setWorkerThreadStart(WorkerThreadStart start);
+WorkerThreadStart workerThreadStart();
+
 // Up to `count` threads running `work`, joined on destruction after
 // `beforeJoin` (which tells them to finish: a stop flag, a wake-up).
 class WorkerThreads {
@@ -30,7 +37,11 @@ public:
         : beforeJoin_(std::move(beforeJoin)) {
         for (int i = 0; i < count; ++i) {
             try {
-                threads_.emplace_back(work);
+                threads_.emplace_back([work, start = workerThreadStart()] {
+                    if (start)
+                        start();
+                    work();
+                });
             } catch (...) {
                 if (bestEffort)
                     break;

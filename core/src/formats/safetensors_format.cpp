@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "../forwarding_store.h"
+#include "../json_members.h"
 #include "../mapping.h"
 
 #include "../node_builder.h"
@@ -27,6 +28,78 @@ std::uint64_t wholeNumber(const Value& v, const Where& where, const char* what) 
     if (!v.isInt() || v.asInt() < 0)
         throw Error::corrupt(where(), std::string(what) + " is not a non-negative integer");
     return static_cast<std::uint64_t>(v.asInt());
+}
+
+// A tensor's header entry, checked: in bounds of the data, and exactly
+// its dtype x shape.
+struct TensorEntry {
+    DType dtype;
+    std::vector<std::int64_t> shape;
+    std::uint64_t numel, begin, end;
+};
+
+TensorEntry tensorEntry(const std::string& name, const Value& entry, std::uint64_t dataSize,
+                        const std::string& where) {
+    // The tensor's place, made only to refuse it.
+    const auto at = [&where, &name] { return where + ": tensor \"" + name + "\""; };
+    if (!entry.isObject())
+        throw Error::corrupt(at(), "its header entry is not an object");
+    const Value* dtype = entry.find("dtype");
+    const Value* shape = entry.find("shape");
+    const Value* offsets = entry.find("data_offsets");
+    if (!dtype || !dtype->isString() || !shape || !shape->isList() || !offsets ||
+        !offsets->isList() || offsets->asList().size() != 2)
+        throw Error::corrupt(at(), "needs dtype, shape and data_offsets [begin, end]");
+    const std::optional<DType> type = safetensorsDType(dtype->asString());
+    if (!type)
+        throw Error::unsupported(at(), "unsupported dtype \"" + dtype->asString() + "\"");
+    TensorEntry t{*type, {}, 1, 0, 0};
+    t.shape.reserve(shape->asList().size());
+    for (const Value& d : shape->asList()) {
+        const std::uint64_t n = wholeNumber(d, at, "a dimension");
+        if (n && t.numel > (std::uint64_t(1) << 60) / n)
+            throw Error::corrupt(at(), "its size overflows");
+        t.numel *= n;
+        t.shape.push_back(static_cast<std::int64_t>(n));
+    }
+    t.begin = wholeNumber(offsets->asList()[0], at, "data_offsets");
+    t.end = wholeNumber(offsets->asList()[1], at, "data_offsets");
+    if (t.begin > t.end || t.end > dataSize)
+        throw Error::corrupt(at(), "data_offsets [" + std::to_string(t.begin) + ", " +
+                                       std::to_string(t.end) + "] are outside the " +
+                                       std::to_string(dataSize) + " bytes of data");
+    // Packed dtypes take numel x bits / 8 bytes, in whole bytes (the
+    // library's MisalignedSlice otherwise).
+    const int bits = dtypeInfo(*type).packedBits;
+    if (bits && t.numel * std::uint64_t(bits) % 8 != 0)
+        throw Error::corrupt(at(), std::to_string(t.numel) + " elements of " + dtype->asString() +
+                                       " do not fill whole bytes (" + std::to_string(bits) +
+                                       " bits each)");
+    const std::uint64_t need = bits ? t.numel * std::uint64_t(bits) / 8 : t.numel * itemSize(*type);
+    if (t.end - t.begin != need)
+        throw Error::corrupt(at(), "data_offsets span " + std::to_string(t.end - t.begin) +
+                                       " bytes, but " + dtype->asString() + " x " +
+                                       std::to_string(t.numel) + " elements need " +
+                                       std::to_string(need));
+    return t;
+}
+
+// The keys of two members of a header (by their places in it), read again
+// to name tensors that overlap: the nodes keep no record of their places.
+std::pair<std::string, std::string> memberKeys(const std::string& header, const std::string& where,
+                                               std::size_t first, std::size_t second) {
+    std::pair<std::string, std::string> keys;
+    std::size_t member = 0;
+    JsonMembers handlers;
+    handlers.member = [&](std::string key, Value) {
+        if (member == first)
+            keys.first = key;
+        if (member == second)
+            keys.second = key;
+        ++member;
+    };
+    parseJsonMembers(header, where, handlers);
+    return keys;
 }
 
 // The codes of elements [first, first + n) of a packed tensor whose file
@@ -123,9 +196,7 @@ public:
         if (headerSize > kMaxHeaderBytes)
             throw Error::corrupt(where, "the safetensors header is " + std::to_string(headerSize) +
                                             " bytes, over the limit of 100 MB");
-        const Value header = parseJson(readRange(8, headerSize, "the header"), where);
-        if (!header.isObject())
-            throw Error::corrupt(where, "the safetensors header is not a JSON object");
+        const std::string header = readRange(8, headerSize, "the header");
         const std::uint64_t dataStart = 8 + headerSize;
         const std::uint64_t dataSize = source().size() - dataStart;
 
@@ -134,93 +205,57 @@ public:
         NodeBuilder(*root).setStore(self);
         struct Span {
             std::uint64_t begin, end;
-            const std::string* key;  // the header's, which outlives the spans
+            std::size_t member;  // the tensor's place among the header's members
         };
         std::vector<Span> spans;
-        spans.reserve(header.asObject().size());
         const StorageInfo file = fileInfo();
-        for (const auto& [key, entry] : header.asObject()) {
+        std::size_t members = 0;
+        // Each member as it is parsed: a header of thousands of tensors is
+        // never held whole.
+        JsonMembers handlers;
+        handlers.member = [&](std::string key, Value entry) {
+            const std::size_t member = members++;
             if (key == "__metadata__") {
                 if (!entry.isObject())
                     throw Error::corrupt(where, "__metadata__ is not a JSON object");
-                NodeBuilder(*root).collection().attributes = entry.asObject();
-                continue;
+                NodeBuilder(*root).collection().attributes = std::move(entry.asObject());
+                return;
             }
-            // The tensor's place, made only to refuse it.
-            const std::string& name = key;  // a structured binding cannot be captured (C++17)
-            const auto at = [&where, &name] { return where + ": tensor \"" + name + "\""; };
-            if (!entry.isObject())
-                throw Error::corrupt(at(), "its header entry is not an object");
-            const Value* dtype = entry.find("dtype");
-            const Value* shape = entry.find("shape");
-            const Value* offsets = entry.find("data_offsets");
-            if (!dtype || !dtype->isString() || !shape || !shape->isList() || !offsets ||
-                !offsets->isList() || offsets->asList().size() != 2)
-                throw Error::corrupt(at(), "needs dtype, shape and data_offsets [begin, end]");
-            const std::optional<DType> type = safetensorsDType(dtype->asString());
-            if (!type)
-                throw Error::unsupported(at(), "unsupported dtype \"" + dtype->asString() + "\"");
-            std::vector<std::int64_t> dims;
-            dims.reserve(shape->asList().size());
-            std::uint64_t numel = 1;
-            for (const Value& d : shape->asList()) {
-                const std::uint64_t n = wholeNumber(d, at, "a dimension");
-                if (n && numel > (std::uint64_t(1) << 60) / n)
-                    throw Error::corrupt(at(), "its size overflows");
-                numel *= n;
-                dims.push_back(static_cast<std::int64_t>(n));
-            }
-            const std::uint64_t begin = wholeNumber(offsets->asList()[0], at, "data_offsets");
-            const std::uint64_t end = wholeNumber(offsets->asList()[1], at, "data_offsets");
-            if (begin > end || end > dataSize)
-                throw Error::corrupt(at(), "data_offsets [" + std::to_string(begin) + ", " +
-                                               std::to_string(end) + "] are outside the " +
-                                               std::to_string(dataSize) + " bytes of data");
-            // Packed dtypes take numel x bits / 8 bytes, in whole bytes
-            // (the library's MisalignedSlice otherwise).
-            const int bits = dtypeInfo(*type).packedBits;
-            if (bits && numel * std::uint64_t(bits) % 8 != 0)
-                throw Error::corrupt(at(), std::to_string(numel) + " elements of " +
-                                               dtype->asString() + " do not fill whole bytes (" +
-                                               std::to_string(bits) + " bits each)");
-            const std::uint64_t need =
-                bits ? numel * std::uint64_t(bits) / 8 : numel * itemSize(*type);
-            if (end - begin != need)
-                throw Error::corrupt(at(), "data_offsets span " + std::to_string(end - begin) +
-                                               " bytes, but " + dtype->asString() + " x " +
-                                               std::to_string(numel) + " elements need " +
-                                               std::to_string(need));
-            spans.push_back({begin, end, &key});
-
-            auto n = NodeBuilder::create(NodeKind::Tensor, key);
+            TensorEntry t = tensorEntry(key, entry, dataSize, where);
+            spans.push_back({t.begin, t.end, member});
+            auto n = NodeBuilder::create(NodeKind::Tensor, std::move(key));
             NodeBuilder b(*n);
             TensorLeaf& leaf = b.leaf();
-            leaf.dtype = *type;
-            leaf.shape = std::move(dims);
-            leaf.numel = static_cast<std::int64_t>(numel);
-            leaf.nbytes = end - begin;
-            if (numel) {
+            leaf.dtype = t.dtype;
+            leaf.shape = std::move(t.shape);
+            leaf.numel = static_cast<std::int64_t>(t.numel);
+            leaf.nbytes = t.end - t.begin;
+            if (t.numel) {
                 leaf.storage = file;
-                leaf.storage.offset = dataStart + begin;
+                leaf.storage.offset = dataStart + t.begin;
             }
             b.setStore(self);
-            if (bits && numel) {
+            if (dtypeInfo(t.dtype).packedBits && t.numel) {
                 // One code a byte, read through a store of its own; the
                 // packed bytes are what the file stores of it.
-                leaf.nbytes = numel;
+                leaf.nbytes = t.numel;
                 leaf.storage.offset = 0;
-                leaf.storage.storedSize = end - begin;
-                b.setStore(std::make_shared<PackedTensorStore>(self, source(), dataStart + begin,
-                                                               *type, numel));
+                leaf.storage.storedSize = t.end - t.begin;
+                b.setStore(std::make_shared<PackedTensorStore>(self, source(), dataStart + t.begin,
+                                                               t.dtype, t.numel));
             }
             NodeBuilder(*root).put(std::move(n));
-        }
+        };
+        if (!parseJsonMembers(header, where, handlers))
+            throw Error::corrupt(where, "the safetensors header is not a JSON object");
         std::sort(spans.begin(), spans.end(),
                   [](const Span& a, const Span& b) { return a.begin < b.begin; });
         for (std::size_t i = 1; i < spans.size(); ++i)
-            if (spans[i].begin < spans[i - 1].end)
-                throw Error::corrupt(where, "tensors \"" + *spans[i - 1].key + "\" and \"" +
-                                                *spans[i].key + "\" overlap in the data");
+            if (spans[i].begin < spans[i - 1].end) {
+                const auto names = memberKeys(header, where, spans[i - 1].member, spans[i].member);
+                throw Error::corrupt(where, "tensors \"" + names.first + "\" and \"" +
+                                                names.second + "\" overlap in the data");
+            }
         return root;
     }
 };
