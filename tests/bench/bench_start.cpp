@@ -21,15 +21,17 @@ int main(int argc, char** argv) {
     qputenv("XDG_RUNTIME_DIR", QFile::encodeName(scratch.path()));
     const QString shot = scratch.path() + "/shot.png";
     std::printf("bench_start: %d rounds, offscreen\n", args.rounds);
-    const bench::ProcessRun ours = bench::processMedian(
-        args.rounds, {TDSTUDIO_EXECUTABLE, TDSTUDIO_DEMO, "--screenshot", shot});
-    const bench::ProcessRun anchor = bench::processMedian(args.rounds, {BENCH_BARE_WINDOW, shot});
-    const double ratio = anchor.seconds > 0 ? ours.seconds / anchor.seconds : 0;
+    // In turn, round by round: the two take some 0.1 s each, and this
+    // machine's speed drifts by more than the goal's margin within a run.
+    const bench::ProcessPair pair = bench::processPairMedian(
+        args.rounds, {TDSTUDIO_EXECUTABLE, TDSTUDIO_DEMO, "--screenshot", shot},
+        {BENCH_BARE_WINDOW, shot});
+    const bench::ProcessRun &ours = pair.first, &anchor = pair.second;
     std::printf("  tdstudio demo --screenshot (overview drawn)  %.1f ms, peak RSS %.0f MB\n",
                 ours.seconds * 1e3, ours.peakMB);
     std::printf("  bare Qt window + tree + PNG                  %.1f ms, peak RSS %.0f MB\n",
                 anchor.seconds * 1e3, anchor.peakMB);
-    std::printf("  ratio %.2fx the anchor's time (goal <= 1.5x: %s)\n", ratio,
-                ratio <= 1.5 ? "ok" : "MISSED");
+    std::printf("  ratio %.2fx the anchor's time, the median of each round's (goal <= 1.5x: %s)\n",
+                pair.ratio, pair.ratio > 0 && pair.ratio <= 1.5 ? "ok" : "MISSED");
     return ours.ok && anchor.ok ? 0 : 1;
 }

@@ -174,4 +174,27 @@ ProcessRun processMedian(int rounds, const QStringList& argv, const std::functio
     return result;
 }
 
+ProcessPair processPairMedian(int rounds, const QStringList& first, const QStringList& second) {
+    ProcessPair pair;
+    runProcess(first);
+    runProcess(second);
+    std::vector<double> firstTimes, secondTimes, ratios;
+    for (int i = 0; i < rounds; ++i) {
+        const ProcessRun a = runProcess(first);
+        const ProcessRun b = runProcess(second);
+        if (!a.ok || !b.ok) {
+            pair.first = a, pair.second = b;
+            return pair;
+        }
+        firstTimes.push_back(a.seconds), secondTimes.push_back(b.seconds);
+        ratios.push_back(a.seconds / b.seconds);
+        pair.first.peakMB = std::max(pair.first.peakMB, a.peakMB);
+        pair.second.peakMB = std::max(pair.second.peakMB, b.peakMB);
+    }
+    pair.first.seconds = median(firstTimes), pair.second.seconds = median(secondTimes);
+    pair.first.ok = pair.second.ok = true;
+    pair.ratio = median(ratios);
+    return pair;
+}
+
 }  // namespace bench

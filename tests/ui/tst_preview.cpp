@@ -13,11 +13,13 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QPushButton>
+#include <QRandomGenerator>
 #include <QSemaphore>
 #include <QSettings>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QThreadPool>
+#include <QtEndian>
 #include <QtTest>
 #include <atomic>
 
@@ -32,6 +34,7 @@
 #include "main_window.h"
 #include "node_text.h"
 #include "plot_view.h"
+#include "png_encoder.h"
 #include "preview_panel.h"
 #include "slice_export.h"
 #include "slice_selector.h"
@@ -366,6 +369,146 @@ private Q_SLOTS:
             {"-c", "import numpy as np,sys; a=np.load(sys.argv[1]); print(a.dtype, a.shape)", npy},
             &out));
         QCOMPARE(out.trimmed(), QString("float32 (4,)"));
+    }
+
+    // An image whose rows each deflate best under one of PNG's five
+    // filters, as the specification defines them (9.2): rows of 0s and 1s
+    // (None), ramps (Sub), copies of the row above (Up), and rows built so
+    // that the Average and the Paeth predictors are exact, each over a row
+    // of noise. Gray, one byte a pixel.
+    static QImage rowsForEveryFilter(int width) {
+        QRandomGenerator rng(11);
+        QImage image(width, 10, QImage::Format_Grayscale8);
+        for (int y = 0; y < image.height(); ++y) {
+            std::uint8_t* row = image.scanLine(y);
+            const std::uint8_t* above = y ? image.constScanLine(y - 1) : nullptr;
+            const auto up = [&](int x) { return above ? int(above[x]) : 0; };
+            for (int x = 0; x < width; ++x) {
+                const int a = x ? row[x - 1] : 0, b = up(x), c = x ? up(x - 1) : 0;
+                int v = 0;
+                switch (y % 10) {
+                    case 0:
+                    case 2:
+                    case 4:
+                    case 6:
+                    case 8:
+                        v = int(rng.bounded(256));
+                        break;
+                    case 1:
+                        v = x % 2;
+                        break;  // None
+                    case 3:
+                        v = (40 + 3 * x) % 256;
+                        break;  // Sub
+                    case 5:
+                        v = b;
+                        break;  // Up
+                    case 7:
+                        v = (a + b) / 2;
+                        break;  // Average
+                    case 9: {   // Paeth
+                        const int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b),
+                                  pc = std::abs(p - c);
+                        // From a first pixel off its prediction (a row Paeth
+                        // predicts whole would be the row above).
+                        v = x ? (pa <= pb && pa <= pc ? a : pb <= pc ? b : c) : (b + 100) % 256;
+                    }
+                }
+                row[x] = std::uint8_t(v);
+            }
+        }
+        return image;
+    }
+
+    // The filter byte of each row of an encoded PNG (one IDAT, as ours writes).
+    static QList<int> rowFilters(const QByteArray& png, int rowBytes) {
+        QList<int> filters;
+        const int at = png.indexOf("IDAT");
+        if (at < 4)
+            return filters;
+        const quint32 length = qFromBigEndian<quint32>(png.constData() + at - 4);
+        QByteArray prefixed(4, '\0');
+        qToBigEndian<quint32>(quint32(1u << 26), prefixed.data());  // qUncompress's size hint
+        const QByteArray raw = qUncompress(prefixed + png.mid(at + 4, qsizetype(length)));
+        for (qsizetype i = 0; i < raw.size(); i += rowBytes + 1)
+            filters << int(std::uint8_t(raw[i]));
+        return filters;
+    }
+
+    void pngEncoderWritesWhatLibpngReadsBack() {
+        QRandomGenerator rng(5);
+        const auto noisy = [&rng](QImage::Format format, int w, int h) {
+            QImage image(w, h, format);
+            for (int y = 0; y < h; ++y)
+                for (int x = 0; x < w; ++x)
+                    image.setPixelColor(x, y,
+                                        y % 3 == 0
+                                            ? QColor(x * 7 % 256, y * 5 % 256, 90, 255 - x % 200)
+                                            : QColor::fromRgb(rng.generate()));
+            if (image.hasAlphaChannel())
+                image.setPixelColor(0, 0, QColor(1, 2, 3, 4));
+            return image;
+        };
+        // Slopes with a little noise: Paeth's and Average's rows, with ties
+        // between its neighbours (Paeth takes the left one first).
+        const auto slope = [&rng](QImage::Format format, int w, int h) {
+            QImage image(w, h, format);
+            for (int y = 0; y < h; ++y)
+                for (int x = 0; x < w; ++x) {
+                    const int v = (3 * x + 2 * y + int(rng.bounded(3))) % 256;
+                    image.setPixelColor(x, y, QColor(v, (v + 40) % 256, (255 - v), 200 + x % 50));
+                }
+            return image;
+        };
+        const QList<QImage> images = {
+            slope(QImage::Format_Grayscale8, 64, 48),
+            slope(QImage::Format_RGB32, 64, 48),
+            slope(QImage::Format_ARGB32, 33, 20),
+            noisy(QImage::Format_RGB32, 37, 23),
+            noisy(QImage::Format_ARGB32, 19, 11),
+            noisy(QImage::Format_Grayscale8, 13, 7),
+            noisy(QImage::Format_RGB888, 5, 4),
+            noisy(QImage::Format_RGB32, 1, 1),
+            noisy(QImage::Format_ARGB32, 1, 6),
+            noisy(QImage::Format_Grayscale8, 2, 1),
+            rowsForEveryFilter(512),
+        };
+        for (const QImage& image : images)
+            for (const int level : {1, 6, 12}) {
+                const QByteArray png = png_encoder::encode(image, level);
+                QImage back;
+                QVERIFY2(back.loadFromData(png, "PNG"), qPrintable(QString::number(level)));
+                QCOMPARE(back.size(), image.size());
+                QCOMPARE(back.hasAlphaChannel(), image.hasAlphaChannel());
+                QCOMPARE(back.isGrayscale(), image.format() == QImage::Format_Grayscale8);
+                QCOMPARE(back.convertToFormat(QImage::Format_ARGB32),
+                         image.convertToFormat(QImage::Format_ARGB32));
+            }
+
+        // Every filter is chosen where it is best (fast levels try None, Sub
+        // and Up only), and what each wrote decoded exactly above.
+        const QImage every = rowsForEveryFilter(512);
+        const QList<int> all = rowFilters(png_encoder::encode(every, 6), 512);
+        QCOMPARE(all.size(), 10);
+        for (int filter = 0; filter < 5; ++filter)
+            QCOMPARE(all[2 * filter + 1], filter);  // the odd rows; the even ones are noise
+        const QList<int> fast = rowFilters(png_encoder::encode(every, 1), 512);
+        QCOMPARE(fast.size(), 10);
+        QCOMPARE(fast[1], 0);
+        QCOMPARE(fast[3], 1);
+        QCOMPARE(fast[5], 2);
+        for (const int f : fast)
+            QVERIFY(f <= 2);
+        QVERIFY(png_encoder::encode(QImage(), 1).isEmpty());
+
+        // A window's screenshot goes through it (PngEffort::Fast).
+        const QString shot = scratch_.path() + "/fast.png";
+        const QImage window = noisy(QImage::Format_RGB32, 40, 30);
+        QVERIFY2(slice_export::writePng(shot, window, slice_export::PngEffort::Fast).ok(),
+                 "export failed");
+        QFile file(shot);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.readAll(), png_encoder::encode(window, 1));
     }
 
     void pngExportsReplaceTheFileAtomically() {

@@ -32,8 +32,9 @@ JobOutcome writeNpy(const QString& path, tensordict::DType dtype,
                     const Progress& progress = {});
 // A PNG image, written atomically: through a QSaveFile, so that a failure
 // leaves no partial file and an existing one as it was. A failure names
-// the path. Every PNG export of tdstudio goes through it. `effort`: how
-// hard zlib works (lossless either way); a window's screenshot is taken fast.
+// the path. Every PNG export of tdstudio goes through it. `effort`:
+// lossless either way; a window's screenshot is taken fast (png_encoder.h),
+// other images are written as small as Qt's libpng writer makes them.
 enum class PngEffort { Smallest, Fast };
 JobOutcome writePng(const QString& path, const QImage& image,
                     PngEffort effort = PngEffort::Smallest);
