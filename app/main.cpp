@@ -41,8 +41,11 @@ int runConsole(int argc, char** argv, const cli::Options& options) {
     nameApplication();
     QTextStream out(stdout), err(stderr);
     switch (options.mode) {
-        case cli::Mode::Info:
-            return cli::printInfo(options.info, out, err);
+        case cli::Mode::Info: {
+            cli::InfoRequest request = options.info;
+            request.processEndsAfter = true;
+            return cli::printInfo(request, out, err);
+        }
         case cli::Mode::Save:
             return cli::save(options.save, err, cli::progressStyleForStderr());
         case cli::Mode::Diff:

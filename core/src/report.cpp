@@ -57,10 +57,23 @@ void collectionProperties(const Node& node, std::vector<NodeProperty>& out) {
                        Value(node.collection().attributes)});
 }
 
-void leafProperties(const Node& node, bool readPayloadOffset, std::vector<NodeProperty>& out) {
+void leafProperties(const Node& node, PropertyDetail detail, std::vector<NodeProperty>& out) {
     const TensorLeaf& leaf = node.leaf();
+    const StorageInfo& storage = leaf.storage;
     out.push_back({"dtype", Value(std::string(dtypeName(leaf.dtype)))});
     out.push_back({"shape", intsValue(leaf.shape)});
+    if (detail == PropertyDetail::Listing) {
+        out.push_back({"nbytes", Value(static_cast<std::int64_t>(leaf.dataBytes()))});
+        out.push_back({"storage", Value(std::string(storageKindName(storage.kind)))});
+        // As below: a leaf in memory, or gathered from parts, has no one file.
+        const bool inParts = storage.kind == StorageKind::Chunks && node.store() &&
+                             !node.store()->leafParts(storage).empty();
+        if (storage.kind == StorageKind::None || storage.kind == StorageKind::Memory)
+            out.push_back({"file", Value()});
+        else if (!inParts)
+            out.push_back({"file", Value(storage.path)});
+        return;
+    }
     if (leaf.isNested) {
         out.push_back({"is_nested", Value(true)});
         Value::List shapes;
@@ -72,7 +85,6 @@ void leafProperties(const Node& node, bool readPayloadOffset, std::vector<NodePr
     out.push_back({"nbytes", Value(static_cast<std::int64_t>(leaf.dataBytes()))});
     if (node.device())
         out.push_back({"device", Value(*node.device())});
-    const StorageInfo& storage = leaf.storage;
     out.push_back({"storage", Value(std::string(storageKindName(storage.kind)))});
     if (storage.kind == StorageKind::None || storage.kind == StorageKind::Memory) {
         out.push_back({"file", Value()});
@@ -94,7 +106,7 @@ void leafProperties(const Node& node, bool readPayloadOffset, std::vector<NodePr
     if (storage.kind != StorageKind::File) {
         out.push_back({"zip_method", Value(zipMethodName(storage.zipMethod))});
         out.push_back({"stored_size", Value(static_cast<std::int64_t>(storage.storedSize))});
-        if (readPayloadOffset) {
+        if (detail == PropertyDetail::All) {
             std::optional<std::uint64_t> offset;
             std::string unreadable;
             try {
@@ -176,11 +188,11 @@ struct Collector {
 
 }  // namespace
 
-std::vector<NodeProperty> nodeProperties(const Node& node, bool readPayloadOffset) {
+std::vector<NodeProperty> nodeProperties(const Node& node, PropertyDetail detail) {
     std::vector<NodeProperty> out;
-    out.reserve(16);
+    out.reserve(detail == PropertyDetail::Listing && node.isTensor() ? 5 : 16);
     if (node.isTensor())
-        leafProperties(node, readPayloadOffset, out);
+        leafProperties(node, detail, out);
     else if (node.isNonTensor())
         nonTensorProperties(node, out);
     else if (node.isError())

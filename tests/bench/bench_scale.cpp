@@ -83,15 +83,19 @@ int main(int argc, char** argv) {
 
     if (args.runs('S') && make({"sharded", dir + "/sharded"})) {
         const QString folder = dir + "/sharded";
-        const ProcessRun ours = bench::processMedian(args.rounds, {tdstudio, "--info", folder});
-        const ProcessRun python =
-            bench::processMedian(args.rounds, {kPython, kMakeScale, "read-sharded", folder});
+        // In turn, round by round (each takes a few tenths of a second; the
+        // machine's speed drifts by more than that within a run).
+        const bench::ProcessPair pair =
+            bench::processPairMedian(args.rounds, {tdstudio, "--info", folder},
+                                     {kPython, kMakeScale, "read-sharded", folder});
+        const ProcessRun &ours = pair.first, &python = pair.second;
         const std::uint64_t before = bytesRead();
         const TensorDict td = load(folder.toStdString());
         const std::uint64_t read = bytesRead() - before;
         std::printf("S. a folder of 48 shards, %zu tensors\n", td.root().children().size());
         line("tdstudio --info FOLDER (whole process)", ours.seconds, python.seconds,
              "python json+struct");
+        std::printf("  the median of each round's ratio: %.2fx (goal >= 2x)\n", 1 / pair.ratio);
         std::printf(
             "  read %.2f MiB in all, %.3f MiB a shard (goal < 2); peak RSS %.0f MB, "
             "python %.0f MB\n",

@@ -651,12 +651,7 @@ private Q_SLOTS:
         // So the fixtures compare equal with the default tolerance
         // (equalNan false); NaN itself is tested in nanNeedsEqualNan().
         for (const QString& name : testsupport::fixtureNames()) {
-            QString path = testsupport::fixturePath(name);
-            if (name.startsWith("archive_"))
-                path += ".tdz";
-            LoadOptions options;
-            options.robustKey = name != "legacy_keys";
-            const TensorDict td = load(path.toStdString(), options);
+            const TensorDict td = testsupport::loadFixture(name);
             forEachNode(td.root(), [&](const Node& n) {
                 QVERIFY2(!hasNan(n), qPrintable(name + ": " + keyText(n.keyPath())));
             });

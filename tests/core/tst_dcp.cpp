@@ -141,6 +141,8 @@ private Q_SLOTS:
             multi += chunks.size() > 1;
         }
         QVERIFY(multi >= 4);  // row-wise, uneven, column-wise, empty tail
+        // A listing's line names no one file for a tensor in chunks.
+        QCOMPARE(testsupport::listingPropertiesMismatch(td.root()), QString());
     }
 
     // Any range of a tensor gathered from its chunks is that range of the whole.

@@ -191,6 +191,33 @@ private Q_SLOTS:
         QVERIFY(td.root().child("b"));
     }
 
+    // A listing's properties of a tensor are the ones it shows among all of
+    // them: every fixture, and leaves in memory (no file) and of no bytes.
+    void listingPropertiesAreTheListedOnesOfAll() {
+        for (const QString& name : testsupport::fixtureNames())
+            QCOMPARE(testsupport::listingPropertiesMismatch(testsupport::loadFixture(name).root()),
+                     QString());
+        // Checkpoints, numpy and safetensors files: leaves at offsets, strided, big-endian.
+        const QDir torch(testsupport::torchFixturesDir());
+        const QStringList files =
+            torch.entryList({"*.pt", "*.npy", "*.npz", "*.safetensors", "*.td"});
+        QVERIFY(files.size() >= 12);
+        for (const QString& file : files) {
+            const TensorDict td = load(torch.filePath(file).toStdString());
+            QCOMPARE(testsupport::listingPropertiesMismatch(td.root()), QString());
+        }
+        TensorDict memory = TensorDict::create();
+        memory.mutableRoot().addBytes("m", DType::Int32, {2},
+                                      ownedBytes(std::vector<std::int32_t>{1, 2}));
+        memory.mutableRoot().addBytes("empty", DType::Int32, {0}, {});
+        QCOMPARE(testsupport::listingPropertiesMismatch(memory.root()), QString());
+        std::vector<std::string> names;
+        for (const NodeProperty& p :
+             nodeProperties(*memory.root().child("m"), PropertyDetail::Listing))
+            names.emplace_back(p.name);
+        QCOMPARE(names, (std::vector<std::string>{"dtype", "shape", "nbytes", "storage", "file"}));
+    }
+
     // One list of properties per node, in reading order, as describe() writes them.
     void propertiesNameEveryFactInOrder() {
         TensorDict td = load(testsupport::fixturePath("archive_simple.tdz").toStdString());
@@ -202,7 +229,8 @@ private Q_SLOTS:
                                                   "storage", "file", "file_size", "location",
                                                   "zip_method", "stored_size", "payload_offset"}));
         const auto value = [&](const Node& n, std::string_view name, bool readOffset = true) {
-            for (const NodeProperty& p : nodeProperties(n, readOffset))
+            for (const NodeProperty& p :
+                 nodeProperties(n, readOffset ? PropertyDetail::All : PropertyDetail::WithoutReads))
                 if (p.name == name)
                     return p.value;
             return Value(std::string("<absent>"));

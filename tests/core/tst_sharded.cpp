@@ -74,6 +74,7 @@ private Q_SLOTS:
         const TensorDict td = load(location.toStdString());
         QCOMPARE(QString::fromStdString(td.format()), QString("sharded"));
         checkAgainstExpected(td, shardExtension);
+        QCOMPARE(testsupport::listingPropertiesMismatch(td.root()), QString());
     }
 
     // Over HTTP: the URL of the index; each shard's header (or a .bin's

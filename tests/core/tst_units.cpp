@@ -137,6 +137,46 @@ private Q_SLOTS:
         QCOMPARE(parseJson(toJson(v, JsonStyle::Compact), "t"), v);
     }
 
+    // Text that is valid UTF-8 is parsed without validating it again; any
+    // other is refused as before, naming the byte where its string went
+    // wrong, wherever the bad sequence sits among the ASCII skipped eight
+    // bytes at a time.
+    void jsonReadsUtf8AndRefusesEveryInvalidSequence() {
+        for (const std::string& pad :
+             {std::string(), std::string("abcdefg"), std::string(13, 'k')}) {
+            const std::string text = "{\"" + pad + "\": \"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" +
+                                     pad + "\xf4\x8f\xbf\xbf\"}";
+            const Value v = parseJson(text, "t");
+            QCOMPARE(v.asObject().at(0).first, pad);
+            QCOMPARE(v.asObject().at(0).second.asString(),
+                     "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" + pad + "\xf4\x8f\xbf\xbf");
+            for (const char* bad : {
+                     "\xc3",              // a lead byte, then the closing quote
+                     "\x80",              // a continuation byte alone
+                     "\xc0\xaf",          // an overlong '/'
+                     "\xe0\x80\xaf",      // another
+                     "\xed\xa0\x80",      // a UTF-16 surrogate
+                     "\xf4\x90\x80\x80",  // past U+10FFFF
+                     "\xf5\x80\x80\x80",  // a lead byte UTF-8 never uses
+                     "\xff",
+                 }) {
+                const std::string before = "{\"" + pad + "\": \"" + pad;
+                const std::string broken = before + bad + "\"}";
+                try {
+                    parseJson(broken, "t");
+                    QFAIL(qPrintable("accepted: " + QByteArray::fromStdString(broken).toHex()));
+                } catch (const Error& e) {
+                    QCOMPARE(e.kind(), ErrorKind::Corrupt);
+                    QCOMPARE(std::string(e.what()), "t: invalid JSON at byte " +
+                                                        std::to_string(before.size()) +
+                                                        ": Invalid encoding in string.");
+                }
+            }
+        }
+        // A sequence cut off by the end of the text.
+        QVERIFY_THROWS_EXCEPTION(Error, parseJson("\"\xe2\x82", "t"));
+    }
+
     // The member-by-member reader hands over what parseJson reads, a
     // streamed key's repeats included (the last one counts for a reader that
     // keeps it, as json.loads does); the fuzz target checks this on every input.

@@ -1,6 +1,7 @@
 #include "testsupport.h"
 
 #include "tensordict/error.h"
+#include "tensordict/keys.h"
 #include "tensordict/report.h"
 
 #include <QCoreApplication>
@@ -342,6 +343,39 @@ QString compareWithExpected(const QJsonObject& actual, const QJsonObject& expect
             }
         }
     }
+    return {};
+}
+
+tensordict::TensorDict loadFixture(const QString& name) {
+    QString path = fixturePath(name);
+    if (name.startsWith("archive_"))
+        path += ".tdz";
+    tensordict::LoadOptions options;
+    options.robustKey = name != "legacy_keys";
+    return tensordict::load(path.toStdString(), options);
+}
+
+QString listingPropertiesMismatch(const tensordict::Node& node) {
+    using namespace tensordict;
+    if (node.isTensor()) {
+        const auto listed = [](const std::vector<NodeProperty>& properties, bool filter) {
+            QStringList out;
+            for (const NodeProperty& p : properties)
+                if (!filter || p.name == "dtype" || p.name == "shape" || p.name == "nbytes" ||
+                    p.name == "storage" || p.name == "file" || p.name == "reading")
+                    out << QString::fromUtf8(p.name.data(), qsizetype(p.name.size())) + "=" +
+                               QString::fromStdString(toJson(p.value));
+            return out;
+        };
+        const QStringList all = listed(nodeProperties(node, PropertyDetail::WithoutReads), true);
+        const QStringList brief = listed(nodeProperties(node, PropertyDetail::Listing), false);
+        return all == brief ? QString()
+                            : QString::fromStdString(formatKeyPath(node.keyPath())) + ": listed " +
+                                  brief.join(", ") + "; all: " + all.join(", ");
+    }
+    for (const Node* child : node.children())
+        if (QString m = listingPropertiesMismatch(*child); !m.isEmpty())
+            return m;
     return {};
 }
 

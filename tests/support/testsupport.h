@@ -123,4 +123,14 @@ QJsonObject readJsonFile(const QString& path);
 // differs (or that it is missing or not a tensor).
 QString leafMismatch(const tensordict::Node* leaf, const QJsonObject& expected);
 
+// A fixture of tensordict 0.14 loaded as it was written: an archive's
+// .tdz, and legacy_keys without robust keys.
+tensordict::TensorDict loadFixture(const QString& name);
+
+// "" when every tensor leaf under `node` lists (PropertyDetail::Listing)
+// exactly its dtype, shape, nbytes, storage and file (and a root's reading
+// note) as they appear among all its properties, in the same order; else
+// what differs, at which key.
+QString listingPropertiesMismatch(const tensordict::Node& node);
+
 }  // namespace testsupport

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #include "node_text.h"
 #include "tensordict/report.h"
@@ -26,7 +27,7 @@ void appendKeyList(std::string& out, const std::string& parentKeys, const tensor
     out += parentKeys;
     if (parentKeys.size() > 1)
         out += ", ";
-    out += tensordict::toJson(tensordict::Value(node.key()));
+    tensordict::appendJsonString(out, node.key());
 }
 
 void appendInts(std::string& line, const tensordict::Value& list) {
@@ -119,7 +120,8 @@ void printNode(const tensordict::Node& node, const std::string& parentKeys, List
     }
     text += "]  ";
     text += tensordict::kindName(node.kind());
-    for (const tensordict::NodeProperty& p : tensordict::nodeProperties(node, false))
+    for (const tensordict::NodeProperty& p :
+         tensordict::nodeProperties(node, tensordict::PropertyDetail::Listing))
         appendBrief(listing, node, p);
     if (request.stats && node.isTensor()) {
         const tensordict::Value stats = tensordict::statisticsValue(node);
@@ -146,6 +148,12 @@ void reportIntegrityWarnings(const tensordict::Node& node, QTextStream& err) {
             << QString::fromStdString(warning) << '\n';
     for (const auto& child : node.children())
         reportIntegrityWarnings(*child, err);
+}
+
+// A tree left for the process's end (InfoRequest::processEndsAfter).
+void keepUntilExit(tensordict::TensorDict td) {
+    static auto* kept = new std::vector<tensordict::TensorDict>;  // never freed, on purpose
+    kept->push_back(std::move(td));
 }
 
 }  // namespace
@@ -186,6 +194,8 @@ int printInfo(const InfoRequest& request, QTextStream& out, QTextStream& err) {
     const auto errors = td.errors();
     for (const auto* e : errors)
         err << "tdstudio: " << QString::fromStdString(e->error()) << '\n';
+    if (request.processEndsAfter)
+        keepUntilExit(std::move(*loaded));
     return errors.empty() ? 0 : 1;
 }
 

@@ -195,7 +195,9 @@ std::optional<PropertyRow> row(const Node& node, const tensordict::NodeProperty&
 
 std::vector<PropertyRow> propertyRows(const Node& node, bool readPayloadOffset) {
     std::vector<PropertyRow> rows;
-    for (const tensordict::NodeProperty& p : tensordict::nodeProperties(node, readPayloadOffset))
+    for (const tensordict::NodeProperty& p : tensordict::nodeProperties(
+             node, readPayloadOffset ? tensordict::PropertyDetail::All
+                                     : tensordict::PropertyDetail::WithoutReads))
         if (auto r = row(node, p))
             rows.push_back(std::move(*r));
     return rows;

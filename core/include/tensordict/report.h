@@ -25,10 +25,20 @@ struct NodeProperty {
 //                payload_offset, outside_target
 //   non-tensors  class, batch_size, data, pickle, pickle_opaque
 //   errors       error, directory
-// Optional ones appear only when they apply. An archive entry's payload
-// offset costs one small read of its local header, once per entry; with
-// `readPayloadOffset` false it is left out.
-std::vector<NodeProperty> nodeProperties(const Node& node, bool readPayloadOffset = true);
+// Optional ones appear only when they apply.
+enum class PropertyDetail {
+    // Every property. An archive entry's payload offset costs one small
+    // read of its local header, once per entry.
+    All,
+    // Every property but the payload offset: nothing is read.
+    WithoutReads,
+    // What a line of a listing shows of a tensor: dtype, shape, nbytes,
+    // storage and file (the rest, an allocation or two each, is left out
+    // of a listing of thousands); other nodes as WithoutReads.
+    Listing,
+};
+std::vector<NodeProperty> nodeProperties(const Node& node,
+                                         PropertyDetail detail = PropertyDetail::All);
 
 struct DescribeOptions {
     bool sha256 = false;  // hash each leaf's raw bytes (reads all data)

@@ -97,6 +97,8 @@ Value parseJson(std::string_view text, const std::string& where);
 
 // Writes NaN / Infinity as Python does. Bytes become {"__bytes_hex__": "..."}.
 std::string toJson(const Value& value, JsonStyle style = JsonStyle::Python);
+// `text` as toJson() writes a string, quotes and escapes, appended to `out`.
+void appendJsonString(std::string& out, std::string_view text, JsonStyle style = JsonStyle::Python);
 
 // What machine-readable output (--info/--diff/--check --json) writes: strict
 // JSON, which every parser reads: non-finite floats as the strings "nan",

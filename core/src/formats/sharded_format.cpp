@@ -137,17 +137,40 @@ public:
         const WeightMap map = readWeightMap(read(indexName_, kMaxIndexBytes), where);
         const std::vector<std::string>& shards = map.shards;
 
-        // A shard's top-level nodes by key (a view of the node's own key,
-        // which stays put while the node moves), each taken once.
-        using Leaf = std::pair<std::string_view, std::unique_ptr<Node>>;
+        // A shard's top-level nodes, found by key: an open-addressing table
+        // of their places, each with its key's hash, so that a probe reads
+        // no node but the one it finds (sorting and bisecting 72,000 keys
+        // with long common prefixes took a tenth of the model's assembly).
         struct Opened {
-            std::vector<Leaf> leaves;  // sorted by key
+            std::vector<std::unique_ptr<Node>> leaves;  // in the shard's order; taken ones null
+            std::vector<std::size_t> hashes;            // of each leaf's key
+            std::vector<std::uint32_t> slots;           // place + 1; 0 is empty
             std::optional<Failure> failure;
-            std::unique_ptr<Node>* find(std::string_view key) {
-                const auto it = std::lower_bound(
-                    leaves.begin(), leaves.end(), key,
-                    [](const Leaf& leaf, std::string_view k) { return leaf.first < k; });
-                return it != leaves.end() && it->first == key ? &it->second : nullptr;
+            void index() {
+                std::size_t size = 16;
+                while (size < 2 * leaves.size())
+                    size *= 2;
+                slots.assign(size, 0);
+                hashes.resize(leaves.size());
+                for (std::size_t at = 0; at < leaves.size(); ++at) {
+                    hashes[at] = std::hash<std::string_view>()(leaves[at]->key());
+                    std::size_t i = hashes[at] & (size - 1);
+                    while (slots[i] !=
+                           0)  // a shard's keys are unique (a repeat replaced the first)
+                        i = (i + 1) & (size - 1);
+                    slots[i] = static_cast<std::uint32_t>(at + 1);
+                }
+            }
+            std::unique_ptr<Node>* find(std::string_view key, std::size_t hash) {
+                if (slots.empty())
+                    return nullptr;
+                const std::size_t mask = slots.size() - 1;
+                for (std::size_t i = hash & mask; slots[i] != 0; i = (i + 1) & mask) {
+                    const std::size_t at = slots[i] - 1;
+                    if (hashes[at] == hash && leaves[at] && leaves[at]->key() == key)
+                        return &leaves[at];
+                }
+                return nullptr;
             }
         };
         std::vector<Opened> opened(shards.size());
@@ -167,14 +190,8 @@ public:
                 if (!root || root->isTensor())
                     throw Error::corrupt(describe(shards[i]),
                                          "not a safetensors file or a checkpoint of named tensors");
-                std::vector<Leaf>& leaves = opened[i].leaves;
-                for (auto& child : NodeBuilder(*root).takeChildren()) {
-                    const std::string_view key = child->key();
-                    leaves.emplace_back(key, std::move(child));
-                }
-                // A shard's keys are unique (a repeated key replaced the first).
-                std::sort(leaves.begin(), leaves.end(),
-                          [](const Leaf& a, const Leaf& b) { return a.first < b.first; });
+                opened[i].leaves = NodeBuilder(*root).takeChildren();
+                opened[i].index();
             } catch (const Error& e) {
                 opened[i].failure = e.failure();
             }
@@ -200,7 +217,7 @@ public:
                 b.append(NodeBuilder::error(name, *from.failure));
                 continue;
             }
-            std::unique_ptr<Node>* leaf = from.find(name);
+            std::unique_ptr<Node>* leaf = from.find(name, std::hash<std::string_view>()(name));
             if (!leaf || !*leaf) {
                 b.append(NodeBuilder::error(
                     name,
@@ -217,9 +234,9 @@ public:
         }
         // What a shard holds beyond what the index gives it.
         for (std::size_t i = 0; i < shards.size(); ++i)
-            for (const auto& [name, node] : opened[i].leaves)
+            for (const auto& node : opened[i].leaves)
                 if (node)
-                    facts.unindexed.emplace_back(shards[i], std::string(name));
+                    facts.unindexed.emplace_back(shards[i], node->key());
         std::sort(facts.unindexed.begin(), facts.unindexed.end());
         {
             std::lock_guard<std::mutex> lock(mutex_);
