@@ -95,7 +95,8 @@ int main(int argc, char** argv) {
         std::printf("S. a folder of 48 shards, %zu tensors\n", td.root().children().size());
         line("tdstudio --info FOLDER (whole process)", ours.seconds, python.seconds,
              "python json+struct");
-        std::printf("  the median of each round's ratio: %.2fx (goal >= 2x)\n", 1 / pair.ratio);
+        if (pair.ratio > 0)
+            std::printf("  the median of each round's ratio: %.2fx (goal >= 2x)\n", 1 / pair.ratio);
         std::printf(
             "  read %.2f MiB in all, %.3f MiB a shard (goal < 2); peak RSS %.0f MB, "
             "python %.0f MB\n",

@@ -509,6 +509,19 @@ private Q_SLOTS:
         QFile file(shot);
         QVERIFY(file.open(QIODevice::ReadOnly));
         QCOMPARE(file.readAll(), png_encoder::encode(window, 1));
+
+        // Deeper channels are left to Qt's writer, which keeps their 16 bits.
+        QVERIFY(!png_encoder::keepsEveryBit(QImage::Format_RGBA64));
+        QVERIFY(!png_encoder::keepsEveryBit(QImage::Format_Grayscale16));
+        QImage deep(3, 2, QImage::Format_Grayscale16);
+        for (int y = 0; y < 2; ++y)
+            for (int x = 0; x < 3; ++x)
+                reinterpret_cast<quint16*>(deep.scanLine(y))[x] = quint16(257 * x + 1000 * y + 1);
+        QVERIFY2(slice_export::writePng(shot, deep, slice_export::PngEffort::Fast).ok(),
+                 "export failed");
+        QImage back;
+        QVERIFY(back.load(shot, "PNG"));
+        QCOMPARE(back.convertToFormat(QImage::Format_Grayscale16), deep);
     }
 
     void pngExportsReplaceTheFileAtomically() {

@@ -94,7 +94,7 @@ public:
     }
     int colorType() const { return colorType_; }
     int bpp() const { return bpp_; }
-    int bytes() const { return image_.width() * bpp_; }
+    int bytes() const { return image_.width() * bpp_; }  // 0 when the conversion failed
     // Row y's samples, valid until the next call.
     const std::uint8_t* row(int y) {
         if (colorType_ == 0)
@@ -121,10 +121,41 @@ private:
 
 }  // namespace
 
+bool keepsEveryBit(QImage::Format format) {
+    switch (format) {
+        case QImage::Format_Mono:
+        case QImage::Format_MonoLSB:
+        case QImage::Format_Indexed8:
+        case QImage::Format_RGB32:
+        case QImage::Format_ARGB32:
+        case QImage::Format_ARGB32_Premultiplied:
+        case QImage::Format_RGB16:
+        case QImage::Format_ARGB8565_Premultiplied:
+        case QImage::Format_RGB666:
+        case QImage::Format_ARGB6666_Premultiplied:
+        case QImage::Format_ARGB8555_Premultiplied:
+        case QImage::Format_RGB555:
+        case QImage::Format_RGB444:
+        case QImage::Format_ARGB4444_Premultiplied:
+        case QImage::Format_RGB888:
+        case QImage::Format_BGR888:
+        case QImage::Format_RGBX8888:
+        case QImage::Format_RGBA8888:
+        case QImage::Format_RGBA8888_Premultiplied:
+        case QImage::Format_Alpha8:
+        case QImage::Format_Grayscale8:
+            return true;
+        default:
+            return false;
+    }
+}
+
 QByteArray encode(const QImage& source, int level) {
     if (source.isNull())
         return {};
     Rows rows(source);
+    if (rows.bytes() != source.width() * rows.bpp())  // the conversion failed
+        return {};
     const int width = source.width(), height = source.height(), bytes = rows.bytes(),
               bpp = rows.bpp();
     // Fast levels try the filters that cost a pass of subtractions (a

@@ -188,8 +188,8 @@ JobOutcome writePng(const QString& path, const QImage& image, PngEffort effort) 
     if (!file.open(QIODevice::WriteOnly))
         return fileFailure(path, file);
     // A window's screenshot: libdeflate's level 1 in memory (png_encoder.h).
-    // Other images, of any size, stream through Qt's libpng writer.
-    if (effort == PngEffort::Fast) {
+    // Other images, of any size or depth, stream through Qt's libpng writer.
+    if (effort == PngEffort::Fast && png_encoder::keepsEveryBit(image.format())) {
         const QByteArray png = png_encoder::encode(image, 1);
         if (png.isEmpty())
             return JobOutcome::failed(tensordict::ErrorKind::Io, path,
