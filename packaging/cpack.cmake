@@ -54,6 +54,8 @@ set(CPACK_COMPONENT_TDSTUDIO_DESCRIPTION "viewer for PyTorch tensordict data
 
 set(CPACK_DEBIAN_LIBTENSORDICT_PACKAGE_NAME libtensordict0)
 set(CPACK_DEBIAN_LIBTENSORDICT_PACKAGE_SECTION libs)
+# Loaded with the first HTTP request (dlopen), so shlibdeps cannot see it.
+set(CPACK_DEBIAN_LIBTENSORDICT_PACKAGE_DEPENDS "libcurl4")
 set(CPACK_DEBIAN_LIBTENSORDICT_PACKAGE_CONTROL_EXTRA ${CMAKE_SOURCE_DIR}/packaging/debian-libtensordict0/triggers)
 set(CPACK_COMPONENT_LIBTENSORDICT_DESCRIPTION "tensordict memmap and .tdz reader and writer (library)
  libtensordict loads and saves tensordicts in exactly the on-disk formats of

@@ -1,6 +1,7 @@
 #include "http_transport.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "http_headers.h"
@@ -33,9 +35,65 @@ constexpr long kStallSeconds = 30;  // no byte for this long: the transfer is dr
 std::atomic<bool> insecure{false};
 std::atomic<std::uint64_t> requestCount{0}, byteCount{0}, inFlightCount{0};
 
-void initCurl() {
-    static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
-    (void)done;
+// libcurl, loaded with the first request rather than by every process
+// that links the library: it and what it brings (TLS, Kerberos, LDAP, SSH)
+// took 7.5 ms of each start, most of a command's own start.
+struct LibCurl {
+    CURL* (*easyInit)();
+    void (*easyCleanup)(CURL*);
+    void (*easyReset)(CURL*);
+    CURLcode (*easySetopt)(CURL*, CURLoption, ...);
+    CURLcode (*easyPerform)(CURL*);
+    CURLcode (*easyGetinfo)(CURL*, CURLINFO, ...);
+    const char* (*easyStrerror)(CURLcode);
+    curl_slist* (*slistAppend)(curl_slist*, const char*);
+    void (*slistFreeAll)(curl_slist*);
+};
+
+constexpr const char* kLibCurl = "libcurl.so.4";
+
+// Loaded and initialised once; throws Error naming the library when it
+// cannot be (the package depends on it; a copy of the program may not).
+const LibCurl& libcurl() {
+    struct Loaded {
+        LibCurl curl{};
+        std::string failure;
+    };
+    static const Loaded loaded = [] {
+        Loaded l;
+        void* handle = ::dlopen(kLibCurl, RTLD_NOW | RTLD_LOCAL);  // kept until the process ends
+        if (!handle) {
+            const char* why = ::dlerror();
+            l.failure = why ? why : "cannot be loaded";
+            return l;
+        }
+        bool found = true;
+        const auto symbol = [&](auto& function, const char* name) {
+            function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(
+                ::dlsym(handle, name));
+            found = found && function;
+        };
+        LibCurl& c = l.curl;
+        symbol(c.easyInit, "curl_easy_init");
+        symbol(c.easyCleanup, "curl_easy_cleanup");
+        symbol(c.easyReset, "curl_easy_reset");
+        symbol(c.easySetopt, "curl_easy_setopt");
+        symbol(c.easyPerform, "curl_easy_perform");
+        symbol(c.easyGetinfo, "curl_easy_getinfo");
+        symbol(c.easyStrerror, "curl_easy_strerror");
+        symbol(c.slistAppend, "curl_slist_append");
+        symbol(c.slistFreeAll, "curl_slist_free_all");
+        CURLcode (*globalInit)(long) = nullptr;
+        symbol(globalInit, "curl_global_init");
+        if (!found)
+            l.failure = "a libcurl without the functions this program calls";
+        else if (globalInit(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+            l.failure = "libcurl could not be initialised";
+        return l;
+    }();
+    if (!loaded.failure.empty())
+        throw Error::unsupported(kLibCurl, "HTTP needs libcurl: " + loaded.failure);
+    return loaded.curl;
 }
 
 std::string envOr(const char* name, const std::string& fallback = {}) {
@@ -174,8 +232,8 @@ std::string reasonOf(long status) {
 class HandlePool {
 public:
     ~HandlePool() {
-        for (CURL* h : idle_)
-            curl_easy_cleanup(h);
+        for (CURL* h : idle_)  // a handle was made, so libcurl is loaded
+            libcurl().easyCleanup(h);
     }
     CURL* take() {
         {
@@ -186,8 +244,7 @@ public:
                 return h;
             }
         }
-        initCurl();
-        return curl_easy_init();
+        return libcurl().easyInit();
     }
     void give(CURL* h) {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -195,7 +252,7 @@ public:
             idle_.push_back(h);
             return;
         }
-        curl_easy_cleanup(h);
+        libcurl().easyCleanup(h);
     }
 
 private:
@@ -268,53 +325,54 @@ Response fetch(const Endpoint& at, std::uint64_t from, std::uint64_t length,
         const std::string range =
             length ? std::to_string(from) + "-" + std::to_string(from + length - 1) : "";
         const HttpDialect::Headers sent = requestHeaders(at, range, validator);
+        const LibCurl& curl = libcurl();
         CURL* h = handles().take();
         if (!h)
             throw Error::io(url, "cannot start an HTTP request");
-        curl_easy_reset(h);
-        curl_easy_setopt(h, CURLOPT_URL, at.url.c_str());
+        curl.easyReset(h);
+        curl.easySetopt(h, CURLOPT_URL, at.url.c_str());
         // Signed requests go where they were signed for, keys as they are
         // ("a/./b" is a key of S3's, not a path to tidy).
-        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, at.dialect ? 0L : 1L);
-        curl_easy_setopt(h, CURLOPT_PATH_AS_IS, at.dialect ? 1L : 0L);
-        curl_easy_setopt(h, CURLOPT_MAXREDIRS, kMaxRedirects);
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);
+        curl.easySetopt(h, CURLOPT_FOLLOWLOCATION, at.dialect ? 0L : 1L);
+        curl.easySetopt(h, CURLOPT_PATH_AS_IS, at.dialect ? 1L : 0L);
+        curl.easySetopt(h, CURLOPT_MAXREDIRS, kMaxRedirects);
+        curl.easySetopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl.easySetopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+        curl.easySetopt(h, CURLOPT_CONNECTTIMEOUT, kConnectTimeoutSeconds);
         Watch watch{cancel, std::chrono::seconds(stallSeconds), -1,
                     std::chrono::steady_clock::now(), false};
-        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, onProgress);
-        curl_easy_setopt(h, CURLOPT_XFERINFODATA, &watch);
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, onBody);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &transfer);
-        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, onHeader);
-        curl_easy_setopt(h, CURLOPT_HEADERDATA, &r);
-        curl_easy_setopt(h, CURLOPT_USERAGENT, "tdstudio");
+        curl.easySetopt(h, CURLOPT_NOPROGRESS, 0L);
+        curl.easySetopt(h, CURLOPT_XFERINFOFUNCTION, onProgress);
+        curl.easySetopt(h, CURLOPT_XFERINFODATA, &watch);
+        curl.easySetopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl.easySetopt(h, CURLOPT_WRITEFUNCTION, onBody);
+        curl.easySetopt(h, CURLOPT_WRITEDATA, &transfer);
+        curl.easySetopt(h, CURLOPT_HEADERFUNCTION, onHeader);
+        curl.easySetopt(h, CURLOPT_HEADERDATA, &r);
+        curl.easySetopt(h, CURLOPT_USERAGENT, "tdstudio");
         if (insecure) {
-            curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-            curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+            curl.easySetopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+            curl.easySetopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
         }
         const std::string caFile = envOr("TDSTUDIO_HTTP_CA_FILE");
         if (!caFile.empty())
-            curl_easy_setopt(h, CURLOPT_CAINFO, caFile.c_str());
+            curl.easySetopt(h, CURLOPT_CAINFO, caFile.c_str());
         if (!range.empty() && !at.dialect)
-            curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
+            curl.easySetopt(h, CURLOPT_RANGE, range.c_str());
         curl_slist* headers = nullptr;
         for (const auto& [name, value] : sent)
             // "Name;" is libcurl's way to send a header with no value ("Name:" removes it).
-            headers = curl_slist_append(headers,
-                                        (value.empty() ? name + ";" : name + ": " + value).c_str());
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+            headers = curl.slistAppend(headers,
+                                       (value.empty() ? name + ";" : name + ": " + value).c_str());
+        curl.easySetopt(h, CURLOPT_HTTPHEADER, headers);
         ++inFlightCount;
-        const CURLcode rc = curl_easy_perform(h);
+        const CURLcode rc = curl.easyPerform(h);
         --inFlightCount;
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+        curl.easyGetinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
         char* effective = nullptr;
-        curl_easy_getinfo(h, CURLINFO_EFFECTIVE_URL, &effective);
+        curl.easyGetinfo(h, CURLINFO_EFFECTIVE_URL, &effective);
         r.effectiveUrl = effective ? effective : url;
-        curl_slist_free_all(headers);
+        curl.slistFreeAll(headers);
         handles().give(h);
         ++requestCount;
 
@@ -339,14 +397,14 @@ Response fetch(const Endpoint& at, std::uint64_t from, std::uint64_t length,
             throw Error::network(url, "more than " + std::to_string(kMaxRedirects) + " redirects");
         if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
             throw Error::untrusted(url, std::string("the server's certificate is not trusted (") +
-                                            curl_easy_strerror(rc) +
+                                            curl.easyStrerror(rc) +
                                             "); trust its CA with TDSTUDIO_HTTP_CA_FILE");
         if (timedOut)
             throw Error::network(url, "no answer for " + std::to_string(stallSeconds) +
                                           " s (after " + std::to_string(attempt) + " tries)");
         if (rc != CURLE_OK)
             throw Error::network(url,
-                                 std::string(curl_easy_strerror(rc)) +
+                                 std::string(curl.easyStrerror(rc)) +
                                      (attempt > 1 ? " (after " + std::to_string(attempt) + " tries)"
                                                   : std::string()));
         if (r.status == 412 && at.dialect && at.dialect->ifMatch)

@@ -71,6 +71,11 @@ done
 if ldd "$root/usr/bin/tdstudio" | grep -E 'libQt6(Gui|Widgets)'; then fail "tdstudio loads Qt Gui"; fi
 dpkg-deb -f "$(ls "$work"/debs/tdstudio_*.deb)" Depends | grep -q libqt6widgets6 ||
     fail "the tdstudio package does not depend on Qt Widgets"
+# libcurl is loaded with the first HTTP request: no command loads it at start,
+# so the package names it.
+if ldd "$root/usr/bin/tdstudio" | grep -q libcurl; then fail "tdstudio loads libcurl at start"; fi
+dpkg-deb -f "$(ls "$work"/debs/libtensordict0_*.deb)" Depends | grep -q libcurl4 ||
+    fail "libtensordict0 does not depend on libcurl4"
 ldd "$work/consumer/consumer" | grep libtorch >/dev/null || fail "consumer does not link libtorch"
 for pkg in tdstudio libtensordict0; do
     if dpkg-deb -f "$(ls "$work"/debs/${pkg}_*.deb)" Depends | grep -q torch; then fail "$pkg depends on libtorch"; fi
