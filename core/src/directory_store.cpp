@@ -101,7 +101,7 @@ public:
     }
 
     // A file's transport that maps (local files) keeps large leaves in place.
-    bool readsInPlace(const StorageInfo&) const override { return transport_->scheme() == "file"; }
+    bool readsInPlace(const StorageInfo&) const override { return transport_->isLocal(); }
 
     LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
                              std::size_t alignment) const override {

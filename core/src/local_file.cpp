@@ -172,6 +172,7 @@ private:
 class LocalTransport final : public Transport {
 public:
     std::string_view scheme() const override { return "file"; }
+    bool isLocal() const override { return true; }
 
     SourceInfo stat(const std::string& location) const override {
         const char* path = localPath(location);

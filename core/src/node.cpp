@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "key_table.h"
 #include "node_builder.h"
 #include "shared_value.h"
 #include "tensordict/error.h"
@@ -55,6 +56,7 @@ std::string_view storageKindName(StorageKind kind) {
     return "?";
 }
 
+Node::Node() = default;
 Node::~Node() = default;
 
 const Node::Described& Node::described() const {
@@ -66,6 +68,32 @@ Node::Described& Node::describe() {
     if (!described_)
         described_ = std::make_unique<Described>();
     return *described_;
+}
+
+struct Node::Branch {
+    Children::Vector children;
+    KeyTable index;
+    bool hasKeyGroups = false;  // some child is a key group: child() looks inside them
+
+    std::size_t find(std::string_view key) const {
+        return index.find(key, [this](std::size_t at) { return &children[at]->key_; });
+    }
+    // Appends `child`; a repeated key keeps the first as the one find() finds.
+    Node& add(std::unique_ptr<Node> child) {
+        hasKeyGroups = hasKeyGroups || child->isKeyGroup();
+        children.push_back(std::move(child));
+        index.added(children.size() - 1, [this](std::size_t at) { return &children[at]->key_; });
+        return *children.back();
+    }
+    void reserve(std::size_t count) {
+        children.reserve(count);
+        index.reserve(children.size(), count,
+                      [this](std::size_t at) { return &children[at]->key_; });
+    }
+};
+
+Node::Children Node::children() const {
+    return Children(branch_ ? branch_->children : noChildren());
 }
 
 const Node::Children::Vector& Node::noChildren() {
@@ -127,61 +155,12 @@ std::string Node::where() const {
     return formatKeyPath(keyPath());
 }
 
-std::size_t Node::ChildIndex::find(const Children::Vector& children, std::string_view key) const {
-    if (slots_.empty())
-        return npos;
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = std::hash<std::string_view>()(key) & mask;; i = (i + 1) & mask) {
-        const std::uint32_t slot = slots_[i];
-        if (slot == 0)
-            return npos;
-        if (children[slot - 1]->key_ == key)
-            return slot - 1;
-    }
-}
-
-void Node::ChildIndex::added(const Children::Vector& children, std::size_t at) {
-    // At most half full, so that probes stay short and always end.
-    if (2 * (used_ + 1) > slots_.size()) {
-        rebuild(children, std::max<std::size_t>(16, 2 * slots_.size()));
-        return;
-    }
-    const std::string_view key = children[at]->key_;
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = std::hash<std::string_view>()(key) & mask;; i = (i + 1) & mask) {
-        if (slots_[i] == 0) {
-            slots_[i] = static_cast<std::uint32_t>(at + 1);
-            ++used_;
-            return;
-        }
-        if (children[slots_[i] - 1]->key_ == key)
-            return;
-    }
-}
-
-void Node::ChildIndex::reserve(const Children::Vector& children, std::size_t count) {
-    std::size_t capacity = std::max<std::size_t>(16, slots_.size());  // a power of two
-    while (capacity < 2 * count)
-        capacity *= 2;
-    if (capacity > slots_.size())
-        rebuild(children, capacity);
-}
-
-void Node::ChildIndex::rebuild(const Children::Vector& children, std::size_t capacity) {
-    while (capacity < 2 * children.size())
-        capacity *= 2;
-    slots_.assign(capacity, 0);
-    used_ = 0;
-    for (std::size_t at = 0; at < children.size(); ++at)
-        added(children, at);
-}
-
 const Node* Node::child(std::string_view k) const {
     if (!branch_)
         return nullptr;
     const Branch& b = *branch_;
-    const std::size_t at = b.index.find(b.children, k);
-    if (at != ChildIndex::npos)
+    const std::size_t at = b.find(k);
+    if (at != KeyTable::npos)
         return b.children[at].get();
     if (b.hasKeyGroups)  // a dotted key, grouped for display
         for (const auto& c : b.children)
@@ -408,20 +387,19 @@ void Node::checkCollection() const {
 Node& Node::insertChild(std::unique_ptr<Node> child) {
     child->parent_ = this;
     Branch& b = branch();
-    const std::size_t at = b.index.find(b.children, child->key_);
-    if (at != ChildIndex::npos) {
+    const std::size_t at = b.find(child->key_);
+    if (at != KeyTable::npos) {
+        b.hasKeyGroups = b.hasKeyGroups || child->isKeyGroup();
         b.children[at] = std::move(child);  // same key, same position: the index holds
         return *b.children[at];
     }
-    b.children.push_back(std::move(child));
-    b.index.added(b.children, b.children.size() - 1);
-    return *b.children.back();
+    return b.add(std::move(child));
 }
 
 Node& Node::mutableChild(std::string_view k) {
     checkUnlocked();
-    const std::size_t at = branch_ ? branch_->index.find(branch_->children, k) : ChildIndex::npos;
-    if (at == ChildIndex::npos)
+    const std::size_t at = branch_ ? branch_->find(k) : KeyTable::npos;
+    if (at == KeyTable::npos)
         throw Error::notFound(where() + (parent_ ? "/" : "") + std::string(k), "no such key");
     return *branch_->children[at];
 }
@@ -615,19 +593,12 @@ const Value& NodeBuilder::rawValue() const {
 
 Node& NodeBuilder::append(std::unique_ptr<Node> child) {
     child->parent_ = &node_;
-    Node::Branch& b = node_.branch();
-    b.hasKeyGroups = b.hasKeyGroups || child->isKeyGroup();
-    b.children.push_back(std::move(child));
-    Node& added = *b.children.back();
     // A repeated key keeps the first as the one child() finds, as Python's loader does.
-    b.index.added(b.children, b.children.size() - 1);
-    return added;
+    return node_.branch().add(std::move(child));
 }
 
 void NodeBuilder::reserveChildren(std::size_t count) {
-    Node::Branch& b = node_.branch();
-    b.children.reserve(count);
-    b.index.reserve(b.children, count);
+    node_.branch().reserve(count);
 }
 
 Node& NodeBuilder::put(std::unique_ptr<Node> child) {
@@ -637,9 +608,8 @@ Node& NodeBuilder::put(std::unique_ptr<Node> child) {
 Node* NodeBuilder::child(std::string_view key) {
     if (!node_.branch_)
         return nullptr;
-    const Node::Branch& b = *node_.branch_;
-    const std::size_t at = b.index.find(b.children, key);
-    return at == Node::ChildIndex::npos ? nullptr : b.children[at].get();
+    const std::size_t at = node_.branch_->find(key);
+    return at == KeyTable::npos ? nullptr : node_.branch_->children[at].get();
 }
 
 Node& NodeBuilder::childAt(std::size_t i) {

@@ -57,6 +57,24 @@ void collectionProperties(const Node& node, std::vector<NodeProperty>& out) {
                        Value(node.collection().attributes)});
 }
 
+// The parts of a leaf gathered from several files (a DCP tensor's chunks, a
+// dump's runs of rows), as its store lists them; none for any other leaf.
+Value::List partsOf(const Node& node) {
+    const StorageInfo& storage = node.leaf().storage;
+    return storage.kind == StorageKind::Chunks && node.store() ? node.store()->leafParts(storage)
+                                                               : Value::List();
+}
+
+// A leaf's "file": null for a leaf in memory (or of no bytes), none for one
+// gathered from parts (they say where its bytes are), else its one file.
+std::optional<Value> fileOf(const StorageInfo& storage, const Value::List& parts) {
+    if (storage.kind == StorageKind::None || storage.kind == StorageKind::Memory)
+        return Value();
+    if (!parts.empty())
+        return std::nullopt;
+    return Value(storage.path);
+}
+
 void leafProperties(const Node& node, PropertyDetail detail, std::vector<NodeProperty>& out) {
     const TensorLeaf& leaf = node.leaf();
     const StorageInfo& storage = leaf.storage;
@@ -65,13 +83,8 @@ void leafProperties(const Node& node, PropertyDetail detail, std::vector<NodePro
     if (detail == PropertyDetail::Listing) {
         out.push_back({"nbytes", Value(static_cast<std::int64_t>(leaf.dataBytes()))});
         out.push_back({"storage", Value(std::string(storageKindName(storage.kind)))});
-        // As below: a leaf in memory, or gathered from parts, has no one file.
-        const bool inParts = storage.kind == StorageKind::Chunks && node.store() &&
-                             !node.store()->leafParts(storage).empty();
-        if (storage.kind == StorageKind::None || storage.kind == StorageKind::Memory)
-            out.push_back({"file", Value()});
-        else if (!inParts)
-            out.push_back({"file", Value(storage.path)});
+        if (std::optional<Value> file = fileOf(storage, partsOf(node)))
+            out.push_back({"file", std::move(*file)});
         return;
     }
     if (leaf.isNested) {
@@ -86,20 +99,18 @@ void leafProperties(const Node& node, PropertyDetail detail, std::vector<NodePro
     if (node.device())
         out.push_back({"device", Value(*node.device())});
     out.push_back({"storage", Value(std::string(storageKindName(storage.kind)))});
-    if (storage.kind == StorageKind::None || storage.kind == StorageKind::Memory) {
-        out.push_back({"file", Value()});
-        return;
-    }
-    // A leaf gathered from parts of several files (a DCP tensor's chunks):
-    // the parts, not one file.
-    if (Value::List parts = node.store() ? node.store()->leafParts(storage) : Value::List();
-        !parts.empty()) {
+    Value::List parts = partsOf(node);
+    std::optional<Value> file = fileOf(storage, parts);
+    if (!file) {  // gathered from parts: they, not one file
         out.push_back({"location", Value(node.store()->location())});
         out.push_back({"stored_size", Value(static_cast<std::int64_t>(storage.storedSize))});
         out.push_back({"chunks", Value(std::move(parts))});
         return;
     }
-    out.push_back({"file", Value(storage.path)});
+    const bool inMemory = file->isNull();
+    out.push_back({"file", std::move(*file)});
+    if (inMemory)
+        return;
     out.push_back({"file_size", Value(static_cast<std::int64_t>(storage.size))});
     if (node.store())
         out.push_back({"location", Value(node.store()->location())});

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "../../core/src/key_table.h"
 #include "../../core/src/pickle.h"
 #include "../support/json_members_oracle.h"
 #include "tensordict/cancel.h"
@@ -428,6 +429,36 @@ private Q_SLOTS:
             QCOMPARE(root.child(middle)->kind(), NodeKind::TensorDict);
             QCOMPARE(root.child(middle), root.children()[std::size_t(width / 2)]);
         }
+    }
+    // The key table finds each key's first item at every size, grown step by
+    // step or reserved up front; an item taken away is never found, and
+    // the others still are.
+    void keyTableFindsFirstItemsAndSkipsTakenOnes() {
+        for (const bool reserved : {false, true})
+            for (const std::size_t count : {std::size_t(1), std::size_t(9), std::size_t(3000)}) {
+                std::vector<std::unique_ptr<std::string>> items;
+                const auto keyAt = [&items](std::size_t at) { return items[at].get(); };
+                KeyTable index;
+                if (reserved)
+                    index.reserve(0, 2 * count, keyAt);
+                for (std::size_t i = 0; i < 2 * count; ++i) {  // every key twice
+                    items.push_back(std::make_unique<std::string>("k" + std::to_string(i % count)));
+                    index.added(i, keyAt);
+                }
+                for (std::size_t i = 0; i < count; ++i)
+                    QCOMPARE(index.find("k" + std::to_string(i), keyAt), i);
+                QCOMPARE(index.find("k" + std::to_string(count), keyAt), KeyTable::npos);
+                QCOMPARE(index.find("", keyAt), KeyTable::npos);
+                // Take every other first item: its key is found no more, even
+                // though its repeat is still there (the table kept the first).
+                for (std::size_t i = 0; i < count; i += 2)
+                    items[i].reset();
+                for (std::size_t i = 0; i < count; ++i)
+                    QCOMPARE(index.find("k" + std::to_string(i), keyAt),
+                             i % 2 ? i : KeyTable::npos);
+                index.clear();
+                QCOMPARE(index.find("k1", keyAt), KeyTable::npos);
+            }
     }
 };
 

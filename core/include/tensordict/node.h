@@ -162,7 +162,7 @@ public:
         const Vector* v_;
     };
 
-    Node() = default;
+    Node();
     Node(const Node&) = delete;
     Node& operator=(const Node&) = delete;
     ~Node();
@@ -175,7 +175,7 @@ public:
     // '0' are both the key "0"); other keys quoted ('obs').
     std::string keyRepr() const;
     const Node* parent() const { return parent_; }
-    Children children() const { return Children(branch_ ? branch_->children : noChildren()); }
+    Children children() const;
     // The keys from the root, as the file has them (key groups left out; a
     // group's own path ends with its prefix).
     std::vector<std::string> keyPath() const;
@@ -315,29 +315,9 @@ private:
     NodeKind kind_ = NodeKind::TensorDict;
     std::string key_;
     Node* parent_ = nullptr;
-    // Children by key: one open-addressing table per parent (one
-    // allocation, not one per child) of positions in the children.
-    class ChildIndex {
-    public:
-        static constexpr std::size_t npos = ~std::size_t(0);
-        std::size_t find(const Children::Vector& children, std::string_view key) const;
-        // children[at] was just appended; a repeated key keeps the first.
-        void added(const Children::Vector& children, std::size_t at);
-        void clear() { slots_.clear(), used_ = 0; }
-        // Room for `count` children without growing again.
-        void reserve(const Children::Vector& children, std::size_t count);
-
-    private:
-        void rebuild(const Children::Vector& children, std::size_t capacity);
-        std::vector<std::uint32_t> slots_;  // position + 1; 0 is empty
-        std::size_t used_ = 0;
-    };
-    // A node's children, made with its first one (leaves have none).
-    struct Branch {
-        Children::Vector children;
-        ChildIndex index;
-        bool hasKeyGroups = false;  // some child is a key group: child() looks inside them
-    };
+    // A node's children, made with its first one (leaves have none), found
+    // by key through one table per parent (node.cpp).
+    struct Branch;
     static const Children::Vector& noChildren();
     Branch& branch();  // made on first use
     std::unique_ptr<Branch> branch_;

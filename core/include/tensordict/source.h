@@ -74,6 +74,10 @@ public:
     virtual ~Transport() = default;
     // The URL schemes this transport serves, lower case: {"file"}.
     virtual std::string_view scheme() const = 0;
+    // Whether its locations are paths of this machine's file systems: its
+    // files map, its folders list, and opening one is work for a core
+    // rather than a wait.
+    virtual bool isLocal() const { return false; }
     virtual SourceInfo stat(const std::string& location) const = 0;
     // Opens a file; throws Error naming it (missing, a directory, refused).
     virtual std::shared_ptr<const ByteSource> open(const std::string& location) const = 0;

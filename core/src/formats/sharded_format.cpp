@@ -17,6 +17,7 @@
 
 #include "../builtin_stores.h"
 #include "../json_members.h"
+#include "../key_table.h"
 #include "../node_builder.h"
 #include "file_stores.h"
 #include "sharded.h"
@@ -137,40 +138,17 @@ public:
         const WeightMap map = readWeightMap(read(indexName_, kMaxIndexBytes), where);
         const std::vector<std::string>& shards = map.shards;
 
-        // A shard's top-level nodes, found by key: an open-addressing table
-        // of their places, each with its key's hash, so that a probe reads
-        // no node but the one it finds (sorting and bisecting 72,000 keys
-        // with long common prefixes took a tenth of the model's assembly).
+        // A shard's top-level nodes, each taken by key into the model's tree.
         struct Opened {
             std::vector<std::unique_ptr<Node>> leaves;  // in the shard's order; taken ones null
-            std::vector<std::size_t> hashes;            // of each leaf's key
-            std::vector<std::uint32_t> slots;           // place + 1; 0 is empty
+            KeyTable index;
             std::optional<Failure> failure;
-            void index() {
-                std::size_t size = 16;
-                while (size < 2 * leaves.size())
-                    size *= 2;
-                slots.assign(size, 0);
-                hashes.resize(leaves.size());
-                for (std::size_t at = 0; at < leaves.size(); ++at) {
-                    hashes[at] = std::hash<std::string_view>()(leaves[at]->key());
-                    std::size_t i = hashes[at] & (size - 1);
-                    while (slots[i] !=
-                           0)  // a shard's keys are unique (a repeat replaced the first)
-                        i = (i + 1) & (size - 1);
-                    slots[i] = static_cast<std::uint32_t>(at + 1);
-                }
+            const std::string* keyAt(std::size_t at) const {
+                return leaves[at] ? &leaves[at]->key() : nullptr;
             }
-            std::unique_ptr<Node>* find(std::string_view key, std::size_t hash) {
-                if (slots.empty())
-                    return nullptr;
-                const std::size_t mask = slots.size() - 1;
-                for (std::size_t i = hash & mask; slots[i] != 0; i = (i + 1) & mask) {
-                    const std::size_t at = slots[i] - 1;
-                    if (hashes[at] == hash && leaves[at] && leaves[at]->key() == key)
-                        return &leaves[at];
-                }
-                return nullptr;
+            std::unique_ptr<Node>* find(std::string_view key) {
+                const std::size_t at = index.find(key, [this](std::size_t i) { return keyAt(i); });
+                return at == KeyTable::npos ? nullptr : &leaves[at];
             }
         };
         std::vector<Opened> opened(shards.size());
@@ -180,7 +158,7 @@ public:
         // (Eight threads on two cores took 20% longer for 48 local shards:
         // each thread's heap is faulted in apart.)
         const int threads =
-            transport().scheme() == "file"
+            transport().isLocal()
                 ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
                 : kOpenThreads;
         parallelFor(shards.size(), threads, [&](std::size_t i) {
@@ -190,8 +168,12 @@ public:
                 if (!root || root->isTensor())
                     throw Error::corrupt(describe(shards[i]),
                                          "not a safetensors file or a checkpoint of named tensors");
-                opened[i].leaves = NodeBuilder(*root).takeChildren();
-                opened[i].index();
+                Opened& shard = opened[i];
+                shard.leaves = NodeBuilder(*root).takeChildren();
+                const auto keyAt = [&shard](std::size_t at) { return shard.keyAt(at); };
+                shard.index.reserve(0, shard.leaves.size(), keyAt);
+                for (std::size_t at = 0; at < shard.leaves.size(); ++at)
+                    shard.index.added(at, keyAt);
             } catch (const Error& e) {
                 opened[i].failure = e.failure();
             }
@@ -217,7 +199,7 @@ public:
                 b.append(NodeBuilder::error(name, *from.failure));
                 continue;
             }
-            std::unique_ptr<Node>* leaf = from.find(name, std::hash<std::string_view>()(name));
+            std::unique_ptr<Node>* leaf = from.find(name);
             if (!leaf || !*leaf) {
                 b.append(NodeBuilder::error(
                     name,

@@ -17,7 +17,7 @@ namespace {
 // not one: a tensordict itself, or a folder with anything but at least
 // two tensordict folders (and files beside them).
 std::vector<std::string> chunksOf(const StoreProbe& probe) {
-    if (!probe.transport || probe.transport->scheme() != "file" ||
+    if (!probe.transport || !probe.transport->isLocal() ||
         probe.info.kind != SourceInfo::Kind::Directory)
         return {};
     const Transport& t = *probe.transport;
