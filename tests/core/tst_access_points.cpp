@@ -1,4 +1,4 @@
-// Access points of the deflate entries we write (core/src/access_index.h):
+// Access points of the deflate entries we write (core/src/containers/access_index.h):
 // other zip readers read such archives unchanged, any part of an entry reads
 // back exactly without inflating the rest, and a damaged or forged index is
 // never trusted into wrong values.
@@ -14,7 +14,7 @@
 #include <cstring>
 #include <thread>
 
-#include "../../core/src/codec.h"
+#include "../../core/src/codec/codec.h"
 #include "libzip_reader.h"
 #include "tensordict/check.h"
 #include "tensordict/error.h"

@@ -17,12 +17,12 @@
 #include <map>
 
 #include "libzip_reader.h"
-#include "node_builder.h"
 #include "tensordict/compare.h"
 #include "tensordict/element.h"
 #include "tensordict/keys.h"
 #include "tensordict/save.h"
 #include "testsupport.h"
+#include "tree/node_builder.h"
 
 using namespace tensordict;
 using testsupport::errorOf;

@@ -1,4 +1,4 @@
-// The walk of a deflate stream's blocks (core/src/deflate_blocks.h), which
+// The walk of a deflate stream's blocks (core/src/codec/deflate_blocks.h), which
 // tells the parallel writer where each libdeflate chunk's final block starts.
 // Its answers are held against zlib's own inflate (Z_BLOCK), on streams
 // from libdeflate, zlib and ISA-L, and on every damaged form of a few: a
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "../../core/src/deflate_blocks.h"
+#include "../../core/src/codec/deflate_blocks.h"
 #include "tensordict/error.h"
 
 using namespace tensordict;

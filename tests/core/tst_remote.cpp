@@ -1,4 +1,4 @@
-// Tensordicts on a web server (core/src/http_transport.h), read from a real
+// Tensordicts on a web server (core/src/sources/http_transport.h), read from a real
 // nginx started by the test: every fixture reads remotely as it does
 // locally, --info of a 1 GiB archive fetches little, and every fault gives
 // a clear error naming the URL (a file changed on the server, no range

@@ -23,9 +23,9 @@
 #include <memory>
 
 #include "fault_server.h"
-#include "s3_config.h"
 #include "s3_server.h"
-#include "s3_signing.h"
+#include "sources/s3_config.h"
+#include "sources/s3_signing.h"
 #include "tensordict/compare.h"
 #include "tensordict/error.h"
 #include "tensordict/http.h"

@@ -15,11 +15,11 @@
 #include <mutex>
 
 #include "libzip_reader.h"
-#include "node_builder.h"
 #include "tensordict/report.h"
 #include "tensordict/save.h"
 #include "tensordict/store.h"
 #include "testsupport.h"
+#include "tree/node_builder.h"
 
 using namespace tensordict;
 

@@ -17,7 +17,7 @@
 #include <cstring>
 #include <random>
 
-#include "../../core/src/float32_sums.h"
+#include "../../core/src/statistics/float32_sums.h"
 #include "memory_transport.h"
 #include "tensordict/element.h"
 #include "tensordict/error.h"

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <thread>
 
-#include "../../core/src/key_table.h"
-#include "../../core/src/pickle.h"
+#include "../../core/src/tree/key_table.h"
+#include "../../core/src/values/pickle.h"
 #include "../support/json_members_oracle.h"
 #include "tensordict/cancel.h"
 #include "tensordict/dtype.h"

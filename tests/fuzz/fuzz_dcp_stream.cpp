@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "builtin_stores.h"
+#include "containers/builtin_stores.h"
 #include "formats/dcp_transforms.h"
 #include "formats/file_stores.h"
 #include "formats/safetensors.h"

@@ -27,7 +27,7 @@
 #include <optional>
 #include <vector>
 
-#include "deflate_blocks.h"
+#include "codec/deflate_blocks.h"
 #include "tensordict/error.h"
 
 namespace {

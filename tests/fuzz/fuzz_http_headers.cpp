@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "http_headers.h"
+#include "sources/http_headers.h"
 #include "tensordict/error.h"
 
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "pickle.h"
 #include "tensordict/value.h"
+#include "values/pickle.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::optional<tensordict::Value> value =

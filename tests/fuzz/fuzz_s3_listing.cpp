@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "s3_transport.h"
+#include "sources/s3_transport.h"
 #include "tensordict/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

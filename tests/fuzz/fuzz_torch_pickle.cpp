@@ -1,5 +1,5 @@
 // libFuzzer target: the safe unpickler of torch checkpoints
-// (formats/python_objects.h) on one pickle, every persistent id taken as a
+// (values/python_objects.h) on one pickle, every persistent id taken as a
 // storage of the size it names, then the tree built from what it decoded
 // (formats/python_tree.h): containers, tensors over their storages, objects
 // never rebuilt. Nothing may crash, hang or run away in memory; bad input
@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <string>
 
-#include "formats/python_objects.h"
 #include "formats/python_tree.h"
 #include "load_support.h"
+#include "values/python_objects.h"
 
 using tensordict::python::Object;
 

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "codec.h"
+#include "codec/codec.h"
+#include "containers/zip_layout.h"
 #include "tensordict/error.h"
-#include "zip_layout.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "../../core/src/json_members.h"
+#include "../../core/src/values/json_members.h"
 
 namespace oracle {
 

@@ -32,16 +32,16 @@
 #include "info_command.h"
 #include "leaf_view.h"
 #include "main_window.h"
-#include "mapping.h"
-#include "node_builder.h"
 #include "preview_panel.h"
 #include "save_command.h"
+#include "sources/mapping.h"
 #include "statistics_view.h"
 #include "tensor_table_model.h"
 #include "tensordict/report.h"
 #include "tensordict/store.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
+#include "tree/node_builder.h"
 
 using namespace tensordict;
 

@@ -5,7 +5,7 @@
 namespace tensordict {
 
 // Files on HTTP(S) servers are read with range requests ("http://" and
-// "https://" locations open like paths; core/src/http_transport.h). Its
+// "https://" locations open like paths; core/src/sources/http_transport.h). Its
 // settings come from the environment, never the command line (which `ps`
 // shows): TDSTUDIO_HTTP_BEARER (a bearer token), TDSTUDIO_HTTP_HEADERS
 // (extra "Name: value" lines), TDSTUDIO_HTTP_CA_FILE (certificates to trust

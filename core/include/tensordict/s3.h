@@ -8,8 +8,8 @@ namespace tensordict {
 
 // s3:// locations ("s3://bucket/key") open like paths, every format and
 // the folders of the multi-file ones included: requests are signed with AWS
-// Signature V4 (core/src/s3_signing.h) with credentials found where the AWS
-// tools look (core/src/s3_config.h: AWS_ACCESS_KEY_ID, AWS_PROFILE,
+// Signature V4 (core/src/sources/s3_signing.h) with credentials found where the AWS
+// tools look (core/src/sources/s3_config.h: AWS_ACCESS_KEY_ID, AWS_PROFILE,
 // AWS_REGION, AWS_ENDPOINT_URL, ~/.aws/credentials and ~/.aws/config), or
 // go unsigned when there are none. Buckets are only listed where a person
 // browses (listS3); opening never lists.

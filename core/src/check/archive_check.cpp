@@ -2,11 +2,11 @@
 // against it, data descriptors, overlaps, names and alignment (the data
 // itself is read by the data pass, checker.cpp).
 
-#include "checker.h"
+#include "check/checker.h"
 
 #include <set>
 
-#include "../access_index.h"
+#include "containers/access_index.h"
 
 namespace tensordict::checking {
 

@@ -42,21 +42,21 @@
 // checks trees against their meta.json; each kind of dataset checks its own
 // promises in a file of its own beside it (checker.h).
 
-#include "checker.h"
-#include "temporaries.h"
+#include "check/checker.h"
+#include "check/temporaries.h"
 
 #include <cstring>
 #include <filesystem>
 #include <set>
 
-#include "../codec.h"
-#include "../formats/file_stores.h"
-#include "../formats/python_objects.h"
-#include "../loader.h"
-#include "../mapping.h"
+#include "codec/codec.h"
+#include "formats/file_stores.h"
+#include "sources/mapping.h"
 #include "tensordict/guarded_read.h"
 #include "tensordict/keys.h"
 #include "tensordict/worker_threads.h"
+#include "tree/loader.h"
+#include "values/python_objects.h"
 
 namespace tensordict {
 

@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "../zip_layout.h"
+#include "containers/zip_layout.h"
 #include "tensordict/bytes.h"
 #include "tensordict/check.h"
 #include "tensordict/error.h"

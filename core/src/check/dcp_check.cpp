@@ -2,18 +2,18 @@
 // metadata names, every stream's CRCs, chunks in safetensors data, and
 // chunks that do not tile their tensor.
 
-#include "checker.h"
+#include "check/checker.h"
 
 #include <set>
 
-#include "../codec.h"
-#include "../formats/dcp.h"
-#include "../formats/dcp_transforms.h"
-#include "../formats/file_stores.h"
-#include "../loader.h"
+#include "codec/codec.h"
+#include "formats/dcp.h"
+#include "formats/dcp_transforms.h"
+#include "formats/file_stores.h"
 #include "tensordict/guarded_read.h"
 #include "tensordict/report.h"
 #include "tensordict/worker_threads.h"
+#include "tree/loader.h"
 
 namespace tensordict::checking {
 

@@ -1,8 +1,8 @@
 // Repairing what a check found (tensordict/check.h): an archive's CRC-32s
 // re-stamped in a copy that replaces it, stale temporaries deleted.
 
-#include "checker.h"
-#include "temporaries.h"
+#include "check/checker.h"
+#include "check/temporaries.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,8 +12,9 @@
 #include <filesystem>
 #include <set>
 
-#include "../atomic_file.h"
-#include "../codec.h"
+#include "codec/codec.h"
+#include "sources/copy_steps.h"
+#include "writing/atomic_file.h"
 
 namespace tensordict {
 

@@ -1,13 +1,13 @@
 // TorchRL replay buffer dumps and stacks of chunks (datasets.h): each
 // tensordict in them checked as one, and their files against each other.
 
-#include "checker.h"
+#include "check/checker.h"
 
 #include <set>
 
-#include "../formats/file_stores.h"
-#include "../loader.h"
+#include "formats/file_stores.h"
 #include "tensordict/datasets.h"
+#include "tree/loader.h"
 
 namespace tensordict::checking {
 

@@ -1,14 +1,14 @@
 // A Hugging Face sharded model (formats/sharded.h): its shards, what the
 // index names that is missing, and what it does not name.
 
-#include "checker.h"
+#include "check/checker.h"
 
 #include <filesystem>
 #include <set>
 
-#include "../atomic_file.h"
-#include "../formats/sharded.h"
-#include "../loader.h"
+#include "formats/sharded.h"
+#include "tree/loader.h"
+#include "writing/atomic_file.h"
 
 namespace tensordict::checking {
 

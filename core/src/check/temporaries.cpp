@@ -1,8 +1,8 @@
 // Temporaries beside the dataset (temporaries.h).
 
-#include "temporaries.h"
+#include "check/temporaries.h"
 
-#include "checker.h"
+#include "check/checker.h"
 
 #include <dirent.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "../atomic_file.h"
+#include "writing/atomic_file.h"
 
 namespace tensordict::checking {
 

@@ -1,4 +1,4 @@
-#include "chunk_boxes.h"
+#include "formats/chunk_boxes.h"
 
 #include <algorithm>
 #include <cstring>

@@ -10,10 +10,10 @@
 
 #include <algorithm>
 
-#include "../node_builder.h"
-#include "consolidated.h"
-#include "file_stores.h"
+#include "formats/consolidated.h"
+#include "formats/file_stores.h"
 #include "tensordict/error.h"
+#include "tree/node_builder.h"
 
 namespace tensordict {
 namespace {

@@ -21,22 +21,23 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <variant>
 
-#include "../builtin_stores.h"
-#include "../copy_steps.h"
-#include "../mapping.h"
-#include "../node_builder.h"
-#include "chunk_boxes.h"
-#include "dcp.h"
-#include "dcp_transforms.h"
-#include "file_stores.h"
-#include "python_objects.h"
-#include "safetensors.h"
+#include "containers/builtin_stores.h"
+#include "formats/chunk_boxes.h"
+#include "formats/dcp.h"
+#include "formats/dcp_transforms.h"
+#include "formats/file_stores.h"
+#include "formats/safetensors.h"
+#include "sources/copy_steps.h"
+#include "sources/mapping.h"
 #include "tensordict/cancel.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
 #include "tensordict/keys.h"
 #include "tensordict/worker_threads.h"
+#include "tree/node_builder.h"
+#include "values/python_objects.h"
 
 namespace tensordict {
 namespace {
@@ -648,6 +649,229 @@ bool isSafetensorsChunk(const StreamPlace& place, std::uint64_t tensorBytes) {
     return place.transforms.empty() && place.length == tensorBytes;
 }
 
+// Every stream's place (storage_data: MetadataIndex -> _StorageInfo), by
+// storageKey(), and the files that hold them, in the order first named.
+struct StreamPlaces {
+    std::unordered_map<std::string, StreamPlace> byKey;
+    std::vector<std::string> files;
+    std::map<std::string, std::size_t> fileIndex;
+};
+
+StreamPlaces readStreamPlaces(const Object* storageData, const Reader& r) {
+    StreamPlaces places;
+    if (!storageData || storageData->type != Type::Dict)
+        return places;
+    places.byKey.reserve(storageData->entries.size());
+    for (const auto& [k, v] : storageData->entries) {
+        if (!isA(k, "MetadataIndex"))
+            r.fail("a storage_data key that is not a MetadataIndex");
+        const std::string& fqn = r.text(field(k, "fqn"), "a MetadataIndex's fqn");
+        std::vector<std::int64_t> offsets;
+        if (const Object* o = field(k, "offset"); o && o->type != Type::None)
+            offsets = r.ints(o, "a MetadataIndex's offset");
+        if (!v || v->type != Type::Instance ||
+            v->text != "torch.distributed.checkpoint.filesystem._StorageInfo")
+            r.fail("the storage of \"" + fqn + "\" is not a _StorageInfo");
+        StreamPlace place;
+        place.file = r.text(field(v, "relative_path"), "a _StorageInfo's relative_path");
+        place.offset = std::uint64_t(r.integer(field(v, "offset"), "a _StorageInfo's offset"));
+        place.length = std::uint64_t(r.integer(field(v, "length"), "a _StorageInfo's length"));
+        if (const Object* d = field(v, "transform_descriptors");
+            d && (d->type == Type::List || d->type == Type::Tuple))
+            for (const Object* t : d->items)
+                place.transforms.push_back(r.text(t, "a transform descriptor of \"" + fqn + "\""));
+        if (place.file.empty() || place.file.find('/') != std::string::npos || place.file == "." ||
+            place.file == "..")
+            r.fail("the stream of \"" + fqn + "\" is in \"" + place.file +
+                   "\", not a file of the checkpoint's directory");
+        if (places.fileIndex.emplace(place.file, places.files.size()).second)
+            places.files.push_back(place.file);
+        places.byKey[storageKey(fqn, offsets)] = std::move(place);
+    }
+    return places;
+}
+
+// Keys as the planner flattened them (planner_data): fqn -> path elements.
+std::map<std::string, std::vector<std::string>> plannerPaths(const Object* plannerData) {
+    std::map<std::string, std::vector<std::string>> paths;
+    if (!plannerData || plannerData->type != Type::Dict)
+        return paths;
+    for (const auto& [k, v] : plannerData->entries) {
+        if (k->type != Type::Str || (v->type != Type::Tuple && v->type != Type::List))
+            continue;
+        std::vector<std::string> path;
+        for (const Object* e : v->items)
+            path.push_back(python::keyText(*e));
+        if (!path.empty())
+            paths[k->text] = std::move(path);
+    }
+    return paths;
+}
+
+// The elements of a box of `sizes`, or -1 when they would pass 2^62.
+std::int64_t elementsOf(const std::vector<std::int64_t>& sizes) {
+    std::int64_t numel = 1;
+    for (std::int64_t s : sizes)
+        numel = numel < 0 || (s && numel > (std::int64_t(1) << 62) / s) ? -1 : numel * s;
+    return numel;
+}
+
+// Reads state_dict_metadata's entries, each with its streams, recording
+// every stream it finds in the facts (one item after another).
+class ItemReader {
+public:
+    ItemReader(const Reader& r, const StreamPlaces& places, DcpFacts& facts, std::string location)
+        : r_(r), places_(places), facts_(facts), location_(std::move(location)) {}
+
+    // The stream of the last item's chunk at `offsets` (a byte item: none),
+    // if storage_data has one. `limit`: what it may decode to, if it was
+    // written through transforms; `tensorBytes`: a chunk's numel x element size.
+    std::optional<StreamPlace> place(const std::string& fqn,
+                                     const std::vector<std::int64_t>& offsets, std::uint64_t limit,
+                                     std::optional<std::uint64_t> tensorBytes) {
+        const auto it = places_.byKey.find(storageKey(fqn, offsets));
+        if (it == places_.byKey.end())
+            return std::nullopt;
+        const StreamPlace& place = it->second;
+        facts_.streams.push_back({facts_.items.size() - 1, places_.fileIndex.at(place.file),
+                                  place.offset, place.length, place.transforms, limit,
+                                  tensorBytes && isSafetensorsChunk(place, *tensorBytes)});
+        return place;
+    }
+
+    // A transform no reader here knows: why the item cannot be read.
+    std::optional<Failure> unknownTransform(const StreamPlace& place,
+                                            const std::string& fqn) const {
+        try {
+            checkStreamTransforms(place.transforms, location_ + ":" + fqn);
+        } catch (const Error& e) {
+            return e.failure();
+        }
+        return std::nullopt;
+    }
+
+    // A TensorStorageMetadata: the tensor and where each chunk's stream is,
+    // or why it cannot be read (the metadata is read on past it).
+    std::variant<Tensor, Failure> tensor(const std::string& fqn, const Object* v) {
+        Tensor t;
+        t.fqn = fqn;
+        const Object* properties = field(v, "properties");
+        // TensorProperties pickles its state as a tuple (dtype, layout,
+        // requires_grad, memory format, pin_memory).
+        const Object* state =
+            properties && properties->type == Type::Instance ? properties->state : nullptr;
+        const Object* dtype = state && state->type == Type::Tuple && !state->items.empty()
+                                  ? state->items[0]
+                                  : field(properties, "dtype");
+        const std::optional<DType> type =
+            dtype && dtype->type == Type::Global ? dtypeFromString(dtype->text) : std::nullopt;
+        t.shape = r_.ints(field(v, "size"), "the size of \"" + fqn + "\"");
+        t.numel = elementsOf(t.shape);
+        const Object* chunks = field(v, "chunks");
+        if (!chunks || chunks->type != Type::List)
+            r_.fail("\"" + fqn + "\" has no list of chunks");
+        std::string problem =
+            !type
+                ? "a dtype tdstudio does not know (" +
+                      (dtype && dtype->type == Type::Global ? dtype->text : std::string("?")) + ")"
+            : t.numel < 0 ? std::string("an impossible size")
+                          : std::string();
+        ErrorKind problemKind = ErrorKind::Corrupt;
+        if (type)
+            t.dtype = *type;
+        if (std::uint64_t tensorBytes = 0;
+            problem.empty() &&
+            __builtin_mul_overflow(std::uint64_t(t.numel), itemSize(t.dtype), &tensorBytes))
+            problem = "an impossible size";
+        for (const Object* c : chunks->items) {
+            if (!isA(c, "ChunkStorageMetadata"))
+                r_.fail("a chunk of \"" + fqn + "\" is not a ChunkStorageMetadata");
+            Chunk chunk;
+            chunk.offsets = r_.ints(field(c, "offsets"), "a chunk's offsets");
+            chunk.sizes = r_.ints(field(c, "sizes"), "a chunk's sizes");
+            chunk.numel = elementsOf(chunk.sizes);
+            // Its bytes, unless its size is impossible (before any rule compares them).
+            std::uint64_t bytes = 0;
+            if (chunk.numel >= 0 &&
+                __builtin_mul_overflow(std::uint64_t(chunk.numel), itemSize(t.dtype), &bytes)) {
+                chunk.numel = -1;
+                bytes = 0;
+            }
+            const std::optional<StreamPlace> at =
+                place(fqn, chunk.offsets,
+                      std::max(bytes, bytes + kStreamRecordsBytes),  // never below its bytes
+                      chunk.numel < 0 ? std::nullopt : std::optional(bytes));
+            if (!at) {
+                if (problem.empty())
+                    problem = "no file holds its chunk at " + formatShape(chunk.offsets) +
+                              " (no storage_data)";
+                continue;
+            }
+            if (const auto unknown = unknownTransform(*at, fqn); unknown && problem.empty()) {
+                problem = unknown->reason;
+                problemKind = unknown->kind;
+            }
+            chunk.transforms = at->transforms;
+            chunk.file = places_.fileIndex.at(at->file);
+            chunk.offset = at->offset;
+            chunk.length = at->length;
+            chunk.inSafetensors = chunk.numel >= 0 && isSafetensorsChunk(*at, bytes);
+            if (chunk.numel < 0 && problem.empty())
+                problem = "a chunk of an impossible size";
+            t.chunks.push_back(std::move(chunk));
+        }
+        if (problem.empty())
+            problem = tilingProblem(t.whole(), t.boxes());
+        if (!problem.empty())
+            return Failure{problemKind, location_ + ":" + fqn, problem};
+        return t;
+    }
+
+private:
+    const Reader& r_;
+    const StreamPlaces& places_;
+    DcpFacts& facts_;
+    const std::string location_;
+};
+
+// An entry of state_dict_metadata, at its place in the tree.
+struct DcpItem {
+    std::string fqn;
+    std::vector<std::string> path;
+    std::unique_ptr<Node> node;
+    std::optional<StreamPlace> bytesPlace;  // a byte item's stream, still to decode
+};
+
+// Puts each item at its path under `root`, making the dicts on the way; an
+// item whose path passes through a value, or whose key is taken, is keyed
+// by its flat fqn at the root (two items of one fqn: the first only).
+void nestItems(Node& root, std::vector<DcpItem>& items) {
+    for (DcpItem& item : items) {
+        Node* parent = &root;
+        for (std::size_t i = 0; i + 1 < item.path.size(); ++i) {
+            NodeBuilder b(*parent);
+            Node* next = b.child(item.path[i]);
+            if (!next) {
+                auto folder = NodeBuilder::create(NodeKind::Container, item.path[i]);
+                NodeBuilder(*folder).setClass("dict", {});
+                next = &b.append(std::move(folder));
+            }
+            if (!next->isCollection()) {  // a value where the planner nests more: keyed flat
+                parent = nullptr;
+                break;
+            }
+            parent = next;
+        }
+        if (!parent || NodeBuilder(*parent).child(item.node->key())) {
+            parent = &root;
+            NodeBuilder(*item.node).setKey(item.fqn);
+            if (NodeBuilder(*parent).child(item.fqn))
+                continue;  // two items of one fqn: the metadata's dict cannot hold them
+        }
+        NodeBuilder(*parent).append(std::move(item.node));
+    }
+}
+
 std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& self) const {
     const std::string where = pathOf(kMetadataName);
     const std::string bytes = read(kMetadataName, kMaxMetadataBytes);
@@ -664,189 +888,40 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
     if (!isA(metadata, "Metadata"))
         r.fail("not a torch.distributed.checkpoint Metadata");
     const Object* stateDict = field(metadata, "state_dict_metadata");
-    const Object* storageData = field(metadata, "storage_data");
-    const Object* plannerData = field(metadata, "planner_data");
     if (!stateDict || stateDict->type != Type::Dict)
         r.fail("the metadata has no state_dict_metadata");
-
-    // Every stream's place, by (fqn, chunk offsets).
-    std::unordered_map<std::string, StreamPlace> places;
-    std::map<std::string, std::size_t> fileIndex;
-    if (storageData && storageData->type == Type::Dict)
-        places.reserve(storageData->entries.size());
-    if (storageData && storageData->type == Type::Dict)
-        for (const auto& [k, v] : storageData->entries) {
-            if (!isA(k, "MetadataIndex"))
-                r.fail("a storage_data key that is not a MetadataIndex");
-            const std::string& fqn = r.text(field(k, "fqn"), "a MetadataIndex's fqn");
-            std::vector<std::int64_t> offsets;
-            if (const Object* o = field(k, "offset"); o && o->type != Type::None)
-                offsets = r.ints(o, "a MetadataIndex's offset");
-            if (!v || v->type != Type::Instance ||
-                v->text != "torch.distributed.checkpoint.filesystem._StorageInfo")
-                r.fail("the storage of \"" + fqn + "\" is not a _StorageInfo");
-            StreamPlace place;
-            place.file = r.text(field(v, "relative_path"), "a _StorageInfo's relative_path");
-            place.offset = std::uint64_t(r.integer(field(v, "offset"), "a _StorageInfo's offset"));
-            place.length = std::uint64_t(r.integer(field(v, "length"), "a _StorageInfo's length"));
-            if (const Object* d = field(v, "transform_descriptors");
-                d && (d->type == Type::List || d->type == Type::Tuple))
-                for (const Object* t : d->items)
-                    place.transforms.push_back(
-                        r.text(t, "a transform descriptor of \"" + fqn + "\""));
-            if (place.file.empty() || place.file.find('/') != std::string::npos ||
-                place.file == "." || place.file == "..")
-                r.fail("the stream of \"" + fqn + "\" is in \"" + place.file +
-                       "\", not a file of the checkpoint's directory");
-            if (fileIndex.emplace(place.file, files_.size()).second)
-                files_.push_back(place.file);
-            places[storageKey(fqn, offsets)] = std::move(place);
-        }
+    const StreamPlaces places = readStreamPlaces(field(metadata, "storage_data"), r);
+    files_ = places.files;
     sources_.assign(files_.size(), nullptr);
-
-    // Keys as the planner flattened them: fqn -> (path elements).
-    std::map<std::string, std::vector<std::string>> paths;
-    if (plannerData && plannerData->type == Type::Dict)
-        for (const auto& [k, v] : plannerData->entries) {
-            if (k->type != Type::Str || (v->type != Type::Tuple && v->type != Type::List))
-                continue;
-            std::vector<std::string> path;
-            for (const Object* e : v->items)
-                path.push_back(python::keyText(*e));
-            if (!path.empty())
-                paths[k->text] = std::move(path);
-        }
+    const auto paths = plannerPaths(field(metadata, "planner_data"));
 
     DcpFacts facts;
     facts.files = files_;
-    struct Item {
-        std::string fqn;
-        std::vector<std::string> path;
-        std::unique_ptr<Node> node;
-        std::optional<StreamPlace> bytesPlace;  // a byte item's stream, decoded below
-    };
-    std::vector<Item> items;
+    ItemReader reader(r, places, facts, location());
+    std::vector<DcpItem> items;
     for (const auto& [k, v] : stateDict->entries) {
-        Item item;
+        DcpItem item;
         item.fqn = r.text(k, "a state_dict_metadata key");
         const auto path = paths.find(item.fqn);
         item.path = path != paths.end() ? path->second : std::vector<std::string>{item.fqn};
         const std::string& key = item.path.back();
         facts.items.push_back({item.fqn, item.path});
-        // `limit`: what its stream may decode to, if it was written through
-        // transforms; `tensorBytes`: a chunk's numel x element size.
-        const auto placeOf =
-            [&](const std::vector<std::int64_t>& offsets, std::uint64_t limit,
-                std::optional<std::uint64_t> tensorBytes) -> std::optional<StreamPlace> {
-            const auto it = places.find(storageKey(item.fqn, offsets));
-            if (it == places.end())
-                return std::nullopt;
-            const StreamPlace& place = it->second;
-            facts.streams.push_back({facts.items.size() - 1, fileIndex.at(place.file), place.offset,
-                                     place.length, place.transforms, limit,
-                                     tensorBytes && isSafetensorsChunk(place, *tensorBytes)});
-            return place;
-        };
-        // A transform no reader here knows: why the item cannot be read.
-        const auto unknownTransform = [&](const StreamPlace& place) -> std::optional<Failure> {
-            try {
-                checkStreamTransforms(place.transforms, location() + ":" + item.fqn);
-            } catch (const Error& e) {
-                return e.failure();
-            }
-            return std::nullopt;
-        };
         if (isA(v, "BytesStorageMetadata")) {
-            item.bytesPlace = placeOf({}, kMaxByteItemBytes, std::nullopt);
+            item.bytesPlace = reader.place(item.fqn, {}, kMaxByteItemBytes, std::nullopt);
             if (!item.bytesPlace) {
                 item.node = NodeBuilder::error(
                     key, {ErrorKind::Corrupt, where,
                           "no file holds the byte item \"" + item.fqn + "\" (no storage_data)"});
-            } else if (const auto unknown = unknownTransform(*item.bytesPlace)) {
+            } else if (const auto unknown = reader.unknownTransform(*item.bytesPlace, item.fqn)) {
                 item.node = NodeBuilder::error(key, *unknown);
                 item.bytesPlace.reset();
             }
         } else if (isA(v, "TensorStorageMetadata")) {
-            Tensor t;
-            t.fqn = item.fqn;
-            const Object* properties = field(v, "properties");
-            // TensorProperties pickles its state as a tuple (dtype, layout,
-            // requires_grad, memory format, pin_memory).
-            const Object* state =
-                properties && properties->type == Type::Instance ? properties->state : nullptr;
-            const Object* dtype = state && state->type == Type::Tuple && !state->items.empty()
-                                      ? state->items[0]
-                                      : field(properties, "dtype");
-            const std::optional<DType> type =
-                dtype && dtype->type == Type::Global ? dtypeFromString(dtype->text) : std::nullopt;
-            t.shape = r.ints(field(v, "size"), "the size of \"" + t.fqn + "\"");
-            for (std::int64_t s : t.shape)
-                t.numel =
-                    t.numel < 0 || (s && t.numel > (std::int64_t(1) << 62) / s) ? -1 : t.numel * s;
-            const Object* chunks = field(v, "chunks");
-            if (!chunks || chunks->type != Type::List)
-                r.fail("\"" + t.fqn + "\" has no list of chunks");
-            std::string problem =
-                !type
-                    ? "a dtype tdstudio does not know (" +
-                          (dtype && dtype->type == Type::Global ? dtype->text : std::string("?")) +
-                          ")"
-                : t.numel < 0 ? std::string("an impossible size")
-                              : std::string();
-            ErrorKind problemKind = ErrorKind::Corrupt;
-            if (type)
-                t.dtype = *type;
-            if (std::uint64_t tensorBytes = 0;
-                problem.empty() &&
-                __builtin_mul_overflow(std::uint64_t(t.numel), itemSize(t.dtype), &tensorBytes))
-                problem = "an impossible size";
-            for (const Object* c : chunks->items) {
-                if (!isA(c, "ChunkStorageMetadata"))
-                    r.fail("a chunk of \"" + t.fqn + "\" is not a ChunkStorageMetadata");
-                Chunk chunk;
-                chunk.offsets = r.ints(field(c, "offsets"), "a chunk's offsets");
-                chunk.sizes = r.ints(field(c, "sizes"), "a chunk's sizes");
-                for (std::int64_t s : chunk.sizes)
-                    chunk.numel =
-                        chunk.numel < 0 || (s && chunk.numel > (std::int64_t(1) << 62) / s)
-                            ? -1
-                            : chunk.numel * s;
-                // Its bytes, unless its size is impossible (before any rule compares them).
-                std::uint64_t bytes = 0;
-                if (chunk.numel >= 0 &&
-                    __builtin_mul_overflow(std::uint64_t(chunk.numel), itemSize(t.dtype), &bytes)) {
-                    chunk.numel = -1;
-                    bytes = 0;
-                }
-                const std::optional<StreamPlace> place =
-                    placeOf(chunk.offsets,
-                            std::max(bytes, bytes + kStreamRecordsBytes),  // never below its bytes
-                            chunk.numel < 0 ? std::nullopt : std::optional(bytes));
-                if (!place) {
-                    if (problem.empty())
-                        problem = "no file holds its chunk at " + formatShape(chunk.offsets) +
-                                  " (no storage_data)";
-                    continue;
-                }
-                if (const auto unknown = unknownTransform(*place); unknown && problem.empty()) {
-                    problem = unknown->reason;
-                    problemKind = unknown->kind;
-                }
-                chunk.transforms = place->transforms;
-                chunk.file = fileIndex.at(place->file);
-                chunk.offset = place->offset;
-                chunk.length = place->length;
-                chunk.inSafetensors = chunk.numel >= 0 && isSafetensorsChunk(*place, bytes);
-                if (chunk.numel < 0 && problem.empty())
-                    problem = "a chunk of an impossible size";
-                t.chunks.push_back(std::move(chunk));
-            }
-            if (problem.empty())
-                problem = tilingProblem(t.whole(), t.boxes());
-            if (!problem.empty()) {
-                item.node =
-                    NodeBuilder::error(key, {problemKind, location() + ":" + t.fqn, problem});
+            std::variant<Tensor, Failure> read = reader.tensor(item.fqn, v);
+            if (const Failure* failure = std::get_if<Failure>(&read)) {
+                item.node = NodeBuilder::error(key, *failure);
             } else {
+                Tensor& t = std::get<Tensor>(read);
                 auto leaf = NodeBuilder::create(NodeKind::Tensor, key);
                 NodeBuilder lb(*leaf);
                 lb.setStore(self);
@@ -868,10 +943,10 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
 
     // Byte items: each stream decoded (several at once: over a network, requests).
     parallelFor(items.size(), kOpenThreads, [&](std::size_t i) {
-        Item& item = items[i];
+        DcpItem& item = items[i];
         if (!item.bytesPlace)
             return;
-        const std::size_t f = fileIndex.at(item.bytesPlace->file);
+        const std::size_t f = places.fileIndex.at(item.bytesPlace->file);
         try {
             item.node = openStream(f, item.bytesPlace->offset, item.bytesPlace->length,
                                    item.bytesPlace->transforms, kMaxByteItemBytes);
@@ -886,30 +961,7 @@ std::unique_ptr<Node> DcpStore::buildTree(const std::shared_ptr<const Store>& se
     auto root = NodeBuilder::create(NodeKind::Container, "");
     NodeBuilder(*root).setClass("dict", {});
     NodeBuilder(*root).setStore(self);
-    for (Item& item : items) {
-        Node* parent = root.get();
-        for (std::size_t i = 0; i + 1 < item.path.size(); ++i) {
-            NodeBuilder b(*parent);
-            Node* next = b.child(item.path[i]);
-            if (!next) {
-                auto folder = NodeBuilder::create(NodeKind::Container, item.path[i]);
-                NodeBuilder(*folder).setClass("dict", {});
-                next = &b.append(std::move(folder));
-            }
-            if (!next->isCollection()) {  // a value where the planner nests more: keyed flat
-                parent = nullptr;
-                break;
-            }
-            parent = next;
-        }
-        if (!parent || NodeBuilder(*parent).child(item.node->key())) {
-            parent = root.get();
-            NodeBuilder(*item.node).setKey(item.fqn);
-            if (NodeBuilder(*parent).child(item.fqn))
-                continue;  // two items of one fqn: the metadata's dict cannot hold them
-        }
-        NodeBuilder(*parent).append(std::move(item.node));
-    }
+    nestItems(*root, items);
     std::lock_guard<std::mutex> lock(mutex_);
     facts_ = std::move(facts);
     return root;

@@ -1,4 +1,4 @@
-#include "dcp_transforms.h"
+#include "formats/dcp_transforms.h"
 
 #include <zstd.h>
 #include <zstd_errors.h>
@@ -8,7 +8,7 @@
 #include <new>
 #include <vector>
 
-#include "file_stores.h"
+#include "formats/file_stores.h"
 #include "tensordict/error.h"
 
 namespace tensordict {

@@ -1,9 +1,9 @@
-#include "file_stores.h"
+#include "formats/file_stores.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "../mapping.h"
+#include "sources/mapping.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
 

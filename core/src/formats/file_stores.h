@@ -9,8 +9,8 @@
 #include <mutex>
 #include <string>
 
-#include "../builtin_stores.h"
-#include "../forwarding_store.h"
+#include "containers/builtin_stores.h"
+#include "containers/forwarding_store.h"
 #include "tensordict/store.h"
 
 namespace tensordict {

@@ -5,9 +5,9 @@
 
 #include <cctype>
 
-#include "../node_builder.h"
-#include "file_stores.h"
+#include "formats/file_stores.h"
 #include "tensordict/error.h"
+#include "tree/node_builder.h"
 
 namespace tensordict {
 namespace {

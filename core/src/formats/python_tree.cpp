@@ -1,14 +1,14 @@
-#include "python_tree.h"
+#include "formats/python_tree.h"
 
 #include <unordered_set>
 
-#include "../node_builder.h"
-#include "../pickle.h"
-#include "../strides.h"
-#include "consolidated.h"
+#include "formats/consolidated.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
 #include "tensordict/store.h"
+#include "tree/node_builder.h"
+#include "tree/strides.h"
+#include "values/pickle.h"
 
 namespace tensordict {
 namespace {

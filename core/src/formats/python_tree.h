@@ -11,8 +11,8 @@
 #include <memory>
 #include <string>
 
-#include "python_objects.h"
 #include "tensordict/node.h"
+#include "values/python_objects.h"
 
 namespace tensordict {
 

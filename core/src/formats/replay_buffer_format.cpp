@@ -20,14 +20,14 @@
 
 #include <cmath>
 
-#include "../builtin_stores.h"
-#include "../loader.h"
-#include "../node_builder.h"
-#include "../pickle.h"
-#include "row_runs.h"
+#include "containers/builtin_stores.h"
+#include "formats/row_runs.h"
 #include "tensordict/datasets.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
+#include "tree/loader.h"
+#include "tree/node_builder.h"
+#include "values/pickle.h"
 
 namespace tensordict {
 namespace {

@@ -1,13 +1,13 @@
-#include "row_runs.h"
+#include "formats/row_runs.h"
 
 #include <algorithm>
 #include <functional>
 
-#include "../copy_steps.h"
-#include "../mapping.h"
-#include "../node_builder.h"
+#include "sources/copy_steps.h"
+#include "sources/mapping.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
+#include "tree/node_builder.h"
 
 namespace tensordict {
 namespace {

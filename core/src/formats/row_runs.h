@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "file_stores.h"
+#include "formats/file_stores.h"
 #include "tensordict/tensordict.h"
 
 namespace tensordict {

@@ -1,4 +1,4 @@
-#include "safetensors.h"
+#include "formats/safetensors.h"
 
 namespace tensordict {
 namespace {

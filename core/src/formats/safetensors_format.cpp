@@ -8,14 +8,14 @@
 #include <algorithm>
 #include <cstring>
 
-#include "../forwarding_store.h"
-#include "../json_members.h"
-#include "../mapping.h"
+#include "containers/forwarding_store.h"
+#include "sources/mapping.h"
+#include "values/json_members.h"
 
-#include "../node_builder.h"
-#include "file_stores.h"
-#include "safetensors.h"
+#include "formats/file_stores.h"
+#include "formats/safetensors.h"
 #include "tensordict/error.h"
+#include "tree/node_builder.h"
 
 namespace tensordict {
 namespace {

@@ -15,14 +15,14 @@
 #include <thread>
 #include <unordered_map>
 
-#include "../builtin_stores.h"
-#include "../json_members.h"
-#include "../key_table.h"
-#include "../node_builder.h"
-#include "file_stores.h"
-#include "sharded.h"
+#include "containers/builtin_stores.h"
+#include "formats/file_stores.h"
+#include "formats/sharded.h"
 #include "tensordict/error.h"
 #include "tensordict/worker_threads.h"
+#include "tree/key_table.h"
+#include "tree/node_builder.h"
+#include "values/json_members.h"
 
 namespace tensordict {
 namespace {

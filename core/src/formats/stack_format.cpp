@@ -4,11 +4,11 @@
 // the first dimension. Each chunk is read by its own directory store; a
 // leaf's rows are its chunks' rows in turn (row_runs.h), never copied.
 
-#include "../folder_listing.h"
-#include "../loader.h"
-#include "row_runs.h"
+#include "formats/row_runs.h"
+#include "sources/folder_listing.h"
 #include "tensordict/datasets.h"
 #include "tensordict/error.h"
+#include "tree/loader.h"
 
 namespace tensordict {
 namespace {

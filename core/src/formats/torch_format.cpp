@@ -7,10 +7,10 @@
 #include <charconv>
 #include <map>
 
-#include "file_stores.h"
-#include "python_objects.h"
-#include "python_tree.h"
+#include "formats/file_stores.h"
+#include "formats/python_tree.h"
 #include "tensordict/error.h"
+#include "values/python_objects.h"
 
 namespace tensordict {
 namespace {

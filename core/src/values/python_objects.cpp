@@ -1,0 +1,816 @@
+#include "values/python_objects.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+
+#include "tensordict/error.h"
+#include "values/big_int.h"
+
+namespace tensordict::python {
+namespace {
+
+// Bounds on what one pickle may build: far beyond any real checkpoint, and
+// small enough that a hostile file fails fast instead of exhausting memory.
+// (An object is about 200 bytes: 4 Mi of them are under 1 GiB, and a
+// state_dict of 10,000 tensors makes about 300,000.)
+constexpr std::size_t kMaxObjects = 4u << 20;
+constexpr std::size_t kMaxStack = 16u << 20;
+// What decoding may copy besides its objects (a call's arguments, a set's
+// items, bytes of _codecs.encode), in items or bytes: a pickle that names one
+// big tuple a million times is refused instead of copying it each time.
+constexpr std::size_t kMaxCopied = 64u << 20;
+// LONG4 integers are refused past 4,096 bytes; text integers past as many
+// digits (Python itself refuses to print an int of more than 4,300).
+constexpr std::size_t kMaxIntegerDigits = 9865;
+
+using Type = Object::Type;
+
+class Decoder {
+public:
+    Decoder(std::string_view in, std::size_t pos, std::string where, const PersistentLoad& load)
+        : in_(in), pos_(pos), where_(std::move(where)), persistentLoad_(load) {}
+
+    Pickle run(std::size_t* end) {
+        while (true) {
+            const auto op = static_cast<unsigned char>(byte());
+            if (op == '.') {
+                if (stack_.size() != 1 || !marks_.empty())
+                    fail("the pickle ends with " + std::to_string(stack_.size()) +
+                         " values on its stack");
+                out_.root = stack_.back();
+                *end = pos_;
+                return std::move(out_);
+            }
+            step(op);
+        }
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& why) const {
+        throw Error::corrupt(where_,
+                             "malformed pickle at byte " + std::to_string(pos_) + ": " + why);
+    }
+
+    char byte() {
+        if (pos_ >= in_.size())
+            throw Truncated(where_, "the pickle is truncated (no STOP opcode)");
+        return in_[pos_++];
+    }
+    std::string_view take(std::uint64_t n) {
+        if (n > in_.size() - pos_)
+            throw Truncated(where_, "the pickle is truncated: " + std::to_string(n) +
+                                        " bytes announced at byte " + std::to_string(pos_) + ", " +
+                                        std::to_string(in_.size() - pos_) + " left");
+        const std::string_view s = in_.substr(pos_, static_cast<std::size_t>(n));
+        pos_ += static_cast<std::size_t>(n);
+        return s;
+    }
+    std::uint64_t little(std::size_t n) {
+        const std::string_view s = take(n);
+        std::uint64_t v = 0;
+        for (std::size_t i = 0; i < n; ++i)
+            v |= std::uint64_t(static_cast<unsigned char>(s[i])) << (8 * i);
+        return v;
+    }
+    std::string_view line() {
+        const std::size_t nl = in_.find('\n', pos_);
+        if (nl == std::string_view::npos)
+            throw Truncated(where_, "the pickle is truncated (a text argument has no newline)");
+        const std::string_view s = in_.substr(pos_, nl - pos_);
+        pos_ = nl + 1;
+        return s;
+    }
+
+    // Charges `n` copied items or bytes to the pickle's budget.
+    void charge(std::size_t n) {
+        copied_ += n;
+        if (copied_ > kMaxCopied)
+            fail("the pickle copies more than " + std::to_string(kMaxCopied) +
+                 " items or bytes (a structure named over and over)");
+    }
+
+    Object* make(Type type) {
+        if (out_.objects.size() >= kMaxObjects)
+            fail("more than " + std::to_string(kMaxObjects) + " objects");
+        Object& o = out_.objects.emplace_back();
+        o.type = type;
+        return &o;
+    }
+    Object* makeInt(std::int64_t v) {
+        // Small ints are shared, as Python shares them: nothing changes an
+        // int once made, and a DCP .metadata holds a million of them
+        // (chunk offsets and sizes), most of them small.
+        const bool small = v >= -1 && v < std::int64_t(kSharedInts) - 1;
+        if (small) {
+            if (Object* shared = sharedInts_[static_cast<std::size_t>(v + 1)])
+                return shared;
+        }
+        Object* o = make(Type::Int);
+        o->integer = v;
+        if (small)
+            sharedInts_[static_cast<std::size_t>(v + 1)] = o;
+        return o;
+    }
+    Object* makeText(Type type, std::string_view s) {
+        Object* o = make(type);
+        o->text = std::string(s);
+        return o;
+    }
+
+    void push(Object* o) {
+        if (stack_.size() >= kMaxStack)
+            fail("the stack is deeper than " + std::to_string(kMaxStack));
+        stack_.push_back(o);
+    }
+    Object* pop() {
+        if (stack_.size() <= floor())
+            fail("pop from an empty stack");
+        Object* o = stack_.back();
+        stack_.pop_back();
+        return o;
+    }
+    Object* top() {
+        if (stack_.size() <= floor())
+            fail("an empty stack");
+        return stack_.back();
+    }
+    std::size_t floor() const { return marks_.empty() ? 0 : marks_.back(); }
+    std::vector<Object*> popMark() {
+        if (marks_.empty())
+            fail("no MARK to pop to");
+        const std::size_t mark = marks_.back();
+        marks_.pop_back();
+        std::vector<Object*> items(stack_.begin() + static_cast<std::ptrdiff_t>(mark),
+                                   stack_.end());
+        stack_.resize(mark);
+        return items;
+    }
+
+    // Memo ids count up from 0 (MEMOIZE, and what pickle writes for PUT):
+    // those below kMaxObjects live in a vector, any other in a map.
+    void memoPut(std::uint64_t id) {
+        Object*& slot = memoSlot(id);
+        if (!slot) {
+            if (memoCount_ >= kMaxObjects)
+                fail("more than " + std::to_string(kMaxObjects) + " memo entries");
+            ++memoCount_;
+        }
+        slot = top();
+    }
+    Object* memoGet(std::uint64_t id) {
+        Object* found = nullptr;
+        if (id < denseMemo_.size()) {
+            found = denseMemo_[id];
+        } else if (const auto it = sparseMemo_.find(id); it != sparseMemo_.end()) {
+            found = it->second;
+        }
+        if (!found)
+            fail("memo entry " + std::to_string(id) + " was never stored");
+        return found;
+    }
+    Object*& memoSlot(std::uint64_t id) {
+        if (id >= kMaxObjects)
+            return sparseMemo_[id];
+        if (id >= denseMemo_.size())
+            denseMemo_.resize(std::max<std::size_t>(id + 1, denseMemo_.size() * 2), nullptr);
+        return denseMemo_[id];
+    }
+
+    Object* tuple(std::vector<Object*> items) {
+        Object* t = make(Type::Tuple);
+        t->className = "tuple";
+        t->items = std::move(items);
+        return t;
+    }
+    Object* tupleOf(std::size_t n) {
+        std::vector<Object*> items(n);
+        for (std::size_t i = n; i-- > 0;)
+            items[i] = pop();
+        return tuple(std::move(items));
+    }
+
+    static void setItem(Object* dict, Object* key, Object* value) {
+        dict->entries.emplace_back(key, value);
+    }
+    void needType(const Object* o, Type type, const char* what) const {
+        if (o->type != type)
+            fail(std::string(what));
+    }
+
+    // The integer of protocol 0's INT and LONG opcodes ("123", "123L"), of any size.
+    Object* decimal(std::string_view s) {
+        while (!s.empty() && (s.back() == 'L' || s.back() == '\r'))
+            s.remove_suffix(1);
+        const bool plus = !s.empty() && s[0] == '+';
+        if (plus)
+            s.remove_prefix(1);
+        // Python's int() takes leading zeros ("00" is handled by the caller).
+        const bool negative = !s.empty() && s[0] == '-';
+        std::string digits(s.substr(negative ? 1 : 0));
+        digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));
+        if (digits.size() > kMaxIntegerDigits)
+            fail("an integer of " + std::to_string(digits.size()) + " digits");
+        const std::string text = (negative && digits != "0" ? "-" : "") + digits;
+        if (!bigint::isCanonicalDecimal(text))
+            fail("not an integer: \"" + std::string(s.substr(0, 40)) + "\"");
+        return integer(text);
+    }
+
+    // The memo index of protocol 0's PUT and GET.
+    std::uint64_t memoIndex(std::string_view s) {
+        std::uint64_t v = 0;
+        const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (r.ec != std::errc() || r.ptr != s.data() + s.size())
+            fail("not a memo index: \"" + std::string(s.substr(0, 40)) + "\"");
+        return v;
+    }
+
+    Object* integer(const std::string& decimal) {
+        std::int64_t v = 0;
+        const auto r = std::from_chars(decimal.data(), decimal.data() + decimal.size(), v);
+        if (r.ec == std::errc() && r.ptr == decimal.data() + decimal.size())
+            return makeInt(v);
+        return makeText(Type::BigInt, decimal);
+    }
+
+    // A little-endian two's-complement integer of n bytes (LONG1, LONG4).
+    Object* longOf(std::string_view bytes) {
+        if (bytes.size() <= 8) {
+            std::uint64_t v = 0;
+            for (std::size_t i = 0; i < bytes.size(); ++i)
+                v |= std::uint64_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
+            if (!bytes.empty() && bytes.size() < 8 &&
+                (static_cast<unsigned char>(bytes.back()) & 0x80))
+                v |= ~std::uint64_t(0) << (8 * bytes.size());  // sign-extend
+            return makeInt(static_cast<std::int64_t>(v));
+        }
+        return integer(bigint::decimalFromTwosComplement(bytes));
+    }
+
+    // Python's latin-1 `_codecs.encode(text, "latin1")`: code points below 256 as bytes.
+    Object* latin1(const Object& text) {
+        charge(text.text.size());
+        std::string out;
+        const std::string& s = text.text;
+        for (std::size_t i = 0; i < s.size();) {
+            const auto c = static_cast<unsigned char>(s[i]);
+            if (c < 0x80) {
+                out += static_cast<char>(c), ++i;
+            } else if ((c & 0xE0) == 0xC0 && i + 1 < s.size()) {
+                const unsigned cp =
+                    ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu);
+                if (cp > 0xFF)
+                    fail("_codecs.encode of a character beyond latin-1");
+                out += static_cast<char>(cp), i += 2;
+            } else {
+                fail("_codecs.encode of a character beyond latin-1");
+            }
+        }
+        return makeText(Type::Bytes, out);
+    }
+
+    std::vector<std::int64_t> ints(const Object* o, const char* what) {
+        if (o->type != Type::Tuple && o->type != Type::List)
+            fail(std::string(what) + " is not a tuple");
+        std::vector<std::int64_t> v;
+        for (const Object* e : o->items) {
+            if (e->type != Type::Int)
+                fail(std::string(what) + " holds a non-integer");
+            v.push_back(e->integer);
+        }
+        return v;
+    }
+
+    Object* arg(const Object* args, std::size_t i, const std::string& callee) {
+        if (args->type != Type::Tuple || args->items.size() <= i)
+            fail(callee + " called with too few arguments");
+        return args->items[i];
+    }
+
+    Object* tensor(const Object* args, const std::string& callee) {
+        Object* t = make(Type::Tensor);
+        t->className = "Tensor";
+        Object* storage = arg(args, 0, callee);
+        if (storage->type != Type::Storage)
+            fail(callee + "'s first argument is not a storage");
+        t->storage = storage;
+        const Object* offset = arg(args, 1, callee);
+        needType(offset, Type::Int, "a tensor's storage offset is not an integer");
+        t->offset = offset->integer;
+        t->shape = ints(arg(args, 2, callee), "a tensor's size");
+        t->stride = ints(arg(args, 3, callee), "a tensor's stride");
+        if (args->items.size() > 4 && args->items[4]->type == Type::Bool)
+            t->flag = args->items[4]->flag;
+        if (t->shape.size() != t->stride.size())
+            fail(callee + ": size and stride differ in length");
+        t->dtype = storage->dtype;
+        return t;
+    }
+
+    // Python 3.11+ pickles an enum member as getattr(<its class>, 'NAME'):
+    // for the enum classes torch's files hold, the member by name (a
+    // Global "class.NAME"). getattr of anything else is never rebuilt: an
+    // Instance of "builtins.getattr" that readers refuse.
+    Object* enumMember(Object* args) {
+        static constexpr std::string_view kKnownEnums[] = {
+            "torch.distributed.checkpoint.metadata._MEM_FORMAT_ENCODING",
+            "torch.distributed._shard.sharded_tensor.metadata.MEM_FORMAT_ENCODING",
+        };
+        if (args->type == Type::Tuple && args->items.size() == 2 &&
+            args->items[0]->type == Type::Global && args->items[1]->type == Type::Str &&
+            std::find(std::begin(kKnownEnums), std::end(kKnownEnums), args->items[0]->text) !=
+                std::end(kKnownEnums))
+            return makeText(Type::Global, args->items[0]->text + "." + args->items[1]->text);
+        Object* refused = make(Type::Instance);
+        refused->text = "builtins.getattr";
+        if (args->type == Type::Tuple) {
+            charge(args->items.size());
+            refused->items = args->items;
+        }
+        return refused;
+    }
+
+    // What a call of `callee` with `args` is, without calling anything.
+    Object* call(Object* callee, Object* args) {
+        const std::string name = callee->type == Type::Global ? callee->text : std::string();
+        if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_tensor")
+            return tensor(args, name);
+        if (name == "torch._utils._rebuild_tensor_v3") {
+            // torch 2.1+ for dtypes without a typed storage (float8, uint16-64): an
+            // untyped (byte) storage, and the dtype as its seventh argument.
+            Object* t = tensor(args, name);
+            const Object* dtype = arg(args, 6, name);
+            const std::optional<DType> type =
+                dtype->type == Type::Global ? dtypeFromString(dtype->text) : std::nullopt;
+            if (!type)
+                fail(name + " with an unknown dtype");
+            t->dtype = *type;
+            return t;
+        }
+        if (name == "torch._utils._rebuild_parameter" ||
+            name == "torch._utils._rebuild_parameter_with_state") {
+            const Object* data = arg(args, 0, name);
+            if (data->type != Type::Tensor)
+                fail(name + "'s first argument is not a tensor");
+            Object* p = make(Type::Tensor);
+            *p = *data;
+            p->className = "Parameter";
+            if (args->items.size() > 1 && args->items[1]->type == Type::Bool)
+                p->flag = args->items[1]->flag;
+            return p;
+        }
+        if (name == "collections.OrderedDict") {
+            Object* d = make(Type::Dict);
+            d->className = "OrderedDict";
+            if (args->type == Type::Tuple && !args->items.empty()) {
+                const Object* pairs = args->items[0];
+                charge(pairs->items.size());
+                for (const Object* pair : pairs->items)
+                    if ((pair->type == Type::Tuple || pair->type == Type::List) &&
+                        pair->items.size() == 2)
+                        d->entries.emplace_back(pair->items[0], pair->items[1]);
+            }
+            return d;
+        }
+        if (name == "torch.Size") {
+            Object* t =
+                tuple(args->type == Type::Tuple && !args->items.empty() ? args->items[0]->items
+                                                                        : std::vector<Object*>{});
+            t->className = "torch.Size";
+            return t;
+        }
+        if (name == "torch.device") {
+            const Object* type = arg(args, 0, name);
+            needType(type, Type::Str, "torch.device of a non-string");
+            std::string text = type->text;
+            if (args->items.size() > 1 && args->items[1]->type == Type::Int)
+                text += ":" + std::to_string(args->items[1]->integer);
+            Object* d = makeText(Type::Str, text);
+            d->className = "torch.device";
+            return d;
+        }
+        if (name == "_codecs.encode") {
+            const Object* text = arg(args, 0, name);
+            needType(text, Type::Str, "_codecs.encode of a non-string");
+            return latin1(*text);
+        }
+        if (name == "builtins.set" || name == "builtins.frozenset") {
+            Object* s = make(Type::Set);
+            if (args->type == Type::Tuple && !args->items.empty()) {
+                charge(args->items[0]->items.size());
+                s->items = args->items[0]->items;
+            }
+            return s;
+        }
+        if (name == "tensordict._reductions._make_td") {
+            const Object* cls = arg(args, 0, name);
+            Object* state = arg(args, 1, name);
+            needType(state, Type::Dict, "_make_td's state is not a dict");
+            Object* td = make(Type::TensorDict);
+            td->text = cls->type == Type::Global ? cls->text : "tensordict.TensorDict";
+            td->state = state;
+            return td;
+        }
+        if (name == "builtins.getattr")
+            return enumMember(args);
+        if (name == "torch.serialization._get_layout") {  // how torch.layout pickles: by name
+            const Object* layout = arg(args, 0, name);
+            needType(layout, Type::Str, "_get_layout of a non-string");
+            return makeText(Type::Global, layout->text);
+        }
+        // copyreg's reconstructor (how pickle saves most objects): the object's class by name.
+        Object* instance = make(Type::Instance);
+        if (name == "copyreg._reconstructor" && args->type == Type::Tuple && !args->items.empty() &&
+            args->items[0]->type == Type::Global) {
+            instance->text = args->items[0]->text;
+            return instance;
+        }
+        instance->text = name.empty() ? std::string("<call of a computed object>") : name;
+        if (args->type == Type::Tuple) {
+            charge(args->items.size());
+            instance->items = args->items;
+        }
+        return instance;
+    }
+
+    void step(unsigned char op) {
+        switch (op) {
+            case 0x80:  // PROTO
+                if (static_cast<unsigned char>(byte()) > 5)
+                    fail("pickle protocol above 5");
+                return;
+            case 0x95:  // FRAME
+                little(8);
+                return;
+            case '(':
+                if (marks_.size() >= kMaxStack)
+                    fail("more than " + std::to_string(kMaxStack) + " open MARKs");
+                marks_.push_back(stack_.size());
+                return;
+            case '0':
+                pop();
+                return;
+            case '1':
+                popMark();
+                return;
+            case '2':
+                push(top());
+                return;
+            case 'N':
+                return push(make(Type::None));
+            case 0x88:
+            case 0x89: {
+                Object* b = make(Type::Bool);
+                b->flag = op == 0x88;
+                return push(b);
+            }
+            case 'I': {
+                const std::string_view s = line();
+                if (s == "00" || s == "01") {
+                    Object* b = make(Type::Bool);
+                    b->flag = s == "01";
+                    return push(b);
+                }
+                return push(decimal(s));
+            }
+            case 'L':
+                return push(decimal(line()));
+            case 'J':
+                return push(makeInt(static_cast<std::int32_t>(little(4))));
+            case 'K':
+                return push(makeInt(static_cast<std::int64_t>(little(1))));
+            case 'M':
+                return push(makeInt(static_cast<std::int64_t>(little(2))));
+            case 0x8a:
+                return push(longOf(take(little(1))));
+            case 0x8b: {
+                const std::uint64_t n = little(4);
+                if (n > 4096)
+                    fail("an integer of " + std::to_string(n) + " bytes");
+                return push(longOf(take(n)));
+            }
+            case 'F': {
+                // from_chars: the same digits whatever the locale; the whole line a number.
+                std::string_view text = line();
+                while (!text.empty() && text.back() == '\r')
+                    text.remove_suffix(1);
+                Object* f = make(Type::Float);
+                const auto r = std::from_chars(text.data(), text.data() + text.size(), f->real);
+                if (r.ec != std::errc() || r.ptr != text.data() + text.size())
+                    fail("not a float: \"" + std::string(text.substr(0, 40)) + "\"");
+                return push(f);
+            }
+            case 'G': {
+                const std::string_view s = take(8);
+                std::uint64_t bits = 0;
+                for (char c : s)
+                    bits = (bits << 8) | static_cast<unsigned char>(c);
+                Object* f = make(Type::Float);
+                std::memcpy(&f->real, &bits, 8);
+                return push(f);
+            }
+            case 'X':
+                return push(makeText(Type::Str, take(little(4))));
+            case 0x8c:
+                return push(makeText(Type::Str, take(little(1))));
+            case 0x8d:
+                return push(makeText(Type::Str, take(little(8))));
+            case 'V':
+                return push(makeText(Type::Str, line()));  // raw-unicode-escape, kept as read
+            case 'T':
+                return push(makeText(Type::Str, take(little(4))));  // Python 2 str
+            case 'U':
+                return push(makeText(Type::Str, take(little(1))));
+            case 'S': {
+                std::string_view s = line();
+                if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') &&
+                    s.back() == s.front())
+                    s = s.substr(1, s.size() - 2);
+                return push(makeText(Type::Str, s));
+            }
+            case 'B':
+                return push(makeText(Type::Bytes, take(little(4))));
+            case 'C':
+                return push(makeText(Type::Bytes, take(little(1))));
+            case 0x8e:
+            case 0x96:
+                return push(makeText(Type::Bytes, take(little(8))));
+            case ']':
+                return push(make(Type::List));
+            case 'l': {
+                Object* l = make(Type::List);
+                l->items = popMark();
+                return push(l);
+            }
+            case 'a': {
+                Object* v = pop();
+                Object* l = top();
+                if (l->type != Type::List)
+                    fail("APPEND to a non-list");
+                l->items.push_back(v);
+                return;
+            }
+            case 'e': {
+                std::vector<Object*> items = popMark();
+                Object* l = top();
+                if (l->type == Type::List || l->type == Type::Set) {
+                    l->items.insert(l->items.end(), items.begin(), items.end());
+                    return;
+                }
+                if (l->type == Type::Instance)
+                    return;  // extend() of an object never made: what it held is not kept
+                fail("APPENDS to a non-list");
+            }
+            case ')':
+                return push(tuple({}));
+            case 't':
+                return push(tuple(popMark()));
+            case 0x85:
+            case 0x86:
+            case 0x87:
+                return push(tupleOf(op - 0x84u));
+            case '}': {
+                Object* d = make(Type::Dict);
+                d->className = "dict";
+                return push(d);
+            }
+            case 'd': {
+                std::vector<Object*> items = popMark();
+                if (items.size() % 2)
+                    fail("DICT with an odd number of items");
+                Object* d = make(Type::Dict);
+                d->className = "dict";
+                for (std::size_t i = 0; i < items.size(); i += 2)
+                    setItem(d, items[i], items[i + 1]);
+                return push(d);
+            }
+            case 's': {
+                Object* value = pop();
+                Object* key = pop();
+                Object* d = top();
+                if (d->type == Type::Dict)
+                    return setItem(d, key, value);
+                if (d->type == Type::Instance)
+                    return;  // item assignment on an object never made
+                fail("SETITEM on a non-dict");
+            }
+            case 'u': {
+                std::vector<Object*> items = popMark();
+                if (items.size() % 2)
+                    fail("SETITEMS with an odd number of items");
+                Object* d = top();
+                if (d->type == Type::Instance)
+                    return;
+                if (d->type != Type::Dict)
+                    fail("SETITEMS on a non-dict");
+                for (std::size_t i = 0; i < items.size(); i += 2)
+                    setItem(d, items[i], items[i + 1]);
+                return;
+            }
+            case 0x8f:
+                return push(make(Type::Set));
+            case 0x90: {
+                std::vector<Object*> items = popMark();
+                Object* s = top();
+                if (s->type != Type::Set)
+                    fail("ADDITEMS to a non-set");
+                s->items.insert(s->items.end(), items.begin(), items.end());
+                return;
+            }
+            case 0x91: {
+                Object* s = make(Type::Set);
+                s->items = popMark();
+                return push(s);
+            }
+            case 'c': {
+                const std::string module(line());
+                const std::string name(line());
+                return push(global(module, name));
+            }
+            case 0x93: {
+                Object* name = pop();
+                Object* module = pop();
+                if (module->type != Type::Str || name->type != Type::Str)
+                    fail("STACK_GLOBAL of non-strings");
+                return push(global(module->text, name->text));
+            }
+            case 'R': {
+                Object* args = pop();
+                Object* callee = pop();
+                return push(call(callee, args));
+            }
+            case 0x81: {  // NEWOBJ: cls.__new__(cls, *args)
+                Object* args = pop();
+                Object* cls = pop();
+                return push(newObject(cls, args));
+            }
+            case 0x92: {  // NEWOBJ_EX
+                pop();    // kwargs
+                Object* args = pop();
+                Object* cls = pop();
+                return push(newObject(cls, args));
+            }
+            case 'i': {  // INST
+                const std::string module(line());
+                const std::string name(line());
+                Object* args = tuple(popMark());
+                return push(newObject(global(module, name), args));
+            }
+            case 'o': {  // OBJ
+                std::vector<Object*> items = popMark();
+                if (items.empty())
+                    fail("OBJ without a class");
+                Object* cls = items.front();
+                items.erase(items.begin());
+                return push(newObject(cls, tuple(std::move(items))));
+            }
+            case 'b': {  // BUILD: setstate, never run; an object keeps its state to show
+                Object* state = pop();
+                Object* target = top();
+                if (target->type == Type::Instance && !target->state)
+                    target->state = state;
+                return;
+            }
+            case 'p':
+                return memoPut(memoIndex(line()));
+            case 'q':
+                return memoPut(little(1));
+            case 'r':
+                return memoPut(little(4));
+            case 0x94:
+                return memoPut(memoCount_);
+            case 'g':
+                return push(memoGet(memoIndex(line())));
+            case 'h':
+                return push(memoGet(little(1)));
+            case 'j':
+                return push(memoGet(little(4)));
+            case 'P': {
+                Object* pid = makeText(Type::Str, line());
+                return push(persistent(*pid));
+            }
+            case 'Q': {
+                Object* pid = pop();
+                return push(persistent(*pid));
+            }
+            default: {
+                static const char* hex = "0123456789abcdef";
+                fail(std::string("unsupported opcode 0x") + hex[op >> 4] + hex[op & 15]);
+            }
+        }
+    }
+
+    Object* global(const std::string& module, const std::string& name) {
+        if (module.size() + name.size() > 1024)
+            fail("a global's name is over 1 KiB");
+        return makeText(Type::Global, module + "." + name);
+    }
+
+    Object* newObject(Object* cls, Object* args) {
+        Object* instance = make(Type::Instance);
+        instance->text = cls->type == Type::Global ? cls->text : "<computed class>";
+        if (args->type == Type::Tuple) {
+            charge(args->items.size());
+            instance->items = args->items;
+        }
+        return instance;
+    }
+
+    Object* persistent(const Object& pid) {
+        if (!persistentLoad_)
+            fail("a persistent id in a pickle that has none");
+        return persistentLoad_(pid, [this] { return make(Type::Storage); });
+    }
+
+    std::string_view in_;
+    std::size_t pos_;
+    std::string where_;
+    const PersistentLoad& persistentLoad_;
+    Pickle out_;
+    std::vector<Object*> stack_;
+    std::vector<std::size_t> marks_;
+    std::vector<Object*> denseMemo_;
+    std::unordered_map<std::uint64_t, Object*> sparseMemo_;
+    std::size_t memoCount_ = 0;
+    std::size_t copied_ = 0;
+    static constexpr std::size_t kSharedInts = 1025;  // -1 to 1023
+    std::array<Object*, kSharedInts> sharedInts_{};
+};
+
+}  // namespace
+
+Pickle decode(std::string_view bytes, std::size_t* pos, const std::string& where,
+              const PersistentLoad& persistentLoad) {
+    Decoder decoder(bytes, *pos, where, persistentLoad);
+    return decoder.run(pos);
+}
+
+std::optional<DType> storageDType(std::string_view name) {
+    struct Entry {
+        std::string_view name;
+        DType dtype;
+    };
+    static constexpr Entry kTable[] = {
+        {"torch.FloatStorage", DType::Float32},
+        {"torch.DoubleStorage", DType::Float64},
+        {"torch.HalfStorage", DType::Float16},
+        {"torch.BFloat16Storage", DType::BFloat16},
+        {"torch.LongStorage", DType::Int64},
+        {"torch.IntStorage", DType::Int32},
+        {"torch.ShortStorage", DType::Int16},
+        {"torch.CharStorage", DType::Int8},
+        {"torch.ByteStorage", DType::UInt8},
+        {"torch.BoolStorage", DType::Bool},
+        {"torch.ComplexFloatStorage", DType::Complex64},
+        {"torch.ComplexDoubleStorage", DType::Complex128},
+        {"torch.UntypedStorage", DType::UInt8},
+    };
+    for (const Entry& e : kTable)
+        if (e.name == name)
+            return e.dtype;
+    return std::nullopt;
+}
+
+std::string keyText(const Object& key) {
+    switch (key.type) {
+        case Type::Str:
+            return key.text;
+        case Type::Int:
+            return std::to_string(key.integer);
+        case Type::Bool:
+            return key.flag ? "True" : "False";
+        case Type::None:
+            return "None";
+        case Type::Float: {
+            char buf[32];
+            const auto r = std::to_chars(buf, buf + sizeof buf, key.real);
+            return std::string(buf, r.ptr);
+        }
+        case Type::BigInt:
+        case Type::Global:
+        case Type::Bytes:
+            return key.text;
+        case Type::Tuple: {
+            // As Python's str() shows a tuple: "(0, 1)", "('a',)".
+            std::string out = "(";
+            for (std::size_t i = 0; i < key.items.size() && out.size() < 256; ++i) {
+                if (i)
+                    out += ", ";
+                const Object& item = *key.items[i];
+                out += item.type == Type::Str     ? "'" + item.text + "'"
+                       : item.type == Type::Tuple ? std::string("(...)")
+                                                  : keyText(item);
+            }
+            return out + (key.items.size() == 1 ? ",)" : ")");
+        }
+        default:
+            return "<object key>";
+    }
+}
+
+}  // namespace tensordict::python
