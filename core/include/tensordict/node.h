@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -330,9 +331,17 @@ private:
     bool locked_ = false;
     std::shared_ptr<const Store> store_;
 
-    mutable std::mutex mutex_;
-    mutable std::optional<LeafBytes> bytes_;  // leaves built in memory, and pinned bytes
-    mutable std::weak_ptr<std::byte> inUse_;  // bytes some reader holds now
+    // The bytes a leaf holds: made by the first read or pin (most leaves of
+    // a large model are never read, and the record is 104 bytes), never
+    // replaced, deleted with the node.
+    struct Held {
+        std::mutex mutex;
+        std::optional<LeafBytes> pinned;  // leaves built in memory, and pinned bytes
+        std::weak_ptr<std::byte> inUse;   // bytes some reader holds now
+    };
+    Held& held() const;       // made on first use
+    bool holdsBytes() const;  // pinned, or held by a reader now
+    mutable std::atomic<Held*> held_{nullptr};
 };
 
 }  // namespace tensordict

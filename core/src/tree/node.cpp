@@ -57,7 +57,20 @@ std::string_view storageKindName(StorageKind kind) {
 }
 
 Node::Node() = default;
-Node::~Node() = default;
+
+Node::~Node() {
+    delete held_.load(std::memory_order_acquire);
+}
+
+Node::Held& Node::held() const {
+    Held* h = held_.load(std::memory_order_acquire);
+    if (h)
+        return *h;
+    auto made = std::make_unique<Held>();
+    if (held_.compare_exchange_strong(h, made.get(), std::memory_order_acq_rel))
+        return *made.release();
+    return *h;  // another thread made it first
+}
 
 const Node::Described& Node::described() const {
     static const Described none;
@@ -215,8 +228,15 @@ bool Node::isMaterialized() const {
         return false;
     if (l->storage.kind == StorageKind::CompressedEntry && l->storage.isPlain() && store_)
         return store_->isResident(l->storage);
-    std::lock_guard<std::mutex> lock(mutex_);
-    return bytes_.has_value() || !inUse_.expired();
+    return holdsBytes();
+}
+
+bool Node::holdsBytes() const {
+    Held* h = held_.load(std::memory_order_acquire);
+    if (!h)
+        return false;
+    std::lock_guard<std::mutex> lock(h->mutex);
+    return h->pinned.has_value() || !h->inUse.expired();
 }
 
 std::string Node::integrityWarning() const {
@@ -233,16 +253,17 @@ std::optional<std::uint64_t> Node::payloadOffset() const {
 
 LeafBytes Node::bytes() const {
     const TensorLeaf& l = leaf();
-    const auto held = [this, &l]() -> std::optional<LeafBytes> {
-        if (bytes_)
-            return *bytes_;
-        if (auto data = inUse_.lock())
+    Held& h = held();
+    const auto kept = [&h, &l]() -> std::optional<LeafBytes> {
+        if (h.pinned)
+            return *h.pinned;
+        if (auto data = h.inUse.lock())
             return LeafBytes{std::move(data), static_cast<std::size_t>(l.nbytes)};
         return std::nullopt;
     };
     {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (auto b = held())
+        std::lock_guard<std::mutex> lock(h.mutex);
+        if (auto b = kept())
             return *b;
     }
     if (l.storage.kind == StorageKind::None || l.nbytes == 0)
@@ -254,10 +275,10 @@ LeafBytes Node::bytes() const {
     LeafBytes fresh = l.storage.isPlain()
                           ? store_->leafBytes(l.storage, l.nbytes, itemSize(l.dtype))
                           : viewBytes(*store_, l, fileName() + " (key " + where() + ")");
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto b = held())
+    std::lock_guard<std::mutex> lock(h.mutex);
+    if (auto b = kept())
         return *b;
-    inUse_ = fresh.data;
+    h.inUse = fresh.data;
     return fresh;
 }
 
@@ -288,11 +309,11 @@ LeafBytes Node::bytesRange(std::uint64_t offset, std::uint64_t length) const {
         return LeafBytes{std::shared_ptr<std::byte>(whole.data, whole.data.get() + offset),
                          static_cast<std::size_t>(length)};
     };
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (bytes_)
-            return part(*bytes_);
-        if (auto data = inUse_.lock())
+    if (Held* h = held_.load(std::memory_order_acquire)) {
+        std::lock_guard<std::mutex> lock(h->mutex);
+        if (h->pinned)
+            return part(*h->pinned);
+        if (auto data = h->inUse.lock())
             return part(LeafBytes{std::move(data), static_cast<std::size_t>(l.nbytes)});
     }
     if (store_ && l.storage.isPlain() &&
@@ -306,11 +327,7 @@ void Node::readInto(std::uint64_t offset, std::byte* out, std::size_t length) co
     requireWithinLeaf(where(), l.nbytes, offset, length);
     if (length == 0)
         return;
-    bool held = false;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        held = bytes_ || !inUse_.expired();
-    }
+    const bool held = holdsBytes();
     // Bytes changed in place live in memory only; compressed entries
     // inflate. A leaf that is one run of its file (at an offset: a tensor
     // of a safetensors file or checkpoint) is read from the file itself.
@@ -324,11 +341,8 @@ void Node::readInto(std::uint64_t offset, std::byte* out, std::size_t length) co
 bool Node::copyInto(std::uint64_t offset, std::size_t length, int fd, std::uint64_t at) const {
     const TensorLeaf& l = leaf();
     requireWithinLeaf(where(), l.nbytes, offset, length);
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (bytes_ || !inUse_.expired())
-            return false;  // what this process wrote into them is not in the file
-    }
+    if (holdsBytes())
+        return false;  // what this process wrote into them is not in the file
     return length > 0 && store_ && isOneRun(l.storage) &&
            l.storage.kind != StorageKind::CompressedEntry && l.storage.kind != StorageKind::None &&
            store_->copyLeafRangeTo(l.storage, l.storage.offset + offset, length, fd, at);
@@ -354,10 +368,11 @@ bool Node::readsAnyRange() const {
 
 LeafBytes Node::pinnedBytes() const {
     LeafBytes b = bytes();
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!bytes_)
-        bytes_ = b;
-    return *bytes_;
+    Held& h = held();
+    std::lock_guard<std::mutex> lock(h.mutex);
+    if (!h.pinned)
+        h.pinned = b;
+    return *h.pinned;
 }
 
 std::string Node::fileName() const {
@@ -433,7 +448,7 @@ Node& Node::addBytes(const std::string& key, DType dtype, std::vector<std::int64
     l.storage.kind = l.nbytes ? StorageKind::Memory : StorageKind::None;
     l.storage.size = l.nbytes;
     node->payload_ = std::move(l);
-    node->bytes_ = std::move(bytes);
+    node->held().pinned = std::move(bytes);
     return insertChild(std::move(node));
 }
 
@@ -510,8 +525,11 @@ std::unique_ptr<Node> NodeBuilder::shallowCopy(const Node& from) {
     n->directory_ = from.directory_;
     n->payload_ = from.payload_;
     n->store_ = from.store_;
-    std::lock_guard<std::mutex> lock(from.mutex_);
-    n->bytes_ = from.bytes_;
+    if (Node::Held* h = from.held_.load(std::memory_order_acquire)) {
+        std::lock_guard<std::mutex> lock(h->mutex);
+        if (h->pinned)
+            n->held().pinned = h->pinned;
+    }
     return n;
 }
 
@@ -638,8 +656,9 @@ void NodeBuilder::lockAndShare(bool shareNonTensor) {
 }
 
 void NodeBuilder::adoptBytes(LeafBytes bytes) {
-    std::lock_guard<std::mutex> lock(node_.mutex_);
-    node_.bytes_ = std::move(bytes);
+    Node::Held& h = node_.held();
+    std::lock_guard<std::mutex> lock(h.mutex);
+    h.pinned = std::move(bytes);
 }
 
 }  // namespace tensordict
