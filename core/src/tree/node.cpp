@@ -253,17 +253,17 @@ std::optional<std::uint64_t> Node::payloadOffset() const {
 
 LeafBytes Node::bytes() const {
     const TensorLeaf& l = leaf();
-    Held& h = held();
-    const auto kept = [&h, &l]() -> std::optional<LeafBytes> {
+    // What `h` holds, under its lock.
+    const auto kept = [&l](const Held& h) -> std::optional<LeafBytes> {
         if (h.pinned)
             return *h.pinned;
         if (auto data = h.inUse.lock())
             return LeafBytes{std::move(data), static_cast<std::size_t>(l.nbytes)};
         return std::nullopt;
     };
-    {
-        std::lock_guard<std::mutex> lock(h.mutex);
-        if (auto b = kept())
+    if (Held* h = held_.load(std::memory_order_acquire)) {
+        std::lock_guard<std::mutex> lock(h->mutex);
+        if (auto b = kept(*h))
             return *b;
     }
     if (l.storage.kind == StorageKind::None || l.nbytes == 0)
@@ -275,8 +275,9 @@ LeafBytes Node::bytes() const {
     LeafBytes fresh = l.storage.isPlain()
                           ? store_->leafBytes(l.storage, l.nbytes, itemSize(l.dtype))
                           : viewBytes(*store_, l, fileName() + " (key " + where() + ")");
+    Held& h = held();
     std::lock_guard<std::mutex> lock(h.mutex);
-    if (auto b = kept())
+    if (auto b = kept(h))
         return *b;
     h.inUse = fresh.data;
     return fresh;
