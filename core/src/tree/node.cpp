@@ -251,19 +251,26 @@ std::optional<std::uint64_t> Node::payloadOffset() const {
     return store_->payloadOffset(l->storage);
 }
 
+namespace {
+
+// What a held record has now: the pinned bytes, else the `nbytes` a reader
+// still holds. Called under the record's lock.
+template <class Held>
+std::optional<LeafBytes> heldNow(const Held& h, std::uint64_t nbytes) {
+    if (h.pinned)
+        return h.pinned;
+    if (auto data = h.inUse.lock())
+        return LeafBytes{std::move(data), static_cast<std::size_t>(nbytes)};
+    return std::nullopt;
+}
+
+}  // namespace
+
 LeafBytes Node::bytes() const {
     const TensorLeaf& l = leaf();
-    // What `h` holds, under its lock.
-    const auto kept = [&l](const Held& h) -> std::optional<LeafBytes> {
-        if (h.pinned)
-            return *h.pinned;
-        if (auto data = h.inUse.lock())
-            return LeafBytes{std::move(data), static_cast<std::size_t>(l.nbytes)};
-        return std::nullopt;
-    };
     if (Held* h = held_.load(std::memory_order_acquire)) {
         std::lock_guard<std::mutex> lock(h->mutex);
-        if (auto b = kept(*h))
+        if (auto b = heldNow(*h, l.nbytes))
             return *b;
     }
     if (l.storage.kind == StorageKind::None || l.nbytes == 0)
@@ -277,7 +284,7 @@ LeafBytes Node::bytes() const {
                           : viewBytes(*store_, l, fileName() + " (key " + where() + ")");
     Held& h = held();
     std::lock_guard<std::mutex> lock(h.mutex);
-    if (auto b = kept(h))
+    if (auto b = heldNow(h, l.nbytes))
         return *b;
     h.inUse = fresh.data;
     return fresh;
@@ -312,10 +319,8 @@ LeafBytes Node::bytesRange(std::uint64_t offset, std::uint64_t length) const {
     };
     if (Held* h = held_.load(std::memory_order_acquire)) {
         std::lock_guard<std::mutex> lock(h->mutex);
-        if (h->pinned)
-            return part(*h->pinned);
-        if (auto data = h->inUse.lock())
-            return part(LeafBytes{std::move(data), static_cast<std::size_t>(l.nbytes)});
+        if (auto b = heldNow(*h, l.nbytes))
+            return part(*b);
     }
     if (store_ && l.storage.isPlain() &&
         (l.storage.kind == StorageKind::CompressedEntry || !store_->readsInPlace(l.storage)))
