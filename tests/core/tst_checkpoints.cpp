@@ -584,6 +584,87 @@ private Q_SLOTS:
         }
     }
 
+    // A header entry reads alike whichever JSON reader reads it: as plain
+    // JSON, straight into the leaf (the tensor named "a"), and by the general
+    // reader (the same entry, the name spelled "\u0061" to take it there).
+    // Each entry gives the same leaf, or the same refusal.
+    void safetensorsEntriesReadAlikeByEitherReader_data() {
+        QTest::addColumn<QByteArray>("entry");
+        QTest::addColumn<bool>("loads");
+        const auto row = [](const char* name, const char* entry, bool loads) {
+            QTest::newRow(name) << QByteArray(entry) << loads;
+        };
+        row("as written", R"({"dtype":"F32","shape":[2],"data_offsets":[0,8]})", true);
+        row("reordered", R"({"data_offsets":[0,8],"shape":[2],"dtype":"F32"})", true);
+        row("spaced",
+            " { \"dtype\" :\t\"F32\" ,\n\"shape\" : [ 2 ] , \"data_offsets\" : [ 0 , 8 ] } ", true);
+        row("scalar", R"({"dtype":"F32","shape":[],"data_offsets":[0,4]})", true);
+        row("empty", R"({"dtype":"U8","shape":[0,3],"data_offsets":[16,16]})", true);
+        row("extra field", R"({"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":[1,{"y":2}]})",
+            true);
+        row("dtype twice", R"({"dtype":"F32","dtype":"U8","shape":[2],"data_offsets":[0,8]})",
+            false);
+        row("minus zero", R"({"dtype":"U8","shape":[-0,4],"data_offsets":[0,0]})", true);
+        row("18 digits", R"({"dtype":"U8","shape":[100000000000000000],"data_offsets":[0,8]})",
+            false);
+        row("negative dim", R"({"dtype":"U8","shape":[-1],"data_offsets":[0,1]})", false);
+        row("string dim", R"({"dtype":"U8","shape":["2"],"data_offsets":[0,2]})", false);
+        row("list dim", R"({"dtype":"U8","shape":[[2]],"data_offsets":[0,2]})", false);
+        row("fraction dim", R"({"dtype":"U8","shape":[2.0],"data_offsets":[0,2]})", false);
+        row("no offsets", R"({"dtype":"F32","shape":[2]})", false);
+        row("three offsets", R"({"dtype":"F32","shape":[2],"data_offsets":[0,8,9]})", false);
+        row("one offset", R"({"dtype":"F32","shape":[2],"data_offsets":[8]})", false);
+        row("19-digit offset",
+            R"({"dtype":"U8","shape":[1],"data_offsets":[0,1000000000000000000]})", false);
+        row("list entry", R"([1])", false);
+        row("null entry", R"(null)", false);
+        row("unknown dtype", R"({"dtype":"Q9","shape":[2],"data_offsets":[0,8]})", false);
+        row("number dtype", R"({"dtype":5,"shape":[2],"data_offsets":[0,8]})", false);
+        row("overflow", R"({"dtype":"U8","shape":[1048576,1048576,1048576],"data_offsets":[0,8]})",
+            false);
+        row("past the data", R"({"dtype":"F32","shape":[2],"data_offsets":[12,20]})", false);
+        row("wrong span", R"({"dtype":"F32","shape":[2],"data_offsets":[0,4]})", false);
+        row("odd F4", R"({"dtype":"F4","shape":[3],"data_offsets":[0,2]})", false);
+    }
+
+    void safetensorsEntriesReadAlikeByEitherReader() {
+        QFETCH(QByteArray, entry);
+        QFETCH(bool, loads);
+        // The leaf, or the refusal, of the header {"b": ..., NAME: entry}.
+        const auto read = [&](const QByteArray& name, const QString& dir) {
+            const QByteArray header = R"({"b":{"dtype":"U8","shape":[4],"data_offsets":[12,16]},)" +
+                                      name + ":" + entry + "}";
+            QByteArray bytes(8, '\0');
+            qToLittleEndian<quint64>(quint64(header.size()), bytes.data());
+            bytes += header + QByteArray(16, '\1');
+            QDir(scratch_.path()).mkpath(dir);
+            const QString file = scratch_.filePath(dir + "/alike.safetensors");
+            testsupport::writeFile(file, bytes);
+            try {
+                const TensorDict td = load(file.toStdString());
+                const Node* a = td.root().child("a");
+                if (!a || !a->isTensor())
+                    return QString("no leaf a");
+                QString shape;
+                for (const std::int64_t d : a->leaf().shape)
+                    shape += QString::number(d) + ",";
+                return QString("%1 [%2] at %3 of the data, %4 children")
+                    .arg(QString::fromStdString(std::string(dtypeName(a->leaf().dtype))), shape)
+                    .arg(a->leaf().numel ? a->leaf().storage.offset - quint64(8 + header.size())
+                                         : 0)
+                    .arg(td.root().children().size());
+            } catch (const Error& e) {
+                return QString("refused: %1: %2")
+                    .arg(QString::fromStdString(e.where()).section('/', -2),
+                         QString::fromStdString(e.reason()));
+            }
+        };
+        const QString plain = read(R"("a")", "plain");
+        const QString general = read(R"("\u0061")", "plain");
+        QCOMPARE(plain, general);
+        QVERIFY2(plain.startsWith("refused") != loads, qPrintable(plain));
+    }
+
     void badFilesNameThemselvesAndTheProblem_data() {
         QTest::addColumn<QString>("base");
         QTest::addColumn<int>("cut");  // bytes kept; -1: the bytes are patched instead

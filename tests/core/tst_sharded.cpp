@@ -133,9 +133,18 @@ private Q_SLOTS:
 
     // An index that repeats a key counts its last value, as json.loads
     // does: a weight_map given again replaces the first, refusals and shard
-    // order included, and the last metadata is the model's.
+    // order included, and the last metadata is the model's. The same whether
+    // the index is read as plain JSON or by the general reader (a key spelled
+    // with an escape, "\u0070" for "p", takes it there).
+    void anIndexsRepeatedKeysCountAsJsonLoadsReadsThem_data() {
+        QTest::addColumn<bool>("escaped");
+        QTest::newRow("plain") << false;
+        QTest::newRow("escaped") << true;
+    }
+
     void anIndexsRepeatedKeysCountAsJsonLoadsReadsThem() {
-        const QString dir = scratch_.filePath("repeated");
+        QFETCH(bool, escaped);
+        const QString dir = scratch_.filePath(escaped ? "repeated-escaped" : "repeated");
         QVERIFY(QDir().mkpath(dir));
         writeSafetensors(dir + "/model-00001-of-00002.safetensors",
                          R"({"p":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
@@ -144,11 +153,24 @@ private Q_SLOTS:
                          R"({"q":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})",
                          QByteArray(4, '\0'));
         const QString index = dir + "/model.safetensors.index.json";
-        testsupport::writeFile(index, R"({"metadata": {"total_size": 999}, "weight_map": )"
-                                      R"({"p": "../elsewhere.safetensors"}, "weight_map": )"
-                                      R"({"q": "model-00002-of-00002.safetensors", )"
-                                      R"("p": "model-00001-of-00002.safetensors"}, )"
-                                      R"("metadata": {"total_size": 8}})");
+        const auto writeIndex = [&](QByteArray text) {
+            if (escaped)
+                text.replace(R"("p":)", R"("\u0070":)");
+            testsupport::writeFile(index, text);
+        };
+        const auto refusal = [&] {
+            try {
+                load(dir.toStdString());
+            } catch (const Error& e) {
+                return QString::fromStdString(e.reason());
+            }
+            return QString("loaded");
+        };
+        writeIndex(R"({"metadata": {"total_size": 999}, "weight_map": )"
+                   R"({"p": "../elsewhere.safetensors"}, "weight_map": )"
+                   R"({"q": "model-00002-of-00002.safetensors", )"
+                   R"("p": "model-00001-of-00002.safetensors"}, )"
+                   R"("metadata": {"total_size": 8}})");
         const TensorDict td = load(dir.toStdString());
         QCOMPARE(td.root().children().size(), std::size_t(2));
         QCOMPARE(td.root().children()[0]->key(), std::string("q"));
@@ -159,15 +181,21 @@ private Q_SLOTS:
         QVERIFY2(check(dir.toStdString()).sound(), "total_size 8 is the last metadata's");
 
         // The last weight_map is no object: there is none.
-        testsupport::writeFile(index, R"({"weight_map": {"p": "model-00001-of-00002.safetensors"},)"
-                                      R"( "weight_map": 5})");
-        try {
-            load(dir.toStdString());
-            QFAIL("loaded");
-        } catch (const Error& e) {
-            QCOMPARE(QString::fromStdString(e.reason()),
-                     QString("the index has no weight_map object"));
-        }
+        writeIndex(R"({"weight_map": {"p": "model-00001-of-00002.safetensors"},)"
+                   R"( "weight_map": 5})");
+        QCOMPARE(refusal(), QString("the index has no weight_map object"));
+        // A shard that is no string, or no file of the folder, is named by
+        // its first tensor.
+        writeIndex(R"({"weight_map": {"q": "model-00002-of-00002.safetensors", "p": 5, )"
+                   R"("r": "../x.safetensors"}})");
+        QCOMPARE(
+            refusal(),
+            QString(R"(the weight_map gives "p" a shard that is not a file name in its folder)"));
+        writeIndex(R"({"weight_map": {"q": "model-00002-of-00002.safetensors", )"
+                   R"("p": "sub/model-00001-of-00002.safetensors"}})");
+        QCOMPARE(
+            refusal(),
+            QString(R"(the weight_map gives "p" a shard that is not a file name in its folder)"));
     }
 
     // A sharded model saves to a .tdz that reads back with the same values.

@@ -10,6 +10,7 @@
 
 #include "../../core/src/tree/key_table.h"
 #include "../../core/src/values/pickle.h"
+#include "../../core/src/values/plain_json.h"
 #include "../support/json_members_oracle.h"
 #include "tensordict/cancel.h"
 #include "tensordict/dtype.h"
@@ -191,6 +192,73 @@ private Q_SLOTS:
         }
         QVERIFY(!oracle::viaMembers(R"([{"w": {"a": 1}}])", "w"));
         QVERIFY(!oracle::viaMembers("7", "w"));
+    }
+
+    // JSON's plain subset (values/plain_json.h) reads as the general reader
+    // does, and everything outside it is left to the general reader, which
+    // reads it or names its error.
+    void plainJsonReadsAsTheGeneralReader_data() {
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<bool>("plain");
+        const auto row = [](const char* name, QByteArray text, bool plain) {
+            QTest::newRow(name) << text << plain;
+        };
+        row("object",
+            R"({"a": [1, -2, 0, -0, 123456789012345678], "b": {"c": null, "d": true,)"
+            R"( "e": false}, "f": "x y", "g": [], "h": {}, "a": 3})",
+            true);
+        row("white space", " \t\n\r[1 ,\n2]\r\n ", true);
+        row("string", R"("s")", true);
+        row("minus zero", "-0", true);
+        row("63 deep", QByteArray(63, '[') + QByteArray(63, ']'), true);
+        row("64 deep", QByteArray(64, '[') + QByteArray(64, ']'), false);
+        row("600 deep", QByteArray(600, '[') + QByteArray(600, ']'), false);
+        row("fraction", "[1.5]", false);
+        row("exponent", "[1e3]", false);
+        row("leading zero", "[01]", false);
+        row("minus alone", "[-]", false);
+        row("minus apart", "[- 1]", false);
+        row("19 digits", "1234567890123456789", false);
+        row("20 digits", "-12345678901234567890", false);
+        row("escape", R"(["a\n"])", false);
+        row("utf-8", "[\"\xc3\xa9\"]", false);
+        row("delete", "[\"\x7f\"]", false);
+        row("control", "[\"\x01\"]", false);
+        row("nul", QByteArray("[\"a\0b\"]", 7), false);
+        row("NaN", "[NaN]", false);
+        row("Infinity", "[-Infinity]", false);
+        row("trailing comma", "[1,]", false);
+        row("trailing member comma", R"({"a":1,})", false);
+        row("no colon", R"({"a" 1})", false);
+        row("no comma", "[1 2]", false);
+        row("short literal", "[tru]", false);
+        row("trailing data", "{} x", false);
+        row("closed twice", "[1]]", false);
+        row("unclosed", R"({"a": [1)", false);
+        row("empty", "", false);
+        row("blank", "  ", false);
+        row("bare key", "{a: 1}", false);
+        row("bom", "\xef\xbb\xbf{}", false);
+    }
+
+    void plainJsonReadsAsTheGeneralReader() {
+        QFETCH(QByteArray, text);
+        QFETCH(bool, plain);
+        const std::string_view view(text.constData(), std::size_t(text.size()));
+        QCOMPARE(isPlainJson(view), plain);
+        const auto read = [&](auto&& parse) {
+            try {
+                return QString::fromStdString(toJson(parse()));
+            } catch (const Error& e) {
+                return "refused: " + QString::fromStdString(e.reason());
+            }
+        };
+        const QString general = read([&] { return parseJsonGenerally(view, "t.json"); });
+        QCOMPARE(read([&] { return parseJson(view, "t.json"); }), general);
+        if (plain) {
+            QVERIFY(!general.startsWith("refused"));
+            QCOMPARE(read([&] { return PlainJsonReader(view).value(); }), general);
+        }
     }
 
     // A handler's failure waits until the text is known to be JSON: a later

@@ -2,9 +2,12 @@
 // of non-tensor values. Bad input must throw tensordict::Error, nothing else.
 // A document that parses must also go through toJson in every style and
 // parse back to an equal Value (NaN equals NaN there). A document that is one
-// number must parse to what std::strtod reads (correctly rounded, as
+// number with a fraction or exponent must parse to what std::strtod reads (correctly rounded, as
 // Python's float() and json.loads). parseJsonMembers(), the member-by-member
 // reader of large headers and indexes, must agree with parseJson on every input.
+// So must the general reader alone (parseJsonGenerally): parseJson reads the
+// plain subset (values/plain_json.h) by a reader of its own, and a text that
+// subset claims must be valid JSON.
 
 #include <cstdint>
 #include <cstdio>
@@ -16,6 +19,7 @@
 #include "../support/json_members_oracle.h"
 #include "tensordict/error.h"
 #include "tensordict/value.h"
+#include "values/plain_json.h"
 
 namespace {
 
@@ -42,6 +46,20 @@ void membersAgree(const std::string& text, const tensordict::Value* parsed) {
         fail("parseJsonMembers hands over another document", text);
 }
 
+// The general reader reads what parseJson() reads, or refuses it as well;
+// a text the plain subset claims it reads.
+void generalAgrees(const std::string& text, const tensordict::Value* parsed) {
+    std::optional<tensordict::Value> general;
+    try {
+        general = tensordict::parseJsonGenerally(text, "fuzz.json");
+    } catch (const tensordict::Error&) {
+    }
+    if (tensordict::isPlainJson(text) && !general)
+        fail("the plain subset claims text the general reader refuses", text);
+    if (!parsed != !general || (parsed && *parsed != *general))
+        fail("parseJson and the general reader read the text differently", text);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -52,10 +70,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         value = tensordict::parseJson(input, "fuzz.json");
     } catch (const tensordict::Error&) {
         membersAgree(input, nullptr);
+        generalAgrees(input, nullptr);
         return 0;
     }
     membersAgree(input, &value);
-    if (value.isNumber()) {
+    generalAgrees(input, &value);
+    if (value.isDouble()) {  // integers stay exact integers, as json.loads reads them
         const std::string text(reinterpret_cast<const char*>(data), size);
         char* end = nullptr;
         const double expected = std::strtod(text.c_str(), &end);

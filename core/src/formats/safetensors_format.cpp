@@ -11,6 +11,7 @@
 #include "containers/forwarding_store.h"
 #include "sources/mapping.h"
 #include "values/json_members.h"
+#include "values/plain_json.h"
 
 #include "formats/file_stores.h"
 #include "formats/safetensors.h"
@@ -38,10 +39,58 @@ struct TensorEntry {
     std::uint64_t numel, begin, end;
 };
 
+// A tensor's place in the header, made only to refuse it.
+struct EntryPlace {
+    const std::string& where;
+    const std::string& name;
+    std::string operator()() const { return where + ": tensor \"" + name + "\""; }
+};
+
+// The checks of an entry, in the order the header's fields are read: its
+// dtype, each dimension as it comes, then its data_offsets.
+TensorEntry startEntry(std::string_view dtypeName, const EntryPlace& at) {
+    const std::optional<DType> type = safetensorsDType(dtypeName);
+    if (!type)
+        throw Error::unsupported(at(), "unsupported dtype \"" + std::string(dtypeName) + "\"");
+    return TensorEntry{*type, {}, 1, 0, 0};
+}
+
+void addDimension(TensorEntry& t, std::uint64_t n, const EntryPlace& at) {
+    if (n && t.numel > (std::uint64_t(1) << 60) / n)
+        throw Error::corrupt(at(), "its size overflows");
+    t.numel *= n;
+    t.shape.push_back(static_cast<std::int64_t>(n));
+}
+
+TensorEntry finishEntry(TensorEntry t, std::string_view dtypeName, std::uint64_t begin,
+                        std::uint64_t end, std::uint64_t dataSize, const EntryPlace& at) {
+    t.begin = begin;
+    t.end = end;
+    if (t.begin > t.end || t.end > dataSize)
+        throw Error::corrupt(at(), "data_offsets [" + std::to_string(t.begin) + ", " +
+                                       std::to_string(t.end) + "] are outside the " +
+                                       std::to_string(dataSize) + " bytes of data");
+    // Packed dtypes take numel x bits / 8 bytes, in whole bytes (the
+    // library's MisalignedSlice otherwise).
+    const int bits = dtypeInfo(t.dtype).packedBits;
+    if (bits && t.numel * std::uint64_t(bits) % 8 != 0)
+        throw Error::corrupt(at(), std::to_string(t.numel) + " elements of " +
+                                       std::string(dtypeName) + " do not fill whole bytes (" +
+                                       std::to_string(bits) + " bits each)");
+    const std::uint64_t need =
+        bits ? t.numel * std::uint64_t(bits) / 8 : t.numel * itemSize(t.dtype);
+    if (t.end - t.begin != need)
+        throw Error::corrupt(at(), "data_offsets span " + std::to_string(t.end - t.begin) +
+                                       " bytes, but " + std::string(dtypeName) + " x " +
+                                       std::to_string(t.numel) + " elements need " +
+                                       std::to_string(need));
+    return t;
+}
+
+// An entry as the general JSON reader gives it: any JSON at all.
 TensorEntry tensorEntry(const std::string& name, const Value& entry, std::uint64_t dataSize,
                         const std::string& where) {
-    // The tensor's place, made only to refuse it.
-    const auto at = [&where, &name] { return where + ": tensor \"" + name + "\""; };
+    const EntryPlace at{where, name};
     if (!entry.isObject())
         throw Error::corrupt(at(), "its header entry is not an object");
     const Value* dtype = entry.find("dtype");
@@ -50,38 +99,83 @@ TensorEntry tensorEntry(const std::string& name, const Value& entry, std::uint64
     if (!dtype || !dtype->isString() || !shape || !shape->isList() || !offsets ||
         !offsets->isList() || offsets->asList().size() != 2)
         throw Error::corrupt(at(), "needs dtype, shape and data_offsets [begin, end]");
-    const std::optional<DType> type = safetensorsDType(dtype->asString());
-    if (!type)
-        throw Error::unsupported(at(), "unsupported dtype \"" + dtype->asString() + "\"");
-    TensorEntry t{*type, {}, 1, 0, 0};
+    TensorEntry t = startEntry(dtype->asString(), at);
     t.shape.reserve(shape->asList().size());
-    for (const Value& d : shape->asList()) {
-        const std::uint64_t n = wholeNumber(d, at, "a dimension");
-        if (n && t.numel > (std::uint64_t(1) << 60) / n)
-            throw Error::corrupt(at(), "its size overflows");
-        t.numel *= n;
-        t.shape.push_back(static_cast<std::int64_t>(n));
+    for (const Value& d : shape->asList())
+        addDimension(t, wholeNumber(d, at, "a dimension"), at);
+    const std::uint64_t begin = wholeNumber(offsets->asList()[0], at, "data_offsets");
+    const std::uint64_t end = wholeNumber(offsets->asList()[1], at, "data_offsets");
+    return finishEntry(std::move(t), dtype->asString(), begin, end, dataSize, at);
+}
+
+// A list of whole numbers, each handed to `add` (false: no more fit), in a
+// plain text; false, the list partly read, when it is anything else.
+template <class Add>
+bool readWholeNumbers(PlainJsonReader& json, Add&& add) {
+    if (!json.take('['))
+        return false;
+    if (json.take(']'))
+        return true;
+    do {
+        const char c = json.peek();
+        if (c < '0' || c > '9' || !add(static_cast<std::uint64_t>(json.integer())))
+            return false;
+    } while (json.take(','));
+    return json.take(']');
+}
+
+// An entry of a plain header read as it stands, with no Value made: an
+// object of dtype (a string), shape (whole numbers) and data_offsets (two
+// whole numbers), once each, in any order, as every writer writes it.
+// nullopt, the reader back where it was, for any other entry: the general
+// reading above then reads it, or refuses it, as it would in any header.
+std::optional<TensorEntry> plainTensorEntry(const std::string& name, PlainJsonReader& json,
+                                            std::uint64_t dataSize, const std::string& where) {
+    const char* const start = json.position();
+    std::string_view dtype;
+    std::vector<std::uint64_t> shape;
+    std::uint64_t offsets[2] = {0, 0};
+    enum : unsigned { kDtype = 1, kShape = 2, kOffsets = 4, kAll = 7, kOther = 8 };
+    unsigned seen = 0;
+    const auto field = [&](const std::string& key) -> unsigned {
+        if (key == "dtype" && !(seen & kDtype) && json.peek() == '"') {
+            dtype = json.string();
+            return kDtype;
+        }
+        if (key == "shape" && !(seen & kShape))
+            return readWholeNumbers(json, [&](std::uint64_t n) { return shape.push_back(n), true; })
+                       ? kShape
+                       : kOther;
+        std::size_t count = 0;
+        if (key == "data_offsets" && !(seen & kOffsets))
+            return readWholeNumbers(json,
+                                    [&](std::uint64_t n) {
+                                        return count < 2 && (offsets[count++] = n, true);
+                                    }) &&
+                           count == 2
+                       ? kOffsets
+                       : kOther;
+        return kOther;
+    };
+    const bool isObject = json.members([&](std::string key, PlainJsonReader&) {
+        const char* const value = json.position();
+        const unsigned got = seen & kOther ? kOther : field(key);
+        if (got == kOther) {  // read past it whole
+            json.rewind(value);
+            json.value();
+        }
+        seen |= got;
+    });
+    if (!isObject || seen != kAll) {
+        json.rewind(start);
+        return std::nullopt;
     }
-    t.begin = wholeNumber(offsets->asList()[0], at, "data_offsets");
-    t.end = wholeNumber(offsets->asList()[1], at, "data_offsets");
-    if (t.begin > t.end || t.end > dataSize)
-        throw Error::corrupt(at(), "data_offsets [" + std::to_string(t.begin) + ", " +
-                                       std::to_string(t.end) + "] are outside the " +
-                                       std::to_string(dataSize) + " bytes of data");
-    // Packed dtypes take numel x bits / 8 bytes, in whole bytes (the
-    // library's MisalignedSlice otherwise).
-    const int bits = dtypeInfo(*type).packedBits;
-    if (bits && t.numel * std::uint64_t(bits) % 8 != 0)
-        throw Error::corrupt(at(), std::to_string(t.numel) + " elements of " + dtype->asString() +
-                                       " do not fill whole bytes (" + std::to_string(bits) +
-                                       " bits each)");
-    const std::uint64_t need = bits ? t.numel * std::uint64_t(bits) / 8 : t.numel * itemSize(*type);
-    if (t.end - t.begin != need)
-        throw Error::corrupt(at(), "data_offsets span " + std::to_string(t.end - t.begin) +
-                                       " bytes, but " + dtype->asString() + " x " +
-                                       std::to_string(t.numel) + " elements need " +
-                                       std::to_string(need));
-    return t;
+    const EntryPlace at{where, name};
+    TensorEntry t = startEntry(dtype, at);
+    t.shape.reserve(shape.size());
+    for (const std::uint64_t n : shape)
+        addDimension(t, n, at);
+    return finishEntry(std::move(t), dtype, offsets[0], offsets[1], dataSize, at);
 }
 
 // The keys of two members of a header (by their places in it), read again
@@ -210,18 +304,12 @@ public:
         std::vector<Span> spans;
         const StorageInfo file = fileInfo();
         std::size_t members = 0;
-        // Each member as it is parsed: a header of thousands of tensors is
-        // never held whole.
-        JsonMembers handlers;
-        handlers.member = [&](std::string key, Value entry) {
-            const std::size_t member = members++;
-            if (key == "__metadata__") {
-                if (!entry.isObject())
-                    throw Error::corrupt(where, "__metadata__ is not a JSON object");
-                NodeBuilder(*root).collection().attributes = std::move(entry.asObject());
-                return;
-            }
-            TensorEntry t = tensorEntry(key, entry, dataSize, where);
+        const auto addMetadata = [&](Value metadata) {
+            if (!metadata.isObject())
+                throw Error::corrupt(where, "__metadata__ is not a JSON object");
+            NodeBuilder(*root).collection().attributes = std::move(metadata.asObject());
+        };
+        const auto addTensor = [&](std::string key, TensorEntry t, std::size_t member) {
             spans.push_back({t.begin, t.end, member});
             auto n = NodeBuilder::create(NodeKind::Tensor, std::move(key));
             NodeBuilder b(*n);
@@ -246,7 +334,30 @@ public:
             }
             NodeBuilder(*root).put(std::move(n));
         };
-        if (!parseJsonMembers(header, where, handlers))
+        const auto addMember = [&](std::string key, Value entry) {
+            const std::size_t member = members++;
+            if (key == "__metadata__")
+                return addMetadata(std::move(entry));
+            TensorEntry t = tensorEntry(key, entry, dataSize, where);
+            addTensor(std::move(key), std::move(t), member);
+        };
+        // Each member as it is read: a header of thousands of tensors is
+        // never held whole. A plain header (every writer's) is read with
+        // no Value made for a tensor's entry.
+        bool isObject = false;
+        if (isPlainJson(header)) {
+            isObject = readPlainMembers(header, [&](std::string key, PlainJsonReader& json) {
+                if (key != "__metadata__")
+                    if (auto t = plainTensorEntry(key, json, dataSize, where))
+                        return addTensor(std::move(key), std::move(*t), members++);
+                addMember(std::move(key), json.value());
+            });
+        } else {
+            JsonMembers handlers;
+            handlers.member = addMember;
+            isObject = parseJsonMembers(header, where, handlers);
+        }
+        if (!isObject)
             throw Error::corrupt(where, "the safetensors header is not a JSON object");
         std::sort(spans.begin(), spans.end(),
                   [](const Span& a, const Span& b) { return a.begin < b.begin; });

@@ -23,6 +23,7 @@
 #include "tree/key_table.h"
 #include "tree/node_builder.h"
 #include "values/json_members.h"
+#include "values/plain_json.h"
 
 namespace tensordict {
 namespace {
@@ -63,7 +64,7 @@ bool isFile(const Transport& transport, const std::string& location) {
 }
 
 // A shard's name as the index gives it: a file of the folder, never a path out of it.
-bool isPlainName(const std::string& name) {
+bool isPlainName(std::string_view name) {
     return !name.empty() && name.find('/') == std::string::npos &&
            name.find('\\') == std::string::npos && name != "." && name != "..";
 }
@@ -77,45 +78,96 @@ struct WeightMap {
     Value metadata;
 };
 
-// The weight_map is read entry by entry as it is parsed: an index of 72,000
+// The weight_map read entry by entry as it is parsed: an index of 72,000
 // tensors is never held whole.
-WeightMap readWeightMap(const std::string& text, const std::string& where) {
-    WeightMap map;
-    std::unordered_map<std::string, std::size_t> shardOf;
-    bool isObject = false;               // the last weight_map is an object
-    std::optional<std::string> refused;  // its first entry naming no file of the folder
-    JsonMembers handlers;
-    handlers.streamed = "weight_map";
-    handlers.streamStarts = [&] {
-        map.entries.clear(), map.shards.clear(), shardOf.clear(), refused.reset();
-        isObject = true;
-    };
-    handlers.entry = [&](std::string name, Value shard) {
-        if (refused)
+class WeightMapReader {
+public:
+    // Each occurrence of "weight_map" whose value is an object starts over.
+    void start() {
+        map_.entries.clear(), map_.shards.clear(), placeOf_.clear(), refused_.reset();
+        isObject_ = true;
+        lastShard_ = 0;
+    }
+    // `shard` is nullptr when the entry's value is no string.
+    void entry(std::string name, const std::string_view* shard) {
+        if (refused_)
             return;
-        if (!shard.isString() || !isPlainName(shard.asString())) {
-            refused = std::move(name);
+        if (!shard || !isPlainName(*shard)) {
+            refused_ = std::move(name);
             return;
         }
-        auto it = shardOf.find(shard.asString());
-        if (it == shardOf.end()) {
-            it = shardOf.emplace(shard.asString(), map.shards.size()).first;
-            map.shards.push_back(shard.asString());
-        }
-        map.entries.emplace_back(std::move(name), it->second);
-    };
-    handlers.member = [&](std::string key, Value value) {
+        map_.entries.emplace_back(std::move(name), shardPlace(*shard));
+    }
+    void member(const std::string& key, Value value) {
         if (key == "weight_map")
-            isObject = false;
+            isObject_ = false;
         else if (key == "metadata")
-            map.metadata = std::move(value);
-    };
-    if (!parseJsonMembers(text, where, handlers) || !isObject)
-        throw Error::corrupt(where, "the index has no weight_map object");
-    if (refused)
-        throw Error::corrupt(where, "the weight_map gives \"" + *refused +
-                                        "\" a shard that is not a file name in its folder");
-    return map;
+            map_.metadata = std::move(value);
+    }
+
+    // What the index said; `isObject` is whether the document is an object.
+    WeightMap result(bool isObject, const std::string& where) {
+        if (!isObject || !isObject_)
+            throw Error::corrupt(where, "the index has no weight_map object");
+        if (refused_)
+            throw Error::corrupt(where, "the weight_map gives \"" + *refused_ +
+                                            "\" a shard that is not a file name in its folder");
+        return std::move(map_);
+    }
+
+private:
+    // The shard's place in map_.shards, added when new. Tensors come in runs
+    // of one shard: the last one found is tried first.
+    std::size_t shardPlace(std::string_view shard) {
+        std::vector<std::string>& shards = map_.shards;
+        if (lastShard_ < shards.size() && shards[lastShard_] == shard)
+            return lastShard_;
+        const auto [it, added] = placeOf_.emplace(std::string(shard), shards.size());
+        if (added)
+            shards.emplace_back(shard);
+        return lastShard_ = it->second;
+    }
+
+    WeightMap map_;
+    std::unordered_map<std::string, std::size_t> placeOf_;  // in map_.shards
+    bool isObject_ = false;                                 // the last weight_map is an object
+    std::optional<std::string> refused_;  // its first entry naming no file of the folder
+    std::size_t lastShard_ = 0;
+};
+
+WeightMap readWeightMap(const std::string& text, const std::string& where) {
+    WeightMapReader reader;
+    bool isObject = false;
+    if (isPlainJson(text)) {
+        // Every writer's index: no Value made for an entry.
+        isObject = readPlainMembers(text, [&](std::string key, PlainJsonReader& json) {
+            if (key != "weight_map" || json.peek() != '{')
+                return reader.member(key, json.value());
+            reader.start();
+            json.members([&](std::string name, PlainJsonReader&) {
+                if (json.peek() == '"') {
+                    const std::string_view shard = json.string();
+                    reader.entry(std::move(name), &shard);
+                } else {
+                    json.value();
+                    reader.entry(std::move(name), nullptr);
+                }
+            });
+        });
+    } else {
+        JsonMembers handlers;
+        handlers.streamed = "weight_map";
+        handlers.streamStarts = [&] { reader.start(); };
+        handlers.entry = [&](std::string name, Value shard) {
+            const std::string_view text = shard.isString() ? shard.asString() : std::string_view();
+            reader.entry(std::move(name), shard.isString() ? &text : nullptr);
+        };
+        handlers.member = [&](std::string key, Value value) {
+            reader.member(key, std::move(value));
+        };
+        isObject = parseJsonMembers(text, where, handlers);
+    }
+    return reader.result(isObject, where);
 }
 
 class ShardedStore final : public FolderStore {

@@ -32,4 +32,8 @@ struct JsonMembers {
 // parseJson() would.
 bool parseJsonMembers(std::string_view text, const std::string& where, const JsonMembers& handlers);
 
+// parseJson() by the general reader alone, never by the plain subset's
+// (values/plain_json.h): the tests' check that both read the same.
+Value parseJsonGenerally(std::string_view text, const std::string& where);
+
 }  // namespace tensordict

@@ -17,6 +17,7 @@
 #include "tensordict/error.h"
 #include "values/big_int.h"
 #include "values/json_members.h"
+#include "values/plain_json.h"
 
 namespace tensordict {
 
@@ -474,6 +475,12 @@ void parse(ValueBuilder& builder, std::string_view text, const std::string& wher
 }  // namespace
 
 Value parseJson(std::string_view text, const std::string& where) {
+    if (isPlainJson(text))
+        return PlainJsonReader(text).value();
+    return parseJsonGenerally(text, where);
+}
+
+Value parseJsonGenerally(std::string_view text, const std::string& where) {
     ValueBuilder builder;
     parse(builder, text, where);
     return std::move(builder.result);
@@ -481,6 +488,24 @@ Value parseJson(std::string_view text, const std::string& where) {
 
 bool parseJsonMembers(std::string_view text, const std::string& where,
                       const JsonMembers& handlers) {
+    if (isPlainJson(text))
+        return readPlainMembers(text, [&](std::string key, PlainJsonReader& json) {
+            const bool streams =
+                !handlers.streamed.empty() && key == handlers.streamed && json.peek() == '{';
+            if (!streams) {
+                Value value = json.value();
+                if (handlers.member)
+                    handlers.member(std::move(key), std::move(value));
+                return;
+            }
+            if (handlers.streamStarts)
+                handlers.streamStarts();
+            json.members([&](std::string entryKey, PlainJsonReader& entries) {
+                Value value = entries.value();
+                if (handlers.entry)
+                    handlers.entry(std::move(entryKey), std::move(value));
+            });
+        });
     ValueBuilder builder(handlers);
     parse(builder, text, where);
     if (builder.failure)

@@ -1,0 +1,90 @@
+#pragma once
+
+// JSON's plain subset, read at memory speed: what the writers of safetensors
+// headers, sharded indexes and meta.json files write. Objects, lists,
+// strings of printable ASCII without escapes, whole numbers of at most 18
+// digits, true, false and null, nested at most 64 deep, with JSON's white
+// space. A plain text means the same as it does to parseJson(); any other
+// text (an escape, a fraction, UTF-8, NaN, an error) is parseJson()'s to
+// read, so every error is still named by the one general reader.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "tensordict/value.h"
+
+namespace tensordict {
+
+// True when `text` is one JSON document, white space around it, that keeps
+// within the plain subset.
+bool isPlainJson(std::string_view text);
+
+// A cursor over a text that isPlainJson(): it never meets an error, so it
+// checks none. Each read skips the white space before it.
+class PlainJsonReader {
+public:
+    explicit PlainJsonReader(std::string_view text)
+        : at_(text.data()), end_(text.data() + text.size()) {}
+
+    // The next character, or '\0' at the end.
+    char peek() {
+        skipSpace();
+        return at_ < end_ ? *at_ : '\0';
+    }
+    // Takes `c` when it comes next.
+    bool take(char c) {
+        if (peek() != c)
+            return false;
+        ++at_;
+        return true;
+    }
+    // The string that comes next, without its quotes.
+    std::string_view string();
+    // The whole number that comes next.
+    std::int64_t integer();
+    // The value that comes next, as parseJson() reads it.
+    Value value();
+    // When an object comes next: `member(key, *this)` for each of its
+    // members in the text's order, the reader before the member's value,
+    // which `member` reads whole; then true. Otherwise false, reading nothing.
+    template <class Member>
+    bool members(Member&& member) {
+        if (!take('{'))
+            return false;
+        if (take('}'))
+            return true;
+        do {
+            std::string key(string());
+            take(':');
+            member(std::move(key), *this);
+        } while (take(','));
+        take('}');
+        return true;
+    }
+
+    // Where the reader is, to come back to.
+    const char* position() const { return at_; }
+    void rewind(const char* position) { at_ = position; }
+
+private:
+    void skipSpace() {
+        while (at_ < end_ && (*at_ == ' ' || *at_ == '\n' || *at_ == '\r' || *at_ == '\t'))
+            ++at_;
+    }
+
+    const char* at_;
+    const char* end_;
+};
+
+// Calls `member(key, reader)` for each member of a plain document's
+// top-level object, in the text's order, with the reader before the
+// member's value; `member` reads that value whole. False, calling nothing,
+// when the document is no object.
+template <class Member>
+bool readPlainMembers(std::string_view text, Member&& member) {
+    PlainJsonReader json(text);
+    return json.members(member);
+}
+
+}  // namespace tensordict
