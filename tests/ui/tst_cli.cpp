@@ -24,6 +24,7 @@
 #include "nginx_server.h"
 #include "s3_server.h"
 #include "tensordict/compare.h"
+#include "tensordict/report.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
 
@@ -844,6 +845,66 @@ private Q_SLOTS:
         QVERIFY(out.contains("\"\\u00fcn\\u00efcode \\u2713 \\\"quoted\\\"\""));
         QVERIFY(out.contains(
             "[\"a\"]  tensor  torch.float32  shape [3]  12 bytes  file a.memmap  sha256 "));
+    }
+
+    // A tensor's line says what its listing properties say
+    // (tensordict::nodeProperties(leaf, PropertyDetail::Listing)): dtype,
+    // shape, nbytes, then its storage and, when it has one, its file; the
+    // line is written from the leaf's brief, the properties made from it.
+    void infoTensorLinesSayTheirListingProperties_data() {
+        QTest::addColumn<QString>("path");
+        QTest::newRow("memmap directory") << testsupport::fixturePath("nested3");
+        QTest::newRow("archive") << testsupport::fixturePath("archive_simple.tdz");
+        QTest::newRow("empty leaf") << testsupport::fixturePath("empty");
+        QTest::newRow("checkpoint with an empty leaf")
+            << testsupport::torchFixturesDir() + "/nested.pt";
+        QTest::newRow("safetensors") << testsupport::torchFixturesDir() + "/model.safetensors";
+        QTest::newRow("checkpoint") << testsupport::torchFixturesDir() + "/state_dict.pt";
+        QTest::newRow("npz") << testsupport::torchFixturesDir() + "/arrays_deflated.npz";
+    }
+
+    void infoTensorLinesSayTheirListingProperties() {
+        QFETCH(QString, path);
+        QVERIFY2(QFileInfo::exists(path), qPrintable(path));
+        const Run run = tdstudio({"--info", path});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        const QStringList lines = QString::fromUtf8(run.out).split('\n');
+        const tensordict::TensorDict td = tensordict::load(path.toStdString());
+        int leaves = 0;
+        std::vector<const tensordict::Node*> nodes{&td.root()};
+        while (!nodes.empty()) {
+            const tensordict::Node* node = nodes.back();
+            nodes.pop_back();
+            for (const tensordict::Node* child : node->children())
+                nodes.push_back(child);
+            if (!node->isTensor())
+                continue;
+            ++leaves;
+            QString keys;
+            for (const std::string& key : node->keyPath())
+                keys += (keys.isEmpty() ? "" : ", ") +
+                        QString::fromStdString(tensordict::toJson(tensordict::Value(key)));
+            QString start = "[" + keys + "]  tensor", file;
+            for (const tensordict::NodeProperty& p :
+                 tensordict::nodeProperties(*node, tensordict::PropertyDetail::Listing)) {
+                const QString value = QString::fromStdString(tensordict::toJson(p.value));
+                if (p.name == "dtype")
+                    start += "  " + QString::fromStdString(p.value.asString());
+                else if (p.name == "shape")
+                    start += "  shape " + value;
+                else if (p.name == "nbytes")
+                    start += "  " + value + " bytes  ";
+                else if (p.name == "file" && !p.value.isNull())
+                    file = " " + QString::fromStdString(p.value.asString());
+            }
+            const auto line = std::find_if(lines.begin(), lines.end(),
+                                           [&](const QString& l) { return l.startsWith(start); });
+            QVERIFY2(line != lines.end(), qPrintable(start));
+            // A leaf of no bytes has no file: its storage says so, "no file (empty)".
+            QVERIFY2(file.isEmpty() ? line->endsWith(")") : line->endsWith(file),
+                     qPrintable(*line + " | " + file));
+        }
+        QVERIFY(leaves > 0);
     }
 
     // --stats: each leaf's values decoded (float8 included), against numpy's

@@ -4,6 +4,7 @@
 
 #include <QByteArrayView>
 #include <QIODevice>
+#include <charconv>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -30,12 +31,27 @@ void appendKeyList(std::string& out, const std::string& parentKeys, const tensor
     tensordict::appendJsonString(out, node.key());
 }
 
+void appendNumber(std::string& line, std::int64_t n) {
+    char digits[24];
+    line.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
+}
+
 void appendInts(std::string& line, const tensordict::Value& list) {
     line += '[';
     for (std::size_t i = 0; i < list.asList().size(); ++i) {
         if (i)
             line += ", ";
-        line += std::to_string(list.asList()[i].asInt());
+        appendNumber(line, list.asList()[i].asInt());
+    }
+    line += ']';
+}
+
+void appendInts(std::string& line, const std::vector<std::int64_t>& ints) {
+    line += '[';
+    for (std::size_t i = 0; i < ints.size(); ++i) {
+        if (i)
+            line += ", ";
+        appendNumber(line, ints[i]);
     }
     line += ']';
 }
@@ -46,14 +62,19 @@ struct Listing {
     const InfoRequest& request;
     QTextStream& out;
     std::string text;  // lines not yet written
-    std::map<std::tuple<tensordict::StorageKind, int, bool>, std::string> storageWords;
+    using StorageKey = std::tuple<tensordict::StorageKind, int, bool>;
+    std::map<StorageKey, std::string> storageWords;
+    const std::pair<const StorageKey, std::string>* lastWords = nullptr;  // leaves come in runs
 
     const std::string& storageText(const tensordict::Node& node) {
         const tensordict::StorageInfo& s = node.leaf().storage;
-        const auto key = std::make_tuple(s.kind, s.zipMethod, s.outsideTarget.empty());
+        const StorageKey key(s.kind, s.zipMethod, s.outsideTarget.empty());
+        if (lastWords && lastWords->first == key)
+            return lastWords->second;
         auto it = storageWords.find(key);
         if (it == storageWords.end())
             it = storageWords.emplace(key, nodetext::storageText(node).toStdString()).first;
+        lastWords = &*it;
         return it->second;
     }
     // Written as the UTF-8 it is, straight to the stream's device where it
@@ -71,39 +92,50 @@ struct Listing {
     }
 };
 
-// The listing's part of a node's properties (tensordict::nodeProperties()):
-// what a line says of each, in the properties' order.
+// The listing's part of a collection's, non-tensor's or error's properties
+// (tensordict::nodeProperties()): what a line says of each, in the
+// properties' order. A tensor's line is appendLeafBrief()'s.
 void appendBrief(Listing& listing, const tensordict::Node& node,
                  const tensordict::NodeProperty& p) {
     std::string& line = listing.text;
     const tensordict::Value& v = p.value;
     const std::string_view n = p.name;
-    if (n == "dtype" || n == "class" || n == "error") {
+    if (n == "class" || n == "error") {
         line += "  ";
         line += v.asString();
-    } else if (n == "shape" || n == "batch_size") {
-        line += n == "shape" ? "  shape " : "  batch ";
+    } else if (n == "batch_size") {
+        line += "  batch ";
         appendInts(line, v);
-    } else if (n == "nbytes") {
-        line += "  ";
-        line += std::to_string(v.asInt());
-        line += " bytes";
     } else if (n == "stack_dim") {
         line += "  stack_dim " + std::to_string(v.asInt());
-    } else if (n == "device" && !node.isTensor()) {
+    } else if (n == "device") {
         line += "  device " + (v.isNull() ? std::string("None") : v.asString());
-    } else if (n == "storage") {
-        line += "  ";
-        line += listing.storageText(node);
-    } else if (n == "file" && !v.isNull()) {
-        line += ' ';
-        line += v.asString();
     } else if (n == "data") {
         line += node.nonTensor().pickleOpaque
                     ? "  <pickle " + node.nonTensor().pickleFile + ", not unpickled>"
                     : "  " + tensordict::toJson(v);
     } else if ((n == "non_tensor_fields" || n == "attributes") && !v.asObject().empty()) {
         line += "  " + tensordict::toJson(v);
+    }
+}
+
+// A tensor's part of its line: dtype, shape, nbytes, storage and file, its
+// listing properties (tensordict::PropertyDetail::Listing) read from the
+// leaf's brief, with no Value made for each of thousands of leaves.
+void appendLeafBrief(Listing& listing, const tensordict::Node& node) {
+    std::string& line = listing.text;
+    const tensordict::LeafBrief brief = tensordict::leafBrief(node);
+    line += "  ";
+    line += tensordict::dtypeName(brief.dtype);
+    line += "  shape ";
+    appendInts(line, *brief.shape);
+    line += "  ";
+    appendNumber(line, static_cast<std::int64_t>(brief.nbytes));
+    line += " bytes  ";
+    line += listing.storageText(node);
+    if (brief.file) {
+        line += ' ';
+        line += *brief.file;
     }
 }
 
@@ -120,9 +152,13 @@ void printNode(const tensordict::Node& node, const std::string& parentKeys, List
     }
     text += "]  ";
     text += tensordict::kindName(node.kind());
-    for (const tensordict::NodeProperty& p :
-         tensordict::nodeProperties(node, tensordict::PropertyDetail::Listing))
-        appendBrief(listing, node, p);
+    if (node.isTensor()) {
+        appendLeafBrief(listing, node);
+    } else {
+        for (const tensordict::NodeProperty& p :
+             tensordict::nodeProperties(node, tensordict::PropertyDetail::Listing))
+            appendBrief(listing, node, p);
+    }
     if (request.stats && node.isTensor()) {
         const tensordict::Value stats = tensordict::statisticsValue(node);
         for (const auto& [name, value] : stats.asObject())

@@ -40,6 +40,22 @@ enum class PropertyDetail {
 std::vector<NodeProperty> nodeProperties(const Node& node,
                                          PropertyDetail detail = PropertyDetail::All);
 
+// A tensor leaf's listing properties (PropertyDetail::Listing: dtype,
+// shape, nbytes, storage, file) as they stand in the node, with no Value
+// made: what a listing of many thousands of leaves prints, and what
+// nodeProperties() makes those properties from.
+struct LeafBrief {
+    DType dtype;
+    const std::vector<std::int64_t>* shape;
+    std::uint64_t nbytes;  // what the leaf takes in its file (TensorLeaf::dataBytes())
+    StorageKind storage;
+    // "file": absent for a leaf gathered from parts (they say where its
+    // bytes are); null (nullptr) for a leaf in memory or of no bytes.
+    bool hasFile;
+    const std::string* file;
+};
+LeafBrief leafBrief(const Node& leaf);
+
 struct DescribeOptions {
     bool sha256 = false;  // hash each leaf's raw bytes (reads all data)
     int firstValues = 0;  // include up to this many leading values per leaf

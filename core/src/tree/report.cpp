@@ -65,28 +65,32 @@ Value::List partsOf(const Node& node) {
                                                                : Value::List();
 }
 
-// A leaf's "file": null for a leaf in memory (or of no bytes), none for one
-// gathered from parts (they say where its bytes are), else its one file.
-std::optional<Value> fileOf(const StorageInfo& storage, const Value::List& parts) {
+// A leaf's "file": null (nullptr) for a leaf in memory (or of no bytes),
+// none for one gathered from parts (they say where its bytes are), else its
+// one file.
+std::optional<const std::string*> fileOf(const StorageInfo& storage, const Value::List& parts) {
     if (storage.kind == StorageKind::None || storage.kind == StorageKind::Memory)
-        return Value();
+        return nullptr;
     if (!parts.empty())
         return std::nullopt;
-    return Value(storage.path);
+    return &storage.path;
 }
 
 void leafProperties(const Node& node, PropertyDetail detail, std::vector<NodeProperty>& out) {
+    if (detail == PropertyDetail::Listing) {
+        const LeafBrief brief = leafBrief(node);
+        out.push_back({"dtype", Value(std::string(dtypeName(brief.dtype)))});
+        out.push_back({"shape", intsValue(*brief.shape)});
+        out.push_back({"nbytes", Value(static_cast<std::int64_t>(brief.nbytes))});
+        out.push_back({"storage", Value(std::string(storageKindName(brief.storage)))});
+        if (brief.hasFile)
+            out.push_back({"file", brief.file ? Value(*brief.file) : Value()});
+        return;
+    }
     const TensorLeaf& leaf = node.leaf();
     const StorageInfo& storage = leaf.storage;
     out.push_back({"dtype", Value(std::string(dtypeName(leaf.dtype)))});
     out.push_back({"shape", intsValue(leaf.shape)});
-    if (detail == PropertyDetail::Listing) {
-        out.push_back({"nbytes", Value(static_cast<std::int64_t>(leaf.dataBytes()))});
-        out.push_back({"storage", Value(std::string(storageKindName(storage.kind)))});
-        if (std::optional<Value> file = fileOf(storage, partsOf(node)))
-            out.push_back({"file", std::move(*file)});
-        return;
-    }
     if (leaf.isNested) {
         out.push_back({"is_nested", Value(true)});
         Value::List shapes;
@@ -100,17 +104,18 @@ void leafProperties(const Node& node, PropertyDetail detail, std::vector<NodePro
         out.push_back({"device", Value(*node.device())});
     out.push_back({"storage", Value(std::string(storageKindName(storage.kind)))});
     Value::List parts = partsOf(node);
-    std::optional<Value> file = fileOf(storage, parts);
+    const std::optional<const std::string*> file = fileOf(storage, parts);
     if (!file) {  // gathered from parts: they, not one file
         out.push_back({"location", Value(node.store()->location())});
         out.push_back({"stored_size", Value(static_cast<std::int64_t>(storage.storedSize))});
         out.push_back({"chunks", Value(std::move(parts))});
         return;
     }
-    const bool inMemory = file->isNull();
-    out.push_back({"file", std::move(*file)});
-    if (inMemory)
+    if (!*file) {  // in memory
+        out.push_back({"file", Value()});
         return;
+    }
+    out.push_back({"file", Value(**file)});
     out.push_back({"file_size", Value(static_cast<std::int64_t>(storage.size))});
     if (node.store())
         out.push_back({"location", Value(node.store()->location())});
@@ -215,6 +220,13 @@ std::vector<NodeProperty> nodeProperties(const Node& node, PropertyDetail detail
         if (std::string note = node.store()->readingNote(); !note.empty())
             out.push_back({"reading", Value(std::move(note))});
     return out;
+}
+
+LeafBrief leafBrief(const Node& node) {
+    const TensorLeaf& leaf = node.leaf();
+    const std::optional<const std::string*> file = fileOf(leaf.storage, partsOf(node));
+    return {leaf.dtype,        &leaf.shape,      leaf.dataBytes(),
+            leaf.storage.kind, file.has_value(), file ? *file : nullptr};
 }
 
 Value statisticsValue(const Node& leaf) {
