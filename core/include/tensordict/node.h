@@ -50,18 +50,22 @@ enum class StorageKind {
 
 std::string_view storageKindName(StorageKind kind);
 
+// (Fields are ordered so that the small ones share their words: tens of
+// thousands of leaves each carry one.)
 struct StorageInfo {
     StorageKind kind = StorageKind::None;
+    int zipMethod = -1;                  // zip compression method of an entry
+    std::optional<std::uint32_t> crc32;  // an archive entry's CRC-32, as its directory says
     std::string path;                    // relative to the store's root: "b/c.memmap"
     std::uint64_t size = 0;              // bytes of the file or uncompressed entry
     std::uint64_t storedSize = 0;        // bytes on disk: file size, or compressed entry size
-    int zipMethod = -1;                  // zip compression method of an entry
-    std::optional<std::uint32_t> crc32;  // an archive entry's CRC-32, as its directory says
     // A file reached through a symbolic link that leads out of the dataset's
     // root: where it really is. Saving refuses to copy it unless allowed.
     std::string outsideTarget;
-    // The file's version when the tree was read (ByteSource::version()): a
-    // leaf whose file became another version is refused, not mixed in.
+    // The file's version when the tree was read (ByteSource::version()), for
+    // a store that opens a leaf's file when the leaf is read: a file that
+    // became another version is refused, not mixed in. (A store of one file
+    // holds it open from its opening on and sets none.)
     std::string version;
     // Where the leaf's elements sit when they are not simply the first
     // nbytes of the file or entry (checkpoints, safetensors, numpy files): a
@@ -83,10 +87,10 @@ std::string zipMethodName(int method);
 // A tensor leaf.
 struct TensorLeaf {
     DType dtype = DType::Float32;
+    bool isNested = false;
     std::vector<std::int64_t> shape;
     std::int64_t numel = 0;
     std::uint64_t nbytes = 0;  // numel x element size: what the leaf's bytes hold
-    bool isNested = false;
     std::vector<std::vector<std::int64_t>> nestedShapes;  // component shapes of a nested leaf
     StorageInfo storage;
 
@@ -314,6 +318,7 @@ private:
     Described& describe();               // made on first use
 
     NodeKind kind_ = NodeKind::TensorDict;
+    bool locked_ = false;
     std::string key_;
     Node* parent_ = nullptr;
     // A node's children, made with its first one (leaves have none), found
@@ -327,8 +332,6 @@ private:
     std::optional<std::string> device_;
     std::string directory_;
     std::variant<Collection, TensorLeaf, NonTensor, ErrorInfo> payload_;
-
-    bool locked_ = false;
     std::shared_ptr<const Store> store_;
 
     // The bytes a leaf holds: made by the first read or pin (most leaves of

@@ -100,8 +100,7 @@ StorageInfo SingleFileStore::fileInfo() const {
     info.kind = StorageKind::File;
     info.path = name_;
     info.size = info.storedSize = source_->size();
-    info.version = source_->version();
-    return info;
+    return info;  // no version: the store holds its file open (StorageInfo::version)
 }
 
 std::optional<StorageInfo> SingleFileStore::stat(const std::string& rel) const {
