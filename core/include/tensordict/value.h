@@ -71,7 +71,7 @@ public:
     Object& asObject() { return std::get<Object>(v_); }
 
     // Object member lookup; the last of duplicate keys wins, as in Python.
-    const Value* find(const std::string& key) const;
+    const Value* find(std::string_view key) const;
 
     const Storage& storage() const { return v_; }
     // Structural equality: the same type and the same exact value (an int

@@ -1,5 +1,7 @@
 #include "values/plain_json.h"
 
+#include <iterator>
+
 namespace tensordict {
 namespace {
 
@@ -149,30 +151,40 @@ std::int64_t PlainJsonReader::integer() {
     return negative ? -n : n;
 }
 
+// A container's items are gathered on one stack shared by every level
+// and moved into a vector of their exact number at its end: no vector grows
+// item by item, moving what it holds each time it doubles.
 Value PlainJsonReader::value() {
     switch (peek()) {
         case '{': {
             ++at_;
-            Value::Object object;
+            const std::size_t first = members_.size();
             if (!take('}')) {
                 do {
                     std::string key(string());
                     take(':');
-                    object.emplace_back(std::move(key), value());
+                    Value v = value();
+                    members_.emplace_back(std::move(key), std::move(v));
                 } while (take(','));
                 take('}');
             }
+            Value::Object object(std::make_move_iterator(members_.begin() + first),
+                                 std::make_move_iterator(members_.end()));
+            members_.resize(first);
             return Value(std::move(object));
         }
         case '[': {
             ++at_;
-            Value::List list;
+            const std::size_t first = items_.size();
             if (!take(']')) {
                 do
-                    list.push_back(value());
+                    items_.push_back(value());
                 while (take(','));
                 take(']');
             }
+            Value::List list(std::make_move_iterator(items_.begin() + first),
+                             std::make_move_iterator(items_.end()));
+            items_.resize(first);
             return Value(std::move(list));
         }
         case '"':

@@ -75,6 +75,8 @@ private:
 
     const char* at_;
     const char* end_;
+    Value::Object members_;  // of the objects being read, outermost first
+    Value::List items_;      // of the lists being read
 };
 
 // Calls `member(key, reader)` for each member of a plain document's

@@ -21,7 +21,7 @@
 
 namespace tensordict {
 
-const Value* Value::find(const std::string& key) const {
+const Value* Value::find(std::string_view key) const {
     if (!isObject())
         return nullptr;
     const auto& members = asObject();
