@@ -604,12 +604,16 @@ private Q_SLOTS:
             true);
         row("dtype twice", R"({"dtype":"F32","dtype":"U8","shape":[2],"data_offsets":[0,8]})",
             false);
+        row("shape twice", R"({"dtype":"U8","shape":[1],"shape":[2],"data_offsets":[0,2]})", true);
+        row("offsets twice",
+            R"({"dtype":"U8","shape":[2],"data_offsets":[0,1],"data_offsets":[0,2]})", true);
         row("minus zero", R"({"dtype":"U8","shape":[-0,4],"data_offsets":[0,0]})", true);
         row("18 digits", R"({"dtype":"U8","shape":[100000000000000000],"data_offsets":[0,8]})",
             false);
         row("negative dim", R"({"dtype":"U8","shape":[-1],"data_offsets":[0,1]})", false);
         row("string dim", R"({"dtype":"U8","shape":["2"],"data_offsets":[0,2]})", false);
         row("list dim", R"({"dtype":"U8","shape":[[2]],"data_offsets":[0,2]})", false);
+        // Not plain JSON: both read by the general reader, which must refuse them alike.
         row("fraction dim", R"({"dtype":"U8","shape":[2.0],"data_offsets":[0,2]})", false);
         row("no offsets", R"({"dtype":"F32","shape":[2]})", false);
         row("three offsets", R"({"dtype":"F32","shape":[2],"data_offsets":[0,8,9]})", false);

@@ -211,6 +211,9 @@ private Q_SLOTS:
         row("string", R"("s")", true);
         row("minus zero", "-0", true);
         row("63 deep", QByteArray(63, '[') + QByteArray(63, ']'), true);
+        row("63 deep objects", QByteArray(R"({"a":)").repeated(62) + "{}" + QByteArray(62, '}'),
+            true);
+        row("negative 18 digits", "[-999999999999999999]", true);
         row("64 deep", QByteArray(64, '[') + QByteArray(64, ']'), false);
         row("600 deep", QByteArray(600, '[') + QByteArray(600, ']'), false);
         row("fraction", "[1.5]", false);

@@ -3,7 +3,7 @@
 // JSON's plain subset, read at memory speed: what the writers of safetensors
 // headers, sharded indexes and meta.json files write. Objects, lists,
 // strings of printable ASCII without escapes, whole numbers of at most 18
-// digits, true, false and null, nested at most 64 deep, with JSON's white
+// digits, true, false and null, nested fewer than 64 deep, with JSON's white
 // space. A plain text means the same as it does to parseJson(); any other
 // text (an escape, a fraction, UTF-8, NaN, an error) is parseJson()'s to
 // read, so every error is still named by the one general reader.
@@ -47,7 +47,8 @@ public:
     Value value();
     // When an object comes next: `member(key, *this)` for each of its
     // members in the text's order, the reader before the member's value,
-    // which `member` reads whole; then true. Otherwise false, reading nothing.
+    // which `member` reads whole; then true. Otherwise false, having read
+    // only the white space before what comes next.
     template <class Member>
     bool members(Member&& member) {
         if (!take('{'))
