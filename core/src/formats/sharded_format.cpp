@@ -88,8 +88,8 @@ public:
         isObject_ = true;
         lastShard_ = 0;
     }
-    // `shard` is nullptr when the entry's value is no string.
-    void entry(std::string name, const std::string_view* shard) {
+    // `shard` is nullopt when the entry's value is no string.
+    void entry(std::string name, std::optional<std::string_view> shard) {
         if (refused_)
             return;
         if (!shard || !isPlainName(*shard)) {
@@ -144,13 +144,12 @@ WeightMap readWeightMap(const std::string& text, const std::string& where) {
             if (key != "weight_map" || json.peek() != '{')
                 return reader.member(key, json.value());
             reader.start();
-            json.members([&](std::string name, PlainJsonReader&) {
-                if (json.peek() == '"') {
-                    const std::string_view shard = json.string();
-                    reader.entry(std::move(name), &shard);
+            json.members([&](std::string name, PlainJsonReader& entry) {
+                if (entry.peek() == '"') {
+                    reader.entry(std::move(name), entry.string());
                 } else {
-                    json.value();
-                    reader.entry(std::move(name), nullptr);
+                    entry.value();
+                    reader.entry(std::move(name), std::nullopt);
                 }
             });
         });
@@ -159,8 +158,9 @@ WeightMap readWeightMap(const std::string& text, const std::string& where) {
         handlers.streamed = "weight_map";
         handlers.streamStarts = [&] { reader.start(); };
         handlers.entry = [&](std::string name, Value shard) {
-            const std::string_view text = shard.isString() ? shard.asString() : std::string_view();
-            reader.entry(std::move(name), shard.isString() ? &text : nullptr);
+            reader.entry(std::move(name), shard.isString()
+                                              ? std::optional<std::string_view>(shard.asString())
+                                              : std::nullopt);
         };
         handlers.member = [&](std::string key, Value value) {
             reader.member(key, std::move(value));
