@@ -438,114 +438,168 @@ private:
         return instance;
     }
 
+    // One opcode, asked of each family in turn, the most frequent first: in
+    // a DCP .metadata nearly half the opcodes are the memo's, a quarter
+    // make or fill containers, and a seventh are values.
     void step(unsigned char op) {
+        if (memoOp(op) || containerOp(op) || valueOp(op) || objectOp(op) || stackOp(op))
+            return;
+        static const char* hex = "0123456789abcdef";
+        fail(std::string("unsupported opcode 0x") + hex[op >> 4] + hex[op & 15]);
+    }
+
+    // Framing and the stack itself. Each family says whether `op` is its own.
+    bool stackOp(unsigned char op) {
         switch (op) {
             case 0x80:  // PROTO
                 if (static_cast<unsigned char>(byte()) > 5)
                     fail("pickle protocol above 5");
-                return;
+                return true;
             case 0x95:  // FRAME
                 little(8);
-                return;
+                return true;
             case '(':
                 if (marks_.size() >= kMaxStack)
                     fail("more than " + std::to_string(kMaxStack) + " open MARKs");
                 marks_.push_back(stack_.size());
-                return;
+                return true;
             case '0':
                 pop();
-                return;
+                return true;
             case '1':
                 popMark();
-                return;
+                return true;
             case '2':
                 push(top());
-                return;
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    // None, bools, numbers, strings and bytes: one value pushed.
+    bool valueOp(unsigned char op) {
+        Object* value = nullptr;
+        switch (op) {
             case 'N':
-                return push(make(Type::None));
+                value = make(Type::None);
+                break;
             case 0x88:
-            case 0x89: {
-                Object* b = make(Type::Bool);
-                b->flag = op == 0x88;
-                return push(b);
-            }
+            case 0x89:
+                value = make(Type::Bool);
+                value->flag = op == 0x88;
+                break;
             case 'I': {
                 const std::string_view s = line();
                 if (s == "00" || s == "01") {
-                    Object* b = make(Type::Bool);
-                    b->flag = s == "01";
-                    return push(b);
+                    value = make(Type::Bool);
+                    value->flag = s == "01";
+                } else {
+                    value = decimal(s);
                 }
-                return push(decimal(s));
+                break;
             }
             case 'L':
-                return push(decimal(line()));
+                value = decimal(line());
+                break;
             case 'J':
-                return push(makeInt(static_cast<std::int32_t>(little(4))));
+                value = makeInt(static_cast<std::int32_t>(little(4)));
+                break;
             case 'K':
-                return push(makeInt(static_cast<std::int64_t>(little(1))));
+                value = makeInt(static_cast<std::int64_t>(little(1)));
+                break;
             case 'M':
-                return push(makeInt(static_cast<std::int64_t>(little(2))));
+                value = makeInt(static_cast<std::int64_t>(little(2)));
+                break;
             case 0x8a:
-                return push(longOf(take(little(1))));
+                value = longOf(take(little(1)));
+                break;
             case 0x8b: {
                 const std::uint64_t n = little(4);
                 if (n > 4096)
                     fail("an integer of " + std::to_string(n) + " bytes");
-                return push(longOf(take(n)));
+                value = longOf(take(n));
+                break;
             }
-            case 'F': {
-                // from_chars: the same digits whatever the locale; the whole line a number.
-                std::string_view text = line();
-                while (!text.empty() && text.back() == '\r')
-                    text.remove_suffix(1);
-                Object* f = make(Type::Float);
-                const auto r = std::from_chars(text.data(), text.data() + text.size(), f->real);
-                if (r.ec != std::errc() || r.ptr != text.data() + text.size())
-                    fail("not a float: \"" + std::string(text.substr(0, 40)) + "\"");
-                return push(f);
-            }
-            case 'G': {
-                const std::string_view s = take(8);
-                std::uint64_t bits = 0;
-                for (char c : s)
-                    bits = (bits << 8) | static_cast<unsigned char>(c);
-                Object* f = make(Type::Float);
-                std::memcpy(&f->real, &bits, 8);
-                return push(f);
-            }
+            case 'F':
+                value = textFloat(line());
+                break;
+            case 'G':
+                value = binaryFloat(take(8));
+                break;
             case 'X':
-                return push(makeText(Type::Str, take(little(4))));
+            case 'T':  // Python 2 str
+                value = makeText(Type::Str, take(little(4)));
+                break;
             case 0x8c:
-                return push(makeText(Type::Str, take(little(1))));
-            case 0x8d:
-                return push(makeText(Type::Str, take(little(8))));
-            case 'V':
-                return push(makeText(Type::Str, line()));  // raw-unicode-escape, kept as read
-            case 'T':
-                return push(makeText(Type::Str, take(little(4))));  // Python 2 str
             case 'U':
-                return push(makeText(Type::Str, take(little(1))));
-            case 'S': {
-                std::string_view s = line();
-                if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') &&
-                    s.back() == s.front())
-                    s = s.substr(1, s.size() - 2);
-                return push(makeText(Type::Str, s));
-            }
+                value = makeText(Type::Str, take(little(1)));
+                break;
+            case 0x8d:
+                value = makeText(Type::Str, take(little(8)));
+                break;
+            case 'V':
+                value = makeText(Type::Str, line());  // raw-unicode-escape, kept as read
+                break;
+            case 'S':
+                value = makeText(Type::Str, unquoted(line()));
+                break;
             case 'B':
-                return push(makeText(Type::Bytes, take(little(4))));
+                value = makeText(Type::Bytes, take(little(4)));
+                break;
             case 'C':
-                return push(makeText(Type::Bytes, take(little(1))));
+                value = makeText(Type::Bytes, take(little(1)));
+                break;
             case 0x8e:
             case 0x96:
-                return push(makeText(Type::Bytes, take(little(8))));
+                value = makeText(Type::Bytes, take(little(8)));
+                break;
+            default:
+                return false;
+        }
+        push(value);
+        return true;
+    }
+
+    // FLOAT's text: from_chars, the same digits whatever the locale; the whole line a number.
+    Object* textFloat(std::string_view text) {
+        while (!text.empty() && text.back() == '\r')
+            text.remove_suffix(1);
+        Object* f = make(Type::Float);
+        const auto r = std::from_chars(text.data(), text.data() + text.size(), f->real);
+        if (r.ec != std::errc() || r.ptr != text.data() + text.size())
+            fail("not a float: \"" + std::string(text.substr(0, 40)) + "\"");
+        return f;
+    }
+
+    // BINFLOAT's 8 bytes, big-endian.
+    Object* binaryFloat(std::string_view s) {
+        std::uint64_t bits = 0;
+        for (char c : s)
+            bits = (bits << 8) | static_cast<unsigned char>(c);
+        Object* f = make(Type::Float);
+        std::memcpy(&f->real, &bits, 8);
+        return f;
+    }
+
+    // STRING's argument without the quotes repr() put around it.
+    static std::string_view unquoted(std::string_view s) {
+        if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front())
+            return s.substr(1, s.size() - 2);
+        return s;
+    }
+
+    // Lists, tuples, dicts and sets: made, or filled.
+    bool containerOp(unsigned char op) {
+        switch (op) {
             case ']':
-                return push(make(Type::List));
+                push(make(Type::List));
+                return true;
             case 'l': {
                 Object* l = make(Type::List);
                 l->items = popMark();
-                return push(l);
+                push(l);
+                return true;
             }
             case 'a': {
                 Object* v = pop();
@@ -553,113 +607,130 @@ private:
                 if (l->type != Type::List)
                     fail("APPEND to a non-list");
                 l->items.push_back(v);
-                return;
+                return true;
             }
-            case 'e': {
-                std::vector<Object*> items = popMark();
-                Object* l = top();
-                if (l->type == Type::List || l->type == Type::Set) {
-                    l->items.insert(l->items.end(), items.begin(), items.end());
-                    return;
-                }
-                if (l->type == Type::Instance)
-                    return;  // extend() of an object never made: what it held is not kept
-                fail("APPENDS to a non-list");
-            }
+            case 'e':
+                appends(popMark());
+                return true;
             case ')':
-                return push(tuple({}));
+                push(tuple({}));
+                return true;
             case 't':
-                return push(tuple(popMark()));
+                push(tuple(popMark()));
+                return true;
             case 0x85:
             case 0x86:
             case 0x87:
-                return push(tupleOf(op - 0x84u));
-            case '}': {
-                Object* d = make(Type::Dict);
-                d->className = "dict";
-                return push(d);
-            }
-            case 'd': {
-                std::vector<Object*> items = popMark();
-                if (items.size() % 2)
-                    fail("DICT with an odd number of items");
-                Object* d = make(Type::Dict);
-                d->className = "dict";
-                for (std::size_t i = 0; i < items.size(); i += 2)
-                    setItem(d, items[i], items[i + 1]);
-                return push(d);
-            }
+                push(tupleOf(op - 0x84u));
+                return true;
+            case '}':
+                push(dict({}, "DICT"));
+                return true;
+            case 'd':
+                push(dict(popMark(), "DICT"));
+                return true;
             case 's': {
                 Object* value = pop();
                 Object* key = pop();
-                Object* d = top();
-                if (d->type == Type::Dict)
-                    return setItem(d, key, value);
-                if (d->type == Type::Instance)
-                    return;  // item assignment on an object never made
-                fail("SETITEM on a non-dict");
+                setItems({key, value}, "SETITEM");
+                return true;
             }
-            case 'u': {
-                std::vector<Object*> items = popMark();
-                if (items.size() % 2)
-                    fail("SETITEMS with an odd number of items");
-                Object* d = top();
-                if (d->type == Type::Instance)
-                    return;
-                if (d->type != Type::Dict)
-                    fail("SETITEMS on a non-dict");
-                for (std::size_t i = 0; i < items.size(); i += 2)
-                    setItem(d, items[i], items[i + 1]);
-                return;
-            }
+            case 'u':
+                setItems(popMark(), "SETITEMS");
+                return true;
             case 0x8f:
-                return push(make(Type::Set));
+                push(make(Type::Set));
+                return true;
             case 0x90: {
                 std::vector<Object*> items = popMark();
                 Object* s = top();
                 if (s->type != Type::Set)
                     fail("ADDITEMS to a non-set");
                 s->items.insert(s->items.end(), items.begin(), items.end());
-                return;
+                return true;
             }
             case 0x91: {
                 Object* s = make(Type::Set);
                 s->items = popMark();
-                return push(s);
+                push(s);
+                return true;
             }
+            default:
+                return false;
+        }
+    }
+
+    // APPENDS to the list (or set) on top of the stack.
+    void appends(const std::vector<Object*>& items) {
+        Object* l = top();
+        if (l->type == Type::List || l->type == Type::Set)
+            l->items.insert(l->items.end(), items.begin(), items.end());
+        else if (l->type != Type::Instance)  // extend() of an object never made: not kept
+            fail("APPENDS to a non-list");
+    }
+
+    // A dict of key, value, key, value... (`opcode` names it in errors).
+    Object* dict(const std::vector<Object*>& items, const char* opcode) {
+        if (items.size() % 2)
+            fail(std::string(opcode) + " with an odd number of items");
+        Object* d = make(Type::Dict);
+        d->className = "dict";
+        for (std::size_t i = 0; i < items.size(); i += 2)
+            setItem(d, items[i], items[i + 1]);
+        return d;
+    }
+
+    // SETITEM(S) on the top of the stack: a dict's items; an object never made keeps none.
+    void setItems(const std::vector<Object*>& items, const char* opcode) {
+        if (items.size() % 2)
+            fail(std::string(opcode) + " with an odd number of items");
+        Object* target = top();
+        if (target->type == Type::Instance)
+            return;
+        if (target->type != Type::Dict)
+            fail(std::string(opcode) + " on a non-dict");
+        for (std::size_t i = 0; i < items.size(); i += 2)
+            setItem(target, items[i], items[i + 1]);
+    }
+
+    // Globals, calls, instances and persistent ids: named, never run.
+    bool objectOp(unsigned char op) {
+        switch (op) {
             case 'c': {
                 const std::string module(line());
                 const std::string name(line());
-                return push(global(module, name));
+                push(global(module, name));
+                return true;
             }
             case 0x93: {
                 Object* name = pop();
                 Object* module = pop();
                 if (module->type != Type::Str || name->type != Type::Str)
                     fail("STACK_GLOBAL of non-strings");
-                return push(global(module->text, name->text));
+                push(global(module->text, name->text));
+                return true;
             }
             case 'R': {
                 Object* args = pop();
                 Object* callee = pop();
-                return push(call(callee, args));
+                push(call(callee, args));
+                return true;
             }
-            case 0x81: {  // NEWOBJ: cls.__new__(cls, *args)
+            case 0x81:    // NEWOBJ: cls.__new__(cls, *args)
+            case 0x92: {  // NEWOBJ_EX, its kwargs dropped
+                if (op == 0x92)
+                    pop();
                 Object* args = pop();
                 Object* cls = pop();
-                return push(newObject(cls, args));
-            }
-            case 0x92: {  // NEWOBJ_EX
-                pop();    // kwargs
-                Object* args = pop();
-                Object* cls = pop();
-                return push(newObject(cls, args));
+                push(newObject(cls, args));
+                return true;
             }
             case 'i': {  // INST
                 const std::string module(line());
                 const std::string name(line());
                 Object* args = tuple(popMark());
-                return push(newObject(global(module, name), args));
+                push(newObject(global(module, name), args));
+                return true;
             }
             case 'o': {  // OBJ
                 std::vector<Object*> items = popMark();
@@ -667,41 +738,53 @@ private:
                     fail("OBJ without a class");
                 Object* cls = items.front();
                 items.erase(items.begin());
-                return push(newObject(cls, tuple(std::move(items))));
+                push(newObject(cls, tuple(std::move(items))));
+                return true;
             }
             case 'b': {  // BUILD: setstate, never run; an object keeps its state to show
                 Object* state = pop();
                 Object* target = top();
                 if (target->type == Type::Instance && !target->state)
                     target->state = state;
-                return;
+                return true;
             }
+            case 'P':
+                push(persistent(*makeText(Type::Str, line())));
+                return true;
+            case 'Q':
+                push(persistent(*pop()));
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    // The memo: PUT and GET with a text, 1-byte or 4-byte index, and MEMOIZE.
+    bool memoOp(unsigned char op) {
+        switch (op) {
             case 'p':
-                return memoPut(memoIndex(line()));
+                memoPut(memoIndex(line()));
+                return true;
             case 'q':
-                return memoPut(little(1));
+                memoPut(little(1));
+                return true;
             case 'r':
-                return memoPut(little(4));
+                memoPut(little(4));
+                return true;
             case 0x94:
-                return memoPut(memoCount_);
+                memoPut(memoCount_);
+                return true;
             case 'g':
-                return push(memoGet(memoIndex(line())));
+                push(memoGet(memoIndex(line())));
+                return true;
             case 'h':
-                return push(memoGet(little(1)));
+                push(memoGet(little(1)));
+                return true;
             case 'j':
-                return push(memoGet(little(4)));
-            case 'P': {
-                Object* pid = makeText(Type::Str, line());
-                return push(persistent(*pid));
-            }
-            case 'Q': {
-                Object* pid = pop();
-                return push(persistent(*pid));
-            }
-            default: {
-                static const char* hex = "0123456789abcdef";
-                fail(std::string("unsupported opcode 0x") + hex[op >> 4] + hex[op & 15]);
-            }
+                push(memoGet(little(4)));
+                return true;
+            default:
+                return false;
         }
     }
 
