@@ -125,6 +125,240 @@ bool runChunks(std::int64_t total, int threads, const std::function<bool(double)
     return true;
 }
 
+using Histogram = std::vector<std::int64_t>;
+
+// How a pass over the leaf ended.
+enum class PassEnd { Done, Cancelled, SourceChanged };
+
+PassEnd passEnd(bool ok, const std::atomic<bool>& lost) {
+    return lost ? PassEnd::SourceChanged : ok ? PassEnd::Done : PassEnd::Cancelled;
+}
+
+// The summary pass (the first half of the progress): count, min, max,
+// mean and the moments, with a fast path for the leaf itself in the types
+// tensordict's kernels read directly.
+PassEnd momentsPass(const StatisticsRequest& request, const Reader& reader,
+                    const std::function<bool(double)>& progress, tensordict::Moments& all) {
+    auto merge = [&all](const tensordict::Moments& p) { all.merge(p); };
+    std::atomic<bool> lost{false};
+    const std::int64_t total = reader.size();
+    const bool plain = !request.slice && !request.other.data;  // the leaf itself, contiguous
+    const std::size_t item = tensordict::itemSize(request.dtype);
+    if (plain &&
+        (request.dtype == DType::Float32 || request.dtype == DType::Float64 || item == 1)) {
+        const std::byte* base = request.bytes.data.get();
+        const bool ok = runChunks<tensordict::Moments>(
+            total, request.threads, progress, 0.0, 0.5,
+            [base, item, dtype = request.dtype](std::int64_t b, std::int64_t e) {
+                return tensordict::momentsOfElements(base + std::size_t(b) * item, dtype, e - b);
+            },
+            merge, lost);
+        return passEnd(ok, lost);
+    }
+    const bool ok = reader.dispatch([&](auto get) {
+        return runChunks<tensordict::Moments>(
+            total, request.threads, progress, 0.0, 0.5,
+            [&get](std::int64_t b, std::int64_t e) { return tensordict::momentsOf(b, e, get); },
+            merge, lost);
+    });
+    return passEnd(ok, lost);
+}
+
+// Equal bins over [first, last] with numpy.histogram's edges: a value's bin
+// is computed, then corrected by the edges as numpy corrects it.
+class Bins {
+public:
+    Bins(int count, double first, double last)
+        : count_(count),
+          first_(first),
+          last_(last),
+          norm_(count / (last - first)),
+          edges_(static_cast<std::size_t>(count) + 1) {
+        const double step = (last - first) / count;
+        for (int i = 0; i < count; ++i)
+            edges_[static_cast<std::size_t>(i)] = double(i) * step + first;
+        edges_[static_cast<std::size_t>(count)] = last;
+    }
+
+    int count() const { return count_; }
+    double first() const { return first_; }
+    double last() const { return last_; }
+
+    // numpy's bin of a finite x within [first, last], edge rules included.
+    std::size_t of(double x) const {
+        auto k = std::clamp<std::int64_t>(static_cast<std::int64_t>((x - first_) * norm_), 0,
+                                          count_ - 1);
+        if (k > 0 && x < edges_[static_cast<std::size_t>(k)])
+            --k;
+        if (k < count_ - 1 && x >= edges_[static_cast<std::size_t>(k) + 1])
+            ++k;
+        return static_cast<std::size_t>(k);
+    }
+
+private:
+    int count_;
+    double first_, last_, norm_;
+    std::vector<double> edges_;
+};
+
+bool integral(DType t) {
+    const auto c = tensordict::dtypeInfo(t).category;
+    return c != tensordict::DTypeCategory::Float && c != tensordict::DTypeCategory::Complex;
+}
+
+// Floats: numpy.histogram(x, bins, range=(min, max)) on float64 values.
+// Integers: bins of whole numbers, edges halfway between them (one bar per
+// value when there are few values), so that no bin holds more values than
+// its neighbour and none is empty by construction: equal bins over
+// [min, max] would draw a comb. A requested range is taken as it is.
+Bins binsFor(const Statistics& s, const StatisticsRequest& request) {
+    int bins = std::max(1, request.bins);
+    double first = s.min, last = s.max;
+    if (request.range) {
+        first = request.range->first, last = request.range->second;
+        if (first == last)
+            first -= 0.5, last += 0.5;
+    } else if (integral(request.dtype) && (!request.other.data || integral(request.otherDtype))) {
+        const double values = s.max - s.min + 1;  // whole numbers from min to max
+        const double width = std::ceil(values / bins);
+        bins = static_cast<int>(std::ceil(values / width));
+        first = s.min - 0.5;
+        last = first + bins * width;
+    } else if (first == last) {
+        first -= 0.5, last += 0.5;
+    }
+    return Bins(bins, first, last);
+}
+
+// Any values: four interleaved sub-histograms, so that runs of equal bins
+// do not wait on each other's increments, folded into one.
+template <typename Get>
+Histogram countValues(const Get& get, const Bins& bins, std::int64_t b, std::int64_t e) {
+    Histogram lanes(static_cast<std::size_t>(bins.count()) * 4, 0);
+    for (std::int64_t i = b; i < e; ++i) {
+        const double x = get(i);
+        if (std::isfinite(x))
+            ++lanes[bins.of(x) * 4 + static_cast<std::size_t>(i & 3)];
+    }
+    Histogram folded(static_cast<std::size_t>(bins.count()), 0);
+    for (std::size_t j = 0; j < lanes.size(); ++j)
+        folded[j / 4] += lanes[j];
+    return folded;
+}
+
+// float32 leaves into fewer than 255 bins: the top 20 bits of a value
+// (sign, exponent, 11 mantissa bits) pick a narrow range of values. Where
+// that whole range falls in one bin, a table gives the bin; the few ranges
+// that straddle an edge (and NaN/Inf) take the exact path.
+class Float32BinTable {
+public:
+    static constexpr int kPrefixBits = 20;
+
+    explicit Float32BinTable(const Bins& bins)
+        : bins_(bins), table_(std::size_t(1) << kPrefixBits) {
+        for (std::uint32_t t = 0; t < table_.size(); ++t) {
+            float a, b;
+            const std::uint32_t lo = t << (32 - kPrefixBits),
+                                hi = lo | ((1u << (32 - kPrefixBits)) - 1);
+            std::memcpy(&a, &lo, 4);
+            std::memcpy(&b, &hi, 4);
+            if (!std::isfinite(a) || !std::isfinite(b)) {
+                table_[t] = kExact;
+                continue;
+            }
+            const std::size_t ka = bins.of(std::clamp(double(a), bins.first(), bins.last()));
+            const std::size_t kb = bins.of(std::clamp(double(b), bins.first(), bins.last()));
+            table_[t] = ka == kb ? static_cast<std::uint8_t>(ka) : kExact;
+        }
+    }
+
+    // Elements [b, e) of `words`, four at a time into four lanes of counters.
+    Histogram count(const std::uint32_t* words, std::int64_t b, std::int64_t e) const {
+        const std::size_t bins = static_cast<std::size_t>(bins_.count());
+        std::vector<std::uint32_t> h(bins * 4, 0);
+        Histogram exact(bins, 0);
+        std::uint32_t* h0 = h.data();
+        std::uint32_t* h1 = h0 + bins;
+        std::uint32_t* h2 = h1 + bins;
+        std::uint32_t* h3 = h2 + bins;
+        auto slow = [&](std::uint32_t w) {
+            float x;
+            std::memcpy(&x, &w, 4);
+            if (std::isfinite(x))
+                ++exact[bins_.of(x)];
+        };
+        std::int64_t i = b;
+        for (; i + 4 <= e; i += 4) {
+            const std::uint32_t w0 = words[i], w1 = words[i + 1], w2 = words[i + 2],
+                                w3 = words[i + 3];
+            const std::uint8_t k0 = binOf(w0), k1 = binOf(w1), k2 = binOf(w2), k3 = binOf(w3);
+            if (k0 != kExact && k1 != kExact && k2 != kExact && k3 != kExact) {
+                ++h0[k0], ++h1[k1], ++h2[k2], ++h3[k3];
+                continue;
+            }
+            for (const auto& [k, w] : {std::pair{k0, w0}, {k1, w1}, {k2, w2}, {k3, w3}}) {
+                if (k != kExact)
+                    ++h0[k];
+                else
+                    slow(w);
+            }
+        }
+        for (; i < e; ++i) {
+            const std::uint8_t k = binOf(words[i]);
+            if (k != kExact)
+                ++h0[k];
+            else
+                slow(words[i]);
+        }
+        for (std::size_t j = 0; j < h.size(); ++j)
+            exact[j % bins] += h[j];  // four lanes of `bins` counters
+        return exact;
+    }
+
+private:
+    static constexpr std::uint8_t kExact = 0xFF;
+
+    std::uint8_t binOf(std::uint32_t word) const { return table_[word >> (32 - kPrefixBits)]; }
+
+    const Bins& bins_;
+    std::vector<std::uint8_t> table_;
+};
+
+// The histogram pass (the second half of the progress), into `histogram`.
+PassEnd histogramPass(const StatisticsRequest& request, const Reader& reader, const Bins& bins,
+                      const std::function<bool(double)>& progress, Histogram& histogram) {
+    histogram.assign(static_cast<std::size_t>(bins.count()), 0);
+    auto merge = [&histogram](const Histogram& h) {
+        for (std::size_t i = 0; i < h.size(); ++i)
+            histogram[i] += h[i];
+    };
+    std::atomic<bool> lost{false};
+    const std::int64_t total = reader.size();
+    const bool plain = !request.slice && !request.other.data;
+    if (plain && request.dtype == DType::Float32 && bins.count() < 255) {
+        const Float32BinTable table(bins);
+        const auto* words = reinterpret_cast<const std::uint32_t*>(request.bytes.data.get());
+        const bool ok = runChunks<Histogram>(
+            total, request.threads, progress, 0.5, 0.5,
+            [&](std::int64_t b, std::int64_t e) { return table.count(words, b, e); }, merge, lost);
+        return passEnd(ok, lost);
+    }
+    const bool ok = reader.dispatch([&](auto get) {
+        return runChunks<Histogram>(
+            total, request.threads, progress, 0.5, 0.5,
+            [&](std::int64_t b, std::int64_t e) { return countValues(get, bins, b, e); }, merge,
+            lost);
+    });
+    return passEnd(ok, lost);
+}
+
+// Marks `s` as the pass ended; false when it did not end done.
+bool settle(Statistics& s, PassEnd end) {
+    s.cancelled = end == PassEnd::Cancelled;
+    s.sourceChanged = end == PassEnd::SourceChanged;
+    return end == PassEnd::Done;
+}
+
 }  // namespace
 
 Statistics computeStatistics(const StatisticsRequest& request,
@@ -150,36 +384,8 @@ Statistics computeStatistics(const StatisticsRequest& request,
         return s;
     }
     tensordict::Moments all;
-    auto merge = [&all](const tensordict::Moments& p) { all.merge(p); };
-    const std::byte* base = request.bytes.data.get();
-    std::atomic<bool> lost{false};
-    bool ok;
-    const bool plain = !request.slice && !request.other.data;  // the leaf itself, contiguous
-    const std::size_t item = tensordict::itemSize(request.dtype);
-    if (plain &&
-        (request.dtype == DType::Float32 || request.dtype == DType::Float64 || item == 1)) {
-        ok = runChunks<tensordict::Moments>(
-            total, request.threads, progress, 0.0, 0.5,
-            [base, item, dtype = request.dtype](std::int64_t b, std::int64_t e) {
-                return tensordict::momentsOfElements(base + std::size_t(b) * item, dtype, e - b);
-            },
-            merge, lost);
-    } else {
-        ok = reader.dispatch([&](auto get) {
-            return runChunks<tensordict::Moments>(
-                total, request.threads, progress, 0.0, 0.5,
-                [&get](std::int64_t b, std::int64_t e) { return tensordict::momentsOf(b, e, get); },
-                merge, lost);
-        });
-    }
-    if (lost) {
-        s.sourceChanged = true;
+    if (!settle(s, momentsPass(request, reader, progress, all)))
         return s;
-    }
-    if (!ok) {
-        s.cancelled = true;
-        return s;
-    }
     s.count = all.count, s.finite = all.finite, s.nans = all.nans, s.infs = all.infs,
     s.zeros = all.zeros;
     if (all.finite == 0)
@@ -187,154 +393,10 @@ Statistics computeStatistics(const StatisticsRequest& request,
     s.min = all.min, s.max = all.max, s.mean = all.mean;
     s.std = all.populationStd();
     s.sampleStd = all.sampleStd();
-
     if (request.bins <= 0)
         return s;
-    // Floats: numpy.histogram(x, bins, range=(min, max)) on float64 values,
-    // edge rules included. Integers: bins of whole numbers, edges halfway
-    // between them (one bar per value when there are few values), so that
-    // no bin holds more values than its neighbour and none is empty by
-    // construction: equal bins over [min, max] would draw a comb.
-    int bins = std::max(1, request.bins);
-    double first = s.min, last = s.max;
-    const auto integral = [](DType t) {
-        const auto c = tensordict::dtypeInfo(t).category;
-        return c != tensordict::DTypeCategory::Float && c != tensordict::DTypeCategory::Complex;
-    };
-    if (request.range) {
-        first = request.range->first, last = request.range->second;
-        if (first == last)
-            first -= 0.5, last += 0.5;
-    } else if (integral(request.dtype) && (!request.other.data || integral(request.otherDtype))) {
-        const double values = s.max - s.min + 1;  // whole numbers from min to max
-        const double width = std::ceil(values / bins);
-        bins = static_cast<int>(std::ceil(values / width));
-        first = s.min - 0.5;
-        last = first + bins * width;
-    } else if (first == last) {
-        first -= 0.5, last += 0.5;
-    }
-    s.histogramLow = first, s.histogramHigh = last;
-    std::vector<double> edges(static_cast<std::size_t>(bins) + 1);
-    const double step = (last - first) / bins;
-    for (int i = 0; i < bins; ++i)
-        edges[static_cast<std::size_t>(i)] = double(i) * step + first;
-    edges[static_cast<std::size_t>(bins)] = last;
-    const double norm = bins / (last - first);
-    s.histogram.assign(static_cast<std::size_t>(bins), 0);
-    using Hist = std::vector<std::int64_t>;
-    // numpy's bin of a finite x within [first, last], edge rules included.
-    auto binOf = [&](double x) {
-        auto k =
-            std::clamp<std::int64_t>(static_cast<std::int64_t>((x - first) * norm), 0, bins - 1);
-        if (k > 0 && x < edges[static_cast<std::size_t>(k)])
-            --k;
-        if (k < bins - 1 && x >= edges[static_cast<std::size_t>(k) + 1])
-            ++k;
-        return static_cast<std::size_t>(k);
-    };
-    auto mergeHist = [&s](const Hist& h) {
-        for (std::size_t i = 0; i < h.size(); ++i)
-            s.histogram[i] += h[i];
-    };
-    // Four interleaved sub-histograms: runs of equal bins do not wait on each
-    // other's increments.
-    auto fold = [bins](const Hist& h) {
-        Hist folded(static_cast<std::size_t>(bins), 0);
-        for (std::size_t j = 0; j < h.size(); ++j)
-            folded[j / 4] += h[j];
-        return folded;
-    };
-    bool ok2;
-    if (plain && request.dtype == DType::Float32 && bins < 255) {
-        // float32: the top 20 bits of a value (sign, exponent, 11 mantissa
-        // bits) pick a narrow range of values. Where that whole range falls
-        // in one bin, a table gives the bin; the few ranges that straddle an
-        // edge (and NaN/Inf) take the exact path.
-        constexpr int kPrefixBits = 20;
-        constexpr std::uint8_t kExact = 0xFF;
-        std::vector<std::uint8_t> table(std::size_t(1) << kPrefixBits);
-        for (std::uint32_t t = 0; t < table.size(); ++t) {
-            float a, b;
-            const std::uint32_t lo = t << (32 - kPrefixBits),
-                                hi = lo | ((1u << (32 - kPrefixBits)) - 1);
-            std::memcpy(&a, &lo, 4);
-            std::memcpy(&b, &hi, 4);
-            if (!std::isfinite(a) || !std::isfinite(b)) {
-                table[t] = kExact;
-                continue;
-            }
-            const std::size_t ka = binOf(std::clamp(double(a), first, last));
-            const std::size_t kb = binOf(std::clamp(double(b), first, last));
-            table[t] = ka == kb ? static_cast<std::uint8_t>(ka) : kExact;
-        }
-        const auto* words = reinterpret_cast<const std::uint32_t*>(request.bytes.data.get());
-        ok2 = runChunks<Hist>(
-            total, request.threads, progress, 0.5, 0.5,
-            [&](std::int64_t b, std::int64_t e) {
-                std::vector<std::uint32_t> h(static_cast<std::size_t>(bins) * 4, 0);
-                Hist exact(static_cast<std::size_t>(bins), 0);
-                std::uint32_t* h0 = h.data();
-                std::uint32_t* h1 = h0 + bins;
-                std::uint32_t* h2 = h1 + bins;
-                std::uint32_t* h3 = h2 + bins;
-                auto slow = [&](std::uint32_t w) {
-                    float x;
-                    std::memcpy(&x, &w, 4);
-                    if (std::isfinite(x))
-                        ++exact[binOf(x)];
-                };
-                std::int64_t i = b;
-                for (; i + 4 <= e; i += 4) {
-                    const std::uint32_t w0 = words[i], w1 = words[i + 1], w2 = words[i + 2],
-                                        w3 = words[i + 3];
-                    const std::uint8_t k0 = table[w0 >> (32 - kPrefixBits)],
-                                       k1 = table[w1 >> (32 - kPrefixBits)];
-                    const std::uint8_t k2 = table[w2 >> (32 - kPrefixBits)],
-                                       k3 = table[w3 >> (32 - kPrefixBits)];
-                    if (k0 != kExact && k1 != kExact && k2 != kExact && k3 != kExact) {
-                        ++h0[k0], ++h1[k1], ++h2[k2], ++h3[k3];
-                        continue;
-                    }
-                    for (const auto& [k, w] : {std::pair{k0, w0}, {k1, w1}, {k2, w2}, {k3, w3}}) {
-                        if (k != kExact)
-                            ++h0[k];
-                        else
-                            slow(w);
-                    }
-                }
-                for (; i < e; ++i) {
-                    const std::uint8_t k = table[words[i] >> (32 - kPrefixBits)];
-                    if (k != kExact)
-                        ++h0[k];
-                    else
-                        slow(words[i]);
-                }
-                for (std::size_t j = 0; j < h.size(); ++j)
-                    exact[j % static_cast<std::size_t>(bins)] +=
-                        h[j];  // four lanes of `bins` counters
-                return exact;
-            },
-            mergeHist, lost);
-    } else {
-        ok2 = reader.dispatch([&](auto get) {
-            return runChunks<Hist>(
-                total, request.threads, progress, 0.5, 0.5,
-                [&](std::int64_t b, std::int64_t e) {
-                    Hist h(static_cast<std::size_t>(bins) * 4, 0);
-                    for (std::int64_t i = b; i < e; ++i) {
-                        const double x = get(i);
-                        if (std::isfinite(x))
-                            ++h[binOf(x) * 4 + static_cast<std::size_t>(i & 3)];
-                    }
-                    return fold(h);
-                },
-                mergeHist, lost);
-        });
-    }
-    if (lost)
-        s.sourceChanged = true;
-    else if (!ok2)
-        s.cancelled = true;
+    const Bins bins = binsFor(s, request);
+    s.histogramLow = bins.first(), s.histogramHigh = bins.last();
+    settle(s, histogramPass(request, reader, bins, progress, s.histogram));
     return s;
 }
