@@ -95,6 +95,19 @@ private:
     }
 
     void checkArchive(const std::shared_ptr<const ByteSource>& source);
+    // What checking an archive's entries shares: the archive, mapped if it
+    // can be, its size and where its central directory starts.
+    struct ArchiveScan {
+        std::shared_ptr<const ByteSource> source;
+        LeafBytes whole;
+        std::uint64_t fileSize = 0, directoryStart = 0;
+    };
+    // One file entry's local header, data descriptor, method and layout
+    // against its central record; its data queued for the data pass. Where
+    // its bytes end in the archive, or nullopt when they cannot be placed.
+    std::optional<std::uint64_t> checkArchiveEntry(const ArchiveScan& scan,
+                                                   const zip::CentralEntry& entry,
+                                                   const std::string& file);
     // A Hugging Face sharded model (formats/sharded.h): its shards read
     // whole, what the index names that is missing, and what it does not name.
     void checkShardedModel(const std::shared_ptr<const Store>& store);
