@@ -103,59 +103,44 @@ SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const 
       buttons_(new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel)) {
     setWindowTitle(tr("Save As / Export"));
     setMinimumWidth(600);
+    auto* form = new QFormLayout;
+    form->addRow(tr("Saving:"), scopeChooser());
+    form->addRow(QString(), keyNameRow());
+    form->addRow(tr("Destination:"), destinationRow());
+    form->addRow(tr("Format:"), formatChooser());
+    form->addRow(tr("Compression:"), compressionRow());
+    form->addRow(QString(), compressionNote_);
+    form->addRow(tr("Threads:"), threads_);
+    setUpOptions();
+    for (QCheckBox* option : {atomic_, robustKey_, copyExisting_, allowOutsideLinks_, skipObjects_})
+        form->addRow(QString(), option);
+    form->addRow(tr("Size:"), sizes_);
+    message_->setWordWrap(true);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(message_);
+    layout->addWidget(buttons_);
+    asDirectory_->setChecked(true);
+    const QSettings settings;
+    compressionChosen_ = settings.value("save/compression", kZipStored).toInt();
+    if (compression_->findData(compressionChosen_) < 0)
+        compressionChosen_ = kZipStored;
+    level_->setValue(std::clamp(settings.value("save/level", -1).toInt(), -1, 9));
+    connectEditors();
+    validate();
+}
+
+QLayout* SaveOptionsDialog::destinationRow() {
     auto* browse = new QPushButton(tr("Browse…"));
-    auto* destRow = new QHBoxLayout;
-    destRow->addWidget(destination_, 1);
-    destRow->addWidget(browse);
+    connect(browse, &QPushButton::clicked, this, &SaveOptionsDialog::browse);
+    auto* row = new QHBoxLayout;
+    row->addWidget(destination_, 1);
+    row->addWidget(browse);
     destination_->setPlaceholderText(tr("a directory, or a file name ending in .tdz"));
+    return row;
+}
 
-    compression_->addItem(tr("stored (no compression)"), kZipStored);
-    compression_->addItem(tr("deflate"), kZipDeflate);
-    compression_->addItem(tr("bzip2"), kZipBzip2);
-    compression_->addItem(tr("lzma"), kZipLzma);
-    level_->setRange(-1, 9);
-    level_->setSpecialValueText(tr("default"));
-    level_->setValue(-1);
-    level_->setPrefix(tr("level "));
-    auto* compressionRow = new QHBoxLayout;
-    compressionRow->addWidget(compression_, 1);
-    compressionRow->addWidget(level_);
-    compressionNote_->setWordWrap(true);
-    compressionNote_->setStyleSheet("color: #5e5c64;");
-    compressionNote_->setMinimumHeight(compressionNote_->fontMetrics().lineSpacing() * 2 + 4);
-
-    threads_->setRange(1, 64);
-    threads_->setValue(std::max(1, QThread::idealThreadCount()));
-    threads_->setToolTip(tr("Writer threads; archives also compress on them."));
-    atomic_->setChecked(true);
-    atomic_->setToolTip(tr(
-        "Write next to the destination under a temporary name and rename it into place at the end: "
-        "a failure, a cancel or a crash leaves the destination exactly as it was."));
-    robustKey_->setChecked(true);
-    robustKey_->setToolTip(
-        tr("Percent-encode characters that are unsafe in file names (/, :, *, …), as tensordict ≥ "
-           "0.13 "
-           "does. Off: raw key names, which older tensordict versions wrote."));
-    copyExisting_->setChecked(true);
-    copyExisting_->setToolTip(
-        tr("Tensors opened from a memmap directory are backed by its files. Checked: their data is "
-           "copied into the destination. Unchecked: saving them elsewhere is refused, as "
-           "tensordict.save(copy_existing=False) does."));
-
-    allowOutsideLinks_->setChecked(false);
-    allowOutsideLinks_->setToolTip(
-        tr("A dataset may hold symbolic links to files elsewhere on this machine. Unchecked: "
-           "saving such a link is refused, so that none of your own files ends up in what you "
-           "export. Checked: the linked files are copied like the others."));
-
-    skipObjects_->setChecked(false);
-    skipObjects_->setVisible(false);
-    skipObjects_->setToolTip(
-        tr("The checkpoint holds pickled Python objects (an nn.Module, a custom class), which "
-           "tdstudio shows by class but never rebuilds. A tensordict cannot hold them: unchecked, "
-           "saving is refused, naming the first one; checked, they are left out and the rest is "
-           "saved."));
-
+QLayout* SaveOptionsDialog::formatChooser() {
     asSafetensors_->setToolTip(
         tr("As the safetensors library writes it: each tensor under its dotted key path "
            "(model.layers.0.weight). Values that are not tensors are left out."));
@@ -183,7 +168,11 @@ SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const 
     auto* formats = new QButtonGroup(this);
     for (QRadioButton* b : {asDirectory_, asArchive_, asSafetensors_, asHuggingFace_})
         formats->addButton(b);
-    // A file of one tensor is saved under a key of its own.
+    return format;
+}
+
+// A file of one tensor is saved under a key of its own.
+QWidget* SaveOptionsDialog::keyNameRow() {
     auto* keyRow = new QHBoxLayout(keyNameRow_);
     keyRow->setContentsMargins(0, 0, 0, 0);
     keyRow->addWidget(new QLabel(tr("as the key")));
@@ -192,33 +181,63 @@ SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const 
         tr("The file holds one tensor, not a dict of tensors: a tensordict "
            "holds it under a key (--key-name on the command line)."));
     keyNameRow_->setVisible(false);
-    auto* form = new QFormLayout;
-    form->addRow(tr("Saving:"), scopeChooser());
-    form->addRow(QString(), keyNameRow_);
-    form->addRow(tr("Destination:"), destRow);
-    form->addRow(tr("Format:"), format);
-    form->addRow(tr("Compression:"), compressionRow);
-    form->addRow(QString(), compressionNote_);
-    form->addRow(tr("Threads:"), threads_);
-    form->addRow(QString(), atomic_);
-    form->addRow(QString(), robustKey_);
-    form->addRow(QString(), copyExisting_);
-    form->addRow(QString(), allowOutsideLinks_);
-    form->addRow(QString(), skipObjects_);
-    form->addRow(tr("Size:"), sizes_);
-    message_->setWordWrap(true);
-    auto* layout = new QVBoxLayout(this);
-    layout->addLayout(form);
-    layout->addWidget(message_);
-    layout->addWidget(buttons_);
-    asDirectory_->setChecked(true);
-    const QSettings settings;
-    compressionChosen_ = settings.value("save/compression", kZipStored).toInt();
-    if (compression_->findData(compressionChosen_) < 0)
-        compressionChosen_ = kZipStored;
-    level_->setValue(std::clamp(settings.value("save/level", -1).toInt(), -1, 9));
+    return keyNameRow_;
+}
 
-    connect(browse, &QPushButton::clicked, this, &SaveOptionsDialog::browse);
+QLayout* SaveOptionsDialog::compressionRow() {
+    compression_->addItem(tr("stored (no compression)"), kZipStored);
+    compression_->addItem(tr("deflate"), kZipDeflate);
+    compression_->addItem(tr("bzip2"), kZipBzip2);
+    compression_->addItem(tr("lzma"), kZipLzma);
+    level_->setRange(-1, 9);
+    level_->setSpecialValueText(tr("default"));
+    level_->setValue(-1);
+    level_->setPrefix(tr("level "));
+    auto* row = new QHBoxLayout;
+    row->addWidget(compression_, 1);
+    row->addWidget(level_);
+    compressionNote_->setWordWrap(true);
+    compressionNote_->setStyleSheet("color: #5e5c64;");
+    compressionNote_->setMinimumHeight(compressionNote_->fontMetrics().lineSpacing() * 2 + 4);
+    return row;
+}
+
+// The threads and the options' defaults, each with what it means.
+void SaveOptionsDialog::setUpOptions() {
+    threads_->setRange(1, 64);
+    threads_->setValue(std::max(1, QThread::idealThreadCount()));
+    threads_->setToolTip(tr("Writer threads; archives also compress on them."));
+    atomic_->setChecked(true);
+    atomic_->setToolTip(tr(
+        "Write next to the destination under a temporary name and rename it into place at the end: "
+        "a failure, a cancel or a crash leaves the destination exactly as it was."));
+    robustKey_->setChecked(true);
+    robustKey_->setToolTip(
+        tr("Percent-encode characters that are unsafe in file names (/, :, *, …), as tensordict ≥ "
+           "0.13 "
+           "does. Off: raw key names, which older tensordict versions wrote."));
+    copyExisting_->setChecked(true);
+    copyExisting_->setToolTip(
+        tr("Tensors opened from a memmap directory are backed by its files. Checked: their data is "
+           "copied into the destination. Unchecked: saving them elsewhere is refused, as "
+           "tensordict.save(copy_existing=False) does."));
+    allowOutsideLinks_->setChecked(false);
+    allowOutsideLinks_->setToolTip(
+        tr("A dataset may hold symbolic links to files elsewhere on this machine. Unchecked: "
+           "saving such a link is refused, so that none of your own files ends up in what you "
+           "export. Checked: the linked files are copied like the others."));
+    skipObjects_->setChecked(false);
+    skipObjects_->setVisible(false);
+    skipObjects_->setToolTip(
+        tr("The checkpoint holds pickled Python objects (an nn.Module, a custom class), which "
+           "tdstudio shows by class but never rebuilds. A tensordict cannot hold them: unchecked, "
+           "saving is refused, naming the first one; checked, they are left out and the rest is "
+           "saved."));
+}
+
+// Every editor checks the choices again when it changes (after the
+// dialog's starting state is set, which is no choice by hand).
+void SaveOptionsDialog::connectEditors() {
     connect(destination_, &QLineEdit::textEdited, this, &SaveOptionsDialog::destinationEdited);
     connect(destination_, &QLineEdit::textChanged, this, [this] {
         checkTimer_.start();  // restarted by every keystroke: checked once typing pauses
@@ -239,15 +258,11 @@ SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const 
             compressionChosen_ = compression_->currentData().toInt();
         validate();
     });
-    connect(atomic_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
-    connect(robustKey_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
-    connect(allowOutsideLinks_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
-    connect(skipObjects_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
+    for (QCheckBox* option : {atomic_, robustKey_, allowOutsideLinks_, skipObjects_, copyExisting_})
+        connect(option, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
     connect(keyName_, &QLineEdit::textChanged, this, &SaveOptionsDialog::validate);
-    connect(copyExisting_, &QCheckBox::toggled, this, &SaveOptionsDialog::validate);
     connect(buttons_, &QDialogButtonBox::accepted, this, &SaveOptionsDialog::trySave);
     connect(buttons_, &QDialogButtonBox::rejected, this, &QDialog::reject);
-    validate();
 }
 
 QWidget* SaveOptionsDialog::scopeChooser() {

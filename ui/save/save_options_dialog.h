@@ -126,7 +126,14 @@ Q_SIGNALS:
     void destinationChecked();
 
 private:
+    // The dialog's parts, built once by the constructor.
     QWidget* scopeChooser();
+    QWidget* keyNameRow();
+    QLayout* destinationRow();
+    QLayout* formatChooser();
+    QLayout* compressionRow();
+    void setUpOptions();
+    void connectEditors();
     void browse();
     void destinationEdited();
     void validate();
