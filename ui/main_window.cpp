@@ -79,7 +79,20 @@ MainWindow::MainWindow(QWidget* parent)
     setWindowTitle("tdstudio");
     setWindowIcon(QIcon(":/tdstudio.svg"));
     setAcceptDrops(true);
-    setStatusBar(statusBar_);
+    setUpPages();
+    setUpStatusBar();
+    connectDocumentAndComparison();
+    createMenus();
+    connectSavesAndChecks();
+    // A first window within the screen (on a 1024x700 screen 1400x860 put
+    // its edges and the status bar off-screen); a window manager adds its frame.
+    QSize size = designedSize();
+    if (const QScreen* s = screen())
+        size = size.boundedTo(s->availableGeometry().size() * 0.95);
+    resize(size);
+}
+
+void MainWindow::setUpPages() {
     connect(documentPage_, &DocumentPage::reloadRequested, this, &MainWindow::reload);
     connect(documentPage_, &DocumentPage::copyKeyPathRequested, this,
             &MainWindow::copySelectedKeyPath);
@@ -93,7 +106,12 @@ MainWindow::MainWindow(QWidget* parent)
     connect(welcome_, &WelcomePage::openDirectoryRequested, this, &MainWindow::chooseDirectory);
     connect(welcome_, &WelcomePage::openUrlRequested, this, &MainWindow::chooseUrl);
     connect(welcome_, &WelcomePage::openRequested, this, &MainWindow::openPath);
+}
 
+// The status bar: what was written and where, what reading over the web
+// cost, and the way to stop a read.
+void MainWindow::setUpStatusBar() {
+    setStatusBar(statusBar_);
     // A file written (a save, an export) is noted with the way to its folder,
     // for as long as its note shows.
     showInFolder_->setText(tr("Show in Folder"));
@@ -125,7 +143,9 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar_->addRightWidget(compare_->statusWidget());
     // The welcome page lists what opens; the bar says how, in few words.
     statusBar()->showMessage(tr("Open a file with File > Open File… (Ctrl+O), or drop it here."));
+}
 
+void MainWindow::connectDocumentAndComparison() {
     connect(document_, &Document::loadStarted, this, [this](const QString& path) {
         statusBar()->showMessage(tr("Opening %1…").arg(path));
         showFetched();
@@ -155,8 +175,9 @@ MainWindow::MainWindow(QWidget* parent)
         box->open();
         Q_EMIT comparisonFailed(message);
     });
+}
 
-    createMenus();
+void MainWindow::connectSavesAndChecks() {
     connect(saves_, &SaveController::message, this, [this](const QString& text, int timeoutMs) {
         statusBar()->showMessage(text, timeoutMs);
     });
@@ -167,29 +188,7 @@ MainWindow::MainWindow(QWidget* parent)
     connect(checks_, &CheckController::message, this, [this](const QString& text, int timeoutMs) {
         statusBar()->showMessage(text, timeoutMs);
     });
-    connect(checks_, &CheckController::checked, this,
-            [this](std::shared_ptr<const tensordict::CheckReport> report) {
-                // A report of the file open now (another may have been opened meanwhile).
-                if (report->cancelled || QString::fromStdString(report->path) != currentPath())
-                    return;
-                // The problems show under the root's overview, scrolled to, and
-                // the broken keys are marked in the tree until the next reload.
-                documentPage_->overviewPanel()->setCheckReport(report);
-                QHash<QStringList, QString> broken;
-                for (const tensordict::Problem& p : report->problems) {
-                    if (p.severity != tensordict::Severity::Error || p.key.empty())
-                        continue;
-                    QStringList key;
-                    for (const std::string& k : p.key)
-                        key << QString::fromStdString(k);
-                    broken.insert(key, QString::fromStdString(p.kind + ": " + p.message));
-                }
-                documentPage_->keyModel()->setFlagged(std::move(broken));
-                if (!isComparing() && !documentPage_->showsOverview())
-                    selectKeyPath({});
-                // The result is in Problems ("None found" too): in view.
-                documentPage_->overviewPanel()->revealProblems();
-            });
+    connect(checks_, &CheckController::checked, this, &MainWindow::showCheckReport);
     connect(checks_, &CheckController::repaired, this, [this](const QStringList& done) {
         // The files changed: the tree is read again, the report stays for it.
         const auto report = checks_->report();
@@ -212,12 +211,29 @@ MainWindow::MainWindow(QWidget* parent)
                     path);
     });
     connect(saves_, &SaveController::closeReady, this, &QWidget::close, Qt::QueuedConnection);
-    // A first window within the screen (on a 1024x700 screen 1400x860 put
-    // its edges and the status bar off-screen); a window manager adds its frame.
-    QSize size = designedSize();
-    if (const QScreen* s = screen())
-        size = size.boundedTo(s->availableGeometry().size() * 0.95);
-    resize(size);
+}
+
+void MainWindow::showCheckReport(std::shared_ptr<const tensordict::CheckReport> report) {
+    // A report of the file open now (another may have been opened meanwhile).
+    if (report->cancelled || QString::fromStdString(report->path) != currentPath())
+        return;
+    // The problems show under the root's overview, scrolled to, and
+    // the broken keys are marked in the tree until the next reload.
+    documentPage_->overviewPanel()->setCheckReport(report);
+    QHash<QStringList, QString> broken;
+    for (const tensordict::Problem& p : report->problems) {
+        if (p.severity != tensordict::Severity::Error || p.key.empty())
+            continue;
+        QStringList key;
+        for (const std::string& k : p.key)
+            key << QString::fromStdString(k);
+        broken.insert(key, QString::fromStdString(p.kind + ": " + p.message));
+    }
+    documentPage_->keyModel()->setFlagged(std::move(broken));
+    if (!isComparing() && !documentPage_->showsOverview())
+        selectKeyPath({});
+    // The result is in Problems ("None found" too): in view.
+    documentPage_->overviewPanel()->revealProblems();
 }
 
 QSize MainWindow::designedSize() {

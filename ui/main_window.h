@@ -9,6 +9,9 @@
 #include "save_controller.h"
 #include "tensordict/save.h"
 
+namespace tensordict {
+struct CheckReport;
+}
 class QAbstractButton;
 class QLabel;
 class StatusBar;
@@ -128,7 +131,15 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
+    // The window's parts, built and connected once by the constructor.
+    void setUpPages();
+    void setUpStatusBar();
+    void connectDocumentAndComparison();
     void createMenus();
+    void connectSavesAndChecks();
+    // A check's report of the file open now: its problems under the
+    // overview, the broken keys marked in the tree.
+    void showCheckReport(std::shared_ptr<const tensordict::CheckReport> report);
     void createViewMenu();
     // View > Table... Statistics, on the page on screen.
     void showMode(int mode);
