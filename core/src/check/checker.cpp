@@ -523,147 +523,158 @@ CheckReport Checker::run() {
         throw Error::notFound(path_, "No such file or directory");
     if (info.kind == SourceInfo::Kind::Other)
         throw Error::unsupported(path_, "neither a directory nor a regular file");
+    return info.kind == SourceInfo::Kind::Directory ? checkFolder() : checkFile(*transport);
+}
 
+bool Checker::checkWhole(const std::shared_ptr<const Store>& store) {
+    const WholeCheck whole = store ? store->wholeCheck() : WholeCheck::TreeOnly;
+    if (whole == WholeCheck::DistributedCheckpoint)
+        checkDcp(store);
+    else if (whole == WholeCheck::ShardedModel)
+        checkShardedModel(store);
+    else
+        return false;
+    return true;
+}
+
+bool Checker::listFolder(const std::string& root, std::vector<std::string>& files) {
+    std::error_code ec;
+    bool looksLikeDataset = fs::exists(fs::path(root) / "meta.json", ec);
+    auto it =
+        fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
+    if (ec)
+        throw Error::io(path_, "cannot list: " + ec.message());
+    for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (ec) {  // a folder that cannot be listed: said, and the walk goes on
+            error("read_error", it->path().string(), "cannot list: " + ec.message());
+            ec.clear();
+            continue;
+        }
+        std::error_code kind;
+        if (!it->is_regular_file(kind))
+            continue;  // folders, and links that lead nowhere (the loader says if a leaf)
+        const std::string rel = it->path().lexically_relative(root).generic_string();
+        const std::string leaf = it->path().filename().string();
+        if (leaf == "meta.json" ||
+            (leaf.size() > 7 && leaf.compare(leaf.size() - 7, 7, ".memmap") == 0))
+            looksLikeDataset = true;
+        files.push_back(rel);
+    }
+    std::sort(files.begin(), files.end());
+    return looksLikeDataset;
+}
+
+CheckReport Checker::checkFolder() {
+    report_.format = "directory";
+    std::string root = path_;
+    while (root.size() > 1 && root.back() == '/')
+        root.pop_back();
     std::vector<std::string> files;  // relative, for orphans
-    std::shared_ptr<const Store> store;
-    if (info.kind == SourceInfo::Kind::Directory) {
-        report_.format = "directory";
-        std::string root = path_;
-        while (root.size() > 1 && root.back() == '/')
-            root.pop_back();
-        std::error_code ec;
-        bool looksLikeDataset = fs::exists(fs::path(root) / "meta.json", ec);
-        auto it = fs::recursive_directory_iterator(
-            root, fs::directory_options::skip_permission_denied, ec);
-        if (ec)
-            throw Error::io(path_, "cannot list: " + ec.message());
-        for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
-            if (ec) {  // a folder that cannot be listed: said, and the walk goes on
-                error("read_error", it->path().string(), "cannot list: " + ec.message());
-                ec.clear();
-                continue;
-            }
-            std::error_code kind;
-            if (!it->is_regular_file(kind))
-                continue;  // folders, and links that lead nowhere (the loader says if a leaf)
-            const std::string rel = it->path().lexically_relative(root).generic_string();
-            const std::string leaf = it->path().filename().string();
-            if (leaf == "meta.json" ||
-                (leaf.size() > 7 && leaf.compare(leaf.size() - 7, 7, ".memmap") == 0))
-                looksLikeDataset = true;
-            files.push_back(rel);
-        }
-        // A folder without a root meta.json is opened once, as whatever it is.
-        std::shared_ptr<const Store> other;
-        if (!fs::exists(fs::path(root) / "meta.json", ec)) {
-            try {
-                other = openStore(root, {});
-            } catch (const Error&) {
-            }
-        }
-        const WholeCheck whole = other ? other->wholeCheck() : WholeCheck::TreeOnly;
-        if (whole == WholeCheck::RowDataset) {
-            std::sort(files.begin(), files.end());
-            checkRowDataset(other, files);
-            checkTemporaries();
-            return finish();
-        }
-        if (!looksLikeDataset) {
-            // A folder of another kind that tdstudio opens (a sharded model).
-            if (whole == WholeCheck::DistributedCheckpoint)
-                checkDcp(other);
-            else if (whole == WholeCheck::ShardedModel)
-                checkShardedModel(other);
-            else
-                throw Error::corrupt(path_,
-                                     "not a tensordict: no meta.json and no .memmap file in it");
-            checkTemporaries();
-            return finish();
-        }
-        std::sort(files.begin(), files.end());
-        checkDirectoryFiles(root, files);
-        store = openStore(root, {});
-        readData();
-        if (report_.cancelled)
-            return report_;
-        checkTree(store, true, files);
-    } else {
-        // A sharded model's index, or one of its shards: the whole model.
-        const std::string name = path_.substr(path_.find_last_of('/') + 1);
-        if (name.find(".index.json") != std::string::npos ||
-            name.find("-of-") != std::string::npos || name == ".metadata") {
-            std::shared_ptr<const Store> model;
-            try {
-                model = openStore(path_, {});
-            } catch (const Error&) {
-            }
-            const WholeCheck whole = model ? model->wholeCheck() : WholeCheck::TreeOnly;
-            if (whole == WholeCheck::DistributedCheckpoint || whole == WholeCheck::ShardedModel) {
-                if (whole == WholeCheck::DistributedCheckpoint)
-                    checkDcp(model);
-                else
-                    checkShardedModel(model);
-                checkTemporaries();
-                return finish();
-            }
-        }
-        const auto source = transport->open(path_);
-        char head[4] = {};
-        if (source->size() >= 4)
-            source->readAt(0, head, 4);
-        const bool zip = std::memcmp(head, "PK", 2) == 0;
-        const std::string lower = [&] {
-            std::string s = path_;
-            std::transform(s.begin(), s.end(), s.begin(),
-                           [](unsigned char c) { return std::tolower(c); });
-            return s;
-        }();
-        const bool tdzName = lower.size() > 4 && (lower.compare(lower.size() - 4, 4, ".tdz") == 0 ||
-                                                  lower.compare(lower.size() - 4, 4, ".zip") == 0);
-        if (zip || tdzName) {
-            checkArchive(source);
-        } else {
-            // One file of another format: read once, whole.
-            report_.files = 1;
-            auto item = std::make_unique<DataItem>();
-            item->file = source->name();
-            item->source = source;
-            item->length = item->size = source->size();
-            items_.push_back(std::move(item));
-        }
-        readData();
-        if (report_.cancelled)
-            return report_;
+    const bool looksLikeDataset = listFolder(root, files);
+    // A folder without a root meta.json is opened once, as whatever it is.
+    std::shared_ptr<const Store> other;
+    std::error_code ec;
+    if (!fs::exists(fs::path(root) / "meta.json", ec)) {
         try {
-            store = openStore(path_, {});
-        } catch (const Error& e) {
-            if (!zip && !tdzName)
-                throw;  // a file no format reads: nothing to check
-            const bool said =
-                std::any_of(report_.problems.begin(), report_.problems.end(),
-                            [](const Problem& p) { return p.kind == "central_directory"; });
-            if (!said)
-                error("unreadable", path_, e.reason() + ". Nothing in it can be loaded.");
-        }
-        if (store) {
-            report_.format = std::string(store->format());
-            std::vector<std::string> entries;
-            if (const auto* zipStore = dynamic_cast<const ZipStore*>(store.get()))
-                entries = zipStore->entryNames();
-            const bool tensordict = store->ownContainer() == OwnContainer::Archive;
-            if (tensordict)
-                entries.erase(std::remove_if(entries.begin(), entries.end(),
-                                             [](const std::string& n) {
-                                                 return !n.empty() && n.back() == '/';
-                                             }),
-                              entries.end());
-            checkTree(store, tensordict, entries);
-        } else {
-            report_.format = "archive";
+            other = openStore(root, {});
+        } catch (const Error&) {
         }
     }
+    if (other && other->wholeCheck() == WholeCheck::RowDataset) {
+        checkRowDataset(other, files);
+        checkTemporaries();
+        return finish();
+    }
+    if (!looksLikeDataset) {
+        // A folder of another kind that tdstudio opens (a sharded model).
+        if (!checkWhole(other))
+            throw Error::corrupt(path_, "not a tensordict: no meta.json and no .memmap file in it");
+        checkTemporaries();
+        return finish();
+    }
+    checkDirectoryFiles(root, files);
+    const std::shared_ptr<const Store> store = openStore(root, {});
+    readData();
+    if (report_.cancelled)
+        return report_;
+    checkTree(store, true, files);
     checkTemporaries();
     return finish();
+}
+
+CheckReport Checker::checkFile(const Transport& transport) {
+    // A sharded model's index, or one of its shards: the whole model.
+    const std::string name = path_.substr(path_.find_last_of('/') + 1);
+    if (name.find(".index.json") != std::string::npos || name.find("-of-") != std::string::npos ||
+        name == ".metadata") {
+        std::shared_ptr<const Store> model;
+        try {
+            model = openStore(path_, {});
+        } catch (const Error&) {
+        }
+        if (checkWhole(model)) {
+            checkTemporaries();
+            return finish();
+        }
+    }
+    const auto source = transport.open(path_);
+    char head[4] = {};
+    if (source->size() >= 4)
+        source->readAt(0, head, 4);
+    const bool zip = std::memcmp(head, "PK", 2) == 0;
+    std::string lower = path_;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    const bool tdzName = lower.size() > 4 && (lower.compare(lower.size() - 4, 4, ".tdz") == 0 ||
+                                              lower.compare(lower.size() - 4, 4, ".zip") == 0);
+    const bool archive = zip || tdzName;
+    if (archive) {
+        checkArchive(source);
+    } else {
+        // One file of another format: read once, whole.
+        report_.files = 1;
+        auto item = std::make_unique<DataItem>();
+        item->file = source->name();
+        item->source = source;
+        item->length = item->size = source->size();
+        items_.push_back(std::move(item));
+    }
+    readData();
+    if (report_.cancelled)
+        return report_;
+    checkFileTree(archive);
+    checkTemporaries();
+    return finish();
+}
+
+void Checker::checkFileTree(bool archive) {
+    std::shared_ptr<const Store> store;
+    try {
+        store = openStore(path_, {});
+    } catch (const Error& e) {
+        if (!archive)
+            throw;  // a file no format reads: nothing to check
+        const bool said =
+            std::any_of(report_.problems.begin(), report_.problems.end(),
+                        [](const Problem& p) { return p.kind == "central_directory"; });
+        if (!said)
+            error("unreadable", path_, e.reason() + ". Nothing in it can be loaded.");
+    }
+    if (!store) {
+        report_.format = "archive";
+        return;
+    }
+    report_.format = std::string(store->format());
+    std::vector<std::string> entries;
+    if (const auto* zipStore = dynamic_cast<const ZipStore*>(store.get()))
+        entries = zipStore->entryNames();
+    const bool tensordict = store->ownContainer() == OwnContainer::Archive;
+    if (tensordict)
+        entries.erase(
+            std::remove_if(entries.begin(), entries.end(),
+                           [](const std::string& n) { return !n.empty() && n.back() == '/'; }),
+            entries.end());
+    checkTree(store, tensordict, entries);
 }
 
 CheckReport Checker::finish() {

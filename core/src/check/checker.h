@@ -120,6 +120,18 @@ private:
     // other (a len, cursor or tree that disagree; chunks that do not stack).
     void checkRowDataset(const std::shared_ptr<const Store>& store,
                          const std::vector<std::string>& files);
+    // A folder (a memmap directory, or a folder of another kind tdstudio
+    // opens) and a file (an archive, a checkpoint, an index), checked whole.
+    CheckReport checkFolder();
+    CheckReport checkFile(const Transport& transport);
+    // The folder's regular files, relative and sorted, into `files`; whether
+    // any is a meta.json or a .memmap file.
+    bool listFolder(const std::string& root, std::vector<std::string>& files);
+    // A file's tree, as the loader reads it; an archive that does not open is reported.
+    void checkFileTree(bool archive);
+    // Checks a format whose promises span many files (a DCP checkpoint, a
+    // sharded model) as a whole; false for any other (or none).
+    bool checkWhole(const std::shared_ptr<const Store>& store);
     // The report, its problems in order.
     CheckReport finish();
     void checkDirectoryFiles(const std::string& root, const std::vector<std::string>& files);
