@@ -1,0 +1,224 @@
+#include "values/python_calls.h"
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+
+#include "tensordict/dtype.h"
+
+namespace tensordict::python {
+namespace {
+
+using Type = Object::Type;
+
+// The callables known by name, each rebuilt from its arguments.
+class CallRebuilder {
+public:
+    explicit CallRebuilder(ObjectMaker& maker) : m_(maker) {}
+
+    // What a call of `callee` with `args` is, without calling anything.
+    Object* call(Object* callee, Object* args) {
+        // A view: a DCP .metadata makes 300,000 calls, and copying each name
+        // (longer than a short string holds) took a tenth of decoding it.
+        const std::string_view name =
+            callee->type == Type::Global ? std::string_view(callee->text) : std::string_view();
+        if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_tensor")
+            return tensor(args, name);
+        if (name == "torch._utils._rebuild_tensor_v3") {
+            // torch 2.1+ for dtypes without a typed storage (float8, uint16-64): an
+            // untyped (byte) storage, and the dtype as its seventh argument.
+            Object* t = tensor(args, name);
+            const Object* dtype = arg(args, 6, name);
+            const std::optional<DType> type =
+                dtype->type == Type::Global ? dtypeFromString(dtype->text) : std::nullopt;
+            if (!type)
+                m_.fail(std::string(name) + " with an unknown dtype");
+            t->dtype = *type;
+            return t;
+        }
+        if (name == "torch._utils._rebuild_parameter" ||
+            name == "torch._utils._rebuild_parameter_with_state") {
+            const Object* data = arg(args, 0, name);
+            if (data->type != Type::Tensor)
+                m_.fail(std::string(name) + "'s first argument is not a tensor");
+            Object* p = m_.make(Type::Tensor);
+            *p = *data;
+            p->className = "Parameter";
+            if (args->items.size() > 1 && args->items[1]->type == Type::Bool)
+                p->flag = args->items[1]->flag;
+            return p;
+        }
+        if (name == "collections.OrderedDict") {
+            Object* d = m_.make(Type::Dict);
+            d->className = "OrderedDict";
+            if (args->type == Type::Tuple && !args->items.empty()) {
+                const Object* pairs = args->items[0];
+                m_.charge(pairs->items.size());
+                for (const Object* pair : pairs->items)
+                    if ((pair->type == Type::Tuple || pair->type == Type::List) &&
+                        pair->items.size() == 2)
+                        d->entries.emplace_back(pair->items[0], pair->items[1]);
+            }
+            return d;
+        }
+        if (name == "torch.Size") {
+            Object* t = m_.tuple(args->type == Type::Tuple && !args->items.empty()
+                                     ? args->items[0]->items
+                                     : std::vector<Object*>{});
+            t->className = "torch.Size";
+            return t;
+        }
+        if (name == "torch.device") {
+            const Object* type = arg(args, 0, name);
+            needType(type, Type::Str, "torch.device of a non-string");
+            std::string text = type->text;
+            if (args->items.size() > 1 && args->items[1]->type == Type::Int)
+                text += ":" + std::to_string(args->items[1]->integer);
+            Object* d = m_.makeText(Type::Str, text);
+            d->className = "torch.device";
+            return d;
+        }
+        if (name == "_codecs.encode") {
+            const Object* text = arg(args, 0, name);
+            needType(text, Type::Str, "_codecs.encode of a non-string");
+            return latin1(*text);
+        }
+        if (name == "builtins.set" || name == "builtins.frozenset") {
+            Object* s = m_.make(Type::Set);
+            if (args->type == Type::Tuple && !args->items.empty()) {
+                m_.charge(args->items[0]->items.size());
+                s->items = args->items[0]->items;
+            }
+            return s;
+        }
+        if (name == "tensordict._reductions._make_td") {
+            const Object* cls = arg(args, 0, name);
+            Object* state = arg(args, 1, name);
+            needType(state, Type::Dict, "_make_td's state is not a dict");
+            Object* td = m_.make(Type::TensorDict);
+            td->text = cls->type == Type::Global ? cls->text : "tensordict.TensorDict";
+            td->state = state;
+            return td;
+        }
+        if (name == "builtins.getattr")
+            return enumMember(args);
+        if (name == "torch.serialization._get_layout") {  // how torch.layout pickles: by name
+            const Object* layout = arg(args, 0, name);
+            needType(layout, Type::Str, "_get_layout of a non-string");
+            return m_.makeText(Type::Global, layout->text);
+        }
+        // copyreg's reconstructor (how pickle saves most objects): the object's class by name.
+        Object* instance = m_.make(Type::Instance);
+        if (name == "copyreg._reconstructor" && args->type == Type::Tuple && !args->items.empty() &&
+            args->items[0]->type == Type::Global) {
+            instance->text = args->items[0]->text;
+            return instance;
+        }
+        instance->text =
+            name.empty() ? std::string("<call of a computed object>") : std::string(name);
+        if (args->type == Type::Tuple) {
+            m_.charge(args->items.size());
+            instance->items = args->items;
+        }
+        return instance;
+    }
+
+private:
+    void needType(const Object* o, Type type, const char* what) const {
+        if (o->type != type)
+            m_.fail(std::string(what));
+    }
+
+    // Python's latin-1 `_codecs.encode(text, "latin1")`: code points below 256 as bytes.
+    Object* latin1(const Object& text) {
+        m_.charge(text.text.size());
+        std::string out;
+        const std::string& s = text.text;
+        for (std::size_t i = 0; i < s.size();) {
+            const auto c = static_cast<unsigned char>(s[i]);
+            if (c < 0x80) {
+                out += static_cast<char>(c), ++i;
+            } else if ((c & 0xE0) == 0xC0 && i + 1 < s.size()) {
+                const unsigned cp =
+                    ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu);
+                if (cp > 0xFF)
+                    m_.fail("_codecs.encode of a character beyond latin-1");
+                out += static_cast<char>(cp), i += 2;
+            } else {
+                m_.fail("_codecs.encode of a character beyond latin-1");
+            }
+        }
+        return m_.makeText(Type::Bytes, out);
+    }
+
+    std::vector<std::int64_t> ints(const Object* o, const char* what) {
+        if (o->type != Type::Tuple && o->type != Type::List)
+            m_.fail(std::string(what) + " is not a tuple");
+        std::vector<std::int64_t> v;
+        for (const Object* e : o->items) {
+            if (e->type != Type::Int)
+                m_.fail(std::string(what) + " holds a non-integer");
+            v.push_back(e->integer);
+        }
+        return v;
+    }
+
+    Object* arg(const Object* args, std::size_t i, std::string_view callee) {
+        if (args->type != Type::Tuple || args->items.size() <= i)
+            m_.fail(std::string(callee) + " called with too few arguments");
+        return args->items[i];
+    }
+
+    Object* tensor(const Object* args, std::string_view callee) {
+        Object* t = m_.make(Type::Tensor);
+        t->className = "Tensor";
+        Object* storage = arg(args, 0, callee);
+        if (storage->type != Type::Storage)
+            m_.fail(std::string(callee) + "'s first argument is not a storage");
+        t->storage = storage;
+        const Object* offset = arg(args, 1, callee);
+        needType(offset, Type::Int, "a tensor's storage offset is not an integer");
+        t->offset = offset->integer;
+        t->shape = ints(arg(args, 2, callee), "a tensor's size");
+        t->stride = ints(arg(args, 3, callee), "a tensor's stride");
+        if (args->items.size() > 4 && args->items[4]->type == Type::Bool)
+            t->flag = args->items[4]->flag;
+        if (t->shape.size() != t->stride.size())
+            m_.fail(std::string(callee) + ": size and stride differ in length");
+        t->dtype = storage->dtype;
+        return t;
+    }
+
+    // Python 3.11+ pickles an enum member as getattr(<its class>, 'NAME'):
+    // for the enum classes torch's files hold, the member by name (a
+    // Global "class.NAME"). getattr of anything else is never rebuilt: an
+    // Instance of "builtins.getattr" that readers refuse.
+    Object* enumMember(Object* args) {
+        static constexpr std::string_view kKnownEnums[] = {
+            "torch.distributed.checkpoint.metadata._MEM_FORMAT_ENCODING",
+            "torch.distributed._shard.sharded_tensor.metadata.MEM_FORMAT_ENCODING",
+        };
+        if (args->type == Type::Tuple && args->items.size() == 2 &&
+            args->items[0]->type == Type::Global && args->items[1]->type == Type::Str &&
+            std::find(std::begin(kKnownEnums), std::end(kKnownEnums), args->items[0]->text) !=
+                std::end(kKnownEnums))
+            return m_.makeText(Type::Global, args->items[0]->text + "." + args->items[1]->text);
+        Object* refused = m_.make(Type::Instance);
+        refused->text = "builtins.getattr";
+        if (args->type == Type::Tuple) {
+            m_.charge(args->items.size());
+            refused->items = args->items;
+        }
+        return refused;
+    }
+
+    ObjectMaker& m_;
+};
+
+}  // namespace
+
+Object* rebuildCall(ObjectMaker& maker, Object* callee, Object* args) {
+    return CallRebuilder(maker).call(callee, args);
+}
+
+}  // namespace tensordict::python
