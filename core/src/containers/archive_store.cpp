@@ -20,6 +20,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <variant>
 
 #include "base/lru_cache.h"
 #include "codec/codec.h"
@@ -82,6 +83,44 @@ bool isSupportedMethod(int method) {
            method == zip::kLzma;
 }
 
+// What an archive keeps inflated, under one cap on memory: the bytes of
+// entries and of their segments, and the access points a front-to-back
+// pass recorded for an entry, each under a key of its own.
+class InflatedCache {
+public:
+    explicit InflatedCache(std::uint64_t cap) : cache_(cap) {}
+
+    // The bytes kept for `key` if they hold at least `minSize` bytes.
+    std::optional<LeafBytes> bytes(const std::string& key, std::uint64_t minSize = 0) {
+        const std::optional<Kept> kept = cache_.find(key, [minSize](const Kept& k) {
+            const LeafBytes* b = std::get_if<LeafBytes>(&k);
+            return b && b->size >= minSize;
+        });
+        return kept ? std::optional(std::get<LeafBytes>(*kept)) : std::nullopt;
+    }
+    void keepBytes(const std::string& key, const LeafBytes& bytes) {
+        cache_.insert(key, bytes, bytes.size);
+    }
+
+    std::shared_ptr<const RecordedPoints> points(const std::string& key) {
+        const std::optional<Kept> kept = cache_.find(key, [](const Kept& k) {
+            return std::holds_alternative<std::shared_ptr<const RecordedPoints>>(k);
+        });
+        return kept ? std::get<std::shared_ptr<const RecordedPoints>>(*kept) : nullptr;
+    }
+    void keepPoints(const std::string& key, std::shared_ptr<const RecordedPoints> points) {
+        const std::uint64_t cost = points->memoryBytes();
+        cache_.insert(key, std::move(points), cost);
+    }
+
+    bool contains(const std::string& key) const { return cache_.contains(key); }
+    void erase(const std::string& key) { cache_.erase(key); }
+
+private:
+    using Kept = std::variant<LeafBytes, std::shared_ptr<const RecordedPoints>>;
+    LruCache<Kept> cache_;
+};
+
 class ArchiveStore final : public ZipStore {
 public:
     // The source stays open: later reads come from this file even if a save
@@ -93,7 +132,7 @@ public:
           path_(source_->name()),
           fileSize_(source_->size()),
           cacheCap_(cacheBytes),
-          inflatedCache_(cacheBytes, LruBytesCache::Cost::Bytes) {
+          inflatedCache_(cacheBytes) {
         readDirectory();
         if (tensordictArchive && !lookup("meta.json"))
             throw Error::corrupt(
@@ -224,7 +263,7 @@ public:
         // entry's start: never the whole entry into memory or a file.
         if (entry.central.method == zip::kDeflate && n > 0 && offset <= entry.central.size &&
             n <= entry.central.size - offset &&
-            !inflatedCache_.find(entry.central.name, offset + n))
+            !inflatedCache_.bytes(entry.central.name, offset + n))
             if (const std::optional<Segments> index = segmentsOf(entry)) {
                 if (inflateSegmentsInto(entry, *index, offset, offset + n, out))
                     return;
@@ -257,7 +296,7 @@ public:
             return Store::leafBytesRange(info, offset, length, alignment);
         if (length == 0)
             return {};
-        if (auto whole = inflatedCache_.find(entry.central.name, offset + length))
+        if (auto whole = inflatedCache_.bytes(entry.central.name, offset + length))
             return {std::shared_ptr<std::byte>(whole->data, whole->data.get() + offset),
                     static_cast<std::size_t>(length)};
         const std::size_t first = offset / index->spacing;
@@ -273,13 +312,13 @@ public:
                     std::shared_ptr<std::byte>(segment.data, segment.data.get() + (offset - start)),
                     static_cast<std::size_t>(length)};
             };
-            if (auto kept = inflatedCache_.find(segmentKey(first)))
+            if (auto kept = inflatedCache_.bytes(segmentKey(first)))
                 return part(*kept);
             LeafBytes segment = allocateOwnedBuffer(index->segmentSize(first, entry.central.size));
             if (!inflateSegmentsInto(entry, *index, start, start + segment.size,
                                      segment.data.get()))
                 return Store::leafBytesRange(info, offset, length, alignment);
-            inflatedCache_.insert(segmentKey(first), segment);
+            inflatedCache_.keepBytes(segmentKey(first), segment);
             return part(segment);
         }
         LeafBytes out = allocateOwnedBuffer(length);
@@ -302,12 +341,7 @@ public:
         if (!entry || !points || points->size != entry->central.size ||
             points->segments() != points->points.size())
             return;
-        // Kept with the inflated entries, under their cap: an LRU entry of
-        // their memory's size whose bytes are the points themselves.
-        const auto cost = static_cast<std::size_t>(points->memoryBytes());
-        auto* raw = const_cast<std::byte*>(reinterpret_cast<const std::byte*>(points.get()));
-        inflatedCache_.insert(pointsKey(*entry),
-                              LeafBytes(std::shared_ptr<std::byte>(points, raw), cost));
+        inflatedCache_.keepPoints(pointsKey(*entry), std::move(points));  // under the same cap
     }
 
     bool hasRandomAccess(const StorageInfo& info) const override {
@@ -426,7 +460,7 @@ private:
     // really goes, not an allocation of its declared size).
     LeafBytes inflated(const Entry& entry, const std::byte* payload, std::uint64_t nbytes) const {
         const std::string& name = entry.central.name;
-        if (auto kept = inflatedCache_.find(name, nbytes))
+        if (auto kept = inflatedCache_.bytes(name, nbytes))
             return {kept->data, static_cast<std::size_t>(nbytes)};
         if (nbytes > cacheCap_)
             return inflateToTemporaryFile(entry, payload, nbytes);
@@ -434,7 +468,7 @@ private:
         const std::optional<Segments> index = segmentsOf(entry, payload);
         if (!index || !inflateSegmentsInto(entry, *index, 0, nbytes, out.data.get()))
             guardedInflate(entry, payload, out.data.get(), nbytes);
-        inflatedCache_.insert(name, out);
+        inflatedCache_.keepBytes(name, out);
         return out;
     }
 
@@ -526,11 +560,7 @@ private:
     // The points a front-to-back pass recorded for the entry, while the
     // cache keeps them.
     std::shared_ptr<const RecordedPoints> recordedPoints(const Entry& entry) const {
-        auto kept = inflatedCache_.find(pointsKey(entry));
-        if (!kept)
-            return nullptr;
-        return std::shared_ptr<const RecordedPoints>(
-            kept->data, reinterpret_cast<const RecordedPoints*>(kept->data.get()));
+        return inflatedCache_.points(pointsKey(entry));
     }
 
     static int inflateThreads() {
@@ -743,7 +773,7 @@ private:
     std::string path_;
     std::uint64_t fileSize_ = 0;
     std::uint64_t cacheCap_;
-    mutable LruBytesCache inflatedCache_;
+    mutable InflatedCache inflatedCache_;
     std::vector<Entry> entries_;  // in directory order
     std::unordered_map<std::string_view, std::size_t> index_;
     mutable std::vector<std::string_view> sortedNames_;
