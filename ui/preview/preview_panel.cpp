@@ -207,7 +207,7 @@ PreviewPanel::Read PreviewPanel::readLeaves(const std::vector<const Node*>& node
             // A large compressed leaf with access points: read page by page,
             // as the views ask, not inflated whole first.
             if (nodes.size() == 1 && n->hasRandomAccess() && !n->isMaterialized() &&
-                n->leaf().nbytes >= kPagedFrom) {
+                n->leaf().nbytes >= tensordict::kLargeLeafBytes) {
                 read.bytes.push_back(tensordict::LeafPages::create(owner, *n)->bytes());
                 continue;
             }

@@ -116,8 +116,6 @@ private:
     void leafLoaded(Read read);
     void seriesLoaded(Read read);
     void reset();
-    // Leaves from this size on with random access are read page by page.
-    static constexpr std::uint64_t kPagedFrom = 16u << 20;
     // On a worker; `owner` keeps the nodes' tree alive for paged leaves.
     static Read readLeaves(const std::vector<const tensordict::Node*>& nodes,
                            const std::shared_ptr<const void>& owner);

@@ -10,6 +10,14 @@ namespace tensordict {
 class CancelToken;
 class LeafPages;
 
+// A leaf this large or larger is read in pieces where it can be: page by
+// page for views, by ranges on every core when hashed, and a deflated one
+// gets access points recorded by its first front-to-back inflate.
+constexpr std::uint64_t kLargeLeafBytes = 16u << 20;
+// How far apart the access points of a deflated entry are that tdstudio
+// writes and records (a larger entry's may be further apart: access_index.h).
+constexpr std::uint64_t kAccessPointSpacing = 4u << 20;
+
 // Bytes kept alive by `data`'s owner: a mapping, a buffer read from a file,
 // an inflated entry, or a container handed over by the caller.
 struct LeafBytes {

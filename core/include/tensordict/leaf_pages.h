@@ -30,8 +30,8 @@ class Node;
 // read and keep the hold while they read it; other bytes may read as zero.
 class LeafPages : public std::enable_shared_from_this<LeafPages> {
 public:
-    // A compressed entry's pages: its access points are 4 MiB apart.
-    static constexpr std::uint64_t kCompressedPageSize = 4u << 20;
+    // A compressed entry's pages: one between two of its access points.
+    static constexpr std::uint64_t kCompressedPageSize = kAccessPointSpacing;
     // A remote leaf's pages: the transport's unit of reads.
     static constexpr std::uint64_t kRemotePageSize = 64u << 10;
 

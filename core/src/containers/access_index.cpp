@@ -3,12 +3,12 @@
 #include <algorithm>
 
 #include "codec/codec.h"
+#include "tensordict/bytes.h"
 
 namespace tensordict::zip {
 namespace {
 
 constexpr std::uint8_t kVersion = 1;
-constexpr std::uint64_t kPreferredSpacing = 4u << 20;
 constexpr std::uint64_t kMaxSegments = 8000;  // 64 KB: an extra block's limit is 65,535
 constexpr std::size_t kHeadSize = 10;         // version, 0, spacing, count
 
@@ -19,7 +19,7 @@ std::uint32_t crcOf(std::string_view bytes) {
 }  // namespace
 
 std::uint64_t accessSpacing(std::uint64_t size, std::uint64_t chunk) {
-    std::uint64_t spacing = std::max(kPreferredSpacing, (size + kMaxSegments - 1) / kMaxSegments);
+    std::uint64_t spacing = std::max(kAccessPointSpacing, (size + kMaxSegments - 1) / kMaxSegments);
     spacing = (spacing + chunk - 1) / chunk * chunk;
     return size > spacing ? spacing : 0;
 }

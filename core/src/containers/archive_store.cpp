@@ -70,11 +70,9 @@ bool isUnsafeEntryName(std::string_view name) {
     return false;
 }
 
-// Deflate entries without access points of their own from this size on
-// get points recorded by their first front-to-back inflate, one every
-// kRecordSpacing bytes of output (RecordedPoints, codec.h).
-constexpr std::uint64_t kRecordFrom = 16u << 20;
-constexpr std::uint64_t kRecordSpacing = 4u << 20;
+// Large deflate entries without access points of their own get points
+// recorded by their first front-to-back inflate, one every
+// kAccessPointSpacing bytes of output (RecordedPoints, codec.h).
 // How much an entry inflated front to back decodes at a time.
 constexpr std::size_t kInflateStep = 4u << 20;
 
@@ -330,9 +328,9 @@ public:
     std::uint64_t recordPointsEvery(const StorageInfo& info) const override {
         const Entry* entry = lookup(info.path);
         const bool wanted = entry && entry->central.method == zip::kDeflate &&
-                            entry->central.size >= kRecordFrom && !accessIndex(*entry) &&
+                            entry->central.size >= kLargeLeafBytes && !accessIndex(*entry) &&
                             !recordedPoints(*entry) && archiveMapping().data;
-        return wanted ? kRecordSpacing : 0;
+        return wanted ? kAccessPointSpacing : 0;
     }
 
     void keepRecordedPoints(const StorageInfo& info,

@@ -206,9 +206,8 @@ std::size_t LeafReader::read(std::byte* dst, std::size_t n) {
 bool LeafReader::readByRanges() {
     // Access points let several cores inflate a large entry at once; a
     // small one, or small reads, are best inflated front to back.
-    constexpr std::uint64_t kByRangesFrom = 16u << 20;
     const StorageInfo& info = leaf_.leaf().storage;
-    if (compressed_ && !stream_ && done_ == 0 && size_ >= kByRangesFrom && info.size == size_ &&
+    if (compressed_ && !stream_ && done_ == 0 && size_ >= kLargeLeafBytes && info.size == size_ &&
         leaf_.store()->hasRandomAccess(info))
         ranged_ = segmented_ = true;
     return ranged_;
@@ -404,7 +403,7 @@ private:
 // proved wrong): the caller reads on as a stream.
 bool forEachInflatedSegment(LeafReader& reader,
                             const std::function<void(const std::byte*, std::size_t)>& consume) {
-    constexpr std::uint64_t kSegment = 4u << 20;  // the spacing of the points we write and record
+    constexpr std::uint64_t kSegment = kAccessPointSpacing;
     const std::uint64_t size = reader.size();
     const auto count = static_cast<std::size_t>((size + kSegment - 1) / kSegment);
     const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -493,8 +492,7 @@ bool forEachInflatedSegment(LeafReader& reader,
 
 void forEachChunk(const Node& leaf, std::size_t chunk,
                   const std::function<void(const std::byte*, std::size_t)>& consume) {
-    constexpr std::uint64_t kPipelineFrom = 16u << 20;
-    const bool large = leaf.isTensor() && leaf.leaf().nbytes >= kPipelineFrom;
+    const bool large = leaf.isTensor() && leaf.leaf().nbytes >= kLargeLeafBytes;
     LeafReader reader(leaf);
     if (reader.size() > 0 && reader.readByRanges()) {
         // A request per chunk: 8 MiB ones, as curl's stream would be, not
