@@ -203,16 +203,11 @@ PreviewPanel::Read PreviewPanel::readLeaves(const std::vector<const Node*>& node
                                             const std::shared_ptr<const void>& owner) {
     Read read;
     try {
-        for (const Node* n : nodes) {
-            // A large compressed leaf with access points: read page by page,
-            // as the views ask, not inflated whole first.
-            if (nodes.size() == 1 && n->hasRandomAccess() && !n->isMaterialized() &&
-                n->leaf().nbytes >= tensordict::kLargeLeafBytes) {
-                read.bytes.push_back(tensordict::LeafPages::create(owner, *n)->bytes());
-                continue;
-            }
-            read.bytes.push_back(n->bytes());
-        }
+        // A lone leaf is read as the core reads a viewed one (page by page
+        // where it can be); two leaves compared are read whole.
+        for (const Node* n : nodes)
+            read.bytes.push_back(nodes.size() == 1 ? tensordict::LeafPages::forViewing(owner, *n)
+                                                   : n->bytes());
     } catch (const tensordict::Cancelled&) {
         read.bytes.clear();
         read.cancelled = true;

@@ -30,6 +30,13 @@ class Node;
 // read and keep the hold while they read it; other bytes may read as zero.
 class LeafPages : public std::enable_shared_from_this<LeafPages> {
 public:
+    // The bytes a viewer reads of `leaf`, by what the leaf is: page by page
+    // where it is large, not in memory yet, and readable by range (a
+    // deflated entry with access points, a leaf on a web server); otherwise
+    // all of it (Node::bytes(), which may inflate or fetch it whole).
+    // `owner` keeps the leaf's tree alive. Throws Error, Cancelled. On a worker.
+    static LeafBytes forViewing(std::shared_ptr<const void> owner, const Node& leaf);
+
     // A compressed entry's pages: one between two of its access points.
     static constexpr std::uint64_t kCompressedPageSize = kAccessPointSpacing;
     // A remote leaf's pages: the transport's unit of reads.

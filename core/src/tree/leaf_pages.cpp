@@ -17,6 +17,12 @@ std::shared_ptr<LeafPages> LeafPages::create(std::shared_ptr<const void> owner, 
     return std::shared_ptr<LeafPages>(new LeafPages(std::move(owner), leaf, residentCap));
 }
 
+LeafBytes LeafPages::forViewing(std::shared_ptr<const void> owner, const Node& leaf) {
+    if (leaf.hasRandomAccess() && !leaf.isMaterialized() && leaf.leaf().nbytes >= kLargeLeafBytes)
+        return create(std::move(owner), leaf)->bytes();
+    return leaf.bytes();
+}
+
 LeafPages::LeafPages(std::shared_ptr<const void> owner, const Node& leaf, std::uint64_t cap)
     : owner_(std::move(owner)),
       leaf_(leaf),
