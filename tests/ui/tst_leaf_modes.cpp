@@ -30,6 +30,10 @@ public:
     bool canShow(const std::vector<std::int64_t>&, std::int64_t numel, bool) const override {
         return numel > 0;
     }
+    // Leaves of five or more dimensions open here, above the table.
+    int priority(const std::vector<std::int64_t>& shape, bool) const override {
+        return shape.size() >= 5 ? 5 : 0;
+    }
     void setLeaves(const ShownLeaves& leaves) override {
         leaves_ = leaves;
         drawnText_.clear();
@@ -141,6 +145,42 @@ private Q_SLOTS:
         QTRY_VERIFY(!pairMode->isDrawing());
         QVERIFY2(qobject_cast<QLabel*>(pairMode->widget())->text().contains("; B: "),
                  qPrintable(qobject_cast<QLabel*>(pairMode->widget())->text()));
+    }
+
+    // With no mode kept for a kind of shape, the enabled mode of the highest
+    // priority opens: this mode for five dimensions, the image for a colour
+    // image (either way round), the table for the rest, the first on a tie.
+    void theModeOfHighestPriorityOpens() {
+        QSettings().clear();
+        tensordict::TensorDict td = tensordict::TensorDict::create();
+        const auto add = [&td](const char* key, std::vector<std::int64_t> shape) {
+            std::int64_t n = 1;
+            for (std::int64_t d : shape)
+                n *= d;
+            td.mutableRoot().addBytes(key, tensordict::DType::UInt8, shape,
+                                      tensordict::ownedBytes(std::vector<std::uint8_t>(n, 7)));
+        };
+        add("deep", {1, 2, 1, 2, 2});
+        add("hwc", {8, 8, 3});
+        add("chw", {4, 8, 8});
+        add("matrix", {8, 8});
+        add("row", {6});
+        const auto owner = std::make_shared<const tensordict::TensorDict>(std::move(td));
+        LeafView view("tst_leaf_modes/priority/");
+        for (const auto& [key, expected] :
+             std::vector<std::pair<const char*, int>>{{"deep", kModes - 1},
+                                                      {"hwc", LeafView::ImageMode},
+                                                      {"chw", LeafView::ImageMode},
+                                                      {"matrix", LeafView::TableMode},
+                                                      {"row", LeafView::TableMode}}) {
+            const tensordict::Node* node = owner->root().child(key);
+            ShownLeaves shown;
+            shown.ownerA = owner;
+            shown.a = {node, node->bytes()};
+            view.setLeaves(shown);
+            QVERIFY2(view.mode() == expected,
+                     qPrintable(QString("%1 opened in mode %2").arg(key).arg(view.mode())));
+        }
     }
 };
 

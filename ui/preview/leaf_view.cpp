@@ -94,11 +94,9 @@ void LeafView::setLeaves(const ShownLeaves& leaves) {
             modes_[i]->setLeaves(leaves);
 
     // The mode last chosen for this kind of shape (a name, or an index as
-    // earlier versions kept it); images open as images.
-    const QString kind = shapeKind(shape);
-    const int fallback = kind == "hwc" || kind == "chw" ? ImageMode : TableMode;
-    const QVariant kept = QSettings().value(settingsPrefix_ + kind);
-    int wanted = fallback;
+    // earlier versions kept it), else the one that suits it best.
+    const QVariant kept = QSettings().value(settingsPrefix_ + shapeKind(shape));
+    int wanted = preferredMode(shape, leaves.isPair());
     if (kept.isValid()) {
         bool isIndex = false;
         const int index = kept.toInt(&isIndex);
@@ -145,6 +143,18 @@ void LeafView::setMode(int mode) {
         return;
     }
     tabs_->setCurrentIndex(mode);
+}
+
+int LeafView::preferredMode(const std::vector<std::int64_t>& shape, bool pair) const {
+    int best = TableMode, bestPriority = -1;
+    for (std::size_t i = 0; i < modes_.size(); ++i) {
+        if (!tabs_->isTabEnabled(static_cast<int>(i)))
+            continue;
+        const int p = modes_[i]->priority(shape, pair);
+        if (p > bestPriority)
+            best = static_cast<int>(i), bestPriority = p;
+    }
+    return best;
 }
 
 bool LeafView::canShow(int mode) const {

@@ -49,6 +49,13 @@ public:
     // Whether this mode can show such leaves (`pair`: A and B of this shape).
     virtual bool canShow(const std::vector<std::int64_t>& shape, std::int64_t numel,
                          bool pair) const = 0;
+    // How well this mode suits such leaves, for a kind of shape with no mode
+    // chosen yet: the enabled mode of the highest priority opens (the first
+    // in tab order on a tie). The table, which shows anything, says 1.
+    virtual int priority(const std::vector<std::int64_t>& shape, bool pair) const {
+        (void)shape, (void)pair;
+        return 0;
+    }
     // Takes the leaves; cheap. Work that needs the tab on screen waits for activate().
     virtual void setLeaves(const ShownLeaves& leaves) = 0;
     virtual void clear() = 0;
@@ -128,6 +135,8 @@ public:
     // kept and shown when the leaf arrives, if the leaf can show it.
     void setMode(int mode);
     bool canShow(int mode) const;
+    // The enabled mode of the highest priority for such leaves.
+    int preferredMode(const std::vector<std::int64_t>& shape, bool pair) const;
     LeafMode* currentMode() const;
     LeafMode* modeAt(int index) const;
     template <typename M>

@@ -33,6 +33,12 @@ bool ImageLeafMode::canShow(const std::vector<std::int64_t>& shape, std::int64_t
     return shape.size() >= 2 && numel > 0;
 }
 
+int ImageLeafMode::priority(const std::vector<std::int64_t>& shape, bool) const {
+    int channel = -1;
+    ImageView::canShow(shape, &channel);
+    return channel >= 0 ? 2 : 0;
+}
+
 void ImageLeafMode::setLeaves(const ShownLeaves& leaves) {
     if (leaves.isPair()) {
         stack_->setCurrentWidget(pair_);

@@ -17,6 +17,8 @@ public:
     QWidget* widget() override;
     bool canShow(const std::vector<std::int64_t>& shape, std::int64_t numel,
                  bool pair) const override;
+    // Above the table for colour images (3 or 4 channels, last or third from last).
+    int priority(const std::vector<std::int64_t>& shape, bool pair) const override;
     void setLeaves(const ShownLeaves& leaves) override;
     void clear() override;
     bool isDrawing() const override;

@@ -27,6 +27,7 @@ public:
     bool canShow(const std::vector<std::int64_t>&, std::int64_t, bool) const override {
         return true;
     }
+    int priority(const std::vector<std::int64_t>&, bool) const override { return 1; }
     void setLeaves(const ShownLeaves& leaves) override;
     // Makes a row of `leaf` the current cell's: now if it is shown, else once it is.
     void showRow(const tensordict::Node* leaf, std::int64_t row);
