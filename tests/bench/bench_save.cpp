@@ -11,7 +11,7 @@
 //   C. 20,000 leaves of 5 KiB (200 groups x 100) from a directory to a stored
 //      .tdz, 1 and 2 threads, vs `zip -0 -r -q` of the directory (goal >= 1.5x),
 //      and `tdstudio --save` of it, the whole process (goal >= 2x);
-//      also with every leaf mapped instead of read (LoadOptions::mapLeavesFrom)
+//      also with every leaf mapped instead of read (StoreOptions::mapLeavesFrom)
 //   D. 100,000 leaves of 256 B (100 groups x 1000) from a directory to a
 //      stored .tdz and to a directory, 2 threads, vs `zip -0 -r -q` (Python's
 //      pack_memmap streams the files into a zip the same way)
@@ -501,7 +501,7 @@ int main(int argc, char** argv) {
                          return timedSave(
                              [&] {
                                  LoadOptions mapped;
-                                 mapped.mapLeavesFrom = 1;
+                                 mapped.store.mapLeavesFrom = 1;
                                  return load(srcC.toStdString(), mapped);
                              },
                              out, archiveOptions(2));

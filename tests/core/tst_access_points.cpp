@@ -534,7 +534,7 @@ private Q_SLOTS:
         const QString packed = scratch_.path() + "/python-points-" + pass + ".tdz";
         QVERIFY(testsupport::packWithPython(dir, packed, "deflate"));
         LoadOptions options;
-        options.inflateCacheBytes = 8u << 20;  // the leaf never stays whole in memory
+        options.store.inflateCacheBytes = 8u << 20;  // the leaf never stays whole in memory
         const TensorDict td = load(packed.toStdString(), options);
         const Node& leaf = *td.root().child("x");
         QVERIFY(!leaf.hasRandomAccess());

@@ -476,7 +476,7 @@ private Q_SLOTS:
             return n->store()->isResident(n->leaf().storage);
         };
         LoadOptions tight;
-        tight.inflateCacheBytes = 1;
+        tight.store.inflateCacheBytes = 1;
         const TensorDict td = load(dir, tight);
         const Node* a = td.root().find({"model", "layers.0.w_row"});
         const Node* b = td.root().find({"model", "layers.0.w_uneven"});

@@ -259,7 +259,7 @@ private Q_SLOTS:
         save(td, path.toStdString(), options);
 
         LoadOptions capped;
-        capped.inflateCacheBytes = 1 << 20;
+        capped.store.inflateCacheBytes = 1 << 20;
         const TensorDict loaded = load(path.toStdString(), capped);
         const Node& b = *loaded.root().child("big");
         const LeafBytes bytes = b.bytes();

@@ -28,7 +28,7 @@ private Q_SLOTS:
 
     void directoryLeafIsMappedFromItsFile() {
         LoadOptions options;
-        options.mapLeavesFrom = 1;  // the fixture's leaves are small: map them all
+        options.store.mapLeavesFrom = 1;  // the fixture's leaves are small: map them all
         TensorDict td = load(testsupport::fixturePath("simple").toStdString(), options);
         const Node* c = td.root().find({"b", "c"});
         QVERIFY(c);
@@ -45,7 +45,7 @@ private Q_SLOTS:
     }
 
     void smallDirectoryLeavesAreReadNotMapped() {
-        // Under LoadOptions::mapLeavesFrom a leaf is read into memory: no
+        // Under StoreOptions::mapLeavesFrom a leaf is read into memory: no
         // mapping per small file. A tensor over it is still the node's bytes,
         // and a change made through it is seen by the next reader, as with a
         // mapped leaf; the file never changes.
@@ -53,7 +53,7 @@ private Q_SLOTS:
             testsupport::fileFingerprints(testsupport::fixturePath("simple"));
         TensorDict td = load(testsupport::fixturePath("simple").toStdString());
         const Node* c = td.root().find({"b", "c"});
-        QVERIFY(c && c->leaf().nbytes < LoadOptions{}.mapLeavesFrom);
+        QVERIFY(c && c->leaf().nbytes < LoadOptions{}.store.mapLeavesFrom);
         at::Tensor t = tensordict::torch::tensor(*c);
         QVERIFY(mappedFrom(t.data_ptr()).file !=
                 QFileInfo(testsupport::fixturePath("simple/b/c.memmap")).canonicalFilePath());

@@ -83,14 +83,14 @@ private Q_SLOTS:
     // leaf mapped, the store's cache of mappings is what bounds them.
     void everyOperationHoldsFewMappings_data() {
         QTest::addColumn<quint64>("mapLeavesFrom");
-        QTest::newRow("small leaves read") << quint64(LoadOptions{}.mapLeavesFrom);
+        QTest::newRow("small leaves read") << quint64(LoadOptions{}.store.mapLeavesFrom);
         QTest::newRow("every leaf mapped") << quint64(1);
     }
 
     void everyOperationHoldsFewMappings() {
         QFETCH(quint64, mapLeavesFrom);
         LoadOptions options;
-        options.mapLeavesFrom = mapLeavesFrom;
+        options.store.mapLeavesFrom = mapLeavesFrom;
         const TensorDict td = load(source_.toStdString(), options);
         QCOMPARE(int(td.root().children().size()), kGroups);
 

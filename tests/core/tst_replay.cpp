@@ -187,8 +187,8 @@ private Q_SLOTS:
     void allRowsInStorageOrder() {
         for (const char* name : {"partial", "wrapped", "ted", "prioritized_wrapped"}) {
             LoadOptions options;
-            options.replayAllRows = true;
-            options.replayStorageOrder = true;
+            options.store.replayAllRows = true;
+            options.store.replayStorageOrder = true;
             const TensorDict td = load((dir_ + "/" + name).toStdString(), options);
             const auto facts = replayBufferFacts(*td.root().store());
             QCOMPARE(facts->shownRows, facts->capacity);
@@ -208,7 +208,7 @@ private Q_SLOTS:
         }
         // All rows oldest first: the invalid ones after the valid ones.
         LoadOptions all;
-        all.replayAllRows = true;
+        all.store.replayAllRows = true;
         const TensorDict td = load((dir_ + "/partial").toStdString(), all);
         const auto facts = replayBufferFacts(*td.root().store());
         QCOMPARE(td.root().batchSize(), std::vector<std::int64_t>{16});

@@ -19,11 +19,11 @@ ReplayRows currentReplayRows() {
 
 tensordict::LoadOptions loadOptionsFromSettings(bool tolerant) {
     tensordict::LoadOptions options;
-    options.replayAllRows = allRows;
-    options.replayStorageOrder = storageOrder;
+    options.store.replayAllRows = allRows;
+    options.store.replayStorageOrder = storageOrder;
     options.throwOnError = !tolerant;
     const qint64 cacheMiB = QSettings().value("archive/inflateCacheMiB", 512).toLongLong();
     if (cacheMiB > 0)
-        options.inflateCacheBytes = static_cast<std::uint64_t>(cacheMiB) << 20;
+        options.store.inflateCacheBytes = static_cast<std::uint64_t>(cacheMiB) << 20;
     return options;
 }

@@ -21,6 +21,7 @@
 #include "tensordict/bytes.h"
 #include "tensordict/node.h"
 #include "tensordict/source.h"
+#include "tensordict/store_options.h"
 
 namespace tensordict {
 
@@ -125,21 +126,6 @@ public:
 private:
     mutable std::mutex problemsMutex_;
     mutable std::map<std::string, std::string> problems_;
-};
-
-struct StoreOptions {
-    // Memory for compressed entries kept inflated (LoadOptions::inflateCacheBytes).
-    std::uint64_t inflateCacheBytes = 512ull << 20;
-    // Leaf files this large or larger are mapped, smaller ones read (LoadOptions::mapLeavesFrom).
-    std::uint64_t mapLeavesFrom = 256u << 10;
-    // A shard of a sharded model ("model-00001-of-00004.safetensors" beside
-    // its index) opens the whole model; false opens the shard alone (as the
-    // sharded model opens its shards).
-    bool shardOpensModel = true;
-    // A replay buffer's rows: its valid ones oldest first unless asked for
-    // every row of its storage, or for storage order.
-    bool replayAllRows = false;
-    bool replayStorageOrder = false;
 };
 
 // What a format is shown to decide whether it reads a location.

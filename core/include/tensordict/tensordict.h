@@ -7,6 +7,7 @@
 
 #include "tensordict/error.h"
 #include "tensordict/node.h"
+#include "tensordict/store_options.h"
 
 namespace tensordict {
 
@@ -21,17 +22,9 @@ struct LoadOptions {
     bool throwOnError = true;
     // Largest meta.json or pickle sidecar read, in bytes.
     std::uint64_t maxMetadataBytes = 64ull << 20;
-    // Memory for compressed archive entries kept inflated (least recently
-    // used dropped first). A larger entry is inflated into a temporary file
-    // that is mapped instead of memory.
-    std::uint64_t inflateCacheBytes = 512ull << 20;
-    // Leaf files of a directory this large or larger are mapped; smaller
-    // ones are read into memory (cheaper for small files, and no mapping).
-    std::uint64_t mapLeavesFrom = 256u << 10;
-    // A replay buffer dump shows its valid rows, oldest first: these show
-    // every row of its storage, or the rows in storage order (datasets.h).
-    bool replayAllRows = false;
-    bool replayStorageOrder = false;
+    // How the store reads its container: caches, mapping, what a shard or
+    // a replay buffer opens as.
+    StoreOptions store{};
 };
 
 // One loaded tensordict: its tree and the storage it maps.

@@ -104,8 +104,6 @@ public:
         }
         LoadOptions load;
         load.throwOnError = false;
-        load.inflateCacheBytes = options_.inflateCacheBytes;
-        load.mapLeavesFrom = options_.mapLeavesFrom;
         const TensorDict storage = loadStore(
             openDirectoryStore(sharedTransport(), pathOf(facts.storageFolder), options_), load);
         const std::vector<std::int64_t>& batch = storage.root().batchSize();

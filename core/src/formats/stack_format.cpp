@@ -59,8 +59,6 @@ public:
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
         LoadOptions load;
         load.throwOnError = false;
-        load.inflateCacheBytes = options_.inflateCacheBytes;
-        load.mapLeavesFrom = options_.mapLeavesFrom;
         StoreOptions alone = options_;
         alone.shardOpensModel = false;
         std::vector<TensorDict> trees;

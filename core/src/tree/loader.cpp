@@ -590,12 +590,7 @@ TensorDict load(const std::string& path, const LoadOptions& options) {
         if (target.empty())
             target = "/";
     }
-    StoreOptions storeOptions;
-    storeOptions.inflateCacheBytes = options.inflateCacheBytes;
-    storeOptions.mapLeavesFrom = options.mapLeavesFrom;
-    storeOptions.replayAllRows = options.replayAllRows;
-    storeOptions.replayStorageOrder = options.replayStorageOrder;
-    return loadStore(openStore(target, storeOptions), options);
+    return loadStore(openStore(target, options.store), options);
 }
 
 TensorDict loadStore(const std::shared_ptr<const Store>& store, const LoadOptions& options) {
