@@ -188,6 +188,13 @@ private:
         t->items = std::move(items);
         return t;
     }
+    // EMPTY_TUPLE's one tuple, as Python shares it: no tuple changes once
+    // made, and a DCP .metadata names 300,000 (each chunk's arguments).
+    Object* emptyTuple() {
+        if (!emptyTuple_)
+            emptyTuple_ = tuple({});
+        return emptyTuple_;
+    }
     Object* tupleOf(std::size_t n) {
         std::vector<Object*> items(n);
         for (std::size_t i = n; i-- > 0;)
@@ -423,7 +430,7 @@ private:
                 appends(popMark());
                 return true;
             case ')':
-                push(tuple({}));
+                push(emptyTuple());
                 return true;
             case 't':
                 push(tuple(popMark()));
@@ -633,6 +640,7 @@ private:
     std::size_t copied_ = 0;
     static constexpr std::size_t kSharedInts = 1025;  // -1 to 1023
     std::array<Object*, kSharedInts> sharedInts_{};
+    Object* emptyTuple_ = nullptr;
 };
 
 }  // namespace
