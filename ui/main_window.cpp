@@ -79,6 +79,7 @@ MainWindow::MainWindow(QWidget* parent)
     setWindowTitle("tdstudio");
     setWindowIcon(QIcon(":/tdstudio.svg"));
     setAcceptDrops(true);
+    setStatusBar(statusBar_);
     setUpPages();
     setUpStatusBar();
     connectDocumentAndComparison();
@@ -111,7 +112,6 @@ void MainWindow::setUpPages() {
 // The status bar: what was written and where, what reading over the web
 // cost, and the way to stop a read.
 void MainWindow::setUpStatusBar() {
-    setStatusBar(statusBar_);
     // A file written (a save, an export) is noted with the way to its folder,
     // for as long as its note shows.
     showInFolder_->setText(tr("Show in Folder"));

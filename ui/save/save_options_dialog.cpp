@@ -103,15 +103,21 @@ SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const 
       buttons_(new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel)) {
     setWindowTitle(tr("Save As / Export"));
     setMinimumWidth(600);
+    // Every part is built before the scope chooser, which picks its first
+    // scope and so checks the choices once.
+    QLayout* destination = destinationRow();
+    QLayout* compression = compressionRow();
+    setUpOptions();
+    QLayout* format = formatChooser();
+    QWidget* keyName = keyNameRow();
     auto* form = new QFormLayout;
     form->addRow(tr("Saving:"), scopeChooser());
-    form->addRow(QString(), keyNameRow());
-    form->addRow(tr("Destination:"), destinationRow());
-    form->addRow(tr("Format:"), formatChooser());
-    form->addRow(tr("Compression:"), compressionRow());
+    form->addRow(QString(), keyName);
+    form->addRow(tr("Destination:"), destination);
+    form->addRow(tr("Format:"), format);
+    form->addRow(tr("Compression:"), compression);
     form->addRow(QString(), compressionNote_);
     form->addRow(tr("Threads:"), threads_);
-    setUpOptions();
     for (QCheckBox* option : {atomic_, robustKey_, copyExisting_, allowOutsideLinks_, skipObjects_})
         form->addRow(QString(), option);
     form->addRow(tr("Size:"), sizes_);

@@ -70,9 +70,6 @@ bool isUnsafeEntryName(std::string_view name) {
     return false;
 }
 
-// Large deflate entries without access points of their own get points
-// recorded by their first front-to-back inflate, one every
-// kAccessPointSpacing bytes of output (RecordedPoints, codec.h).
 // How much an entry inflated front to back decodes at a time.
 constexpr std::size_t kInflateStep = 4u << 20;
 
@@ -325,6 +322,9 @@ public:
         return out;
     }
 
+    // Large deflate entries without access points of their own get points
+    // recorded by their first front-to-back inflate, one every
+    // kAccessPointSpacing bytes of output (RecordedPoints, codec.h).
     std::uint64_t recordPointsEvery(const StorageInfo& info) const override {
         const Entry* entry = lookup(info.path);
         const bool wanted = entry && entry->central.method == zip::kDeflate &&

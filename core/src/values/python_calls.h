@@ -1,10 +1,10 @@
 #pragma once
 
-// The calls a pickle names (REDUCE, and what NEWOBJ and BUILD leave as
-// instances), read as data: the few callables torch, tensordict and
-// Python's own types need are recognised by name and rebuilt as the
-// objects they stand for (a tensor, an OrderedDict, a torch.Size, an enum
-// member); any other becomes an Instance that names it. Nothing is called.
+// The calls a pickle makes (REDUCE), read as data: the few callables
+// torch, tensordict and Python's own types need are recognised by name and
+// rebuilt as the objects they stand for (a tensor, an OrderedDict, a
+// torch.Size, an enum member); any other becomes an Instance that names it.
+// Nothing is called. (NEWOBJ, INST and OBJ make Instances in the decoder.)
 
 #include <cstddef>
 #include <string>
