@@ -14,7 +14,7 @@
 #include "huge_page_heap.h"
 #include "load_settings.h"
 #include "options.h"
-#include "tensordict/http.h"
+#include "tensordict/error.h"
 #include "tensordict/version.h"
 #include "tensordict/worker_threads.h"
 #include "window_module.h"
@@ -137,19 +137,25 @@ int main(int argc, char** argv) {
             err << "tdstudio: cannot load the window: " << window.failure() << '\n';
         return 2;
     }
-    if (parsed.options.insecure) {
-        tensordict::setHttpInsecure(true);
+    if (parsed.options.mode == cli::Mode::Help) {
+        QTextStream(stdout) << cli::helpText();
+        return 0;
+    }
+    if (parsed.options.mode == cli::Mode::Version) {
+        printVersion();
+        return 0;
+    }
+    try {
+        setTransportOptions(transportOptionsFromEnvironment(parsed.options.insecure));
+    } catch (const tensordict::Error& e) {  // a header that cannot be sent: nothing is sent
+        QTextStream(stderr) << "tdstudio: " << QString::fromUtf8(e.what()) << '\n';
+        return 2;
+    }
+    if (parsed.options.insecure)
         QTextStream(stderr) << "tdstudio: warning: --insecure: HTTPS certificates are not "
                                "checked (for self-signed test servers only)\n";
-    }
     setReplayRows(parsed.options.replayRows);
     switch (parsed.options.mode) {
-        case cli::Mode::Help:
-            QTextStream(stdout) << cli::helpText();
-            return 0;
-        case cli::Mode::Version:
-            printVersion();
-            return 0;
         case cli::Mode::Gui:
             putHeapsInHugePages();
             return window.run(argc, argv, parsed.options);

@@ -4,6 +4,7 @@
 #include <QWidget>
 #include <algorithm>
 
+#include "load_settings.h"
 #include "node_text.h"
 
 namespace {
@@ -79,6 +80,7 @@ void CheckController::run(const QString& path, const QString& label, bool repair
                         o.repaired << QString::fromStdString(done);
                 }
                 tensordict::CheckOptions options;
+                options.transport = currentTransportOptions();
                 options.cancel = cancel;
                 options.progress = [&progress](const tensordict::CheckProgress& p) {
                     if (p.bytesTotal > 0)

@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "common/load_settings.h"
 #include "common/node_text.h"
 #include "common/open_failure.h"
 
@@ -107,11 +108,11 @@ void OpenUrlDialog::browse(const QString& prefix) {
     listedPrefix_.clear();
     status_->setText(tr("Listing %1…").arg(folder));
     listing_.start(
-        [folder](const tensordict::CancelToken&) {
+        [folder, transport = currentTransportOptions()](const tensordict::CancelToken&) {
             Listing l;
             l.prefix = folder;
             try {
-                l.entries = tensordict::listS3(folder.toStdString());
+                l.entries = tensordict::listS3(folder.toStdString(), transport);
             } catch (const tensordict::Cancelled&) {
                 l.cancelled = true;
             } catch (const std::exception& e) {

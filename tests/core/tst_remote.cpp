@@ -42,9 +42,20 @@ private:
     QString url(const QString& path) const { return server_->url() + "/" + path; }
     QString faultUrl(const QString& path) const { return faults_->url() + "/" + path; }
 
+    // Loads `location` reached as `transport` says.
+    static TensorDict loadWith(const std::string& location, const TransportOptions& transport) {
+        LoadOptions options;
+        options.store.transport = transport;
+        return load(location, options);
+    }
+    // The kind of the tensordict::Error `f` throws, -1 for none.
+    static int errorKindOf(const std::function<void()>& f) {
+        const auto failure = testsupport::failureOf(f);
+        return failure ? int(failure->kind) : -1;
+    }
+
 private Q_SLOTS:
     void initTestCase() {
-        qputenv("TDSTUDIO_HTTP_STALL_SECONDS", "1");  // before the first request reads it
         QVERIFY(served_.isValid());
         QVERIFY(QFile::link(testsupport::fixturesDir(), served_.path() + "/tensordict-0.14"));
         QVERIFY(QFile::link(testsupport::torchFixturesDir(), served_.path() + "/pytorch-1.13"));
@@ -240,10 +251,12 @@ private Q_SLOTS:
     }
 
     void aStalledServerIsATimeout() {
-        // No byte for TDSTUDIO_HTTP_STALL_SECONDS (1 here): dropped, tried
-        // again, then an error naming the URL.
+        // No byte for the stall time (1 s here): dropped, tried again, then
+        // an error naming the URL.
         const QString where = faultUrl("stall/ranged.tdz");
-        const QString error = errorOf([&] { load(where.toStdString()); });
+        TransportOptions quick;
+        quick.stallSeconds = 1;
+        const QString error = errorOf([&] { loadWith(where.toStdString(), quick); });
         QVERIFY2(error.contains(where) && error.contains("no answer for 1 s (after 4 tries)"),
                  qPrintable(error));
     }
@@ -262,57 +275,77 @@ private Q_SLOTS:
                     .equal());
     }
 
-    void credentialsComeFromTheEnvironment() {
+    void credentialsComeFromTheOptions() {
         // A server that wants a bearer token and a header of its own: each
-        // refusal is a denial, and with both set the file reads.
+        // refusal is a denial, and with both given the file reads.
         const std::string archive = url("private/tensordict-0.14/archive_simple.tdz").toStdString();
-        const auto kindOf = [&] {
+        const auto kindOf = [&](const TransportOptions& transport) {
             try {
-                load(archive);
+                loadWith(archive, transport);
             } catch (const Error& e) {
                 return int(e.kind());
             }
             return -1;
         };
-        QCOMPARE(kindOf(), int(ErrorKind::Denied));  // 401: no token
-        qputenv("TDSTUDIO_HTTP_BEARER", "t0ken");
-        QCOMPARE(kindOf(), int(ErrorKind::Denied));  // 401: no X-Team
-        qputenv("TDSTUDIO_HTTP_HEADERS", "\n  X-Team:   vision \r\nX-Empty:\n");
-        QCOMPARE(kindOf(), -1);
-        QVERIFY(compare(load(archive),
+        TransportOptions token;
+        token.bearerToken = "t0ken";
+        TransportOptions both = token;
+        both.headers = parseHeaderLines("\n  X-Team:   vision \r\nX-Empty:\n", "the test");
+        QCOMPARE(kindOf({}), int(ErrorKind::Denied));     // 401: no token
+        QCOMPARE(kindOf(token), int(ErrorKind::Denied));  // 401: no X-Team
+        QCOMPARE(kindOf(both), -1);
+        QVERIFY(compare(loadWith(archive, both),
                         load(testsupport::fixturePath("archive_simple.tdz").toStdString()))
                     .equal());
-        // A line that is not a header is refused before anything is sent.
+        // Two loads of one program, each with its own credentials, the
+        // second while the first is still open.
+        const TensorDict first = loadWith(archive, both);
+        QCOMPARE(kindOf(token), int(ErrorKind::Denied));
+        QCOMPARE(kindOf(both), -1);
+        QVERIFY(first.root().isCollection());
+    }
+
+    void headersThatCannotBeSentAreRefusedBeforeAnyRequest() {
+        // A line that is not a header names its origin and line.
+        const QString lines =
+            errorOf([] { parseHeaderLines("X-Team: vision\nX-Team vision", "TEAM_HEADERS"); });
+        QVERIFY2(lines.contains("TEAM_HEADERS") && lines.contains("line 2"), qPrintable(lines));
+        QCOMPARE(errorKindOf([] { parseHeaderLines("X-Team: vision\rX-Injected: 1", "h"); }),
+                 int(ErrorKind::Invalid));  // no header smuggled in
+        // Headers given in code are held to the same rule by the transport.
+        const std::string archive = url("private/tensordict-0.14/archive_simple.tdz").toStdString();
         const int before = server_->requests().size();
-        qputenv("TDSTUDIO_HTTP_HEADERS", "X-Team: vision\nX-Team vision");
-        const QString error = errorOf([&] { load(archive); });
-        QVERIFY2(error.contains("TDSTUDIO_HTTP_HEADERS") && error.contains("line 2"),
-                 qPrintable(error));
-        QCOMPARE(kindOf(), int(ErrorKind::Invalid));
-        qputenv("TDSTUDIO_HTTP_HEADERS", "X-Team: vision\rX-Injected: 1");  // no header smuggled in
-        QCOMPARE(kindOf(), int(ErrorKind::Invalid));
+        for (const auto& header : {std::pair<std::string, std::string>{"X-Team", "a\r\nX-In: 1"},
+                                   {"X Team", "vision"},
+                                   {"", "vision"}}) {
+            TransportOptions bad;
+            bad.headers = {header};
+            QCOMPARE(errorKindOf([&] { loadWith(archive, bad); }), int(ErrorKind::Invalid));
+            const QString error = errorOf([&] { loadWith(archive, bad); });
+            QVERIFY2(error.contains(QString::fromStdString(archive)), qPrintable(error));
+        }
         QCOMPARE(server_->requests().size(), before);
-        qunsetenv("TDSTUDIO_HTTP_HEADERS");
-        qunsetenv("TDSTUDIO_HTTP_BEARER");
     }
 
     void httpsTrustsOnlyWhatItShould() {
         // A self-signed certificate: refused with the system's CAs, read
-        // with the test's CA given, and with --insecure.
+        // with the test's CA given, and with certificates not checked.
         NginxServer tls(served_.path(), {}, true);
         QVERIFY2(tls.isRunning(), qPrintable(tls.error()));
         const std::string archive =
             (tls.url() + "/tensordict-0.14/archive_simple.tdz").toStdString();
         const QString refused = errorOf([&] { load(archive); });
         QVERIFY2(refused.contains("not trusted"), qPrintable(refused));
-        qputenv("TDSTUDIO_HTTP_CA_FILE", QFile::encodeName(tls.caFile()));
-        const QString trusted = errorOf([&] { load(archive); });
-        qunsetenv("TDSTUDIO_HTTP_CA_FILE");
+        TransportOptions withCa;
+        withCa.caFile = QFile::encodeName(tls.caFile()).toStdString();
+        const QString trusted = errorOf([&] { loadWith(archive, withCa); });
         QVERIFY2(trusted.isEmpty(), qPrintable(trusted));
-        setHttpInsecure(true);
-        const QString insecure = errorOf([&] { load(archive); });
-        setHttpInsecure(false);
+        TransportOptions unchecked;
+        unchecked.verifyCertificates = false;
+        const QString insecure = errorOf([&] { loadWith(archive, unchecked); });
         QVERIFY2(insecure.isEmpty(), qPrintable(insecure));
+        // The options were the loads' own: a load without them is refused again.
+        QCOMPARE(errorKindOf([&] { load(archive); }), int(ErrorKind::Untrusted));
     }
 };
 

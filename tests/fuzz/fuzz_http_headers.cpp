@@ -3,7 +3,7 @@
 // ResponseHeaders::addLine, as libcurl hands them over, then the
 // Content-Range found (and the whole input) through parseContentRange,
 // whose result must be a range that makes sense: FIRST <= LAST < TOTAL.
-// The input is also read as TDSTUDIO_HTTP_HEADERS lines: each header
+// The input is also read as header lines (parseHeaderLines): each header
 // accepted must have a name and no line break or control character.
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 
 #include "sources/http_headers.h"
 #include "tensordict/error.h"
+#include "tensordict/transport_options.h"
 
 namespace {
 
@@ -38,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)headers.validator();
     try {
         const auto control = [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7F; };
-        for (const auto& [name, value] : tensordict::http::parseHeaderLines(input, "fuzz"))
+        for (const auto& [name, value] : tensordict::parseHeaderLines(input, "fuzz"))
             if (name.empty() || name.find(':') != std::string::npos ||
                 std::any_of(name.begin(), name.end(), control) ||
                 std::any_of(value.begin(), value.end(), control))

@@ -545,6 +545,48 @@ private Q_SLOTS:
                  run.err.constData());
     }
 
+    // A server's credentials come from tdstudio's environment: without
+    // them a refusal that says which variables to set; with them every
+    // command reads; headers that cannot be sent stop the program before
+    // any request, and leave --version alone.
+    void httpSettingsComeFromTheEnvironment() {
+        QTemporaryDir served;
+        QVERIFY(served.isValid());
+        QVERIFY(QFile::copy(testsupport::fixturePath("archive_simple.tdz"),
+                            served.path() + "/simple.tdz"));
+        testsupport::NginxServer server(served.path(), QString(R"(
+        location /private/ {
+            alias %1/;
+            if ($http_authorization != "Bearer t0ken") { return 401; }
+            if ($http_x_team != "vision") { return 401; }
+        })")
+                                                           .arg(served.path()));
+        QVERIFY2(server.isRunning(), qPrintable(server.error()));
+        const QString url = server.url() + "/private/simple.tdz";
+
+        Run run = tdstudio({"--info", url});
+        QVERIFY2(run.exitCode == 1 && run.err.contains("HTTP 401 Unauthorized") &&
+                     run.err.contains("TDSTUDIO_HTTP_BEARER"),
+                 run.err.constData());
+        QProcessEnvironment credentials;
+        credentials.insert("TDSTUDIO_HTTP_BEARER", "t0ken");
+        credentials.insert("TDSTUDIO_HTTP_HEADERS", "X-Team: vision\n");
+        run = tdstudio({"--info", url}, true, credentials);
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        run = tdstudio({"--check", url}, true, credentials);
+        QVERIFY2(run.exitCode == 0, (run.out + run.err).constData());
+
+        const int before = server.requests().size();
+        QProcessEnvironment bad = credentials;
+        bad.insert("TDSTUDIO_HTTP_HEADERS", "X-Team: vision\nX-Team vision");
+        run = tdstudio({"--info", url}, true, bad);
+        QVERIFY2(run.exitCode == 2 && run.err.contains("TDSTUDIO_HTTP_HEADERS") &&
+                     run.err.contains("line 2"),
+                 run.err.constData());
+        QCOMPARE(server.requests().size(), before);
+        QCOMPARE(tdstudio({"--version"}, true, bad).exitCode, 0);
+    }
+
     // --info, --check, --diff and --save take s3:// locations (s3rver,
     // started here), credentials and endpoint from the environment.
     void commandsTakeS3Locations() {

@@ -3,7 +3,9 @@
 #include <QStringList>
 #include <algorithm>
 
+#include "load_settings.h"
 #include "node_text.h"
+#include "open_failure.h"
 #include "tensordict/check.h"
 #include "tensordict/keys.h"
 #include "tensordict/report.h"
@@ -107,12 +109,13 @@ void printReport(const CheckReport& r, QTextStream& out) {
 
 int check(const CheckRequest& request, QTextStream& out, QTextStream& err) {
     tensordict::CheckOptions options;
+    options.transport = currentTransportOptions();
     options.threads = request.threads;
     CheckReport report;
     try {
         report = tensordict::check(request.path.toStdString(), options);
     } catch (const std::exception& e) {
-        err << "tdstudio: " << QString::fromUtf8(e.what()) << '\n';
+        err << "tdstudio: " << commandLineFailure(e) << '\n';
         return 2;
     }
     std::vector<std::string> repaired;
@@ -135,7 +138,7 @@ int check(const CheckRequest& request, QTextStream& out, QTextStream& err) {
             try {
                 report = tensordict::check(request.path.toStdString(), options);
             } catch (const std::exception& e) {
-                err << "tdstudio: " << QString::fromUtf8(e.what()) << '\n';
+                err << "tdstudio: " << commandLineFailure(e) << '\n';
                 return 2;
             }
         }

@@ -1,6 +1,7 @@
 #include "diff_command.h"
 
 #include "load_settings.h"
+#include "open_failure.h"
 #include "options.h"
 
 #include <cmath>
@@ -210,7 +211,7 @@ int diff(const DiffRequest& request, QTextStream& out, QTextStream& err) {
         return result.equal() ? 0 : 1;
     } catch (const std::exception& e) {
         out.flush();
-        err << "tdstudio: " << e.what() << '\n';
+        err << "tdstudio: " << commandLineFailure(e) << '\n';
         return 2;
     }
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "node_text.h"
+#include "open_failure.h"
 #include "tensordict/report.h"
 #include "tensordict/store.h"
 
@@ -36,16 +37,6 @@ void appendNumber(std::string& line, std::int64_t n) {
     line.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
 }
 
-void appendInts(std::string& line, const tensordict::Value& list) {
-    line += '[';
-    for (std::size_t i = 0; i < list.asList().size(); ++i) {
-        if (i)
-            line += ", ";
-        appendNumber(line, list.asList()[i].asInt());
-    }
-    line += ']';
-}
-
 void appendInts(std::string& line, const std::vector<std::int64_t>& ints) {
     line += '[';
     for (std::size_t i = 0; i < ints.size(); ++i) {
@@ -54,6 +45,13 @@ void appendInts(std::string& line, const std::vector<std::int64_t>& ints) {
         appendNumber(line, ints[i]);
     }
     line += ']';
+}
+
+void appendInts(std::string& line, const tensordict::Value& list) {
+    std::vector<std::int64_t> ints;
+    for (const tensordict::Value& v : list.asList())
+        ints.push_back(v.asInt());
+    appendInts(line, ints);
 }
 
 // What a listing's lines share: the storage words, translated once for
@@ -200,7 +198,7 @@ int printInfo(const InfoRequest& request, QTextStream& out, QTextStream& err) {
         loaded.emplace(tensordict::load(request.path.toStdString(),
                                         loadOptionsFromSettings(/*tolerant=*/true)));
     } catch (const std::exception& e) {
-        err << "tdstudio: " << QString::fromUtf8(e.what()) << '\n';
+        err << "tdstudio: " << commandLineFailure(e) << '\n';
         return 1;
     }
     const tensordict::TensorDict& td = *loaded;
@@ -222,7 +220,7 @@ int printInfo(const InfoRequest& request, QTextStream& out, QTextStream& err) {
         }
     } catch (const std::exception& e) {
         out.flush();
-        err << "tdstudio: " << QString::fromUtf8(e.what()) << '\n';
+        err << "tdstudio: " << commandLineFailure(e) << '\n';
         return 1;
     }
     out.flush();

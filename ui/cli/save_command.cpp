@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "node_text.h"
+#include "open_failure.h"
 #include "options.h"
 #include "tensordict/datasets.h"
 #include "tensordict/error.h"
@@ -131,7 +132,7 @@ int save(const SaveRequest& request, QTextStream& err, ProgressStyle style) {
             tensordict::saveFiles(source, request.destination.toStdString(), options)));
         return 0;
     } catch (const std::exception& e) {
-        printer.failed(QString::fromUtf8(e.what()));
+        printer.failed(commandLineFailure(e));
         return 1;
     }
 }

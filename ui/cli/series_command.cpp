@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "load_settings.h"
+#include "open_failure.h"
 #include "options.h"
 #include "tensordict/keys.h"
 #include "tensordict/series.h"
@@ -123,7 +124,7 @@ int series(const SeriesRequest& request, QTextStream& out, QTextStream& err) {
         return 0;
     } catch (const std::exception& e) {
         out.flush();
-        err << "tdstudio: " << e.what() << '\n';
+        err << "tdstudio: " << commandLineFailure(e) << '\n';
         return 1;
     }
 }

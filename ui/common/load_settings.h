@@ -9,6 +9,18 @@
 // (browsing, --info); otherwise the first problem throws (--save, --diff).
 tensordict::LoadOptions loadOptionsFromSettings(bool tolerant);
 
+// How every load, check and listing of this process reaches remote
+// locations: set once at start from the environment (never the command
+// line, which `ps` shows): TDSTUDIO_HTTP_BEARER (a bearer token),
+// TDSTUDIO_HTTP_HEADERS (extra "Name: value" lines), TDSTUDIO_HTTP_CA_FILE
+// (certificates to trust besides the system's), TDSTUDIO_HTTP_CACHE_MIB
+// (the block cache, 64), TDSTUDIO_HTTP_STALL_SECONDS (30); and --insecure.
+// Throws Error (invalid) naming the variable and line for headers that
+// cannot be sent.
+tensordict::TransportOptions transportOptionsFromEnvironment(bool insecure);
+void setTransportOptions(tensordict::TransportOptions options);
+tensordict::TransportOptions currentTransportOptions();
+
 // Which rows of a replay buffer dump every load of this process shows:
 // its valid rows oldest first unless asked for all of them (--all-rows)
 // or for storage order (--storage-order).

@@ -27,6 +27,20 @@ QString expectedKind(const QFileInfo& info) {
 
 }  // namespace
 
+QString commandLineFailure(const std::exception& e) {
+    const tensordict::Failure failure = tensordict::failureOf(e);
+    QString text = QString::fromStdString(failure.text());
+    const QString where = QString::fromStdString(failure.where);
+    if (!where.startsWith("http://", Qt::CaseInsensitive) &&
+        !where.startsWith("https://", Qt::CaseInsensitive))
+        return text;
+    if (failure.kind == tensordict::ErrorKind::Denied)
+        text += tr(" (credentials: TDSTUDIO_HTTP_BEARER, TDSTUDIO_HTTP_HEADERS)");
+    else if (failure.kind == tensordict::ErrorKind::Untrusted)
+        text += tr(" (trust its certificate authority with TDSTUDIO_HTTP_CA_FILE)");
+    return text;
+}
+
 QString openableSentence() {
     return tr(
         "tdstudio opens tensordict memmap directories and .tdz archives, PyTorch "
@@ -67,7 +81,9 @@ OpenFailure describeOpenFailure(const QString& path, const tensordict::Failure& 
                 headline = tr("The file changed on the server while it was read. Open it again.");
                 break;
             case ErrorKind::Untrusted:
-                headline = tr("The server's certificate is not trusted: tdstudio did not connect.");
+                headline =
+                    tr("The server's certificate is not trusted: tdstudio did not connect. "
+                       "Trust its certificate authority with TDSTUDIO_HTTP_CA_FILE.");
                 break;
             case ErrorKind::Denied:
                 headline =

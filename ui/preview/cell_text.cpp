@@ -12,10 +12,6 @@ using tensordict::Notation;
 
 namespace {
 
-bool isIntegral(DTypeCategory c) {
-    return c != DTypeCategory::Float && c != DTypeCategory::Complex;
-}
-
 // Copies element `flat` out of a mapping that may have lost its pages.
 bool readElement(const tensordict::LeafBytes& bytes, DType dtype, std::int64_t flat,
                  std::byte* out) {
@@ -40,7 +36,7 @@ DType difference(const std::byte* a, DType aType, const std::byte* b, DType bTyp
     }
     const double x = tensordict::elementAsDouble(a, aType);
     const double y = tensordict::elementAsDouble(b, bType);
-    if (isIntegral(ca) && isIntegral(cb)) {
+    if (tensordict::dtypeInfo(aType).isIntegral() && tensordict::dtypeInfo(bType).isIntegral()) {
         const auto d = static_cast<std::int64_t>(x) - static_cast<std::int64_t>(y);
         std::memcpy(out, &d, sizeof d);
         return DType::Int64;
@@ -78,7 +74,10 @@ DTypeCategory CellText::category(Shown which) const {
         case Shown::Difference:
             if (ca == DTypeCategory::Complex || cb == DTypeCategory::Complex)
                 return DTypeCategory::Complex;
-            return isIntegral(ca) && isIntegral(cb) ? DTypeCategory::Signed : DTypeCategory::Float;
+            return tensordict::dtypeInfo(dtype).isIntegral() &&
+                           tensordict::dtypeInfo(otherDtype).isIntegral()
+                       ? DTypeCategory::Signed
+                       : DTypeCategory::Float;
     }
     return ca;
 }

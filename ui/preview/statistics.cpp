@@ -201,11 +201,6 @@ private:
     std::vector<double> edges_;
 };
 
-bool integral(DType t) {
-    const auto c = tensordict::dtypeInfo(t).category;
-    return c != tensordict::DTypeCategory::Float && c != tensordict::DTypeCategory::Complex;
-}
-
 // Floats: numpy.histogram(x, bins, range=(min, max)) on float64 values.
 // Integers: bins of whole numbers, edges halfway between them (one bar per
 // value when there are few values), so that no bin holds more values than
@@ -218,7 +213,8 @@ Bins binsFor(const Statistics& s, const StatisticsRequest& request) {
         first = request.range->first, last = request.range->second;
         if (first == last)
             first -= 0.5, last += 0.5;
-    } else if (integral(request.dtype) && (!request.other.data || integral(request.otherDtype))) {
+    } else if (tensordict::dtypeInfo(request.dtype).isIntegral() &&
+               (!request.other.data || tensordict::dtypeInfo(request.otherDtype).isIntegral())) {
         const double values = s.max - s.min + 1;  // whole numbers from min to max
         const double width = std::ceil(values / bins);
         bins = static_cast<int>(std::ceil(values / width));

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tensordict/cancel.h"
+#include "tensordict/transport_options.h"
 
 namespace tensordict {
 
@@ -44,6 +45,8 @@ struct CheckOptions {
     // Called from the checking threads now and then.
     std::function<void(const CheckProgress&)> progress;
     CancelToken cancel;
+    // How remote locations are reached (certificates, credentials).
+    TransportOptions transport{};
 };
 
 struct CheckReport {

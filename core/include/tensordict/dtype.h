@@ -52,6 +52,12 @@ struct DTypeInfo {
     DTypeCategory category;
     bool hasTorchType;   // representable as an at::ScalarType in the libtorch we link
     int packedBits = 0;  // sub-byte dtypes: bits a code takes in files (4, 6); 0 otherwise
+
+    // Whole numbers (bool, signed, unsigned): exact as int64 differences and bins.
+    bool isIntegral() const {
+        return category == DTypeCategory::Bool || category == DTypeCategory::Signed ||
+               category == DTypeCategory::Unsigned;
+    }
 };
 
 const DTypeInfo& dtypeInfo(DType dtype);

@@ -18,6 +18,10 @@ std::string encodeKey(std::string_view key);
 // legacy (robust_key=False) scheme without escaping its directory.
 bool isSafeLegacyKey(std::string_view key, bool isCollection);
 
+// Whether a file name is a leaf's own file ("<encoded key>.memmap",
+// FORMAT.md 5), the name a directory or archive keeps a tensor's bytes under.
+bool isLeafFileName(std::string_view name);
+
 // Renders a key path for messages: a/b/"key with/slash".
 std::string formatKeyPath(const std::vector<std::string>& path);
 

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "tensordict/transport_options.h"
+
 namespace tensordict {
 
 // s3:// locations ("s3://bucket/key") open like paths, every format and
@@ -27,6 +29,8 @@ struct S3Entry {
 // "s3://bucket/prefix/"), folders first, each part in key order: every page
 // of ListObjectsV2 with delimiter '/'. Throws Error (NoSuchBucket: not
 // found; AccessDenied: denied) naming the location. Cancellable by CancelScope.
-std::vector<S3Entry> listS3(const std::string& location);
+// `options`: certificates and the stall time (S3 signs; no bearer token
+// or extra headers are sent).
+std::vector<S3Entry> listS3(const std::string& location, const TransportOptions& options = {});
 
 }  // namespace tensordict

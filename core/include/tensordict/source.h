@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "tensordict/bytes.h"
+#include "tensordict/transport_options.h"
 
 namespace tensordict {
 
@@ -86,12 +87,23 @@ public:
     // Where a location really is once links are followed, for transports
     // that have links (local files); "" otherwise.
     virtual std::string resolvedPath(const std::string&) const { return {}; }
+    // The transport to use under `options`: one of its own for a transport
+    // whose reading they change (HTTP: certificates, credentials, its cache;
+    // the same one for equal options), nullptr for one they do not concern
+    // (local files), which serves every load as it is. Throws Error naming
+    // `location` for options it cannot use (a header that cannot be sent).
+    virtual std::shared_ptr<const Transport> withOptions(const TransportOptions&,
+                                                         const std::string& /*location*/) const {
+        return nullptr;
+    }
 };
 
 // Makes `transport` serve its scheme (replacing one registered before).
 void registerTransport(std::shared_ptr<const Transport> transport);
 // The transport for a location: by its "scheme://" prefix, local files for
-// a plain path. Throws Error naming the location for an unknown scheme.
-std::shared_ptr<const Transport> transportFor(const std::string& location);
+// a plain path; set up with `options` (Transport::withOptions). Throws Error
+// naming the location for an unknown scheme.
+std::shared_ptr<const Transport> transportFor(const std::string& location,
+                                              const TransportOptions& options = {});
 
 }  // namespace tensordict

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "tensordict/transport_options.h"
+
 namespace tensordict {
 
 // How a store reads its container (LoadOptions::store).
@@ -21,6 +23,8 @@ struct StoreOptions {
     // every row of its storage, or the rows in storage order (datasets.h).
     bool replayAllRows = false;
     bool replayStorageOrder = false;
+    // How remote locations are reached (certificates, credentials, cache).
+    TransportOptions transport{};
 };
 
 }  // namespace tensordict

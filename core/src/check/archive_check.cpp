@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "containers/access_index.h"
+#include "tensordict/keys.h"
 
 namespace tensordict::checking {
 namespace {
@@ -56,15 +57,6 @@ std::string headerDisagreement(const zip::CentralEntry& c, const zip::LocalHeade
     for (const std::string& d : differ)
         list += (list.empty() ? "" : ", ") + d;
     return list;
-}
-
-bool readableMethod(int method) {
-    return method == zip::kStored || method == zip::kDeflate || method == zip::kBzip2 ||
-           method == zip::kLzma;
-}
-
-bool isMemmapName(const std::string& name) {
-    return name.size() > 7 && name.compare(name.size() - 7, 7, ".memmap") == 0;
 }
 
 }  // namespace
@@ -175,13 +167,13 @@ std::optional<std::uint64_t> Checker::checkArchiveEntry(const ArchiveScan& scan,
             error("data_descriptor", file, e.reason() + ". Re-save the dataset.");
         }
     }
-    if (!readableMethod(c.method)) {
+    if (!zip::isReadableMethod(c.method)) {
         error("unsupported_method", file,
               "the entry is compressed with " + zipMethodName(c.method) +
                   ", which tensordict cannot read. Re-save it stored or deflated.");
         return end;
     }
-    if (isMemmapName(c.name) && c.method == zip::kStored &&
+    if (isLeafFileName(c.name) && c.method == zip::kStored &&
         local.payloadOffset % zip::kPayloadAlignment != 0)
         warning("unaligned_payload", file,
                 "the payload starts at byte " + std::to_string(local.payloadOffset) +

@@ -135,7 +135,7 @@ void Checker::checkDirectoryFiles(const std::string& root, const std::vector<std
     // Every regular file under the root (leaf files, meta.json, sidecars) is
     // read once, by range (no mapping held: a directory may have 100,000
     // files), so that an I/O error or a truncation shows.
-    const auto transport = transportFor(root);
+    const auto transport = transportFor(root, options_.transport);
     for (const std::string& rel : files) {
         auto item = std::make_unique<DataItem>();
         item->file = transport->join(root, rel);
@@ -517,7 +517,7 @@ void Checker::checkTree(const std::shared_ptr<const Store>& opened, bool findOrp
 
 CheckReport Checker::run() {
     report_.path = path_;
-    const auto transport = transportFor(path_);
+    const auto transport = transportFor(path_, options_.transport);
     const SourceInfo info = transport->stat(path_);
     if (info.kind == SourceInfo::Kind::Missing)
         throw Error::notFound(path_, "No such file or directory");
@@ -555,8 +555,7 @@ bool Checker::listFolder(const std::string& root, std::vector<std::string>& file
             continue;  // folders, and links that lead nowhere (the loader says if a leaf)
         const std::string rel = it->path().lexically_relative(root).generic_string();
         const std::string leaf = it->path().filename().string();
-        if (leaf == "meta.json" ||
-            (leaf.size() > 7 && leaf.compare(leaf.size() - 7, 7, ".memmap") == 0))
+        if (leaf == "meta.json" || isLeafFileName(leaf))
             looksLikeDataset = true;
         files.push_back(rel);
     }
@@ -576,7 +575,7 @@ CheckReport Checker::checkFolder() {
     std::error_code ec;
     if (!fs::exists(fs::path(root) / "meta.json", ec)) {
         try {
-            other = openStore(root, {});
+            other = openStore(root, storeOptions());
         } catch (const Error&) {
         }
     }
@@ -593,7 +592,7 @@ CheckReport Checker::checkFolder() {
         return finish();
     }
     checkDirectoryFiles(root, files);
-    const std::shared_ptr<const Store> store = openStore(root, {});
+    const std::shared_ptr<const Store> store = openStore(root, storeOptions());
     readData();
     if (report_.cancelled)
         return report_;
@@ -609,7 +608,7 @@ CheckReport Checker::checkFile(const Transport& transport) {
         name == ".metadata") {
         std::shared_ptr<const Store> model;
         try {
-            model = openStore(path_, {});
+            model = openStore(path_, storeOptions());
         } catch (const Error&) {
         }
         if (checkWhole(model)) {
@@ -650,7 +649,7 @@ CheckReport Checker::checkFile(const Transport& transport) {
 void Checker::checkFileTree(bool archive) {
     std::shared_ptr<const Store> store;
     try {
-        store = openStore(path_, {});
+        store = openStore(path_, storeOptions());
     } catch (const Error& e) {
         if (!archive)
             throw;  // a file no format reads: nothing to check

@@ -152,6 +152,12 @@ private:
 
     std::string path_;
     CheckOptions options_;
+    // How the check opens stores: remote ones as the options say.
+    StoreOptions storeOptions() const {
+        StoreOptions store;
+        store.transport = options_.transport;
+        return store;
+    }
     int threads_ = 1;
     std::mutex mutex_;
     CheckReport report_;

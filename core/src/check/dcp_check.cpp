@@ -71,7 +71,7 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
     for (const DcpChunkFacts& s : facts.streams)
         if (!missing.count(facts.files[s.file]) && !s.inSafetensors)
             streams.push_back(&s);
-    const auto transport = transportFor(store->location());
+    const auto transport = transportFor(store->location(), options_.transport);
     std::map<std::string, std::shared_ptr<const ByteSource>> sources;
     for (const std::string& file : present)
         sources[file] = transport->open(store->describe(file));

@@ -40,7 +40,7 @@ void Checker::checkRowDataset(const std::shared_ptr<const Store>& store,
         for (const StackChunk& chunk : facts->chunks)
             folders.push_back(chunk.name);
     }
-    const auto transport = transportFor(root);
+    const auto transport = transportFor(root, options_.transport);
     for (const std::string& folder : folders) {
         std::vector<std::string> inside;
         for (const std::string& rel : files)

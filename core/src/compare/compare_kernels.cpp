@@ -16,16 +16,11 @@ enum class Domain {
     Complex,
 };
 
-bool isIntegral(DType d) {
-    const DTypeCategory c = dtypeInfo(d).category;
-    return c == DTypeCategory::Bool || c == DTypeCategory::Signed || c == DTypeCategory::Unsigned;
-}
-
 Domain domainOf(DType a, DType b) {
     if (dtypeInfo(a).category == DTypeCategory::Complex ||
         dtypeInfo(b).category == DTypeCategory::Complex)
         return Domain::Complex;
-    if (isIntegral(a) && isIntegral(b))
+    if (dtypeInfo(a).isIntegral() && dtypeInfo(b).isIntegral())
         return Domain::Integer;
     return Domain::Double;
 }

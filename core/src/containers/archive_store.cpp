@@ -73,11 +73,6 @@ bool isUnsafeEntryName(std::string_view name) {
 // How much an entry inflated front to back decodes at a time.
 constexpr std::size_t kInflateStep = 4u << 20;
 
-bool isSupportedMethod(int method) {
-    return method == zip::kStored || method == zip::kDeflate || method == zip::kBzip2 ||
-           method == zip::kLzma;
-}
-
 // What an archive keeps inflated, under one cap on memory: the bytes of
 // entries and of their segments, and the access points a front-to-back
 // pass recorded for an entry, each under a key of its own.
@@ -214,7 +209,7 @@ public:
                                               std::to_string(nbytes));
         if (nbytes == 0)
             return {};
-        if (!isSupportedMethod(entry.central.method))
+        if (!zip::isReadableMethod(entry.central.method))
             throw Error::unsupported(
                 where, "unsupported compression method " + zipMethodName(entry.central.method));
         const std::uint64_t payload = payloadOffset(entry);
@@ -350,7 +345,7 @@ public:
 
     LeafBytes compressedPayload(const StorageInfo& info) const override {
         const Entry& entry = find(info.path);
-        if (!isSupportedMethod(entry.central.method) || entry.central.method == zip::kStored)
+        if (!zip::isReadableMethod(entry.central.method) || entry.central.method == zip::kStored)
             throw Error::unsupported(describe(info.path),
                                      "not an entry this archive can decompress (" +
                                          zipMethodName(entry.central.method) + ")");

@@ -68,6 +68,10 @@ constexpr int kStored = 0;
 constexpr int kDeflate = 8;
 constexpr int kBzip2 = 12;
 constexpr int kLzma = 14;
+// The methods this library decompresses (stored is no compression at all).
+constexpr bool isReadableMethod(int method) {
+    return method == kStored || method == kDeflate || method == kBzip2 || method == kLzma;
+}
 
 constexpr std::uint16_t kFlagEncrypted = 0x0001;
 constexpr std::uint16_t kFlagLzmaEndMarker = 0x0002;

@@ -8,6 +8,7 @@
 #include "sources/folder_listing.h"
 #include "tensordict/datasets.h"
 #include "tensordict/error.h"
+#include "tensordict/keys.h"
 #include "tree/loader.h"
 
 namespace tensordict {
@@ -33,7 +34,7 @@ std::vector<std::string> chunksOf(const StoreProbe& probe) {
     for (const std::string& name : names) {
         // A leaf file of its own: a tensordict whose root meta.json is
         // missing (written last, an interrupted save), not a stack.
-        if (name.size() > 7 && name.compare(name.size() - 7, 7, ".memmap") == 0)
+        if (isLeafFileName(name))
             return {};
         const std::string path = t.join(probe.location, name);
         if (kindAt(t, path) != SourceInfo::Kind::Directory)

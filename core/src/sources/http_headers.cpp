@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "tensordict/error.h"
+#include "tensordict/transport_options.h"
 
 namespace tensordict::http {
 
@@ -62,32 +63,15 @@ std::string_view trimmed(std::string_view s) {
     return s;
 }
 
-std::vector<std::pair<std::string, std::string>> parseHeaderLines(std::string_view lines,
-                                                                  const std::string& origin) {
+bool isSendableHeader(std::string_view name, std::string_view value) {
     // RFC 9110's token characters, which a field name is made of.
     const auto tokenChar = [](unsigned char c) {
         return std::isalnum(c) ||
                std::string_view("!#$%&'*+-.^_`|~").find(char(c)) != std::string_view::npos;
     };
-    std::vector<std::pair<std::string, std::string>> headers;
-    for (int number = 1; !lines.empty(); ++number) {
-        const std::size_t end = std::min(lines.find('\n'), lines.size());
-        const std::string_view line = trimmed(lines.substr(0, end));
-        lines.remove_prefix(std::min(end + 1, lines.size()));
-        if (line.empty())
-            continue;
-        const std::size_t colon = line.find(':');
-        const std::string_view name = line.substr(0, std::min(colon, line.size()));
-        const auto control = [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7F; };
-        if (colon == std::string_view::npos || name.empty() ||
-            !std::all_of(name.begin(), name.end(), tokenChar) ||
-            std::any_of(line.begin(), line.end(), control))
-            throw Error::invalid(origin, "line " + std::to_string(number) + " (\"" +
-                                             std::string(line) +
-                                             "\") is not a header: \"Name: value\" expected");
-        headers.emplace_back(std::string(name), std::string(trimmed(line.substr(colon + 1))));
-    }
-    return headers;
+    const auto control = [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7F; };
+    return !name.empty() && std::all_of(name.begin(), name.end(), tokenChar) &&
+           std::none_of(value.begin(), value.end(), control);
 }
 
 std::optional<ContentRange> parseContentRange(std::string_view value) {
@@ -138,3 +122,28 @@ void ResponseHeaders::addLine(std::string_view line) {
 }
 
 }  // namespace tensordict::http
+
+namespace tensordict {
+
+std::vector<std::pair<std::string, std::string>> parseHeaderLines(std::string_view text,
+                                                                  const std::string& origin) {
+    std::vector<std::pair<std::string, std::string>> headers;
+    for (int number = 1; !text.empty(); ++number) {
+        const std::size_t end = std::min(text.find('\n'), text.size());
+        const std::string_view line = http::trimmed(text.substr(0, end));
+        text.remove_prefix(std::min(end + 1, text.size()));
+        if (line.empty())
+            continue;
+        const std::size_t colon = line.find(':');
+        const std::string_view name = line.substr(0, std::min(colon, line.size()));
+        if (colon == std::string_view::npos ||
+            !http::isSendableHeader(name, line.substr(colon + 1)))
+            throw Error::invalid(origin, "line " + std::to_string(number) + " (\"" +
+                                             std::string(line) +
+                                             "\") is not a header: \"Name: value\" expected");
+        headers.emplace_back(std::string(name), std::string(http::trimmed(line.substr(colon + 1))));
+    }
+    return headers;
+}
+
+}  // namespace tensordict

@@ -35,13 +35,11 @@ struct ResponseHeaders {
     const std::string& validator() const { return !etag.empty() ? etag : lastModified; }
 };
 
-// "Name: value" lines (TDSTUDIO_HTTP_HEADERS), one header each; blank lines
-// are skipped. A line without a name before its ':', with a character a
-// header name cannot hold, or with a control character (a carriage return
-// would start another header) throws Error (invalid) naming `origin` and
-// the line: a header sent mangled would fail far from its cause.
-std::vector<std::pair<std::string, std::string>> parseHeaderLines(std::string_view lines,
-                                                                  const std::string& origin);
+// Whether "name: value" can be sent as it is: a name of RFC 9110's token
+// characters, and no control character in either (a carriage return would
+// start another header). parseHeaderLines (transport_options.h) reads lines
+// by this rule; the transport holds headers given in code to it.
+bool isSendableHeader(std::string_view name, std::string_view value);
 
 // `s` without the spaces, tabs and line ends around it.
 std::string_view trimmed(std::string_view s);

@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -30,9 +29,7 @@ constexpr std::uint64_t kMaxRequest = 16u << 20;  // the most one request asks f
 constexpr int kAttempts = 4;                      // for 429, 5xx and dropped connections
 constexpr long kMaxRedirects = 8;
 constexpr long kConnectTimeoutSeconds = 20;
-constexpr long kStallSeconds = 30;  // no byte for this long: the transfer is dropped
 
-std::atomic<bool> insecure{false};
 std::atomic<std::uint64_t> requestCount{0}, byteCount{0}, inFlightCount{0};
 
 // libcurl, loaded with the first request rather than by every process
@@ -94,11 +91,6 @@ const LibCurl& libcurl() {
     if (!loaded.failure.empty())
         throw Error::unsupported(kLibCurl, "HTTP needs libcurl: " + loaded.failure);
     return loaded.curl;
-}
-
-std::string envOr(const char* name, const std::string& fallback = {}) {
-    const char* v = std::getenv(name);
-    return v && *v ? v : fallback;
 }
 
 // One response: its status, the headers we use and its body.
@@ -211,7 +203,7 @@ void backOff(int ms, const CancelToken* cancel, const std::string& url) {
 std::string reasonOf(long status) {
     switch (status) {
         case 401:
-            return "401 Unauthorized (set TDSTUDIO_HTTP_BEARER or TDSTUDIO_HTTP_HEADERS)";
+            return "401 Unauthorized";
         case 403:
             return "403 Forbidden";
         case 404:
@@ -271,10 +263,11 @@ HandlePool& handles() {
 struct Endpoint {
     std::string location, url;
     std::shared_ptr<const HttpDialect> dialect;  // nullptr: a plain web server
+    std::shared_ptr<const TransportOptions> options;
 };
 
 // The request's own headers: Range, the version it must be of, and what a
-// plain web server is told by the environment (a bearer token, headers).
+// plain web server is given by the options (a bearer token, headers).
 HttpDialect::Headers requestHeaders(const Endpoint& at, const std::string& range,
                                     const std::string& validator) {
     HttpDialect::Headers headers;
@@ -291,12 +284,9 @@ HttpDialect::Headers requestHeaders(const Endpoint& at, const std::string& range
         at.dialect->authorize(at.url, headers);
         return headers;
     }
-    const std::string bearer = envOr("TDSTUDIO_HTTP_BEARER");
-    if (!bearer.empty())
-        headers.emplace_back("Authorization", "Bearer " + bearer);
-    for (auto& header :
-         http::parseHeaderLines(envOr("TDSTUDIO_HTTP_HEADERS"), "TDSTUDIO_HTTP_HEADERS"))
-        headers.push_back(std::move(header));
+    if (!at.options->bearerToken.empty())
+        headers.emplace_back("Authorization", "Bearer " + at.options->bearerToken);
+    headers.insert(headers.end(), at.options->headers.begin(), at.options->headers.end());
     return headers;
 }
 
@@ -308,10 +298,7 @@ Response fetch(const Endpoint& at, std::uint64_t from, std::uint64_t length,
                const std::string& validator, BodyTarget target = {}) {
     const std::string& url = at.location;  // what errors name
     const CancelToken* cancel = CancelScope::current();
-    static const long stallSeconds = [] {
-        const long s = std::strtol(envOr("TDSTUDIO_HTTP_STALL_SECONDS", "").c_str(), nullptr, 10);
-        return s > 0 ? s : kStallSeconds;
-    }();
+    const long stallSeconds = std::max(1, at.options->stallSeconds);
     for (int attempt = 1;; ++attempt) {
         if (cancel)
             cancel->throwIfCancelled(url);
@@ -319,9 +306,8 @@ Response fetch(const Endpoint& at, std::uint64_t from, std::uint64_t length,
         Transfer transfer{&r, length ? length : kMaxDocument, target};
         if (!target.blocks && !target.buffer)
             r.body.reserve(static_cast<std::size_t>(transfer.limit));  // no copies as it grows
-        // What may be refused (a TDSTUDIO_HTTP_HEADERS line that is no
-        // header, a signature) is made before a handle is taken from the
-        // pool, which a throw would never get back.
+        // What may be refused (a signature) is made before a handle is
+        // taken from the pool, which a throw would never get back.
         const std::string range =
             length ? std::to_string(from) + "-" + std::to_string(from + length - 1) : "";
         const HttpDialect::Headers sent = requestHeaders(at, range, validator);
@@ -350,13 +336,12 @@ Response fetch(const Endpoint& at, std::uint64_t from, std::uint64_t length,
         curl.easySetopt(h, CURLOPT_HEADERFUNCTION, onHeader);
         curl.easySetopt(h, CURLOPT_HEADERDATA, &r);
         curl.easySetopt(h, CURLOPT_USERAGENT, "tdstudio");
-        if (insecure) {
+        if (!at.options->verifyCertificates) {
             curl.easySetopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
             curl.easySetopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
         }
-        const std::string caFile = envOr("TDSTUDIO_HTTP_CA_FILE");
-        if (!caFile.empty())
-            curl.easySetopt(h, CURLOPT_CAINFO, caFile.c_str());
+        if (!at.options->caFile.empty())
+            curl.easySetopt(h, CURLOPT_CAINFO, at.options->caFile.c_str());
         if (!range.empty() && !at.dialect)
             curl.easySetopt(h, CURLOPT_RANGE, range.c_str());
         curl_slist* headers = nullptr;
@@ -397,8 +382,7 @@ Response fetch(const Endpoint& at, std::uint64_t from, std::uint64_t length,
             throw Error::network(url, "more than " + std::to_string(kMaxRedirects) + " redirects");
         if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
             throw Error::untrusted(url, std::string("the server's certificate is not trusted (") +
-                                            curl.easyStrerror(rc) +
-                                            "); trust its CA with TDSTUDIO_HTTP_CA_FILE");
+                                            curl.easyStrerror(rc) + ")");
         if (timedOut)
             throw Error::network(url, "no answer for " + std::to_string(stallSeconds) +
                                           " s (after " + std::to_string(attempt) + " tries)");
@@ -582,12 +566,36 @@ private:
 
 class HttpTransport final : public Transport {
 public:
-    HttpTransport(std::string scheme, std::shared_ptr<const HttpDialect> dialect)
+    HttpTransport(std::string scheme, std::shared_ptr<const HttpDialect> dialect,
+                  TransportOptions options)
         : scheme_(std::move(scheme)),
           dialect_(std::move(dialect)),
-          cache_(std::make_shared<LruBytesCache>(
-              std::strtoull(envOr("TDSTUDIO_HTTP_CACHE_MIB", "64").c_str(), nullptr, 10) << 20,
-              LruBytesCache::Cost::Bytes)) {}
+          options_(std::make_shared<const TransportOptions>(std::move(options))),
+          cache_(
+              std::make_shared<LruBytesCache>(options_->cacheBytes, LruBytesCache::Cost::Bytes)) {}
+
+    // One transport (and block cache) per set of options in use.
+    std::shared_ptr<const Transport> withOptions(const TransportOptions& options,
+                                                 const std::string& location) const override {
+        if (options == *options_)
+            return nullptr;
+        for (const auto& [name, value] : options.headers)
+            if (!http::isSendableHeader(name, value))
+                throw Error::invalid(location, "the header \"" + name +
+                                                   "\" cannot be sent: a name of letters, digits "
+                                                   "and !#$%&'*+-.^_`|~ and a value without "
+                                                   "control characters expected");
+        std::lock_guard<std::mutex> lock(mutex_);
+        const auto same = std::find_if(configured_.begin(), configured_.end(),
+                                       [&](const auto& c) { return c.first == options; });
+        if (same != configured_.end())
+            return same->second;
+        if (configured_.size() == kConfigured)
+            configured_.erase(configured_.begin());  // the oldest, and its cache once unused
+        auto made = std::make_shared<HttpTransport>(scheme_, dialect_, options);
+        configured_.emplace_back(options, made);
+        return made;
+    }
 
     std::string_view scheme() const override { return scheme_; }
 
@@ -651,7 +659,7 @@ public:
 
 private:
     std::shared_ptr<const HttpFile> openNow(const std::string& location) const {
-        Endpoint at{location, dialect_ ? dialect_->urlOf(location) : location, dialect_};
+        Endpoint at{location, dialect_ ? dialect_->urlOf(location) : location, dialect_, options_};
         const Response first = fetch(at, 0, kBlock, {});
         if (!first.effectiveUrl.empty() && first.effectiveUrl.back() == '/' &&
             location.back() != '/')
@@ -666,32 +674,34 @@ private:
 
     std::string scheme_;
     std::shared_ptr<const HttpDialect> dialect_;  // nullptr: a plain web server
+    std::shared_ptr<const TransportOptions> options_;
     std::shared_ptr<LruBytesCache> cache_;
     mutable std::mutex mutex_;
     mutable std::vector<std::pair<std::string, std::shared_ptr<const HttpFile>>> recent_;
+    // Transports made for other options, kept (the last few) so that loads
+    // with equal options share one block cache, as loads with none do.
+    static constexpr std::size_t kConfigured = 4;
+    mutable std::vector<std::pair<TransportOptions, std::shared_ptr<const Transport>>> configured_;
 };
 
 }  // namespace
 
 std::shared_ptr<const Transport> httpTransport(const std::string& scheme) {
-    return std::make_shared<HttpTransport>(scheme, nullptr);
+    return std::make_shared<HttpTransport>(scheme, nullptr, TransportOptions{});
 }
 
 std::string httpGetDocument(const std::string& location, const std::string& url,
-                            const HttpDialect& dialect) {
+                            const HttpDialect& dialect, const TransportOptions& options) {
     // Borrowed for this one request.
-    const Endpoint at{location, url,
-                      std::shared_ptr<const HttpDialect>(&dialect, [](const HttpDialect*) {})};
+    const Endpoint at{
+        location, url, std::shared_ptr<const HttpDialect>(&dialect, [](const HttpDialect*) {}),
+        std::shared_ptr<const TransportOptions>(&options, [](const TransportOptions*) {})};
     return fetch(at, 0, 0, {}).body;
 }
 
 std::shared_ptr<const Transport> httpTransport(const std::string& scheme, HttpDialect dialect) {
-    return std::make_shared<HttpTransport>(scheme,
-                                           std::make_shared<const HttpDialect>(std::move(dialect)));
-}
-
-void setHttpInsecure(bool on) {
-    insecure = on;
+    return std::make_shared<HttpTransport>(
+        scheme, std::make_shared<const HttpDialect>(std::move(dialect)), TransportOptions{});
 }
 
 HttpCounters httpCounters() {

@@ -47,6 +47,6 @@ std::shared_ptr<const Transport> httpTransport(const std::string& scheme, HttpDi
 // `dialect` says, with its retries; errors name `location`. For small
 // documents (an S3 listing), never a file's bytes.
 std::string httpGetDocument(const std::string& location, const std::string& url,
-                            const HttpDialect& dialect);
+                            const HttpDialect& dialect, const TransportOptions& options);
 
 }  // namespace tensordict

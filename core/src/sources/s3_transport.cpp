@@ -193,7 +193,7 @@ S3ListingPage parseS3Listing(const std::string& location, const std::string& buc
     return page;
 }
 
-std::vector<S3Entry> listS3(const std::string& location) {
+std::vector<S3Entry> listS3(const std::string& location, const TransportOptions& options) {
     s3::Object at = s3::parseLocation(location);
     if (!at.key.empty() && at.key.back() != '/')
         at.key += '/';  // the folder's entries, not its siblings
@@ -209,7 +209,8 @@ std::vector<S3Entry> listS3(const std::string& location) {
             query.emplace_back("continuation-token", token);
         S3ListingPage page = parseS3Listing(
             location, at.bucket, at.key,
-            httpGetDocument(location, s3::listingAddressOf(config, at.bucket, query).url, dialect));
+            httpGetDocument(location, s3::listingAddressOf(config, at.bucket, query).url, dialect,
+                            options));
         for (auto* part : {&page.folders, &page.objects})
             for (S3Entry& e : *part)
                 (e.isFolder ? folders : objects).push_back(std::move(e));

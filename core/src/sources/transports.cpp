@@ -62,14 +62,21 @@ void registerTransport(std::shared_ptr<const Transport> transport) {
     list.push_back(std::move(transport));
 }
 
-std::shared_ptr<const Transport> transportFor(const std::string& location) {
+std::shared_ptr<const Transport> transportFor(const std::string& location,
+                                              const TransportOptions& options) {
     const std::string scheme = schemeOf(location);
-    Transports& r = transports();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    for (const auto& t : r.list)
-        if (t->scheme() == (scheme.empty() ? "file" : scheme))
-            return t;
-    throw Error::unsupported(location, "no transport for \"" + scheme + "://\" locations");
+    std::shared_ptr<const Transport> registered;
+    {
+        Transports& r = transports();
+        std::lock_guard<std::mutex> lock(r.mutex);
+        for (const auto& t : r.list)
+            if (t->scheme() == (scheme.empty() ? "file" : scheme))
+                registered = t;
+    }
+    if (!registered)
+        throw Error::unsupported(location, "no transport for \"" + scheme + "://\" locations");
+    auto configured = registered->withOptions(options, location);
+    return configured ? configured : registered;
 }
 
 }  // namespace tensordict

@@ -103,7 +103,7 @@ void registerStoreFormat(std::shared_ptr<const StoreFormat> format) {
 std::shared_ptr<const Store> openStore(const std::string& location, const StoreOptions& options) {
     StoreProbe probe;
     probe.location = location;
-    probe.transport = transportFor(location);
+    probe.transport = transportFor(location, options.transport);
     probe.shardOpensModel = options.shardOpensModel;
     probe.info = probe.transport->stat(location);
     switch (probe.info.kind) {

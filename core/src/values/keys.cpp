@@ -2,6 +2,11 @@
 
 namespace tensordict {
 
+bool isLeafFileName(std::string_view name) {
+    constexpr std::string_view suffix = ".memmap";
+    return name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
+}
+
 std::string encodeKey(std::string_view key) {
     if (key.empty())
         return "%";
