@@ -29,6 +29,8 @@
 
 namespace tensordict {
 
+class CompressedRecords;  // store.h
+
 // Copies `n` bytes from `src` (inside a mapping) to `dst`. False if the
 // mapping lost those pages (the file shrank or went away); dst is then
 // partly written.
@@ -84,11 +86,12 @@ private:
     const Node& leaf_;
     std::uint64_t size_ = 0;
     std::uint64_t done_ = 0;
-    LeafBytes mapped_;         // files, stored entries, memory: the bytes in place
-    bool compressed_ = false;  // an entry to inflate (front to back, unless ...)
-    bool ranged_ = false;      // read range by range: a source that cannot map, or ...
-    bool segmented_ = false;   // ... a compressed entry inflated segment by segment
-    struct Stream;             // compressed entries: a decoder over the payload
+    LeafBytes mapped_;  // files, stored entries, memory: the bytes in place
+    // An entry to inflate (front to back, unless ...): its container's records.
+    const CompressedRecords* compressed_ = nullptr;
+    bool ranged_ = false;     // read range by range: a source that cannot map, or ...
+    bool segmented_ = false;  // ... a compressed entry inflated segment by segment
+    struct Stream;            // compressed entries: a decoder over the payload
     std::unique_ptr<Stream> stream_;
     std::uint32_t crc_ = 0;
     bool checkCrc_ = false;

@@ -39,6 +39,28 @@ enum class OwnContainer { None, Directory, Archive };
 // or a stack of chunks against each other.
 enum class WholeCheck { TreeOnly, ShardedModel, DistributedCheckpoint, RowDataset };
 
+// What a reader that works on a record's compressed bytes asks of its
+// container (a zip archive's deflated, bzip2 or LZMA entries), from
+// Store::compressedRecords(). Thread-safe.
+class CompressedRecords {
+public:
+    // A compressed entry's payload, still compressed.
+    virtual LeafBytes compressedPayload(const StorageInfo& info) const = 0;
+    // Whether Store::leafBytesRange() of this entry inflates only the parts
+    // asked for (a deflate entry with access points, its own or recorded by
+    // a first pass over it).
+    virtual bool hasRandomAccess(const StorageInfo& info) const = 0;
+    // How far apart a reader that inflates this entry front to back should
+    // record access points on the way (a large deflate entry without any),
+    // 0 for none; and where it hands them when it is through.
+    virtual std::uint64_t recordPointsEvery(const StorageInfo& info) const = 0;
+    virtual void keepRecordedPoints(const StorageInfo& info,
+                                    std::shared_ptr<const RecordedPoints> points) const = 0;
+
+protected:
+    ~CompressedRecords() = default;
+};
+
 // Thread-safe: leaves may be read from worker threads.
 class Store {
 public:
@@ -87,22 +109,13 @@ public:
     // A dtype as the format's files name it ("F8_E4M3" in safetensors);
     // torch's name ("torch.float8_e4m3fn") where they use that.
     virtual std::string dtypeNameInFile(DType dtype) const { return std::string(dtypeName(dtype)); }
-    // Whether leafBytesRange() of this compressed entry inflates only the
-    // parts asked for (a deflate entry with access points, its own or
-    // recorded by a first pass over it).
-    virtual bool hasRandomAccess(const StorageInfo&) const { return false; }
-    // How far apart a reader that inflates this entry front to back should
-    // record access points on the way (a large deflate entry without any),
-    // 0 for none; and where it hands them when it is through.
-    virtual std::uint64_t recordPointsEvery(const StorageInfo&) const { return 0; }
-    virtual void keepRecordedPoints(const StorageInfo&,
-                                    std::shared_ptr<const RecordedPoints>) const {}
     // Bytes [offset, offset + length) of a leaf's file (the whole file read
     // through leafBytes() unless the store can do better).
     virtual LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset,
                                      std::uint64_t length, std::size_t alignment) const;
-    // A compressed entry's payload, still compressed.
-    virtual LeafBytes compressedPayload(const StorageInfo& info) const;
+    // The container's compressed records (StorageKind::CompressedEntry
+    // leaves), nullptr where it has none.
+    virtual const CompressedRecords* compressedRecords() const { return nullptr; }
     // The parts a leaf is gathered from, when it is not one range of one
     // file (a DCP tensor's chunks): one object each, {file, offset, length,
     // offsets, sizes}, the last two in elements of the leaf; empty otherwise.

@@ -111,7 +111,7 @@ private:
     LruCache<Kept> cache_;
 };
 
-class ArchiveStore final : public ZipStore {
+class ArchiveStore final : public ZipStore, public CompressedRecords {
 public:
     // The source stays open: later reads come from this file even if a save
     // replaces the path meanwhile. A tensordict archive must have a
@@ -356,6 +356,8 @@ public:
         return {std::shared_ptr<std::byte>(whole.data, whole.data.get() + payload),
                 static_cast<std::size_t>(entry.central.compressedSize)};
     }
+
+    const CompressedRecords* compressedRecords() const override { return this; }
 
     bool isResident(const StorageInfo& info) const override {
         return inflatedCache_.contains(info.path);

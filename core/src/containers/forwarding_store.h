@@ -36,16 +36,6 @@ public:
                        std::size_t n) const override {
         inner_->readLeafRange(info, offset, out, n);
     }
-    bool hasRandomAccess(const StorageInfo& info) const override {
-        return inner_->hasRandomAccess(info);
-    }
-    std::uint64_t recordPointsEvery(const StorageInfo& info) const override {
-        return inner_->recordPointsEvery(info);
-    }
-    void keepRecordedPoints(const StorageInfo& info,
-                            std::shared_ptr<const RecordedPoints> points) const override {
-        inner_->keepRecordedPoints(info, std::move(points));
-    }
     LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
                              std::size_t alignment) const override {
         return inner_->leafBytesRange(info, offset, length, alignment);
@@ -53,8 +43,8 @@ public:
     std::optional<std::uint64_t> payloadOffset(const StorageInfo& info) const override {
         return inner_->payloadOffset(info);
     }
-    LeafBytes compressedPayload(const StorageInfo& info) const override {
-        return inner_->compressedPayload(info);
+    const CompressedRecords* compressedRecords() const override {
+        return inner_->compressedRecords();
     }
     bool isResident(const StorageInfo& info) const override { return inner_->isResident(info); }
     std::string integrityProblem(const StorageInfo& info) const override {

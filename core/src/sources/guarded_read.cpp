@@ -144,9 +144,10 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
     if (size_ == 0)
         return;
     const StorageInfo& info = leaf.leaf().storage;
-    if (info.kind == StorageKind::CompressedEntry && info.isPlain() && leaf.store() &&
+    const CompressedRecords* records = leaf.store() ? leaf.store()->compressedRecords() : nullptr;
+    if (info.kind == StorageKind::CompressedEntry && info.isPlain() && records &&
         !leaf.store()->isResident(info)) {
-        compressed_ = true;  // inflated front to back from the first read, unless by ranges
+        compressed_ = records;  // inflated front to back from the first read, unless by ranges
     } else if (info.isPlain() && leaf.store() && !leaf.store()->readsInPlace(info)) {
         ranged_ = true;  // read chunk by chunk: a leaf of any size costs one chunk
     } else {
@@ -163,14 +164,14 @@ void LeafReader::readAsStream() {
     ranged_ = segmented_ = false;
     // Inflated as it is read: a leaf of any size costs one chunk of memory.
     stream_ = std::make_unique<Stream>();
-    stream_->payload = leaf_.store()->compressedPayload(info);
+    stream_->payload = compressed_->compressedPayload(info);
     stream_->decoder = Decompressor::create(info.zipMethod, stream_->payload.data.get(),
                                             stream_->payload.size, leaf_.fileName());
     // A first pass over a large deflate entry leaves access points behind.
-    if (const std::uint64_t spacing = leaf_.store()->recordPointsEvery(info);
+    if (const std::uint64_t spacing = compressed_->recordPointsEvery(info);
         spacing && done_ == 0 && info.size == size_)
         stream_->decoder->recordPoints(spacing, size_, [store = leaf_.store(), info](auto points) {
-            store->keepRecordedPoints(info, std::move(points));
+            store->compressedRecords()->keepRecordedPoints(info, std::move(points));
         });
     // What was read by range: inflated again and dropped.
     std::unique_ptr<std::byte[]> skipped;
@@ -208,7 +209,7 @@ bool LeafReader::readByRanges() {
     // small one, or small reads, are best inflated front to back.
     const StorageInfo& info = leaf_.leaf().storage;
     if (compressed_ && !stream_ && done_ == 0 && size_ >= kLargeLeafBytes && info.size == size_ &&
-        leaf_.store()->hasRandomAccess(info))
+        compressed_->hasRandomAccess(info))
         ranged_ = segmented_ = true;
     return ranged_;
 }
@@ -218,7 +219,7 @@ bool LeafReader::fetchAt(std::uint64_t offset, std::byte* dst, std::size_t n) co
         throw Error::invalid(formatKeyPath(leaf_.keyPath()), "fetchAt() of a reader not by range");
     // Points found wrong are forgotten (and recorded ones may be evicted):
     // past that, a range would be inflated from the entry's start each time.
-    if (segmented_ && !leaf_.store()->hasRandomAccess(leaf_.leaf().storage))
+    if (segmented_ && !compressed_->hasRandomAccess(leaf_.leaf().storage))
         return false;
     leaf_.store()->readLeafRange(leaf_.leaf().storage, offset, dst, n);
     return true;

@@ -358,8 +358,10 @@ bool Node::hasRandomAccess() const {
     const TensorLeaf* l = asLeaf();
     if (!l || !store_ || !l->storage.isPlain() || l->storage.kind == StorageKind::None)
         return false;
-    return l->storage.kind == StorageKind::CompressedEntry ? store_->hasRandomAccess(l->storage)
-                                                           : !store_->readsInPlace(l->storage);
+    if (l->storage.kind != StorageKind::CompressedEntry)
+        return !store_->readsInPlace(l->storage);
+    const CompressedRecords* records = store_->compressedRecords();
+    return records && records->hasRandomAccess(l->storage);
 }
 
 bool Node::readsAnyRange() const {

@@ -171,10 +171,6 @@ void Store::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::by
         throw Error::changed(describe(info.path));
 }
 
-LeafBytes Store::compressedPayload(const StorageInfo& info) const {
-    throw Error::invalid(describe(info.path), "not a compressed entry");
-}
-
 void Store::reportIntegrityProblem(const StorageInfo& info, const std::string& message) const {
     std::lock_guard<std::mutex> lock(problemsMutex_);
     problems_[info.path] = message;
