@@ -17,6 +17,7 @@
 #include <QSettings>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 #include <cmath>
 
 #include "common/node_properties.h"
@@ -1026,6 +1027,23 @@ private Q_SLOTS:
         QCOMPARE(partial.exitCode, 1);
         QVERIFY(partial.err.contains("a.memmap"));
         QVERIFY(partial.out.contains("[\"b\", \"c\"]  tensor"));  // the rest is still listed
+
+        // An entry name with a NUL in it: named with the byte escaped, and
+        // no control character reaches the terminal.
+        QFile fixture(testsupport::fixturePath("archive_simple.tdz"));
+        QVERIFY(fixture.open(QIODevice::ReadOnly));
+        QByteArray bytes = fixture.readAll();
+        QCOMPARE(bytes.count("b/c.memmap"), 2);  // its local header and central directory
+        bytes.replace("b/c.memmap", QByteArray("b/c\0memmap", 10));
+        QFile hostile(dir.path() + "/hostile.tdz");
+        QVERIFY(hostile.open(QIODevice::WriteOnly) && hostile.write(bytes) == bytes.size());
+        hostile.close();
+        const Run named = tdstudio({"--info", hostile.fileName()});
+        QCOMPARE(named.exitCode, 1);
+        QVERIFY2(named.err.contains("b/c\\x00memmap: unsafe entry name"), named.err.constData());
+        QVERIFY(std::none_of(named.err.begin(), named.err.end(), [](char c) {
+            return (c >= 0 && c < 0x20 && c != '\n') || c == 0x7f;
+        }));
 
         const Run usage = tdstudio({"--info"});
         QCOMPARE(usage.exitCode, 2);

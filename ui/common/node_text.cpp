@@ -21,8 +21,12 @@ QString tr(const char* text) {
 QString displayKey(const std::string& key) {
     if (key.empty())
         return QStringLiteral("\"\"");
+    return displayText(key);
+}
+
+QString displayText(const std::string& text) {
     QString out;
-    for (const QChar c : QString::fromStdString(key)) {
+    for (const QChar c : QString::fromStdString(text)) {
         if (c == '\t')
             out += "\\t";
         else if (c == '\n')

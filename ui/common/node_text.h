@@ -17,6 +17,9 @@ QString tr(const char* text);
 
 // A key as shown: control characters escaped (\t, \x01), the empty key as "".
 QString displayKey(const std::string& key);
+// Any text from a file (a message naming an entry) with its control
+// characters escaped the same way: a name never writes to the terminal.
+QString displayText(const std::string& text);
 // "1 leaf", "1,228 leaves": English without a translation file says it
 // right, where Qt's "%n leaf(s)" would show the "(s)".
 QString countText(std::int64_t n, const QString& one, const QString& many);

@@ -5,6 +5,8 @@
 #include <QFileInfo>
 #include <QUrl>
 
+#include "node_text.h"
+
 namespace {
 
 QString tr(const char* text) {
@@ -29,7 +31,7 @@ QString expectedKind(const QFileInfo& info) {
 
 QString commandLineFailure(const std::exception& e) {
     const tensordict::Failure failure = tensordict::failureOf(e);
-    QString text = QString::fromStdString(failure.text());
+    QString text = nodetext::displayText(failure.text());
     const QString where = QString::fromStdString(failure.where);
     if (!where.startsWith("http://", Qt::CaseInsensitive) &&
         !where.startsWith("https://", Qt::CaseInsensitive))

@@ -15,9 +15,10 @@ struct OpenFailure {
 // without meta.json, a file of a kind tdstudio does not read. Touches the
 // disk: call it off the GUI thread.
 OpenFailure describeOpenFailure(const QString& path, const tensordict::Failure& failure);
-// A failure as the command line prints it: its text, and for a refused or
-// untrusted server the setting that changes the answer (the library knows
-// no environment variable of tdstudio's).
+// A failure as the command line prints it: its text with control
+// characters escaped (a hostile entry name cannot write to the terminal),
+// and for a refused or untrusted server the setting that changes the answer
+// (the library knows no environment variable of tdstudio's).
 QString commandLineFailure(const std::exception& e);
 // The one sentence that says what tdstudio opens (the welcome page, the
 // status bar, File > Open File…, a file it does not read).
