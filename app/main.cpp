@@ -13,6 +13,7 @@
 #include "application_name.h"
 #include "huge_page_heap.h"
 #include "load_settings.h"
+#include "open_failure.h"
 #include "options.h"
 #include "tensordict/error.h"
 #include "tensordict/version.h"
@@ -145,21 +146,22 @@ int main(int argc, char** argv) {
         printVersion();
         return 0;
     }
+    cli::Options options = parsed.options;
     try {
-        setTransportOptions(transportOptionsFromEnvironment(parsed.options.insecure));
+        options.transport = transportOptionsFromEnvironment(options.insecure);
     } catch (const tensordict::Error& e) {  // a header that cannot be sent: nothing is sent
-        QTextStream(stderr) << "tdstudio: " << QString::fromUtf8(e.what()) << '\n';
+        QTextStream(stderr) << "tdstudio: " << commandLineFailure(e) << '\n';
         return 2;
     }
-    if (parsed.options.insecure)
+    if (options.insecure)
         QTextStream(stderr) << "tdstudio: warning: --insecure: HTTPS certificates are not "
                                "checked (for self-signed test servers only)\n";
-    setReplayRows(parsed.options.replayRows);
-    switch (parsed.options.mode) {
+    applyLoadSettings(options.replayRows, options.transport);
+    switch (options.mode) {
         case cli::Mode::Gui:
             putHeapsInHugePages();
-            return window.run(argc, argv, parsed.options);
+            return window.run(argc, argv, options);
         default:
-            return runConsole(argc, argv, parsed.options);
+            return runConsole(argc, argv, options);
     }
 }

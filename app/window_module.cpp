@@ -188,7 +188,7 @@ TDSTUDIO_WINDOW_EXPORT void tdstudio_window_view_names(QStringList* names) {
 }
 
 TDSTUDIO_WINDOW_EXPORT int tdstudio_window_run(int argc, char** argv, const cli::Options* options) {
-    setReplayRows(options->replayRows);
+    applyLoadSettings(options->replayRows, options->transport);
     return runWindow(argc, argv, options->window);
 }
 

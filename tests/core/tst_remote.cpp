@@ -280,12 +280,7 @@ private Q_SLOTS:
         // refusal is a denial, and with both given the file reads.
         const std::string archive = url("private/tensordict-0.14/archive_simple.tdz").toStdString();
         const auto kindOf = [&](const TransportOptions& transport) {
-            try {
-                loadWith(archive, transport);
-            } catch (const Error& e) {
-                return int(e.kind());
-            }
-            return -1;
+            return errorKindOf([&] { loadWith(archive, transport); });
         };
         TransportOptions token;
         token.bearerToken = "t0ken";
@@ -324,6 +319,9 @@ private Q_SLOTS:
             const QString error = errorOf([&] { loadWith(archive, bad); });
             QVERIFY2(error.contains(QString::fromStdString(archive)), qPrintable(error));
         }
+        TransportOptions badToken;
+        badToken.bearerToken = "t0ken\r\nX-Injected: 1";
+        QCOMPARE(errorKindOf([&] { loadWith(archive, badToken); }), int(ErrorKind::Invalid));
         QCOMPARE(server_->requests().size(), before);
     }
 
@@ -340,6 +338,11 @@ private Q_SLOTS:
         withCa.caFile = QFile::encodeName(tls.caFile()).toStdString();
         const QString trusted = errorOf([&] { loadWith(archive, withCa); });
         QVERIFY2(trusted.isEmpty(), qPrintable(trusted));
+        NginxServer other(served_.path(), {}, true);  // a certificate of its own
+        QVERIFY2(other.isRunning(), qPrintable(other.error()));
+        TransportOptions otherCas;  // a CA file, but not the one that signed the server's
+        otherCas.caFile = QFile::encodeName(other.caFile()).toStdString();
+        QCOMPARE(errorKindOf([&] { loadWith(archive, otherCas); }), int(ErrorKind::Untrusted));
         TransportOptions unchecked;
         unchecked.verifyCertificates = false;
         const QString insecure = errorOf([&] { loadWith(archive, unchecked); });

@@ -576,6 +576,13 @@ private Q_SLOTS:
         QVERIFY2(run.exitCode == 0, run.err.constData());
         run = tdstudio({"--check", url}, true, credentials);
         QVERIFY2(run.exitCode == 0, (run.out + run.err).constData());
+        // The window (a module of its own) is given them too: it opens the
+        // URL and is saved once it shows it; without them it cannot.
+        const QString png = scratch_.path() + "/private.png";
+        run = tdstudio({url, "--screenshot", png}, false, credentials);
+        QVERIFY2(run.exitCode == 0 && !QImage(png).isNull(), run.err.constData());
+        run = tdstudio({url, "--screenshot", png}, false);
+        QVERIFY2(run.exitCode == 1 && run.err.contains("401"), run.err.constData());
 
         const int before = server.requests().size();
         QProcessEnvironment bad = credentials;

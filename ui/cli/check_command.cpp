@@ -26,10 +26,10 @@ QString severityText(Severity s) {
 QString problemLine(const Problem& p) {
     QString line = QString("%1  %2  %3")
                        .arg(severityText(p.severity), QString::fromStdString(p.kind),
-                            QString::fromStdString(p.file));
+                            nodetext::displayText(p.file));
     if (!p.key.empty())
         line += "  " + nodetext::keyPathText(p.key);
-    return line + ": " + QString::fromStdString(p.message);
+    return line + ": " + nodetext::displayText(p.message);
 }
 
 QString countText(std::size_t n, const char* one, const char* many) {
@@ -126,7 +126,7 @@ int check(const CheckRequest& request, QTextStream& out, QTextStream& err) {
         try {
             done = tensordict::repair(report, repair);
         } catch (const std::exception& e) {
-            err << "tdstudio: repair stopped: " << QString::fromUtf8(e.what()) << '\n';
+            err << "tdstudio: repair stopped: " << commandLineFailure(e) << '\n';
             return 2;
         }
         repaired = done.done;

@@ -1,6 +1,7 @@
 #include "diff_command.h"
 
 #include "load_settings.h"
+#include "node_text.h"
 #include "open_failure.h"
 #include "options.h"
 
@@ -205,7 +206,7 @@ int diff(const DiffRequest& request, QTextStream& out, QTextStream& err) {
         }
         out.flush();
         for (const auto* k : result.errors())
-            err << "tdstudio: " << QString::fromStdString(k->error) << '\n';
+            err << "tdstudio: " << nodetext::displayText(k->error) << '\n';
         if (!result.errors().empty())
             return 2;
         return result.equal() ? 0 : 1;

@@ -178,8 +178,8 @@ void printNode(const tensordict::Node& node, const std::string& parentKeys, List
 // data was shown, with a warning naming the entry.
 void reportIntegrityWarnings(const tensordict::Node& node, QTextStream& err) {
     if (const std::string warning = node.integrityWarning(); !warning.empty())
-        err << "tdstudio: warning: " << QString::fromStdString(node.fileName()) << ": "
-            << QString::fromStdString(warning) << '\n';
+        err << "tdstudio: warning: " << nodetext::displayText(node.fileName()) << ": "
+            << nodetext::displayText(warning) << '\n';
     for (const auto& child : node.children())
         reportIntegrityWarnings(*child, err);
 }
@@ -227,7 +227,7 @@ int printInfo(const InfoRequest& request, QTextStream& out, QTextStream& err) {
     reportIntegrityWarnings(td.root(), err);
     const auto errors = td.errors();
     for (const auto* e : errors)
-        err << "tdstudio: " << QString::fromStdString(e->error()) << '\n';
+        err << "tdstudio: " << nodetext::displayText(e->error()) << '\n';
     if (request.processEndsAfter)
         keepUntilExit(std::move(*loaded));
     return errors.empty() ? 0 : 1;

@@ -43,6 +43,9 @@ struct Options {
     SeriesRequest series;   // Mode::Series
     bool insecure = false;  // --insecure: HTTPS certificates not checked (test servers only)
     ReplayRows replayRows;  // --all-rows, --storage-order
+    // From TDSTUDIO_HTTP_* and --insecure, filled in by app/main.cpp once
+    // the command line is valid (never by parsing, which reads no environment).
+    tensordict::TransportOptions transport;
 };
 
 struct ParseResult {

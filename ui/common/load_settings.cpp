@@ -34,15 +34,18 @@ tensordict::TransportOptions transportOptionsFromEnvironment(bool insecure) {
     options.bearerToken = environment("TDSTUDIO_HTTP_BEARER");
     options.headers =
         tensordict::parseHeaderLines(environment("TDSTUDIO_HTTP_HEADERS"), "TDSTUDIO_HTTP_HEADERS");
-    options.cacheBytes = std::uint64_t(positive(environment("TDSTUDIO_HTTP_CACHE_MIB"), 64)) << 20;
+    const std::string cacheMiB = environment("TDSTUDIO_HTTP_CACHE_MIB");
+    options.cacheBytes =
+        cacheMiB.empty() ? options.cacheBytes : std::strtoull(cacheMiB.c_str(), nullptr, 10) << 20;
     options.stallSeconds =
         int(std::min(positive(environment("TDSTUDIO_HTTP_STALL_SECONDS"), 30), 24L * 3600));
     return options;
 }
 
-void setTransportOptions(tensordict::TransportOptions options) {
+void applyLoadSettings(const ReplayRows& rows, const tensordict::TransportOptions& options) {
+    setReplayRows(rows);
     std::lock_guard<std::mutex> lock(transportMutex);
-    transport = std::move(options);
+    transport = options;
 }
 
 tensordict::TransportOptions currentTransportOptions() {

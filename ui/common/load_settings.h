@@ -18,7 +18,6 @@ tensordict::LoadOptions loadOptionsFromSettings(bool tolerant);
 // Throws Error (invalid) naming the variable and line for headers that
 // cannot be sent.
 tensordict::TransportOptions transportOptionsFromEnvironment(bool insecure);
-void setTransportOptions(tensordict::TransportOptions options);
 tensordict::TransportOptions currentTransportOptions();
 
 // Which rows of a replay buffer dump every load of this process shows:
@@ -30,3 +29,7 @@ struct ReplayRows {
 };
 void setReplayRows(ReplayRows rows);
 ReplayRows currentReplayRows();
+
+// Sets both at start. Each module that loads sets its own copy (the
+// executable, and the window module, which links these settings again).
+void applyLoadSettings(const ReplayRows& rows, const tensordict::TransportOptions& transport);

@@ -135,8 +135,8 @@ QString keyPathText(const std::vector<std::string>& path) {
     QStringList parts;
     for (const auto& k : path) {
         QString s = QString::fromStdString(k);
-        s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\t", "\\t").replace("\n", "\\n");
-        parts << "\"" + s + "\"";
+        s.replace("\\", "\\\\").replace("\"", "\\\"");
+        parts << "\"" + displayText(s.toStdString()) + "\"";
     }
     if (parts.size() == 1)
         return parts.front();

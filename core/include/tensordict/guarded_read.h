@@ -69,6 +69,9 @@ public:
     // segment on every core). Such a reader is best read in large chunks,
     // the next under way while one is consumed.
     bool readByRanges();
+    // Whether those ranges are inflated segment by segment (a compressed
+    // entry with access points) rather than requested or copied.
+    bool inflatesSegments() const { return segmented_; }
     // Such a reader's bytes [offset, offset + n), from any thread, in any
     // order; each part then goes through taken(), in order, before it is
     // used: the entry's CRC is checked there. False, with `dst` undefined,
@@ -88,7 +91,7 @@ private:
     std::uint64_t done_ = 0;
     LeafBytes mapped_;  // files, stored entries, memory: the bytes in place
     // An entry to inflate (front to back, unless ...): its container's records.
-    const CompressedRecords* compressed_ = nullptr;
+    const CompressedRecords* records_ = nullptr;
     bool ranged_ = false;     // read range by range: a source that cannot map, or ...
     bool segmented_ = false;  // ... a compressed entry inflated segment by segment
     struct Stream;            // compressed entries: a decoder over the payload

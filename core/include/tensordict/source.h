@@ -87,11 +87,12 @@ public:
     // Where a location really is once links are followed, for transports
     // that have links (local files); "" otherwise.
     virtual std::string resolvedPath(const std::string&) const { return {}; }
-    // The transport to use under `options`: one of its own for a transport
-    // whose reading they change (HTTP: certificates, credentials, its cache;
-    // the same one for equal options), nullptr for one they do not concern
-    // (local files), which serves every load as it is. Throws Error naming
-    // `location` for options it cannot use (a header that cannot be sent).
+    // The transport to use under `options`: another for a transport whose
+    // reading they change (HTTP: certificates, credentials, its cache; the
+    // same one for equal options); nullptr when this one serves them as it
+    // is (local files, which they do not concern; options equal to its own).
+    // Throws Error naming `location` for options it cannot use (a header
+    // that cannot be sent).
     virtual std::shared_ptr<const Transport> withOptions(const TransportOptions&,
                                                          const std::string& /*location*/) const {
         return nullptr;

@@ -22,9 +22,9 @@ struct TransportOptions {
     // token, or a control character anywhere, fails the load (Error,
     // invalid) before any request is sent.
     std::vector<std::pair<std::string, std::string>> headers;
-    // Memory for the block cache of the files a transport reads.
+    // Memory for the block cache of the files a transport reads (0: none).
     std::uint64_t cacheBytes = 64ull << 20;
-    // A transfer with no byte for this long is dropped and tried again.
+    // A transfer with no byte for this long is dropped and tried again (at least 1).
     int stallSeconds = 30;
 
     bool operator==(const TransportOptions& o) const {

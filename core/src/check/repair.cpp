@@ -205,8 +205,14 @@ RepairReport repair(const CheckReport& report, const RepairOptions& options) {
     // Entries are named "archive:entry", the archive as the check's source named it.
     std::string prefix;
     for (const Problem& p : report.problems)
-        if (p.repairable && p.kind == "crc_mismatch" && prefix.empty())
-            prefix = transportFor(report.path)->open(report.path)->name() + ":";
+        if (p.repairable && p.kind == "crc_mismatch" && prefix.empty()) {
+            const auto transport = transportFor(report.path);
+            if (!transport->isLocal())  // repairs rewrite files in place
+                throw Error::unsupported(report.path,
+                                         "only files on this machine can be repaired: copy it "
+                                         "here, repair the copy, and upload it");
+            prefix = transport->open(report.path)->name() + ":";
+        }
     for (const Problem& p : report.problems) {
         if (p.repairable && p.kind == "crc_mismatch" &&
             p.file.compare(0, prefix.size(), prefix) == 0)

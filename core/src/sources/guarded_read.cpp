@@ -147,7 +147,7 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
     const CompressedRecords* records = leaf.store() ? leaf.store()->compressedRecords() : nullptr;
     if (info.kind == StorageKind::CompressedEntry && info.isPlain() && records &&
         !leaf.store()->isResident(info)) {
-        compressed_ = records;  // inflated front to back from the first read, unless by ranges
+        records_ = records;  // inflated front to back from the first read, unless by ranges
     } else if (info.isPlain() && leaf.store() && !leaf.store()->readsInPlace(info)) {
         ranged_ = true;  // read chunk by chunk: a leaf of any size costs one chunk
     } else {
@@ -159,16 +159,16 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
 
 void LeafReader::readAsStream() {
     const StorageInfo& info = leaf_.leaf().storage;
-    if (!compressed_)
+    if (!records_)
         throw Error::invalid(formatKeyPath(leaf_.keyPath()), "not a compressed entry");
     ranged_ = segmented_ = false;
     // Inflated as it is read: a leaf of any size costs one chunk of memory.
     stream_ = std::make_unique<Stream>();
-    stream_->payload = compressed_->compressedPayload(info);
+    stream_->payload = records_->compressedPayload(info);
     stream_->decoder = Decompressor::create(info.zipMethod, stream_->payload.data.get(),
                                             stream_->payload.size, leaf_.fileName());
     // A first pass over a large deflate entry leaves access points behind.
-    if (const std::uint64_t spacing = compressed_->recordPointsEvery(info);
+    if (const std::uint64_t spacing = records_->recordPointsEvery(info);
         spacing && done_ == 0 && info.size == size_)
         stream_->decoder->recordPoints(spacing, size_, [store = leaf_.store(), info](auto points) {
             store->compressedRecords()->keepRecordedPoints(info, std::move(points));
@@ -191,7 +191,7 @@ std::size_t LeafReader::read(std::byte* dst, std::size_t n) {
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(n, size_ - done_));
     if (want == 0)
         return 0;
-    if (compressed_ && !ranged_ && !stream_)
+    if (records_ && !ranged_ && !stream_)
         readAsStream();
     if (stream_) {
         inflateExactly(*stream_->decoder, dst, want, done_, size_, leaf_);
@@ -208,8 +208,8 @@ bool LeafReader::readByRanges() {
     // Access points let several cores inflate a large entry at once; a
     // small one, or small reads, are best inflated front to back.
     const StorageInfo& info = leaf_.leaf().storage;
-    if (compressed_ && !stream_ && done_ == 0 && size_ >= kLargeLeafBytes && info.size == size_ &&
-        compressed_->hasRandomAccess(info))
+    if (records_ && !stream_ && done_ == 0 && size_ >= kLargeLeafBytes && info.size == size_ &&
+        records_->hasRandomAccess(info))
         ranged_ = segmented_ = true;
     return ranged_;
 }
@@ -219,7 +219,7 @@ bool LeafReader::fetchAt(std::uint64_t offset, std::byte* dst, std::size_t n) co
         throw Error::invalid(formatKeyPath(leaf_.keyPath()), "fetchAt() of a reader not by range");
     // Points found wrong are forgotten (and recorded ones may be evicted):
     // past that, a range would be inflated from the entry's start each time.
-    if (segmented_ && !compressed_->hasRandomAccess(leaf_.leaf().storage))
+    if (segmented_ && !records_->hasRandomAccess(leaf_.leaf().storage))
         return false;
     leaf_.store()->readLeafRange(leaf_.leaf().storage, offset, dst, n);
     return true;
@@ -499,7 +499,7 @@ void forEachChunk(const Node& leaf, std::size_t chunk,
         // A request per chunk: 8 MiB ones, as curl's stream would be, not
         // thousands of small round trips; a few under way at once.
         constexpr std::size_t kRequestChunk = 8u << 20;
-        if (leaf.leaf().storage.kind != StorageKind::CompressedEntry) {
+        if (!reader.inflatesSegments()) {
             forEachRequestedChunk(reader, std::max(chunk, kRequestChunk), consume);
             return;
         }

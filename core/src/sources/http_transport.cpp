@@ -585,16 +585,22 @@ public:
                                                    "\" cannot be sent: a name of letters, digits "
                                                    "and !#$%&'*+-.^_`|~ and a value without "
                                                    "control characters expected");
+        if (!http::isSendableHeader("Authorization", options.bearerToken))
+            throw Error::invalid(location,
+                                 "the bearer token cannot be sent: it holds a control "
+                                 "character");
         std::lock_guard<std::mutex> lock(mutex_);
-        const auto same = std::find_if(configured_.begin(), configured_.end(),
-                                       [&](const auto& c) { return c.first == options; });
-        if (same != configured_.end())
-            return same->second;
-        if (configured_.size() == kConfigured)
-            configured_.erase(configured_.begin());  // the oldest, and its cache once unused
-        auto made = std::make_shared<HttpTransport>(scheme_, dialect_, options);
-        configured_.emplace_back(options, made);
-        return made;
+        auto same = std::find_if(perOptions_.begin(), perOptions_.end(),
+                                 [&](const auto& c) { return c.first == options; });
+        if (same == perOptions_.end()) {
+            if (perOptions_.size() == kKeptOptionSets)
+                perOptions_.erase(perOptions_.begin());  // the least recently used, and its cache
+            perOptions_.emplace_back(options,
+                                     std::make_shared<HttpTransport>(scheme_, dialect_, options));
+            same = std::prev(perOptions_.end());
+        }
+        std::rotate(same, std::next(same), perOptions_.end());  // now the most recently used
+        return perOptions_.back().second;
     }
 
     std::string_view scheme() const override { return scheme_; }
@@ -678,10 +684,11 @@ private:
     std::shared_ptr<LruBytesCache> cache_;
     mutable std::mutex mutex_;
     mutable std::vector<std::pair<std::string, std::shared_ptr<const HttpFile>>> recent_;
-    // Transports made for other options, kept (the last few) so that loads
-    // with equal options share one block cache, as loads with none do.
-    static constexpr std::size_t kConfigured = 4;
-    mutable std::vector<std::pair<TransportOptions, std::shared_ptr<const Transport>>> configured_;
+    // Transports made for other options, the few used last kept (least
+    // recently used first) so that loads with equal options share one block
+    // cache, as loads with none do.
+    static constexpr std::size_t kKeptOptionSets = 4;
+    mutable std::vector<std::pair<TransportOptions, std::shared_ptr<const Transport>>> perOptions_;
 };
 
 }  // namespace
