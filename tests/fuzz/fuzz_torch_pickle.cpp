@@ -21,17 +21,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const tensordict::python::Pickle pickle = tensordict::python::decode(
             bytes, &pos, "fuzz.pkl", [](const Object& pid, const std::function<Object*()>& make) {
                 Object* storage = make();
-                storage->dtype = tensordict::DType::Float32;
+                storage->tensor().dtype = tensordict::DType::Float32;
                 if (pid.type == Object::Type::Tuple && pid.items.size() > 4 &&
                     pid.items[4]->type == Object::Type::Int && pid.items[4]->integer >= 0)
-                    storage->numel = pid.items[4]->integer % (1 << 20);
+                    storage->tensor().numel = pid.items[4]->integer % (1 << 20);
                 return storage;
             });
         const tensordict::StorageLocator locate = [](const Object& storage) {
             tensordict::StorageInfo info;
             info.kind = tensordict::StorageKind::StoredEntry;
             info.path = "data/" + storage.text;
-            info.size = std::uint64_t(storage.numel) * 4;
+            info.size = std::uint64_t(storage.tensor().numel) * 4;
             return info;
         };
         const auto root = tensordict::buildPythonTree(*pickle.root, nullptr, locate);

@@ -14,6 +14,7 @@ namespace tensordict {
 namespace {
 
 using python::Object;
+using python::TensorFields;
 using Type = Object::Type;
 
 // Deeper nesting is shown as an error node rather than risking the stack.
@@ -99,10 +100,10 @@ private:
                 // A bare storage: its elements as one 1-D tensor.
                 Object view;
                 view.type = Type::Tensor;
-                view.storage = &o;
-                view.dtype = o.dtype;
-                view.shape = {o.numel};
-                view.stride = {1};
+                view.tensor().storage = &o;
+                view.tensor().dtype = o.tensor().dtype;
+                view.tensor().shape = {o.tensor().numel};
+                view.tensor().stride = {1};
                 return tensor(view, key);
             }
             case Type::TensorDict:
@@ -174,7 +175,8 @@ private:
         return Value(std::move(dims));
     }
 
-    std::unique_ptr<Node> tensor(const Object& t, const std::string& key) {
+    std::unique_ptr<Node> tensor(const Object& o, const std::string& key) {
+        const TensorFields& t = o.tensor();
         if (!t.storage)
             throw Error::corrupt(where(), "a tensor without a storage");
         const Object& storage = *t.storage;
@@ -187,8 +189,9 @@ private:
         // (the same, but for torch 2's untyped byte storages).
         const std::size_t item = itemSize(t.dtype);
         std::uint64_t storageBytes = 0;
-        if (storage.numel < 0 || __builtin_mul_overflow(std::uint64_t(storage.numel),
-                                                        itemSize(storage.dtype), &storageBytes))
+        const TensorFields& stored = storage.tensor();
+        if (stored.numel < 0 || __builtin_mul_overflow(std::uint64_t(stored.numel),
+                                                       itemSize(stored.dtype), &storageBytes))
             throw Error::corrupt(where(), "the tensor's storage has an impossible size");
         auto n = NodeBuilder::create(NodeKind::Tensor, key);
         NodeBuilder b(*n);

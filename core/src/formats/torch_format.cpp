@@ -177,9 +177,9 @@ std::size_t unreadItemSize(const std::string& typeName) {
 Object* storageObject(const StorageId& id, const std::function<Object*()>& make) {
     Object* s = make();
     s->text = id.key;
-    s->numel = id.numel;
+    s->tensor().numel = id.numel;
     if (id.dtype) {
-        s->dtype = *id.dtype;
+        s->tensor().dtype = *id.dtype;
     } else {  // read by no one: the tensors over it say so
         s->flag = true;
         Object* name = make();
@@ -220,7 +220,7 @@ public:
             if (!info)
                 throw Error::corrupt(describe(entry),
                                      "the checkpoint has no entry for storage " + storage.text);
-            info->bigEndian = bigEndian && itemSize(storage.dtype) > 1;
+            info->bigEndian = bigEndian && itemSize(storage.tensor().dtype) > 1;
             return *info;
         };
         return buildPythonTree(*pickle.root, self, locate);
@@ -318,7 +318,7 @@ private:
                     v.size > id.numel - v.offset)
                     throw Error::corrupt(where, "a malformed storage view");
                 Object* s = storageObject(id, make);
-                s->numel = v.size;
+                s->tensor().numel = v.size;
                 s->integer = v.offset;  // elements into the root storage
                 return s;
             });
@@ -353,7 +353,8 @@ private:
             if (start == starts.end())
                 throw Error::corrupt(where, "storage " + storage.text + " is not in the file");
             StorageInfo info = fileInfo();
-            info.offset = start->second + std::uint64_t(storage.integer) * itemSize(storage.dtype);
+            info.offset =
+                start->second + std::uint64_t(storage.integer) * itemSize(storage.tensor().dtype);
             return info;
         };
         return buildPythonTree(*object.root, self, locate);

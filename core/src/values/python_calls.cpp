@@ -33,7 +33,7 @@ public:
                 dtype->type == Type::Global ? dtypeFromString(dtype->text) : std::nullopt;
             if (!type)
                 m_.fail(std::string(name) + " with an unknown dtype");
-            t->dtype = *type;
+            t->tensor().dtype = *type;
             return t;
         }
         if (name == "torch._utils._rebuild_parameter" ||
@@ -175,17 +175,18 @@ private:
         Object* storage = arg(args, 0, callee);
         if (storage->type != Type::Storage)
             m_.fail(std::string(callee) + "'s first argument is not a storage");
-        t->storage = storage;
+        TensorFields& fields = t->tensor();
+        fields.storage = storage;
         const Object* offset = arg(args, 1, callee);
         needType(offset, Type::Int, "a tensor's storage offset is not an integer");
-        t->offset = offset->integer;
-        t->shape = ints(arg(args, 2, callee), "a tensor's size");
-        t->stride = ints(arg(args, 3, callee), "a tensor's stride");
+        fields.offset = offset->integer;
+        fields.shape = ints(arg(args, 2, callee), "a tensor's size");
+        fields.stride = ints(arg(args, 3, callee), "a tensor's stride");
         if (args->items.size() > 4 && args->items[4]->type == Type::Bool)
             t->flag = args->items[4]->flag;
-        if (t->shape.size() != t->stride.size())
+        if (fields.shape.size() != fields.stride.size())
             m_.fail(std::string(callee) + ": size and stride differ in length");
-        t->dtype = storage->dtype;
+        fields.dtype = storage->tensor().dtype;
         return t;
     }
 

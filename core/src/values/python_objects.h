@@ -22,6 +22,19 @@
 
 namespace tensordict::python {
 
+struct Object;
+
+// What a storage or a tensor is beyond an Object's common fields.
+struct TensorFields {
+    // Storage: its element type and element count. Tensor: its dtype.
+    DType dtype = DType::UInt8;
+    std::int64_t numel = 0;
+    // Tensor: a view of `storage`, in elements.
+    const Object* storage = nullptr;
+    std::int64_t offset = 0;
+    std::vector<std::int64_t> shape, stride;
+};
+
 struct Object {
     enum class Type {
         None,
@@ -54,13 +67,31 @@ struct Object {
     std::vector<Object*> items;                        // List, Tuple, Set; Instance's arguments
     std::vector<std::pair<Object*, Object*>> entries;  // Dict, in order
     Object* state = nullptr;                           // Instance, TensorDict: what BUILD set
-    // Storage: its element type and element count.
-    DType dtype = DType::UInt8;
-    std::int64_t numel = 0;
-    // Tensor: a view of `storage`, in elements.
-    const Object* storage = nullptr;
-    std::int64_t offset = 0;
-    std::vector<std::int64_t> shape, stride;
+
+    // Storage and Tensor only: their fields, made when first set (most
+    // objects of a large pickle are neither, and stay small).
+    TensorFields& tensor() {
+        if (!tensor_.fields)
+            tensor_.fields = std::make_unique<TensorFields>();
+        return *tensor_.fields;
+    }
+    const TensorFields& tensor() const {
+        static const TensorFields none;
+        return tensor_.fields ? *tensor_.fields : none;
+    }
+
+private:
+    // Copied with its object (a Parameter is a copy of its tensor).
+    struct OwnedFields {
+        std::unique_ptr<TensorFields> fields;
+        OwnedFields() = default;
+        OwnedFields(const OwnedFields& o) { *this = o; }
+        OwnedFields& operator=(const OwnedFields& o) {
+            fields = o.fields ? std::make_unique<TensorFields>(*o.fields) : nullptr;
+            return *this;
+        }
+    };
+    OwnedFields tensor_;
 };
 
 // Objects that never move once made (pointers to them stay valid), held
