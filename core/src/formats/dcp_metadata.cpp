@@ -109,16 +109,10 @@ private:
     std::string where_;
 };
 
-// Where a chunk or byte item's stream is: MetadataIndex(fqn, offset) -> _StorageInfo,
-// keyed by the fqn, a NUL and the offsets' bytes (none for a byte item).
-std::string storageKey(const std::string& fqn, const std::vector<std::int64_t>& offsets) {
-    std::string key = fqn;
-    key.push_back('\0');
-    key.append(reinterpret_cast<const char*>(offsets.data()), offsets.size() * sizeof(offsets[0]));
-    return key;
-}
+// Where a chunk or byte item's stream is (a _StorageInfo).
 struct StreamPlace {
     std::string file;
+    std::size_t fileIndex = 0;  // of StreamPlaces::files
     std::uint64_t offset = 0, length = 0;
     // What the stream was written through ("stream.zstd/1"), to undo in this order.
     std::vector<std::string> transforms;
@@ -131,19 +125,61 @@ bool isSafetensorsChunk(const StreamPlace& place, std::uint64_t tensorBytes) {
     return place.transforms.empty() && place.length == tensorBytes;
 }
 
+// The streams of one fqn's chunks (a byte item's: one, at no offsets),
+// sorted by their offsets: a tensor's chunks are found by a binary search
+// among its own, with no key made and no node allocated per chunk.
+class FqnStreams {
+public:
+    void add(std::vector<std::int64_t> offsets, StreamPlace place) {
+        entries_.push_back({std::move(offsets), std::move(place)});
+    }
+    // Sorts; of chunks named twice the last holds, as in the dict Python reads.
+    void settle() {
+        std::stable_sort(entries_.begin(), entries_.end(),
+                         [](const Entry& a, const Entry& b) { return a.offsets < b.offsets; });
+        std::vector<Entry> kept;
+        kept.reserve(entries_.size());
+        for (Entry& e : entries_) {
+            if (!kept.empty() && kept.back().offsets == e.offsets)
+                kept.back() = std::move(e);
+            else
+                kept.push_back(std::move(e));
+        }
+        entries_ = std::move(kept);
+    }
+    const StreamPlace* find(const std::vector<std::int64_t>& offsets) const {
+        const auto it = std::lower_bound(
+            entries_.begin(), entries_.end(), offsets,
+            [](const Entry& e, const std::vector<std::int64_t>& o) { return e.offsets < o; });
+        return it != entries_.end() && it->offsets == offsets ? &it->place : nullptr;
+    }
+
+private:
+    struct Entry {
+        std::vector<std::int64_t> offsets;
+        StreamPlace place;
+    };
+    std::vector<Entry> entries_;
+};
+
 // Every stream's place (storage_data: MetadataIndex -> _StorageInfo), by
-// storageKey(), and the files that hold them, in the order first named.
+// fqn, and the files that hold them, in the order first named.
 struct StreamPlaces {
-    std::unordered_map<std::string, StreamPlace> byKey;
+    std::unordered_map<std::string, FqnStreams> byFqn;
     std::vector<std::string> files;
-    std::map<std::string, std::size_t> fileIndex;
+
+    // The streams of `fqn`, or nullptr when storage_data names none.
+    const FqnStreams* of(const std::string& fqn) const {
+        const auto it = byFqn.find(fqn);
+        return it == byFqn.end() ? nullptr : &it->second;
+    }
 };
 
 StreamPlaces readStreamPlaces(const Object* storageData, const Reader& r) {
     StreamPlaces places;
     if (!storageData || storageData->type != Type::Dict)
         return places;
-    places.byKey.reserve(storageData->entries.size());
+    std::map<std::string, std::size_t> fileIndex;
     for (const auto& [k, v] : storageData->entries) {
         if (!isA(k, "MetadataIndex"))
             r.fail("a storage_data key that is not a MetadataIndex");
@@ -166,10 +202,14 @@ StreamPlaces readStreamPlaces(const Object* storageData, const Reader& r) {
             place.file == "..")
             r.fail("the stream of \"" + fqn + "\" is in \"" + place.file +
                    "\", not a file of the checkpoint's directory");
-        if (places.fileIndex.emplace(place.file, places.files.size()).second)
+        const auto file = fileIndex.emplace(place.file, places.files.size());
+        if (file.second)
             places.files.push_back(place.file);
-        places.byKey[storageKey(fqn, offsets)] = std::move(place);
+        place.fileIndex = file.first->second;
+        places.byFqn[fqn].add(std::move(offsets), std::move(place));
     }
+    for (auto& [fqn, streams] : places.byFqn)
+        streams.settle();
     return places;
 }
 
@@ -208,16 +248,14 @@ public:
     // The stream of the last item's chunk at `offsets` (a byte item: none),
     // if storage_data has one. `limit`: what it may decode to, if it was
     // written through transforms; `tensorBytes`: a chunk's numel x element size.
-    std::optional<StreamPlace> place(const std::string& fqn,
-                                     const std::vector<std::int64_t>& offsets, std::uint64_t limit,
-                                     std::optional<std::uint64_t> tensorBytes) {
-        const auto it = places_.byKey.find(storageKey(fqn, offsets));
-        if (it == places_.byKey.end())
-            return std::nullopt;
-        const StreamPlace& place = it->second;
-        facts_.streams.push_back({facts_.items.size() - 1, places_.fileIndex.at(place.file),
-                                  place.offset, place.length, place.transforms, limit,
-                                  tensorBytes && isSafetensorsChunk(place, *tensorBytes)});
+    const StreamPlace* place(const FqnStreams* streams, const std::vector<std::int64_t>& offsets,
+                             std::uint64_t limit, std::optional<std::uint64_t> tensorBytes) {
+        const StreamPlace* place = streams ? streams->find(offsets) : nullptr;
+        if (!place)
+            return nullptr;
+        facts_.streams.push_back({facts_.items.size() - 1, place->fileIndex, place->offset,
+                                  place->length, place->transforms, limit,
+                                  tensorBytes && isSafetensorsChunk(*place, *tensorBytes)});
         return place;
     }
 
@@ -265,6 +303,7 @@ public:
             problem.empty() &&
             __builtin_mul_overflow(std::uint64_t(t.numel), itemSize(t.dtype), &tensorBytes))
             problem = "an impossible size";
+        const FqnStreams* streams = places_.of(fqn);
         for (const Object* c : chunks->items) {
             if (!isA(c, "ChunkStorageMetadata"))
                 r_.fail("a chunk of \"" + fqn + "\" is not a ChunkStorageMetadata");
@@ -279,8 +318,8 @@ public:
                 chunk.numel = -1;
                 bytes = 0;
             }
-            const std::optional<StreamPlace> at =
-                place(fqn, chunk.offsets,
+            const StreamPlace* at =
+                place(streams, chunk.offsets,
                       std::max(bytes, bytes + kDcpStreamRecordsBytes),  // never below its bytes
                       chunk.numel < 0 ? std::nullopt : std::optional(bytes));
             if (!at) {
@@ -294,7 +333,7 @@ public:
                 problemKind = unknown->kind;
             }
             chunk.transforms = at->transforms;
-            chunk.file = places_.fileIndex.at(at->file);
+            chunk.file = at->fileIndex;
             chunk.offset = at->offset;
             chunk.length = at->length;
             chunk.inSafetensors = chunk.numel >= 0 && isSafetensorsChunk(*at, bytes);
@@ -348,8 +387,8 @@ DcpMetadata readDcpMetadata(std::string_view bytes, const std::string& where,
         entry.path = path != paths.end() ? path->second : std::vector<std::string>{entry.fqn};
         out.facts.items.push_back({entry.fqn, entry.path});
         if (isA(v, "BytesStorageMetadata")) {
-            const std::optional<StreamPlace> place =
-                reader.place(entry.fqn, {}, kDcpMaxByteItemBytes, std::nullopt);
+            const StreamPlace* place =
+                reader.place(places.of(entry.fqn), {}, kDcpMaxByteItemBytes, std::nullopt);
             if (!place)
                 entry.content =
                     Failure{ErrorKind::Corrupt, where,
@@ -357,8 +396,8 @@ DcpMetadata readDcpMetadata(std::string_view bytes, const std::string& where,
             else if (const auto unknown = reader.unknownTransform(*place, entry.fqn))
                 entry.content = *unknown;
             else
-                entry.content = DcpStream{places.fileIndex.at(place->file), place->offset,
-                                          place->length, place->transforms};
+                entry.content =
+                    DcpStream{place->fileIndex, place->offset, place->length, place->transforms};
         } else if (isA(v, "TensorStorageMetadata")) {
             std::variant<DcpTensor, Failure> read = reader.tensor(entry.fqn, v);
             if (Failure* failure = std::get_if<Failure>(&read))
