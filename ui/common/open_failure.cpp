@@ -32,9 +32,7 @@ QString expectedKind(const QFileInfo& info) {
 QString commandLineFailure(const std::exception& e) {
     const tensordict::Failure failure = tensordict::failureOf(e);
     QString text = nodetext::displayText(failure.text());
-    const QString where = QString::fromStdString(failure.where);
-    if (!where.startsWith("http://", Qt::CaseInsensitive) &&
-        !where.startsWith("https://", Qt::CaseInsensitive))
+    if (!isWebUrl(QString::fromStdString(failure.where)))
         return text;
     if (failure.kind == tensordict::ErrorKind::Denied)
         text += tr(" (credentials: TDSTUDIO_HTTP_BEARER, TDSTUDIO_HTTP_HEADERS)");
@@ -50,10 +48,13 @@ QString openableSentence() {
         ".npz) and consolidated tensordicts.");
 }
 
-bool isRemote(const QString& location) {
+bool isWebUrl(const QString& location) {
     return location.startsWith("http://", Qt::CaseInsensitive) ||
-           location.startsWith("https://", Qt::CaseInsensitive) ||
-           location.startsWith("s3://", Qt::CaseInsensitive);
+           location.startsWith("https://", Qt::CaseInsensitive);
+}
+
+bool isRemote(const QString& location) {
+    return isWebUrl(location) || location.startsWith("s3://", Qt::CaseInsensitive);
 }
 
 QString locationName(const QString& location) {

@@ -23,7 +23,10 @@ QString commandLineFailure(const std::exception& e);
 // The one sentence that says what tdstudio opens (the welcome page, the
 // status bar, File > Open File…, a file it does not read).
 QString openableSentence();
-// Whether `location` is an http(s):// URL rather than a path.
+// Whether `location` is an http(s):// URL (a web server, whose refusals
+// tdstudio's TDSTUDIO_HTTP_* settings answer).
+bool isWebUrl(const QString& location);
+// Whether `location` is remote: an http(s):// or s3:// URL rather than a path.
 bool isRemote(const QString& location);
 // A path's or URL's file name, and where it is (its folder, or the URL up to it).
 QString locationName(const QString& location);
