@@ -198,6 +198,54 @@ private Q_SLOTS:
             QString(R"(the weight_map gives "p" a shard that is not a file name in its folder)"));
     }
 
+    // The tree takes the index's order, whatever order the shards hold
+    // their tensors in (each shard's next tensor is tried first, then its
+    // keys are looked up): the index reversed, and with every other
+    // tensor moved to its end.
+    void theIndexOrdersTheTree_data() {
+        QTest::addColumn<bool>("reversed");
+        QTest::newRow("reversed") << true;
+        QTest::newRow("every other last") << false;
+    }
+
+    void theIndexOrdersTheTree() {
+        QFETCH(bool, reversed);
+        const QString dir = scratch_.filePath(reversed ? "reversed" : "interleaved");
+        testsupport::copyTree(scratch_.filePath("st"), dir);
+        QFile f(dir + "/model.safetensors.index.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject json = QJsonDocument::fromJson(f.readAll()).object();
+        f.close();
+        const QJsonObject map = json["weight_map"].toObject();
+        QStringList names = map.keys();
+        if (reversed) {
+            std::reverse(names.begin(), names.end());
+        } else {
+            QStringList odd;
+            for (int i = names.size() - 1; i >= 0; --i)
+                if (i % 2)
+                    odd.prepend(names.takeAt(i));
+            names += odd;
+        }
+        // Written by hand: QJsonObject would sort the keys.
+        QStringList entries;
+        for (const QString& name : names)
+            entries << "\"" + name + "\": \"" + map[name].toString() + "\"";
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write("{\"metadata\": " +
+                QJsonDocument(json["metadata"].toObject()).toJson(QJsonDocument::Compact) +
+                ", \"weight_map\": {" + entries.join(", ").toUtf8() + "}}");
+        f.close();
+
+        const TensorDict td = load(dir.toStdString());
+        QStringList order;
+        for (const Node* child : td.root().children())
+            order << QString::fromStdString(child->key());
+        QCOMPARE(order, names);
+        checkAgainstExpected(td, ".safetensors");
+        QVERIFY(check(dir.toStdString()).sound());
+    }
+
     // A sharded model saves to a .tdz that reads back with the same values.
     void aShardedModelSavesToAnArchive() {
         const QString tdz = scratch_.filePath("model.tdz");

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "../../core/src/tree/key_table.h"
+#include "../../core/src/tree/node_builder.h"
 #include "../../core/src/values/pickle.h"
 #include "../../core/src/values/plain_json.h"
 #include "../support/json_members_oracle.h"
@@ -242,6 +243,21 @@ private Q_SLOTS:
         row("blank", "  ", false);
         row("bare key", "{a: 1}", false);
         row("bom", "\xef\xbb\xbf{}", false);
+        // Strings are scanned eight bytes at a time: each byte that ends a
+        // plain string, at every place of a long one, in a word and in the tail.
+        row("long string", "[\"" + QByteArray(37, 'k') + "\"]", true);
+        for (const char stop : {'"', '\\', '\x01', '\x1f', '\x7f', '\x80', '\xff'})
+            for (int at = 0; at < 37; ++at) {
+                QByteArray text = "[\"" + QByteArray(37, 'k') + "\"]";
+                text[2 + at] = stop;
+                QTest::addRow("byte 0x%02x at %d", unsigned(static_cast<unsigned char>(stop)), at)
+                    << text << false;
+            }
+        for (const char edge : {' ', '!', '#', '[', ']', '~'}) {
+            QByteArray text = "[\"" + QByteArray(37, 'k') + "\"]";
+            text[2 + 20] = edge;
+            QTest::addRow("plain byte 0x%02x", unsigned(edge)) << text << true;
+        }
     }
 
     void plainJsonReadsAsTheGeneralReader() {
@@ -501,6 +517,34 @@ private Q_SLOTS:
             QCOMPARE(root.child(middle), root.children()[std::size_t(width / 2)]);
         }
     }
+    // Children a builder appends are hashed by the first lookup, which may
+    // come from several threads at once, and kept indexed by later appends;
+    // a repeated key finds its first child.
+    void appendedChildrenAreIndexedByTheirFirstLookup() {
+        const int width = 3000;
+        auto root = NodeBuilder::create(NodeKind::TensorDict, "");
+        NodeBuilder builder(*root);
+        for (int i = 0; i < width; ++i)  // the last one repeats "k0"
+            builder.append(
+                NodeBuilder::create(NodeKind::TensorDict, "k" + std::to_string(i % (width - 1))));
+        std::atomic<int> wrong{0};
+        const auto lookUpAll = [&] {
+            for (int i = 0; i < width - 1; ++i)
+                if (root->child("k" + std::to_string(i)) != root->children()[std::size_t(i)])
+                    ++wrong;
+        };
+        std::thread other(lookUpAll);
+        lookUpAll();
+        other.join();
+        QCOMPARE(wrong.load(), 0);
+        for (int i = width; i < width + 100; ++i)
+            builder.append(NodeBuilder::create(NodeKind::TensorDict, "k" + std::to_string(i)));
+        for (int i = width; i < width + 100; ++i)
+            QCOMPARE(root->child("k" + std::to_string(i)), root->children()[std::size_t(i)]);
+        QVERIFY(!root->child("k" + std::to_string(width + 100)));
+        QVERIFY(!root->child("k" + std::to_string(width - 1)));
+    }
+
     // The key table finds each key's first item at every size, grown step by
     // step or reserved up front; an item taken away is never found, and
     // the others still are.

@@ -19,6 +19,7 @@
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "common/node_properties.h"
 #include "libzip_reader.h"
@@ -26,6 +27,7 @@
 #include "s3_server.h"
 #include "tensordict/compare.h"
 #include "tensordict/report.h"
+#include "tensordict/save.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
 
@@ -982,6 +984,54 @@ private Q_SLOTS:
                      qPrintable(*line + " | " + file));
         }
         QVERIFY(leaves > 0);
+    }
+
+    // A node of many children has their lines made on every core, a batch a
+    // thread: every node is listed once, in the tree's order, nested
+    // collections among the batches included.
+    void infoListsAWideTreeInOrder() {
+        tensordict::TensorDict td = tensordict::TensorDict::create();
+        tensordict::Node& root = td.mutableRoot();
+        for (int i = 0; i < 20000; ++i) {
+            const std::string key = "k" + std::to_string(i);
+            if (i % 997 == 0) {
+                tensordict::Node& inner = root.addTensorDict(key);
+                for (int j = 0; j < 3; ++j)
+                    inner.addBytes("v" + std::to_string(j), tensordict::DType::UInt8, {1},
+                                   tensordict::ownedBytes(std::vector<std::uint8_t>{1}));
+            } else {
+                root.addBytes(key, tensordict::DType::UInt8, {1},
+                              tensordict::ownedBytes(std::vector<std::uint8_t>{2}));
+            }
+        }
+        const QString path = scratch_.path() + "/wide.tdz";
+        tensordict::SaveOptions options;
+        options.archive = true;
+        tensordict::save(td, path.toStdString(), options);
+
+        const Run run = tdstudio({"--info", path});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QStringList lines = QString::fromUtf8(run.out).split('\n', Qt::SkipEmptyParts);
+        lines.removeFirst();  // the path and format
+        QStringList expected{"[]  "};
+        std::vector<const tensordict::Node*> order;
+        const tensordict::TensorDict loaded = tensordict::load(path.toStdString());
+        const std::function<void(const tensordict::Node&)> walk = [&](const tensordict::Node& n) {
+            if (n.parent()) {
+                QString keys;
+                for (const std::string& key : n.keyPath())
+                    keys += (keys.isEmpty() ? "\"" : ", \"") + QString::fromStdString(key) + '"';
+                expected << "[" + keys + "]  ";
+            }
+            for (const tensordict::Node* child : n.children())
+                walk(*child);
+        };
+        walk(loaded.root());
+        QCOMPARE(expected.size(), 20000 + 21 * 3 + 1);
+        QCOMPARE(lines.size(), expected.size());
+        for (int i = 0; i < lines.size(); ++i)
+            QVERIFY2(lines[i].startsWith(expected[i]),
+                     qPrintable(QString("line %1: %2, not %3").arg(i).arg(lines[i], expected[i])));
     }
 
     // --stats: each leaf's values decoded (float8 included), against numpy's

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <map>
 #include <optional>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "open_failure.h"
 #include "tensordict/report.h"
 #include "tensordict/store.h"
+#include "tensordict/worker_threads.h"
 
 namespace cli {
 namespace {
@@ -75,18 +77,28 @@ struct Listing {
         lastWords = &*it;
         return it->second;
     }
+    // A listing of a batch of lines for a helper thread: its own text and
+    // storage words, written by this one in their order.
+    Listing part() const { return Listing{request, out, {}, {}, nullptr, true}; }
+    bool isPart = false;  // never writes: its text is written by the listing it is part of
+
+    void writeWhenFull() {
+        if (text.size() > (64u << 10) && !isPart)
+            write();
+    }
+    void write() { write(text); }
     // Written as the UTF-8 it is, straight to the stream's device where it
     // has one; text that is not valid UTF-8 (a path of other bytes) goes
     // through QString, which writes U+FFFD for what does not decode.
-    void write() {
+    void write(std::string& lines) {
         QIODevice* device = out.device();
-        if (device && QByteArrayView(text.data(), qsizetype(text.size())).isValidUtf8()) {
+        if (device && QByteArrayView(lines.data(), qsizetype(lines.size())).isValidUtf8()) {
             out.flush();
-            device->write(text.data(), static_cast<qint64>(text.size()));
+            device->write(lines.data(), static_cast<qint64>(lines.size()));
         } else {
-            out << QString::fromStdString(text);
+            out << QString::fromStdString(lines);
         }
-        text.clear();
+        lines.clear();
     }
 };
 
@@ -137,6 +149,8 @@ void appendLeafBrief(Listing& listing, const tensordict::Node& node) {
     }
 }
 
+void printChildren(const tensordict::Node& node, const std::string& keys, Listing& listing);
+
 // One line per node, built as UTF-8 (10,000 leaves print in a few ms).
 void printNode(const tensordict::Node& node, const std::string& parentKeys, Listing& listing) {
     const InfoRequest& request = listing.request;
@@ -168,10 +182,38 @@ void printNode(const tensordict::Node& node, const std::string& parentKeys, List
             text += "  WARNING " + warning;
     }
     text += '\n';
-    if (text.size() > (64u << 10))
-        listing.write();
-    for (const auto& child : node.children())
-        printNode(*child, keys, listing);
+    listing.writeWhenFull();
+    printChildren(node, keys, listing);
+}
+
+// The children's lines, in order. A node of many children (a model's
+// tensors) has them made on every core, a batch of lines a thread, each
+// batch written as soon as the ones before it are.
+void printChildren(const tensordict::Node& node, const std::string& keys, Listing& listing) {
+    constexpr std::size_t kBatch = 4096;  // lines; a batch's text is some 0.5 MB
+    const auto children = node.children();
+    const int threads = listing.isPart || children.size() < 2 * kBatch
+                            ? 1
+                            : static_cast<int>(std::thread::hardware_concurrency());
+    if (threads < 2) {
+        for (const tensordict::Node* child : children)
+            printNode(*child, keys, listing);
+        return;
+    }
+    listing.write();
+    std::vector<Listing> parts;
+    for (int t = 0; t < threads; ++t)
+        parts.push_back(listing.part());
+    for (std::size_t first = 0; first < children.size(); first += threads * kBatch) {
+        tensordict::parallelFor(parts.size(), threads, [&](std::size_t t) {
+            const std::size_t from = std::min(first + t * kBatch, children.size());
+            const std::size_t to = std::min(from + kBatch, children.size());
+            for (std::size_t i = from; i < to; ++i)
+                printNode(*children[i], keys, parts[t]);
+        });
+        for (Listing& part : parts)
+            listing.write(part.text);
+    }
 }
 
 // Problems found while reading leaves in full (CRC-32 mismatches): the

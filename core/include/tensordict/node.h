@@ -204,9 +204,12 @@ public:
     const std::string& typeString() const;  // the raw "_type" of meta.json
     const std::vector<std::int64_t>& batchSize() const;
     // Tensors and collections: the device meta.json names, if any.
-    const std::optional<std::string>& device() const { return device_; }
-    // The node's directory relative to the root ("" for the root); a leaf's is its parent's.
-    const std::string& directory() const { return directory_; }
+    std::optional<std::string> device() const {
+        return device_ ? std::optional<std::string>(*device_) : std::nullopt;
+    }
+    // The node's directory relative to the root ("" for the root); a
+    // tensor's is its parent's (key groups passed over).
+    const std::string& directory() const;
 
     // The per-kind records. The reference forms throw Error naming the key
     // when the node is of another kind; the pointer forms return nullptr.
@@ -308,6 +311,7 @@ private:
     // tensor leaf (nearly every node of a large model) stays small.
     struct Described {
         std::string keyRepr;  // the source's own spelling, when the key is not a str
+        std::string directory;
         std::string className;
         std::string typeString;
         std::vector<std::int64_t> batchSize;
@@ -329,8 +333,7 @@ private:
     std::unique_ptr<Branch> branch_;
 
     std::unique_ptr<Described> described_;
-    std::optional<std::string> device_;
-    std::string directory_;
+    std::unique_ptr<const std::string> device_;  // none when null
     std::variant<Collection, TensorLeaf, NonTensor, ErrorInfo> payload_;
     std::shared_ptr<const Store> store_;
 

@@ -11,6 +11,7 @@
 // store, so a leaf's bytes are read from its shard when a view needs them.
 
 #include <algorithm>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -73,7 +74,11 @@ bool isPlainName(std::string_view name) {
 // order, and its metadata. As json.loads keeps them, a repeated key's last
 // value counts.
 struct WeightMap {
-    std::vector<std::pair<std::string, std::size_t>> entries;  // name, place in shards
+    // Each tensor's name and its shard's place in `shards`. The names are
+    // views into the index's text, which outlives the map, or into
+    // `unescapedNames` for a name the text spells with escapes.
+    std::vector<std::pair<std::string_view, std::size_t>> entries;
+    std::deque<std::string> unescapedNames;
     std::vector<std::string> shards;  // in the order the index first names them
     Value metadata;
 };
@@ -83,20 +88,27 @@ struct WeightMap {
 class WeightMapReader {
 public:
     // Each occurrence of "weight_map" whose value is an object starts over.
-    void start() {
-        map_.entries.clear(), map_.shards.clear(), placeOf_.clear(), refused_.reset();
+    void start(std::size_t expectedEntries) {
+        map_.entries.clear(), map_.unescapedNames.clear();
+        map_.shards.clear(), placeOf_.clear(), refused_.reset();
+        map_.entries.reserve(expectedEntries);
         isObject_ = true;
         lastShard_ = 0;
     }
-    // `shard` is nullopt when the entry's value is no string.
-    void entry(std::string name, std::optional<std::string_view> shard) {
+    // `shard` is nullopt when the entry's value is no string. `name` lives
+    // as long as the index's text.
+    void entry(std::string_view name, std::optional<std::string_view> shard) {
         if (refused_)
             return;
         if (!shard || !isPlainName(*shard)) {
-            refused_ = std::move(name);
+            refused_ = std::string(name);
             return;
         }
-        map_.entries.emplace_back(std::move(name), shardPlace(*shard));
+        map_.entries.emplace_back(name, shardPlace(*shard));
+    }
+    // The same for a name the reader unescaped.
+    void entry(std::string name, std::optional<std::string_view> shard) {
+        entry(std::string_view(map_.unescapedNames.emplace_back(std::move(name))), shard);
     }
     void member(const std::string& key, Value value) {
         if (key == "weight_map")
@@ -135,28 +147,31 @@ private:
     std::size_t lastShard_ = 0;
 };
 
+// The map of an index whose text is `text`, which must outlive it.
 WeightMap readWeightMap(const std::string& text, const std::string& where) {
     WeightMapReader reader;
+    // Room for the entries of a typical index (some 70 bytes each) at once.
+    const std::size_t expectedEntries = text.size() / 64;
     bool isObject = false;
     if (isPlainJson(text)) {
-        // Every writer's index: no Value made for an entry.
+        // Every writer's index: no Value, nor string, made for an entry.
         isObject = readPlainMembers(text, [&](std::string key, PlainJsonReader& json) {
             if (key != "weight_map" || json.peek() != '{')
                 return reader.member(key, json.value());
-            reader.start();
-            json.members([&](std::string name, PlainJsonReader& entry) {
+            reader.start(expectedEntries);
+            json.memberViews([&](std::string_view name, PlainJsonReader& entry) {
                 if (entry.peek() == '"') {
-                    reader.entry(std::move(name), entry.string());
+                    reader.entry(name, entry.string());
                 } else {
                     entry.value();
-                    reader.entry(std::move(name), std::nullopt);
+                    reader.entry(name, std::nullopt);
                 }
             });
         });
     } else {
         JsonMembers handlers;
         handlers.streamed = "weight_map";
-        handlers.streamStarts = [&] { reader.start(); };
+        handlers.streamStarts = [&] { reader.start(expectedEntries); };
         handlers.entry = [&](std::string name, Value shard) {
             reader.entry(std::move(name), shard.isString()
                                               ? std::optional<std::string_view>(shard.asString())
@@ -187,20 +202,38 @@ public:
 
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
         const std::string where = describe(indexName_);
-        const WeightMap map = readWeightMap(read(indexName_, kMaxIndexBytes), where);
+        const std::string indexText = read(indexName_, kMaxIndexBytes);
+        const WeightMap map = readWeightMap(indexText, where);
         const std::vector<std::string>& shards = map.shards;
 
         // A shard's top-level nodes, each taken by key into the model's tree.
+        // An index names a shard's tensors in the order the shard holds them
+        // (both sorted by name, as save_pretrained writes them): the next
+        // leaf is tried first, and the shard's keys are hashed only when
+        // the index names one out of order.
         struct Opened {
             std::vector<std::unique_ptr<Node>> leaves;  // in the shard's order; taken ones null
-            KeyTable index;
             std::optional<Failure> failure;
+            std::size_t next = 0;  // the leaf after the last one taken
+            KeyTable index;
+            bool indexed = false;
+
             const std::string* keyAt(std::size_t at) const {
                 return leaves[at] ? &leaves[at]->key() : nullptr;
             }
             std::unique_ptr<Node>* find(std::string_view key) {
-                const std::size_t at = index.find(key, [this](std::size_t i) { return keyAt(i); });
-                return at == KeyTable::npos ? nullptr : &leaves[at];
+                if (next < leaves.size() && leaves[next] && leaves[next]->key() == key)
+                    return &leaves[next++];
+                const auto keyOf = [this](std::size_t i) { return keyAt(i); };
+                if (!indexed) {
+                    index.reserve(leaves.size(), leaves.size(), keyOf);
+                    indexed = true;
+                }
+                const std::size_t at = index.find(key, keyOf);
+                if (at == KeyTable::npos)
+                    return nullptr;
+                next = at + 1;
+                return &leaves[at];
             }
         };
         std::vector<Opened> opened(shards.size());
@@ -222,10 +255,6 @@ public:
                                          "not a safetensors file or a checkpoint of named tensors");
                 Opened& shard = opened[i];
                 shard.leaves = NodeBuilder(*root).takeChildren();
-                const auto keyAt = [&shard](std::size_t at) { return shard.keyAt(at); };
-                shard.index.reserve(0, shard.leaves.size(), keyAt);
-                for (std::size_t at = 0; at < shard.leaves.size(); ++at)
-                    shard.index.added(at, keyAt);
             } catch (const Error& e) {
                 opened[i].failure = e.failure();
             }
@@ -248,15 +277,15 @@ public:
         for (const auto& [name, shard] : map.entries) {
             Opened& from = opened[shard];
             if (from.failure) {
-                b.append(NodeBuilder::error(name, *from.failure));
+                b.append(NodeBuilder::error(std::string(name), *from.failure));
                 continue;
             }
             std::unique_ptr<Node>* leaf = from.find(name);
             if (!leaf || !*leaf) {
-                b.append(NodeBuilder::error(
-                    name,
-                    {ErrorKind::Corrupt, describe(shards[shard]),
-                     "the index puts \"" + name + "\" in this shard, which does not hold it"}));
+                b.append(NodeBuilder::error(std::string(name),
+                                            {ErrorKind::Corrupt, describe(shards[shard]),
+                                             "the index puts \"" + std::string(name) +
+                                                 "\" in this shard, which does not hold it"}));
                 continue;
             }
             if ((*leaf)->isTensor()) {

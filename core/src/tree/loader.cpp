@@ -289,7 +289,6 @@ private:
         const auto where = [&] { return metaWhere + ": key \"" + key + "\""; };
         auto node = NodeBuilder::create(NodeKind::Tensor, key);
         NodeBuilder b(*node);
-        b.setDirectory(dir);
         b.setStore(store_);
         TensorLeaf& leaf = b.leaf();
         const Value& dtype = *entry.find("dtype");

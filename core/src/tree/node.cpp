@@ -85,24 +85,42 @@ Node::Described& Node::describe() {
 
 struct Node::Branch {
     Children::Vector children;
-    KeyTable index;
     bool hasKeyGroups = false;  // some child is a key group: child() looks inside them
 
+    // The children's keys are hashed by the first lookup, and kept up to
+    // date by add() from then on: a tree that is only walked (a listing of
+    // a model's 72,000 tensors) never hashes them. Lookups may come from
+    // several threads at once; children are added by one builder.
     std::size_t find(std::string_view key) const {
-        return index.find(key, [this](std::size_t at) { return &children[at]->key_; });
+        return table().find(key, [this](std::size_t at) { return &children[at]->key_; });
     }
     // Appends `child`; a repeated key keeps the first as the one find() finds.
     Node& add(std::unique_ptr<Node> child) {
         hasKeyGroups = hasKeyGroups || child->isKeyGroup();
         children.push_back(std::move(child));
-        index.added(children.size() - 1, [this](std::size_t at) { return &children[at]->key_; });
+        if (indexed_.load(std::memory_order_relaxed))
+            index_.added(children.size() - 1,
+                         [this](std::size_t at) { return &children[at]->key_; });
         return *children.back();
     }
-    void reserve(std::size_t count) {
-        children.reserve(count);
-        index.reserve(children.size(), count,
-                      [this](std::size_t at) { return &children[at]->key_; });
+    void reserve(std::size_t count) { children.reserve(count); }
+
+private:
+    const KeyTable& table() const {
+        if (!indexed_.load(std::memory_order_acquire)) {
+            const std::lock_guard<std::mutex> lock(indexing_);
+            if (!indexed_.load(std::memory_order_relaxed)) {
+                index_.reserve(children.size(), children.size(),
+                               [this](std::size_t at) { return &children[at]->key_; });
+                indexed_.store(true, std::memory_order_release);
+            }
+        }
+        return index_;
     }
+
+    mutable KeyTable index_;
+    mutable std::atomic<bool> indexed_{false};
+    mutable std::mutex indexing_;
 };
 
 Node::Children Node::children() const {
@@ -118,6 +136,16 @@ Node::Branch& Node::branch() {
     if (!branch_)
         branch_ = std::make_unique<Branch>();
     return *branch_;
+}
+
+const std::string& Node::directory() const {
+    if (kind_ != NodeKind::Tensor)
+        return described().directory;
+    // Tens of thousands of leaves keep no directory of their own.
+    const Node* parent = parent_;
+    while (parent && parent->isKeyGroup())
+        parent = parent->parent_;
+    return parent ? parent->directory() : described().directory;
 }
 
 const std::string& Node::className() const {
@@ -437,7 +465,7 @@ Node& Node::addBytes(const std::string& key, DType dtype, std::vector<std::int64
     auto node = std::make_unique<Node>();
     node->kind_ = NodeKind::Tensor;
     node->key_ = key;
-    node->device_ = "cpu";
+    node->device_ = std::make_unique<const std::string>("cpu");
     TensorLeaf l;
     l.dtype = dtype;
     l.shape = std::move(shape);
@@ -468,7 +496,8 @@ Node& Node::addTensorDict(const std::string& key) {
     d.className = "TensorDict";
     d.typeString = "<class 'tensordict._td.TensorDict'>";
     d.batchSize = batchSize();
-    child->device_ = device_;
+    if (device_)
+        child->device_ = std::make_unique<const std::string>(*device_);
     return insertChild(std::move(child));
 }
 
@@ -524,13 +553,14 @@ std::unique_ptr<Node> NodeBuilder::shallowCopy(const Node& from) {
     if (from.described_) {
         Node::Described& d = n->describe();
         d.keyRepr = from.described_->keyRepr;
+        d.directory = from.described_->directory;
         d.className = from.described_->className;
         d.typeString = from.described_->typeString;
         d.batchSize = from.described_->batchSize;
         d.value = from.value();  // a shared value's current one, as a plain value
     }
-    n->device_ = from.device_;
-    n->directory_ = from.directory_;
+    if (from.device_)
+        n->device_ = std::make_unique<const std::string>(*from.device_);
     n->payload_ = from.payload_;
     n->store_ = from.store_;
     if (Node::Held* h = from.held_.load(std::memory_order_acquire)) {
@@ -586,11 +616,13 @@ void NodeBuilder::setBatchSize(std::vector<std::int64_t> batchSize) {
 }
 
 void NodeBuilder::setDevice(std::optional<std::string> device) {
-    node_.device_ = std::move(device);
+    node_.device_ = device ? std::make_unique<const std::string>(std::move(*device)) : nullptr;
 }
 
 void NodeBuilder::setDirectory(std::string directory) {
-    node_.directory_ = std::move(directory);
+    if (node_.kind_ == NodeKind::Tensor)
+        throw Error::invalid(node_.where(), "a tensor's directory is its parent's");
+    node_.describe().directory = std::move(directory);
 }
 
 void NodeBuilder::setStore(std::shared_ptr<const Store> store) {

@@ -1,5 +1,7 @@
 #include "values/plain_json.h"
 
+#include <cstdint>
+#include <cstring>
 #include <iterator>
 
 namespace tensordict {
@@ -17,6 +19,30 @@ bool isDigit(char c) {
 // A string's character that needs no escape and is ASCII.
 bool isPlainCharacter(char c) {
     return c >= 0x20 && c < 0x7F && c != '"' && c != '\\';
+}
+
+// Past the plain characters from `at` on: the first that is not one, or
+// `end`. Eight at a time while none of the eight can end the run (a quote,
+// a backslash, a control character, DEL or a byte over 0x7F): the tests
+// below have no false negatives, and a word they flag is walked byte by
+// byte.
+const char* skipPlainCharacters(const char* at, const char* end) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101u;
+    constexpr std::uint64_t kHighs = 0x8080808080808080u;
+    const auto hasByte = [](std::uint64_t word, unsigned char c) {
+        const std::uint64_t x = word ^ (kOnes * c);
+        return (x - kOnes) & ~x & kHighs;
+    };
+    for (std::uint64_t word; end - at >= 8; at += 8) {
+        std::memcpy(&word, at, 8);
+        const std::uint64_t stops = (word & kHighs) | ((word - kOnes * 0x20) & ~word & kHighs) |
+                                    hasByte(word, '"') | hasByte(word, '\\') | hasByte(word, 0x7F);
+        if (stops)
+            break;
+    }
+    while (at < end && isPlainCharacter(*at))
+        ++at;
+    return at;
 }
 
 // A recursive scan of one value, false where the text leaves the subset.
@@ -86,9 +112,7 @@ private:
     bool string() {
         if (at_ == end_ || *at_ != '"')
             return false;
-        ++at_;
-        while (at_ < end_ && isPlainCharacter(*at_))
-            ++at_;
+        at_ = skipPlainCharacters(at_ + 1, end_);
         if (at_ == end_ || *at_ != '"')
             return false;
         ++at_;
@@ -135,8 +159,7 @@ bool isPlainJson(std::string_view text) {
 std::string_view PlainJsonReader::string() {
     skipSpace();
     const char* begin = ++at_;  // past the quote
-    while (*at_ != '"')
-        ++at_;
+    at_ = static_cast<const char*>(std::memchr(begin, '"', static_cast<std::size_t>(end_ - begin)));
     return {begin, static_cast<std::size_t>(at_++ - begin)};
 }
 

@@ -51,14 +51,22 @@ public:
     // only the white space before what comes next.
     template <class Member>
     bool members(Member&& member) {
+        return memberViews([&member](std::string_view key, PlainJsonReader& json) {
+            member(std::string(key), json);
+        });
+    }
+    // The same, each key a view into the text: an object of many members
+    // (an index's weight_map) is read without a string made for each.
+    template <class Member>
+    bool memberViews(Member&& member) {
         if (!take('{'))
             return false;
         if (take('}'))
             return true;
         do {
-            std::string key(string());
+            const std::string_view key = string();
             take(':');
-            member(std::move(key), *this);
+            member(key, *this);
         } while (take(','));
         take('}');
         return true;
