@@ -11,7 +11,10 @@
 // store, so a leaf's bytes are read from its shard when a view needs them.
 
 #include <algorithm>
+#include <condition_variable>
 #include <deque>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -87,6 +90,10 @@ struct WeightMap {
 // tensors is never held whole.
 class WeightMapReader {
 public:
+    // `shardNamed` is told each shard the first time the index names it.
+    explicit WeightMapReader(std::function<void(const std::string&)> shardNamed)
+        : shardNamed_(std::move(shardNamed)) {}
+
     // Each occurrence of "weight_map" whose value is an object starts over.
     void start(std::size_t expectedEntries) {
         map_.entries.clear(), map_.unescapedNames.clear();
@@ -135,11 +142,14 @@ private:
         if (lastShard_ < shards.size() && shards[lastShard_] == shard)
             return lastShard_;
         const auto [it, added] = placeOf_.emplace(std::string(shard), shards.size());
-        if (added)
+        if (added) {
             shards.emplace_back(shard);
+            shardNamed_(shards.back());
+        }
         return lastShard_ = it->second;
     }
 
+    std::function<void(const std::string&)> shardNamed_;
     WeightMap map_;
     std::unordered_map<std::string, std::size_t> placeOf_;  // in map_.shards
     bool isObject_ = false;                                 // the last weight_map is an object
@@ -147,9 +157,11 @@ private:
     std::size_t lastShard_ = 0;
 };
 
-// The map of an index whose text is `text`, which must outlive it.
-WeightMap readWeightMap(const std::string& text, const std::string& where) {
-    WeightMapReader reader;
+// The map of an index whose text is `text`, which must outlive it;
+// `shardNamed` is told each shard as soon as the index names it.
+WeightMap readWeightMap(const std::string& text, const std::string& where,
+                        std::function<void(const std::string&)> shardNamed) {
+    WeightMapReader reader(std::move(shardNamed));
     // Room for the entries of a typical index (some 70 bytes each) at once.
     const std::size_t expectedEntries = text.size() / 64;
     bool isObject = false;
@@ -185,6 +197,116 @@ WeightMap readWeightMap(const std::string& text, const std::string& where) {
     return reader.result(isObject, where);
 }
 
+// A shard's top-level nodes, each taken by key into the model's tree.
+// An index names a shard's tensors in the order the shard holds them (both
+// sorted by name, as save_pretrained writes them): the next leaf is tried
+// first, and the shard's keys are hashed only when the index names one out
+// of order.
+struct OpenedShard {
+    std::vector<std::unique_ptr<Node>> leaves;  // in the shard's order; taken ones null
+    std::optional<Failure> failure;
+    std::size_t next = 0;  // the leaf after the last one taken
+    KeyTable index;
+    bool indexed = false;
+
+    const std::string* keyAt(std::size_t at) const {
+        return leaves[at] ? &leaves[at]->key() : nullptr;
+    }
+    std::unique_ptr<Node>* find(std::string_view key) {
+        if (next < leaves.size() && leaves[next] && leaves[next]->key() == key)
+            return &leaves[next++];
+        const auto keyOf = [this](std::size_t i) { return keyAt(i); };
+        if (!indexed) {
+            index.reserve(leaves.size(), leaves.size(), keyOf);
+            indexed = true;
+        }
+        const std::size_t at = index.find(key, keyOf);
+        if (at == KeyTable::npos)
+            return nullptr;
+        next = at + 1;
+        return &leaves[at];
+    }
+};
+
+// Shards opened on helper threads while the index is still being read: the
+// reader hands over each shard as the index first names it, so that a large
+// index and its shards' headers are read at once. finish() opens what is
+// left on the calling thread too, joins the helpers and gives every shard
+// opened, by name.
+class ShardOpener {
+public:
+    using Open = std::function<OpenedShard(const std::string& shard)>;
+    ShardOpener(int threads, Open open) : open_(std::move(open)) {
+        helpers_.emplace(
+            threads - 1, [this] { work(); }, /*bestEffort=*/true, [this] { close(); });
+    }
+    // Left without finish() (the index was refused): the helpers stop after
+    // the shards they are opening.
+    ~ShardOpener() {
+        {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            pending_.clear();
+        }
+        helpers_.reset();
+    }
+
+    void add(const std::string& shard) {
+        {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            pending_.push_back(shard);
+        }
+        wake_.notify_one();
+    }
+
+    std::map<std::string, OpenedShard> finish() {
+        close();
+        work();
+        helpers_.reset();
+        failure_.rethrow();
+        return std::move(opened_);
+    }
+
+private:
+    void close() {
+        {
+            const std::lock_guard<std::mutex> lock(mutex_);
+            closed_ = true;
+        }
+        wake_.notify_all();
+    }
+    // Opens shards until none is left and no more will come.
+    void work() {
+        try {
+            for (;;) {
+                std::string shard;
+                {
+                    std::unique_lock<std::mutex> lock(mutex_);
+                    wake_.wait(lock, [this] { return !pending_.empty() || closed_; });
+                    if (pending_.empty() || failure_.failed())
+                        return;
+                    shard = std::move(pending_.front());
+                    pending_.pop_front();
+                }
+                OpenedShard opened = open_(shard);
+                const std::lock_guard<std::mutex> lock(mutex_);
+                opened_[shard] = std::move(opened);
+            }
+        } catch (...) {
+            failure_.keepCurrent();
+            close();
+        }
+    }
+
+    Open open_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::string> pending_;
+    bool closed_ = false;
+    std::map<std::string, OpenedShard> opened_;
+    FirstFailure failure_;
+    std::optional<WorkerThreads> helpers_;  // last: they use the rest
+};
+
 class ShardedStore final : public FolderStore {
 public:
     ShardedStore(std::shared_ptr<const Transport> transport, std::string folder,
@@ -203,40 +325,6 @@ public:
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
         const std::string where = describe(indexName_);
         const std::string indexText = read(indexName_, kMaxIndexBytes);
-        const WeightMap map = readWeightMap(indexText, where);
-        const std::vector<std::string>& shards = map.shards;
-
-        // A shard's top-level nodes, each taken by key into the model's tree.
-        // An index names a shard's tensors in the order the shard holds them
-        // (both sorted by name, as save_pretrained writes them): the next
-        // leaf is tried first, and the shard's keys are hashed only when
-        // the index names one out of order.
-        struct Opened {
-            std::vector<std::unique_ptr<Node>> leaves;  // in the shard's order; taken ones null
-            std::optional<Failure> failure;
-            std::size_t next = 0;  // the leaf after the last one taken
-            KeyTable index;
-            bool indexed = false;
-
-            const std::string* keyAt(std::size_t at) const {
-                return leaves[at] ? &leaves[at]->key() : nullptr;
-            }
-            std::unique_ptr<Node>* find(std::string_view key) {
-                if (next < leaves.size() && leaves[next] && leaves[next]->key() == key)
-                    return &leaves[next++];
-                const auto keyOf = [this](std::size_t i) { return keyAt(i); };
-                if (!indexed) {
-                    index.reserve(leaves.size(), leaves.size(), keyOf);
-                    indexed = true;
-                }
-                const std::size_t at = index.find(key, keyOf);
-                if (at == KeyTable::npos)
-                    return nullptr;
-                next = at + 1;
-                return &leaves[at];
-            }
-        };
-        std::vector<Opened> opened(shards.size());
         StoreOptions alone = options_;
         alone.shardOpensModel = false;
         // A local shard's header is work for a core; a remote one is a wait.
@@ -246,19 +334,28 @@ public:
             transport().isLocal()
                 ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
                 : kOpenThreads;
-        parallelFor(shards.size(), threads, [&](std::size_t i) {
+        ShardOpener opener(threads, [&](const std::string& shard) {
+            OpenedShard opened;
             try {
-                const auto store = openStore(describe(shards[i]), alone);
+                const auto store = openStore(describe(shard), alone);
                 std::unique_ptr<Node> root = store->buildTree(store);
                 if (!root || root->isTensor())
-                    throw Error::corrupt(describe(shards[i]),
+                    throw Error::corrupt(describe(shard),
                                          "not a safetensors file or a checkpoint of named tensors");
-                Opened& shard = opened[i];
-                shard.leaves = NodeBuilder(*root).takeChildren();
+                opened.leaves = NodeBuilder(*root).takeChildren();
             } catch (const Error& e) {
-                opened[i].failure = e.failure();
+                opened.failure = e.failure();
             }
+            return opened;
         });
+        const WeightMap map =
+            readWeightMap(indexText, where, [&](const std::string& shard) { opener.add(shard); });
+        const std::vector<std::string>& shards = map.shards;
+        // A shard named only by a weight_map that a later one replaced is left out.
+        std::map<std::string, OpenedShard> openedByName = opener.finish();
+        std::vector<OpenedShard*> opened;
+        for (const std::string& shard : shards)
+            opened.push_back(&openedByName.at(shard));
 
         ShardedModelFacts facts;
         facts.indexName = indexName_;
@@ -275,7 +372,7 @@ public:
             b.collection().attributes = map.metadata.asObject();
         b.reserveChildren(map.entries.size());
         for (const auto& [name, shard] : map.entries) {
-            Opened& from = opened[shard];
+            OpenedShard& from = *opened[shard];
             if (from.failure) {
                 b.append(NodeBuilder::error(std::string(name), *from.failure));
                 continue;
@@ -297,7 +394,7 @@ public:
         }
         // What a shard holds beyond what the index gives it.
         for (std::size_t i = 0; i < shards.size(); ++i)
-            for (const auto& node : opened[i].leaves)
+            for (const auto& node : opened[i]->leaves)
                 if (node)
                     facts.unindexed.emplace_back(shards[i], node->key());
         std::sort(facts.unindexed.begin(), facts.unindexed.end());
