@@ -103,9 +103,9 @@ private Q_SLOTS:
 
         const TensorDict td = load(dir.toStdString());
         const Node* a = td.root().child("a");
-        QCOMPARE(QString::fromStdString(a->leaf().storage.outsideTarget),
+        QCOMPARE(QString::fromStdString(a->leaf().storage.outsideTarget()),
                  QFileInfo(secret).canonicalFilePath());
-        QVERIFY(td.root().find({"b", "c"})->leaf().storage.outsideTarget.empty());
+        QVERIFY(td.root().find({"b", "c"})->leaf().storage.outsideTarget().empty());
 
         SaveOptions options;
         options.copyExisting = true;

@@ -545,6 +545,22 @@ private Q_SLOTS:
         QVERIFY(!root->child("k" + std::to_string(width - 1)));
     }
 
+    // A file's version and link target are kept apart from a leaf's storage
+    // record and shared by its copies: a change to one copy is its own.
+    void storageFactsAreSharedUntilChanged() {
+        StorageInfo a;
+        QVERIFY(a.version().empty() && a.outsideTarget().empty());
+        a.setVersion("v1");
+        StorageInfo b = a;
+        QCOMPARE(b.version(), std::string("v1"));
+        b.setVersion("v2");
+        b.setOutsideTarget("/elsewhere");
+        QCOMPARE(a.version(), std::string("v1"));
+        QVERIFY(a.outsideTarget().empty());
+        QCOMPARE(b.version(), std::string("v2"));
+        QCOMPARE(b.outsideTarget(), std::string("/elsewhere"));
+    }
+
     // The key table finds each key's first item at every size, grown step by
     // step or reserved up front; an item taken away is never found, and
     // the others still are.

@@ -68,7 +68,7 @@ struct Listing {
 
     const std::string& storageText(const tensordict::Node& node) {
         const tensordict::StorageInfo& s = node.leaf().storage;
-        const StorageKey key(s.kind, s.zipMethod, s.outsideTarget.empty());
+        const StorageKey key(s.kind, s.zipMethod, s.outsideTarget().empty());
         if (lastWords && lastWords->first == key)
             return lastWords->second;
         auto it = storageWords.find(key);

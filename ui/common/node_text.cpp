@@ -156,7 +156,7 @@ QString storageText(const Node& node) {
         case StorageKind::None:
             return tr("no file (empty)");
         case StorageKind::File:
-            return node.leaf().storage.outsideTarget.empty()
+            return node.leaf().storage.outsideTarget().empty()
                        ? tr("file")
                        : tr("file, linked from outside the dataset");
         case StorageKind::Memory:

@@ -156,9 +156,9 @@ struct Walk {
         ++s.leaves;
         countFiles(node);
 
-        if (!node.leaf().storage.outsideTarget.empty())
+        if (!node.leaf().storage.outsideTarget().empty())
             problem(node, tr("linked from outside the dataset: %1")
-                              .arg(QString::fromStdString(node.leaf().storage.outsideTarget)));
+                              .arg(QString::fromStdString(node.leaf().storage.outsideTarget())));
         if (const std::string warning = node.integrityWarning(); !warning.empty())
             problem(node, QString::fromStdString(warning));
     }

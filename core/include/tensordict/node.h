@@ -59,14 +59,6 @@ struct StorageInfo {
     std::string path;                    // relative to the store's root: "b/c.memmap"
     std::uint64_t size = 0;              // bytes of the file or uncompressed entry
     std::uint64_t storedSize = 0;        // bytes on disk: file size, or compressed entry size
-    // A file reached through a symbolic link that leads out of the dataset's
-    // root: where it really is. Saving refuses to copy it unless allowed.
-    std::string outsideTarget;
-    // The file's version when the tree was read (ByteSource::version()), for
-    // a store that opens a leaf's file when the leaf is read: a file that
-    // became another version is refused, not mixed in. (A store of one file
-    // holds it open from its opening on and sets none.)
-    std::string version;
     // Where the leaf's elements sit when they are not simply the first
     // nbytes of the file or entry (checkpoints, safetensors, numpy files): a
     // byte offset, element strides (empty: C order), and big-endian
@@ -77,6 +69,39 @@ struct StorageInfo {
     bool bigEndian = false;
     // The leaf is the file's (or entry's) first bytes, in C order and little-endian.
     bool isPlain() const { return offset == 0 && strides.empty() && !bigEndian; }
+
+    // A file reached through a symbolic link that leads out of the dataset's
+    // root: where it really is ("" otherwise). Saving refuses to copy it
+    // unless allowed.
+    const std::string& outsideTarget() const { return facts().outsideTarget; }
+    void setOutsideTarget(std::string target) { changeFacts().outsideTarget = std::move(target); }
+    // The file's version when the tree was read (ByteSource::version()), for
+    // a store that opens a leaf's file when the leaf is read: a file that
+    // became another version is refused, not mixed in. (A store of one file
+    // holds it open from its opening on and sets none.)
+    const std::string& version() const { return facts().version; }
+    void setVersion(std::string version) { changeFacts().version = std::move(version); }
+
+private:
+    // What only a file of a directory has, kept apart: the leaves of one
+    // file (a model's tensors) carry a pointer, not two strings. Shared by
+    // copies, and copied before a change.
+    struct FileFacts {
+        std::string outsideTarget;
+        std::string version;
+    };
+    const FileFacts& facts() const {
+        static const FileFacts none;
+        return fileFacts_ ? *fileFacts_ : none;
+    }
+    FileFacts& changeFacts() {
+        auto changed =
+            fileFacts_ ? std::make_shared<FileFacts>(*fileFacts_) : std::make_shared<FileFacts>();
+        FileFacts& facts = *changed;
+        fileFacts_ = std::move(changed);
+        return facts;
+    }
+    std::shared_ptr<FileFacts> fileFacts_;
 };
 
 std::string zipMethodName(int method);

@@ -10,6 +10,7 @@
 // the first time they are needed. A new container format is one Store
 // class plus one StoreFormat registered with registerStoreFormat().
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -139,6 +140,9 @@ public:
 private:
     mutable std::mutex problemsMutex_;
     mutable std::map<std::string, std::string> problems_;
+    // Set by the first problem: a listing of 72,000 leaves asks each, and
+    // nearly every store has none.
+    mutable std::atomic<bool> hasProblems_{false};
 };
 
 // What a format is shown to decide whether it reads a location.

@@ -388,9 +388,9 @@ void Checker::checkNode(const Node& node) {
         if (s.kind == StorageKind::None)
             return;  // no elements, no file: as tensordict writes it, and reads it back
         const std::string file = node.fileName();
-        if (!s.outsideTarget.empty())
+        if (!s.outsideTarget().empty())
             warning("outside_link", file,
-                    "the file is a link to " + s.outsideTarget +
+                    "the file is a link to " + s.outsideTarget() +
                         ", outside the dataset (pytorch/tensordict#1762): copying the dataset "
                         "elsewhere loses it. Save with --allow-outside-links to copy its data in.",
                     key);

@@ -52,12 +52,12 @@ public:
         const auto slash = rel.rfind('/');
         if (found.isLink ||
             directoryLeavesRoot(slash == std::string::npos ? "" : rel.substr(0, slash)))
-            info.outsideTarget = outsideTarget(path);
+            info.setOutsideTarget(outsideTarget(path));
         info.kind = StorageKind::File;
         info.path = rel;
         info.size = found.size;
         info.storedSize = found.size;
-        info.version = std::move(found.version);
+        info.setVersion(std::move(found.version));
         return info;
     }
 
@@ -143,7 +143,7 @@ private:
     // The leaf's file, refused if it is not the one the tree was built from.
     std::shared_ptr<const ByteSource> openUnchanged(const StorageInfo& info) const {
         auto source = transport_->open(describe(info.path));
-        if (!info.version.empty() && source->version() != info.version)
+        if (!info.version().empty() && source->version() != info.version())
             throw Error::corrupt(
                 source->name(),
                 "the file was replaced or changed since the tensordict was opened; open it again");

@@ -212,7 +212,7 @@ std::optional<StorageInfo> FolderStore::stat(const std::string& rel) const {
     s.kind = StorageKind::File;
     s.path = rel;
     s.size = s.storedSize = info.size;
-    s.version = info.version;
+    s.setVersion(info.version);
     return s;
 }
 

@@ -174,9 +174,12 @@ void Store::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::by
 void Store::reportIntegrityProblem(const StorageInfo& info, const std::string& message) const {
     std::lock_guard<std::mutex> lock(problemsMutex_);
     problems_[info.path] = message;
+    hasProblems_.store(true, std::memory_order_release);
 }
 
 std::string Store::integrityProblem(const StorageInfo& info) const {
+    if (!hasProblems_.load(std::memory_order_acquire))
+        return {};
     std::lock_guard<std::mutex> lock(problemsMutex_);
     const auto it = problems_.find(info.path);
     return it == problems_.end() ? std::string() : it->second;

@@ -136,8 +136,8 @@ void leafProperties(const Node& node, PropertyDetail detail, std::vector<NodePro
                 out.push_back({"payload_offset_error", Value(unreadable)});
         }
     }
-    if (!storage.outsideTarget.empty())
-        out.push_back({"outside_target", Value(storage.outsideTarget)});
+    if (!storage.outsideTarget().empty())
+        out.push_back({"outside_target", Value(storage.outsideTarget())});
     if (storage.offset)
         out.push_back({"byte_offset", Value(static_cast<std::int64_t>(storage.offset))});
     else if (storage.kind == StorageKind::File && node.store())

@@ -21,30 +21,6 @@ bool isPlainCharacter(char c) {
     return c >= 0x20 && c < 0x7F && c != '"' && c != '\\';
 }
 
-// Past the plain characters from `at` on: the first that is not one, or
-// `end`. Eight at a time while none of the eight can end the run (a quote,
-// a backslash, a control character, DEL or a byte over 0x7F): the tests
-// below have no false negatives, and a word they flag is walked byte by
-// byte.
-const char* skipPlainCharacters(const char* at, const char* end) {
-    constexpr std::uint64_t kOnes = 0x0101010101010101u;
-    constexpr std::uint64_t kHighs = 0x8080808080808080u;
-    const auto hasByte = [](std::uint64_t word, unsigned char c) {
-        const std::uint64_t x = word ^ (kOnes * c);
-        return (x - kOnes) & ~x & kHighs;
-    };
-    for (std::uint64_t word; end - at >= 8; at += 8) {
-        std::memcpy(&word, at, 8);
-        const std::uint64_t stops = (word & kHighs) | ((word - kOnes * 0x20) & ~word & kHighs) |
-                                    hasByte(word, '"') | hasByte(word, '\\') | hasByte(word, 0x7F);
-        if (stops)
-            break;
-    }
-    while (at < end && isPlainCharacter(*at))
-        ++at;
-    return at;
-}
-
 // A recursive scan of one value, false where the text leaves the subset.
 class Scan {
 public:
@@ -151,6 +127,27 @@ private:
 };
 
 }  // namespace
+
+// Eight at a time while none of the eight can end the run: the tests below
+// have no false negatives, and a word they flag is walked byte by byte.
+const char* skipPlainCharacters(const char* at, const char* end) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101u;
+    constexpr std::uint64_t kHighs = 0x8080808080808080u;
+    const auto hasByte = [](std::uint64_t word, unsigned char c) {
+        const std::uint64_t x = word ^ (kOnes * c);
+        return (x - kOnes) & ~x & kHighs;
+    };
+    for (std::uint64_t word; end - at >= 8; at += 8) {
+        std::memcpy(&word, at, 8);
+        const std::uint64_t stops = (word & kHighs) | ((word - kOnes * 0x20) & ~word & kHighs) |
+                                    hasByte(word, '"') | hasByte(word, '\\') | hasByte(word, 0x7F);
+        if (stops)
+            break;
+    }
+    while (at < end && isPlainCharacter(*at))
+        ++at;
+    return at;
+}
 
 bool isPlainJson(std::string_view text) {
     return Scan(text.data(), text.data() + text.size()).document();

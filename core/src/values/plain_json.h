@@ -16,6 +16,11 @@
 
 namespace tensordict {
 
+// Past the plain characters from `at` on (printable ASCII but the quote and
+// the backslash: what a plain string holds, and what JSON writes as it is):
+// the first that is not one, or `end`.
+const char* skipPlainCharacters(const char* at, const char* end);
+
 // True when `text` is one JSON document, white space around it, that keeps
 // within the plain subset.
 bool isPlainJson(std::string_view text);

@@ -209,22 +209,17 @@ void appendUtf8Escaped(std::string& out, std::string_view s, bool asciiOnly) {
         for (int shift = 12; shift >= 0; shift -= 4)
             out += kHex[(cp >> shift) & 0xF];
     };
-    // Printable ASCII but the quote and the backslash is written as it is,
-    // a run at a time.
-    const auto plain = [](unsigned char c) {
-        return c >= 0x20 && c < 0x7F && c != '"' && c != '\\';
-    };
     out += '"';
     for (std::size_t i = 0; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (plain(c)) {
-            std::size_t end = i + 1;
-            while (end < s.size() && plain(static_cast<unsigned char>(s[end])))
-                ++end;
+        // Plain characters are written as they are, a run at a time.
+        const std::size_t end = static_cast<std::size_t>(
+            skipPlainCharacters(s.data() + i, s.data() + s.size()) - s.data());
+        if (end > i) {
             out.append(s, i, end - i);
             i = end - 1;
             continue;
         }
+        const auto c = static_cast<unsigned char>(s[i]);
         switch (c) {
             case '"':
                 out += "\\\"";

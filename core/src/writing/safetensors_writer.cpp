@@ -60,9 +60,9 @@ std::vector<Tensor> tensorsOf(const TensorDict& data, const SaveOptions& options
         if (node->isTensor()) {
             if (node->leaf().isNested)
                 throw Error::unsupported(keyText, "a nested tensor, which safetensors cannot hold");
-            if (!node->leaf().storage.outsideTarget.empty() && !options.allowOutsideLinks)
+            if (!node->leaf().storage.outsideTarget().empty() && !options.allowOutsideLinks)
                 throw Error::denied(keyText, "its file is a symbolic link to " +
-                                                 node->leaf().storage.outsideTarget +
+                                                 node->leaf().storage.outsideTarget() +
                                                  ", outside the dataset; refusing to copy it "
                                                  "(allow links that leave the dataset to save "
                                                  "it anyway)");

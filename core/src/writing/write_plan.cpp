@@ -225,7 +225,7 @@ private:
         f.leaf = &leaf;
         f.size = leaf.leaf().nbytes;
         f.isTensorData = true;
-        f.outsideTarget = leaf.leaf().storage.outsideTarget;
+        f.outsideTarget = leaf.leaf().storage.outsideTarget();
         plan_.totalBytes += f.size;
         plan_.files.push_back(std::move(f));
     }
@@ -283,7 +283,7 @@ private:
         const auto source = n.store()->stat(sidecar);
         addContent(path, n, n.store()->read(sidecar, 1ull << 34));
         if (source)
-            plan_.files.back().outsideTarget = source->outsideTarget;
+            plan_.files.back().outsideTarget = source->outsideTarget();
     }
 
     void nonTensorData(const Node& n, const std::string& dir) {
