@@ -86,19 +86,22 @@ struct Listing {
         if (text.size() > (64u << 10) && !isPart)
             write();
     }
-    void write() { write(text); }
+    void write() { write(text, isUtf8(text)); }
     // Written as the UTF-8 it is, straight to the stream's device where it
     // has one; text that is not valid UTF-8 (a path of other bytes) goes
     // through QString, which writes U+FFFD for what does not decode.
-    void write(std::string& lines) {
+    void write(std::string& lines, bool linesAreUtf8) {
         QIODevice* device = out.device();
-        if (device && QByteArrayView(lines.data(), qsizetype(lines.size())).isValidUtf8()) {
+        if (device && linesAreUtf8) {
             out.flush();
             device->write(lines.data(), static_cast<qint64>(lines.size()));
         } else {
             out << QString::fromStdString(lines);
         }
         lines.clear();
+    }
+    static bool isUtf8(const std::string& lines) {
+        return QByteArrayView(lines.data(), qsizetype(lines.size())).isValidUtf8();
     }
 };
 
@@ -204,15 +207,17 @@ void printChildren(const tensordict::Node& node, const std::string& keys, Listin
     std::vector<Listing> parts;
     for (int t = 0; t < threads; ++t)
         parts.push_back(listing.part());
+    std::vector<char> partIsUtf8(parts.size());  // checked by the thread that made it
     for (std::size_t first = 0; first < children.size(); first += threads * kBatch) {
         tensordict::parallelFor(parts.size(), threads, [&](std::size_t t) {
             const std::size_t from = std::min(first + t * kBatch, children.size());
             const std::size_t to = std::min(from + kBatch, children.size());
             for (std::size_t i = from; i < to; ++i)
                 printNode(*children[i], keys, parts[t]);
+            partIsUtf8[t] = Listing::isUtf8(parts[t].text);
         });
-        for (Listing& part : parts)
-            listing.write(part.text);
+        for (std::size_t t = 0; t < parts.size(); ++t)
+            listing.write(parts[t].text, partIsUtf8[t]);
     }
 }
 
