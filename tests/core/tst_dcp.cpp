@@ -17,6 +17,7 @@
 #include <QRandomGenerator>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 
 #include "memory_transport.h"
 #include "nginx_server.h"
@@ -171,12 +172,20 @@ private Q_SLOTS:
         testsupport::NginxServer server(dir);
         QVERIFY2(server.isRunning(), qPrintable(server.error()));
         const TensorDict td = load((server.url() + "/.metadata").toStdString());
-        QTRY_VERIFY(!server.requests().isEmpty());
-        // Files that hold only tensors' chunks are not asked for.
+        // Files that hold only tensors' chunks are not asked for. nginx logs
+        // a request after answering it: first wait for the files with values.
         QSet<QString> withValues;
         const QJsonObject values = fixtures_["four_ranks"].toObject()["bytes"].toObject();
         for (const auto v : values)
             withValues.insert(v.toObject()["file"].toString());
+        QVERIFY(!withValues.isEmpty());
+        const auto valuesLogged = [&] {
+            const QStringList requests = server.requests();
+            return std::all_of(withValues.begin(), withValues.end(), [&](const QString& file) {
+                return !requests.filter(" /" + file).isEmpty();
+            });
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(valuesLogged(), 60000);
         int untouched = 0;
         for (const QString& file : QDir(dir).entryList({"*.distcp"}))
             if (!withValues.contains(file)) {

@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QtEndian>
 #include <QtTest>
+#include <algorithm>
 
 #include "memory_transport.h"
 #include "nginx_server.h"
@@ -84,10 +85,18 @@ private Q_SLOTS:
         QVERIFY2(server.isRunning(), qPrintable(server.error()));
         const TensorDict td = load((server.url() + "/model.safetensors.index.json").toStdString());
         QCOMPARE(td.root().children().size(), std::size_t(16));
-        QTRY_VERIFY(!server.requests().isEmpty());
+        // nginx logs a request after answering it: wait for every shard's line.
+        const QStringList shards = QDir(scratch_.filePath("st")).entryList({"*.safetensors"});
+        const auto everyShardLogged = [&] {
+            const QStringList requests = server.requests();
+            return std::all_of(shards.begin(), shards.end(), [&](const QString& name) {
+                return !requests.filter(" /" + name).isEmpty();
+            });
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(everyShardLogged(), 60000);
         // One request per shard (its first block, which holds its header).
         qint64 fetched = 0;
-        for (const QString& name : QDir(scratch_.filePath("st")).entryList({"*.safetensors"}))
+        for (const QString& name : shards)
             QVERIFY2(server.requests().filter(" /" + name).size() == 1,
                      qPrintable(server.requests().join("; ")));
         for (const QString& line : server.requests())

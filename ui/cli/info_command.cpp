@@ -4,6 +4,7 @@
 
 #include <QByteArrayView>
 #include <QIODevice>
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <optional>
@@ -189,35 +190,47 @@ void printNode(const tensordict::Node& node, const std::string& parentKeys, List
     printChildren(node, keys, listing);
 }
 
-// The children's lines, in order. A node of many children (a model's
-// tensors) has them made on every core, a batch of lines a thread, each
-// batch written as soon as the ones before it are.
+// The children's lines, in order. A long run of childless children (a
+// model's tensors) has its lines made on every core, a batch of lines a
+// thread, each round of batches written in order once it is made; a child
+// with children of its own is listed by this thread, so that a batch never
+// holds a subtree. A listing that reads leaves (--stats, --sha256) stays on
+// one thread: its first failure is the first leaf's, after the lines before it.
 void printChildren(const tensordict::Node& node, const std::string& keys, Listing& listing) {
     constexpr std::size_t kBatch = 4096;  // lines; a batch's text is some 0.5 MB
     const auto children = node.children();
-    const int threads = listing.isPart || children.size() < 2 * kBatch
+    const bool readsLeaves = listing.request.stats || listing.request.sha256;
+    const int threads = listing.isPart || readsLeaves || children.size() < 2 * kBatch
                             ? 1
                             : static_cast<int>(std::thread::hardware_concurrency());
-    if (threads < 2) {
-        for (const tensordict::Node* child : children)
-            printNode(*child, keys, listing);
-        return;
-    }
-    listing.write();
     std::vector<Listing> parts;
-    for (int t = 0; t < threads; ++t)
-        parts.push_back(listing.part());
-    std::vector<char> partIsUtf8(parts.size());  // checked by the thread that made it
-    for (std::size_t first = 0; first < children.size(); first += threads * kBatch) {
-        tensordict::parallelFor(parts.size(), threads, [&](std::size_t t) {
-            const std::size_t from = std::min(first + t * kBatch, children.size());
-            const std::size_t to = std::min(from + kBatch, children.size());
-            for (std::size_t i = from; i < to; ++i)
-                printNode(*children[i], keys, parts[t]);
-            partIsUtf8[t] = Listing::isUtf8(parts[t].text);
-        });
-        for (std::size_t t = 0; t < parts.size(); ++t)
-            listing.write(parts[t].text, partIsUtf8[t]);
+    std::vector<char> partIsUtf8;  // checked by the thread that made it
+    for (std::size_t i = 0; i < children.size();) {
+        std::size_t end = i;  // the run of childless children from i
+        while (threads > 1 && end < children.size() && children[end]->children().empty())
+            ++end;
+        if (end - i < 2 * kBatch) {
+            for (const std::size_t last = std::max(end, i + 1); i < last; ++i)
+                printNode(*children[i], keys, listing);
+            continue;
+        }
+        if (parts.empty()) {
+            for (int t = 0; t < threads; ++t)
+                parts.push_back(listing.part());
+            partIsUtf8.resize(parts.size());
+        }
+        listing.write();
+        for (; i < end; i = std::min(end, i + parts.size() * kBatch)) {
+            tensordict::parallelFor(parts.size(), threads, [&](std::size_t t) {
+                const std::size_t from = std::min(i + t * kBatch, end);
+                const std::size_t to = std::min(from + kBatch, end);
+                for (std::size_t at = from; at < to; ++at)
+                    printNode(*children[at], keys, parts[t]);
+                partIsUtf8[t] = Listing::isUtf8(parts[t].text);
+            });
+            for (std::size_t t = 0; t < parts.size(); ++t)
+                listing.write(parts[t].text, partIsUtf8[t]);
+        }
     }
 }
 

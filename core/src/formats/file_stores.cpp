@@ -212,7 +212,8 @@ std::optional<StorageInfo> FolderStore::stat(const std::string& rel) const {
     s.kind = StorageKind::File;
     s.path = rel;
     s.size = s.storedSize = info.size;
-    s.setVersion(info.version);
+    if (!info.version.empty())
+        s.setVersion(info.version);
     return s;
 }
 

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -79,7 +80,8 @@ bool isPlainName(std::string_view name) {
 struct WeightMap {
     // Each tensor's name and its shard's place in `shards`. The names are
     // views into the index's text, which outlives the map, or into
-    // `unescapedNames` for a name the text spells with escapes.
+    // `unescapedNames` where the general reader read the index (a text
+    // with escapes, or beyond plain JSON).
     std::vector<std::pair<std::string_view, std::size_t>> entries;
     std::deque<std::string> unescapedNames;
     std::vector<std::string> shards;  // in the order the index first names them
@@ -162,8 +164,9 @@ private:
 WeightMap readWeightMap(const std::string& text, const std::string& where,
                         std::function<void(const std::string&)> shardNamed) {
     WeightMapReader reader(std::move(shardNamed));
-    // Room for the entries of a typical index (some 70 bytes each) at once.
-    const std::size_t expectedEntries = text.size() / 64;
+    // Room for the entries of a typical index (some 70 bytes each) at once,
+    // up to a million; a larger map grows as it is read.
+    const std::size_t expectedEntries = std::min<std::size_t>(text.size() / 64, 1u << 20);
     bool isObject = false;
     if (isPlainJson(text)) {
         // Every writer's index: no Value, nor string, made for an entry.
@@ -230,16 +233,14 @@ struct OpenedShard {
 
 // Shards opened on helper threads while the index is still being read: the
 // reader hands over each shard as the index first names it, so that a large
-// index and its shards' headers are read at once. finish() opens what is
-// left on the calling thread too, joins the helpers and gives every shard
-// opened, by name.
+// index and its shards' headers are read at once. A helper is started with
+// each shard named, up to `threads - 1`; a shard named again (by a second
+// weight_map) is opened once. finish() opens what is left on the calling
+// thread too, joins the helpers and gives every shard opened, by name.
 class ShardOpener {
 public:
     using Open = std::function<OpenedShard(const std::string& shard)>;
-    ShardOpener(int threads, Open open) : open_(std::move(open)) {
-        helpers_.emplace(
-            threads - 1, [this] { work(); }, /*bestEffort=*/true, [this] { close(); });
-    }
+    ShardOpener(int threads, Open open) : threads_(threads), open_(std::move(open)) {}
     // Left without finish() (the index was refused): the helpers stop after
     // the shards they are opening.
     ~ShardOpener() {
@@ -247,21 +248,26 @@ public:
             const std::lock_guard<std::mutex> lock(mutex_);
             pending_.clear();
         }
-        helpers_.reset();
+        helpers_.clear();
     }
 
     void add(const std::string& shard) {
         {
             const std::lock_guard<std::mutex> lock(mutex_);
+            if (!named_.insert(shard).second)
+                return;
             pending_.push_back(shard);
         }
         wake_.notify_one();
+        if (static_cast<int>(helpers_.size()) + 1 < threads_)
+            helpers_.push_back(std::make_unique<WorkerThreads>(
+                1, [this] { work(); }, /*bestEffort=*/true, [this] { close(); }));
     }
 
     std::map<std::string, OpenedShard> finish() {
         close();
         work();
-        helpers_.reset();
+        helpers_.clear();
         failure_.rethrow();
         return std::move(opened_);
     }
@@ -297,14 +303,16 @@ private:
         }
     }
 
+    const int threads_;
     Open open_;
     std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<std::string> pending_;
+    std::set<std::string> named_;  // every shard handed over
     bool closed_ = false;
     std::map<std::string, OpenedShard> opened_;
     FirstFailure failure_;
-    std::optional<WorkerThreads> helpers_;  // last: they use the rest
+    std::vector<std::unique_ptr<WorkerThreads>> helpers_;  // last: they use the rest
 };
 
 class ShardedStore final : public FolderStore {

@@ -87,20 +87,22 @@ struct Node::Branch {
     Children::Vector children;
     bool hasKeyGroups = false;  // some child is a key group: child() looks inside them
 
+    // A child's key, as the key table asks for it.
+    auto keyAt() const {
+        return [this](std::size_t at) { return &children[at]->key_; };
+    }
+
     // The children's keys are hashed by the first lookup, and kept up to
     // date by add() from then on: a tree that is only walked (a listing of
     // a model's 72,000 tensors) never hashes them. Lookups may come from
     // several threads at once; children are added by one builder.
-    std::size_t find(std::string_view key) const {
-        return table().find(key, [this](std::size_t at) { return &children[at]->key_; });
-    }
+    std::size_t find(std::string_view key) const { return table().find(key, keyAt()); }
     // Appends `child`; a repeated key keeps the first as the one find() finds.
     Node& add(std::unique_ptr<Node> child) {
         hasKeyGroups = hasKeyGroups || child->isKeyGroup();
         children.push_back(std::move(child));
         if (indexed_.load(std::memory_order_relaxed))
-            index_.added(children.size() - 1,
-                         [this](std::size_t at) { return &children[at]->key_; });
+            index_.added(children.size() - 1, keyAt());
         return *children.back();
     }
     void reserve(std::size_t count) { children.reserve(count); }
@@ -110,8 +112,7 @@ private:
         if (!indexed_.load(std::memory_order_acquire)) {
             const std::lock_guard<std::mutex> lock(indexing_);
             if (!indexed_.load(std::memory_order_relaxed)) {
-                index_.reserve(children.size(), children.size(),
-                               [this](std::size_t at) { return &children[at]->key_; });
+                index_.reserve(children.size(), children.size(), keyAt());
                 indexed_.store(true, std::memory_order_release);
             }
         }
@@ -496,8 +497,7 @@ Node& Node::addTensorDict(const std::string& key) {
     d.className = "TensorDict";
     d.typeString = "<class 'tensordict._td.TensorDict'>";
     d.batchSize = batchSize();
-    if (device_)
-        child->device_ = std::make_unique<const std::string>(*device_);
+    NodeBuilder(*child).setDevice(device());
     return insertChild(std::move(child));
 }
 
@@ -559,8 +559,7 @@ std::unique_ptr<Node> NodeBuilder::shallowCopy(const Node& from) {
         d.batchSize = from.described_->batchSize;
         d.value = from.value();  // a shared value's current one, as a plain value
     }
-    if (from.device_)
-        n->device_ = std::make_unique<const std::string>(*from.device_);
+    NodeBuilder(*n).setDevice(from.device());
     n->payload_ = from.payload_;
     n->store_ = from.store_;
     if (Node::Held* h = from.held_.load(std::memory_order_acquire)) {
