@@ -482,7 +482,7 @@ private Q_SLOTS:
     void decodedStreamsStayWithinTheBudget() {
         const std::string dir = scratch_.filePath("dcp/four_ranks_zstd").toStdString();
         const auto resident = [](const Node* n) {
-            return n->store()->isResident(n->leaf().storage);
+            return n->store()->container().isResident(n->leaf().storage);
         };
         LoadOptions tight;
         tight.store.inflateCacheBytes = 1;

@@ -359,7 +359,8 @@ private Q_SLOTS:
             QCOMPARE(QString::fromStdString(leafSha256(*leaf)),
                      it.value().toObject()["sha256"].toString());
             // A part per chunk, in order.
-            QCOMPARE(int(leaf->store()->leafParts(leaf->leaf().storage).size()), chunks.size());
+            QCOMPARE(int(leaf->store()->container().leafParts(leaf->leaf().storage).size()),
+                     chunks.size());
         }
         // A range across chunks.
         const Node* label = td.root().child("label");

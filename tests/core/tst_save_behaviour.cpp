@@ -154,7 +154,8 @@ private Q_SLOTS:
         SaveOptions options;
         options.copyExisting = true;
         const TensorDict copied = save(td, dst.toStdString(), options);
-        QCOMPARE(QString::fromStdString(copied.root().child("a")->store()->location()), dst);
+        QCOMPARE(QString::fromStdString(copied.root().child("a")->store()->container().location()),
+                 dst);
 
         // Saving onto its own files reuses them: not rewritten (a rewrite
         // would replace the file, a new inode, or at least move its mtime

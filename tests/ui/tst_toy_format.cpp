@@ -3,7 +3,8 @@
 // its tensors and holds the first half of each one's rows, NAME.halves.2
 // the other half. Each tensor is assembled from two chunks in two records.
 // Its store uses the library's seams as the library's own formats do: a
-// store per container, and the gathering of a tensor from boxes of it.
+// format that is the container of its own leaves, and the gathering of a
+// tensor from boxes of it.
 // Registered once, it is opened by load(), shown by every view of the
 // window, and taken by --info --sha256, --diff, --check and --save, with
 // no line of the library or the application knowing it.
@@ -50,11 +51,15 @@ namespace {
 constexpr char kMagic[] = "toy-halves 1\n";
 constexpr int kBoundMs = 60000;  // a bound for a hung run, not a timing
 
-class ToyHalvesStore final : public Store {
+// The format and the container of its own leaves, each gathered from its
+// two records.
+class ToyHalvesStore final : public Container, public Store {
 public:
     ToyHalvesStore(std::shared_ptr<const Transport> transport,
                    std::shared_ptr<const ByteSource> first, std::string location)
-        : transport_(std::move(transport)), location_(std::move(location)) {
+        : Store(static_cast<const Container&>(*this)),
+          transport_(std::move(transport)),
+          location_(std::move(location)) {
         records_[0] = std::move(first);
     }
 

@@ -93,9 +93,10 @@ struct Walk {
         const auto& store = node.store();
         if (!store)
             return;
-        const tensordict::Value::List parts = store->leafParts(node.leaf().storage);
+        const tensordict::Value::List parts = store->container().leafParts(node.leaf().storage);
         if (parts.empty()) {
-            ++inFile(QString::fromStdString(store->location()), node.leaf().dataBytes()).leaves;
+            ++inFile(QString::fromStdString(store->container().location()), node.leaf().dataBytes())
+                  .leaves;
             return;
         }
         std::set<CollectionSummary::FileBytes*> touched;  // a leaf counts once a file
@@ -108,8 +109,9 @@ struct Walk {
             // Parts name their files within the store's folder.
             if (file && file->isString()) {
                 const QString name = QString::fromStdString(file->asString());
-                touched.insert(&inFile(QString::fromStdString(store->location()) + '/' + name,
-                                       tensordict::storedBytes(node.leaf().dtype, elements), name));
+                touched.insert(
+                    &inFile(QString::fromStdString(store->container().location()) + '/' + name,
+                            tensordict::storedBytes(node.leaf().dtype, elements), name));
             }
         }
         for (CollectionSummary::FileBytes* f : touched)

@@ -45,7 +45,7 @@ enum class StorageKind {
     StoredEntry,      // an uncompressed zip entry, mapped in place
     CompressedEntry,  // a compressed zip entry, inflated on first access
     Memory,           // process memory: a tensor added in C++, or anonymous shared memory
-    Chunks,           // gathered from parts of several files (a DCP tensor: Store::leafParts)
+    Chunks,           // gathered from parts of several files (a DCP tensor: Container::leafParts)
 };
 
 std::string_view storageKindName(StorageKind kind);
@@ -56,7 +56,7 @@ struct StorageInfo {
     StorageKind kind = StorageKind::None;
     int zipMethod = -1;                  // zip compression method of an entry
     std::optional<std::uint32_t> crc32;  // an archive entry's CRC-32, as its directory says
-    std::string path;                    // relative to the store's root: "b/c.memmap"
+    std::string path;                    // relative to the container's root: "b/c.memmap"
     std::uint64_t size = 0;              // bytes of the file or uncompressed entry
     std::uint64_t storedSize = 0;        // bytes on disk: file size, or compressed entry size
     // Where the leaf's elements sit when they are not simply the first
@@ -267,7 +267,7 @@ public:
     // resident in this process. Throws Error.
     void readInto(std::uint64_t offset, std::byte* out, std::size_t length) const;
     // The same bytes copied into the file open as `fd`, at `at`, inside the
-    // kernel where the store can (Store::copyLeafRangeTo); false, with
+    // kernel where the container can (Container::copyLeafRangeTo); false, with
     // nothing written, otherwise (the caller uses readInto). Throws Error.
     bool copyInto(std::uint64_t offset, std::size_t length, int fd, std::uint64_t at) const;
     // Whether bytesRange() reads only around the part asked for where

@@ -80,43 +80,6 @@ constexpr std::uint64_t kChunk = 32ull << 20;  // a task of stored bytes: CRCs o
 constexpr std::uint64_t kMaxChunks = 4096;     // of one file
 constexpr int kMaxListedGlobals = 8;
 
-// A store that remembers which files its reader looked at (those found), so
-// that every other file is known to be named by no meta.json.
-class RecordingStore final : public ForwardingStore {
-public:
-    using ForwardingStore::ForwardingStore;
-
-    std::set<std::string> seen() const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return seen_;
-    }
-
-    std::optional<StorageInfo> stat(const std::string& rel) const override {
-        std::optional<StorageInfo> info = ForwardingStore::stat(rel);
-        if (info)
-            note(rel);
-        return info;
-    }
-    std::string read(const std::string& rel, std::uint64_t cap) const override {
-        note(rel);
-        return ForwardingStore::read(rel, cap);
-    }
-    // A format with a tree of its own builds it over itself, not over the record.
-    std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>&) const override {
-        return inner()->buildTree(inner());
-    }
-    std::string readingNote() const override { return inner()->readingNote(); }
-
-private:
-    void note(const std::string& rel) const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        seen_.insert(rel);
-    }
-
-    mutable std::mutex mutex_;
-    mutable std::set<std::string> seen_;
-};
-
 }  // namespace
 
 std::string bytesText(std::uint64_t n) {
@@ -343,7 +306,7 @@ std::string problemKindOf(const Failure& failure) {
 
 // A key named twice in one meta.json (a save that merged two source keys
 // into one name): Python's json keeps the last, so one value is lost.
-void Checker::checkKeysNamedOnce(const Store& store, const std::string& rel) {
+void Checker::checkKeysNamedOnce(const Container& store, const std::string& rel) {
     Value meta;
     try {
         meta = parseJson(store.read(rel, std::uint64_t(64) << 20), store.describe(rel));
@@ -376,13 +339,13 @@ void Checker::checkNode(const Node& node) {
     }
     const std::string& type = node.typeString();
     if (type.find("__main__.") != std::string::npos)
-        warning(
-            "main_class",
-            store ? store->describe(joinPath(node.directory(), "meta.json")) : formatKeyPath(key),
-            "the class " + type +
-                " was defined in a script's __main__: Python loads it only from that script "
-                "(pytorch/tensordict#1051). Define the class in a module and re-save.",
-            key);
+        warning("main_class",
+                store ? store->container().describe(joinPath(node.directory(), "meta.json"))
+                      : formatKeyPath(key),
+                "the class " + type +
+                    " was defined in a script's __main__: Python loads it only from that script "
+                    "(pytorch/tensordict#1051). Define the class in a module and re-save.",
+                key);
     if (const TensorLeaf* leaf = node.asLeaf()) {
         const StorageInfo& s = leaf->storage;
         if (s.kind == StorageKind::None)
@@ -411,17 +374,17 @@ void Checker::checkNode(const Node& node) {
     if (node.kind() == NodeKind::NonTensorData || node.kind() == NodeKind::NonTensorStack) {
         const NonTensor& nt = node.nonTensor();
         if (nt.pickleOpaque && store)
-            checkPickle(node, nt.pickleFile, *store);
+            checkPickle(node, nt.pickleFile, store->container());
     } else if (node.isCollection()) {
         const Collection& c = node.collection();
         if (c.pickleOpaque && store)
-            checkPickle(node, c.pickleFile, *store);
+            checkPickle(node, c.pickleFile, store->container());
     }
     for (const Node* child : node.children())
         checkNode(*child);
 }
 
-void Checker::checkPickle(const Node& node, const std::string& rel, const Store& store) {
+void Checker::checkPickle(const Node& node, const std::string& rel, const Container& store) {
     // What the sidecar would import: its globals, decoded without running any.
     std::set<std::string> globals;
     try {
@@ -461,7 +424,7 @@ void Checker::checkPickle(const Node& node, const std::string& rel, const Store&
 // The file tensordict writes for a key named "shape", "device" or "_type"
 // and then loses: the node's own metadata takes the key's place in its
 // meta.json (core/FORMAT.md 3.1). As Python writes it; not an orphan.
-bool isReservedKeyFile(const std::string& rel, const Store& store) {
+bool isReservedKeyFile(const std::string& rel, const Container& store) {
     const std::size_t slash = rel.rfind('/');
     const std::string dir = slash == std::string::npos ? std::string() : rel.substr(0, slash);
     const std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
@@ -471,11 +434,12 @@ bool isReservedKeyFile(const std::string& rel, const Store& store) {
 }
 
 std::optional<TensorDict> Checker::loadForCheck(const std::shared_ptr<const Store>& store,
-                                                std::string_view missingRootAdvice) {
+                                                std::string_view missingRootAdvice,
+                                                const FileObserver& onFile) {
     LoadOptions options;
     options.throwOnError = false;
     try {
-        return loadStore(store, options);
+        return loadStore(store, options, onFile);
     } catch (const Error& e) {
         const std::string kind = problemKindOf(e.failure());
         error(kind, e.where(),
@@ -486,27 +450,34 @@ std::optional<TensorDict> Checker::loadForCheck(const std::shared_ptr<const Stor
     }
 }
 
-void Checker::checkTree(const std::shared_ptr<const Store>& opened, bool findOrphans,
+void Checker::checkTree(const std::shared_ptr<const Store>& store, bool findOrphans,
                         const std::vector<std::string>& files) {
-    auto store = std::make_shared<RecordingStore>(opened);
+    // The files the loader looked at (those found): every other file is
+    // named by no meta.json.
+    std::set<std::string> seen;
+    std::mutex seenMutex;
     const std::optional<TensorDict> td = loadForCheck(
         store,
         ": the dataset's root has no meta.json, so nothing in it can be loaded (an "
         "interrupted save, which writes the root's meta.json last). Re-save the dataset; "
-        "the files below are listed as orphans.");
+        "the files below are listed as orphans.",
+        [&](const std::string& rel) {
+            std::lock_guard<std::mutex> lock(seenMutex);
+            seen.insert(rel);
+        });
     if (td)
         checkNode(td->root());
-    const std::set<std::string> seen = store->seen();
+    const Container& container = store->container();
     for (const std::string& rel : seen)
         if (rel == "meta.json" ||
             (rel.size() > 10 && rel.compare(rel.size() - 10, 10, "/meta.json") == 0))
-            checkKeysNamedOnce(*opened, rel);
+            checkKeysNamedOnce(container, rel);
     if (!findOrphans)
         return;
     for (const std::string& rel : files) {
-        if (seen.count(rel) || isReservedKeyFile(rel, *store))
+        if (seen.count(rel) || isReservedKeyFile(rel, container))
             continue;
-        warning("orphan", opened->describe(rel),
+        warning("orphan", container.describe(rel),
                 "no meta.json names this file: it is left over from an earlier save, or its "
                 "node's meta.json is missing. Python and tdstudio ignore it; delete it, or "
                 "re-save the dataset to a clean place.");
@@ -665,8 +636,8 @@ void Checker::checkFileTree(bool archive) {
     }
     report_.format = std::string(store->format());
     std::vector<std::string> entries;
-    if (const auto* zipStore = dynamic_cast<const ZipStore*>(store.get()))
-        entries = zipStore->entryNames();
+    if (const auto* zip = dynamic_cast<const ZipContainer*>(&store->container()))
+        entries = zip->entryNames();
     const bool tensordict = store->ownContainer() == OwnContainer::Archive;
     if (tensordict)
         entries.erase(

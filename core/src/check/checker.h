@@ -25,6 +25,7 @@
 #include "tensordict/source.h"
 #include "tensordict/store.h"
 #include "tensordict/tensordict.h"
+#include "tree/loader.h"
 
 namespace tensordict {
 class Node;
@@ -138,14 +139,16 @@ private:
     std::optional<std::uint32_t> storedCrc(DataItem& item, std::uint64_t offset, std::uint64_t n);
     // The tree of `store` with error nodes where parts cannot be read; nullopt,
     // reported, when nothing of it loads (`missingRootAdvice` then follows
-    // the reason of a root without meta.json).
+    // the reason of a root without meta.json). The files the loader reads
+    // are told to `onFile`.
     std::optional<TensorDict> loadForCheck(const std::shared_ptr<const Store>& store,
-                                           std::string_view missingRootAdvice = {});
+                                           std::string_view missingRootAdvice = {},
+                                           const FileObserver& onFile = {});
     void checkTree(const std::shared_ptr<const Store>& store, bool findOrphans,
                    const std::vector<std::string>& files);
     void checkNode(const Node& node);
-    void checkKeysNamedOnce(const Store& store, const std::string& rel);
-    void checkPickle(const Node& node, const std::string& file, const Store& store);
+    void checkKeysNamedOnce(const Container& files, const std::string& rel);
+    void checkPickle(const Node& node, const std::string& file, const Container& files);
     void checkTemporaries();
     void readData();
     void finishItem(DataItem& item);

@@ -34,7 +34,7 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
     std::vector<std::string> present;
     std::set<std::string> missing;
     for (const std::string& file : facts.files) {
-        if (store->stat(file))
+        if (store->container().stat(file))
             present.push_back(file);
         else
             missing.insert(file);
@@ -50,7 +50,7 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
             named += (i ? ", " : "") + keys[i];
         if (keys.size() > 5)
             named += " and " + std::to_string(keys.size() - 5) + " more";
-        error("missing_file", store->describe(file),
+        error("missing_file", store->container().describe(file),
               "the checkpoint's .metadata puts " + named +
                   " (or chunks of them) in this file, which is missing: "
                   "torch.distributed.checkpoint cannot load them; copy the file from where the "
@@ -58,8 +58,8 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
     }
     std::set<std::string> missingPaths;  // as a part's failure names its file
     for (const std::string& file : missing)
-        missingPaths.insert(store->describe(file));
-    checkDirectoryFiles(store->location(), present);
+        missingPaths.insert(store->container().describe(file));
+    checkDirectoryFiles(store->container().location(), present);
     report_.files = facts.files.size() + 1;
     readData();
     if (report_.cancelled)
@@ -71,21 +71,22 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
     for (const DcpChunkFacts& s : facts.streams)
         if (!missing.count(facts.files[s.file]) && !s.inSafetensors)
             streams.push_back(&s);
-    const auto transport = transportFor(store->location(), options_.transport);
+    const auto transport = transportFor(store->container().location(), options_.transport);
     std::map<std::string, std::shared_ptr<const ByteSource>> sources;
     for (const std::string& file : present)
-        sources[file] = transport->open(store->describe(file));
+        sources[file] = transport->open(store->container().describe(file));
     parallelFor(streams.size(), threads_, [&](std::size_t i) {
         const DcpChunkFacts& s = *streams[i];
         const std::string& file = facts.files[s.file];
         const DcpItemFacts& item = facts.items[s.item];
-        const std::string where = store->describe(file) + "@" + std::to_string(s.offset);
+        const std::string where =
+            store->container().describe(file) + "@" + std::to_string(s.offset);
         try {
             std::shared_ptr<const ByteSource> stream =
                 sliceOf(sources.at(file), s.offset, s.length);
             if (!s.transforms.empty())  // a compressed stream: its CRCs are of what it decodes to
                 stream = untransformedStream(std::move(stream), s.transforms, s.decodedLimit);
-            const auto zip = openZipStore(std::move(stream), 0);
+            const auto zip = openZipContainer(std::move(stream), 0);
             for (const std::string& name : zip->entryNames()) {
                 const std::optional<StorageInfo> entry = zip->stat(name);
                 if (!entry || !entry->crc32)

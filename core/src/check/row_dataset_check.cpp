@@ -14,7 +14,7 @@ namespace tensordict::checking {
 void Checker::checkRowDataset(const std::shared_ptr<const Store>& store,
                               const std::vector<std::string>& files) {
     report_.format = std::string(store->format());
-    const std::string root = store->location();
+    const std::string root = store->container().location();
     checkDirectoryFiles(root, files);
     readData();
     if (report_.cancelled)
@@ -31,9 +31,9 @@ void Checker::checkRowDataset(const std::shared_ptr<const Store>& store,
         folders = {facts->storageFolder};
         for (const auto& d : facts->disagreements) {
             if (d.error)
-                error(d.kind, store->describe(d.file), d.what);
+                error(d.kind, store->container().describe(d.file), d.what);
             else
-                warning(d.kind, store->describe(d.file), d.what);
+                warning(d.kind, store->container().describe(d.file), d.what);
         }
     } else if (const auto facts = stackFacts(*store)) {
         folders.clear();

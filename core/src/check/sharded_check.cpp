@@ -21,9 +21,9 @@ void Checker::checkShardedModel(const std::shared_ptr<const Store>& store) {
     // Every shard that is there is read once, whole, by range.
     std::vector<std::string> present;
     for (const std::string& shard : facts.shards)
-        if (store->stat(shard))
+        if (store->container().stat(shard))
             present.push_back(shard);
-    checkDirectoryFiles(store->location(), present);
+    checkDirectoryFiles(store->container().location(), present);
     report_.files = facts.shards.size() + 1;
     readData();
     if (report_.cancelled)
@@ -37,13 +37,13 @@ void Checker::checkShardedModel(const std::shared_ptr<const Store>& store) {
                       "the shard from the model's source.",
                   child->keyPath());
     for (const auto& [shard, tensor] : facts.unindexed)
-        warning("orphan", store->describe(shard),
+        warning("orphan", store->container().describe(shard),
                 "the shard holds \"" + tensor + "\", which " + facts.indexName +
                     " does not give it: loaders never read this copy (a tensor in two shards, "
                     "or one the index forgot)",
                 {tensor});
     if (whole && facts.totalSize && *facts.totalSize != facts.indexedBytes)
-        warning("total_size", store->describe(facts.indexName),
+        warning("total_size", store->container().describe(facts.indexName),
                 "metadata.total_size is " + std::to_string(*facts.totalSize) +
                     " bytes, but the tensors the index names hold " +
                     std::to_string(facts.indexedBytes) +
@@ -53,12 +53,12 @@ void Checker::checkShardedModel(const std::shared_ptr<const Store>& store) {
     std::error_code ec;
     const std::set<std::string> named(facts.shards.begin(), facts.shards.end());
     const bool binIndex = facts.indexName.rfind("pytorch_model", 0) == 0;
-    for (const auto& entry : fs::directory_iterator(store->location(), ec)) {
+    for (const auto& entry : fs::directory_iterator(store->container().location(), ec)) {
         const std::string name = entry.path().filename().string();
         const std::string ext = binIndex ? ".bin" : ".safetensors";
         if (name.size() > ext.size() && name.find("-of-") != std::string::npos &&
             name.compare(name.size() - ext.size(), ext.size(), ext) == 0 && !named.count(name))
-            warning("orphan", store->describe(name),
+            warning("orphan", store->container().describe(name),
                     "a shard that " + facts.indexName +
                         " does not name: loaders never read it (left over from another save?)");
     }

@@ -178,8 +178,8 @@ bool sameNonTensor(const Node& a, const Node& b) {
         if (!(a.nonTensor().pickleOpaque && b.nonTensor().pickleOpaque) || !a.store() || !b.store())
             return false;
         constexpr std::uint64_t cap = 1ull << 30;
-        return a.store()->read(a.nonTensor().pickleFile, cap) ==
-               b.store()->read(b.nonTensor().pickleFile, cap);
+        return a.store()->container().read(a.nonTensor().pickleFile, cap) ==
+               b.store()->container().read(b.nonTensor().pickleFile, cap);
     }
     return a.value() == b.value();
 }

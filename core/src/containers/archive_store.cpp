@@ -111,13 +111,13 @@ private:
     LruCache<Kept> cache_;
 };
 
-class ArchiveStore final : public ZipStore, public CompressedRecords {
+class ZipArchive final : public ZipContainer, public CompressedRecords {
 public:
     // The source stays open: later reads come from this file even if a save
     // replaces the path meanwhile. A tensordict archive must have a
     // top-level meta.json; other zip files are read for formats built on zip.
-    ArchiveStore(std::shared_ptr<const ByteSource> source, std::uint64_t cacheBytes,
-                 bool tensordictArchive)
+    ZipArchive(std::shared_ptr<const ByteSource> source, std::uint64_t cacheBytes,
+               bool tensordictArchive)
         : source_(std::move(source)),
           path_(source_->name()),
           fileSize_(source_->size()),
@@ -128,9 +128,6 @@ public:
             throw Error::corrupt(
                 path_, "zip archive has no top-level meta.json: not a tensordict archive");
     }
-
-    std::string_view format() const override { return "archive"; }
-    OwnContainer ownContainer() const override { return OwnContainer::Archive; }
 
     std::vector<std::string> entryNames() const override {
         std::vector<std::string> names;
@@ -267,7 +264,7 @@ public:
         // the same storage may have written into it.
         if (entry.central.method != zip::kStored || archiveMapping().data ||
             offset > entry.central.size || n > entry.central.size - offset)
-            return Store::readLeafRange(info, offset, out, n);
+            return Container::readLeafRange(info, offset, out, n);
         readOnce(payloadOffset(entry) + offset, out, n);
     }
 
@@ -283,7 +280,7 @@ public:
         }
         const std::optional<Segments> index = segmentsOf(entry);
         if (!index || offset > entry.central.size || length > entry.central.size - offset)
-            return Store::leafBytesRange(info, offset, length, alignment);
+            return Container::leafBytesRange(info, offset, length, alignment);
         if (length == 0)
             return {};
         if (auto whole = inflatedCache_.bytes(entry.central.name, offset + length))
@@ -307,13 +304,13 @@ public:
             LeafBytes segment = allocateOwnedBuffer(index->segmentSize(first, entry.central.size));
             if (!inflateSegmentsInto(entry, *index, start, start + segment.size,
                                      segment.data.get()))
-                return Store::leafBytesRange(info, offset, length, alignment);
+                return Container::leafBytesRange(info, offset, length, alignment);
             inflatedCache_.keepBytes(segmentKey(first), segment);
             return part(segment);
         }
         LeafBytes out = allocateOwnedBuffer(length);
         if (!inflateSegmentsInto(entry, *index, offset, offset + length, out.data.get()))
-            return Store::leafBytesRange(info, offset, length, alignment);
+            return Container::leafBytesRange(info, offset, length, alignment);
         return out;
     }
 
@@ -801,7 +798,7 @@ public:
     }
     std::shared_ptr<const Store> open(const StoreProbe& probe,
                                       const StoreOptions& options) const override {
-        return std::make_shared<ArchiveStore>(probe.source, options.inflateCacheBytes, true);
+        return openArchiveStore(probe.source, options.inflateCacheBytes);
     }
 };
 
@@ -813,12 +810,14 @@ std::shared_ptr<const StoreFormat> archiveFormat() {
 
 std::shared_ptr<const Store> openArchiveStore(std::shared_ptr<const ByteSource> source,
                                               std::uint64_t inflateCacheBytes) {
-    return std::make_shared<ArchiveStore>(std::move(source), inflateCacheBytes, true);
+    return std::make_shared<TensorDictStore>(
+        std::make_shared<ZipArchive>(std::move(source), inflateCacheBytes, true),
+        OwnContainer::Archive);
 }
 
-std::shared_ptr<const ZipStore> openZipStore(std::shared_ptr<const ByteSource> source,
-                                             std::uint64_t inflateCacheBytes) {
-    return std::make_shared<ArchiveStore>(std::move(source), inflateCacheBytes, false);
+std::shared_ptr<const ZipContainer> openZipContainer(std::shared_ptr<const ByteSource> source,
+                                                     std::uint64_t inflateCacheBytes) {
+    return std::make_shared<ZipArchive>(std::move(source), inflateCacheBytes, false);
 }
 
 }  // namespace tensordict

@@ -22,13 +22,29 @@ std::shared_ptr<const Store> openArchiveStore(std::shared_ptr<const ByteSource> 
                                               std::uint64_t inflateCacheBytes);
 
 // Any zip file's entries, for the formats built on zip (torch checkpoints, .npz).
-class ZipStore : public Store {
+class ZipContainer : public Container {
 public:
     // The names of the file entries, in central directory order.
     virtual std::vector<std::string> entryNames() const = 0;
 };
-std::shared_ptr<const ZipStore> openZipStore(std::shared_ptr<const ByteSource> source,
-                                             std::uint64_t inflateCacheBytes);
+std::shared_ptr<const ZipContainer> openZipContainer(std::shared_ptr<const ByteSource> source,
+                                                     std::uint64_t inflateCacheBytes);
+
+// tensordict's own containers read as what they are: a memmap directory or
+// a .tdz archive, whose tree the loader reads from their meta.json files.
+class TensorDictStore final : public Store {
+public:
+    TensorDictStore(std::shared_ptr<const Container> container, OwnContainer kind)
+        : Store(std::move(container)), kind_(kind) {}
+
+    std::string_view format() const override {
+        return kind_ == OwnContainer::Archive ? "archive" : "directory";
+    }
+    OwnContainer ownContainer() const override { return kind_; }
+
+private:
+    OwnContainer kind_;
+};
 
 // The formats that read the files PyTorch users have (formats/).
 std::shared_ptr<const StoreFormat> torchCheckpointFormat();  // torch.save zip files

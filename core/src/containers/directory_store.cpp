@@ -21,21 +21,19 @@ namespace {
 // Mappings of large leaves kept for reuse.
 constexpr std::uint64_t kKeptMappings = 256;
 
-class DirectoryStore final : public Store {
+class DirectoryContainer final : public Container {
 public:
     // Files smaller than `mapFrom` are read with one pread into memory: for
     // small files that is cheaper than mapping, faulting and unmapping
     // (bench_save: 20,000 leaves of 5 KiB), and it holds no mapping.
-    DirectoryStore(std::shared_ptr<const Transport> transport, std::string root,
-                   std::uint64_t mapFrom)
+    DirectoryContainer(std::shared_ptr<const Transport> transport, std::string root,
+                       std::uint64_t mapFrom)
         : transport_(std::move(transport)),
           root_(std::move(root)),
           realRoot_(transport_->resolvedPath(root_)),
           mapFrom_(mapFrom),
           mappings_(kKeptMappings, LruBytesCache::Cost::Count) {}
 
-    std::string_view format() const override { return "directory"; }
-    OwnContainer ownContainer() const override { return OwnContainer::Directory; }
     const std::string& location() const override { return root_; }
     std::string describe(const std::string& rel) const override {
         return rel.empty() ? root_ : transport_->join(root_, rel);
@@ -106,7 +104,7 @@ public:
     LeafBytes leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
                              std::size_t alignment) const override {
         if (readsInPlace(info))
-            return Store::leafBytesRange(info, offset, length, alignment);
+            return Container::leafBytesRange(info, offset, length, alignment);
         LeafBytes part = allocateOwnedBuffer(length);
         readLeafRange(info, offset, part.data.get(), length);
         return part;
@@ -194,10 +192,7 @@ public:
     }
     std::shared_ptr<const Store> open(const StoreProbe& probe,
                                       const StoreOptions& options) const override {
-        std::string root = probe.location;
-        while (root.size() > 1 && root.back() == '/')
-            root.pop_back();
-        return std::make_shared<DirectoryStore>(probe.transport, root, options.mapLeavesFrom);
+        return openDirectoryStore(probe.transport, probe.location, options);
     }
 };
 
@@ -207,8 +202,10 @@ std::shared_ptr<const Store> openDirectoryStore(std::shared_ptr<const Transport>
                                                 std::string folder, const StoreOptions& options) {
     while (folder.size() > 1 && folder.back() == '/')
         folder.pop_back();
-    return std::make_shared<DirectoryStore>(std::move(transport), std::move(folder),
-                                            options.mapLeavesFrom);
+    return std::make_shared<TensorDictStore>(
+        std::make_shared<DirectoryContainer>(std::move(transport), std::move(folder),
+                                             options.mapLeavesFrom),
+        OwnContainer::Directory);
 }
 
 std::shared_ptr<const StoreFormat> directoryFormat() {

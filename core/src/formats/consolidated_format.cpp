@@ -178,18 +178,19 @@ public:
         : SingleFileStore(std::move(source), "consolidated") {}
 
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
-        const std::string& where = location();
-        const std::uint64_t size = source().size();
+        const std::string& where = file().location();
+        const std::uint64_t size = file().source().size();
         if (size < 8)
             throw Error::corrupt(where, "too short for a consolidated tensordict's trailer");
-        const std::uint64_t length = littleEndianU64(readRange(size - 8, 8, "the metadata length"));
+        const std::uint64_t length =
+            littleEndianU64(file().readRange(size - 8, 8, "the metadata length"));
         if (length > size - 8 || length > kMaxMetadataBytes)
             throw Error::corrupt(where, "the trailer gives " + std::to_string(length) +
                                             " bytes of metadata, more than the file holds");
         const std::uint64_t storageBytes = size - 8 - length;
-        const Value metadata =
-            parseJson(readRange(storageBytes, length, "the metadata"), where + " (metadata)");
-        StorageInfo storage = fileInfo();
+        const Value metadata = parseJson(file().readRange(storageBytes, length, "the metadata"),
+                                         where + " (metadata)");
+        StorageInfo storage = file().fileInfo();
         auto root = Builder(storage, storageBytes, self, where).collection(metadata, "", where, 0);
         return root;
     }

@@ -48,21 +48,24 @@ constexpr int kOpenThreads = 8;  // byte items decoded at once (over a network)
 using Chunk = DcpChunk;
 using Tensor = DcpTensor;
 
-class DcpStore final : public FolderStore {
+// The container of its own leaves, each gathered from its chunks.
+class DcpStore final : public FolderContainer, public Store {
 public:
     DcpStore(std::shared_ptr<const Transport> transport, std::string folder, StoreOptions options)
-        : FolderStore(std::move(transport), std::move(folder)), options_(options) {}
+        : FolderContainer(std::move(transport), std::move(folder)),
+          Store(static_cast<const Container&>(*this)),
+          options_(options) {}
 
     std::string_view format() const override { return "dcp"; }
     WholeCheck wholeCheck() const override { return WholeCheck::DistributedCheckpoint; }
     // A tensor is named by its key in the folder: "/ckpt:model.layers.0.weight".
     std::string describe(const std::string& rel) const override {
-        return tensorIndex_.count(rel) ? location() + ":" + rel : FolderStore::describe(rel);
+        return tensorIndex_.count(rel) ? location() + ":" + rel : FolderContainer::describe(rel);
     }
     std::optional<StorageInfo> stat(const std::string& rel) const override {
         if (const auto t = tensorIndex_.find(rel); t != tensorIndex_.end())
             return leafInfo(tensors_[t->second]);
-        return FolderStore::stat(rel);
+        return FolderContainer::stat(rel);
     }
 
     LeafBytes leafBytes(const StorageInfo& info, std::uint64_t nbytes,

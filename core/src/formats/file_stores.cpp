@@ -84,18 +84,17 @@ std::shared_ptr<const ByteSource> sliceOf(std::shared_ptr<const ByteSource> file
     return std::make_shared<Slice>(std::move(file), offset, length);
 }
 
-SingleFileStore::SingleFileStore(std::shared_ptr<const ByteSource> source, std::string_view format)
-    : source_(std::move(source)), format_(format) {
+SingleFile::SingleFile(std::shared_ptr<const ByteSource> source) : source_(std::move(source)) {
     const std::string& path = source_->name();
     const auto slash = path.find_last_of('/');
     name_ = slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-std::string SingleFileStore::describe(const std::string& rel) const {
+std::string SingleFile::describe(const std::string& rel) const {
     return rel.empty() || rel == name_ ? source_->name() : source_->name() + ":" + rel;
 }
 
-StorageInfo SingleFileStore::fileInfo() const {
+StorageInfo SingleFile::fileInfo() const {
     StorageInfo info;
     info.kind = StorageKind::File;
     info.path = name_;
@@ -103,14 +102,13 @@ StorageInfo SingleFileStore::fileInfo() const {
     return info;  // no version: the store holds its file open (StorageInfo::version)
 }
 
-std::optional<StorageInfo> SingleFileStore::stat(const std::string& rel) const {
+std::optional<StorageInfo> SingleFile::stat(const std::string& rel) const {
     if (rel != name_)
         return std::nullopt;
     return fileInfo();
 }
 
-std::string SingleFileStore::readRange(std::uint64_t offset, std::uint64_t n,
-                                       const char* what) const {
+std::string SingleFile::readRange(std::uint64_t offset, std::uint64_t n, const char* what) const {
     const std::uint64_t size = source_->size();
     if (offset > size || n > size - offset)
         throw Error::corrupt(source_->name(),
@@ -129,7 +127,7 @@ std::uint64_t littleEndianU64(std::string_view bytes) {
     return v;
 }
 
-std::string SingleFileStore::read(const std::string& rel, std::uint64_t cap) const {
+std::string SingleFile::read(const std::string& rel, std::uint64_t cap) const {
     if (rel != name_)
         throw Error::notFound(describe(rel), "no such file");
     if (source_->size() > cap)
@@ -138,8 +136,8 @@ std::string SingleFileStore::read(const std::string& rel, std::uint64_t cap) con
     return readRange(0, source_->size(), "reading the file");
 }
 
-LeafBytes SingleFileStore::leafBytes(const StorageInfo& info, std::uint64_t nbytes,
-                                     std::size_t alignment) const {
+LeafBytes SingleFile::leafBytes(const StorageInfo& info, std::uint64_t nbytes,
+                                std::size_t alignment) const {
     if (info.path != name_)
         throw Error::notFound(describe(info.path), "no such file");
     if (nbytes > source_->size())
@@ -165,13 +163,13 @@ LeafBytes SingleFileStore::leafBytes(const StorageInfo& info, std::uint64_t nbyt
     return copy;
 }
 
-LeafBytes SingleFileStore::currentMapping() const {
+LeafBytes SingleFile::currentMapping() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return mapping_;
 }
 
-void SingleFileStore::requireLeafRange(const StorageInfo& info, std::uint64_t offset,
-                                       std::size_t n) const {
+void SingleFile::requireLeafRange(const StorageInfo& info, std::uint64_t offset,
+                                  std::size_t n) const {
     if (info.path != name_)
         throw Error::notFound(describe(info.path), "no such file");
     const std::uint64_t end = offset + n;
@@ -181,8 +179,8 @@ void SingleFileStore::requireLeafRange(const StorageInfo& info, std::uint64_t of
                                                     std::to_string(end) + " (truncated file?)");
 }
 
-void SingleFileStore::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
-                                    std::size_t n) const {
+void SingleFile::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
+                               std::size_t n) const {
     requireLeafRange(info, offset, n);
     // Once mapped, the mapping: a tensor over another view of the same
     // storage may have written into it (the file does not have that).
@@ -194,17 +192,17 @@ void SingleFileStore::readLeafRange(const StorageInfo& info, std::uint64_t offse
     source_->readOnce(offset, out, n);
 }
 
-bool SingleFileStore::copyLeafRangeTo(const StorageInfo& info, std::uint64_t offset, std::size_t n,
-                                      int fd, std::uint64_t at) const {
+bool SingleFile::copyLeafRangeTo(const StorageInfo& info, std::uint64_t offset, std::size_t n,
+                                 int fd, std::uint64_t at) const {
     requireLeafRange(info, offset, n);
     return !currentMapping().data && source_->copyTo(offset, n, fd, at);
 }
 
-std::string FolderStore::describe(const std::string& rel) const {
+std::string FolderContainer::describe(const std::string& rel) const {
     return pathOf(rel);
 }
 
-std::optional<StorageInfo> FolderStore::stat(const std::string& rel) const {
+std::optional<StorageInfo> FolderContainer::stat(const std::string& rel) const {
     const SourceInfo info = transport_->stat(pathOf(rel));
     if (info.kind != SourceInfo::Kind::File)
         return std::nullopt;
@@ -217,7 +215,12 @@ std::optional<StorageInfo> FolderStore::stat(const std::string& rel) const {
     return s;
 }
 
-std::string FolderStore::read(const std::string& rel, std::uint64_t cap) const {
+LeafBytes FolderContainer::leafBytes(const StorageInfo& info, std::uint64_t, std::size_t) const {
+    // A format that reads the folder's files as leaves overrides this.
+    throw Error::invalid(describe(info.path), "not a leaf of " + folder_);
+}
+
+std::string FolderContainer::read(const std::string& rel, std::uint64_t cap) const {
     const auto source = transport_->open(pathOf(rel));
     if (source->size() > cap)
         throw Error::unsupported(
@@ -242,7 +245,7 @@ std::string ZipBackedStore::entryPrefix(const StorageInfo& entry, std::uint64_t 
     const LeafBytes bytes = zip_->leafBytes(entry, n, 1);
     std::string out(static_cast<std::size_t>(n), '\0');
     if (!tryGuardedCopy(out.data(), bytes.data.get(), out.size()))
-        throw Error::changed(describe(entry.path));
+        throw Error::changed(zip_->describe(entry.path));
     return out;
 }
 

@@ -238,21 +238,21 @@ public:
 
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
         std::uint64_t needed = 0;
-        std::string head =
-            readRange(0, std::min<std::uint64_t>(source().size(), 4096), "the header");
-        ArrayHeader h = parseHeader(head, location(), &needed);
+        std::string head = file().readRange(
+            0, std::min<std::uint64_t>(file().source().size(), 4096), "the header");
+        ArrayHeader h = parseHeader(head, file().location(), &needed);
         if (needed > head.size()) {
-            head = readRange(0, needed, "the header");
-            h = parseHeader(head, location(), &needed);
+            head = file().readRange(0, needed, "the header");
+            h = parseHeader(head, file().location(), &needed);
         }
         // One bare array: the root is the leaf, with the empty key path.
-        return arrayLeaf(h, "", fileInfo(), self, location());
+        return arrayLeaf(h, "", file().fileInfo(), self, file().location());
     }
 };
 
 class NpzStore final : public ZipBackedStore {
 public:
-    explicit NpzStore(std::shared_ptr<const ZipStore> zip)
+    explicit NpzStore(std::shared_ptr<const ZipContainer> zip)
         : ZipBackedStore(std::move(zip), "npz") {}
 
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
@@ -263,11 +263,11 @@ public:
             // numpy.load names each member by its file name without ".npy".
             const bool npy = name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0;
             const std::string key = npy ? name.substr(0, name.size() - 4) : name;
-            const std::string where = describe(name);
+            const std::string where = zip().describe(name);
             try {
                 if (!npy)
                     throw Error::corrupt(where, "not a .npy member");
-                const StorageInfo entry = *stat(name);
+                const StorageInfo entry = *zip().stat(name);
                 std::uint64_t needed = 0;
                 std::string head = entryPrefix(entry, 4096);
                 ArrayHeader h = parseHeader(head, where, &needed);
@@ -309,7 +309,8 @@ public:
     }
     std::shared_ptr<const Store> open(const StoreProbe& probe,
                                       const StoreOptions& options) const override {
-        return std::make_shared<NpzStore>(openZipStore(probe.source, options.inflateCacheBytes));
+        return std::make_shared<NpzStore>(
+            openZipContainer(probe.source, options.inflateCacheBytes));
     }
 };
 

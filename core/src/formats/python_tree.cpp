@@ -64,7 +64,7 @@ public:
 private:
     // How errors name the part: the file and the key path ("x.pt: model/w").
     std::string where() const {
-        return (store_ ? store_->location() : std::string("the pickle")) + ": " +
+        return (store_ ? store_->container().location() : std::string("the pickle")) + ": " +
                formatKeyPath(path_);
     }
 
@@ -224,7 +224,7 @@ private:
             const std::uint64_t start = leaf.storage.offset;
             if (start > leaf.storage.size || leaf.storage.size - start < storageBytes)
                 throw Error::truncated(
-                    store_ ? store_->describe(leaf.storage.path) : leaf.storage.path,
+                    store_ ? store_->container().describe(leaf.storage.path) : leaf.storage.path,
                     "the storage of " + where() + " needs " + std::to_string(storageBytes) +
                         " bytes from byte " + std::to_string(start) + ", past the end at " +
                         std::to_string(leaf.storage.size) + " (truncated file?)");

@@ -433,7 +433,7 @@ private:
                           " leaves for the storage's " + std::to_string(leaves)});
         // The sum tree's first leaves as a float64 leaf of the dump's folder.
         const auto folder = openDirectoryStore(sharedTransport(), location(), options_);
-        const std::optional<StorageInfo> file = folder->stat(facts.priorityFile);
+        const std::optional<StorageInfo> file = folder->container().stat(facts.priorityFile);
         if (!file)
             return NodeBuilder::error(
                 key, {ErrorKind::NotFound, describe(facts.priorityFile), "the sum tree is gone"});

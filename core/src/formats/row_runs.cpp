@@ -115,7 +115,7 @@ std::unique_ptr<Node> RowRunStore::gatherTree(const std::shared_ptr<const Store>
 
 std::string RowRunStore::describe(const std::string& rel) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return gathered_.count(rel) ? location() + ":" + rel : FolderStore::describe(rel);
+    return gathered_.count(rel) ? location() + ":" + rel : FolderContainer::describe(rel);
 }
 
 std::optional<StorageInfo> RowRunStore::stat(const std::string& rel) const {
@@ -129,7 +129,7 @@ std::optional<StorageInfo> RowRunStore::stat(const std::string& rel) const {
             return s;
         }
     }
-    return FolderStore::stat(rel);
+    return FolderContainer::stat(rel);
 }
 
 void RowRunStore::keep(TensorDict tree) const {

@@ -23,12 +23,14 @@ struct RowRun {
     std::int64_t first = 0, count = 0;
 };
 
-// A folder's store whose leaves are gathered from runs of rows. A format
-// adds buildTree(), which keeps the trees it reads rows from and makes its
-// leaves with rowLeaf().
-class RowRunStore : public FolderStore {
+// A folder's store whose leaves are gathered from runs of rows: the
+// container of its own leaves. A format adds buildTree(), which keeps the trees it reads rows from
+// and makes its leaves with rowLeaf().
+class RowRunStore : public FolderContainer, public Store {
 public:
-    using FolderStore::FolderStore;
+    RowRunStore(std::shared_ptr<const Transport> transport, std::string folder)
+        : FolderContainer(std::move(transport), std::move(folder)),
+          Store(static_cast<const Container&>(*this)) {}
 
     // A gathered leaf is named by its key in the folder: "/buffer:obs/pixels".
     std::string describe(const std::string& rel) const override;

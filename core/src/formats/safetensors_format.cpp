@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "containers/forwarding_store.h"
 #include "sources/mapping.h"
 #include "values/json_members.h"
 #include "values/plain_json.h"
@@ -218,16 +217,25 @@ void unpackCodes(int bits, const std::uint8_t* packed, std::uint64_t first, std:
 
 // A packed tensor of a safetensors file, read as its codes one a byte: the
 // leaf's bytes are the unpacked codes (numel of them), each range read
-// from the packed bytes that hold it.
-class PackedTensorStore final : public ForwardingStore {
+// from the packed bytes that hold it. Everything else is the file's.
+class PackedCodes final : public Container {
 public:
-    PackedTensorStore(std::shared_ptr<const Store> file, const ByteSource& source,
-                      std::uint64_t offset, DType dtype, std::uint64_t numel)
-        : ForwardingStore(std::move(file)),
-          source_(source),
+    PackedCodes(std::shared_ptr<const SingleFile> file, std::uint64_t offset, DType dtype,
+                std::uint64_t numel)
+        : file_(std::move(file)),
           offset_(offset),
           bits_(dtypeInfo(dtype).packedBits),
           numel_(numel) {}
+
+    const std::string& location() const override { return file_->location(); }
+    std::string describe(const std::string& rel) const override { return file_->describe(rel); }
+    std::optional<StorageInfo> stat(const std::string& rel) const override {
+        return file_->stat(rel);
+    }
+    bool hasDirectory(const std::string& rel) const override { return file_->hasDirectory(rel); }
+    std::string read(const std::string& rel, std::uint64_t cap) const override {
+        return file_->read(rel, cap);
+    }
 
     LeafBytes leafBytes(const StorageInfo& info, std::uint64_t nbytes,
                         std::size_t alignment) const override {
@@ -254,30 +262,32 @@ public:
         const std::uint64_t endGroup = (offset + n + groupElements - 1) / groupElements;
         std::vector<std::uint8_t> packed(
             static_cast<std::size_t>((endGroup - firstGroup) * groupBytes) + 1, 0);
-        source_.readOnce(offset_ + firstGroup * groupBytes, packed.data(), packed.size() - 1);
+        file_->source().readOnce(offset_ + firstGroup * groupBytes, packed.data(),
+                                 packed.size() - 1);
         unpackCodes(bits_, packed.data(), offset, n, reinterpret_cast<std::uint8_t*>(out));
     }
-    std::string dtypeNameInFile(DType dtype) const override {
-        const std::optional<std::string_view> name = safetensorsName(dtype);
-        return name ? std::string(*name) : Store::dtypeNameInFile(dtype);
-    }
     // Where the packed bytes start in the file (the leaf's own offset stays 0:
-    // its bytes are the codes this store unpacks, not a range of the file).
+    // its bytes are the codes this container unpacks, not a range of the file).
     std::optional<std::uint64_t> payloadOffset(const StorageInfo&) const override {
         return offset_;
     }
 
 private:
-    const ByteSource& source_;  // the file's, kept alive by the forwarded store
+    const std::shared_ptr<const SingleFile> file_;
     const std::uint64_t offset_;
     const int bits_;
     const std::uint64_t numel_;
 };
 
-class SafetensorsStore final : public SingleFileStore {
+class SafetensorsStore final : public Store {
 public:
-    explicit SafetensorsStore(std::shared_ptr<const ByteSource> source)
-        : SingleFileStore(std::move(source), "safetensors") {}
+    // `leaves` reads the leaves when they are not ranges of the file (a
+    // packed tensor's codes).
+    explicit SafetensorsStore(std::shared_ptr<const SingleFile> file,
+                              std::shared_ptr<const Container> leaves = nullptr)
+        : Store(leaves ? std::move(leaves) : file), file_(std::move(file)) {}
+
+    std::string_view format() const override { return "safetensors"; }
 
     std::string dtypeNameInFile(DType dtype) const override {
         const std::optional<std::string_view> name = safetensorsName(dtype);
@@ -285,14 +295,14 @@ public:
     }
 
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
-        const std::string& where = location();
-        const std::uint64_t headerSize = littleEndianU64(readRange(0, 8, "the header size"));
+        const std::string& where = file_->location();
+        const std::uint64_t headerSize = littleEndianU64(file_->readRange(0, 8, "the header size"));
         if (headerSize > kMaxHeaderBytes)
             throw Error::corrupt(where, "the safetensors header is " + std::to_string(headerSize) +
                                             " bytes, over the limit of 100 MB");
-        const std::string header = readRange(8, headerSize, "the header");
+        const std::string header = file_->readRange(8, headerSize, "the header");
         const std::uint64_t dataStart = 8 + headerSize;
-        const std::uint64_t dataSize = source().size() - dataStart;
+        const std::uint64_t dataSize = file_->source().size() - dataStart;
 
         auto root = NodeBuilder::create(NodeKind::Container, "");
         NodeBuilder(*root).setClass("dict", {});
@@ -302,7 +312,7 @@ public:
             std::size_t member;  // the tensor's place among the header's members
         };
         std::vector<Span> spans;
-        const StorageInfo file = fileInfo();
+        const StorageInfo file = file_->fileInfo();
         std::size_t members = 0;
         const auto addMetadata = [&](Value metadata) {
             if (!metadata.isObject())
@@ -329,8 +339,9 @@ public:
                 leaf.nbytes = t.numel;
                 leaf.storage.offset = 0;
                 leaf.storage.storedSize = t.end - t.begin;
-                b.setStore(std::make_shared<PackedTensorStore>(self, source(), dataStart + t.begin,
-                                                               t.dtype, t.numel));
+                b.setStore(std::make_shared<SafetensorsStore>(
+                    file_,
+                    std::make_shared<PackedCodes>(file_, dataStart + t.begin, t.dtype, t.numel)));
             }
             NodeBuilder(*root).put(std::move(n));
         };
@@ -369,6 +380,9 @@ public:
             }
         return root;
     }
+
+private:
+    std::shared_ptr<const SingleFile> file_;
 };
 
 class SafetensorsFormat final : public StoreFormat {
@@ -386,7 +400,7 @@ public:
 }  // namespace
 
 std::shared_ptr<const Store> openSafetensorsStore(std::shared_ptr<const ByteSource> source) {
-    return std::make_shared<SafetensorsStore>(std::move(source));
+    return std::make_shared<SafetensorsStore>(std::make_shared<SingleFile>(std::move(source)));
 }
 
 std::shared_ptr<const StoreFormat> safetensorsFormat() {

@@ -315,40 +315,36 @@ private:
     std::vector<std::unique_ptr<WorkerThreads>> helpers_;  // last: they use the rest
 };
 
-class ShardedStore final : public FolderStore {
+// Every leaf belongs to its shard's store: the folder itself holds none.
+class ShardedStore final : public Store {
 public:
     ShardedStore(std::shared_ptr<const Transport> transport, std::string folder,
                  std::string indexName, StoreOptions options)
-        : FolderStore(std::move(transport), std::move(folder)),
-          indexName_(std::move(indexName)),
-          options_(options) {}
+        : ShardedStore(std::make_shared<FolderContainer>(std::move(transport), std::move(folder)),
+                       std::move(indexName), options) {}
 
     std::string_view format() const override { return "sharded"; }
     WholeCheck wholeCheck() const override { return WholeCheck::ShardedModel; }
-    LeafBytes leafBytes(const StorageInfo& info, std::uint64_t, std::size_t) const override {
-        // Every leaf belongs to its shard's store.
-        throw Error::invalid(describe(info.path), "not a leaf of the sharded model");
-    }
 
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
-        const std::string where = describe(indexName_);
-        const std::string indexText = read(indexName_, kMaxIndexBytes);
+        const std::string where = folder_->describe(indexName_);
+        const std::string indexText = folder_->read(indexName_, kMaxIndexBytes);
         StoreOptions alone = options_;
         alone.shardOpensModel = false;
         // A local shard's header is work for a core; a remote one is a wait.
         // (Eight threads on two cores took 20% longer for 48 local shards:
         // each thread's heap is faulted in apart.)
         const int threads =
-            transport().isLocal()
+            folder_->transport().isLocal()
                 ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
                 : kOpenThreads;
         ShardOpener opener(threads, [&](const std::string& shard) {
             OpenedShard opened;
             try {
-                const auto store = openStore(describe(shard), alone);
+                const auto store = openStore(folder_->describe(shard), alone);
                 std::unique_ptr<Node> root = store->buildTree(store);
                 if (!root || root->isTensor())
-                    throw Error::corrupt(describe(shard),
+                    throw Error::corrupt(folder_->describe(shard),
                                          "not a safetensors file or a checkpoint of named tensors");
                 opened.leaves = NodeBuilder(*root).takeChildren();
             } catch (const Error& e) {
@@ -388,7 +384,7 @@ public:
             std::unique_ptr<Node>* leaf = from.find(name);
             if (!leaf || !*leaf) {
                 b.append(NodeBuilder::error(std::string(name),
-                                            {ErrorKind::Corrupt, describe(shards[shard]),
+                                            {ErrorKind::Corrupt, folder_->describe(shards[shard]),
                                              "the index puts \"" + std::string(name) +
                                                  "\" in this shard, which does not hold it"}));
                 continue;
@@ -425,6 +421,14 @@ public:
     }
 
 private:
+    ShardedStore(std::shared_ptr<const FolderContainer> folder, std::string indexName,
+                 StoreOptions options)
+        : Store(folder),
+          folder_(std::move(folder)),
+          indexName_(std::move(indexName)),
+          options_(options) {}
+
+    std::shared_ptr<const FolderContainer> folder_;
     std::string indexName_;
     StoreOptions options_;
     mutable std::mutex mutex_;

@@ -192,23 +192,23 @@ Object* storageObject(const StorageId& id, const std::function<Object*()>& make)
 
 class TorchZipStore final : public ZipBackedStore {
 public:
-    TorchZipStore(std::shared_ptr<const ZipStore> zip, std::string prefix)
+    TorchZipStore(std::shared_ptr<const ZipContainer> zip, std::string prefix)
         : ZipBackedStore(std::move(zip), "torch"), prefix_(std::move(prefix)) {}
 
     std::string readingNote() const override { return kSafeNote; }
 
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
         const std::string pickleName = prefix_ + "data.pkl";
-        const std::string bytes = read(pickleName, kMaxPickleBytes);
+        const std::string bytes = zip().read(pickleName, kMaxPickleBytes);
         bool bigEndian = false;
-        if (const auto order = stat(prefix_ + "byteorder")) {
-            const std::string text = read(prefix_ + "byteorder", 16);
+        if (const auto order = zip().stat(prefix_ + "byteorder")) {
+            const std::string text = zip().read(prefix_ + "byteorder", 16);
             if (text != "little" && text != "big")
-                throw Error::corrupt(describe(prefix_ + "byteorder"),
+                throw Error::corrupt(zip().describe(prefix_ + "byteorder"),
                                      "unknown byte order \"" + text + "\"");
             bigEndian = text == "big";
         }
-        const std::string where = describe(pickleName);
+        const std::string where = zip().describe(pickleName);
         std::size_t pos = 0;
         const python::Pickle pickle = python::decode(
             bytes, &pos, where, [&](const Object& pid, const std::function<Object*()>& make) {
@@ -216,9 +216,9 @@ public:
             });
         const StorageLocator locate = [&](const Object& storage) {
             const std::string entry = prefix_ + "data/" + storage.text;
-            std::optional<StorageInfo> info = stat(entry);
+            std::optional<StorageInfo> info = zip().stat(entry);
             if (!info)
-                throw Error::corrupt(describe(entry),
+                throw Error::corrupt(zip().describe(entry),
                                      "the checkpoint has no entry for storage " + storage.text);
             info->bigEndian = bigEndian && itemSize(storage.tensor().dtype) > 1;
             return *info;
@@ -241,7 +241,7 @@ public:
         const std::string first = zipFirstEntryName(probe.head);
         std::string prefix = first.substr(0, first.size() - std::string_view("data.pkl").size());
         return std::make_shared<TorchZipStore>(
-            openZipStore(probe.source, options.inflateCacheBytes), std::move(prefix));
+            openZipContainer(probe.source, options.inflateCacheBytes), std::move(prefix));
     }
 };
 
@@ -271,19 +271,19 @@ public:
     std::string readingNote() const override { return kSafeNote; }
 
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
-        const std::string& where = location();
+        const std::string& where = file().location();
         // The pickles come first; how long they are shows only while decoding,
         // so a prefix of the file is read, and a longer one if they go on.
-        std::uint64_t want = std::min<std::uint64_t>(source().size(), 1u << 20);
+        std::uint64_t want = std::min<std::uint64_t>(file().source().size(), 1u << 20);
         while (true) {
-            const std::string head = readRange(0, want, "the pickles");
+            const std::string head = file().readRange(0, want, "the pickles");
             try {
                 return parse(head, self);
             } catch (const python::Truncated&) {
-                if (want >= source().size() || want >= kMaxPickleBytes)
+                if (want >= file().source().size() || want >= kMaxPickleBytes)
                     throw Error::truncated(
                         where, "the checkpoint ends inside its pickles (truncated file?)");
-                want = std::min<std::uint64_t>({source().size(), want * 8, kMaxPickleBytes});
+                want = std::min<std::uint64_t>({file().source().size(), want * 8, kMaxPickleBytes});
             }
         }
     }
@@ -291,7 +291,7 @@ public:
 private:
     std::unique_ptr<Node> parse(const std::string& bytes,
                                 const std::shared_ptr<const Store>& self) const {
-        const std::string& where = location();
+        const std::string& where = file().location();
         std::size_t pos = 0;
         const python::PersistentLoad none;
         const python::Pickle magic = python::decode(bytes, &pos, where, none);
@@ -332,7 +332,7 @@ private:
             const auto id = key->type == Type::Str ? ids.find(key->text) : ids.end();
             if (id == ids.end())
                 throw Error::corrupt(where, "a storage key that no tensor names");
-            const std::string count = readRange(at, 8, "a storage's size");
+            const std::string count = file().readRange(at, 8, "a storage's size");
             std::uint64_t numel = 0;
             for (int i = 0; i < 8; ++i)
                 numel |= std::uint64_t(static_cast<unsigned char>(count[i])) << (8 * i);
@@ -352,7 +352,7 @@ private:
             const auto start = starts.find(storage.text);
             if (start == starts.end())
                 throw Error::corrupt(where, "storage " + storage.text + " is not in the file");
-            StorageInfo info = fileInfo();
+            StorageInfo info = file().fileInfo();
             info.offset =
                 start->second + std::uint64_t(storage.integer) * itemSize(storage.tensor().dtype);
             return info;
@@ -381,7 +381,7 @@ std::shared_ptr<const Store> openTorchStream(std::shared_ptr<const ByteSource> s
     const std::string first = zipFirstEntryName(head);
     if (endsWith(first, "data.pkl"))
         return std::make_shared<TorchZipStore>(
-            openZipStore(source, options.inflateCacheBytes),
+            openZipContainer(source, options.inflateCacheBytes),
             first.substr(0, first.size() - std::string_view("data.pkl").size()));
     if (startsWithLegacyMagic(head))
         return std::make_shared<LegacyTorchStore>(std::move(source));

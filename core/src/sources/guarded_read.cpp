@@ -144,11 +144,12 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
     if (size_ == 0)
         return;
     const StorageInfo& info = leaf.leaf().storage;
-    const CompressedRecords* records = leaf.store() ? leaf.store()->compressedRecords() : nullptr;
+    const CompressedRecords* records =
+        leaf.store() ? leaf.store()->container().compressedRecords() : nullptr;
     if (info.kind == StorageKind::CompressedEntry && info.isPlain() && records &&
-        !leaf.store()->isResident(info)) {
+        !leaf.store()->container().isResident(info)) {
         records_ = records;  // inflated front to back from the first read, unless by ranges
-    } else if (info.isPlain() && leaf.store() && !leaf.store()->readsInPlace(info)) {
+    } else if (info.isPlain() && leaf.store() && !leaf.store()->container().readsInPlace(info)) {
         ranged_ = true;  // read chunk by chunk: a leaf of any size costs one chunk
     } else {
         mapped_ = leaf.bytes();
@@ -171,7 +172,7 @@ void LeafReader::readAsStream() {
     if (const std::uint64_t spacing = records_->recordPointsEvery(info);
         spacing && done_ == 0 && info.size == size_)
         stream_->decoder->recordPoints(spacing, size_, [store = leaf_.store(), info](auto points) {
-            store->compressedRecords()->keepRecordedPoints(info, std::move(points));
+            store->container().compressedRecords()->keepRecordedPoints(info, std::move(points));
         });
     // What was read by range: inflated again and dropped.
     std::unique_ptr<std::byte[]> skipped;
@@ -196,7 +197,7 @@ std::size_t LeafReader::read(std::byte* dst, std::size_t n) {
     if (stream_) {
         inflateExactly(*stream_->decoder, dst, want, done_, size_, leaf_);
     } else if (ranged_) {
-        leaf_.store()->readLeafRange(leaf_.leaf().storage, done_, dst, want);
+        leaf_.store()->container().readLeafRange(leaf_.leaf().storage, done_, dst, want);
     } else {
         guardedCopy(dst, mapped_.data.get() + done_, want, leaf_);
     }
@@ -221,7 +222,7 @@ bool LeafReader::fetchAt(std::uint64_t offset, std::byte* dst, std::size_t n) co
     // past that, a range would be inflated from the entry's start each time.
     if (segmented_ && !records_->hasRandomAccess(leaf_.leaf().storage))
         return false;
-    leaf_.store()->readLeafRange(leaf_.leaf().storage, offset, dst, n);
+    leaf_.store()->container().readLeafRange(leaf_.leaf().storage, offset, dst, n);
     return true;
 }
 
@@ -235,7 +236,7 @@ void LeafReader::taken(const std::byte* data, std::size_t n) {
 
 void LeafReader::finish() {
     if (checkCrc_ && crc_ != *leaf_.leaf().storage.crc32 && leaf_.store())
-        leaf_.store()->reportIntegrityProblem(
+        leaf_.store()->container().reportIntegrityProblem(
             leaf_.leaf().storage,
             "CRC-32 mismatch: the entry's data does not match the checksum in the "
             "archive (stale after an in-place write, or corrupt)");

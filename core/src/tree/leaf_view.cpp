@@ -50,7 +50,7 @@ void gather(const std::byte* base, const TensorLeaf& leaf, const std::vector<std
 
 }  // namespace
 
-LeafBytes viewBytes(const Store& store, const TensorLeaf& leaf, const std::string& where) {
+LeafBytes viewBytes(const Container& files, const TensorLeaf& leaf, const std::string& where) {
     const StorageInfo& s = leaf.storage;
     const std::size_t item = itemSize(leaf.dtype);
     if (leaf.numel == 0 || leaf.nbytes == 0)
@@ -70,7 +70,7 @@ LeafBytes viewBytes(const Store& store, const TensorLeaf& leaf, const std::strin
     if (extent > s.size)
         throw Error::corrupt(where, "the tensor reaches byte " + std::to_string(extent) +
                                         " of a storage of " + std::to_string(s.size) + " bytes");
-    const LeafBytes storage = store.leafBytes(s, extent, 1);
+    const LeafBytes storage = files.leafBytes(s, extent, 1);
     std::byte* first = storage.data.get() + s.offset;
     const bool inPlace = !s.bigEndian && isCOrder(leaf.shape, strides);
     if (inPlace && reinterpret_cast<std::uintptr_t>(first) % item == 0)

@@ -109,8 +109,12 @@ constexpr int kMaxDepth = 256;
 
 class Loader {
 public:
-    Loader(std::shared_ptr<const Store> store, const LoadOptions& options)
-        : store_(std::move(store)), options_(options) {}
+    Loader(std::shared_ptr<const Store> store, const LoadOptions& options,
+           const FileObserver& onFile)
+        : store_(std::move(store)),
+          files_(store_->container()),
+          options_(options),
+          onFile_(onFile) {}
 
     std::unique_ptr<Node> loadRoot() {
         std::string dir;
@@ -126,18 +130,16 @@ public:
 private:
     Value readMeta(const std::string& dir) {
         const std::string rel = joinPath(dir, "meta.json");
-        if (!store_->stat(rel))
-            throw Error::notFound(store_->describe(rel), "missing meta.json");
-        const std::string text = store_->read(rel, options_.maxMetadataBytes);
-        Value meta = parseJson(text, store_->describe(rel));
+        if (!stat(rel))
+            throw Error::notFound(files_.describe(rel), "missing meta.json");
+        const std::string text = read(rel, options_.maxMetadataBytes);
+        Value meta = parseJson(text, files_.describe(rel));
         if (!meta.isObject())
-            throw Error::corrupt(store_->describe(rel), "meta.json is not a JSON object");
+            throw Error::corrupt(files_.describe(rel), "meta.json is not a JSON object");
         return meta;
     }
 
-    bool hasNode(const std::string& dir) {
-        return store_->stat(joinPath(dir, "meta.json")).has_value();
-    }
+    bool hasNode(const std::string& dir) { return stat(joinPath(dir, "meta.json")).has_value(); }
 
     // Directory of the sub-node `key` under `dir`: robust name, or the legacy raw name.
     std::string findChildDirectory(const std::string& dir, const std::string& key) {
@@ -150,7 +152,7 @@ private:
                 return legacy;
         }
         if (!options_.robustKey && !isSafeLegacyKey(key, true))
-            throw Error::corrupt(store_->describe(dir),
+            throw Error::corrupt(files_.describe(dir),
                                  "key \"" + key + "\" is not a safe legacy file name");
         return robust;
     }
@@ -169,7 +171,7 @@ private:
         }
         const std::string child = findChildDirectory(base, key);
         if (!hasNode(child))
-            throw Error::notFound(store_->describe(dir), "subpath key \"" + key + "\" not found");
+            throw Error::notFound(files_.describe(dir), "subpath key \"" + key + "\" not found");
         return child;
     }
 
@@ -197,7 +199,7 @@ private:
     std::unique_ptr<Node> loadNodeOrThrow(const std::string& dir, const std::string& key, int depth,
                                           const std::vector<std::int64_t>& parentBatch) {
         if (depth > kMaxDepth)
-            throw Error::corrupt(store_->describe(dir),
+            throw Error::corrupt(files_.describe(dir),
                                  "nested deeper than " + std::to_string(kMaxDepth) + " levels");
         Value meta = readMeta(dir);
         auto node = NodeBuilder::create(NodeKind::TensorDict, key);
@@ -240,7 +242,7 @@ private:
 
     void loadTensorDict(NodeBuilder& b, const Value& meta, const std::string& dir, int depth) {
         b.setKind(NodeKind::TensorDict);
-        const std::string where = store_->describe(joinPath(dir, "meta.json"));
+        const std::string where = files_.describe(joinPath(dir, "meta.json"));
         readNodeKeys(b, meta, where);
         // Python's dict keeps the first position of a duplicated key and its last value.
         // (Keys are views into `meta`, which outlives the loop.)
@@ -311,10 +313,10 @@ private:
         const std::string fileName = options_.robustKey ? encodeKey(key) : key;
         if (!options_.robustKey && !isSafeLegacyKey(key, false))
             throw Error::corrupt(where(), "key is not a safe legacy file name");
-        std::optional<StorageInfo> file = store_->stat(joinPath(dir, fileName + ".memmap"));
+        std::optional<StorageInfo> file = stat(joinPath(dir, fileName + ".memmap"));
         std::string stem = fileName;
         if (!file && options_.robustKey && fileName != key && isSafeLegacyKey(key, false)) {
-            file = store_->stat(joinPath(dir, key + ".memmap"));
+            file = stat(joinPath(dir, key + ".memmap"));
             stem = key;
         }
 
@@ -332,12 +334,12 @@ private:
             if (leaf.numel == 0)
                 return node;  // zero-element leaves have no data file
             throw Error::notFound(
-                store_->describe(joinPath(dir, fileName + ".memmap")),
+                files_.describe(joinPath(dir, fileName + ".memmap")),
                 "missing data file for key \"" + key + "\" (" + describeLeaf() + ")");
         }
         leaf.storage = std::move(*file);
         if (leaf.storage.size < leaf.nbytes)
-            throw Error::truncated(store_->describe(leaf.storage.path),
+            throw Error::truncated(files_.describe(leaf.storage.path),
                                    "file is " + std::to_string(leaf.storage.size) +
                                        " bytes but key \"" + key + "\" (" + describeLeaf() +
                                        ") needs " + std::to_string(leaf.nbytes));
@@ -345,16 +347,16 @@ private:
     }
 
     void loadNestedShapes(TensorLeaf& leaf, const std::string& rel, const std::string& where) {
-        const std::optional<StorageInfo> table = store_->stat(rel);
+        const std::optional<StorageInfo> table = stat(rel);
         if (!table)
-            throw Error::notFound(store_->describe(rel), "missing shape table of nested leaf");
+            throw Error::notFound(files_.describe(rel), "missing shape table of nested leaf");
         if (leaf.shape.size() != 2)
             throw Error::corrupt(where, "nested leaf shape must be [components, dims]");
         const std::int64_t count = checkedNumel(leaf.shape, where);
-        const std::string bytes = store_->read(rel, options_.maxMetadataBytes);
+        const std::string bytes = read(rel, options_.maxMetadataBytes);
         if (static_cast<std::uint64_t>(count) > bytes.size() / 8)
             throw Error::corrupt(
-                store_->describe(rel),
+                files_.describe(rel),
                 "shape table shorter than its declared shape " + formatShape(leaf.shape));
         leaf.numel = 0;
         for (std::int64_t i = 0; i < leaf.shape[0]; ++i) {
@@ -363,7 +365,7 @@ private:
                 std::int64_t d;
                 std::memcpy(&d, bytes.data() + 8 * (i * leaf.shape[1] + j), 8);
                 if (d < 0)
-                    throw Error::corrupt(store_->describe(rel), "negative size in shape table");
+                    throw Error::corrupt(files_.describe(rel), "negative size in shape table");
                 component.push_back(d);
             }
             const std::int64_t n = checkedNumel(component, where);
@@ -376,7 +378,7 @@ private:
 
     void loadLazyStack(NodeBuilder& b, const Value& meta, const std::string& dir, int depth) {
         b.setKind(NodeKind::LazyStack);
-        const std::string where = store_->describe(joinPath(dir, "meta.json"));
+        const std::string where = files_.describe(joinPath(dir, "meta.json"));
         int& stackDim = b.collection().stackDim;
         if (const Value* sd = meta.find("stack_dim"); sd && sd->isInt())
             stackDim = static_cast<int>(sd->asInt());
@@ -385,7 +387,7 @@ private:
         // Python: the stack is never silently cut short.
         for (int i = 0;; ++i) {
             const std::string childDir = joinPath(dir, std::to_string(i));
-            if (!store_->hasDirectory(childDir))
+            if (!files_.hasDirectory(childDir))
                 break;
             b.append(loadNode(childDir, std::to_string(i), depth + 1, {}));
         }
@@ -417,7 +419,7 @@ private:
     template <typename Record>  // NonTensor, Collection
     std::optional<Value> readPickle(Record& record, const std::string& rel) {
         record.pickleFile = rel;
-        std::optional<Value> v = decodePlainPickle(store_->read(rel, options_.maxMetadataBytes));
+        std::optional<Value> v = decodePlainPickle(read(rel, options_.maxMetadataBytes));
         record.pickleOpaque = !v.has_value();
         return v;
     }
@@ -431,7 +433,7 @@ private:
             return;
         }
         const std::string pickle = joinPath(dir, "other.pickle");
-        if (store_->stat(pickle)) {
+        if (stat(pickle)) {
             if (auto v = readPickle(b.nonTensor(), pickle)) {
                 if (const Value* data = v->find("data"))
                     b.setValue(*data);
@@ -445,7 +447,7 @@ private:
         b.setKind(NodeKind::NonTensorStack);
         Value data = *meta.find("data");
         if (data.isString() && data.asString() == "pickle.pkl" &&
-            store_->stat(joinPath(dir, "pickle.pkl"))) {
+            stat(joinPath(dir, "pickle.pkl"))) {
             data = Value();
             if (auto v = readPickle(b.nonTensor(), joinPath(dir, "pickle.pkl")))
                 data = std::move(*v);
@@ -461,7 +463,7 @@ private:
     void loadView(NodeBuilder& b, const Value& meta, const std::string& dir, int depth,
                   const std::vector<std::int64_t>& parentBatch) {
         b.setKind(NodeKind::View);
-        readNodeKeys(b, meta, store_->describe(joinPath(dir, "meta.json")));
+        readNodeKeys(b, meta, files_.describe(joinPath(dir, "meta.json")));
         for (const auto& [k, v] : meta.asObject())
             if (k != "_type" && k != "shape" && k != "device")
                 b.collection().attributes.emplace_back(k, v);
@@ -477,16 +479,16 @@ private:
             if (k != "_type")
                 b.collection().attributes.emplace_back(k, v);
         const std::string pickle = joinPath(dir, "other.pickle");
-        if (store_->stat(pickle)) {
+        if (stat(pickle)) {
             if (auto v = readPickle(b.collection(), pickle); v && v->isObject())
                 for (auto& [k, val] : v->asObject())
                     b.collection().attributes.emplace_back(k, val);
         }
         const std::string inner = joinPath(dir, "_tensordict");
         if (!hasNode(inner))
-            throw Error::corrupt(store_->describe(dir), "unknown node class \"" +
-                                                            b.node().typeString() +
-                                                            "\" with no _tensordict/ directory");
+            throw Error::corrupt(files_.describe(dir), "unknown node class \"" +
+                                                           b.node().typeString() +
+                                                           "\" with no _tensordict/ directory");
         // The fields live in _tensordict/; they become this node's children,
         // one level deeper for the nesting limit.
         Node fields;
@@ -498,8 +500,23 @@ private:
             b.append(std::move(child));
     }
 
+    // The container's files, each found or read one told to onFile_.
+    std::optional<StorageInfo> stat(const std::string& rel) const {
+        std::optional<StorageInfo> info = files_.stat(rel);
+        if (info && onFile_)
+            onFile_(rel);
+        return info;
+    }
+    std::string read(const std::string& rel, std::uint64_t cap) const {
+        if (onFile_)
+            onFile_(rel);
+        return files_.read(rel, cap);
+    }
+
     std::shared_ptr<const Store> store_;
+    const Container& files_;
     const LoadOptions& options_;
+    const FileObserver& onFile_;
 };
 
 void collectErrors(const Node& node, std::vector<const Node*>& out) {
@@ -592,19 +609,20 @@ TensorDict load(const std::string& path, const LoadOptions& options) {
     return loadStore(openStore(target, options.store), options);
 }
 
-TensorDict loadStore(const std::shared_ptr<const Store>& store, const LoadOptions& options) {
-    const std::string path = store->location(), format(store->format());
+TensorDict loadStore(const std::shared_ptr<const Store>& store, const LoadOptions& options,
+                     const FileObserver& onFile) {
+    const std::string path = store->container().location(), format(store->format());
     if (std::unique_ptr<Node> root = store->buildTree(store)) {
         // A format with a structure of its own (a checkpoint, safetensors, numpy).
         const Node* sub = root->find(options.subpath);
         if (!sub)
-            throw Error::notFound(store->location(),
+            throw Error::notFound(path,
                                   "subpath key " + formatKeyPath(options.subpath) + " not found");
         if (sub != root.get())
             return TensorDict::adopt(sub->clone(), path, format, store);
         return TensorDict::adopt(std::move(root), path, format, store);
     }
-    Loader loader(store, options);
+    Loader loader(store, options, onFile);
     return TensorDict::adopt(loader.loadRoot(), path, format, store);
 }
 

@@ -256,7 +256,7 @@ bool Node::isMaterialized() const {
     if (!l)
         return false;
     if (l->storage.kind == StorageKind::CompressedEntry && l->storage.isPlain() && store_)
-        return store_->isResident(l->storage);
+        return store_->container().isResident(l->storage);
     return holdsBytes();
 }
 
@@ -270,14 +270,14 @@ bool Node::holdsBytes() const {
 
 std::string Node::integrityWarning() const {
     const TensorLeaf* l = asLeaf();
-    return store_ && l ? store_->integrityProblem(l->storage) : std::string();
+    return store_ && l ? store_->container().integrityProblem(l->storage) : std::string();
 }
 
 std::optional<std::uint64_t> Node::payloadOffset() const {
     const TensorLeaf* l = asLeaf();
     if (!l || !store_ || l->storage.kind == StorageKind::None)
         return std::nullopt;
-    return store_->payloadOffset(l->storage);
+    return store_->container().payloadOffset(l->storage);
 }
 
 namespace {
@@ -308,9 +308,10 @@ LeafBytes Node::bytes() const {
         throw Error::invalid(where(), "leaf has no storage");
     // Read without holding the lock (it may take long); if two threads race,
     // the first result is shared.
-    LeafBytes fresh = l.storage.isPlain()
-                          ? store_->leafBytes(l.storage, l.nbytes, itemSize(l.dtype))
-                          : viewBytes(*store_, l, fileName() + " (key " + where() + ")");
+    LeafBytes fresh =
+        l.storage.isPlain()
+            ? store_->container().leafBytes(l.storage, l.nbytes, itemSize(l.dtype))
+            : viewBytes(store_->container(), l, fileName() + " (key " + where() + ")");
     Held& h = held();
     std::lock_guard<std::mutex> lock(h.mutex);
     if (auto b = heldNow(h, l.nbytes))
@@ -352,8 +353,9 @@ LeafBytes Node::bytesRange(std::uint64_t offset, std::uint64_t length) const {
             return part(*b);
     }
     if (store_ && l.storage.isPlain() &&
-        (l.storage.kind == StorageKind::CompressedEntry || !store_->readsInPlace(l.storage)))
-        return store_->leafBytesRange(l.storage, offset, length, 1);
+        (l.storage.kind == StorageKind::CompressedEntry ||
+         !store_->container().readsInPlace(l.storage)))
+        return store_->container().leafBytesRange(l.storage, offset, length, 1);
     return part(bytes());
 }
 
@@ -368,7 +370,7 @@ void Node::readInto(std::uint64_t offset, std::byte* out, std::size_t length) co
     // of a safetensors file or checkpoint) is read from the file itself.
     if (!held && store_ && isOneRun(l.storage) && l.storage.kind != StorageKind::CompressedEntry &&
         l.storage.kind != StorageKind::None)
-        return store_->readLeafRange(l.storage, l.storage.offset + offset, out, length);
+        return store_->container().readLeafRange(l.storage, l.storage.offset + offset, out, length);
     const LeafBytes part = bytesRange(offset, length);
     guardedCopy(out, part.data.get(), length, *this);
 }
@@ -380,7 +382,8 @@ bool Node::copyInto(std::uint64_t offset, std::size_t length, int fd, std::uint6
         return false;  // what this process wrote into them is not in the file
     return length > 0 && store_ && isOneRun(l.storage) &&
            l.storage.kind != StorageKind::CompressedEntry && l.storage.kind != StorageKind::None &&
-           store_->copyLeafRangeTo(l.storage, l.storage.offset + offset, length, fd, at);
+           store_->container().copyLeafRangeTo(l.storage, l.storage.offset + offset, length, fd,
+                                               at);
 }
 
 bool Node::hasRandomAccess() const {
@@ -388,8 +391,8 @@ bool Node::hasRandomAccess() const {
     if (!l || !store_ || !l->storage.isPlain() || l->storage.kind == StorageKind::None)
         return false;
     if (l->storage.kind != StorageKind::CompressedEntry)
-        return !store_->readsInPlace(l->storage);
-    const CompressedRecords* records = store_->compressedRecords();
+        return !store_->container().readsInPlace(l->storage);
+    const CompressedRecords* records = store_->container().compressedRecords();
     return records && records->hasRandomAccess(l->storage);
 }
 
@@ -414,7 +417,7 @@ LeafBytes Node::pinnedBytes() const {
 
 std::string Node::fileName() const {
     if (store_ && asLeaf() && asLeaf()->storage.kind != StorageKind::None)
-        return store_->describe(asLeaf()->storage.path);
+        return store_->container().describe(asLeaf()->storage.path);
     return where();
 }
 

@@ -154,8 +154,8 @@ std::unique_ptr<Node> Store::buildTree(const std::shared_ptr<const Store>&) cons
     return nullptr;
 }
 
-LeafBytes Store::leafBytesRange(const StorageInfo& info, std::uint64_t offset, std::uint64_t length,
-                                std::size_t alignment) const {
+LeafBytes Container::leafBytesRange(const StorageInfo& info, std::uint64_t offset,
+                                    std::uint64_t length, std::size_t alignment) const {
     // All of the file, once: a reader going through it part by part must
     // not inflate a longer prefix for every part.
     const LeafBytes whole = leafBytes(info, std::max(offset + length, info.size), alignment);
@@ -163,21 +163,21 @@ LeafBytes Store::leafBytesRange(const StorageInfo& info, std::uint64_t offset, s
             static_cast<std::size_t>(length)};
 }
 
-void Store::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
-                          std::size_t n) const {
+void Container::readLeafRange(const StorageInfo& info, std::uint64_t offset, std::byte* out,
+                              std::size_t n) const {
     const LeafBytes part = leafBytesRange(info, offset, n, 1);
     // A mapping of a file cut short meanwhile faults: a change, not a crash.
     if (!tryGuardedCopy(out, part.data.get(), n))
         throw Error::changed(describe(info.path));
 }
 
-void Store::reportIntegrityProblem(const StorageInfo& info, const std::string& message) const {
+void Container::reportIntegrityProblem(const StorageInfo& info, const std::string& message) const {
     std::lock_guard<std::mutex> lock(problemsMutex_);
     problems_[info.path] = message;
     hasProblems_.store(true, std::memory_order_release);
 }
 
-std::string Store::integrityProblem(const StorageInfo& info) const {
+std::string Container::integrityProblem(const StorageInfo& info) const {
     if (!hasProblems_.load(std::memory_order_acquire))
         return {};
     std::lock_guard<std::mutex> lock(problemsMutex_);

@@ -61,8 +61,9 @@ void collectionProperties(const Node& node, std::vector<NodeProperty>& out) {
 // dump's runs of rows), as its store lists them; none for any other leaf.
 Value::List partsOf(const Node& node) {
     const StorageInfo& storage = node.leaf().storage;
-    return storage.kind == StorageKind::Chunks && node.store() ? node.store()->leafParts(storage)
-                                                               : Value::List();
+    return storage.kind == StorageKind::Chunks && node.store()
+               ? node.store()->container().leafParts(storage)
+               : Value::List();
 }
 
 // A leaf's "file": null (nullptr) for a leaf in memory (or of no bytes),
@@ -106,7 +107,7 @@ void leafProperties(const Node& node, PropertyDetail detail, std::vector<NodePro
     Value::List parts = partsOf(node);
     const std::optional<const std::string*> file = fileOf(storage, parts);
     if (!file) {  // gathered from parts: they, not one file
-        out.push_back({"location", Value(node.store()->location())});
+        out.push_back({"location", Value(node.store()->container().location())});
         out.push_back({"stored_size", Value(static_cast<std::int64_t>(storage.storedSize))});
         out.push_back({"chunks", Value(std::move(parts))});
         return;
@@ -118,7 +119,7 @@ void leafProperties(const Node& node, PropertyDetail detail, std::vector<NodePro
     out.push_back({"file", Value(**file)});
     out.push_back({"file_size", Value(static_cast<std::int64_t>(storage.size))});
     if (node.store())
-        out.push_back({"location", Value(node.store()->location())});
+        out.push_back({"location", Value(node.store()->container().location())});
     if (storage.kind != StorageKind::File) {
         out.push_back({"zip_method", Value(zipMethodName(storage.zipMethod))});
         out.push_back({"stored_size", Value(static_cast<std::int64_t>(storage.storedSize))});
@@ -142,7 +143,8 @@ void leafProperties(const Node& node, PropertyDetail detail, std::vector<NodePro
         out.push_back({"byte_offset", Value(static_cast<std::int64_t>(storage.offset))});
     else if (storage.kind == StorageKind::File && node.store())
         // A leaf its store decodes (a packed F4/F6 tensor): where its bytes start.
-        if (const std::optional<std::uint64_t> at = node.store()->payloadOffset(storage))
+        if (const std::optional<std::uint64_t> at =
+                node.store()->container().payloadOffset(storage))
             out.push_back({"byte_offset", Value(static_cast<std::int64_t>(*at))});
     if (!storage.strides.empty())
         out.push_back({"strides", intsValue(storage.strides)});

@@ -109,7 +109,8 @@ std::set<std::string> checkExistingFiles(const WritePlan& plan, const fs::path& 
         if (!file.leaf || file.leaf->leaf().storage.kind != StorageKind::File ||
             !file.leaf->store() || file.leaf->store()->ownContainer() != OwnContainer::Directory)
             continue;
-        const std::string source = file.leaf->store()->describe(file.leaf->leaf().storage.path);
+        const std::string source =
+            file.leaf->store()->container().describe(file.leaf->leaf().storage.path);
         const auto id = fileId(source);
         if (id)
             sources[*id] = file.keyText;

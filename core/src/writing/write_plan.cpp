@@ -280,8 +280,8 @@ private:
     void addSidecar(const std::string& path, const Node& n, const std::string& sidecar) {
         if (!n.store())
             throw Error::invalid(keyText(n), "pickled value has no source to copy from");
-        const auto source = n.store()->stat(sidecar);
-        addContent(path, n, n.store()->read(sidecar, 1ull << 34));
+        const auto source = n.store()->container().stat(sidecar);
+        addContent(path, n, n.store()->container().read(sidecar, 1ull << 34));
         if (source)
             plan_.files.back().outsideTarget = source->outsideTarget();
     }

@@ -86,7 +86,7 @@ at::Tensor tensor(const Node& node) {
                 last += std::uint64_t(leaf.shape[d] - 1) * std::uint64_t(storage.strides[d]);
         // The tree's builder checked that the view lies inside its storage.
         const LeafBytes whole =
-            node.store()->leafBytes(storage, storage.offset + (last + 1) * item, 1);
+            node.store()->container().leafBytes(storage, storage.offset + (last + 1) * item, 1);
         std::byte* first = whole.data.get() + storage.offset;
         if (reinterpret_cast<std::uintptr_t>(first) % item == 0) {
             auto keepAlive = whole.data;
