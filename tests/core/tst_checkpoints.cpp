@@ -669,6 +669,40 @@ private Q_SLOTS:
         QVERIFY2(plain.startsWith("refused") != loads, qPrintable(plain));
     }
 
+    void aCorruptCheckpointEntryIsNamedWhenItsLeafIsRead() {
+        // A stored entry of a torch.save zip whose bytes no longer match its
+        // CRC-32: reading the leaf in full says so, as for a .tdz entry.
+        const QString copy = scratch_.path() + "/corrupt_entry.pt";
+        QVERIFY(QFile::copy(QString::fromStdString(path("bare_tensor.pt")), copy));
+        QVERIFY(QFile::setPermissions(copy, QFile::ReadOwner | QFile::WriteOwner));
+        QByteArray broken = readAll(copy);
+        // The local header of ".../data/0", then its first payload byte.
+        const QByteArray name = "bare_tensor/data/0";
+        const int header = broken.indexOf(name) - 30;
+        QVERIFY(header >= 0 && broken.mid(header, 4) == QByteArray("PK\x03\x04", 4));
+        const int nameLength = qFromLittleEndian<quint16>(broken.constData() + header + 26);
+        const int extraLength = qFromLittleEndian<quint16>(broken.constData() + header + 28);
+        QCOMPARE(broken.mid(header + 30, nameLength), name);
+        const int payload = header + 30 + nameLength + extraLength;
+        broken[payload] = static_cast<char>(~broken[payload]);
+        {
+            QFile f(copy);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            QCOMPARE(f.write(broken), qint64(broken.size()));
+        }
+        const TensorDict td = load(copy.toStdString());
+        const Node& leaf = td.root();
+        QVERIFY(leaf.isTensor());
+        QVERIFY(leaf.integrityWarning().empty());  // nothing read yet
+        leafSha256(leaf);
+        QVERIFY2(!leaf.integrityWarning().empty(), "a corrupt entry hashed without a word");
+
+        // The intact file's leaf reads without one.
+        const TensorDict good = load(path("bare_tensor.pt"));
+        leafSha256(good.root());
+        QVERIFY2(good.root().integrityWarning().empty(), good.root().integrityWarning().c_str());
+    }
+
     void badFilesNameThemselvesAndTheProblem_data() {
         QTest::addColumn<QString>("base");
         QTest::addColumn<int>("cut");  // bytes kept; -1: the bytes are patched instead

@@ -29,7 +29,7 @@
 
 namespace tensordict {
 
-class CompressedRecords;  // store.h
+class CompressedRecords;  // container.h
 
 // Copies `n` bytes from `src` (inside a mapping) to `dst`. False if the
 // mapping lost those pages (the file shrank or went away); dst is then

@@ -76,9 +76,9 @@ struct StorageInfo {
     const std::string& outsideTarget() const { return facts().outsideTarget; }
     void setOutsideTarget(std::string target) { changeFacts().outsideTarget = std::move(target); }
     // The file's version when the tree was read (ByteSource::version()), for
-    // a store that opens a leaf's file when the leaf is read: a file that
-    // became another version is refused, not mixed in. (A store of one file
-    // holds it open from its opening on and sets none.)
+    // a container that opens a leaf's file when the leaf is read: a file
+    // that became another version is refused, not mixed in. (A container of
+    // one file holds it open from its opening on and sets none.)
     const std::string& version() const { return facts().version; }
     void setVersion(std::string version) { changeFacts().version = std::move(version); }
 
@@ -247,9 +247,9 @@ public:
     // Error nodes: the failure as data (its kind decides); nullptr for other kinds.
     const Failure* failure() const;
 
-    // The leaf's raw bytes (exactly nbytes), from its store: large files
-    // mapped, small ones read, compressed entries inflated (the store keeps
-    // recent ones in bounded caches). Callers share the bytes while any of
+    // The leaf's raw bytes (exactly nbytes), from its store's container:
+    // large files mapped, small ones read, compressed entries inflated (the
+    // container keeps recent ones in bounded caches). Callers share the bytes while any of
     // them holds them; the node itself keeps none, so a tree of any number
     // of leaves holds a bounded number of mappings. Read them through
     // guarded_read.h: the file may change underneath. Throws Error.
@@ -259,11 +259,11 @@ public:
     // Python's memory-mapped tensors. The torch part's tensors use these.
     LeafBytes pinnedBytes() const;
     // Bytes [offset, offset + length) of the leaf (within nbytes), read as
-    // little as the store allows: a part of a compressed entry with access
+    // little as the container allows: a part of a compressed entry with access
     // points inflates only the segments around it. Throws Error.
     LeafBytes bytesRange(std::uint64_t offset, std::uint64_t length) const;
-    // The same bytes copied into `out`, read (not mapped) where the store
-    // can: a pass over a large leaf (a conversion) then leaves none of it
+    // The same bytes copied into `out`, read (not mapped) where the
+    // container can: a pass over a large leaf (a conversion) then leaves none of it
     // resident in this process. Throws Error.
     void readInto(std::uint64_t offset, std::byte* out, std::size_t length) const;
     // The same bytes copied into the file open as `fd`, at `at`, inside the
@@ -281,7 +281,7 @@ public:
     // streaming readers split into pieces on every core.
     bool readsAnyRange() const;
     // True while the leaf's bytes are mapped or inflated (compressed entries
-    // live in the store's cache of inflated entries, which has a size cap).
+    // live in the container's cache of inflated entries, which has a size cap).
     bool isMaterialized() const;
     // A problem found when the leaf's data was read in full (a CRC-32 that
     // does not match); "" when none. The data is still shown.

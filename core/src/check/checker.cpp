@@ -5,9 +5,9 @@
 // overlaps, names, alignment), then every entry's data once, on all
 // threads, against its CRC-32 (stored entries in chunks whose CRCs are
 // combined, compressed ones inflated as they are read). A directory's leaf
-// files are read once too. Then the tree is loaded through a store that
-// records every file the loader looks at: what it could not read is an
-// error, every file or entry it never looked at an orphan.
+// files are read once too. Then the tree is loaded, the loader telling
+// every file it looks at: what it could not read is an error, every file or
+// entry it never looked at an orphan.
 //
 // The kinds of problem (Problem::kind):
 //   error    central_directory   the end records or the central directory cannot be read
@@ -306,10 +306,10 @@ std::string problemKindOf(const Failure& failure) {
 
 // A key named twice in one meta.json (a save that merged two source keys
 // into one name): Python's json keeps the last, so one value is lost.
-void Checker::checkKeysNamedOnce(const Container& store, const std::string& rel) {
+void Checker::checkKeysNamedOnce(const Container& files, const std::string& rel) {
     Value meta;
     try {
-        meta = parseJson(store.read(rel, std::uint64_t(64) << 20), store.describe(rel));
+        meta = parseJson(files.read(rel, std::uint64_t(64) << 20), files.describe(rel));
     } catch (const Error&) {
         return;  // the loader's error node says why it cannot be read
     }
@@ -318,7 +318,7 @@ void Checker::checkKeysNamedOnce(const Container& store, const std::string& rel)
     std::set<std::string> names;
     for (const auto& [key, value] : meta.asObject())
         if (!names.insert(key).second)
-            error("duplicate_key", store.describe(rel),
+            error("duplicate_key", files.describe(rel),
                   "the key \"" + key +
                       "\" is named twice: Python loads one of its values and the other is lost "
                       "(an earlier save merged two source keys that print alike, such as 0 and "
@@ -384,14 +384,14 @@ void Checker::checkNode(const Node& node) {
         checkNode(*child);
 }
 
-void Checker::checkPickle(const Node& node, const std::string& rel, const Container& store) {
+void Checker::checkPickle(const Node& node, const std::string& rel, const Container& files) {
     // What the sidecar would import: its globals, decoded without running any.
     std::set<std::string> globals;
     try {
-        const std::string bytes = store.read(rel, 64ull << 20);
+        const std::string bytes = files.read(rel, 64ull << 20);
         std::size_t pos = 0;
         python::Pickle p = python::decode(
-            bytes, &pos, store.describe(rel),
+            bytes, &pos, files.describe(rel),
             [](const python::Object&, const std::function<python::Object*()>&) -> python::Object* {
                 throw Error::unsupported("pickle", "persistent id");
             });
@@ -413,7 +413,7 @@ void Checker::checkPickle(const Node& node, const std::string& rel, const Contai
         list += (list.empty() ? "" : ", ") + g;
     }
     warning(
-        "pickle_sidecar", store.describe(rel),
+        "pickle_sidecar", files.describe(rel),
         "the value is a pickle that needs code to load" +
             (list.empty() ? std::string() : " (it imports " + list + ")") +
             "; tensordict will refuse it by default (allow_pickle, pytorch/tensordict#1763) and "
@@ -424,13 +424,13 @@ void Checker::checkPickle(const Node& node, const std::string& rel, const Contai
 // The file tensordict writes for a key named "shape", "device" or "_type"
 // and then loses: the node's own metadata takes the key's place in its
 // meta.json (core/FORMAT.md 3.1). As Python writes it; not an orphan.
-bool isReservedKeyFile(const std::string& rel, const Container& store) {
+bool isReservedKeyFile(const std::string& rel, const Container& files) {
     const std::size_t slash = rel.rfind('/');
     const std::string dir = slash == std::string::npos ? std::string() : rel.substr(0, slash);
     const std::string name = slash == std::string::npos ? rel : rel.substr(slash + 1);
     if (name != "shape.memmap" && name != "device.memmap" && name != "_type.memmap")
         return false;
-    return store.stat(joinPath(dir, "meta.json")).has_value();
+    return files.stat(joinPath(dir, "meta.json")).has_value();
 }
 
 std::optional<TensorDict> Checker::loadForCheck(const std::shared_ptr<const Store>& store,

@@ -99,7 +99,7 @@ StorageInfo SingleFile::fileInfo() const {
     info.kind = StorageKind::File;
     info.path = name_;
     info.size = info.storedSize = source_->size();
-    return info;  // no version: the store holds its file open (StorageInfo::version)
+    return info;  // no version: the container holds its file open (StorageInfo::version)
 }
 
 std::optional<StorageInfo> SingleFile::stat(const std::string& rel) const {

@@ -295,6 +295,9 @@ public:
     }
 
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
+        // A packed tensor's store reads its codes, not the file's tensors.
+        if (&container() != file_.get())
+            return nullptr;
         const std::string& where = file_->location();
         const std::uint64_t headerSize = littleEndianU64(file_->readRange(0, 8, "the header size"));
         if (headerSize > kMaxHeaderBytes)

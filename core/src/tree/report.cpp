@@ -58,7 +58,8 @@ void collectionProperties(const Node& node, std::vector<NodeProperty>& out) {
 }
 
 // The parts of a leaf gathered from several files (a DCP tensor's chunks, a
-// dump's runs of rows), as its store lists them; none for any other leaf.
+// dump's runs of rows), as its store's container lists them; none for any
+// other leaf.
 Value::List partsOf(const Node& node) {
     const StorageInfo& storage = node.leaf().storage;
     return storage.kind == StorageKind::Chunks && node.store()
@@ -142,7 +143,7 @@ void leafProperties(const Node& node, PropertyDetail detail, std::vector<NodePro
     if (storage.offset)
         out.push_back({"byte_offset", Value(static_cast<std::int64_t>(storage.offset))});
     else if (storage.kind == StorageKind::File && node.store())
-        // A leaf its store decodes (a packed F4/F6 tensor): where its bytes start.
+        // A leaf its container decodes (a packed F4/F6 tensor): where its bytes start.
         if (const std::optional<std::uint64_t> at =
                 node.store()->container().payloadOffset(storage))
             out.push_back({"byte_offset", Value(static_cast<std::int64_t>(*at))});
