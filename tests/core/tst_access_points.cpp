@@ -3,6 +3,9 @@
 // back exactly without inflating the rest, and a damaged or forged index is
 // never trusted into wrong values.
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <QFile>
 #include <QJsonArray>
@@ -378,6 +381,62 @@ private Q_SLOTS:
         } catch (const Error& e) {
             QVERIFY2(QString(e.what()).contains("x.memmap"), e.what());
         }
+    }
+
+    void bytesNotRequiredFaultInDebugBuilds_data() {
+        QTest::addColumn<int>("unfilled");
+        QTest::newRow("faults") << int(LeafPages::Unfilled::Faults);
+        QTest::newRow("reads as zero") << int(LeafPages::Unfilled::ReadsAsZero);
+    }
+
+    void bytesNotRequiredFaultInDebugBuilds() {
+        // A reader (a preview mode) that reads bytes it did not require:
+        // where unfilled pages fault, as in every debug build, it dies at
+        // that read instead of showing zeros; in release builds the bytes
+        // read as zero. Each read is made in a child process.
+#ifdef NDEBUG
+        QCOMPARE(LeafPages::kUnfilledByDefault, LeafPages::Unfilled::ReadsAsZero);
+#else
+        QCOMPARE(LeafPages::kUnfilledByDefault, LeafPages::Unfilled::Faults);
+#endif
+        QFETCH(int, unfilled);
+        const bool faults = LeafPages::Unfilled(unfilled) == LeafPages::Unfilled::Faults;
+        const QString path = write("unrequired.tdz", 1, 2, true);
+        const auto td = std::make_shared<TensorDict>(load(path.toStdString()));
+        const Node& x = *td->root().child("x");
+        const std::uint64_t page = LeafPages::kCompressedPageSize;
+        auto pages = LeafPages::create(td, x, 2 * page, LeafPages::Unfilled(unfilled));
+        const LeafBytes bytes = pages->bytes();
+        const auto held = requireBytes(bytes, page + 5, 10);
+        const auto* data = reinterpret_cast<const volatile std::uint8_t*>(bytes.data.get());
+        // What a child's read of byte `at` ends in: its value, or 256 for a fault.
+        const auto readInChild = [&](std::uint64_t at) {
+            const pid_t pid = ::fork();
+            if (pid == 0) {
+                struct sigaction onFault {};
+                onFault.sa_handler = [](int) { ::_exit(100); };
+                ::sigaction(SIGSEGV, &onFault, nullptr);
+                ::sigaction(SIGBUS, &onFault, nullptr);
+                ::_exit(data[at] == 0 ? 0 : 1);
+            }
+            int status = 0;
+            ::waitpid(pid, &status, 0);
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        };
+        // The held range reads right in the child as here.
+        QCOMPARE(readInChild(page + 5), bytes_[page + 5] == 0 ? 0 : 1);
+        // Bytes of a page nobody required, and of one given back.
+        QCOMPARE(readInChild(3 * page), faults ? 100 : 0);
+        auto first = requireBytes(bytes, 0, 1);
+        QCOMPARE(QByteArray(reinterpret_cast<const char*>(bytes.data.get()), 1), expected(0, 1));
+        first.reset();
+        requireBytes(bytes, 2 * page, 1);  // over the cap: page 0, unheld, goes back
+        requireBytes(bytes, 3 * page, 1);
+        QVERIFY(!pages->isFilled(0, 1));
+        QCOMPARE(readInChild(0), faults ? 100 : 0);
+        // Required again, it reads right.
+        const auto again = requireBytes(bytes, 0, 16);
+        QCOMPARE(QByteArray(reinterpret_cast<const char*>(bytes.data.get()), 16), expected(0, 16));
     }
 
     void pagesFillOnlyWhatIsRequired() {

@@ -640,7 +640,9 @@ private Q_SLOTS:
         // The last slice, in the table and as an image.
         preview->tableSlice()->setIndex(0, slices - 1);
         QTRY_VERIFY_WITH_TIMEOUT(!table->isFilling(), kBoundMs);
-        QCOMPARE(table->text(5, 1023), QString::number(((slices - 1) * 7 + 1023 % 5) % 256));
+        QCOMPARE(table->text(5, 3), QString::number(((slices - 1) * 7 + 3 % 5) % 256));
+        // A cell far from the window is not read (its pages are not held).
+        QCOMPARE(table->text(5, 1023), QString());
         preview->setMode(PreviewPanel::ImageMode);
         ImageView* image = preview->imageView();
         QTRY_VERIFY_WITH_TIMEOUT(!image->image().isNull() && !image->isRendering(), kBoundMs);

@@ -75,6 +75,11 @@ bool TensorTableModel::windowIsHeld() const {
             firstCol_ >= held_.firstCol && firstCol_ + windowCols() <= held_.endCol);
 }
 
+bool TensorTableModel::isHeld(std::int64_t row, std::int64_t col) const {
+    return !leafBytes_.pages || (row >= held_.firstRow && row < held_.endRow &&
+                                 col >= held_.firstCol && col < held_.endCol);
+}
+
 void TensorTableModel::clear() {
     beginResetModel();
     active_ = false;
@@ -201,7 +206,7 @@ void TensorTableModel::noteLost(bool lost) const {
 }
 
 QString TensorTableModel::text(std::int64_t row, std::int64_t col, Shown which) const {
-    if (!active_ || sourceLost_ || !cells_.isCell(row, col))
+    if (!active_ || sourceLost_ || !cells_.isCell(row, col) || !isHeld(row, col))
         return sourceLost_ && active_ && cells_.isCell(row, col) ? QStringLiteral("?") : QString();
     bool lost = false;
     const QString t = cells_.text(row, col, which, notationOf(col, which), &lost);
@@ -217,7 +222,7 @@ QString TensorTableModel::toTsv(const CellSelection& selection) const {
 }
 
 bool TensorTableModel::differs(std::int64_t row, std::int64_t col) const {
-    if (!active_ || sourceLost_)
+    if (!active_ || sourceLost_ || !isHeld(row, col))
         return false;
     bool lost = false;
     const bool d = cells_.differs(row, col, &lost);

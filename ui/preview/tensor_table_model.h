@@ -108,6 +108,9 @@ private:
     // filled them (cells blank meanwhile).
     void holdWindow();
     bool windowIsHeld() const;
+    // Whether the cell at slice coordinates (row, col) may be read now: its
+    // pages are held (a leaf read page by page), or the leaf is all there.
+    bool isHeld(std::int64_t row, std::int64_t col) const;
 
     bool active_ = false;
     CellText cells_;  // its bytes: the leaf's once the slice can be read

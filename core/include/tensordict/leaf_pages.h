@@ -27,7 +27,10 @@ class Node;
 // picture of every 30th row of a 1 GiB leaf then fetches a few percent.
 //
 // Readers call requireBytes() (bytes.h) for the range they are about to
-// read and keep the hold while they read it; other bytes may read as zero.
+// read and keep the hold while they read it. Bytes no reader has required
+// (never filled, or given back) read as zero in release builds; in debug
+// builds they are not readable at all, so a reader that forgot to require
+// its range dies there, loudly, instead of showing zeros.
 class LeafPages : public std::enable_shared_from_this<LeafPages> {
 public:
     // The bytes a viewer reads of `leaf`, by what the leaf is: page by page
@@ -42,10 +45,19 @@ public:
     // A remote leaf's pages: the transport's unit of reads.
     static constexpr std::uint64_t kRemotePageSize = 64u << 10;
 
+    // What reading a byte of a page that is not filled does.
+    enum class Unfilled { ReadsAsZero, Faults };
+#ifdef NDEBUG
+    static constexpr Unfilled kUnfilledByDefault = Unfilled::ReadsAsZero;
+#else
+    static constexpr Unfilled kUnfilledByDefault = Unfilled::Faults;
+#endif
+
     // `owner` keeps `leaf`'s tree alive. `residentCap`: bytes kept filled
     // beyond those held. Throws Error when the range cannot be reserved.
     static std::shared_ptr<LeafPages> create(std::shared_ptr<const void> owner, const Node& leaf,
-                                             std::uint64_t residentCap = 256u << 20);
+                                             std::uint64_t residentCap = 256u << 20,
+                                             Unfilled unfilled = kUnfilledByDefault);
     ~LeafPages();
     LeafPages(const LeafPages&) = delete;
     LeafPages& operator=(const LeafPages&) = delete;
@@ -74,11 +86,17 @@ public:
     // Why the last read that failed failed (none when none has).
     std::optional<Failure> failure() const;
     std::uint64_t residentBytes() const;
-    std::uint64_t size() const { return size_; }
-    std::uint64_t pageSize() const { return pageSize_; }
+    std::uint64_t size() const {
+        return size_;
+    }
+    std::uint64_t pageSize() const {
+        return pageSize_;
+    }
     // Whether its pages come from a source that cannot map (a web server):
     // every read is a request, so readers read no more than they show.
-    bool fetches() const { return pageSize_ == kRemotePageSize; }
+    bool fetches() const {
+        return pageSize_ == kRemotePageSize;
+    }
 
 private:
     enum class State : std::uint8_t { Empty, Filling, Filled };
@@ -88,7 +106,11 @@ private:
         std::uint64_t lastUse = 0;
     };
 
-    LeafPages(std::shared_ptr<const void> owner, const Node& leaf, std::uint64_t cap);
+    LeafPages(std::shared_ptr<const void> owner, const Node& leaf, std::uint64_t cap,
+              Unfilled unfilled);
+    // Makes pages [first, end) readable and writable (to be filled), or not
+    // readable again (emptied), where unfilled pages fault.
+    void setReadable(std::size_t first, std::size_t end, bool readable);
     std::uint64_t pageBytes(std::size_t page) const {
         return std::min<std::uint64_t>(pageSize_, size_ - page * pageSize_);
     }
@@ -101,6 +123,7 @@ private:
     const Node& leaf_;
     const std::string where_;  // the leaf's key, for errors
     const std::uint64_t size_, cap_, pageSize_;
+    const Unfilled unfilled_;
     std::byte* base_ = nullptr;
     mutable std::mutex mutex_;
     std::condition_variable filled_;

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "tensordict/error.h"
@@ -13,8 +14,8 @@
 namespace tensordict {
 
 std::shared_ptr<LeafPages> LeafPages::create(std::shared_ptr<const void> owner, const Node& leaf,
-                                             std::uint64_t residentCap) {
-    return std::shared_ptr<LeafPages>(new LeafPages(std::move(owner), leaf, residentCap));
+                                             std::uint64_t residentCap, Unfilled unfilled) {
+    return std::shared_ptr<LeafPages>(new LeafPages(std::move(owner), leaf, residentCap, unfilled));
 }
 
 LeafBytes LeafPages::forViewing(std::shared_ptr<const void> owner, const Node& leaf) {
@@ -23,19 +24,22 @@ LeafBytes LeafPages::forViewing(std::shared_ptr<const void> owner, const Node& l
     return leaf.bytes();
 }
 
-LeafPages::LeafPages(std::shared_ptr<const void> owner, const Node& leaf, std::uint64_t cap)
+LeafPages::LeafPages(std::shared_ptr<const void> owner, const Node& leaf, std::uint64_t cap,
+                     Unfilled unfilled)
     : owner_(std::move(owner)),
       leaf_(leaf),
       where_(formatKeyPath(leaf.keyPath())),
       size_(leaf.leaf().nbytes),
       cap_(cap),
       pageSize_(leaf.leaf().storage.kind == StorageKind::CompressedEntry ? kCompressedPageSize
-                                                                         : kRemotePageSize) {
+                                                                         : kRemotePageSize),
+      unfilled_(unfilled) {
     if (size_ == 0)
         return;
     // Reserved, not committed: pages cost memory once filled.
-    void* p = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    const int protection = unfilled_ == Unfilled::Faults ? PROT_NONE : PROT_READ | PROT_WRITE;
+    void* p =
+        ::mmap(nullptr, size_, protection, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         throw Error::io(where_, "cannot reserve " + std::to_string(size_) +
                                     " bytes of address space for its pages");
@@ -103,17 +107,20 @@ std::shared_ptr<const void> LeafPages::require(std::uint64_t offset, std::uint64
             const std::uint64_t bytes = std::min<std::uint64_t>(end * pageSize_, size_) - from;
             lock.unlock();
             try {
+                setReadable(held, end, true);
                 // A remote leaf's request ends when `cancel` is set.
                 const CancelScope scope(cancel ? cancel : CancelScope::current());
                 const LeafBytes part = leaf_.bytesRange(from, bytes);
                 std::memcpy(base_ + from, part.data.get(), part.size);
             } catch (const Cancelled&) {
+                setReadable(held, end, false);
                 lock.lock();
                 for (std::size_t p = held; p < end; ++p)
                     pages_[p].state = State::Empty;
                 filled_.notify_all();
                 throw;
             } catch (const std::exception& e) {
+                setReadable(held, end, false);
                 lock.lock();
                 for (std::size_t p = held; p < end; ++p)
                     pages_[p].state = State::Empty;
@@ -223,9 +230,23 @@ void LeafPages::evictOverCap() {
             return;  // all held: over the cap until a reader lets go
         // Private anonymous pages read as zero again, and cost nothing.
         ::madvise(base_ + oldest * pageSize_, pageBytes(oldest), MADV_DONTNEED);
+        setReadable(oldest, oldest + 1, false);
         pages_[oldest].state = State::Empty;
         resident_ -= pageBytes(oldest);
     }
+}
+
+void LeafPages::setReadable(std::size_t first, std::size_t end, bool readable) {
+    if (unfilled_ != Unfilled::Faults || first >= end)
+        return;
+    // Pages start on multiples of the system's page; the last one's length
+    // is rounded up to it, within the reservation.
+    const std::uint64_t from = first * pageSize_;
+    const std::uint64_t length = std::min<std::uint64_t>(end * pageSize_, size_) - from;
+    if (::mprotect(base_ + from, length, readable ? PROT_READ | PROT_WRITE : PROT_NONE) != 0 &&
+        readable)
+        throw Error::io(where_,
+                        std::string("cannot make its pages readable: ") + std::strerror(errno));
 }
 
 std::shared_ptr<const void> requireBytes(const LeafBytes& bytes, std::uint64_t offset,
