@@ -706,10 +706,16 @@ void ImageView::showHover(qint64 col, qint64 row) {
             s.index[static_cast<std::size_t>(channelDim_)] = c;
         std::byte element[16];
         const std::size_t item = tensordict::itemSize(dtype_);
+        const std::int64_t flat = s.elementIndex(row, col);
+        // Only while its page is held: a picture of every nth row of a leaf
+        // read page by page never filled the rows in between.
+        const auto held = holdIfFilled(bytes_, dtype_, TensorSlice::Span{flat, flat + 1});
+        if (!held) {
+            status_->setText(tr("[%1, %2]").arg(row).arg(col));
+            return;
+        }
         if (!tensordict::tryGuardedCopy(
-                element,
-                bytes_.data.get() + static_cast<std::size_t>(s.elementIndex(row, col)) * item,
-                item)) {
+                element, bytes_.data.get() + static_cast<std::size_t>(flat) * item, item)) {
             Q_EMIT sourceChanged();
             return;
         }
