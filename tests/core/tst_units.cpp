@@ -274,9 +274,13 @@ private Q_SLOTS:
         };
         const QString general = read([&] { return parseJsonGenerally(view, "t.json"); });
         QCOMPARE(read([&] { return parseJson(view, "t.json"); }), general);
+        // The one-pass reader takes exactly the plain texts, and reads them as the general one.
+        const std::optional<Value> onePass = readPlainJson(view);
+        QCOMPARE(onePass.has_value(), plain);
         if (plain) {
             QVERIFY(!general.startsWith("refused"));
             QCOMPARE(read([&] { return PlainJsonReader(view).value(); }), general);
+            QCOMPARE(QString::fromStdString(toJson(*onePass)), general);
         }
     }
 

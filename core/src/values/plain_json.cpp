@@ -22,88 +22,131 @@ bool isPlainCharacter(char c) {
 }
 
 // A recursive scan of one value, false where the text leaves the subset.
+// With kBuild it also makes the value as it goes, so that parseJson reads a
+// plain document in one pass; its containers' items gather on the shared
+// stacks (PlainJsonStacks) and move into a container of their exact number
+// at its end, so no container grows item by item.
+template <bool kBuild>
 class Scan {
 public:
-    Scan(const char* at, const char* end) : at_(at), end_(end) {}
+    Scan(const char* at, const char* end, PlainJsonStacks* stacks = nullptr)
+        : at_(at), end_(end), stacks_(stacks) {}
 
-    bool document() {
-        if (!value(0))
+    bool document(Value* out) {
+        if (!value(0, out))
             return false;
         skipSpace();
         return at_ == end_;
     }
-
-private:
-    bool value(int depth) {
+    // One value from here on; `out` is written only with kBuild.
+    bool value(int depth, Value* out) {
         skipSpace();
         if (at_ == end_)
             return false;
         switch (*at_) {
             case '{':
-                return container(depth, '}', true);
+                return container(depth, '}', true, out);
             case '[':
-                return container(depth, ']', false);
-            case '"':
-                return string();
+                return container(depth, ']', false, out);
+            case '"': {
+                std::string_view text;
+                if (!string(text))
+                    return false;
+                if constexpr (kBuild)
+                    *out = Value(std::string(text));
+                return true;
+            }
             case 't':
-                return literal("true");
+                return literal("true", out, true);
             case 'f':
-                return literal("false");
+                return literal("false", out, false);
             case 'n':
-                return literal("null");
+                return literal("null", out, nullptr);
             default:
-                return number();
+                return number(out);
         }
     }
-    bool container(int depth, char close, bool isObject) {
+    const char* position() const { return at_; }
+
+private:
+    bool container(int depth, char close, bool isObject, Value* out) {
         if (depth + 1 >= kMaxDepth)
             return false;
         ++at_;
+        [[maybe_unused]] const std::size_t firstMember = kBuild ? stacks_->members.size() : 0,
+                                           firstItem = kBuild ? stacks_->items.size() : 0;
         skipSpace();
         if (at_ < end_ && *at_ == close) {
             ++at_;
-            return true;
-        }
-        for (;;) {
-            if (isObject) {
-                skipSpace();
-                if (!string())
+        } else {
+            for (;;) {
+                std::string_view key;
+                if (isObject) {
+                    skipSpace();
+                    if (!string(key))
+                        return false;
+                    skipSpace();
+                    if (at_ == end_ || *at_++ != ':')
+                        return false;
+                }
+                Value item;
+                if (!value(depth + 1, &item))
                     return false;
+                if constexpr (kBuild) {
+                    if (isObject)
+                        stacks_->members.emplace_back(std::string(key), std::move(item));
+                    else
+                        stacks_->items.push_back(std::move(item));
+                }
                 skipSpace();
-                if (at_ == end_ || *at_++ != ':')
+                if (at_ == end_)
+                    return false;
+                const char c = *at_++;
+                if (c == close)
+                    break;
+                if (c != ',')
                     return false;
             }
-            if (!value(depth + 1))
-                return false;
-            skipSpace();
-            if (at_ == end_)
-                return false;
-            const char c = *at_++;
-            if (c == close)
-                return true;
-            if (c != ',')
-                return false;
         }
-    }
-    bool string() {
-        if (at_ == end_ || *at_ != '"')
-            return false;
-        at_ = skipPlainCharacters(at_ + 1, end_);
-        if (at_ == end_ || *at_ != '"')
-            return false;
-        ++at_;
+        if constexpr (kBuild) {
+            if (isObject) {
+                auto& members = stacks_->members;
+                *out = Value(Value::Object(std::make_move_iterator(members.begin() + firstMember),
+                                           std::make_move_iterator(members.end())));
+                members.resize(firstMember);
+            } else {
+                auto& items = stacks_->items;
+                *out = Value(Value::List(std::make_move_iterator(items.begin() + firstItem),
+                                         std::make_move_iterator(items.end())));
+                items.resize(firstItem);
+            }
+        }
         return true;
     }
-    bool literal(std::string_view word) {
+    bool string(std::string_view& text) {
+        if (at_ == end_ || *at_ != '"')
+            return false;
+        const char* begin = at_ + 1;
+        at_ = skipPlainCharacters(begin, end_);
+        if (at_ == end_ || *at_ != '"')
+            return false;
+        text = {begin, static_cast<std::size_t>(at_++ - begin)};
+        return true;
+    }
+    template <typename T>
+    bool literal(std::string_view word, Value* out, T meaning) {
         if (std::string_view(at_, static_cast<std::size_t>(end_ - at_)).substr(0, word.size()) !=
             word)
             return false;
         at_ += word.size();
+        if constexpr (kBuild)
+            *out = Value(meaning);
         return true;
     }
     // -?(0|[1-9][0-9]*), no fraction or exponent after it.
-    bool number() {
-        if (at_ < end_ && *at_ == '-')
+    bool number(Value* out) {
+        const bool negative = at_ < end_ && *at_ == '-';
+        if (negative)
             ++at_;
         const char* digits = at_;
         if (at_ == end_ || !isDigit(*at_))
@@ -115,7 +158,15 @@ private:
                 ++at_;
         if (at_ - digits > kMaxDigits)
             return false;
-        return at_ == end_ || (*at_ != '.' && *at_ != 'e' && *at_ != 'E' && !isDigit(*at_));
+        if (at_ != end_ && (*at_ == '.' || *at_ == 'e' || *at_ == 'E' || isDigit(*at_)))
+            return false;
+        if constexpr (kBuild) {
+            std::int64_t n = 0;  // of at most 18 digits: within an int64
+            for (const char* d = digits; d < at_; ++d)
+                n = n * 10 + (*d - '0');
+            *out = Value(negative ? -n : n);
+        }
+        return true;
     }
     void skipSpace() {
         while (at_ < end_ && isSpace(*at_))
@@ -124,6 +175,7 @@ private:
 
     const char* at_;
     const char* end_;
+    PlainJsonStacks* stacks_;
 };
 
 }  // namespace
@@ -150,7 +202,15 @@ const char* skipPlainCharacters(const char* at, const char* end) {
 }
 
 bool isPlainJson(std::string_view text) {
-    return Scan(text.data(), text.data() + text.size()).document();
+    return Scan<false>(text.data(), text.data() + text.size()).document(nullptr);
+}
+
+std::optional<Value> readPlainJson(std::string_view text) {
+    PlainJsonStacks stacks;
+    Value value;
+    if (!Scan<true>(text.data(), text.data() + text.size(), &stacks).document(&value))
+        return std::nullopt;
+    return value;
 }
 
 std::string_view PlainJsonReader::string() {
@@ -171,56 +231,12 @@ std::int64_t PlainJsonReader::integer() {
     return negative ? -n : n;
 }
 
-// A container's items are gathered on one stack shared by every level
-// and moved into a vector of their exact number at its end: no vector grows
-// item by item, moving what it holds each time it doubles.
 Value PlainJsonReader::value() {
-    switch (peek()) {
-        case '{': {
-            ++at_;
-            const std::size_t first = members_.size();
-            if (!take('}')) {
-                do {
-                    std::string key(string());
-                    take(':');
-                    Value v = value();
-                    members_.emplace_back(std::move(key), std::move(v));
-                } while (take(','));
-                take('}');
-            }
-            Value::Object object(std::make_move_iterator(members_.begin() + first),
-                                 std::make_move_iterator(members_.end()));
-            members_.resize(first);
-            return Value(std::move(object));
-        }
-        case '[': {
-            ++at_;
-            const std::size_t first = items_.size();
-            if (!take(']')) {
-                do
-                    items_.push_back(value());
-                while (take(','));
-                take(']');
-            }
-            Value::List list(std::make_move_iterator(items_.begin() + first),
-                             std::make_move_iterator(items_.end()));
-            items_.resize(first);
-            return Value(std::move(list));
-        }
-        case '"':
-            return Value(std::string(string()));
-        case 't':
-            at_ += 4;
-            return Value(true);
-        case 'f':
-            at_ += 5;
-            return Value(false);
-        case 'n':
-            at_ += 4;
-            return Value(nullptr);
-        default:
-            return Value(integer());
-    }
+    Scan<true> scan(at_, end_, &stacks_);
+    Value value;
+    scan.value(0, &value);  // the text is plain: nothing fails
+    at_ = scan.position();
+    return value;
 }
 
 }  // namespace tensordict

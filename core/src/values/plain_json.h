@@ -9,6 +9,7 @@
 // read, so every error is still named by the one general reader.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,17 @@ const char* skipPlainCharacters(const char* at, const char* end);
 // True when `text` is one JSON document, white space around it, that keeps
 // within the plain subset.
 bool isPlainJson(std::string_view text);
+
+// The value of `text` when it is plain, read in the one pass that checks it
+// (parseJson's reader of meta.json files); nullopt when it is not.
+std::optional<Value> readPlainJson(std::string_view text);
+
+// Where a plain reader gathers the items of the containers it is reading,
+// outermost first, shared by every level.
+struct PlainJsonStacks {
+    Value::Object members;
+    Value::List items;
+};
 
 // A cursor over a text that isPlainJson(): it never meets an error, so it
 // checks none. Each read skips the white space before it.
@@ -89,8 +101,7 @@ private:
 
     const char* at_;
     const char* end_;
-    Value::Object members_;  // of the objects being read, outermost first
-    Value::List items_;      // of the lists being read
+    PlainJsonStacks stacks_;
 };
 
 // Calls `member(key, reader)` for each member of a plain document's

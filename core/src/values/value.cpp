@@ -470,8 +470,8 @@ void parse(ValueBuilder& builder, std::string_view text, const std::string& wher
 }  // namespace
 
 Value parseJson(std::string_view text, const std::string& where) {
-    if (isPlainJson(text))
-        return PlainJsonReader(text).value();
+    if (std::optional<Value> plain = readPlainJson(text))
+        return std::move(*plain);
     return parseJsonGenerally(text, where);
 }
 
