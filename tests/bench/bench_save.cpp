@@ -21,9 +21,9 @@
 //   F. a dataset-like tensordict (96 MiB of structured uint8 images, small
 //      int64 labels, rounded float32 rewards) at levels 1 and 6, 2 threads, vs
 //      `pigz -1 -p 2`, `pigz -6 -p 2`, `gzip -1` and `gzip -6` of its leaves'
-//      bytes (goals: level 1 as E's, level 6 as B's); and, for level 6,
-//      libdeflate alone on the same bytes and chunks in memory: the codec's
-//      own speed, which bounds what any save at level 6 can reach here
+//      bytes (goals: level 1 as E's, level 6 as B's); and each level's codec
+//      alone (ISA-L, libdeflate) on the same bytes and chunks in memory: its
+//      own speed, which bounds what any save at that level can reach here
 // and in every case 2 threads never slower than 1. Every save is timed from
 // load() of its source on, as `tdstudio --save` runs and as the anchors
 // read their input.
@@ -31,6 +31,7 @@
 // from BENCH_ROUNDS, default 3; needs ~3 GB of scratch, default a temporary
 // directory in /var/tmp)
 
+#include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 #include <unistd.h>
 
@@ -45,6 +46,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -101,6 +103,8 @@ SaveOptions archiveOptions(int threads, int compression = kZipStored, int level 
 }
 
 void removePath(const QString& path) {
+    if (path.isEmpty())  // a method in memory
+        return;
     if (QFileInfo(path).isDir())
         QDir(path).removeRecursively();
     else
@@ -178,21 +182,22 @@ TensorDict makeDatasetLike(std::int64_t count) {
     return td;
 }
 
-// Seconds for libdeflate alone to compress `raw` as a save at zip level 6
-// does (codec.cpp: libdeflate's level 7, unprimed 1 MiB chunks), on two
-// threads, in memory and writing nothing: no save at that level can be
-// faster than its codec.
-double libdeflateAloneSeconds(const QByteArray& raw) {
+// Seconds for a codec alone to compress `raw` in 1 MiB chunks, as the
+// writer gives them out, on two threads, in memory and writing nothing: no
+// save at that level can be faster than its codec. `makeCompressor()` gives
+// each thread its `compress(chunk, size, previous32KiB, previousSize)`.
+template <typename MakeCompressor>
+double codecAloneSeconds(const QByteArray& raw, MakeCompressor makeCompressor) {
     constexpr std::size_t kChunk = 1u << 20;
     const std::size_t size = std::size_t(raw.size());
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(raw.constData());
     std::atomic<std::size_t> next{0};
     const auto compressChunks = [&] {
-        libdeflate_compressor* c = libdeflate_alloc_compressor(7);
-        std::vector<char> out(libdeflate_deflate_compress_bound(c, kChunk));
-        for (std::size_t at; (at = next.fetch_add(kChunk)) < size;)
-            libdeflate_deflate_compress(c, raw.constData() + at, std::min(kChunk, size - at),
-                                        out.data(), out.size());
-        libdeflate_free_compressor(c);
+        auto compress = makeCompressor();
+        for (std::size_t at; (at = next.fetch_add(kChunk)) < size;) {
+            const std::size_t primed = std::min<std::size_t>(at, 32768);
+            compress(bytes + at, std::min(kChunk, size - at), bytes + at - primed, primed);
+        }
     };
     QElapsedTimer timer;
     timer.start();
@@ -200,6 +205,46 @@ double libdeflateAloneSeconds(const QByteArray& raw) {
     compressChunks();
     other.join();
     return double(timer.nsecsElapsed()) / 1e9;
+}
+
+// Zip level 6 (codec.cpp): libdeflate's level 7, unprimed (it takes no dictionary).
+double libdeflateAloneSeconds(const QByteArray& raw) {
+    return codecAloneSeconds(raw, [] {
+        struct Free {
+            void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+        };
+        auto c = std::shared_ptr<libdeflate_compressor>(libdeflate_alloc_compressor(7), Free());
+        auto out = std::make_shared<std::vector<char>>(
+            libdeflate_deflate_compress_bound(c.get(), 1u << 20));
+        return [c, out](const std::uint8_t* data, std::size_t n, const std::uint8_t*, std::size_t) {
+            libdeflate_deflate_compress(c.get(), data, n, out->data(), out->size());
+        };
+    });
+}
+
+// Zip level 1 (codec.cpp): ISA-L's level 2, primed with the 32 KiB before.
+double isalAloneSeconds(const QByteArray& raw) {
+    return codecAloneSeconds(raw, [] {
+        auto levelBuffer = std::make_shared<std::vector<std::uint8_t>>(ISAL_DEF_LVL2_DEFAULT);
+        auto out = std::make_shared<std::vector<std::uint8_t>>(2u << 20);
+        return [levelBuffer, out](const std::uint8_t* data, std::size_t n,
+                                  const std::uint8_t* previous, std::size_t previousSize) {
+            isal_zstream z;
+            isal_deflate_init(&z);
+            z.level = 2;
+            z.level_buf = levelBuffer->data();
+            z.level_buf_size = std::uint32_t(levelBuffer->size());
+            if (previousSize)
+                isal_deflate_set_dict(&z, const_cast<std::uint8_t*>(previous),
+                                      std::uint32_t(previousSize));
+            z.next_in = const_cast<std::uint8_t*>(data);
+            z.avail_in = std::uint32_t(n);
+            z.end_of_stream = 1;
+            z.next_out = out->data();
+            z.avail_out = std::uint32_t(out->size());
+            isal_deflate(&z);
+        };
+    });
 }
 
 // One method of a case: a timed run and its output, removed after each run.
@@ -493,7 +538,9 @@ int main(int argc, char** argv) {
         raw.open(QIODevice::ReadOnly);
         rawBytesF = raw.readAll();
     }
-    const QString libdeflateAlone = "libdeflate 7 alone, 2 threads, in memory";
+    const QString isalAlone = "ISA-L 2 alone, 2 threads, in memory",
+                  libdeflateAlone = "libdeflate 7 alone, 2 threads, in memory";
+    f.push_back({isalAlone, [&] { return isalAloneSeconds(rawBytesF); }, QString()});
     f.push_back({libdeflateAlone, [&] { return libdeflateAloneSeconds(rawBytesF); }, QString()});
     for (int level : {1, 6}) {
         const QString out = dir + "/F.tdz";
@@ -510,12 +557,15 @@ int main(int argc, char** argv) {
         printCase(f, "anchor: pigz -1 -p 2 -c RAW > out", bytesF, true);
         printSizeRatio(f, "save -> deflate-1 .tdz, 2 thread(s)", "gzip -1 -c RAW > out");
         printSizeRatio(f, "save -> deflate-6 .tdz, 2 thread(s)", "gzip -6 -c RAW > out");
-        std::printf(
-            "  level 6's bound here: %s / pigz -6 -p 2: %.3fx; the save reaches %.0f%% of "
-            "its codec's speed\n",
-            qPrintable(libdeflateAlone),
-            speedRatio(f, libdeflateAlone, "anchor: pigz -6 -p 2 -c RAW > out"),
-            100 * speedRatio(f, "save -> deflate-6 .tdz, 2 thread(s)", libdeflateAlone));
+        for (const auto& [level, codec] : {std::pair{1, isalAlone}, {6, libdeflateAlone}}) {
+            const QString anchor = QString("anchor: pigz -%1 -p 2 -c RAW > out").arg(level);
+            const QString save = QString("save -> deflate-%1 .tdz, 2 thread(s)").arg(level);
+            std::printf(
+                "  level %d's bound here: %s / pigz -%d -p 2: %.3fx; the save reaches %.0f%% "
+                "of its codec's speed\n",
+                level, qPrintable(codec), level, speedRatio(f, codec, anchor),
+                100 * speedRatio(f, save, codec));
+        }
     }
 
     // C: 20,000 small leaves into one stored archive.
