@@ -191,6 +191,36 @@ private Q_SLOTS:
         QCOMPARE(remote.statistics.histogram, local.statistics.histogram);
     }
 
+    // The picture of a remote leaf reads every nth row; the rows between
+    // are never fetched. Hovering one shows where it is and no value: the
+    // hover reads an element only while its page is held (in a debug build
+    // an unfetched page cannot be read at all; a release build read 0).
+    void aRowThePictureSkippedIsHoveredWithoutAValue() {
+        Window window(server_->url() + "/leaves");
+        const QString leaf = QString::fromStdString(key(DType::Float32, 256));
+        const std::int64_t rows = (std::int64_t(256) << 20) / (kCols * 4);
+        PreviewPanel* preview = window.w.documentPage()->previewPanel();
+        preview->setMode(PreviewPanel::TableMode);  // as Window::show: the table first
+        QSignalSpy ready(preview, &PreviewPanel::leafReady);
+        QVERIFY(window.w.selectKeyPath({leaf}));
+        QTRY_VERIFY_WITH_TIMEOUT(ready.count() > 0, kBoundMs / 4);
+        preview->setMode(PreviewPanel::ImageMode);
+        ImageView* image = preview->imageView();
+        QTRY_VERIFY_WITH_TIMEOUT(!image->isRendering() && !image->image().isNull(), kBoundMs / 4);
+        // Row y of the picture is row y * stride of the leaf; a page holds
+        // 64 KiB, 8 rows, so the row halfway between two drawn ones, far
+        // from the top, lies on a page nothing has required.
+        const std::int64_t stride = (rows + image->image().height() - 1) / image->image().height();
+        QVERIFY2(stride >= 16, qPrintable(QString::number(stride)));
+        const std::int64_t skipped = stride * (image->image().height() / 2) + stride / 2;
+        Q_EMIT image->canvas()->hovered(3, skipped);
+        QCOMPARE(image->hoverText(), QString("[%1, 3]").arg(skipped));
+        // A drawn row's page was fetched: its value is shown.
+        const std::int64_t drawn = skipped - stride / 2;
+        Q_EMIT image->canvas()->hovered(3, drawn);
+        QCOMPARE(image->hoverText(), QString("[%1, 3] = %2").arg(drawn).arg(valueAt(drawn, 3)));
+    }
+
     void cleanupTestCase() { server_.reset(); }
 
 private:
