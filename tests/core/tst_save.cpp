@@ -257,8 +257,8 @@ private Q_SLOTS:
             for (int threads : {1, 2})
                 QTest::newRow(qPrintable(QString("%1-%2").arg(m).arg(threads)))
                     << QString(m) << threads << -1;
-        // ISA-L writes levels 1 to 3, zlib the others.
-        for (int level : {1, 2, 3, 9})
+        // ISA-L writes levels 1 to 3, libdeflate 4 to 7 (and the default), zlib 8 and 9.
+        for (int level : {1, 2, 3, 4, 7, 9})
             for (int threads : {1, 2})
                 QTest::newRow(qPrintable(QString("deflate-%1-level%2").arg(threads).arg(level)))
                     << QString("deflate") << threads << level;
