@@ -312,7 +312,7 @@ int main(int argc, char** argv) {
             t.python = pythonListing(python, p.tdz, rounds, tmp.path()).value_or(-1);
         // In turn, round by round: the machine's drift within a run is larger than the goal's
         // margin.
-        if (!tdstudio.isEmpty() && !unzip.isEmpty())
+        if (!tdstudio.isEmpty() && !unzip.isEmpty()) {
             if (const ProcessPair r =
                     processPairMedian(rounds, {tdstudio, "--info", p.tdz}, {unzip, "-l", p.tdz});
                 r.ratio > 0) {
@@ -320,6 +320,10 @@ int main(int argc, char** argv) {
                 t.unzip = r.second.seconds;
                 t.infoVsUnzip = r.ratio;
             }
+        } else if (!tdstudio.isEmpty()) {  // no anchor: our time alone
+            if (const ProcessRun r = processMedian(rounds, {tdstudio, "--info", p.tdz}); r.ok)
+                t.info = r.seconds;
+        }
     }
 
     // Checkpoints: written and torch.load-ed by Python, then load()-ed here.

@@ -180,8 +180,16 @@ ProcessPair processPairMedian(int rounds, const QStringList& first, const QStrin
     runProcess(second);
     std::vector<double> firstTimes, secondTimes, ratios;
     for (int i = 0; i < rounds; ++i) {
-        const ProcessRun a = runProcess(first);
-        const ProcessRun b = runProcess(second);
+        // Each goes first in every other round: whatever the one before leaves
+        // (a warmer cache, a faster clock) favours neither.
+        ProcessRun a, b;
+        if (i % 2 == 0) {
+            a = runProcess(first);
+            b = runProcess(second);
+        } else {
+            b = runProcess(second);
+            a = runProcess(first);
+        }
         if (!a.ok || !b.ok) {
             pair.first = a, pair.second = b;
             return pair;

@@ -56,10 +56,10 @@ double timeMedian(int rounds, const std::function<void()>& f);
 ProcessRun processMedian(int rounds, const QStringList& argv,
                          const std::function<void()>& before = {});
 
-// Two commands run in turn, `rounds` times each after a warm-up of each:
-// their medians, and the median of the per-round ratios (first's time over
-// second's), which a machine slowing down or speeding up during the run
-// moves far less than the ratio of medians taken one after the other.
+// Two commands run in turn (each first in every other round), `rounds` times each after a warm-up
+// of each: their medians, and the median of the per-round ratios (first's time over second's),
+// which a machine slowing down or speeding up during the run moves far less than the ratio of
+// medians taken one after the other.
 struct ProcessPair {
     ProcessRun first, second;
     double ratio = -1;  // first / second, median over rounds; -1 when a run failed

@@ -7,7 +7,8 @@
 // reader of large headers and indexes, must agree with parseJson on every input.
 // So must the general reader alone (parseJsonGenerally): parseJson reads the
 // plain subset (values/plain_json.h) by a reader of its own, and a text that
-// subset claims must be valid JSON.
+// subset claims must be valid JSON; its one-pass reader must take exactly the
+// texts the subset's check does.
 
 #include <cstdint>
 #include <cstdio>
@@ -54,8 +55,15 @@ void generalAgrees(const std::string& text, const tensordict::Value* parsed) {
         general = tensordict::parseJsonGenerally(text, "fuzz.json");
     } catch (const tensordict::Error&) {
     }
-    if (tensordict::isPlainJson(text) && !general)
+    const bool plain = tensordict::isPlainJson(text);
+    if (plain && !general)
         fail("the plain subset claims text the general reader refuses", text);
+    // The one-pass reader (parseJson's first) takes exactly the plain texts, reading them alike.
+    const std::optional<tensordict::Value> onePass = tensordict::readPlainJson(text);
+    if (onePass.has_value() != plain)
+        fail("the one-pass reader and the plain subset's check disagree", text);
+    if (onePass && (!general || *onePass != *general))
+        fail("the one-pass reader reads a plain text differently", text);
     if (!parsed != !general || (parsed && *parsed != *general))
         fail("parseJson and the general reader read the text differently", text);
 }

@@ -9,8 +9,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <vector>
 
 #include "document_page.h"
+#include "image_render.h"
 #include "image_view.h"
 #include "main_window.h"
 #include "nginx_server.h"
@@ -18,6 +22,7 @@
 #include "preview_panel.h"
 #include "statistics_view.h"
 #include "tensor_table_model.h"
+#include "tensordict/leaf_pages.h"
 #include "tensordict/save.h"
 #include "tensordict/tensordict.h"
 #include "testsupport.h"
@@ -198,8 +203,20 @@ private Q_SLOTS:
     void aRowThePictureSkippedIsHoveredWithoutAValue() {
         Window window(server_->url() + "/leaves");
         const QString leaf = QString::fromStdString(key(DType::Float32, 256));
-        const std::int64_t rows = (std::int64_t(256) << 20) / (kCols * 4);
         PreviewPanel* preview = window.w.documentPage()->previewPanel();
+        // The rows each picture was drawn with, every stride.rows-th.
+        std::mutex mutex;
+        std::vector<std::int64_t> strides;
+        ImageHooks hooks;
+        hooks.renderFinished = [&](const ImageResult& r) {
+            const std::lock_guard lock(mutex);
+            strides.push_back(r.stride.rows);
+        };
+        preview->imageView()->setHooks(hooks);
+        auto settle = qScopeGuard([preview] {  // no hook outlives what it writes to
+            preview->imageView()->setHooks({});
+            QThreadPool::globalInstance()->waitForDone();
+        });
         preview->setMode(PreviewPanel::TableMode);  // as Window::show: the table first
         QSignalSpy ready(preview, &PreviewPanel::leafReady);
         QVERIFY(window.w.selectKeyPath({leaf}));
@@ -207,11 +224,16 @@ private Q_SLOTS:
         preview->setMode(PreviewPanel::ImageMode);
         ImageView* image = preview->imageView();
         QTRY_VERIFY_WITH_TIMEOUT(!image->isRendering() && !image->image().isNull(), kBoundMs / 4);
-        // Row y of the picture is row y * stride of the leaf; a page holds
-        // 64 KiB, 8 rows, so the row halfway between two drawn ones, far
-        // from the top, lies on a page nothing has required.
-        const std::int64_t stride = (rows + image->image().height() - 1) / image->image().height();
-        QVERIFY2(stride >= 16, qPrintable(QString::number(stride)));
+        std::int64_t stride = 0;
+        {
+            const std::lock_guard lock(mutex);
+            QCOMPARE(std::set<std::int64_t>(strides.begin(), strides.end()).size(), std::size_t(1));
+            stride = strides.front();
+        }
+        // The row halfway between two drawn ones, far from the table's rows
+        // at the top, lies on a page nothing has required.
+        const std::int64_t rowsPerPage = std::int64_t(LeafPages::kRemotePageSize) / (kCols * 4);
+        QVERIFY2(stride >= 2 * rowsPerPage, qPrintable(QString::number(stride)));
         const std::int64_t skipped = stride * (image->image().height() / 2) + stride / 2;
         Q_EMIT image->canvas()->hovered(3, skipped);
         QCOMPARE(image->hoverText(), QString("[%1, 3]").arg(skipped));

@@ -27,7 +27,9 @@ const char* skipPlainCharacters(const char* at, const char* end);
 bool isPlainJson(std::string_view text);
 
 // The value of `text` when it is plain, read in the one pass that checks it
-// (parseJson's reader of meta.json files); nullopt when it is not.
+// (parseJson's first reader); nullopt when it is not. A text that leaves the
+// subset late is built and then dropped: the writers read here (meta.json,
+// DCP, replay-buffer and consolidated metadata) keep within it.
 std::optional<Value> readPlainJson(std::string_view text);
 
 // Where a plain reader gathers the items of the containers it is reading,
