@@ -71,13 +71,11 @@ void TensorTableModel::holdWindow() {
 
 bool TensorTableModel::windowIsHeld() const {
     return !leafBytes_.pages ||
-           (firstRow_ >= held_.firstRow && firstRow_ + windowRows() <= held_.endRow &&
-            firstCol_ >= held_.firstCol && firstCol_ + windowCols() <= held_.endCol);
+           held_.contains(firstRow_, firstRow_ + windowRows(), firstCol_, firstCol_ + windowCols());
 }
 
 bool TensorTableModel::isHeld(std::int64_t row, std::int64_t col) const {
-    return !leafBytes_.pages || (row >= held_.firstRow && row < held_.endRow &&
-                                 col >= held_.firstCol && col < held_.endCol);
+    return !leafBytes_.pages || held_.contains(row, row + 1, col, col + 1);
 }
 
 void TensorTableModel::clear() {

@@ -118,6 +118,11 @@ private:
     std::shared_ptr<const void> sliceHold_;  // the pages of held_, kept
     struct Region {
         std::int64_t firstRow = 0, endRow = 0, firstCol = 0, endCol = 0;
+        bool contains(std::int64_t rowsFrom, std::int64_t rowsTo, std::int64_t colsFrom,
+                      std::int64_t colsTo) const {
+            return rowsFrom >= firstRow && rowsTo <= endRow && colsFrom >= firstCol &&
+                   colsTo <= endCol;
+        }
     } held_;
     bool filling_ = false;
     JobTracker<SliceHold> fill_{this};
