@@ -275,6 +275,34 @@ private Q_SLOTS:
         QCOMPARE(complex.index(0, 0).data().toString(), QString("1-2j"));
         QCOMPARE(complex.index(1, 0).data().toString(), QString("0.5+0.25j"));
     }
+
+    // Columns are fitted to the values from the first row shown: scrolled
+    // to short values far down, a format change narrows the columns that
+    // long values at the top had widened. On main the sample was always
+    // rows 0-63, so they stayed as wide as the values nobody was looking at.
+    void columnsFitTheRowsShownWhenTheFormatChanges() {
+        constexpr std::int64_t kRows = 2000, kCols = 4, kLongRows = 500;
+        std::vector<double> values(kRows * kCols, 1.0);
+        std::fill(values.begin(), values.begin() + kLongRows * kCols, -0.25000000000000006);
+        TensorTableModel model;
+        model.setLeaf(DType::Float64, leafOf(values), TensorSlice::defaultFor({kRows, kCols}));
+        TensorTableView view(&model);
+        view.resize(700, 420);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        view.fitColumns();
+        const QFontMetrics fm = view.table()->fontMetrics();
+        const int longWidth = fm.horizontalAdvance("-0.25000000000000006");
+        QVERIFY(view.table()->horizontalHeader()->defaultSectionSize() > longWidth);
+
+        view.scrollTo(1500, 0);
+        QCOMPARE(model.firstRow(), 1500);
+        QCOMPARE(model.index(0, 0).data().toString(), QString("1."));
+        model.setFloatFormat(FloatFormat::Shortest, 6);  // what the format box does
+        view.fitColumns();
+        QVERIFY2(view.table()->horizontalHeader()->defaultSectionSize() < longWidth,
+                 qPrintable(QString::number(view.table()->horizontalHeader()->defaultSectionSize())));
+    }
 };
 
 QTEST_MAIN(TableTest)

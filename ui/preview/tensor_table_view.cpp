@@ -113,10 +113,13 @@ void TensorTableView::refresh() {
 void TensorTableView::fitColumns() {
     const QFontMetrics fm = table_->fontMetrics();
     int widest = fm.horizontalAdvance(QString::number(model_->totalCols())) + 16;
-    const std::int64_t rows = std::min<std::int64_t>(model_->totalRows(), 64);
-    const std::int64_t cols = std::min<std::int64_t>(model_->totalCols(), 16);
-    for (std::int64_t r = 0; r < rows; ++r)
-        for (std::int64_t c = 0; c < cols; ++c)
+    // A sample from the first cell shown: those are the cells a leaf read
+    // page by page holds (text() is empty for the others).
+    const std::int64_t row0 = model_->firstRow(), col0 = model_->firstCol();
+    const std::int64_t rowEnd = std::min<std::int64_t>(model_->totalRows(), row0 + 64);
+    const std::int64_t colEnd = std::min<std::int64_t>(model_->totalCols(), col0 + 16);
+    for (std::int64_t r = row0; r < rowEnd; ++r)
+        for (std::int64_t c = col0; c < colEnd; ++c)
             widest = std::max(widest, fm.horizontalAdvance(model_->text(r, c)) + 16);
     if (model_->totalCols() == 1)
         widest = std::max(widest, fm.horizontalAdvance("value") + 24);
