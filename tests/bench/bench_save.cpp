@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "bench_support.h"
+#include "codec/codec.h"
 #include "tensordict/node.h"
 #include "tensordict/save.h"
 #include "tensordict/tensordict.h"
@@ -187,7 +188,7 @@ TensorDict makeDatasetLike(std::int64_t count) {
 // save at that level can be faster than its codec. `makeCompressor()` gives
 // each thread its `compress(chunk, size, previous32KiB, previousSize)`,
 // false when the codec failed (then -1: the row shows as skipped). The
-// levels below are codec.cpp's (isalLevelFor, libdeflateLevelFor).
+// levels are the writer's own (codec.h: isalLevelFor, libdeflateLevelFor).
 template <typename MakeCompressor>
 double codecAloneSeconds(const QByteArray& raw, MakeCompressor makeCompressor) {
     constexpr std::size_t kChunk = 1u << 20;
@@ -211,13 +212,14 @@ double codecAloneSeconds(const QByteArray& raw, MakeCompressor makeCompressor) {
     return failed || size == 0 ? -1 : double(timer.nsecsElapsed()) / 1e9;
 }
 
-// Zip level 6 (codec.cpp): libdeflate's level 7, unprimed (it takes no dictionary).
-double libdeflateAloneSeconds(const QByteArray& raw) {
-    return codecAloneSeconds(raw, [] {
+// libdeflate at zip level `zipLevel`'s level, unprimed (it takes no dictionary).
+double libdeflateAloneSeconds(const QByteArray& raw, int zipLevel) {
+    return codecAloneSeconds(raw, [zipLevel] {
         struct Free {
             void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
         };
-        auto c = std::shared_ptr<libdeflate_compressor>(libdeflate_alloc_compressor(7), Free());
+        auto c = std::shared_ptr<libdeflate_compressor>(
+            libdeflate_alloc_compressor(tensordict::libdeflateLevelFor(zipLevel)), Free());
         auto out = std::make_shared<std::vector<char>>(
             libdeflate_deflate_compress_bound(c.get(), 1u << 20));
         return [c, out](const std::uint8_t* data, std::size_t n, const std::uint8_t*, std::size_t) {
@@ -226,16 +228,20 @@ double libdeflateAloneSeconds(const QByteArray& raw) {
     });
 }
 
-// Zip level 1 (codec.cpp): ISA-L's level 2, primed with the 32 KiB before.
-double isalAloneSeconds(const QByteArray& raw) {
-    return codecAloneSeconds(raw, [] {
-        auto levelBuffer = std::make_shared<std::vector<std::uint8_t>>(ISAL_DEF_LVL2_DEFAULT);
+// ISA-L at zip level `zipLevel`'s level, primed with the 32 KiB before.
+double isalAloneSeconds(const QByteArray& raw, int zipLevel) {
+    const int level = tensordict::isalLevelFor(zipLevel);
+    return codecAloneSeconds(raw, [level] {
+        static constexpr std::uint32_t kLevelBuffer[] = {
+            ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
+            ISAL_DEF_LVL3_DEFAULT};
+        auto levelBuffer = std::make_shared<std::vector<std::uint8_t>>(kLevelBuffer[level]);
         auto out = std::make_shared<std::vector<std::uint8_t>>(2u << 20);
-        return [levelBuffer, out](const std::uint8_t* data, std::size_t n,
-                                  const std::uint8_t* previous, std::size_t previousSize) {
+        return [level, levelBuffer, out](const std::uint8_t* data, std::size_t n,
+                                         const std::uint8_t* previous, std::size_t previousSize) {
             isal_zstream z;
             isal_deflate_init(&z);
-            z.level = 2;
+            z.level = std::uint32_t(level);
             z.level_buf = levelBuffer->data();
             z.level_buf_size = std::uint32_t(levelBuffer->size());
             if (previousSize)
@@ -543,10 +549,12 @@ int main(int argc, char** argv) {
         raw.open(QIODevice::ReadOnly);
         rawBytesF = raw.readAll();
     }
-    const QString isalAlone = "ISA-L 2 alone, 2 threads, in memory",
-                  libdeflateAlone = "libdeflate 7 alone, 2 threads, in memory";
-    f.push_back({isalAlone, [&] { return isalAloneSeconds(rawBytesF); }, QString()});
-    f.push_back({libdeflateAlone, [&] { return libdeflateAloneSeconds(rawBytesF); }, QString()});
+    const QString isalAlone =
+        QString("ISA-L %1 alone, 2 threads, in memory").arg(tensordict::isalLevelFor(1));
+    const QString libdeflateAlone =
+        QString("libdeflate %1 alone, 2 threads, in memory").arg(tensordict::libdeflateLevelFor(6));
+    f.push_back({isalAlone, [&] { return isalAloneSeconds(rawBytesF, 1); }, QString()});
+    f.push_back({libdeflateAlone, [&] { return libdeflateAloneSeconds(rawBytesF, 6); }, QString()});
     for (int level : {1, 6}) {
         const QString out = dir + "/F.tdz";
         f.push_back({QString("save -> deflate-%1 .tdz, 2 thread(s)").arg(level),

@@ -20,6 +20,25 @@
 #include "tensordict/error.h"
 
 namespace tensordict {
+
+int isalLevelFor(int zipLevel) {
+    return zipLevel <= 1 ? 2 : 3;
+}
+
+int libdeflateLevelFor(int zipLevel) {
+    switch (zipLevel) {
+        case 4:
+            return 4;
+        case 5:
+            return 6;
+        case 6:
+        case 7:
+            return 7;
+        default:
+            return 0;  // not libdeflate's
+    }
+}
+
 namespace {
 
 constexpr std::size_t kChunk = 1u << 20;
@@ -28,14 +47,6 @@ constexpr int kDefaultDeflateLevel = 6;  // what zlib's Z_DEFAULT_COMPRESSION me
 void checkInput(const std::function<bool(std::uint64_t)>& onInput, std::uint64_t n) {
     if (onInput && !onInput(n))
         throw Cancelled("");
-}
-
-// ISA-L's deflate for zip levels 1 to 3: several times zlib's speed with
-// gzip -1's size or less (bench_save). Zip level 1 is ISA-L's level 2, 2
-// and 3 its level 3: on image-like data ISA-L's level 1 came out 5.7% over
-// gzip -1, level 2 within 1%, level 3 2.6% under, all three at one speed.
-int isalLevelFor(int zipLevel) {
-    return zipLevel <= 1 ? 2 : 3;
 }
 
 // Deflates `data` with ISA-L at zip level `level` (1 to 3). Primed
@@ -120,26 +131,6 @@ std::string deflateIsal(const std::byte* data, std::size_t size, const std::byte
 
 bool isalLevel(int level) {
     return level >= 1 && level <= 3;
-}
-
-// libdeflate for zip levels 4 to 7: it compresses a whole buffer about twice
-// as fast as zlib, but its levels find fewer matches than zlib's of the same
-// number on image-like data (its 6 came out 1.3% over zlib's 6). Each zip
-// level takes the fastest libdeflate level within 1% of zlib's size on
-// bench_save's images and floats; at 8 and 9, where size is the point,
-// libdeflate is either larger (its 8, 9) or slower (10 to 12), so zlib stays.
-int libdeflateLevelFor(int zipLevel) {
-    switch (zipLevel) {
-        case 4:
-            return 4;
-        case 5:
-            return 6;
-        case 6:
-        case 7:
-            return 7;
-        default:
-            return 0;  // not libdeflate's
-    }
 }
 
 // libdeflate's level for zip level `level` (-1: the default), 0 when zlib or ISA-L takes it.

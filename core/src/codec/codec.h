@@ -30,6 +30,21 @@ std::uint32_t crc32Combine(std::uint32_t crcA, std::uint32_t crcB, std::uint64_t
 std::string compressPayload(const std::byte* data, std::size_t size, int method, int level,
                             const std::function<bool(std::uint64_t)>& onInput);
 
+// ISA-L's deflate for zip levels 1 to 3: several times zlib's speed with
+// gzip -1's size or less (bench_save). Zip level 1 is ISA-L's level 2, 2
+// and 3 its level 3: on image-like data ISA-L's level 1 came out 5.7% over
+// gzip -1, level 2 within 1%, level 3 2.6% under, all three at one speed.
+int isalLevelFor(int zipLevel);
+
+// libdeflate for zip levels 4 to 7: it compresses a whole buffer about twice
+// as fast as zlib, but its levels find fewer matches than zlib's of the same
+// number on image-like data (its 6 came out 1.3% over zlib's 6). Each zip
+// level takes the fastest libdeflate level within 1% of zlib's size on
+// bench_save's images and floats; at 8 and 9, where size is the point,
+// libdeflate is either larger (its 8, 9) or slower (10 to 12), so zlib stays.
+// 0 where libdeflate does not take the level.
+int libdeflateLevelFor(int zipLevel);
+
 // Parallel deflate, the pigz method: a payload cut into chunks, each
 // compressed on its own (by zlib and ISA-L primed with the 32 KiB of input
 // before it, so matches still reach back across the cut; libdeflate takes no
