@@ -240,7 +240,9 @@ void LeafPages::setReadable(std::size_t first, std::size_t end, bool readable) {
     if (unfilled_ != Unfilled::Faults || first >= end)
         return;
     // Pages start on multiples of the system's page; the last one's length
-    // is rounded up to it, within the reservation.
+    // is rounded up to it, within the reservation. Protecting again may fail
+    // (each split of the mapping counts against vm.max_map_count): the guard
+    // then catches less, which is no reason to fail the read that asked.
     const std::uint64_t from = first * pageSize_;
     const std::uint64_t length = std::min<std::uint64_t>(end * pageSize_, size_) - from;
     if (::mprotect(base_ + from, length, readable ? PROT_READ | PROT_WRITE : PROT_NONE) != 0 &&
