@@ -560,6 +560,40 @@ private Q_SLOTS:
         QCOMPARE(ones, 2);
     }
 
+    // Empty tensors start where the next tensor starts (safetensors' writer
+    // lays tensors out in order, an empty one taking no bytes): no overlap.
+    // The check sorted the ranges by their start alone, so a tie could come
+    // out with the empty one last, and such a file was refused as
+    // overlapping. safetensors' own validate() sorts by (start, end).
+    void emptySafetensorsTensorsSharingAStartDoNotOverlap() {
+        constexpr int kTensors = 40;
+        QByteArray header = "{";
+        for (int i = 0; i < kTensors; ++i) {
+            const int start = 16 * (i / 2), end = i % 2 ? start + 16 : start;
+            header += QString(R"(%1"w%2":{"dtype":"F32","shape":[%3],"data_offsets":[%4,%5]})")
+                          .arg(i ? "," : "")
+                          .arg(i, 2, 10, QChar('0'))
+                          .arg((end - start) / 4)
+                          .arg(start)
+                          .arg(end)
+                          .toUtf8();
+        }
+        header += "}";
+        QByteArray bytes(8, '\0');
+        qToLittleEndian<quint64>(quint64(header.size()), bytes.data());
+        QByteArray data(16 * kTensors / 2, '\0');
+        for (int i = 0; i < data.size(); ++i)
+            data[i] = char(i);
+        const QString file = scratch_.filePath("empty_ties.safetensors");
+        testsupport::writeFile(file, bytes + header + data);
+        const TensorDict td = load(file.toStdString());
+        QCOMPARE(int(td.root().children().size()), kTensors);
+        const LeafBytes last = td.root().child("w39")->bytes();
+        QCOMPARE(last.size, std::uint64_t(16));
+        QCOMPARE(std::to_integer<int>(last.data.get()[0]), (16 * 19) & 0xFF);  // its first byte
+        QCOMPARE(td.root().child("w38")->bytes().size, std::uint64_t(0));
+    }
+
     // Tensors whose data overlap are named, as the header lists them:
     // after __metadata__ and a key given twice (the second entry counts),
     // in another order than their data.

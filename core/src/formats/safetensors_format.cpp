@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "sources/mapping.h"
 #include "values/json_members.h"
@@ -373,8 +374,11 @@ public:
         }
         if (!isObject)
             throw Error::corrupt(where, "the safetensors header is not a JSON object");
-        std::sort(spans.begin(), spans.end(),
-                  [](const Span& a, const Span& b) { return a.begin < b.begin; });
+        // By start, then end, as safetensors' validate(): an empty tensor
+        // where the next one starts comes first, and overlaps nothing.
+        std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+            return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
+        });
         for (std::size_t i = 1; i < spans.size(); ++i)
             if (spans[i].begin < spans[i - 1].end) {
                 const auto names = memberKeys(header, where, spans[i - 1].member, spans[i].member);
