@@ -18,6 +18,7 @@
 
 #include "libzip_reader.h"
 #include "tensordict/check.h"
+#include "tensordict/compare.h"
 #include "tensordict/keys.h"
 #include "tensordict/report.h"
 #include "tensordict/save.h"
@@ -270,6 +271,53 @@ private Q_SLOTS:
                          p->kind == "size_mismatch",
                      p->kind.c_str());
         QCOMPARE(r.errorCount() > 0, isError || r.errorCount() > 0);
+    }
+
+    // A memmapped tensordict saved again keeps a NonTensorData's "data" in
+    // meta.json and pickles its "_metadata" (a PosixPath) into other.pickle
+    // beside it (FORMAT.md 2.4), which Python loads with the node (and
+    // refuses without allow_pickle). It is the node's own file, a pickle
+    // that needs code: never an orphan to delete. The value is meta.json's,
+    // and compares equal to the same value without the sidecar; a save
+    // keeps both. v0.3-0.4's empty _tensordict/ beside it is the node's too.
+    void aNonTensorsMetadataPickleBesideItsDataIsItsOwn() {
+        const QString dir = scratch_.filePath("resaved");
+        testsupport::copyTree(testsupport::fixturePath("nontensor_string"), dir);
+        QString error;
+        QVERIFY2(
+            testsupport::runPython({"-c",
+                                    "import sys, pickle, pathlib\n"
+                                    "meta = {'memmap_prefix': pathlib.PosixPath('/old/place/s'),\n"
+                                    "        'memmaped': True, '_share_non_tensor': False}\n"
+                                    "pickle.dump({'_metadata': meta}, open(sys.argv[1], 'wb'))\n",
+                                    dir + "/s/other.pickle"},
+                                   nullptr, &error),
+            qPrintable(error));
+        testsupport::writeFile(
+            dir + "/meta/note/_tensordict/meta.json",
+            R"({"shape": [], "device": null, "_type": "<class 'tensordict._td.TensorDict'>"})");
+
+        const CheckReport r = check(dir.toStdString());
+        QStringList kinds;
+        for (const Problem& p : r.problems)
+            kinds << QString::fromStdString(p.kind + " " + p.file).remove(dir + "/");
+        QCOMPARE(kinds, QStringList{"pickle_sidecar s/other.pickle"});
+        QVERIFY2(QString::fromStdString(r.problems[0].message).contains("pathlib"),
+                 r.problems[0].message.c_str());
+
+        const TensorDict resaved = load(dir.toStdString());
+        const TensorDict original =
+            load(testsupport::fixturePath("nontensor_string").toStdString());
+        QCOMPARE(resaved.root().child("s")->value(), Value("hello world"));
+        QVERIFY(compare(resaved, original).equal());
+
+        const QString copy = scratch_.filePath("resaved-copy");
+        SaveOptions copying;
+        copying.copyExisting = true;
+        save(resaved, copy.toStdString(), copying);
+        QVERIFY(fileBytes(copy + "/s/meta.json").contains("\"data\": \"hello world\""));
+        QCOMPARE(fileBytes(copy + "/s/other.pickle"), fileBytes(dir + "/s/other.pickle"));
+        QCOMPARE(load(copy.toStdString()).root().child("s")->value(), Value("hello world"));
     }
 
     // A zero-element leaf has no file, as tensordict writes it and reads it back.
