@@ -320,6 +320,52 @@ private Q_SLOTS:
         QCOMPARE(load(copy.toStdString()).root().child("s")->value(), Value("hello world"));
     }
 
+    // NumPy arrays numpy.load reads and tdstudio does not (strings, dates)
+    // are well-formed: a warning that they were not checked, never an error
+    // that calls them damage. The arrays beside them are still checked.
+    void arraysBeyondWhatWeReadAreNotDamage() {
+        const QString dir = scratch_.filePath("numpy-unsupported");
+        QDir().mkpath(dir);
+        QString error;
+        QVERIFY2(testsupport::runPython(
+                     {"-c",
+                      "import sys, numpy as np\n"
+                      "d = sys.argv[1]\n"
+                      "np.savez(d + '/mixed.npz', x=np.arange(6, dtype=np.float32),\n"
+                      "         labels=np.array(['a', 'bc']), when=np.array(['2026-12-07'], "
+                      "dtype='datetime64[D]'),\n"
+                      "         records=np.zeros(2, dtype=[('a', '<f4'), ('b', '<i8')]))\n"
+                      "np.save(d + '/labels.npy', np.array(['a', 'bc']))\n",
+                      dir},
+                     nullptr, &error),
+                 qPrintable(error));
+        const CheckReport mixed = check((dir + "/mixed.npz").toStdString());
+        QStringList found;
+        for (const Problem& p : mixed.problems)
+            found << QString::fromStdString(p.kind + " " + p.file).remove(dir + "/");
+        found.sort();
+        QCOMPARE(found, QStringList({"unsupported mixed.npz:labels.npy",
+                                     "unsupported mixed.npz:records.npy",
+                                     "unsupported mixed.npz:when.npy"}));
+        QCOMPARE(mixed.errorCount(), std::size_t(0));
+        QVERIFY(mixed.bytes >= 24);  // x was read
+
+        const CheckReport labels = check((dir + "/labels.npy").toStdString());
+        QCOMPARE(labels.problems.size(), std::size_t(1));
+        QCOMPARE(labels.problems[0].kind, std::string("unsupported"));
+        QCOMPARE(labels.errorCount(), std::size_t(0));
+
+        // A dtype NumPy has no such code for is damage, and an error.
+        QByteArray npy = fileBytes(dir + "/labels.npy");
+        const int descr = npy.indexOf("'<U2'");
+        QVERIFY(descr > 0);
+        npy[descr + 2] = '#';
+        testsupport::writeFile(dir + "/broken.npy", npy);
+        const CheckReport broken = check((dir + "/broken.npy").toStdString());
+        QCOMPARE(broken.errorCount(), std::size_t(1));
+        QCOMPARE(broken.problems[0].kind, std::string("unreadable"));
+    }
+
     // A zero-element leaf has no file, as tensordict writes it and reads it back.
     void zeroElementLeavesNeedNoFile() {
         TensorDict td = TensorDict::create();
