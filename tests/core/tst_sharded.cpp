@@ -140,6 +140,55 @@ private Q_SLOTS:
         QVERIFY2(report.sound(), qPrintable(found.join("; ")));
     }
 
+    // Tied weights in a .bin shard (T5's shared embeddings, GPT-2's
+    // lm_head): two names, one storage, which huggingface_hub's
+    // split_state_dict_into_shards_factory counts once in total_size. Such
+    // an index is no finding; a total that fits neither count still is.
+    void tiedWeightsCountOnceInTotalSize() {
+        const QString dir = scratch_.filePath("tied");
+        QVERIFY(QDir().mkpath(dir));
+        QString error;
+        QVERIFY2(
+            testsupport::runPython(
+                {"-c",
+                 "import sys, json, torch\n"
+                 "d = sys.argv[1]\n"
+                 "shared = torch.arange(12, dtype=torch.float32).reshape(3, 4)\n"
+                 "torch.save({'shared.weight': shared, 'encoder.embed_tokens.weight': shared,\n"
+                 "            'lm_head.bias': torch.ones(3)}, d + "
+                 "'/pytorch_model-00001-of-00002.bin')\n"
+                 "torch.save({'decoder.w': torch.zeros(2, 2, dtype=torch.float64)},\n"
+                 "           d + '/pytorch_model-00002-of-00002.bin')\n"
+                 "first = 'pytorch_model-00001-of-00002.bin'\n"
+                 "index = {'metadata': {'total_size': 48 + 12 + 32}, 'weight_map': {\n"
+                 "    'shared.weight': first, 'encoder.embed_tokens.weight': first,\n"
+                 "    'lm_head.bias': first, 'decoder.w': 'pytorch_model-00002-of-00002.bin'}}\n"
+                 "json.dump(index, open(d + '/pytorch_model.bin.index.json', 'w'))\n",
+                 dir},
+                nullptr, &error),
+            qPrintable(error));
+        const TensorDict td = load(dir.toStdString());
+        QCOMPARE(td.root().child("encoder.embed_tokens.weight")->leaf().nbytes, std::uint64_t(48));
+        CheckReport report = check(dir.toStdString());
+        QStringList found;
+        for (const Problem& p : report.problems)
+            found << QString::fromStdString(p.kind + " " + p.message);
+        QVERIFY2(report.sound(), qPrintable(found.join("; ")));
+
+        // Counted each time (140) is what other writers record: no finding either.
+        const QString index = dir + "/pytorch_model.bin.index.json";
+        QFile in(index);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QByteArray text = in.readAll();
+        in.close();
+        testsupport::writeFile(index, QByteArray(text).replace("92", "140"));
+        QVERIFY(check(dir.toStdString()).sound());
+        testsupport::writeFile(index, QByteArray(text).replace("92", "100"));
+        report = check(dir.toStdString());
+        QCOMPARE(report.problems.size(), std::size_t(1));
+        QCOMPARE(report.problems[0].kind, std::string("total_size"));
+    }
+
     // An index that repeats a key counts its last value, as json.loads
     // does: a weight_map given again replaces the first, refusals and shard
     // order included, and the last metadata is the model's. The same whether

@@ -42,7 +42,9 @@ void Checker::checkShardedModel(const std::shared_ptr<const Store>& store) {
                     " does not give it: loaders never read this copy (a tensor in two shards, "
                     "or one the index forgot)",
                 {tensor});
-    if (whole && facts.totalSize && *facts.totalSize != facts.indexedBytes)
+    // Writers count tied weights once (huggingface_hub) or each time.
+    if (whole && facts.totalSize && *facts.totalSize != facts.indexedBytes &&
+        *facts.totalSize != facts.storageBytes)
         warning("total_size", store->container().describe(facts.indexName),
                 "metadata.total_size is " + std::to_string(*facts.totalSize) +
                     " bytes, but the tensors the index names hold " +

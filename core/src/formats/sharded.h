@@ -20,6 +20,9 @@ struct ShardedModelFacts {
     std::vector<std::pair<std::string, std::string>> unindexed;
     std::optional<std::uint64_t> totalSize;  // the index's metadata.total_size
     std::uint64_t indexedBytes = 0;          // the bytes of the tensors it names, as read
+    // The same with the tensors that share a storage in their shard (tied
+    // weights in a .bin shard) counted once, as huggingface_hub counts them.
+    std::uint64_t storageBytes = 0;
 };
 
 // The facts of a sharded model's store once its tree was built; nullopt for

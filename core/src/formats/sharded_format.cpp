@@ -18,6 +18,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "containers/builtin_stores.h"
@@ -368,6 +369,8 @@ public:
             if (const Value* total = map.metadata.find("total_size"); total && total->isInt())
                 facts.totalSize = static_cast<std::uint64_t>(total->asInt());
 
+        std::set<std::tuple<std::size_t, std::string, std::uint64_t>> storagesCounted;
+
         auto root = NodeBuilder::create(NodeKind::Container, "");
         NodeBuilder b(*root);
         b.setClass("dict", {});
@@ -392,7 +395,10 @@ public:
             if ((*leaf)->isTensor()) {
                 // What the tensor takes in its shard, as total_size counts it
                 // (a packed F4/F6 tensor: numel x bits / 8, not its codes).
-                facts.indexedBytes += (*leaf)->leaf().dataBytes();
+                const TensorLeaf& t = (*leaf)->leaf();
+                facts.indexedBytes += t.dataBytes();
+                if (storagesCounted.emplace(shard, t.storage.path, t.storage.offset).second)
+                    facts.storageBytes += t.dataBytes();
             }
             b.append(std::move(*leaf));
         }
