@@ -366,6 +366,50 @@ private Q_SLOTS:
         QCOMPARE(broken.problems[0].kind, std::string("unreadable"));
     }
 
+    // Data descriptors with 8-byte sizes and no zip64 block in the local
+    // header (what Go's and Java's writers give entries over 4 GiB; APPNOTE
+    // 4.3.9.2 lets any writer use them): the width that agrees with the
+    // central directory is read, as libzip does, so they are no finding.
+    // zipfile reads the archive, and it loads as the original.
+    void wideDataDescriptorsWithoutZip64LocalBlocksAreRead() {
+        const QString dir = scratch_.filePath("wide-descriptors");
+        QDir().mkpath(dir);
+        save(smallDataset(), (dir + "/plain.tdz").toStdString());
+        QString error;
+        QVERIFY2(
+            testsupport::runPython(
+                {"-c",
+                 "import sys, struct, zipfile\n"
+                 "src, dst = sys.argv[1], sys.argv[2]\n"
+                 "out, central = bytearray(), bytearray()\n"
+                 "with zipfile.ZipFile(src) as z:\n"
+                 "    infos = z.infolist()\n"
+                 "    for i in infos:\n"
+                 "        data, name, at = z.read(i), i.filename.encode(), len(out)\n"
+                 "        out += struct.pack('<IHHHHHIIIHH', 0x04034b50, 45, 8, 0, 0, 0x21,\n"
+                 "                           0, 0, 0, len(name), 0) + name + data\n"
+                 "        out += struct.pack('<IIQQ', 0x08074b50, i.CRC, len(data), len(data))\n"
+                 "        central += struct.pack('<IHHHHHHIIIHHHHHII', 0x02014b50, 45, 45, 8, 0,\n"
+                 "                               0, 0x21, i.CRC, len(data), len(data),\n"
+                 "                               len(name), 0, 0, 0, 0, 0, at) + name\n"
+                 "start = len(out)\n"
+                 "out += central + struct.pack('<IHHHHIIH', 0x06054b50, 0, 0, len(infos),\n"
+                 "                             len(infos), len(central), start, 0)\n"
+                 "open(dst, 'wb').write(out)\n"
+                 "assert zipfile.ZipFile(dst).testzip() is None\n",
+                 dir + "/plain.tdz", dir + "/wide.tdz"},
+                nullptr, &error),
+            qPrintable(error));
+        const CheckReport r = check((dir + "/wide.tdz").toStdString());
+        for (const Problem& p : r.problems)
+            QVERIFY2(p.severity == Severity::Warning && p.kind == "unaligned_payload",
+                     qPrintable(QString::fromStdString(p.kind + " " + p.file + ": " + p.message)));
+        QVERIFY(r.files >= 1);
+        QVERIFY(compare(load((dir + "/wide.tdz").toStdString()),
+                        load((dir + "/plain.tdz").toStdString()))
+                    .equal());
+    }
+
     // A zero-element leaf has no file, as tensordict writes it and reads it back.
     void zeroElementLeavesNeedNoFile() {
         TensorDict td = TensorDict::create();

@@ -155,7 +155,7 @@ std::optional<std::uint64_t> Checker::checkArchiveEntry(const ArchiveScan& scan,
     if (c.flags & zip::kFlagDataDescriptor) {
         try {
             const zip::DataDescriptor dd =
-                zip::readDataDescriptor(read, end, scan.directoryStart, local.zip64, file);
+                zip::readEntryDataDescriptor(read, end, scan.directoryStart, local.zip64, c, file);
             if (dd.crc != c.crc || dd.size != c.size || dd.compressedSize != c.compressedSize)
                 error("data_descriptor", file,
                       "the data descriptor after the entry disagrees with the central "

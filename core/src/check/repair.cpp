@@ -145,8 +145,9 @@ void restampCrcs(const std::string& location, const std::set<std::string>& names
                            ")");
         patches.push_back({c.centralHeaderOffset + 16, crc});
         if (c.flags & zip::kFlagDataDescriptor) {
-            const zip::DataDescriptor dd = zip::readDataDescriptor(
-                read, local.payloadOffset + c.compressedSize, directoryStart, local.zip64, where);
+            const zip::DataDescriptor dd =
+                zip::readEntryDataDescriptor(read, local.payloadOffset + c.compressedSize,
+                                             directoryStart, local.zip64, c, where);
             patches.push_back({dd.crcOffset, crc});
         } else {
             patches.push_back({c.localHeaderOffset + 14, crc});

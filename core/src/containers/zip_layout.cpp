@@ -293,6 +293,31 @@ DataDescriptor readDataDescriptor(const ReadAt& read, std::uint64_t offset, std:
     return dd;
 }
 
+DataDescriptor readEntryDataDescriptor(const ReadAt& read, std::uint64_t offset,
+                                       std::uint64_t limit, bool localZip64,
+                                       const CentralEntry& central, const std::string& where) {
+    const auto fits = [&](const DataDescriptor& dd) {
+        return dd.compressedSize == central.compressedSize && dd.size == central.size;
+    };
+    std::optional<DataDescriptor> expected;
+    try {
+        expected = readDataDescriptor(read, offset, limit, localZip64, where);
+        if (fits(*expected))
+            return *expected;
+    } catch (const Error&) {
+        // The other width may fit where this one runs past the room.
+    }
+    try {
+        const DataDescriptor other = readDataDescriptor(read, offset, limit, !localZip64, where);
+        if (fits(other) || !expected)
+            return other;
+    } catch (const Error&) {
+        if (!expected)
+            throw;
+    }
+    return *expected;
+}
+
 std::uint16_t alignmentPadding(std::uint64_t offset, std::size_t nameLength) {
     // The padding block (4 + pad bytes) comes before the 20-byte zip64 block.
     const std::uint64_t before = offset + kLocalHeaderSize + nameLength + 4 + kZip64LocalExtraSize;

@@ -163,6 +163,14 @@ struct DataDescriptor {
 // `zip64`. Throws Error(where, reason) when it runs past `limit`.
 DataDescriptor readDataDescriptor(const ReadAt& read, std::uint64_t offset, std::uint64_t limit,
                                   bool zip64, const std::string& where);
+// The data descriptor after entry `central`, whose local header has a zip64
+// block or not (`localZip64`): its sizes are 8 bytes each with that block,
+// or where only that width agrees with the central directory. Go's and
+// Java's writers give an entry over 4 GiB 8-byte sizes there with no zip64
+// block in its local header; readers that check (libzip) take either.
+DataDescriptor readEntryDataDescriptor(const ReadAt& read, std::uint64_t offset,
+                                       std::uint64_t limit, bool localZip64,
+                                       const CentralEntry& central, const std::string& where);
 
 // Writing: one entry as it goes into the archive.
 struct EntryHeader {
