@@ -140,14 +140,8 @@ struct Collection {
 // A NonTensorData or NonTensorStack; its value is read through Node::value().
 struct NonTensor {
     int stackDim = 0;           // stacks: the dimension stacked along
-    std::string pickleFile;     // the node's pickle sidecar, if any
+    std::string pickleFile;     // sidecar the value came from, if any
     bool pickleOpaque = false;  // the sidecar holds more than plain data; never unpickled
-    // A NonTensorData whose value was in meta.json: a sidecar beside it
-    // holds only its other fields (a memmapped tensordict saved again
-    // pickles its "_metadata" there).
-    bool valueInMeta = false;
-    // Whether value() is the node's value: false while it is in a sidecar never unpickled.
-    bool valueKnown() const { return !pickleOpaque || valueInMeta; }
 };
 
 // A part that could not be read: what kind of failure, where and why.

@@ -36,8 +36,6 @@
 //   warning  outside_link        a leaf file reached through a link out of the dataset (#1762)
 //   warning  stale_temporary     the temporary of an interrupted save beside the dataset
 //   warning  access_index        a deflate entry's access points that do not fit it (ignored)
-//   warning  unsupported         a part beyond what tdstudio reads (a dtype NumPy reads): not
-//   checked
 
 //
 // This file runs the whole check, reads every byte once (the data pass) and
@@ -306,18 +304,6 @@ std::string problemKindOf(const Failure& failure) {
     }
 }
 
-void Checker::cannotRead(const Failure& failure, std::string message,
-                         std::vector<std::string> key) {
-    if (failure.kind == ErrorKind::Unsupported)
-        warning("unsupported", failure.where,
-                failure.reason +
-                    ". It is well-formed as far as it was read, but beyond what tdstudio reads, "
-                    "so it was not checked: this is not damage.",
-                std::move(key));
-    else
-        error(problemKindOf(failure), failure.where, std::move(message), std::move(key));
-}
-
 // A key named twice in one meta.json (a save that merged two source keys
 // into one name): Python's json keeps the last, so one value is lost.
 void Checker::checkKeysNamedOnce(const Container& files, const std::string& rel) {
@@ -348,7 +334,7 @@ void Checker::checkNode(const Node& node) {
             ". Python's tensordict skips what it cannot read, so the key "
             "would silently be missing there; restore it from a good copy, or "
             "re-save the dataset without it.";
-        cannotRead(failure, failure.reason + advice, key);
+        error(problemKindOf(failure), failure.where, failure.reason + advice, key);
         return;
     }
     const std::string& type = node.typeString();
@@ -456,10 +442,10 @@ std::optional<TensorDict> Checker::loadForCheck(const std::shared_ptr<const Stor
         return loadStore(store, options, onFile);
     } catch (const Error& e) {
         const std::string kind = problemKindOf(e.failure());
-        cannotRead(e.failure(), std::string(e.reason()) +
-                                    (kind == "missing_meta_json" && !missingRootAdvice.empty()
-                                         ? std::string(missingRootAdvice)
-                                         : ". Nothing in it can be loaded."));
+        error(kind, e.where(),
+              std::string(e.reason()) + (kind == "missing_meta_json" && !missingRootAdvice.empty()
+                                             ? std::string(missingRootAdvice)
+                                             : ". Nothing in it can be loaded."));
         return std::nullopt;
     }
 }

@@ -94,10 +94,6 @@ private:
         add(Severity::Warning, std::move(kind), std::move(file), std::move(key), std::move(message),
             repairable);
     }
-    // A part that could not be read: an error saying `message`, but a
-    // warning where the part is well-formed and only beyond what tdstudio
-    // reads (a NumPy string array): no damage, only not checked.
-    void cannotRead(const Failure& failure, std::string message, std::vector<std::string> key = {});
 
     void checkArchive(const std::shared_ptr<const ByteSource>& source);
     // What checking an archive's entries shares: the archive, mapped if it

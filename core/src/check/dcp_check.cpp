@@ -24,10 +24,7 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
     std::optional<TensorDict> loaded;
     try {
         loaded = loadStore(store, loadOptions);
-    } catch (const Error& e) {
-        // A .metadata that cannot be read, or is refused because it names
-        // what DCP never writes (a pickle that would run code): an error
-        // whatever its kind, since nothing in the checkpoint can be loaded.
+    } catch (const Error& e) {  // a .metadata that cannot be read, or is refused
         error(problemKindOf(e.failure()), e.where(),
               std::string(e.reason()) + ". Nothing in the checkpoint can be loaded.");
         return;
@@ -108,9 +105,8 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
                           item.keyPath);
             }
         } catch (const Error& e) {
-            cannotRead(e.failure(),
-                       "the stream of \"" + item.fqn + "\" cannot be read: " + e.reason(),
-                       item.keyPath);
+            error(problemKindOf(e.failure()), e.where(),
+                  "the stream of \"" + item.fqn + "\" cannot be read: " + e.reason(), item.keyPath);
         }
     });
     // Chunks in a file's safetensors data have no CRCs, but the data's
@@ -135,10 +131,10 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
         try {
             (void)leafSha256(*node);
         } catch (const Error& e) {
-            cannotRead(e.failure(),
-                       "a chunk of \"" + item.fqn +
-                           "\" cannot be read from its file's safetensors data: " + e.reason(),
-                       item.keyPath);
+            error(problemKindOf(e.failure()), e.where(),
+                  "a chunk of \"" + item.fqn +
+                      "\" cannot be read from its file's safetensors data: " + e.reason(),
+                  item.keyPath);
         }
     });
     // What the tree could not hold: chunks that do not tile their tensor,

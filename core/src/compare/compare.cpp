@@ -173,9 +173,9 @@ ValueDifference toValueDifference(const Tally& tally) {
 // The comparison of two trees
 
 bool sameNonTensor(const Node& a, const Node& b) {
-    if (!a.nonTensor().valueKnown() || !b.nonTensor().valueKnown()) {
+    if (a.nonTensor().pickleOpaque || b.nonTensor().pickleOpaque) {
         // Values we never unpickle: equal when their sidecars hold the same bytes.
-        if (a.nonTensor().valueKnown() || b.nonTensor().valueKnown() || !a.store() || !b.store())
+        if (!(a.nonTensor().pickleOpaque && b.nonTensor().pickleOpaque) || !a.store() || !b.store())
             return false;
         constexpr std::uint64_t cap = 1ull << 30;
         return a.store()->container().read(a.nonTensor().pickleFile, cap) ==

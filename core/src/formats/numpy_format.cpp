@@ -37,10 +37,8 @@ public:
             const std::string key = string();
             expect(':');
             if (key == "descr") {
-                if (peek('['))  // a record array, which numpy reads: not damage
-                    throw Error::unsupported(where_,
-                                             "a structured dtype (a list of fields), beyond what "
-                                             "is read here");
+                if (peek('['))
+                    fail("structured dtypes (a list of fields) are not supported");
                 h.descr = string();
                 haveDescr = true;
             } else if (key == "fortran_order") {
@@ -131,8 +129,8 @@ private:
 // numpy's dtype string ('<f4', '|u1', '>i8') as a dtype and byte order.
 void readDescr(ArrayHeader& h, const std::string& where) {
     const std::string& d = h.descr;
-    if (d.size() < 2 || (d[0] != '<' && d[0] != '>' && d[0] != '|' && d[0] != '='))
-        throw Error::corrupt(where, "\"" + d + "\" is not a NumPy dtype");
+    if (d.size() < 3 || (d[0] != '<' && d[0] != '>' && d[0] != '|' && d[0] != '='))
+        throw Error::unsupported(where, "unsupported array dtype \"" + d + "\"");
     const std::string code = d.substr(1);
     struct Entry {
         std::string_view code;
@@ -156,11 +154,7 @@ void readDescr(ArrayHeader& h, const std::string& where) {
             where,
             "an array of Python objects (dtype 'O'), which only pickle can load: "
             "not opened, since that would run code");
-    // NumPy's other kinds (strings, dates, durations, records, float128) are
-    // well-formed arrays beyond what is read here; any other code is no dtype.
-    if (std::string_view("bifcmMSaUV").find(code[0]) != std::string_view::npos)
-        throw Error::unsupported(where, "unsupported array dtype \"" + d + "\"");
-    throw Error::corrupt(where, "\"" + d + "\" is not a NumPy dtype");
+    throw Error::unsupported(where, "unsupported array dtype \"" + d + "\"");
 }
 
 // Parses the header at the start of `head` (the file's first bytes). Throws

@@ -428,28 +428,19 @@ private:
                            const std::vector<std::int64_t>& parentBatch) {
         b.setKind(NodeKind::NonTensorData);
         b.setBatchSize(parentBatch);  // NonTensorData stores none; it takes its parent's
-        NonTensor& record = b.nonTensor();
         if (const Value* data = meta.find("data")) {
             b.setValue(*data);
-            record.valueInMeta = true;
+            return;
         }
-        // Python loads other.pickle whenever it is there, its fields over
-        // meta.json's: "data" when that is not JSON, or only "_metadata"
-        // beside a "data" in meta.json (FORMAT.md 2.4).
         const std::string pickle = joinPath(dir, "other.pickle");
         if (stat(pickle)) {
-            if (auto v = readPickle(record, pickle)) {
-                if (const Value* data = v->find("data")) {
+            if (auto v = readPickle(b.nonTensor(), pickle)) {
+                if (const Value* data = v->find("data"))
                     b.setValue(*data);
-                    record.valueInMeta = false;
-                } else if (!record.valueInMeta) {
-                    record.pickleOpaque = true;
-                }
+                else
+                    b.nonTensor().pickleOpaque = true;
             }
         }
-        // v0.3-0.4 wrote an empty tensordict in _tensordict/ as well, which
-        // Python loads with the node: its meta.json is one of the node's files.
-        stat(joinPath(dir, "_tensordict/meta.json"));
     }
 
     void loadNonTensorStack(NodeBuilder& b, const Value& meta, const std::string& dir) {

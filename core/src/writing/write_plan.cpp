@@ -292,7 +292,7 @@ private:
                                      ? "<class 'tensordict.tensorclass.NonTensorData'>"
                                      : n.typeString();
         const Value value = n.value();
-        const bool inline_ = n.nonTensor().valueKnown() && jsonSerializable(value);
+        const bool inline_ = !n.nonTensor().pickleOpaque && jsonSerializable(value);
         Value::Object meta{{"_type", Value(type)}};
         if (inline_)
             meta.emplace_back("data", value);
