@@ -397,7 +397,9 @@ public:
                 // (a packed F4/F6 tensor: numel x bits / 8, not its codes).
                 const TensorLeaf& t = (*leaf)->leaf();
                 facts.indexedBytes += t.dataBytes();
-                if (storagesCounted.emplace(shard, t.storage.path, t.storage.offset).second)
+                // An empty tensor where another starts claims no storage.
+                if (t.dataBytes() > 0 &&
+                    storagesCounted.emplace(shard, t.storage.path, t.storage.offset).second)
                     facts.storageBytes += t.dataBytes();
             }
             b.append(std::move(*leaf));
