@@ -300,8 +300,9 @@ private Q_SLOTS:
         QCOMPARE(model.index(0, 0).data().toString(), QString("1."));
         model.setFloatFormat(FloatFormat::Shortest, 6);  // what the format box does
         view.fitColumns();
-        QVERIFY2(view.table()->horizontalHeader()->defaultSectionSize() < longWidth,
-                 qPrintable(QString::number(view.table()->horizontalHeader()->defaultSectionSize())));
+        QVERIFY2(
+            view.table()->horizontalHeader()->defaultSectionSize() < longWidth,
+            qPrintable(QString::number(view.table()->horizontalHeader()->defaultSectionSize())));
     }
 };
 
