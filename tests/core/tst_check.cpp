@@ -317,6 +317,171 @@ private Q_SLOTS:
                     .equal());
     }
 
+    // Arrays NumPy reads and tdstudio does not (strings, dates, records,
+    // objects, long doubles) are well-formed: a not_read warning, never an
+    // error that calls them damage, and the arrays beside them are still
+    // checked. But such an array cut short, a code NumPy has no dtype for,
+    // or a .npy version that does not exist is still an error; and NumPy's
+    // one-letter codes are read.
+    void numpyArraysNotReadHereAreWarnings() {
+        const QString dir = scratch_.filePath("numpy-not-read");
+        QDir().mkpath(dir);
+        QString error;
+        QVERIFY2(testsupport::runPython(
+                     {"-c",
+                      "import sys, numpy as np\n"
+                      "d = sys.argv[1]\n"
+                      "rec = np.dtype([('a', '<f4'), ('b', [('c', '<i8')], (2,)), ('s', 'S3')])\n"
+                      "np.savez(d + '/mixed.npz', x=np.arange(6, dtype=np.float32),\n"
+                      "         labels=np.array(['a', 'bc']),\n"
+                      "         when=np.array(['2026-12-07'], dtype='datetime64[D]'),\n"
+                      "         records=np.zeros(3, dtype=rec),\n"
+                      "         objects=np.array([{'a': 1}, None], dtype=object),\n"
+                      "         wide=np.arange(3, dtype=np.longdouble))\n"
+                      "np.save(d + '/labels.npy', np.array(['a', 'bc', 'def']))\n"
+                      "b = open(d + '/labels.npy', 'rb').read()\n"
+                      "open(d + '/cut.npy', 'wb').write(b[:-4])\n"
+                      "def patched(name, array, old, new):\n"
+                      "    np.save(d + '/' + name, array)\n"
+                      "    b = open(d + '/' + name, 'rb').read()\n"
+                      "    assert len(old) == len(new) and old in b\n"
+                      "    open(d + '/' + name, 'wb').write(b.replace(old, new, 1))\n"
+                      "patched('nine.npy', np.arange(3), b\"'<i8'\", b\"'<i9'\")\n"
+                      "patched('d.npy', np.arange(3.0), b\"'<f8',\", b\"'<d', \")\n"
+                      "patched('q.npy', np.array([True, False]), b\"'|b1',\", b\"'|?', \")\n"
+                      "assert np.load(d + '/d.npy').tolist() == [0.0, 1.0, 2.0]\n"
+                      "assert np.load(d + '/q.npy').tolist() == [True, False]\n"
+                      "b = bytearray(open(d + '/labels.npy', 'rb').read())\n"
+                      "b[6] = 5\n"
+                      "open(d + '/v5.npy', 'wb').write(b)\n",
+                      dir},
+                     nullptr, &error),
+                 qPrintable(error));
+        const CheckReport mixed = check((dir + "/mixed.npz").toStdString());
+        QStringList found;
+        for (const Problem& p : mixed.problems)
+            found << QString::fromStdString((p.severity == Severity::Error ? "error " : "") +
+                                            p.kind + " " + p.file)
+                         .remove(dir + "/");
+        found.sort();
+        QCOMPARE(found,
+                 QStringList({"not_read mixed.npz:labels.npy", "not_read mixed.npz:objects.npy",
+                              "not_read mixed.npz:records.npy", "not_read mixed.npz:when.npy",
+                              "not_read mixed.npz:wide.npy"}));
+        QCOMPARE(mixed.errorCount(), std::size_t(0));
+        const TensorDict npz = load((dir + "/mixed.npz").toStdString());
+        QVERIFY(npz.root().child("x") && npz.root().child("x")->isTensor());
+
+        const CheckReport labels = check((dir + "/labels.npy").toStdString());
+        QVERIFY2(labels.errorCount() == 0 && findKind(labels, "not_read"),
+                 qPrintable(describeProblems(labels)));
+        try {
+            load((dir + "/labels.npy").toStdString());
+            QFAIL("a string array was opened");
+        } catch (const Error& e) {
+            QCOMPARE(e.failure().kind, ErrorKind::NotReadHere);
+        }
+        for (const auto& [name, kind] : {std::pair<QString, std::string>{"cut.npy", "short_file"},
+                                         {"nine.npy", "unreadable"},
+                                         {"v5.npy", "unreadable"}}) {
+            const CheckReport r = check((dir + "/" + name).toStdString());
+            QVERIFY2(r.errorCount() == 1 && findKind(r, kind) &&
+                         findKind(r, kind)->severity == Severity::Error,
+                     qPrintable(name + ": " + describeProblems(r)));
+        }
+        const TensorDict d = load((dir + "/d.npy").toStdString());
+        QCOMPARE(d.root().leaf().dtype, DType::Float64);
+        QCOMPARE(d.root().leaf().shape, std::vector<std::int64_t>({3}));
+        const TensorDict q = load((dir + "/q.npy").toStdString());
+        QCOMPARE(q.root().leaf().dtype, DType::Bool);
+        QVERIFY(check((dir + "/d.npy").toStdString()).sound());
+    }
+
+    // A meta.json dtype torch has and tdstudio does not read (a quantized
+    // one) is a not_read warning once its file is long enough, and the file
+    // is no orphan; the same dtype over too short a file, or a dtype no
+    // torch has ("torch.flaot32"), is an error.
+    void torchDTypesNotReadHereAreWarnings() {
+        const QString base = scratch_.filePath("torch-not-read");
+        save(smallDataset(), base.toStdString());  // a: float32 [8], 32 bytes
+        // The dataset with a's dtype and shape changed in its meta.json.
+        const auto withDType = [&](const QString& name, const QString& dtype, int numel) {
+            const QString dir = scratch_.filePath(name);
+            testsupport::runPython({"-c",
+                                    "import sys, json, shutil\n"
+                                    "src, dst, dtype, numel = sys.argv[1:5]\n"
+                                    "shutil.copytree(src, dst)\n"
+                                    "meta = json.load(open(dst + '/meta.json'))\n"
+                                    "meta['a']['dtype'], meta['a']['shape'] = dtype, [int(numel)]\n"
+                                    "json.dump(meta, open(dst + '/meta.json', 'w'))\n",
+                                    base, dir, dtype, QString::number(numel)});
+            return check(dir.toStdString());
+        };
+        const CheckReport quantized = withDType("qint8", "torch.qint8", 32);
+        QVERIFY2(quantized.errorCount() == 0 && quantized.problems.size() == 1 &&
+                     findKind(quantized, "not_read"),
+                 qPrintable(describeProblems(quantized)));
+        QCOMPARE(findKind(quantized, "not_read")->key, std::vector<std::string>({"a"}));
+        const CheckReport cut = withDType("qint32", "torch.qint32", 9);  // 36 bytes of 32
+        QVERIFY2(cut.errorCount() == 1 && findKind(cut, "short_file"),
+                 qPrintable(describeProblems(cut)));
+        const CheckReport typo = withDType("typo", "torch.flaot32", 8);
+        QVERIFY2(typo.errorCount() == 1 && findKind(typo, "unreadable"),
+                 qPrintable(describeProblems(typo)));
+    }
+
+    // A memmapped tensordict saved again keeps a NonTensorData's "data" in
+    // meta.json and pickles its "_metadata" (a PosixPath) into other.pickle
+    // beside it (FORMAT.md 2.4), which Python loads with the node. It is the
+    // node's own file, a pickle that needs code: a pickle_sidecar warning,
+    // never an orphan to delete; v0.3-0.4's empty _tensordict/ beside a
+    // NonTensorData is the node's too. A pickle that holds a "data" of its
+    // own is an error: Python shows that value, tdstudio meta.json's.
+    void aNonTensorsPickleBesideItsDataIsItsOwn() {
+        const QString dir = scratch_.filePath("resaved");
+        testsupport::copyTree(testsupport::fixturePath("nontensor_string"), dir);
+        QString error;
+        const auto pickle = [&](const QString& fields, const QString& file) {
+            return testsupport::runPython({"-c",
+                                           "import sys, pickle, pathlib\n"
+                                           "pickle.dump(" +
+                                               fields + ", open(sys.argv[1], 'wb'))\n",
+                                           file},
+                                          nullptr, &error);
+        };
+        QVERIFY2(pickle("{'_metadata': {'memmap_prefix': pathlib.PosixPath('/old/place/s'), "
+                        "'memmaped': True, '_share_non_tensor': False}}",
+                        dir + "/s/other.pickle"),
+                 qPrintable(error));
+        testsupport::writeFile(
+            dir + "/meta/note/_tensordict/meta.json",
+            R"({"shape": [], "device": null, "_type": "<class 'tensordict._td.TensorDict'>"})");
+        const CheckReport r = check(dir.toStdString());
+        QStringList kinds;
+        for (const Problem& p : r.problems)
+            kinds << QString::fromStdString(p.kind + " " + p.file).remove(dir + "/");
+        QCOMPARE(kinds, QStringList{"pickle_sidecar s/other.pickle"});
+        const QString message = QString::fromStdString(r.problems[0].message);
+        QVERIFY2(message.contains("pathlib.PosixPath") && message.contains("_metadata"),
+                 qPrintable(message));
+        QCOMPARE(r.problems[0].key, std::vector<std::string>({"s"}));
+        QCOMPARE(load(dir.toStdString()).root().child("s")->value(), Value("hello world"));
+
+        // The same file beside a value in meta.json, but holding a value.
+        QVERIFY2(pickle("{'data': 'another value'}", dir + "/s/other.pickle"), qPrintable(error));
+        const CheckReport shadowed = check(dir.toStdString());
+        QVERIFY2(shadowed.errorCount() == 1 && findKind(shadowed, "shadowed_value") &&
+                     !findKind(shadowed, "orphan"),
+                 qPrintable(describeProblems(shadowed)));
+
+        // Any other file in its folder is still an orphan.
+        QVERIFY(QFile::remove(dir + "/s/other.pickle"));
+        QVERIFY2(pickle("{'x': 1}", dir + "/meta/note/extra.pickle"), qPrintable(error));
+        const CheckReport stray = check(dir.toStdString());
+        QVERIFY2(stray.problems.size() == 1 && findKind(stray, "orphan"),
+                 qPrintable(describeProblems(stray)));
+    }
+
     // A zero-element leaf has no file, as tensordict writes it and reads it back.
     void zeroElementLeavesNeedNoFile() {
         TensorDict td = TensorDict::create();

@@ -15,7 +15,11 @@ enum class ErrorKind {
                   // a new version on the server): reading it again may work
     Corrupt,      // bytes that break their format's rules (damaged, malformed)
     Truncated,    // a file that ends before the data its own metadata describes
-    Unsupported,  // well-formed, but beyond what is read or written (a dtype, a protocol)
+    Unsupported,  // beyond what is read or written: a name, code or version no reader here
+                  // knows or accepts (a dtype, a protocol, a pickle that would run code),
+                  // which may be a newer writer's or damage; or what a format cannot hold
+    NotReadHere,  // a part recognised as well-formed of a kind its format allows but
+                  // tdstudio does not decode (a NumPy string array): not damage
     Denied,       // not allowed: permissions, an HTTP 401/403, a link out of the dataset
     Untrusted,    // a server whose certificate is not trusted
     Network,      // the network or the server failed (after retries), or stalled
@@ -50,6 +54,7 @@ public:
     static Error corrupt(std::string where, std::string reason);
     static Error truncated(std::string where, std::string reason);
     static Error unsupported(std::string where, std::string reason);
+    static Error notReadHere(std::string where, std::string reason);
     static Error denied(std::string where, std::string reason);
     static Error untrusted(std::string where, std::string reason);
     static Error network(std::string where, std::string reason);

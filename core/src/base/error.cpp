@@ -16,6 +16,8 @@ std::string_view errorKindName(ErrorKind kind) {
             return "truncated";
         case ErrorKind::Unsupported:
             return "unsupported";
+        case ErrorKind::NotReadHere:
+            return "not_read_here";
         case ErrorKind::Denied:
             return "denied";
         case ErrorKind::Untrusted:
@@ -56,6 +58,10 @@ Error Error::truncated(std::string where, std::string reason) {
 
 Error Error::unsupported(std::string where, std::string reason) {
     return Error({ErrorKind::Unsupported, std::move(where), std::move(reason)});
+}
+
+Error Error::notReadHere(std::string where, std::string reason) {
+    return Error({ErrorKind::NotReadHere, std::move(where), std::move(reason)});
 }
 
 Error Error::denied(std::string where, std::string reason) {

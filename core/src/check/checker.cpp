@@ -27,6 +27,7 @@
 //   error    short_file          a leaf's file holds fewer bytes than its shape needs
 //   error    unreadable          a part the loader could not read for another reason
 //   error    duplicate_key       a key named twice in one meta.json (one value is lost)
+//   error    shadowed_value      a NonTensorData's other.pickle holding a value over meta.json's
 //   error    chunks              a DCP tensor whose chunks leave gaps, overlap or do not match
 //   warning  unaligned_payload   a stored .memmap payload off a 64-byte boundary (copied to load)
 //   warning  stale_tail          a leaf's file is longer than its shape needs
@@ -36,6 +37,8 @@
 //   warning  outside_link        a leaf file reached through a link out of the dataset (#1762)
 //   warning  stale_temporary     the temporary of an interrupted save beside the dataset
 //   warning  access_index        a deflate entry's access points that do not fit it (ignored)
+//   warning  not_read            a well-formed part tdstudio does not decode (a NumPy string
+//                                array, a quantized tensor): its values are not checked
 
 //
 // This file runs the whole check, reads every byte once (the data pass) and
@@ -304,6 +307,19 @@ std::string problemKindOf(const Failure& failure) {
     }
 }
 
+void Checker::cannotRead(const Failure& failure, std::string message, std::vector<std::string> key,
+                         std::string kind) {
+    if (failure.kind == ErrorKind::NotReadHere)
+        warning("not_read", failure.where,
+                failure.reason +
+                    ". This is not damage: it is well-formed, but its values were "
+                    "not checked.",
+                std::move(key));
+    else
+        error(kind.empty() ? problemKindOf(failure) : std::move(kind), failure.where,
+              std::move(message), std::move(key));
+}
+
 // A key named twice in one meta.json (a save that merged two source keys
 // into one name): Python's json keeps the last, so one value is lost.
 void Checker::checkKeysNamedOnce(const Container& files, const std::string& rel) {
@@ -334,7 +350,7 @@ void Checker::checkNode(const Node& node) {
             ". Python's tensordict skips what it cannot read, so the key "
             "would silently be missing there; restore it from a good copy, or "
             "re-save the dataset without it.";
-        error(problemKindOf(failure), failure.where, failure.reason + advice, key);
+        cannotRead(failure, failure.reason + advice, key);
         return;
     }
     const std::string& type = node.typeString();
@@ -375,6 +391,9 @@ void Checker::checkNode(const Node& node) {
         const NonTensor& nt = node.nonTensor();
         if (nt.pickleOpaque && store)
             checkPickle(node, nt.pickleFile, store->container());
+        if (node.kind() == NodeKind::NonTensorData && store &&
+            store->ownContainer() != OwnContainer::None)
+            checkNonTensorSidecars(node, store->container());
     } else if (node.isCollection()) {
         const Collection& c = node.collection();
         if (c.pickleOpaque && store)
@@ -384,8 +403,18 @@ void Checker::checkNode(const Node& node) {
         checkNode(*child);
 }
 
-void Checker::checkPickle(const Node& node, const std::string& rel, const Container& files) {
-    // What the sidecar would import: its globals, decoded without running any.
+namespace {
+
+// What a pickle sidecar holds, decoded without running any of it: the
+// globals it would import ("pathlib.PosixPath, ...") and, where it is a
+// dict, its keys. Empty when it cannot be decoded.
+struct PickleLook {
+    std::string imports;
+    std::vector<std::string> fields;
+};
+
+PickleLook lookIntoPickle(const Container& files, const std::string& rel) {
+    PickleLook look;
     std::set<std::string> globals;
     try {
         const std::string bytes = files.read(rel, 64ull << 20);
@@ -400,25 +429,73 @@ void Checker::checkPickle(const Node& node, const std::string& rel, const Contai
                  o.type == python::Object::Type::Instance) &&
                 !o.text.empty())
                 globals.insert(o.text);
+        if (p.root && p.root->type == python::Object::Type::Dict)
+            for (const auto& entry : p.root->entries)
+                look.fields.push_back(python::keyText(*entry.first));
     } catch (const Error&) {
-        // Undecodable: said below without the list.
+        // Undecodable: said without the lists.
     }
-    std::string list;
     int listed = 0;
     for (const std::string& g : globals) {
         if (listed++ == kMaxListedGlobals) {
-            list += ", …";
+            look.imports += ", …";
             break;
         }
-        list += (list.empty() ? "" : ", ") + g;
+        look.imports += (look.imports.empty() ? "" : ", ") + g;
     }
+    return look;
+}
+
+}  // namespace
+
+void Checker::checkPickle(const Node& node, const std::string& rel, const Container& files) {
+    const std::string imports = lookIntoPickle(files, rel).imports;
     warning(
         "pickle_sidecar", files.describe(rel),
         "the value is a pickle that needs code to load" +
-            (list.empty() ? std::string() : " (it imports " + list + ")") +
+            (imports.empty() ? std::string() : " (it imports " + imports + ")") +
             "; tensordict will refuse it by default (allow_pickle, pytorch/tensordict#1763) and "
             "tdstudio never runs it. Save the value as plain data (str, numbers, lists, dicts).",
         node.keyPath());
+}
+
+void Checker::checkNonTensorSidecars(const Node& node, const Container& files) {
+    const std::string oldTensorDict = joinPath(node.directory(), "_tensordict/meta.json");
+    const std::string pickle = joinPath(node.directory(), "other.pickle");
+    const bool hasOldTensorDict = files.stat(oldTensorDict).has_value();
+    // A sidecar the value came from was read, and is checked as such.
+    const bool hasPickle = node.nonTensor().pickleFile.empty() && files.stat(pickle);
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (hasOldTensorDict)
+            nodeFiles_.insert(oldTensorDict);
+        if (hasPickle)
+            nodeFiles_.insert(pickle);
+    }
+    if (!hasPickle)
+        return;
+    const PickleLook look = lookIntoPickle(files, pickle);
+    if (std::find(look.fields.begin(), look.fields.end(), "data") != look.fields.end()) {
+        // Python sets the pickle's fields over meta.json's.
+        error("shadowed_value", files.describe(pickle),
+              "the pickle holds a \"data\" of its own, which Python loads in place of the value "
+              "in meta.json that tdstudio shows: the two show different values. Re-save the "
+              "value once, as plain data.",
+              node.keyPath());
+        return;
+    }
+    std::string fields;
+    for (const std::string& f : look.fields)
+        fields += (fields.empty() ? "" : ", ") + f;
+    warning("pickle_sidecar", files.describe(pickle),
+            "beside the value in meta.json, a pickle of the node's other fields" +
+                (fields.empty() ? std::string() : " (" + fields + ")") +
+                (look.imports.empty() ? std::string() : ", which imports " + look.imports) +
+                ". Python loads it with the node (a re-save of a memory-mapped tensordict "
+                "writes its _metadata there), but will refuse it by default (allow_pickle, "
+                "pytorch/tensordict#1763); tdstudio never runs it. The value does not depend "
+                "on it: delete it, or re-save the dataset with tdstudio.",
+            node.keyPath());
 }
 
 // The file tensordict writes for a key named "shape", "device" or "_type"
@@ -442,10 +519,10 @@ std::optional<TensorDict> Checker::loadForCheck(const std::shared_ptr<const Stor
         return loadStore(store, options, onFile);
     } catch (const Error& e) {
         const std::string kind = problemKindOf(e.failure());
-        error(kind, e.where(),
-              std::string(e.reason()) + (kind == "missing_meta_json" && !missingRootAdvice.empty()
-                                             ? std::string(missingRootAdvice)
-                                             : ". Nothing in it can be loaded."));
+        cannotRead(e.failure(), std::string(e.reason()) +
+                                    (kind == "missing_meta_json" && !missingRootAdvice.empty()
+                                         ? std::string(missingRootAdvice)
+                                         : ". Nothing in it can be loaded."));
         return std::nullopt;
     }
 }
@@ -475,7 +552,7 @@ void Checker::checkTree(const std::shared_ptr<const Store>& store, bool findOrph
     if (!findOrphans)
         return;
     for (const std::string& rel : files) {
-        if (seen.count(rel) || isReservedKeyFile(rel, container))
+        if (seen.count(rel) || nodeFiles_.count(rel) || isReservedKeyFile(rel, container))
             continue;
         warning("orphan", container.describe(rel),
                 "no meta.json names this file: it is left over from an earlier save, or its "

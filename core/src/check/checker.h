@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -95,6 +96,13 @@ private:
             repairable);
     }
 
+    // A part that could not be read: an error saying `message`, of `kind`
+    // (or problemKindOf the failure). But a part that is well-formed, of a
+    // kind tdstudio does not decode (ErrorKind::NotReadHere), is only a
+    // not_read warning: its values were not checked, and it is not damage.
+    void cannotRead(const Failure& failure, std::string message, std::vector<std::string> key = {},
+                    std::string kind = {});
+
     void checkArchive(const std::shared_ptr<const ByteSource>& source);
     // What checking an archive's entries shares: the archive, mapped if it
     // can be, its size and where its central directory starts.
@@ -149,6 +157,11 @@ private:
     void checkNode(const Node& node);
     void checkKeysNamedOnce(const Container& files, const std::string& rel);
     void checkPickle(const Node& node, const std::string& file, const Container& files);
+    // A NonTensorData's other.pickle beside the value in its meta.json (a
+    // re-save of a memory-mapped tensordict pickles its "_metadata" there),
+    // and v0.3-0.4's empty _tensordict/: files the loader need not read,
+    // which Python loads with the node. They are its own, never orphans.
+    void checkNonTensorSidecars(const Node& node, const Container& files);
     void checkTemporaries();
     void readData();
     void finishItem(DataItem& item);
@@ -167,6 +180,7 @@ private:
     std::vector<std::unique_ptr<DataItem>> items_;
     std::vector<DataTask> tasks_;
     std::map<std::string, std::vector<std::string>> entryKeys_;  // archive entry -> key, once known
+    std::set<std::string> nodeFiles_;  // a node's files the loader did not read (not orphans)
 };
 
 }  // namespace tensordict::checking

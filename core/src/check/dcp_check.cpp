@@ -105,8 +105,9 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
                           item.keyPath);
             }
         } catch (const Error& e) {
-            error(problemKindOf(e.failure()), e.where(),
-                  "the stream of \"" + item.fqn + "\" cannot be read: " + e.reason(), item.keyPath);
+            cannotRead(e.failure(),
+                       "the stream of \"" + item.fqn + "\" cannot be read: " + e.reason(),
+                       item.keyPath);
         }
     });
     // Chunks in a file's safetensors data have no CRCs, but the data's
@@ -131,10 +132,10 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
         try {
             (void)leafSha256(*node);
         } catch (const Error& e) {
-            error(problemKindOf(e.failure()), e.where(),
-                  "a chunk of \"" + item.fqn +
-                      "\" cannot be read from its file's safetensors data: " + e.reason(),
-                  item.keyPath);
+            cannotRead(e.failure(),
+                       "a chunk of \"" + item.fqn +
+                           "\" cannot be read from its file's safetensors data: " + e.reason(),
+                       item.keyPath);
         }
     });
     // What the tree could not hold: chunks that do not tile their tensor,
@@ -144,9 +145,8 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
         const Node* node = pending.back();
         pending.pop_back();
         if (node->isError() && !missingPaths.count(node->failure()->where))
-            error(node->failure()->kind == ErrorKind::Corrupt ? "chunks"
-                                                              : problemKindOf(*node->failure()),
-                  node->failure()->where, node->failure()->reason, node->keyPath());
+            cannotRead(*node->failure(), node->failure()->reason, node->keyPath(),
+                       node->failure()->kind == ErrorKind::Corrupt ? "chunks" : "");
         for (const Node* child : node->children())
             pending.push_back(child);
     }

@@ -59,8 +59,8 @@ void Checker::checkRowDataset(const std::shared_ptr<const Store>& store,
             said.insert(p.file);
         const std::function<void(const Node&)> visit = [&](const Node& node) {
             if (node.isError() && node.failure() && !said.count(node.failure()->where))
-                error(problemKindOf(*node.failure()), node.failure()->where,
-                      node.failure()->reason + ": the chunks do not stack", node.keyPath());
+                cannotRead(*node.failure(), node.failure()->reason + ": the chunks do not stack",
+                           node.keyPath());
             for (const Node* child : node.children())
                 visit(*child);
         };

@@ -31,11 +31,11 @@ void Checker::checkShardedModel(const std::shared_ptr<const Store>& store) {
     bool whole = true;
     for (const Node* child : td.root().children())
         if (child->isError() && !(whole = false))
-            error(problemKindOf(*child->failure()), child->failure()->where,
-                  child->failure()->reason +
-                      ". transformers refuses to load a model with a tensor missing; restore "
-                      "the shard from the model's source.",
-                  child->keyPath());
+            cannotRead(*child->failure(),
+                       child->failure()->reason +
+                           ". transformers refuses to load a model with a tensor missing; restore "
+                           "the shard from the model's source.",
+                       child->keyPath());
     for (const auto& [shard, tensor] : facts.unindexed)
         warning("orphan", store->container().describe(shard),
                 "the shard holds \"" + tensor + "\", which " + facts.indexName +

@@ -330,7 +330,8 @@ private:
     // is tried again next time. A local file rewritten while it is read can
     // read as corrupt: it reads afresh once opened again.
     static bool saidByTheFile(const Error& e) {
-        return e.kind() == ErrorKind::Corrupt || e.kind() == ErrorKind::Unsupported;
+        return e.kind() == ErrorKind::Corrupt || e.kind() == ErrorKind::Unsupported ||
+               e.kind() == ErrorKind::NotReadHere;
     }
 
     // What a tensor's decoded streams hold in memory: its transformed

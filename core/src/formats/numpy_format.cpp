@@ -3,10 +3,13 @@
 // the file's data; Fortran order and big-endian elements are views that
 // readers see in C order, little-endian.
 
+#include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "formats/file_stores.h"
 #include "tensordict/error.h"
+#include "tensordict/keys.h"
 #include "tree/node_builder.h"
 
 namespace tensordict {
@@ -16,6 +19,121 @@ constexpr std::string_view kMagic = "\x93NUMPY";
 // NumPy itself writes headers of a few hundred bytes; this refuses nonsense.
 constexpr std::uint64_t kMaxHeaderBytes = 1u << 20;
 
+// What a NumPy dtype string names: a dtype read here, or a kind of array
+// NumPy reads and tdstudio does not (strings, dates, records, float128,
+// objects), with its item size.
+struct DescrCode {
+    std::optional<DType> dtype;  // read here
+    bool bigEndian = false;
+    std::string notRead;  // otherwise: what the array holds, in words
+    // Its item size; none where the data is a pickle (Python objects).
+    std::optional<std::uint64_t> itemBytes;
+};
+
+// "<f4", "|b1", "<U10", "<M8[ns]", or a one-letter code ("<d", "|?"): the
+// strings numpy.dtype() accepts with a byte order, as np.save writes them
+// (dtype.str) and other writers may. Sizes are numpy's on 64-bit Linux.
+// None: no NumPy dtype.
+std::optional<DescrCode> parseDescrCode(std::string_view d) {
+    DescrCode out;
+    if (!d.empty() && std::string_view("<>=|").find(d[0]) != std::string_view::npos) {
+        out.bigEndian = d[0] == '>';
+        d.remove_prefix(1);
+    }
+    if (d.empty())
+        return std::nullopt;
+    char kind = d[0];
+    std::string_view rest = d.substr(1);
+    // A datetime's unit, "[ns]" or "[10ms]", after its optional size.
+    if (kind == 'M' || kind == 'm') {
+        if (!rest.empty() && rest[0] == '8')
+            rest.remove_prefix(1);
+        if (!rest.empty()) {
+            if (rest.front() != '[' || rest.back() != ']')
+                return std::nullopt;
+            std::string_view unit = rest.substr(1, rest.size() - 2);
+            while (!unit.empty() && std::isdigit(static_cast<unsigned char>(unit[0])))
+                unit.remove_prefix(1);
+            static constexpr std::string_view kUnits[] = {
+                "Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as", "generic"};
+            if (std::find(std::begin(kUnits), std::end(kUnits), unit) == std::end(kUnits))
+                return std::nullopt;
+        }
+        out.notRead = kind == 'M' ? "datetimes" : "timedeltas";
+        out.itemBytes = 8;
+        return out;
+    }
+    std::uint64_t size = 0;
+    if (rest.empty()) {
+        // One-letter codes name a kind and its size at once.
+        struct Letter {
+            char letter, kind;
+            std::uint64_t size;
+        };
+        static constexpr Letter kLetters[] = {
+            {'?', 'b', 1}, {'b', 'i', 1},  {'B', 'u', 1}, {'h', 'i', 2},  {'H', 'u', 2},
+            {'i', 'i', 4}, {'I', 'u', 4},  {'l', 'i', 8}, {'L', 'u', 8},  {'q', 'i', 8},
+            {'Q', 'u', 8}, {'p', 'i', 8},  {'P', 'u', 8}, {'e', 'f', 2},  {'f', 'f', 4},
+            {'d', 'f', 8}, {'g', 'f', 16}, {'F', 'c', 8}, {'D', 'c', 16}, {'G', 'c', 32},
+            {'c', 'S', 1}, {'O', 'O', 8},  {'S', 'S', 0}, {'a', 'S', 0},  {'U', 'U', 0},
+            {'V', 'V', 0},
+        };
+        const auto* letter = std::find_if(std::begin(kLetters), std::end(kLetters),
+                                          [&](const Letter& l) { return l.letter == kind; });
+        if (letter == std::end(kLetters))
+            return std::nullopt;
+        kind = letter->kind;
+        size = letter->size;
+    } else {
+        if (rest.size() > 12)
+            return std::nullopt;
+        for (char c : rest) {
+            if (!std::isdigit(static_cast<unsigned char>(c)))
+                return std::nullopt;
+            size = size * 10 + std::uint64_t(c - '0');
+        }
+        if (kind == 'a')
+            kind = 'S';
+    }
+    struct Read {
+        char kind;
+        std::uint64_t size;
+        DType dtype;
+    };
+    static constexpr Read kRead[] = {
+        {'b', 1, DType::Bool},      {'i', 1, DType::Int8},        {'i', 2, DType::Int16},
+        {'i', 4, DType::Int32},     {'i', 8, DType::Int64},       {'u', 1, DType::UInt8},
+        {'u', 2, DType::UInt16},    {'u', 4, DType::UInt32},      {'u', 8, DType::UInt64},
+        {'f', 2, DType::Float16},   {'f', 4, DType::Float32},     {'f', 8, DType::Float64},
+        {'c', 8, DType::Complex64}, {'c', 16, DType::Complex128},
+    };
+    for (const Read& r : kRead)
+        if (r.kind == kind && r.size == size) {
+            out.dtype = r.dtype;
+            out.bigEndian = out.bigEndian && size > 1;
+            return out;
+        }
+    if (kind == 'f' && size == 16)
+        out.notRead = "128-bit floats (long double)";
+    else if (kind == 'c' && size == 32)
+        out.notRead = "256-bit complex numbers (long double)";
+    else if (kind == 'S')
+        out.notRead = "byte strings";
+    else if (kind == 'U')
+        out.notRead = "Unicode strings", size *= 4;
+    else if (kind == 'V')
+        out.notRead = "raw bytes (void)";
+    else if (kind == 'O' && size == 8)
+        out.notRead =
+            "Python objects, which only pickle can load (not opened, since that would "
+            "run code)";
+    else
+        return std::nullopt;
+    if (kind != 'O')
+        out.itemBytes = size;
+    return out;
+}
+
 struct ArrayHeader {
     DType dtype = DType::UInt8;
     bool bigEndian = false;
@@ -23,6 +141,10 @@ struct ArrayHeader {
     std::vector<std::int64_t> shape;
     std::uint64_t dataOffset = 0;  // from the start of the .npy
     std::string descr;
+    // An array NumPy reads and tdstudio does not: what it holds, and its
+    // item size (none where its data is a pickle).
+    std::string notRead;
+    std::optional<std::uint64_t> notReadItemBytes;
 };
 
 // The header's Python dict literal: {'descr': '<f4', 'fortran_order': False, 'shape': (5, 7), }
@@ -37,9 +159,14 @@ public:
             const std::string key = string();
             expect(':');
             if (key == "descr") {
-                if (peek('['))
-                    fail("structured dtypes (a list of fields) are not supported");
-                h.descr = string();
+                if (peek('[')) {  // a record array: a list of fields
+                    const std::size_t start = at_;
+                    h.notReadItemBytes = fields(0);
+                    h.descr = std::string(s_.substr(start, at_ - start));
+                    h.notRead = "records (a structured dtype)";
+                } else {
+                    h.descr = string();
+                }
                 haveDescr = true;
             } else if (key == "fortran_order") {
                 h.fortranOrder = boolean();
@@ -58,6 +185,56 @@ public:
     }
 
 private:
+    // A structured dtype's fields, [('a', '<f4'), (('title', 'b'), '<i8', (2,)),
+    // ('c', [...])], as dtype.descr lists them (padding too): their item
+    // size, or none if a field holds Python objects.
+    std::optional<std::uint64_t> fields(int depth) {
+        if (depth > 32)
+            fail("fields nested too deeply");
+        std::optional<std::uint64_t> total = 0;
+        expect('[');
+        while (!peek(']')) {
+            expect('(');
+            if (peek('(')) {  // (title, name)
+                ++at_;
+                string();
+                expect(',');
+                string();
+                expect(')');
+            } else {
+                string();
+            }
+            expect(',');
+            std::optional<std::uint64_t> item;
+            if (peek('[')) {
+                item = fields(depth + 1);
+            } else {
+                const std::string descr = string();
+                const std::optional<DescrCode> code = parseDescrCode(descr);
+                if (!code)
+                    fail("\"" + descr + "\" is not a NumPy dtype");
+                item = code->dtype ? std::optional<std::uint64_t>(itemSize(*code->dtype))
+                                   : code->itemBytes;
+            }
+            if (peek(',')) {
+                ++at_;
+                if (!peek(')'))
+                    for (std::int64_t d : tuple())
+                        if (item && __builtin_mul_overflow(*item, std::uint64_t(d), &*item))
+                            fail("a field too large");
+            }
+            expect(')');
+            if (!item)
+                total.reset();
+            else if (total && __builtin_add_overflow(*total, *item, &*total))
+                fail("a record too large");
+            if (!peek(']'))
+                expect(',');
+        }
+        ++at_;
+        return total;
+    }
+
     [[noreturn]] void fail(const std::string& why) const {
         throw Error::corrupt(where_, "malformed .npy header: " + why);
     }
@@ -126,35 +303,20 @@ private:
     const std::string& where_;
 };
 
-// numpy's dtype string ('<f4', '|u1', '>i8') as a dtype and byte order.
+// The header's descr as a dtype and byte order, or as an array not read here.
 void readDescr(ArrayHeader& h, const std::string& where) {
-    const std::string& d = h.descr;
-    if (d.size() < 3 || (d[0] != '<' && d[0] != '>' && d[0] != '|' && d[0] != '='))
-        throw Error::unsupported(where, "unsupported array dtype \"" + d + "\"");
-    const std::string code = d.substr(1);
-    struct Entry {
-        std::string_view code;
-        DType dtype;
-    };
-    static constexpr Entry kTable[] = {
-        {"b1", DType::Bool},      {"u1", DType::UInt8},       {"i1", DType::Int8},
-        {"i2", DType::Int16},     {"i4", DType::Int32},       {"i8", DType::Int64},
-        {"u2", DType::UInt16},    {"u4", DType::UInt32},      {"u8", DType::UInt64},
-        {"f2", DType::Float16},   {"f4", DType::Float32},     {"f8", DType::Float64},
-        {"c8", DType::Complex64}, {"c16", DType::Complex128},
-    };
-    for (const Entry& e : kTable)
-        if (e.code == code) {
-            h.dtype = e.dtype;
-            h.bigEndian = d[0] == '>' && itemSize(e.dtype) > 1;
-            return;
-        }
-    if (code[0] == 'O')
-        throw Error::unsupported(
-            where,
-            "an array of Python objects (dtype 'O'), which only pickle can load: "
-            "not opened, since that would run code");
-    throw Error::unsupported(where, "unsupported array dtype \"" + d + "\"");
+    if (!h.notRead.empty())
+        return;  // records
+    const std::optional<DescrCode> code = parseDescrCode(h.descr);
+    if (!code)
+        throw Error::corrupt(where, "\"" + h.descr + "\" is not a NumPy dtype");
+    if (code->dtype) {
+        h.dtype = *code->dtype;
+        h.bigEndian = code->bigEndian;
+    } else {
+        h.notRead = code->notRead;
+        h.notReadItemBytes = code->itemBytes;
+    }
 }
 
 // Parses the header at the start of `head` (the file's first bytes). Throws
@@ -194,26 +356,34 @@ ArrayHeader parseHeader(const std::string& head, const std::string& where, std::
 std::unique_ptr<Node> arrayLeaf(const ArrayHeader& h, std::string key, StorageInfo file,
                                 const std::shared_ptr<const Store>& store,
                                 const std::string& where) {
-    auto n = NodeBuilder::create(NodeKind::Tensor, std::move(key));
-    NodeBuilder b(*n);
-    TensorLeaf& leaf = b.leaf();
-    leaf.dtype = h.dtype;
-    leaf.shape = h.shape;
+    const bool read = h.notRead.empty();
+    // Object arrays hold a pickle, whose length says nothing of the shape.
+    const std::uint64_t item = read ? itemSize(h.dtype) : h.notReadItemBytes.value_or(0);
     std::uint64_t numel = 1;
-    const std::uint64_t maxElements = (std::uint64_t(1) << 62) / itemSize(h.dtype);
+    const std::uint64_t maxElements = (std::uint64_t(1) << 62) / std::max<std::uint64_t>(item, 1);
     for (std::int64_t d : h.shape) {
         if (d && numel > maxElements / std::uint64_t(d))
             throw Error::corrupt(where, "the array's size overflows");
         numel *= std::uint64_t(d);
     }
-    leaf.numel = static_cast<std::int64_t>(numel);
-    leaf.nbytes = numel * itemSize(h.dtype);
-    if (file.size < h.dataOffset || file.size - h.dataOffset < leaf.nbytes)
+    const std::uint64_t nbytes = numel * item;
+    if (file.size < h.dataOffset || file.size - h.dataOffset < nbytes)
         throw Error::truncated(
-            where, "the array needs " + std::to_string(leaf.nbytes) + " bytes of data, " +
+            where, "the array needs " + std::to_string(nbytes) + " bytes of data, " +
                        "but the file holds " +
                        std::to_string(file.size > h.dataOffset ? file.size - h.dataOffset : 0) +
                        " (truncated file?)");
+    if (!read)
+        throw Error::notReadHere(where, "an array of " + h.notRead + " (dtype " + h.descr +
+                                            ", shape " + formatShape(h.shape) +
+                                            "), which NumPy reads and tdstudio does not decode");
+    auto n = NodeBuilder::create(NodeKind::Tensor, std::move(key));
+    NodeBuilder b(*n);
+    TensorLeaf& leaf = b.leaf();
+    leaf.dtype = h.dtype;
+    leaf.shape = h.shape;
+    leaf.numel = static_cast<std::int64_t>(numel);
+    leaf.nbytes = nbytes;
     if (numel) {
         leaf.storage = std::move(file);
         leaf.storage.offset = h.dataOffset;
