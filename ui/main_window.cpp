@@ -25,6 +25,7 @@
 #include <QToolButton>
 #include <QTreeView>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <functional>
 #include <utility>
 
@@ -675,12 +676,22 @@ void MainWindow::showLoaded() {
         tr("%1 · %2 · %3 of tensors")
             .arg(format, rootClass,
                  nodetext::byteSizeText(documentPage_->keyModel()->totalBytes(&td->root()))));
+    const auto notReadHere =
+        std::count_if(errors.begin(), errors.end(), [](const tensordict::Node* n) {
+            return n->failure()->kind == tensordict::ErrorKind::NotReadHere;
+        });
+    const auto unreadable = std::int64_t(errors.size()) - notReadHere;
+    QStringList said;
+    if (unreadable)
+        said << tr("%1 could not be read; they are marked in red in the tree.")
+                    .arg(nodetext::countText(unreadable, tr("part"), tr("parts")));
+    if (notReadHere)
+        said << tr("%1 of kinds tdstudio does not show are grey in the tree: they are not damaged.")
+                    .arg(nodetext::countText(notReadHere, tr("part"), tr("parts")));
     if (errors.empty())
         statusBar()->showMessage(tr("Opened %1").arg(QString::fromStdString(td->path())), 5000);
     else
-        statusBar()->showMessage(
-            tr("%1 could not be read; they are marked in red in the tree.")
-                .arg(nodetext::countText(std::int64_t(errors.size()), tr("part"), tr("parts"))));
+        statusBar()->showMessage(said.join(' '));
     // Loaded means shown as asked: with keys grouped by dots, once the grouped tree is.
     if (documentPage_->isGroupingKeys())
         connect(

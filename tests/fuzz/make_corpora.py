@@ -338,9 +338,10 @@ def consolidated_corpus():
 
 
 def npy(descr, shape, data, fortran=False, version=(1, 0)):
-    """A .npy file as numpy writes it (header padded to 64 bytes), without numpy."""
-    header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
-        descr, fortran, "(%s)" % "".join("%d, " % d for d in shape).rstrip(" ")
+    """A .npy file as numpy writes it (header padded to 64 bytes), without numpy.
+    A descr that is a list (a structured dtype) is written as its literal."""
+    header = "{'descr': %s, 'fortran_order': %s, 'shape': %s, }" % (
+        descr if descr.startswith("[") else "'%s'" % descr, fortran, "(%s)" % "".join("%d, " % d for d in shape).rstrip(" ")
         if len(shape) != 1 else "(%d,)" % shape[0])
     size_bytes = 2 if version[0] == 1 else 4
     pad = 64 - (6 + 2 + size_bytes + len(header) + 1) % 64
@@ -362,6 +363,13 @@ def file_corpus():
     write("load_file", "scalar.npy", npy("<i8", (), struct.pack("<q", 7)))
     write("load_file", "empty.npy", npy("<f8", (0, 4), b""))
     write("load_file", "complex_be.npy", npy(">c8", (2,), struct.pack(">4f", 1, 2, 3, 4)))
+    # Codes NumPy reads: a one-letter one, and kinds tdstudio does not decode.
+    write("load_file", "one_letter.npy", npy("<d", (3,), struct.pack("<3d", 1, 2, 3)))
+    write("load_file", "strings.npy", npy("<U3", (2,), "abcdef".encode("utf-32-le")))
+    write("load_file", "datetimes.npy", npy("<M8[ns]", (2,), struct.pack("<2q", 1, 2)))
+    write("load_file", "records.npy",
+          npy("[('a', '<f4'), (('title', 'b'), [('c', '<i8')], (2,)), ('', '|V4')]", (2,),
+              bytes(2 * 24)))
 
 
 def torch_pickle_corpus():

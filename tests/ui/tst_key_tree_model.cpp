@@ -319,6 +319,29 @@ private Q_SLOTS:
         QVERIFY(c.data(KeyTreeModel::IsErrorRole).toBool());
         QVERIFY(c.data(Qt::ToolTipRole).toString().contains("c.memmap"));
         QCOMPARE(c.data().toString(), QString("c"));
+        QCOMPARE(c.data(Qt::ForegroundRole).value<QBrush>().color(), QColor(0xc0, 0x1c, 0x28));
+    }
+
+    // A part of a kind tdstudio does not decode is marked, but grey: not damage.
+    void partsNotReadHereAreGrey() {
+        QTemporaryDir dir;
+        const QString npz = dir.filePath("mixed.npz");
+        QVERIFY(testsupport::runPython(
+            {"-c",
+             "import sys, numpy as np\n"
+             "np.savez(sys.argv[1], labels=np.array(['a', 'bc']), x=np.arange(3))\n",
+             npz}));
+        KeyTreeModel model;
+        model.setTensorDict(open(npz), "mixed");
+        model.fetchAll();
+        const QModelIndex root = model.index(0, 0);
+        QCOMPARE(model.rowCount(root), 2);
+        const QModelIndex labels = model.index(0, 0, root);
+        QCOMPARE(labels.data().toString(), QString("labels"));
+        QVERIFY(labels.data(KeyTreeModel::IsErrorRole).toBool());
+        QVERIFY(labels.data(Qt::ToolTipRole).toString().contains("Unicode strings"));
+        QCOMPARE(labels.data(Qt::ForegroundRole).value<QBrush>().color(), QColor(0x6e, 0x6e, 0x6e));
+        QVERIFY(!model.index(1, 0, root).data(KeyTreeModel::IsErrorRole).toBool());
     }
 };
 

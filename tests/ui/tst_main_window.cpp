@@ -457,6 +457,16 @@ private Q_SLOTS:
                  qPrintable(w.welcomePage()->failureText()));
         QVERIFY(w.welcomePage()->openFileButton()->isVisible());
         QVERIFY(w.welcomePage()->openDirectoryButton()->isVisible());
+        // A well-formed file of a kind tdstudio does not show is not called damaged.
+        const QString strings = scratch.filePath("labels.npy");
+        QVERIFY(testsupport::runPython(
+            {"-c", "import sys, numpy as np; np.save(sys.argv[1], np.array(['a', 'bc']))",
+             strings}));
+        QVERIFY(!openAndWait(w, strings));
+        QVERIFY2(w.welcomePage()->failureText().contains("“labels.npy” is well-formed") &&
+                     w.welcomePage()->failureText().contains("Unicode strings") &&
+                     !w.welcomePage()->failureText().contains("damaged,"),
+                 qPrintable(w.welcomePage()->failureText()));
 
         // A recent file, one click away; the failure box is below the list,
         // so a recent entry that fails never moves the list under the pointer.

@@ -121,6 +121,11 @@ OpenFailure describeOpenFailure(const QString& path, const tensordict::Failure& 
         headline = tr("“%1” changed while it was read: another program is writing it. Open it "
                       "again when it is done.")
                        .arg(name);
+    } else if (failure.kind == ErrorKind::NotReadHere) {
+        headline = tr("“%1” is well-formed, but holds data of a kind tdstudio does not show (the "
+                      "reason below says which). It is not damaged; open it in the library that "
+                      "wrote it.")
+                       .arg(name);
     } else if (failure.kind == ErrorKind::Truncated) {
         headline = tr("“%1” is cut short: it ends before the data it describes (an interrupted "
                       "copy, download or save?). Copy it again from where it came from.")

@@ -163,7 +163,7 @@ public:
                     const std::size_t start = at_;
                     h.notReadItemBytes = fields(0);
                     h.descr = std::string(s_.substr(start, at_ - start));
-                    h.notRead = "records (a structured dtype)";
+                    h.notRead = "records";
                 } else {
                     h.descr = string();
                 }
