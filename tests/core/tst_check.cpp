@@ -353,7 +353,17 @@ private Q_SLOTS:
                       "assert np.load(d + '/q.npy').tolist() == [True, False]\n"
                       "b = bytearray(open(d + '/labels.npy', 'rb').read())\n"
                       "b[6] = 5\n"
-                      "open(d + '/v5.npy', 'wb').write(b)\n",
+                      "open(d + '/v5.npy', 'wb').write(b)\n"
+                      "def cut(name, array, n):\n"
+                      "    np.save(d + '/' + name, array)\n"
+                      "    b = open(d + '/' + name, 'rb').read()\n"
+                      "    open(d + '/' + name, 'wb').write(b[:-n])\n"
+                      "cut('records_cut.npy', np.zeros(3, dtype=rec), 1)\n"
+                      "cut('when_cut.npy', np.array(['2026-12-07'], dtype='datetime64[D]'), 1)\n"
+                      "cut('objects_cut.npy', np.array([{'a': 1}, 'x'], dtype=object), 3)\n"
+                      "patched('a8.npy', np.arange(3), b\"'<i8'\", b\"'<a8'\")\n"
+                      "patched('S8.npy', np.arange(3), b\"'<i8'\", b\"'<S8'\")\n"
+                      "assert np.load(d + '/a8.npy').dtype == np.dtype('S8')\n",
                       dir},
                      nullptr, &error),
                  qPrintable(error));
@@ -381,7 +391,14 @@ private Q_SLOTS:
         } catch (const Error& e) {
             QCOMPARE(e.failure().kind, ErrorKind::NotReadHere);
         }
+        // Cut short, or a dtype np.save never writes one bit from one it
+        // does ("<a8" from "<i8"): errors.
         for (const auto& [name, kind] : {std::pair<QString, std::string>{"cut.npy", "short_file"},
+                                         {"records_cut.npy", "short_file"},
+                                         {"when_cut.npy", "short_file"},
+                                         {"objects_cut.npy", "short_file"},
+                                         {"a8.npy", "unreadable"},
+                                         {"S8.npy", "unreadable"},
                                          {"nine.npy", "unreadable"},
                                          {"v5.npy", "unreadable"}}) {
             const CheckReport r = check((dir + "/" + name).toStdString());
@@ -397,37 +414,31 @@ private Q_SLOTS:
         QVERIFY(check((dir + "/d.npy").toStdString()).sound());
     }
 
-    // A meta.json dtype torch has and tdstudio does not read (a quantized
-    // one) is a not_read warning once its file is long enough, and the file
-    // is no orphan; the same dtype over too short a file, or a dtype no
-    // torch has ("torch.flaot32"), is an error.
-    void torchDTypesNotReadHereAreWarnings() {
-        const QString base = scratch_.filePath("torch-not-read");
+    // A meta.json dtype tensordict cannot load (a quantized one, which
+    // torch.uint8 becomes by one flipped bit, at the same size) or no torch
+    // has ("torch.flaot32") is an error, never a warning: tdstudio cannot
+    // tell it from damage.
+    void unknownMetaJsonDTypesStayErrors() {
+        const QString base = scratch_.filePath("torch-dtypes");
         save(smallDataset(), base.toStdString());  // a: float32 [8], 32 bytes
-        // The dataset with a's dtype and shape changed in its meta.json.
-        const auto withDType = [&](const QString& name, const QString& dtype, int numel) {
-            const QString dir = scratch_.filePath(name);
-            testsupport::runPython({"-c",
-                                    "import sys, json, shutil\n"
-                                    "src, dst, dtype, numel = sys.argv[1:5]\n"
-                                    "shutil.copytree(src, dst)\n"
-                                    "meta = json.load(open(dst + '/meta.json'))\n"
-                                    "meta['a']['dtype'], meta['a']['shape'] = dtype, [int(numel)]\n"
-                                    "json.dump(meta, open(dst + '/meta.json', 'w'))\n",
-                                    base, dir, dtype, QString::number(numel)});
-            return check(dir.toStdString());
-        };
-        const CheckReport quantized = withDType("qint8", "torch.qint8", 32);
-        QVERIFY2(quantized.errorCount() == 0 && quantized.problems.size() == 1 &&
-                     findKind(quantized, "not_read"),
-                 qPrintable(describeProblems(quantized)));
-        QCOMPARE(findKind(quantized, "not_read")->key, std::vector<std::string>({"a"}));
-        const CheckReport cut = withDType("qint32", "torch.qint32", 9);  // 36 bytes of 32
-        QVERIFY2(cut.errorCount() == 1 && findKind(cut, "short_file"),
-                 qPrintable(describeProblems(cut)));
-        const CheckReport typo = withDType("typo", "torch.flaot32", 8);
-        QVERIFY2(typo.errorCount() == 1 && findKind(typo, "unreadable"),
-                 qPrintable(describeProblems(typo)));
+        for (const QString dtype : {"torch.qint8", "torch.qint32", "torch.flaot32"}) {
+            const QString dir = scratch_.filePath(QString(dtype).remove("torch."));
+            QString error;
+            QVERIFY2(testsupport::runPython({"-c",
+                                             "import sys, json, shutil\n"
+                                             "src, dst, dtype = sys.argv[1:4]\n"
+                                             "shutil.copytree(src, dst)\n"
+                                             "meta = json.load(open(dst + '/meta.json'))\n"
+                                             "meta['a']['dtype'] = dtype\n"
+                                             "json.dump(meta, open(dst + '/meta.json', 'w'))\n",
+                                             base, dir, dtype},
+                                            nullptr, &error),
+                     qPrintable(error));
+            const CheckReport r = check(dir.toStdString());
+            QVERIFY2(r.errorCount() == 1 && findKind(r, "unreadable") &&
+                         findKind(r, "unreadable")->severity == Severity::Error,
+                     qPrintable(dtype + ": " + describeProblems(r)));
+        }
     }
 
     // A memmapped tensordict saved again keeps a NonTensorData's "data" in
@@ -474,8 +485,22 @@ private Q_SLOTS:
                      !findKind(shadowed, "orphan"),
                  qPrintable(describeProblems(shadowed)));
 
+        // A pickle Python fails on, or a _tensordict/meta.json, is an error.
+        testsupport::writeFile(dir + "/s/other.pickle", "\x80\x04\x95 cut");
+        const CheckReport cut = check(dir.toStdString());
+        QVERIFY2(cut.errorCount() == 1 && findKind(cut, "unreadable") &&
+                     findKind(cut, "unreadable")->file == (dir + "/s/other.pickle").toStdString(),
+                 qPrintable(describeProblems(cut)));
+        QVERIFY2(pickle("['not', 'a', 'dict']", dir + "/s/other.pickle"), qPrintable(error));
+        QCOMPARE(check(dir.toStdString()).errorCount(), std::size_t(1));
+        testsupport::writeFile(dir + "/meta/note/_tensordict/meta.json", "{\"shape\": [");
+        const CheckReport badOld = check(dir.toStdString());
+        QVERIFY2(badOld.errorCount() == 2 && !findKind(badOld, "orphan"),
+                 qPrintable(describeProblems(badOld)));
+
         // Any other file in its folder is still an orphan.
         QVERIFY(QFile::remove(dir + "/s/other.pickle"));
+        QVERIFY(QDir(dir + "/meta/note/_tensordict").removeRecursively());
         QVERIFY2(pickle("{'x': 1}", dir + "/meta/note/extra.pickle"), qPrintable(error));
         const CheckReport stray = check(dir.toStdString());
         QVERIFY2(stray.problems.size() == 1 && findKind(stray, "orphan"),

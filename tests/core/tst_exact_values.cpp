@@ -222,7 +222,7 @@ private Q_SLOTS:
         QVERIFY(q && q->kind() == NodeKind::Object);
         const std::vector<const Node*> errors = td.errors();
         QCOMPARE(errors.size(), std::size_t(1));
-        QCOMPARE(errors.front()->failure()->kind, ErrorKind::NotReadHere);
+        QCOMPARE(errors.front()->failure()->kind, ErrorKind::Unsupported);
         QVERIFY(QString::fromStdString(errors.front()->error()).contains("torch.QUInt8Storage"));
         // --skip-objects leaves it out by name; the rest saves.
         SaveOptions options;

@@ -62,10 +62,6 @@ struct DTypeInfo {
 
 const DTypeInfo& dtypeInfo(DType dtype);
 std::optional<DType> dtypeFromString(std::string_view name);
-// The element size of a torch dtype that is valid but not read here
-// ("torch.qint8", "torch.float4_e2m1fn_x2", "torch.uint3"); none for any
-// other name.
-std::optional<std::size_t> unreadTorchDTypeSize(std::string_view name);
 inline std::string_view dtypeName(DType dtype) {
     return dtypeInfo(dtype).name;
 }

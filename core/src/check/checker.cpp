@@ -37,8 +37,8 @@
 //   warning  outside_link        a leaf file reached through a link out of the dataset (#1762)
 //   warning  stale_temporary     the temporary of an interrupted save beside the dataset
 //   warning  access_index        a deflate entry's access points that do not fit it (ignored)
-//   warning  not_read            a well-formed part tdstudio does not decode (a NumPy string
-//                                array, a quantized tensor): its values are not checked
+//   warning  not_read            a well-formed NumPy array tdstudio does not decode (strings,
+//                                dates, records, objects): its size is checked, not its values
 
 //
 // This file runs the whole check, reads every byte once (the data pass) and
@@ -409,6 +409,7 @@ namespace {
 // globals it would import ("pathlib.PosixPath, ...") and, where it is a
 // dict, its keys. Empty when it cannot be decoded.
 struct PickleLook {
+    bool decoded = false;  // and its root is a dict
     std::string imports;
     std::vector<std::string> fields;
 };
@@ -429,7 +430,8 @@ PickleLook lookIntoPickle(const Container& files, const std::string& rel) {
                  o.type == python::Object::Type::Instance) &&
                 !o.text.empty())
                 globals.insert(o.text);
-        if (p.root && p.root->type == python::Object::Type::Dict)
+        look.decoded = p.root && p.root->type == python::Object::Type::Dict;
+        if (look.decoded)
             for (const auto& entry : p.root->entries)
                 look.fields.push_back(python::keyText(*entry.first));
     } catch (const Error&) {
@@ -472,9 +474,32 @@ void Checker::checkNonTensorSidecars(const Node& node, const Container& files) {
         if (hasPickle)
             nodeFiles_.insert(pickle);
     }
+    if (hasOldTensorDict) {
+        // Python loads it with the node: it must be JSON, as every meta.json.
+        try {
+            (void)parseJson(files.read(oldTensorDict, std::uint64_t(64) << 20),
+                            files.describe(oldTensorDict));
+        } catch (const Error& e) {
+            error("unreadable", e.where(),
+                  e.reason() +
+                      ". Python's tensordict loads this folder with the NonTensorData "
+                      "beside it, and fails on it; delete the _tensordict folder (it "
+                      "holds nothing of the value) or re-save the dataset.",
+                  node.keyPath());
+        }
+    }
     if (!hasPickle)
         return;
     const PickleLook look = lookIntoPickle(files, pickle);
+    if (!look.decoded) {
+        error("unreadable", files.describe(pickle),
+              "the pickle beside the value in meta.json is damaged or not a dict of fields: "
+              "Python's tensordict loads it with the node and fails on it, while tdstudio shows "
+              "meta.json's value. Delete it (a re-save of a memory-mapped tensordict writes only "
+              "the node's _metadata there) or restore it from a good copy.",
+              node.keyPath());
+        return;
+    }
     if (std::find(look.fields.begin(), look.fields.end(), "data") != look.fields.end()) {
         // Python sets the pickle's fields over meta.json's.
         error("shadowed_value", files.describe(pickle),
@@ -532,6 +557,7 @@ void Checker::checkTree(const std::shared_ptr<const Store>& store, bool findOrph
     // The files the loader looked at (those found): every other file is
     // named by no meta.json.
     std::set<std::string> seen;
+    nodeFiles_.clear();  // relative to this tree's folder
     std::mutex seenMutex;
     const std::optional<TensorDict> td = loadForCheck(
         store,

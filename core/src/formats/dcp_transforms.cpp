@@ -29,7 +29,7 @@ Transform transformOf(const std::string& descriptor, const std::string& where) {
         throw Error::unsupported(where, "the stream was written through the DCP extension \"" +
                                             descriptor + "\", which tdstudio does not know");
     if (major != "1")
-        throw Error::notReadHere(where, "the stream was written through version " + version +
+        throw Error::unsupported(where, "the stream was written through version " + version +
                                             " of " + name + "; tdstudio reads version 1");
     return name == "stream.zstd" ? Transform::Zstd : Transform::SwapCase;
 }

@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <optional>
 
 #include "formats/file_stores.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
 #include "tree/node_builder.h"
+#include "values/python_objects.h"
 
 namespace tensordict {
 namespace {
@@ -28,6 +30,11 @@ struct DescrCode {
     std::string notRead;  // otherwise: what the array holds, in words
     // Its item size; none where the data is a pickle (Python objects).
     std::optional<std::uint64_t> itemBytes;
+    // Written as np.save writes such a dtype (dtype.str: "|S5", "<U3",
+    // "<M8[ns]", "|O", "<f16"). Only then is a kind not read here taken
+    // as well-formed: other spellings ("<a8", "<S8", "m") are one bit
+    // from a dtype read here ("<i8"), so tdstudio cannot tell them from damage.
+    bool canonical = false;
 };
 
 // "<f4", "|b1", "<U10", "<M8[ns]", or a one-letter code ("<d", "|?"): the
@@ -36,16 +43,20 @@ struct DescrCode {
 // None: no NumPy dtype.
 std::optional<DescrCode> parseDescrCode(std::string_view d) {
     DescrCode out;
+    char order = 0;
     if (!d.empty() && std::string_view("<>=|").find(d[0]) != std::string_view::npos) {
-        out.bigEndian = d[0] == '>';
+        order = d[0];
+        out.bigEndian = order == '>';
         d.remove_prefix(1);
     }
     if (d.empty())
         return std::nullopt;
     char kind = d[0];
     std::string_view rest = d.substr(1);
+    const bool ordered = order == '<' || order == '>';
     // A datetime's unit, "[ns]" or "[10ms]", after its optional size.
     if (kind == 'M' || kind == 'm') {
+        out.canonical = ordered && !rest.empty() && rest[0] == '8';
         if (!rest.empty() && rest[0] == '8')
             rest.remove_prefix(1);
         if (!rest.empty()) {
@@ -82,9 +93,11 @@ std::optional<DescrCode> parseDescrCode(std::string_view d) {
                                           [&](const Letter& l) { return l.letter == kind; });
         if (letter == std::end(kLetters))
             return std::nullopt;
+        out.canonical = kind == 'O' && order == '|';  // "|O": the one np.save writes
         kind = letter->kind;
         size = letter->size;
     } else {
+        out.canonical = kind == 'S' || kind == 'V' ? order == '|' : ordered && kind != 'a';
         if (rest.size() > 12)
             return std::nullopt;
         for (char c : rest) {
@@ -211,8 +224,8 @@ private:
             } else {
                 const std::string descr = string();
                 const std::optional<DescrCode> code = parseDescrCode(descr);
-                if (!code)
-                    fail("\"" + descr + "\" is not a NumPy dtype");
+                if (!code || (!code->dtype && !code->canonical))
+                    fail("\"" + descr + "\" is not a field dtype np.save writes");
                 item = code->dtype ? std::optional<std::uint64_t>(itemSize(*code->dtype))
                                    : code->itemBytes;
             }
@@ -313,6 +326,11 @@ void readDescr(ArrayHeader& h, const std::string& where) {
     if (code->dtype) {
         h.dtype = *code->dtype;
         h.bigEndian = code->bigEndian;
+    } else if (!code->canonical) {
+        throw Error::unsupported(where, "an array of " + code->notRead + " in the dtype \"" +
+                                            h.descr +
+                                            "\", a spelling np.save never writes; tdstudio cannot "
+                                            "tell it from a damaged dtype");
     } else {
         h.notRead = code->notRead;
         h.notReadItemBytes = code->itemBytes;
@@ -350,6 +368,27 @@ ArrayHeader parseHeader(const std::string& head, const std::string& where, std::
     readDescr(h, where);
     h.dataOffset = start + length;
     return h;
+}
+
+// The most of an object array's pickle that is read to check it.
+constexpr std::uint64_t kMaxObjectPickleBytes = std::uint64_t(256) << 20;
+
+// An array of Python objects holds numpy's pickle of the array after its
+// header (np.save with allow_pickle). With no size to check, its pickle is
+// decoded to its STOP instead, running nothing, so that one cut short or
+// garbled is found. `read(n)` gives the .npy's first n bytes.
+void checkObjectPickle(const ArrayHeader& h, std::uint64_t fileSize,
+                       const std::function<std::string(std::uint64_t)>& read,
+                       const std::string& where) {
+    if (!h.notRead.empty() && !h.notReadItemBytes) {
+        if (fileSize > kMaxObjectPickleBytes)
+            throw Error::unsupported(where, "an array of Python objects whose pickle is over " +
+                                                std::to_string(kMaxObjectPickleBytes >> 20) +
+                                                " MiB, too large to check");
+        const std::string bytes = read(fileSize);
+        std::size_t pos = h.dataOffset;
+        (void)python::decode(bytes, &pos, where, {});
+    }
 }
 
 // The array as a leaf over `file` (its storage), checked against the file's size.
@@ -415,6 +454,10 @@ public:
             head = file().readRange(0, needed, "the header");
             h = parseHeader(head, file().location(), &needed);
         }
+        const std::uint64_t size = file().source().size();
+        checkObjectPickle(
+            h, size, [&](std::uint64_t n) { return file().readRange(0, n, "the objects' pickle"); },
+            file().location());
         // One bare array: the root is the leaf, with the empty key path.
         return arrayLeaf(h, "", file().fileInfo(), self, file().location());
     }
@@ -448,6 +491,8 @@ public:
                         throw Error::truncated(
                             where, "the member ends inside its .npy header (truncated)");
                 }
+                checkObjectPickle(
+                    h, entry.size, [&](std::uint64_t n) { return entryPrefix(entry, n); }, where);
                 NodeBuilder(*root).append(arrayLeaf(h, key, entry, self, where));
             } catch (const Error& e) {
                 NodeBuilder(*root).append(NodeBuilder::error(key, e.failure()));

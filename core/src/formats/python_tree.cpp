@@ -180,16 +180,11 @@ private:
         if (!t.storage)
             throw Error::corrupt(where(), "a tensor without a storage");
         const Object& storage = *t.storage;
-        if (storage.flag) {  // a storage type no reader here knows (torch_format.cpp)
-            const std::string& type = storage.state->text;
-            if (python::quantizedStorageItemSize(type))
-                throw Error::notReadHere(where(), "a quantized tensor over a " + type +
-                                                      ", which torch reads and tdstudio does "
-                                                      "not; the rest of the file is read");
-            throw Error::unsupported(where(), "a tensor over a " + type +
-                                                  ", a storage type tdstudio does not know; "
-                                                  "the rest of the file is read");
-        }
+        if (storage.flag)  // a storage type no reader here knows (torch_format.cpp)
+            throw Error::unsupported(where(), "a tensor over a " + storage.state->text +
+                                                  ", which tdstudio does not read (quantized "
+                                                  "and other special tensors); the rest of "
+                                                  "the file is read");
         // The tensor's elements are of its dtype; the storage's of its own
         // (the same, but for torch 2's untyped byte storages).
         const std::size_t item = itemSize(t.dtype);

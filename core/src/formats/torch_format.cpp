@@ -162,6 +162,18 @@ StorageId parseStorageId(const Object& pid, const std::string& where) {
     return id;
 }
 
+// The element sizes of storage types whose tensors are not read (quantized
+// ones), so that the legacy layout still finds the storages after them; 0
+// when unknown.
+std::size_t unreadItemSize(const std::string& typeName) {
+    if (typeName == "torch.QInt32Storage")
+        return 4;
+    if (typeName == "torch.QUInt8Storage" || typeName == "torch.QInt8Storage" ||
+        typeName == "torch.QUInt4x2Storage" || typeName == "torch.QUInt2x4Storage")
+        return 1;
+    return 0;
+}
+
 Object* storageObject(const StorageId& id, const std::function<Object*()>& make) {
     Object* s = make();
     s->text = id.key;
@@ -292,9 +304,7 @@ private:
         if (sysInfo.root->type == Type::Dict)
             for (const auto& [k, v] : sysInfo.root->entries)
                 if (python::keyText(*k) == "little_endian" && v->type == Type::Bool && !v->flag)
-                    throw Error::notReadHere(where,
-                                             "a checkpoint written on a big-endian machine, which "
-                                             "torch reads and tdstudio does not");
+                    throw Error::unsupported(where, "a checkpoint written on a big-endian machine");
         std::map<std::string, StorageId> ids;
         const python::Pickle object = python::decode(
             bytes, &pos, where, [&](const Object& pid, const std::function<Object*()>& make) {
@@ -332,9 +342,8 @@ private:
                                                 " elements where its tensors say " +
                                                 std::to_string(id->second.numel));
             starts[key->text] = at + 8;
-            const std::size_t item = id->second.dtype
-                                         ? itemSize(*id->second.dtype)
-                                         : python::quantizedStorageItemSize(id->second.typeName);
+            const std::size_t item = id->second.dtype ? itemSize(*id->second.dtype)
+                                                      : unreadItemSize(id->second.typeName);
             if (item == 0)  // its elements' size is unknown: nothing after it can be found
                 break;
             at += 8 + numel * item;

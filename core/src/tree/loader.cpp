@@ -296,25 +296,19 @@ private:
         const Value& dtype = *entry.find("dtype");
         if (!dtype.isString())
             throw Error::corrupt(where(), "\"dtype\" is not a string");
-        // A dtype torch has and tdstudio does not read is still checked
-        // against its file, then refused as not read here.
         const auto dt = dtypeFromString(dtype.asString());
-        const auto unreadSize = dt ? std::nullopt : unreadTorchDTypeSize(dtype.asString());
-        if (!dt && !unreadSize)
+        if (!dt)
             throw Error::unsupported(where(), "unknown dtype \"" + dtype.asString() + "\"");
-        const auto refuseUnread = [&] {
-            if (unreadSize)
-                throw Error::notReadHere(where(), "dtype " + dtype.asString() +
-                                                      ", which torch reads and tdstudio does not");
-        };
-        leaf.dtype = dt.value_or(DType::UInt8);
+        leaf.dtype = *dt;
         leaf.shape = intList(*entry.find("shape"), where, "\"shape\"");
         if (const Value* device = entry.find("device"); device && device->isString())
             b.setDevice(device->asString());
         if (const Value* nested = entry.find("is_nested"); nested && nested->isBool())
             leaf.isNested = nested->asBool();
-        const std::size_t item = dt ? itemSize(*dt) : *unreadSize;
-        const auto describeLeaf = [&] { return dtype.asString() + " " + formatShape(leaf.shape); };
+        const std::size_t item = itemSize(*dt);
+        const auto describeLeaf = [&] {
+            return std::string(dtypeName(leaf.dtype)) + " " + formatShape(leaf.shape);
+        };
 
         const std::string fileName = options_.robustKey ? encodeKey(key) : key;
         if (!options_.robustKey && !isSafeLegacyKey(key, false))
@@ -337,10 +331,8 @@ private:
         leaf.nbytes = static_cast<std::uint64_t>(leaf.numel) * item;
 
         if (!file) {
-            if (leaf.numel == 0) {
-                refuseUnread();
+            if (leaf.numel == 0)
                 return node;  // zero-element leaves have no data file
-            }
             throw Error::notFound(
                 files_.describe(joinPath(dir, fileName + ".memmap")),
                 "missing data file for key \"" + key + "\" (" + describeLeaf() + ")");
@@ -351,7 +343,6 @@ private:
                                    "file is " + std::to_string(leaf.storage.size) +
                                        " bytes but key \"" + key + "\" (" + describeLeaf() +
                                        ") needs " + std::to_string(leaf.nbytes));
-        refuseUnread();
         return node;
     }
 

@@ -1,7 +1,6 @@
 #include "tensordict/dtype.h"
 
 #include <array>
-#include <utility>
 
 namespace tensordict {
 namespace {
@@ -69,25 +68,6 @@ std::optional<DType> dtypeFromString(std::string_view name) {
         return DType::Complex64;
     if (name == "torch.cdouble")
         return DType::Complex128;
-    return std::nullopt;
-}
-
-std::optional<std::size_t> unreadTorchDTypeSize(std::string_view name) {
-    // c10/core/ScalarType.h: quantized, bit-pattern, packed and shell dtypes.
-    static constexpr std::pair<std::string_view, std::size_t> kUnread[] = {
-        {"torch.qint8", 1},    {"torch.quint8", 1},           {"torch.qint32", 4},
-        {"torch.quint4x2", 1}, {"torch.quint2x4", 1},         {"torch.bits1x8", 1},
-        {"torch.bits2x4", 1},  {"torch.bits4x2", 1},          {"torch.bits8", 1},
-        {"torch.bits16", 2},   {"torch.float4_e2m1fn_x2", 1},
-    };
-    for (const auto& [unread, size] : kUnread)
-        if (unread == name)
-            return size;
-    // torch.uint1 ... torch.uint7 and torch.int1 ... torch.int7, a byte each.
-    for (std::string_view prefix : {"torch.uint", "torch.int"})
-        if (name.size() == prefix.size() + 1 && name.substr(0, prefix.size()) == prefix &&
-            name.back() >= '1' && name.back() <= '7')
-            return 1;
     return std::nullopt;
 }
 

@@ -677,15 +677,6 @@ std::optional<DType> storageDType(std::string_view name) {
     return std::nullopt;
 }
 
-std::size_t quantizedStorageItemSize(std::string_view name) {
-    if (name == "torch.QInt32Storage")
-        return 4;
-    if (name == "torch.QUInt8Storage" || name == "torch.QInt8Storage" ||
-        name == "torch.QUInt4x2Storage" || name == "torch.QUInt2x4Storage")
-        return 1;
-    return 0;
-}
-
 std::string keyText(const Object& key) {
     switch (key.type) {
         case Type::Str:

@@ -172,9 +172,6 @@ Pickle decode(std::string_view bytes, std::size_t* pos, const std::string& where
 
 // The storage class names of torch ("FloatStorage") as dtypes.
 std::optional<DType> storageDType(std::string_view qualifiedName);
-// The element size of torch's quantized storages ("torch.QInt8Storage"),
-// valid storages whose tensors are not read here; 0 for any other name.
-std::size_t quantizedStorageItemSize(std::string_view qualifiedName);
 
 // A value for a key: str as is, others as Python's str() shows them.
 std::string keyText(const Object& key);
