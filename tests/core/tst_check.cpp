@@ -507,6 +507,60 @@ private Q_SLOTS:
                  qPrintable(describeProblems(stray)));
     }
 
+    // A torch.save checkpoint written with torch.serialization.
+    // set_crc32_options(False) records a CRC-32 of 0 for every entry
+    // (inline_container.cc's writeRecord passes 0 to miniz with
+    // MZ_ZIP_FLAG_DO_NOT_COMPUTE_CRC32): one no_crc warning, and it loads
+    // as the checkpoint with its CRC-32s. One entry's CRC-32 zeroed among
+    // real ones is still a crc_mismatch.
+    void aTorchCheckpointWithoutCrcsIsOneWarning() {
+        const QString dir = scratch_.filePath("nocrc");
+        QDir().mkpath(dir);
+        QString error;
+        QVERIFY2(
+            testsupport::runPython(
+                {"-c",
+                 "import sys, struct, zipfile, torch\n"
+                 "d = sys.argv[1]\n"
+                 "torch.save({'w': torch.arange(12.0).reshape(3, 4), 'n': 7}, d + '/with.pt')\n"
+                 "def zeroed(dst, only=None):\n"
+                 "    b = bytearray(open(d + '/with.pt', 'rb').read())\n"
+                 "    z = zipfile.ZipFile(d + '/with.pt')\n"
+                 "    at = z.start_dir\n"
+                 "    for i in z.infolist():\n"
+                 "        assert b[at:at + 4] == b'PK\\x01\\x02'\n"
+                 "        n, m, k = struct.unpack('<HHH', b[at + 28:at + 34])\n"
+                 "        if not only or i.filename.endswith(only):\n"
+                 "            b[at + 16:at + 20] = bytes(4)\n"
+                 "            o = i.header_offset\n"
+                 "            name, extra = struct.unpack('<HH', b[o + 26:o + 30])\n"
+                 "            end = o + 30 + name + extra + i.compress_size\n"
+                 "            assert b[end:end + 4] == b'PK\\x07\\x08'\n"
+                 "            b[end + 4:end + 8] = bytes(4)\n"
+                 "        at += 46 + n + m + k\n"
+                 "    open(d + '/' + dst, 'wb').write(b)\n"
+                 "zeroed('without.pt')\n"
+                 "zeroed('one.pt', only='data/0')\n"
+                 "z = zipfile.ZipFile(d + '/without.pt')\n"
+                 "assert all(i.CRC == 0 for i in z.infolist()) and z.testzip() is not None\n",
+                 dir},
+                nullptr, &error),
+            qPrintable(error));
+        const CheckReport without = check((dir + "/without.pt").toStdString());
+        QVERIFY2(without.problems.size() == 1 && findKind(without, "no_crc") &&
+                     findKind(without, "no_crc")->severity == Severity::Warning,
+                 qPrintable(describeProblems(without)));
+        QVERIFY(compare(load((dir + "/without.pt").toStdString()),
+                        load((dir + "/with.pt").toStdString()))
+                    .equal());
+        QVERIFY(check((dir + "/with.pt").toStdString()).sound());
+        const CheckReport one = check((dir + "/one.pt").toStdString());
+        QVERIFY2(one.errorCount() == 1 && findKind(one, "crc_mismatch") &&
+                     !findKind(one, "no_crc") &&
+                     QString::fromStdString(findKind(one, "crc_mismatch")->file).endsWith("data/0"),
+                 qPrintable(describeProblems(one)));
+    }
+
     // A zero-element leaf has no file, as tensordict writes it and reads it back.
     void zeroElementLeavesNeedNoFile() {
         TensorDict td = TensorDict::create();

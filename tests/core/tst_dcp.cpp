@@ -93,9 +93,9 @@ private Q_SLOTS:
     void everyTensorAndValueReadsExactly_data() {
         QTest::addColumn<QString>("fixture");
         QTest::addColumn<QString>("location");
-        for (const QString name :
-             {"one_rank", "torch21", "torch27", "four_ranks", "legacy_v23", "zstd", "zstd_raw",
-              "zstd_rot13", "four_ranks_zstd", "safetensors", "four_ranks_safetensors"}) {
+        for (const QString name : {"one_rank", "torch21", "torch27", "torch27_nocrc", "four_ranks",
+                                   "legacy_v23", "zstd", "zstd_raw", "zstd_rot13",
+                                   "four_ranks_zstd", "safetensors", "four_ranks_safetensors"}) {
             const QString dir = scratch_.filePath("dcp/" + name);
             QTest::newRow(qPrintable(name + "/folder")) << name << dir;
             QTest::newRow(qPrintable(name + "/.metadata")) << name << dir + "/.metadata";
@@ -250,6 +250,18 @@ private Q_SLOTS:
         if (fixture == "missing_distcp")  // the message names the tensors it held
             QVERIFY2(report.problems[0].message.find("model.") != std::string::npos,
                      report.problems[0].message.c_str());
+    }
+
+    // torch.serialization.set_crc32_options(False) (torchforge sets it)
+    // writes streams whose entries all record a CRC-32 of 0: one no_crc
+    // warning for the checkpoint, not an error for every entry. The same
+    // streams with their CRC-32s read as before.
+    void aCheckpointWithoutCrcsIsOneWarning() {
+        const CheckReport noCrcs = check(scratch_.filePath("dcp/torch27_nocrc").toStdString());
+        QCOMPARE(problems(noCrcs), QStringList{"warning no_crc "});
+        QVERIFY(noCrcs.bytes > 0);
+        const CheckReport withCrcs = check(scratch_.filePath("dcp/torch27").toStdString());
+        QVERIFY2(withCrcs.sound(), qPrintable(problems(withCrcs).join("; ")));
     }
 
     // A .metadata that would run code (os.system, getattr beyond the one

@@ -513,10 +513,16 @@ def _zip_records(stream):
         return archive, [(i.filename[len(archive) + 1:], z.read(i)) for i in infos]
 
 
-def torch_zip(archive, records):
+def torch_zip(archive, records, crc32=True):
     """Byte layout of caffe2 PyTorchStreamWriter + miniz: stored records,
     data descriptors, an "FB" extra field padding each payload to 64 bytes,
-    zip64 end records."""
+    zip64 end records.  crc32=False is torch.serialization.set_crc32_options
+    (False) (torch >= 2.4): PyTorchStreamWriter::writeRecord
+    (caffe2/serialize/inline_container.cc, pytorch 09ecec1f) then adds
+    MZ_ZIP_FLAG_DO_NOT_COMPUTE_CRC32 and passes uncomp_crc32=0, which
+    mz_zip_writer_add_mem_ex_v2 (third_party/miniz-3.0.2/miniz.c, pytorch
+    01f9ef32) leaves as is: 0 in the data descriptor and the central
+    directory."""
     out = bytearray()
     central = bytearray()
     for name, data in records:
@@ -524,7 +530,7 @@ def torch_zip(archive, records):
         start = len(out) + 30 + len(full) + 4
         pad = (64 - start % 64) % 64
         extra = b"FB" + struct.pack("<H", pad) + b"Z" * pad
-        crc = zlib.crc32(data) & 0xFFFFFFFF
+        crc = zlib.crc32(data) & 0xFFFFFFFF if crc32 else 0
         offset = len(out)
         out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 0, 0x0808, 0, 0, 0, 0, 0, 0,
                            len(full), len(extra)) + full + extra + data
@@ -563,9 +569,9 @@ def _hash_combine(seed, value):
     return (seed ^ ((value + 0x9E3779B9 + ((seed << 6) & m64) + (seed >> 2)) & m64)) & m64
 
 
-def torch2x_stream(stream, layout):
+def torch2x_stream(stream, layout, crc32=True):
     """Re-emits a torch 1.13 torch.save zip as torch 2.1-2.6 ("2.1") or
-    2.7+ ("2.7") writes the same object."""
+    2.7+ ("2.7") writes the same object (crc32: as torch_zip)."""
     archive, records = _zip_records(stream)
     named = dict(records)
     data_keys = [n for n, _ in records if n.startswith("data/")]
@@ -579,13 +585,14 @@ def torch2x_stream(stream, layout):
     out.append(("version", named["version"]))
     # .data/serialization_id: 20 digits of combined record-name hashes
     # (std::unordered_set order; taken here in write order, so not bit-exact)
-    # then 20 digits of the combined CRC32s of the records, in write order.
+    # then 20 digits of the combined CRC32s of the records, in write order
+    # (as their data descriptors record them: 0 without CRCs).
     names, crcs = 0, 0
     for name, data in out:
         names = _hash_combine(names, _std_hash(name))
-        crcs = _hash_combine(crcs, zlib.crc32(data) & 0xFFFFFFFF)
+        crcs = _hash_combine(crcs, zlib.crc32(data) & 0xFFFFFFFF if crc32 else 0)
     out.append((".data/serialization_id", ("%020d%020d" % (names, crcs)).encode()))
-    return torch_zip(archive, out)
+    return torch_zip(archive, out, crc32)
 
 
 def zstd_raw_frame(data):
@@ -708,7 +715,7 @@ def write_rank(directory, rank, plan, flat, opts):
                     continue
                 raw = data if isinstance(data, bytes) else torch_save_bytes(data)
                 if opts["stream"] != "1.13":
-                    raw = torch2x_stream(raw, opts["stream"])
+                    raw = torch2x_stream(raw, opts["stream"], opts["crc32"])
                 descriptors = None
                 if opts["zstd"]:
                     raw = zstd_raw_frame(raw)
@@ -752,7 +759,7 @@ def _safetensors_entry(tensor):
 
 def dcp_save(directory, rank_state_dicts, *, checkpoint_id, thread_count=1, cuda=False,
              stream="1.13", zstd=False, transforms=(), legacy=False, allow_invalid=False,
-             tamper=None, serialization="torch_save"):
+             tamper=None, serialization="torch_save", crc32=True):
     """dcp.save(state_dict, checkpoint_id=...) run on len(rank_state_dicts)
     ranks with FileSystemWriter(thread_count=...) and DefaultSavePlanner."""
     os.makedirs(directory, exist_ok=True)
@@ -781,7 +788,7 @@ def dcp_save(directory, rank_state_dicts, *, checkpoint_id, thread_count=1, cuda
     if world > 1:
         plans = [_roundtrip(p) for p in plans]
     opts = {"thread_count": thread_count, "cuda": cuda, "stream": stream, "zstd": zstd,
-            "transforms": list(transforms), "serialization": serialization}
+            "transforms": list(transforms), "serialization": serialization, "crc32": crc32}
     results = [write_rank(directory, r, plans[r], flats[r], opts) for r in range(world)]
     if world > 1:
         results = [_roundtrip(r) for r in results]
@@ -1105,6 +1112,8 @@ def main():
     for name, kw in (("one_rank", {}),
                      ("torch21", {"stream": "2.1"}),
                      ("torch27", {"stream": "2.7", "cuda": True}),
+                     # torchforge: torch.serialization.set_crc32_options(False)
+                     ("torch27_nocrc", {"stream": "2.7", "crc32": False}),
                      ("zstd_raw", {"zstd": True}),
                      ("zstd", {"transforms": ["stream.zstd/1"], "stream": "2.7"}),
                      ("zstd_rot13", {"transforms": ["stream.zstd/1", "stream.rot13/1"]}),

@@ -87,6 +87,17 @@ void Checker::checkArchive(const std::shared_ptr<const ByteSource>& source) {
     }
     for (const zip::CentralEntry& e : entries)
         scan.directoryStart = std::min(scan.directoryStart, e.centralHeaderOffset);
+    // torch.save's layout: every entry in one folder, named after the
+    // archive, with the object's pickle in data.pkl.
+    const std::string folder =
+        entries.empty() ? std::string()
+                        : entries.front().name.substr(0, entries.front().name.find('/') + 1);
+    torchArchive_ =
+        !folder.empty() && folder.back() == '/' &&
+        std::all_of(entries.begin(), entries.end(),
+                    [&](const zip::CentralEntry& e) { return e.name.rfind(folder, 0) == 0; }) &&
+        std::any_of(entries.begin(), entries.end(),
+                    [&](const zip::CentralEntry& e) { return e.name == folder + "data.pkl"; });
 
     struct Span {
         std::uint64_t begin, end;

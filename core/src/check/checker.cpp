@@ -37,6 +37,7 @@
 //   warning  outside_link        a leaf file reached through a link out of the dataset (#1762)
 //   warning  stale_temporary     the temporary of an interrupted save beside the dataset
 //   warning  access_index        a deflate entry's access points that do not fit it (ignored)
+//   warning  no_crc              a torch.save archive written without CRC-32s (all 0)
 //   warning  not_read            a well-formed NumPy array tdstudio does not decode (strings,
 //                                dates, records, objects): its size is checked, not its values
 
@@ -264,8 +265,24 @@ void Checker::readData() {
     report_.bytes = done.load();
     if (report_.cancelled)
         return;
+    // A torch.save archive with no CRC-32s (warnNoCrcs): none to check.
+    bool zeroCrcs = false, realCrcs = false;
+    for (const auto& item : items_)
+        if (item->crc && item->size > 0)
+            (*item->crc == 0 ? zeroCrcs : realCrcs) = true;
+    if (torchArchive_ && zeroCrcs && !realCrcs) {
+        warnNoCrcs(path_);
+        return;
+    }
     for (const auto& item : items_)
         finishItem(*item);
+}
+
+void Checker::warnNoCrcs(const std::string& file) {
+    warning("no_crc", file,
+            "every entry records a CRC-32 of 0: torch wrote it with "
+            "torch.serialization.set_crc32_options(False), which skips them. Its structure was "
+            "checked and every byte read, but damage to its data cannot be found.");
 }
 
 void Checker::finishItem(DataItem& item) {

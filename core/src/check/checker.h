@@ -104,6 +104,11 @@ private:
                     std::string kind = {});
 
     void checkArchive(const std::shared_ptr<const ByteSource>& source);
+    // torch.serialization.set_crc32_options(False) (torch >= 2.4) writes a
+    // CRC-32 of 0 for every entry. Where every entry of a torch.save archive
+    // holding data records 0, one no_crc warning stands for them all: their
+    // data cannot be checked, and is not called damaged.
+    void warnNoCrcs(const std::string& file);
     // What checking an archive's entries shares: the archive, mapped if it
     // can be, its size and where its central directory starts.
     struct ArchiveScan {
@@ -181,6 +186,7 @@ private:
     std::vector<DataTask> tasks_;
     std::map<std::string, std::vector<std::string>> entryKeys_;  // archive entry -> key, once known
     std::set<std::string> nodeFiles_;  // a node's files the loader did not read (not orphans)
+    bool torchArchive_ = false;        // the archive is laid out as torch.save writes
 };
 
 }  // namespace tensordict::checking

@@ -75,6 +75,11 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
     std::map<std::string, std::shared_ptr<const ByteSource>> sources;
     for (const std::string& file : present)
         sources[file] = transport->open(store->container().describe(file));
+    // Mismatches against a recorded 0 wait: a checkpoint with no CRC-32s at
+    // all (warnNoCrcs) is one warning, not an error for every entry.
+    std::vector<Problem> zeroCrcMismatches;
+    std::atomic<bool> realCrcs{false};
+    std::mutex zeroMutex;
     parallelFor(streams.size(), threads_, [&](std::size_t i) {
         const DcpChunkFacts& s = *streams[i];
         const std::string& file = facts.files[s.file];
@@ -95,14 +100,24 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
                 std::uint32_t crc = 0;
                 if (!tryGuardedRun([&] { crc = crc32(0, bytes.data.get(), bytes.size); }))
                     throw Error::changed(where);
-                if (crc != *entry->crc32)
-                    error("crc_mismatch", where + ":" + name,
-                          "the stream of \"" + item.fqn + "\" (bytes " + std::to_string(s.offset) +
-                              " to " + std::to_string(s.offset + s.length) + " of " + file +
-                              ") fails its CRC-32: its data is " + hex32(crc) +
-                              ", the stream records " + hex32(*entry->crc32) +
-                              ". The bytes changed after torch wrote them; restore the file.",
-                          item.keyPath);
+                if (*entry->crc32 != 0 && entry->size > 0)
+                    realCrcs = true;
+                if (crc == *entry->crc32)
+                    continue;
+                Problem mismatch{Severity::Error, "crc_mismatch", where + ":" + name, item.keyPath,
+                                 "the stream of \"" + item.fqn + "\" (bytes " +
+                                     std::to_string(s.offset) + " to " +
+                                     std::to_string(s.offset + s.length) + " of " + file +
+                                     ") fails its CRC-32: its data is " + hex32(crc) +
+                                     ", the stream records " + hex32(*entry->crc32) +
+                                     ". The bytes changed after torch wrote them; restore the "
+                                     "file."};
+                if (*entry->crc32 == 0) {
+                    std::lock_guard<std::mutex> lock(zeroMutex);
+                    zeroCrcMismatches.push_back(std::move(mismatch));
+                } else {
+                    error(mismatch.kind, mismatch.file, mismatch.message, mismatch.key);
+                }
             }
         } catch (const Error& e) {
             cannotRead(e.failure(),
@@ -110,6 +125,11 @@ void Checker::checkDcp(const std::shared_ptr<const Store>& store) {
                        item.keyPath);
         }
     });
+    if (!zeroCrcMismatches.empty() && !realCrcs)
+        warnNoCrcs(store->container().location());
+    else
+        for (Problem& p : zeroCrcMismatches)
+            error(std::move(p.kind), std::move(p.file), std::move(p.message), std::move(p.key));
     // Chunks in a file's safetensors data have no CRCs, but the data's
     // header must hold each where the metadata says: every such tensor is
     // read whole (those with a chunk in a missing file were named above).
