@@ -232,10 +232,8 @@ double libdeflateAloneSeconds(const QByteArray& raw, int zipLevel) {
 double isalAloneSeconds(const QByteArray& raw, int zipLevel) {
     const int level = tensordict::isalLevelFor(zipLevel);
     return codecAloneSeconds(raw, [level] {
-        static constexpr std::uint32_t kLevelBuffer[] = {
-            ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
-            ISAL_DEF_LVL3_DEFAULT};
-        auto levelBuffer = std::make_shared<std::vector<std::uint8_t>>(kLevelBuffer[level]);
+        auto levelBuffer =
+            std::make_shared<std::vector<std::uint8_t>>(tensordict::isalLevelBufferSize(level));
         auto out = std::make_shared<std::vector<std::uint8_t>>(2u << 20);
         return [level, levelBuffer, out](const std::uint8_t* data, std::size_t n,
                                          const std::uint8_t* previous, std::size_t previousSize) {

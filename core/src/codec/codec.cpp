@@ -21,6 +21,12 @@
 
 namespace tensordict {
 
+std::uint32_t isalLevelBufferSize(int isalLevel) {
+    static constexpr std::uint32_t kLevelBuffer[] = {ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT,
+                                                     ISAL_DEF_LVL2_DEFAULT, ISAL_DEF_LVL3_DEFAULT};
+    return kLevelBuffer[std::clamp(isalLevel, 0, 3)];
+}
+
 int isalLevelFor(int zipLevel) {
     return zipLevel <= 1 ? 2 : 3;
 }
@@ -55,14 +61,12 @@ void checkInput(const std::function<bool(std::uint64_t)>& onInput, std::uint64_t
 std::string deflateIsal(const std::byte* data, std::size_t size, const std::byte* dictionary,
                         std::size_t dictionarySize, bool finish, int level,
                         const std::function<bool(std::uint64_t)>& onInput) {
-    static constexpr std::uint32_t kLevelBuffer[] = {0, ISAL_DEF_LVL1_DEFAULT,
-                                                     ISAL_DEF_LVL2_DEFAULT, ISAL_DEF_LVL3_DEFAULT};
     // The stream state, hash tables and output buffer of each thread, kept
     // between chunks: made afresh, zeroing them cost as much as the deflate.
     struct Scratch {
         isal_zstream z;
-        std::unique_ptr<std::uint8_t[]> levelBuffer{
-            new std::uint8_t[*std::max_element(std::begin(kLevelBuffer), std::end(kLevelBuffer))]};
+        std::unique_ptr<std::uint8_t[]> levelBuffer{new std::uint8_t[std::max(
+            {isalLevelBufferSize(1), isalLevelBufferSize(2), isalLevelBufferSize(3)})]};
         std::unique_ptr<std::uint8_t[]> out;
         std::size_t outSize = 0;
     };
@@ -74,7 +78,7 @@ std::string deflateIsal(const std::byte* data, std::size_t size, const std::byte
     const int isal = isalLevelFor(level);
     z->level = static_cast<std::uint32_t>(isal);
     z->level_buf = scratch->levelBuffer.get();
-    z->level_buf_size = kLevelBuffer[isal];
+    z->level_buf_size = isalLevelBufferSize(isal);
     if (dictionarySize > 0 &&
         isal_deflate_set_dict(
             z,

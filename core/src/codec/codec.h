@@ -35,6 +35,9 @@ std::string compressPayload(const std::byte* data, std::size_t size, int method,
 // and 3 its level 3: on image-like data ISA-L's level 1 came out 5.7% over
 // gzip -1, level 2 within 1%, level 3 2.6% under, all three at one speed.
 int isalLevelFor(int zipLevel);
+// The level buffer ISA-L's level `isalLevel` (0 to 3) takes: its default,
+// the size whose hash tables bench_save measured.
+std::uint32_t isalLevelBufferSize(int isalLevel);
 
 // libdeflate for zip levels 4 to 7: it compresses a whole buffer about twice
 // as fast as zlib, but its levels find fewer matches than zlib's of the same
