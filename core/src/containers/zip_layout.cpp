@@ -272,6 +272,10 @@ LocalHeader readLocalHeader(const ReadAt& read, std::uint64_t fileSize, const Ce
     return local;
 }
 
+namespace {
+
+// Reads the data descriptor at `offset`, its sizes 8 bytes each when
+// `zip64`. Throws Error(where, reason) when it runs past `limit`.
 DataDescriptor readDataDescriptor(const ReadAt& read, std::uint64_t offset, std::uint64_t limit,
                                   bool zip64, const std::string& where) {
     const std::uint64_t fields = zip64 ? 20 : 12;
@@ -292,6 +296,8 @@ DataDescriptor readDataDescriptor(const ReadAt& read, std::uint64_t offset, std:
     dd.length = fields + (signed_ ? 4 : 0);
     return dd;
 }
+
+}  // namespace
 
 DataDescriptor readEntryDataDescriptor(const ReadAt& read, std::uint64_t offset,
                                        std::uint64_t limit, bool localZip64,

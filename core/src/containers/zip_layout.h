@@ -159,10 +159,6 @@ struct DataDescriptor {
     std::uint64_t length = 0;     // its bytes: 12 or 20, and 4 more with its signature
     std::uint64_t crcOffset = 0;  // where its CRC field is
 };
-// Reads the data descriptor at `offset`, its sizes 8 bytes each when
-// `zip64`. Throws Error(where, reason) when it runs past `limit`.
-DataDescriptor readDataDescriptor(const ReadAt& read, std::uint64_t offset, std::uint64_t limit,
-                                  bool zip64, const std::string& where);
 // The data descriptor after entry `central`, whose local header has a zip64
 // block or not (`localZip64`): its sizes are 8 bytes each with that block,
 // or where only that width agrees with the central directory. Go's and
