@@ -206,7 +206,9 @@ std::optional<std::uint64_t> Checker::checkArchiveEntry(const ArchiveScan& scan,
     item->method = c.method;
     item->size = c.size;
     item->crc = c.crc;
-    item->repairableCrc = c.method == zip::kStored;
+    // Re-stamping is for tensordict's in-place writes; a torch checkpoint
+    // has none, so a mismatch there is damage only.
+    item->repairableCrc = c.method == zip::kStored && !torchArchive_;
     items_.push_back(std::move(item));
     return end;
 }

@@ -270,12 +270,12 @@ void Checker::readData() {
     for (const auto& item : items_)
         if (item->crc && item->size > 0)
             (*item->crc == 0 ? zeroCrcs : realCrcs) = true;
-    if (torchArchive_ && zeroCrcs && !realCrcs) {
+    const bool noCrcs = torchArchive_ && zeroCrcs && !realCrcs;
+    if (noCrcs)
         warnNoCrcs(path_);
-        return;
-    }
     for (const auto& item : items_)
-        finishItem(*item);
+        if (!noCrcs || !item->crc || *item->crc != 0)
+            finishItem(*item);
 }
 
 void Checker::warnNoCrcs(const std::string& file) {
@@ -305,7 +305,9 @@ void Checker::finishItem(DataItem& item) {
             true);
     else
         error("crc_mismatch", item.file,
-              now + ": the compressed data is damaged. Re-save from a good copy.");
+              now + (item.method == zip::kStored
+                         ? ": the data is damaged. Restore the file from a good copy."
+                         : ": the compressed data is damaged. Re-save from a good copy."));
 }
 
 // ---- Against meta.json ----

@@ -56,7 +56,8 @@ std::optional<DescrCode> parseDescrCode(std::string_view d) {
     const bool ordered = order == '<' || order == '>';
     // A datetime's unit, "[ns]" or "[10ms]", after its optional size.
     if (kind == 'M' || kind == 'm') {
-        out.canonical = ordered && !rest.empty() && rest[0] == '8';
+        // With a unit only: a generic "<m8" is one bit from "<i8".
+        out.canonical = ordered && rest.size() > 1 && rest[0] == '8';
         if (!rest.empty() && rest[0] == '8')
             rest.remove_prefix(1);
         if (!rest.empty()) {
@@ -93,11 +94,13 @@ std::optional<DescrCode> parseDescrCode(std::string_view d) {
                                           [&](const Letter& l) { return l.letter == kind; });
         if (letter == std::end(kLetters))
             return std::nullopt;
-        out.canonical = kind == 'O' && order == '|';  // "|O": the one np.save writes
+        out.canonical = kind == 'O' && order == '|';  // "|O", as np.save writes it
         kind = letter->kind;
         size = letter->size;
     } else {
-        out.canonical = kind == 'S' || kind == 'V' ? order == '|' : ordered && kind != 'a';
+        // NumPy before 1.10 wrote objects as "|O8".
+        out.canonical =
+            kind == 'S' || kind == 'V' || kind == 'O' ? order == '|' : ordered && kind != 'a';
         if (rest.size() > 12)
             return std::nullopt;
         for (char c : rest) {
@@ -370,8 +373,10 @@ ArrayHeader parseHeader(const std::string& head, const std::string& where, std::
     return h;
 }
 
-// The most of an object array's pickle that is read to check it.
-constexpr std::uint64_t kMaxObjectPickleBytes = std::uint64_t(256) << 20;
+// The most of an object array's pickle that is decoded to check it: as
+// many bytes as the decoder takes objects (one an opcode at most), so a
+// sound pickle is never refused for its size. A larger one is not checked.
+constexpr std::uint64_t kMaxObjectPickleBytes = std::uint64_t(4) << 20;
 
 // An array of Python objects holds numpy's pickle of the array after its
 // header (np.save with allow_pickle). With no size to check, its pickle is
@@ -380,14 +385,15 @@ constexpr std::uint64_t kMaxObjectPickleBytes = std::uint64_t(256) << 20;
 void checkObjectPickle(const ArrayHeader& h, std::uint64_t fileSize,
                        const std::function<std::string(std::uint64_t)>& read,
                        const std::string& where) {
-    if (!h.notRead.empty() && !h.notReadItemBytes) {
-        if (fileSize > kMaxObjectPickleBytes)
-            throw Error::unsupported(where, "an array of Python objects whose pickle is over " +
-                                                std::to_string(kMaxObjectPickleBytes >> 20) +
-                                                " MiB, too large to check");
+    if (!h.notRead.empty() && !h.notReadItemBytes && fileSize <= kMaxObjectPickleBytes) {
         const std::string bytes = read(fileSize);
         std::size_t pos = h.dataOffset;
-        (void)python::decode(bytes, &pos, where, {});
+        try {
+            (void)python::decode(bytes, &pos, where, {});
+        } catch (const Error& e) {  // of its kind (a cut pickle is truncated), saying what it is
+            throw Error(
+                {e.kind(), where, "the pickle of an array of Python objects: " + e.reason()});
+        }
     }
 }
 
@@ -413,9 +419,12 @@ std::unique_ptr<Node> arrayLeaf(const ArrayHeader& h, std::string key, StorageIn
                        std::to_string(file.size > h.dataOffset ? file.size - h.dataOffset : 0) +
                        " (truncated file?)");
     if (!read)
-        throw Error::notReadHere(where, "an array of " + h.notRead + " (dtype " + h.descr +
-                                            ", shape " + formatShape(h.shape) +
-                                            "), which NumPy reads and tdstudio does not decode");
+        throw Error::notReadHere(
+            where, "an array of " + h.notRead + " (dtype " + h.descr + ", shape " +
+                       formatShape(h.shape) + "), which NumPy reads and tdstudio does not decode" +
+                       (!h.notReadItemBytes && file.size > kMaxObjectPickleBytes
+                            ? "; its pickle, over 4 MiB, was not checked either"
+                            : ""));
     auto n = NodeBuilder::create(NodeKind::Tensor, std::move(key));
     NodeBuilder b(*n);
     TensorLeaf& leaf = b.leaf();
