@@ -15,6 +15,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
+#include <tuple>
 
 #include "libzip_reader.h"
 #include "tensordict/check.h"
@@ -421,6 +422,76 @@ private Q_SLOTS:
         const TensorDict q = load((dir + "/q.npy").toStdString());
         QCOMPARE(q.root().leaf().dtype, DType::Bool);
         QVERIFY(check((dir + "/d.npy").toStdString()).sound());
+    }
+
+    // A torch.save checkpoint's quantized tensors (make_quantized.py) are
+    // not read here, and not damage: a not_read warning each, once all they
+    // name is found sound. One thing wrong in one is an error.
+    void quantizedTensorsAreNotReadNotDamaged() {
+        const QString dir = scratch_.filePath("quantized");
+        QDir().mkpath(dir);
+        QString error;
+        QVERIFY2(testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/make_quantized.py", dir},
+                                        nullptr, &error),
+                 qPrintable(error));
+        // What torch.save writes (and torch.load reads back): each quantized
+        // tensor is one not_read warning under its own key, nothing is an error.
+        const QStringList quantizedKeys = {"q2", "q32", "q4",     "q8",  "qc",
+                                           "qf", "qu8", "scalar", "view"};
+        for (const auto& [name, keys] : {std::pair<QString, QStringList>{"state.pt", quantizedKeys},
+                                         {"state_legacy.pt", quantizedKeys},
+                                         {"model.pt", {"0._packed_params._packed_params/0"}}}) {
+            const CheckReport r = check((dir + "/" + name).toStdString());
+            QStringList found;
+            for (const Problem& p : r.problems) {
+                QVERIFY2(p.severity == Severity::Warning && p.kind == "not_read",
+                         qPrintable(name + ": " + describeProblems(r)));
+                found << QString::fromStdString(formatKeyPath(p.key));
+            }
+            found.sort();
+            QCOMPARE(found, keys);
+            const Problem* q = nullptr;
+            for (const Problem& p : r.problems)
+                if (p.key == std::vector<std::string>{"q8"})
+                    q = &p;
+            if (name != "model.pt")
+                QVERIFY2(q && QString::fromStdString(q->message)
+                                  .contains("torch.qint8, shape [4, 6], per-tensor affine: "
+                                            "scale 0.1, zero point 3"),
+                         qPrintable(describeProblems(r)));
+        }
+        const TensorDict state = load((dir + "/state.pt").toStdString());
+        QVERIFY(state.root().child("plain") && state.root().child("plain")->isTensor());
+        QCOMPARE(state.root().child("qc")->failure()->kind, ErrorKind::NotReadHere);
+
+        // One thing wrong in each: an error, for what is wrong.
+        for (const auto& [name, kind, reason] :
+             {std::tuple<QString, std::string, QString>{"cut_entry.pt", "short_file",
+                                                        "needs 24 bytes from byte 0"},
+              {"cut_legacy.pt", "short_file", "needs 24 bytes"},
+              {"unknown_type.pt", "unreadable", "torch.QInt7Storage"},
+              {"past_storage.pt", "unreadable", "reaches past its storage of 24 bytes"},
+              {"offset_past.pt", "unreadable", "reaches past its storage of 24 bytes"},
+              {"packed_past.pt", "unreadable", "take more than its storage's 6 bytes"},
+              {"packed_offset.pt", "unreadable", "a view of packed torch.quint4x2 values"},
+              {"packed_strides.pt", "unreadable", "strides [100000, 1]"},
+              {"requires_grad.pt", "unreadable", "quantizer parameters, False, hooks"},
+              {"unknown_call.pt", "unreadable", "torch.QInt8Storage, which tdstudio does not read"},
+              {"few_scales.pt", "unreadable", "has 3 scales and 3 zero points"},
+              {"bad_axis.pt", "unreadable", "quantized along dimension 2"},
+              {"bad_scheme.pt", "unreadable", "torch.per_tensor_symmetric"},
+              {"float_zero.pt", "unreadable", "not (scheme, scale, zero point)"}}) {
+            const CheckReport r = check((dir + "/" + name).toStdString());
+            const Problem* p = findKind(r, kind);
+            QVERIFY2(r.errorCount() >= 1 && p && p->severity == Severity::Error &&
+                         QString::fromStdString(p->message).contains(reason),
+                     qPrintable(name + ": " + describeProblems(r)));
+            for (const Problem& other : r.problems)
+                QVERIFY2(other.severity == Severity::Warning || other.kind == kind,
+                         qPrintable(name + ": " + describeProblems(r)));
+        }
+        // The cut entry spoils the two tensors over it, no other.
+        QCOMPARE(check((dir + "/cut_entry.pt").toStdString()).errorCount(), std::size_t(2));
     }
 
     // A meta.json dtype tensordict cannot load (a quantized one, which

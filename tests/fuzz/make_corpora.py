@@ -21,9 +21,12 @@ usage: make_corpora.py [--tdstudio PATH]
                   replay buffer dumps and the stack of make_replay.py
   load_file       every file of tests/fixtures/pytorch-1.13 (checkpoints, zip
                   and legacy; safetensors; .npy; .npz), and .npy variants
-                  (version 2.0, big-endian, Fortran order, 0-d, empty)
-  torch_pickle    the data.pkl of every checkpoint fixture, and the legacy
-                  checkpoint's pickles
+                  (version 2.0, big-endian, Fortran order, 0-d, empty); with
+                  /usr/bin/python3's torch, checkpoints of quantized tensors
+                  (tests/support/make_quantized.py: both layouts, and 3
+                  scales for 4 channels)
+  torch_pickle    the data.pkl of every checkpoint fixture and of the
+                  quantized one, and the legacy checkpoint's pickles
   dcp_stream      with /usr/bin/python3's torch, chunk and byte item streams
                   of make_dcp.py's checkpoints: plain, zstd, zstd over rot13,
                   and safetensors data
@@ -372,6 +375,23 @@ def file_corpus():
               bytes(2 * 24)))
 
 
+def quantized_corpus():
+    """Checkpoints of quantized tensors, both layouts (tests/support/make_quantized.py,
+    with /usr/bin/python3's torch): for load_file, and their pickles for torch_pickle."""
+    make_quantized = os.path.join(HERE, "..", "support", "make_quantized.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        made = subprocess.run(["/usr/bin/python3", make_quantized, tmp],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if made.returncode != 0:
+            print("no torch at /usr/bin/python3: quantized checkpoints left out")
+            return
+        for name in ("state.pt", "state_legacy.pt", "few_scales.pt"):
+            with open(os.path.join(tmp, name), "rb") as f:
+                write("load_file", "quantized_" + name, f.read())
+        with zipfile.ZipFile(os.path.join(tmp, "state.pt")) as z:
+            write("torch_pickle", "quantized.pkl", z.read("state/data.pkl"))
+
+
 def torch_pickle_corpus():
     for name in sorted(os.listdir(TORCH_FIXTURES)):
         if not name.endswith(".pt"):
@@ -445,6 +465,7 @@ def main():
     multi_file_corpus()
     sharded_index_corpus()
     file_corpus()
+    quantized_corpus()
     consolidated_corpus()
     torch_pickle_corpus()
     deflate_blocks_corpus()

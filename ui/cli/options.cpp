@@ -142,7 +142,8 @@ void describe(QCommandLineParser& parser) {
                       "With --save: copy files that the source links to from outside its "
                       "directory (refused by default)."});
     parser.addOption({"skip-objects",
-                      "With --save: leave out the Python objects of a checkpoint, which a "
+                      "With --save: leave out the Python objects of a checkpoint, and parts "
+                      "tdstudio does not decode (quantized tensors, NumPy string arrays), which a "
                       "tensordict cannot hold (refused by default), and name each one."});
     parser.addOption({"key",
                       "With --save, --diff or --series: only this subtree (a/b, or a JSON "

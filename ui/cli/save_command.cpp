@@ -104,8 +104,9 @@ int save(const SaveRequest& request, QTextStream& err, ProgressStyle style) {
                                             : request.destination.endsWith(".safetensors");
     options.skipped = [&err, safetensors](const std::string& key) {
         err << "skipped " << QString::fromStdString(key)
-            << (safetensors ? ": not a tensor, which safetensors cannot hold\n"
-                            : ": a Python object, which a tensordict cannot hold\n");
+            << (safetensors ? ": not a tensor tdstudio can write to safetensors\n"
+                            : ": a Python object, or a part tdstudio does not decode, which a "
+                              "tensordict cannot hold\n");
         err.flush();
     };
     options.copyExisting = true;  // converting means copying out of the source

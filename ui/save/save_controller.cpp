@@ -23,9 +23,10 @@ std::shared_ptr<const tensordict::TensorDict> SaveController::withKey(
 
 namespace {
 
-// Python objects of a checkpoint anywhere in the tree (metadata only).
+// Python objects of a checkpoint, or parts not read here, anywhere in the
+// tree (metadata only): what "skip objects" leaves out.
 bool hasObjects(const tensordict::Node& node) {
-    if (node.kind() == tensordict::NodeKind::Object)
+    if (node.kind() == tensordict::NodeKind::Object || node.isNotReadHere())
         return true;
     for (const tensordict::Node* child : node.children())
         if (hasObjects(*child))

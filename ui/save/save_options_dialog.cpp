@@ -97,7 +97,8 @@ SaveOptionsDialog::SaveOptionsDialog(std::vector<SaveScopeChoice> scopes, const 
       robustKey_(new QCheckBox(tr("Robust key encoding"))),
       copyExisting_(new QCheckBox(tr("Copy data mapped from other files"))),
       allowOutsideLinks_(new QCheckBox(tr("Copy files linked from outside the dataset"))),
-      skipObjects_(new QCheckBox(tr("Leave out Python objects (they cannot be saved)"))),
+      skipObjects_(new QCheckBox(tr("Leave out Python objects and parts not read here (they "
+                                    "cannot be saved)"))),
       sizes_(new QLabel),
       message_(new QLabel),
       buttons_(new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel)) {
@@ -235,10 +236,11 @@ void SaveOptionsDialog::setUpOptions() {
     skipObjects_->setChecked(false);
     skipObjects_->setVisible(false);
     skipObjects_->setToolTip(
-        tr("The checkpoint holds pickled Python objects (an nn.Module, a custom class), which "
-           "tdstudio shows by class but never rebuilds. A tensordict cannot hold them: unchecked, "
-           "saving is refused, naming the first one; checked, they are left out and the rest is "
-           "saved."));
+        tr("The file holds pickled Python objects (an nn.Module, a custom class), which "
+           "tdstudio shows by class but never rebuilds, or parts it does not decode (quantized "
+           "tensors, NumPy string arrays; grey in the tree). A tensordict cannot hold them: "
+           "unchecked, saving is refused, naming the first one; checked, they are left out and "
+           "the rest is saved."));
 }
 
 // Every editor checks the choices again when it changes (after the

@@ -217,6 +217,9 @@ public:
         return kind_ == NodeKind::NonTensorData || kind_ == NodeKind::NonTensorStack;
     }
     bool isError() const { return kind_ == NodeKind::Error; }
+    // An error node for a part the file holds soundly that tdstudio does not
+    // decode (ErrorKind::NotReadHere: a quantized tensor, a string array).
+    bool isNotReadHere() const;
     // This node or one above it is locked (trees returned by save()).
     bool isLocked() const;
     // A group of dotted keys made for display (groupKeysByDots()): not part of

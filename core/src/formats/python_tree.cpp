@@ -111,6 +111,8 @@ private:
             case Type::Instance: {
                 if (o.text == "tensordict._reductions._rebuild_tensordict_files_consolidated")
                     return consolidated(o, key);
+                if (o.text == "torch._utils._rebuild_qtensor")
+                    quantizedTensor(o);  // throws: not read here, or what is wrong with it
                 auto n = NodeBuilder::create(NodeKind::Object, key);
                 NodeBuilder(*n).setClass(o.text, {});
                 NodeBuilder(*n).setStore(store_);
@@ -180,11 +182,21 @@ private:
         if (!t.storage)
             throw Error::corrupt(where(), "a tensor without a storage");
         const Object& storage = *t.storage;
-        if (storage.flag)  // a storage type no reader here knows (torch_format.cpp)
+        // A storage type not read here (torch_format.cpp). torch.save writes
+        // a quantized storage only under _rebuild_qtensor (quantizedTensor()):
+        // one anywhere else is as likely a damaged call as a sound file.
+        if (storage.flag)
             throw Error::unsupported(where(), "a tensor over a " + storage.state->text +
-                                                  ", which tdstudio does not read (quantized "
-                                                  "and other special tensors); the rest of "
+                                                  ", which tdstudio does not read; the rest of "
                                                   "the file is read");
+        return leaf(o, key);
+    }
+
+    // The leaf of a tensor over a storage of `o.tensor().dtype` elements,
+    // once every element it reaches is known to lie in the file.
+    std::unique_ptr<Node> leaf(const Object& o, const std::string& key) {
+        const TensorFields& t = o.tensor();
+        const Object& storage = *t.storage;
         // The tensor's elements are of its dtype; the storage's of its own
         // (the same, but for torch 2's untyped byte storages).
         const std::size_t item = itemSize(t.dtype);
@@ -234,6 +246,147 @@ private:
         }
         b.setStore(store_);
         return n;
+    }
+
+    // torch._utils._rebuild_qtensor(storage, storage_offset, size, stride,
+    // quantizer_params, requires_grad, backward_hooks): a quantized tensor
+    // as torch.save writes it. It is not decoded here, but all it names is
+    // checked first, so that only a sound one is said to be not read: its
+    // elements lie in its storage and the storage in the file, and its
+    // quantizer is one torch.load rebuilds. Always throws.
+    [[noreturn]] void quantizedTensor(const Object& call) {
+        const auto& args = call.items;
+        const auto integers = [](const Object* o, std::vector<std::int64_t>* out) {
+            if (o->type != Type::Tuple && o->type != Type::List)
+                return false;
+            for (const Object* d : o->items) {
+                if (d->type != Type::Int)
+                    return false;
+                out->push_back(d->integer);
+            }
+            return true;
+        };
+        Object view;
+        view.type = Type::Tensor;
+        TensorFields& t = view.tensor();
+        // requires_grad is always False: torch.load fails on a quantized
+        // tensor that requires grad.
+        if (args.size() != 7 || args[0]->type != Type::Storage || args[1]->type != Type::Int ||
+            !integers(args[2], &t.shape) || !integers(args[3], &t.stride) ||
+            args[4]->type != Type::Tuple || args[4]->items.empty() ||
+            args[4]->items[0]->type != Type::Global || args[5]->type != Type::Bool || args[5]->flag)
+            throw Error::corrupt(where(),
+                                 "a quantized tensor's rebuild is not (storage, offset, size, "
+                                 "stride, quantizer parameters, False, hooks)");
+        const Object& storage = *args[0];
+        if (!storage.flag)
+            throw Error::corrupt(where(), "a quantized tensor over a storage of " +
+                                              std::string(dtypeName(storage.tensor().dtype)) +
+                                              " values, which are not quantized");
+        const auto quantized = python::quantizedStorage(storage.state->text);
+        if (!quantized)
+            throw Error::unsupported(where(), "a quantized tensor over a " + storage.state->text +
+                                                  ", a storage type tdstudio does not know");
+        t.storage = &storage;
+        t.dtype = quantized->held;
+        t.offset = args[1]->integer;
+        if (t.shape.size() != t.stride.size())
+            throw Error::corrupt(where(), "a quantized tensor with " +
+                                              std::to_string(t.shape.size()) + " sizes and " +
+                                              std::to_string(t.stride.size()) + " strides");
+        if (quantized->bitsPerValue >= 8) {
+            leaf(view, "");
+        } else {
+            // Values packed several to a byte: each row (the last dimension)
+            // starts at a byte, as torch allocates them. torch saves no view
+            // of them (it cannot load one back): the whole storage, in order.
+            if (t.offset != 0 || !isCOrder(t.shape, t.stride))
+                throw Error::corrupt(
+                    where(), "a view of packed " + std::string(quantized->torchDType) +
+                                 " values (offset " + std::to_string(t.offset) + ", strides " +
+                                 formatShape(t.stride) + "), which torch cannot save");
+            std::uint64_t rows = 1;
+            for (std::size_t i = 0; i + 1 < t.shape.size(); ++i)
+                if (t.shape[i] < 0 ||
+                    __builtin_mul_overflow(rows, std::uint64_t(t.shape[i]), &rows))
+                    throw Error::corrupt(where(), "the tensor's sizes are negative or overflow");
+            const std::int64_t columns = t.shape.empty() ? 1 : t.shape.back();
+            if (columns < 0 || std::uint64_t(columns) > (std::uint64_t(1) << 56))
+                throw Error::corrupt(where(), "the tensor's sizes are negative or overflow");
+            const std::uint64_t rowBytes =
+                (std::uint64_t(columns) * std::uint64_t(quantized->bitsPerValue) + 7) / 8;
+            std::uint64_t bytes = 0;
+            if (__builtin_mul_overflow(rows, rowBytes, &bytes) ||
+                bytes > std::uint64_t(storage.tensor().numel))
+                throw Error::corrupt(where(), "the tensor's " + formatShape(t.shape) + " " +
+                                                  std::string(quantized->torchDType) +
+                                                  " values take more than its storage's " +
+                                                  std::to_string(storage.tensor().numel) +
+                                                  " bytes");
+            Object whole;  // the storage, every byte of which must be in the file
+            whole.type = Type::Tensor;
+            whole.tensor().storage = &storage;
+            whole.tensor().dtype = quantized->held;
+            whole.tensor().shape = {storage.tensor().numel};
+            whole.tensor().stride = {1};
+            leaf(whole, "");
+        }
+        const std::string quantizer = quantizerText(*args[4], t.shape);
+        throw Error::notReadHere(where(), "a quantized tensor (" +
+                                              std::string(quantized->torchDType) + ", shape " +
+                                              formatShape(t.shape) + ", " + quantizer +
+                                              "), which torch.load reads and tdstudio does "
+                                              "not decode");
+    }
+
+    // A quantized tensor's quantizer_params as torch.load's _rebuild_qtensor
+    // takes them: (torch.per_tensor_affine, scale, zero_point), or a
+    // per-channel scheme with (scales, zero_points, axis), the scales and
+    // zero points tensors (or lists) of one per channel along `axis`.
+    std::string quantizerText(const Object& params, const std::vector<std::int64_t>& shape) {
+        const std::string& scheme = params.items[0]->text;
+        const auto& p = params.items;
+        if (scheme == "torch.per_tensor_affine") {
+            if (p.size() != 3 || (p[1]->type != Type::Float && p[1]->type != Type::Int) ||
+                p[2]->type != Type::Int)
+                throw Error::corrupt(where(),
+                                     "a quantized tensor's per-tensor parameters are "
+                                     "not (scheme, scale, zero point)");
+            return "per-tensor affine: scale " + python::keyText(*p[1]) + ", zero point " +
+                   python::keyText(*p[2]);
+        }
+        if (scheme == "torch.per_channel_affine" ||
+            scheme == "torch.per_channel_affine_float_qparams") {
+            if (p.size() != 4 || p[3]->type != Type::Int)
+                throw Error::corrupt(where(),
+                                     "a quantized tensor's per-channel parameters are "
+                                     "not (scheme, scales, zero points, axis)");
+            const std::int64_t axis = p[3]->integer;
+            if (axis < 0 || std::uint64_t(axis) >= shape.size())
+                throw Error::corrupt(
+                    where(), "a quantized tensor of " + std::to_string(shape.size()) +
+                                 " dimensions quantized along dimension " + std::to_string(axis));
+            const auto count = [&](const Object& o, const char* name) -> std::int64_t {
+                if (o.type == Type::List)
+                    return std::int64_t(o.items.size());
+                if (o.type != Type::Tensor || !o.tensor().storage || o.tensor().storage->flag)
+                    throw Error::corrupt(where(), std::string("a quantized tensor's ") + name +
+                                                      " are neither a tensor nor a list");
+                return tensor(o, name)->leaf().numel;  // checked as any tensor
+            };
+            const std::int64_t scales = count(*p[1], "scales");
+            const std::int64_t zeroPoints = count(*p[2], "zero points");
+            if (scales != shape[axis] || zeroPoints != shape[axis])
+                throw Error::corrupt(
+                    where(), "a quantized tensor with " + std::to_string(shape[axis]) +
+                                 " channels along dimension " + std::to_string(axis) + " has " +
+                                 std::to_string(scales) + " scales and " +
+                                 std::to_string(zeroPoints) + " zero points");
+            return "per-channel affine along dimension " + std::to_string(axis) +
+                   (scheme == "torch.per_channel_affine" ? "" : ", float zero points");
+        }
+        throw Error::unsupported(where(), "a quantized tensor of scheme " + scheme +
+                                              ", which torch.load does not rebuild");
     }
 
     // torch.save of a consolidated TensorDict: its metadata and the one

@@ -31,11 +31,14 @@ bool endsWith(const std::string& s, std::string_view tail) {
 
 // ('storage', StorageType, key, location, numel[, view metadata]): the
 // persistent id of a storage, as both layouts write it. A storage of a type
-// the format cannot read (quantized, say) is kept by name: the tensors over
-// it become error nodes, the rest of the file still opens.
+// not read here (quantized, say) is kept by name: the tensors over it become
+// error nodes, the rest of the file still opens.
 struct StorageId {
-    std::optional<DType> dtype;  // none: a storage type read by no one here
-    std::string typeName;        // "torch.FloatStorage"
+    // Its elements' type: a dtype read here, or the integers a quantized
+    // storage holds; none for a storage type no one here knows.
+    std::optional<DType> dtype;
+    bool readable = false;  // its tensors are read (not quantized)
+    std::string typeName;   // "torch.FloatStorage"
     std::string key;
     std::string location;
     std::int64_t numel = 0;
@@ -156,31 +159,22 @@ StorageId parseStorageId(const Object& pid, const std::string& where) {
     StorageId id =
         pid.type == Type::Str ? storageIdOfText(pid.text, where) : storageIdOfTuple(pid, where);
     id.dtype = python::storageDType(id.typeName);
+    id.readable = id.dtype.has_value();
+    if (const auto quantized = python::quantizedStorage(id.typeName))
+        id.dtype = quantized->held;
     if (id.numel < 0 ||
         (id.dtype && std::uint64_t(id.numel) > (std::uint64_t(1) << 60) / itemSize(*id.dtype)))
         throw Error::corrupt(where, "storage " + id.key + " has an impossible size");
     return id;
 }
 
-// The element sizes of storage types whose tensors are not read (quantized
-// ones), so that the legacy layout still finds the storages after them; 0
-// when unknown.
-std::size_t unreadItemSize(const std::string& typeName) {
-    if (typeName == "torch.QInt32Storage")
-        return 4;
-    if (typeName == "torch.QUInt8Storage" || typeName == "torch.QInt8Storage" ||
-        typeName == "torch.QUInt4x2Storage" || typeName == "torch.QUInt2x4Storage")
-        return 1;
-    return 0;
-}
-
 Object* storageObject(const StorageId& id, const std::function<Object*()>& make) {
     Object* s = make();
     s->text = id.key;
     s->tensor().numel = id.numel;
-    if (id.dtype) {
+    if (id.dtype)  // a quantized storage's too: its bounds are checked
         s->tensor().dtype = *id.dtype;
-    } else {  // read by no one: the tensors over it say so
+    if (!id.readable) {  // the tensors over it say why they are not read
         s->flag = true;
         Object* name = make();
         name->type = Type::Str;
@@ -342,8 +336,7 @@ private:
                                                 " elements where its tensors say " +
                                                 std::to_string(id->second.numel));
             starts[key->text] = at + 8;
-            const std::size_t item = id->second.dtype ? itemSize(*id->second.dtype)
-                                                      : unreadItemSize(id->second.typeName);
+            const std::size_t item = id->second.dtype ? itemSize(*id->second.dtype) : 0;
             if (item == 0)  // its elements' size is unknown: nothing after it can be found
                 break;
             at += 8 + numel * item;

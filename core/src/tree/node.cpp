@@ -246,6 +246,10 @@ const std::string& Node::error() const {
     return e ? e->message : none;
 }
 
+bool Node::isNotReadHere() const {
+    return isError() && failure()->kind == ErrorKind::NotReadHere;
+}
+
 const Failure* Node::failure() const {
     const auto* e = std::get_if<ErrorInfo>(&payload_);
     return e ? &e->failure : nullptr;

@@ -677,6 +677,24 @@ std::optional<DType> storageDType(std::string_view name) {
     return std::nullopt;
 }
 
+std::optional<QuantizedStorage> quantizedStorage(std::string_view name) {
+    struct Entry {
+        std::string_view name;
+        QuantizedStorage storage;
+    };
+    static constexpr Entry kTable[] = {
+        {"torch.QInt8Storage", {DType::Int8, "torch.qint8", 8}},
+        {"torch.QUInt8Storage", {DType::UInt8, "torch.quint8", 8}},
+        {"torch.QInt32Storage", {DType::Int32, "torch.qint32", 32}},
+        {"torch.QUInt4x2Storage", {DType::UInt8, "torch.quint4x2", 4}},
+        {"torch.QUInt2x4Storage", {DType::UInt8, "torch.quint2x4", 2}},
+    };
+    for (const Entry& e : kTable)
+        if (e.name == name)
+            return e.storage;
+    return std::nullopt;
+}
+
 std::string keyText(const Object& key) {
     switch (key.type) {
         case Type::Str:

@@ -173,6 +173,17 @@ Pickle decode(std::string_view bytes, std::size_t* pos, const std::string& where
 // The storage class names of torch ("FloatStorage") as dtypes.
 std::optional<DType> storageDType(std::string_view qualifiedName);
 
+// A storage of quantized values ("torch.QInt8Storage"), which torch.load
+// reads and tdstudio does not decode: the integer type its bytes hold, the
+// torch dtype it stands for, and how many bits each value takes (4 and 2
+// for the types that pack several values into a byte).
+struct QuantizedStorage {
+    DType held;
+    std::string_view torchDType;
+    int bitsPerValue;
+};
+std::optional<QuantizedStorage> quantizedStorage(std::string_view qualifiedName);
+
 // A value for a key: str as is, others as Python's str() shows them.
 std::string keyText(const Object& key);
 

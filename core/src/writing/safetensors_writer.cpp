@@ -55,6 +55,13 @@ std::vector<Tensor> tensorsOf(const TensorDict& data, const SaveOptions& options
         const Node* node = pending.back();
         pending.pop_back();
         const std::string keyText = formatKeyPath(node->keyPath());
+        // A part not decoded here (a quantized tensor) is no tensor to write:
+        // left out and named, as values are; alone, it is refused.
+        if (node->isNotReadHere() && node != &data.root()) {
+            if (options.skipped)
+                options.skipped(keyText);
+            continue;
+        }
         if (node->isError())
             throw Error(*node->failure());
         if (node->isTensor()) {

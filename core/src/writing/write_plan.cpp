@@ -176,14 +176,14 @@ private:
         Value::Object meta;
         for (const auto& childPtr : n.children()) {
             const Node& c = *childPtr;
-            if (c.isError())
-                unreadable(c);
-            if (c.kind() == NodeKind::Object) {
+            if (c.kind() == NodeKind::Object || c.isNotReadHere()) {
                 if (!skipObjects_)
-                    unrepresentable(c);
+                    c.isError() ? unreadable(c) : unrepresentable(c);
                 plan_.skipped.push_back(keyText(c));
                 continue;
             }
+            if (c.isError())
+                unreadable(c);
             const std::string name = fileName(n, c.key(), !c.isTensor());
             if (c.isTensor() && dtypeInfo(c.leaf().dtype).packedBits)
                 throw Error::unsupported(keyText(c), "a " + std::string(dtypeName(c.leaf().dtype)) +
