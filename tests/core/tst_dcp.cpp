@@ -262,6 +262,34 @@ private Q_SLOTS:
         QVERIFY(noCrcs.bytes > 0);
         const CheckReport withCrcs = check(scratch_.filePath("dcp/torch27").toStdString());
         QVERIFY2(withCrcs.sound(), qPrintable(problems(withCrcs).join("; ")));
+
+        // One record's CRC-32 zeroed (in the central directory and the data
+        // descriptor, as miniz leaves them) among records that keep theirs:
+        // damage, not a checkpoint written without CRC-32s.
+        const QString oneZeroed = scratch_.filePath("dcp-one-zeroed");
+        testsupport::copyTree(scratch_.filePath("dcp/torch27"), oneZeroed);
+        QString error;
+        QVERIFY2(testsupport::runPython(
+                     {"-c",
+                      "import struct, sys\n"
+                      "path = sys.argv[1] + '/__0_0.distcp'\n"
+                      "b = bytearray(open(path, 'rb').read())\n"
+                      "assert b[:4] == b'PK\\x03\\x04'  # the first stream starts the file\n"
+                      "at = b.find(b'PK\\x01\\x02')  # its first record's central entry\n"
+                      "flags, = struct.unpack('<H', b[at + 8:at + 10])\n"
+                      "size, = struct.unpack('<I', b[at + 20:at + 24])\n"
+                      "local, = struct.unpack('<I', b[at + 42:at + 46])\n"
+                      "n, m = struct.unpack('<HH', b[local + 26:local + 30])\n"
+                      "end = local + 30 + n + m + size\n"
+                      "assert flags & 8 and b[end:end + 4] == b'PK\\x07\\x08'\n"
+                      "assert b[at + 16:at + 20] == b[end + 4:end + 8] != bytes(4)\n"
+                      "b[at + 16:at + 20] = b[end + 4:end + 8] = bytes(4)\n"
+                      "open(path, 'wb').write(b)\n",
+                      oneZeroed},
+                     nullptr, &error),
+                 qPrintable(error));
+        const CheckReport one = check(oneZeroed.toStdString());
+        QCOMPARE(problems(one), QStringList{"error crc_mismatch __0_0.distcp@0:archive/data.pkl"});
     }
 
     // A .metadata that would run code (os.system, getattr beyond the one
