@@ -1,6 +1,7 @@
 // libFuzzer target: the safe unpickler of torch checkpoints
 // (values/python_objects.h) on one pickle, every persistent id taken as a
-// storage of the size it names, then the tree built from what it decoded
+// storage of the size it names (a quantized one, of the type it names, is
+// kept by name as torch_format.cpp keeps it), then the tree built from what it decoded
 // (formats/python_tree.h): containers, tensors over their storages, objects
 // never rebuilt. Nothing may crash, hang or run away in memory; bad input
 // throws tensordict::Error.
@@ -25,6 +26,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 if (pid.type == Object::Type::Tuple && pid.items.size() > 4 &&
                     pid.items[4]->type == Object::Type::Int && pid.items[4]->integer >= 0)
                     storage->tensor().numel = pid.items[4]->integer % (1 << 20);
+                const auto quantized =
+                    pid.type == Object::Type::Tuple && pid.items.size() > 1 &&
+                            pid.items[1]->type == Object::Type::Global
+                        ? tensordict::python::quantizedStorage(pid.items[1]->text)
+                        : std::nullopt;
+                if (quantized) {
+                    storage->tensor().dtype = quantized->held;
+                    storage->flag = true;
+                    storage->state = make();
+                    storage->state->type = Object::Type::Str;
+                    storage->state->text = pid.items[1]->text;
+                }
                 return storage;
             });
         const tensordict::StorageLocator locate = [](const Object& storage) {
