@@ -479,6 +479,8 @@ private Q_SLOTS:
               {"unknown_call.pt", "unreadable", "torch.QInt8Storage, which tdstudio does not read"},
               {"few_scales.pt", "unreadable", "has 3 scales and 3 zero points"},
               {"bad_axis.pt", "unreadable", "quantized along dimension 2"},
+              {"scales_stride0.pt", "unreadable", "scales are a torch.float64 [4] view"},
+              {"scales_long.pt", "unreadable", "scales are a torch.int64 [4] view"},
               {"bad_scheme.pt", "unreadable", "torch.per_tensor_symmetric"},
               {"float_zero.pt", "unreadable", "not (scheme, scale, zero point)"}}) {
             const CheckReport r = check((dir + "/" + name).toStdString());

@@ -29,11 +29,14 @@ Damaged, each with one thing wrong:
   packed_strides.pt quint4x2 with strides (100000, 1)
   requires_grad.pt  requires_grad True (torch.load refuses it)
   few_scales.pt     3 scales and zero points for 4 channels
+  scales_stride0.pt the scales a stride-0 view of one value (torch.load reads
+                    memory that is not in the file for the others)
+  scales_long.pt    int64 scales (torch.load fails)
   bad_axis.pt       per-channel along dimension 2 of a 2-D tensor
   bad_scheme.pt     torch.per_tensor_symmetric (torch.load refuses it)
   float_zero.pt     a per-tensor zero point of 3.0 (torch.load refuses it)
 torch 1.13 loads past_storage, offset_past, packed_offset, packed_strides,
-few_scales and bad_axis without a word (its _rebuild_qtensor checks none of it); torch.save never writes
+few_scales, scales_stride0 and bad_axis without a word (its _rebuild_qtensor checks none of it); torch.save never writes
 them, and their values are not in the file or have no scale.
 """
 import collections
@@ -138,6 +141,13 @@ damaged = {
     "requires_grad": Rebuilt(q8.storage(), 0, (4, 6), (6, 1), per_tensor, requires_grad=True),
     "few_scales": Rebuilt(
         qc.storage(), 0, (4, 6), (6, 1), (torch.per_channel_affine, scales[:3], zeros[:3], 0)
+    ),
+    "scales_stride0": Rebuilt(
+        qc.storage(), 0, (4, 6), (6, 1),
+        (torch.per_channel_affine, scales[:1].expand(4), zeros, 0),
+    ),
+    "scales_long": Rebuilt(
+        qc.storage(), 0, (4, 6), (6, 1), (torch.per_channel_affine, zeros, zeros, 0)
     ),
     "bad_axis": Rebuilt(
         qc.storage(), 0, (4, 6), (6, 1), (torch.per_channel_affine, scales, zeros, 2)

@@ -300,6 +300,14 @@ private:
             // Values packed several to a byte: each row (the last dimension)
             // starts at a byte, as torch allocates them. torch saves no view
             // of them (it cannot load one back): the whole storage, in order.
+            // Sizes first: isCOrder multiplies them.
+            std::uint64_t span = 1;
+            for (const std::int64_t d : t.shape)
+                if (d < 0 ||
+                    __builtin_mul_overflow(span, std::uint64_t(std::max<std::int64_t>(d, 1)),
+                                           &span) ||
+                    span > (std::uint64_t(1) << 56))
+                    throw Error::corrupt(where(), "the tensor's sizes are negative or overflow");
             if (t.offset != 0 || !isCOrder(t.shape, t.stride))
                 throw Error::corrupt(
                     where(), "a view of packed " + std::string(quantized->torchDType) +
@@ -366,16 +374,40 @@ private:
                 throw Error::corrupt(
                     where(), "a quantized tensor of " + std::to_string(shape.size()) +
                                  " dimensions quantized along dimension " + std::to_string(axis));
-            const auto count = [&](const Object& o, const char* name) -> std::int64_t {
-                if (o.type == Type::List)
+            // torch.load takes two lists of numbers, or two tensors: here a
+            // contiguous 1-D one of floats for the scales, and of integers
+            // or floats for the zero points (torch pickles the float-qparams
+            // scheme as per_channel_affine: its float zero points tell it).
+            const bool lists = p[1]->type == Type::List && p[2]->type == Type::List;
+            bool floatZeroPoints = false;
+            const auto count = [&](const Object& o, const char* name, bool scales) {
+                if (lists) {
+                    for (const Object* v : o.items)
+                        if (v->type != Type::Int && v->type != Type::Float)
+                            throw Error::corrupt(where(), std::string("a quantized tensor's ") +
+                                                              name + " hold a non-number");
                     return std::int64_t(o.items.size());
+                }
                 if (o.type != Type::Tensor || !o.tensor().storage || o.tensor().storage->flag)
                     throw Error::corrupt(where(), std::string("a quantized tensor's ") + name +
-                                                      " are neither a tensor nor a list");
-                return tensor(o, name)->leaf().numel;  // checked as any tensor
+                                                      " are not two lists or two tensors");
+                const std::unique_ptr<Node> values = tensor(o, name);  // checked as any tensor
+                const TensorLeaf& leaf = values->leaf();
+                const DTypeCategory category = dtypeInfo(leaf.dtype).category;
+                if (!scales)
+                    floatZeroPoints = category == DTypeCategory::Float;
+                if (leaf.shape.size() != 1 || !leaf.storage.strides.empty() ||
+                    (category != DTypeCategory::Float &&
+                     (scales || category != DTypeCategory::Signed)))
+                    throw Error::corrupt(where(),
+                                         std::string("a quantized tensor's ") + name + " are a " +
+                                             std::string(dtypeName(leaf.dtype)) + " " +
+                                             formatShape(leaf.shape) + " view, not a row of " +
+                                             (scales ? "floats" : "numbers"));
+                return leaf.numel;
             };
-            const std::int64_t scales = count(*p[1], "scales");
-            const std::int64_t zeroPoints = count(*p[2], "zero points");
+            const std::int64_t scales = count(*p[1], "scales", true);
+            const std::int64_t zeroPoints = count(*p[2], "zero points", floatZeroPoints);
             if (scales != shape[axis] || zeroPoints != shape[axis])
                 throw Error::corrupt(
                     where(), "a quantized tensor with " + std::to_string(shape[axis]) +
@@ -383,7 +415,7 @@ private:
                                  std::to_string(scales) + " scales and " +
                                  std::to_string(zeroPoints) + " zero points");
             return "per-channel affine along dimension " + std::to_string(axis) +
-                   (scheme == "torch.per_channel_affine" ? "" : ", float zero points");
+                   (floatZeroPoints ? ", float zero points" : "");
         }
         throw Error::unsupported(where(), "a quantized tensor of scheme " + scheme +
                                               ", which torch.load does not rebuild");
