@@ -114,12 +114,11 @@ QVariant KeyTreeModel::data(const QModelIndex& index, int role) const {
                 return nodetext::torchDtypeText(n->leaf().dtype);
             return {};
         case Qt::ForegroundRole:
-            // Red for what could not be read; grey for a well-formed part
-            // of a kind tdstudio does not decode, which is no damage.
+            // Red for what could not be read; grey for a part tdstudio
+            // leaves unread that need not be damaged.
             if (n->isError())
-                return n->failure()->kind == tensordict::ErrorKind::NotReadHere
-                           ? QBrush(QColor(0x6e, 0x6e, 0x6e))
-                           : QBrush(QColor(0xc0, 0x1c, 0x28));
+                return n->isUnread() ? QBrush(QColor(0x6e, 0x6e, 0x6e))
+                                     : QBrush(QColor(0xc0, 0x1c, 0x28));
             return {};
         case Qt::TextAlignmentRole:
             if (index.column() == SizeColumn)

@@ -676,11 +676,14 @@ void MainWindow::showLoaded() {
         tr("%1 · %2 · %3 of tensors")
             .arg(format, rootClass,
                  nodetext::byteSizeText(documentPage_->keyModel()->totalBytes(&td->root()))));
-    const auto notReadHere =
-        std::count_if(errors.begin(), errors.end(), [](const tensordict::Node* n) {
-            return n->failure()->kind == tensordict::ErrorKind::NotReadHere;
+    const auto ofKind = [&](tensordict::ErrorKind kind) {
+        return std::count_if(errors.begin(), errors.end(), [kind](const tensordict::Node* n) {
+            return n->failure()->kind == kind;
         });
-    const auto unreadable = std::int64_t(errors.size()) - notReadHere;
+    };
+    const auto notReadHere = ofKind(tensordict::ErrorKind::NotReadHere);
+    const auto unplaced = ofKind(tensordict::ErrorKind::Unplaced);
+    const auto unreadable = std::int64_t(errors.size()) - notReadHere - unplaced;
     QStringList said;
     if (unreadable)
         said << tr("%1 could not be read; they are marked in red in the tree.")
@@ -688,6 +691,10 @@ void MainWindow::showLoaded() {
     if (notReadHere)
         said << tr("%1 of kinds tdstudio does not show are grey in the tree: they are not damaged.")
                     .arg(nodetext::countText(notReadHere, tr("part"), tr("parts")));
+    if (unplaced)
+        said << tr(
+            "The file holds data outside every key tdstudio shows, left unread (grey "
+            "in the tree).");
     if (errors.empty())
         statusBar()->showMessage(tr("Opened %1").arg(QString::fromStdString(td->path())), 5000);
     else

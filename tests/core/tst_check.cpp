@@ -10,6 +10,9 @@
 #include <QDateTime>
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QScopeGuard>
 #include <QTemporaryDir>
@@ -106,6 +109,20 @@ class CheckTest : public QObject {
 
 private Q_SLOTS:
     void initTestCase() { QVERIFY(scratch_.isValid()); }
+
+private:
+    // The folder of tests/support/make_object_pickles.py's files, written
+    // once; false, with the script's error, when it fails.
+    bool objectPickles(QString* dir, QString* error) {
+        *dir = scratch_.filePath("objects");
+        if (QFile::exists(*dir + "/expected.json"))
+            return true;
+        QDir().mkpath(*dir);
+        return testsupport::runPython({TDSTUDIO_TEST_SUPPORT_DIR "/make_object_pickles.py", *dir},
+                                      nullptr, error);
+    }
+
+private Q_SLOTS:
     void cleanup() {
         // The archives that should be clean (repaired ones included) read cleanly in libzip.
         testsupport::verifyArchivesWithLibzip(scratch_.filePath("clean"));
@@ -494,6 +511,93 @@ private Q_SLOTS:
         }
         // The cut entry spoils the two tensors over it, no other.
         QCOMPARE(check((dir + "/cut_entry.pt").toStdString()).errorCount(), std::size_t(2));
+    }
+
+    // Tensors inside Python objects that torch.load rebuilds (an
+    // optimizer's state, a defaultdict, list and dict subclasses at
+    // protocols 1 and 2) are shown where torch puts them, with its values,
+    // and checked: nothing is an error or a warning.
+    void tensorsInsideObjectsAreShownWithTheirValues() {
+        QString dir, error;
+        QVERIFY2(objectPickles(&dir, &error), qPrintable(error));
+        QFile file(dir + "/expected.json");
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonObject expected = QJsonDocument::fromJson(file.readAll()).object();
+        QCOMPARE(expected.keys(), QStringList({"defaultdict.pt", "optimizer.pt", "state_dict.pt",
+                                               "subclasses.pt", "subclasses_p1.pt"}));
+        for (const QString& name : expected.keys()) {
+            const std::string path = (dir + "/" + name).toStdString();
+            const CheckReport r = check(path);
+            QVERIFY2(r.problems.empty(), qPrintable(name + ": " + describeProblems(r)));
+            const TensorDict td = load(path);
+            QStringList found;  // every tensor of the tree
+            std::vector<const Node*> pending{&td.root()};
+            while (!pending.empty()) {
+                const Node* n = pending.back();
+                pending.pop_back();
+                if (n->isTensor())
+                    found << QString::fromStdString(formatKeyPath(n->keyPath()));
+                for (const Node* child : n->children())
+                    pending.push_back(child);
+            }
+            const QJsonObject tensors = expected[name].toObject();
+            found.sort();
+            QCOMPARE(found, tensors.keys());
+            for (const QString& key : tensors.keys()) {
+                std::vector<std::string> path;  // (no key here holds a '/')
+                for (const QString& part : key.split('/'))
+                    path.push_back(part.toStdString());
+                const Node* n = td.root().find(path);
+                QVERIFY2(n && n->isTensor() && n->leaf().dtype == DType::Float32,
+                         qPrintable(name + ": " + key));
+                const LeafBytes bytes = n->bytes();
+                const QJsonArray want = tensors[key].toArray();
+                QCOMPARE(bytes.size, std::size_t(want.size()) * sizeof(float));
+                for (qsizetype i = 0; i < want.size(); ++i) {
+                    float got = 0;
+                    std::memcpy(&got, bytes.data.get() + i * qsizetype(sizeof(float)), sizeof got);
+                    QCOMPARE(got, float(want[i].toDouble()));
+                }
+            }
+        }
+        // An optimizer's state is keyed by its parameters: named by their dtype and shape.
+        const TensorDict opt = load((dir + "/optimizer.pt").toStdString());
+        const Node* state = opt.root().find({"state", "dictitems"});
+        QVERIFY(state && state->child("<Parameter torch.float32 [2, 3]>") &&
+                state->child("<Parameter torch.float32 [2]>"));
+    }
+
+    // A pickle torch.load cannot load (a damaged call or opcode that
+    // swallowed a tensor) is an error naming what is wrong, never silence;
+    // a tensor torch keeps where tdstudio does not look (an OrderedDict's
+    // attribute) is an unplaced warning that names its storage.
+    void tensorsSwallowedByAPickleAreNeverSilent() {
+        QString dir, error;
+        QVERIFY2(objectPickles(&dir, &error), qPrintable(error));
+        for (const auto& [name, reason] :
+             {std::pair<QString, QString>{"ordereddict_args.pt",
+                                          "collections.OrderedDict called with 7 arguments"},
+              {"ordereddict_item.pt", "an item that is not a (key, value) pair"},
+              {"build_on_global.pt", "BUILD on a global torch.float32"},
+              {"build_on_dict.pt", "BUILD on a dict"},
+              {"unhashable_key.pt", "a dict key that holds a list, which Python cannot hash"},
+              {"append_to_dict.pt", "APPEND to a dict"}}) {
+            const CheckReport r = check((dir + "/" + name).toStdString());
+            QVERIFY2(r.errorCount() == 1 && r.problems.size() == 1 &&
+                         r.problems[0].kind == "unreadable" &&
+                         QString::fromStdString(r.problems[0].message).contains(reason),
+                     qPrintable(name + ": " + describeProblems(r)));
+        }
+        const CheckReport r = check((dir + "/attribute.pt").toStdString());
+        QVERIFY2(r.problems.size() == 1 && r.problems[0].severity == Severity::Warning &&
+                     r.problems[0].kind == "unplaced" &&
+                     QString::fromStdString(r.problems[0].message).contains("storage 1 is loaded"),
+                 qPrintable(describeProblems(r)));
+        const TensorDict td = load((dir + "/attribute.pt").toStdString());
+        const Node* unplaced = td.root().child("<storages outside every key>");
+        QVERIFY(unplaced && unplaced->isUnread());
+        QCOMPARE(unplaced->failure()->kind, ErrorKind::Unplaced);
+        QVERIFY(td.root().child("w") && td.root().child("w")->isTensor());
     }
 
     // A meta.json dtype tensordict cannot load (a quantized one, which

@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             info.size = std::uint64_t(storage.tensor().numel) * 4;
             return info;
         };
-        const auto root = tensordict::buildPythonTree(*pickle.root, nullptr, locate);
+        const auto root = tensordict::buildPythonTree(pickle, nullptr, locate);
         fuzz::readNode(*root);
     } catch (const tensordict::Error&) {
     }

@@ -144,7 +144,7 @@ QString keyPathText(const std::vector<std::string>& path) {
 }
 
 QString kindText(const Node& node) {
-    if (node.isError() && node.failure()->kind == tensordict::ErrorKind::NotReadHere)
+    if (node.isUnread())
         return tr("not read");
     const std::string_view name = tensordict::kindName(node.kind());
     return QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size()));

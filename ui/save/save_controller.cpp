@@ -26,7 +26,7 @@ namespace {
 // Python objects of a checkpoint, or parts not read here, anywhere in the
 // tree (metadata only): what "skip objects" leaves out.
 bool hasObjects(const tensordict::Node& node) {
-    if (node.kind() == tensordict::NodeKind::Object || node.isNotReadHere())
+    if (node.kind() == tensordict::NodeKind::Object || node.isUnread())
         return true;
     for (const tensordict::Node* child : node.children())
         if (hasObjects(*child))

@@ -20,6 +20,8 @@ enum class ErrorKind {
                   // which may be a newer writer's or damage; or what a format cannot hold
     NotReadHere,  // a part recognised as well-formed of a kind its format allows but
                   // tdstudio does not decode (a NumPy string array): not damage
+    Unplaced,     // data the file holds outside every part tdstudio shows (storages a
+                  // pickle loads that no shown tensor uses): unread, sound or damaged
     Denied,       // not allowed: permissions, an HTTP 401/403, a link out of the dataset
     Untrusted,    // a server whose certificate is not trusted
     Network,      // the network or the server failed (after retries), or stalled
@@ -55,6 +57,7 @@ public:
     static Error truncated(std::string where, std::string reason);
     static Error unsupported(std::string where, std::string reason);
     static Error notReadHere(std::string where, std::string reason);
+    static Error unplaced(std::string where, std::string reason);
     static Error denied(std::string where, std::string reason);
     static Error untrusted(std::string where, std::string reason);
     static Error network(std::string where, std::string reason);

@@ -217,9 +217,11 @@ public:
         return kind_ == NodeKind::NonTensorData || kind_ == NodeKind::NonTensorStack;
     }
     bool isError() const { return kind_ == NodeKind::Error; }
-    // An error node for a part the file holds soundly that tdstudio does not
-    // decode (ErrorKind::NotReadHere: a quantized tensor, a string array).
-    bool isNotReadHere() const;
+    // An error node for a part tdstudio leaves unread that need not be
+    // damaged: of a kind it does not decode (ErrorKind::NotReadHere: a
+    // quantized tensor, a string array), or held outside every part it
+    // shows (ErrorKind::Unplaced). A save may leave it out.
+    bool isUnread() const;
     // This node or one above it is locked (trees returned by save()).
     bool isLocked() const;
     // A group of dotted keys made for display (groupKeysByDots()): not part of

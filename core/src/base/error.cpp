@@ -18,6 +18,8 @@ std::string_view errorKindName(ErrorKind kind) {
             return "unsupported";
         case ErrorKind::NotReadHere:
             return "not_read_here";
+        case ErrorKind::Unplaced:
+            return "unplaced";
         case ErrorKind::Denied:
             return "denied";
         case ErrorKind::Untrusted:
@@ -62,6 +64,10 @@ Error Error::unsupported(std::string where, std::string reason) {
 
 Error Error::notReadHere(std::string where, std::string reason) {
     return Error({ErrorKind::NotReadHere, std::move(where), std::move(reason)});
+}
+
+Error Error::unplaced(std::string where, std::string reason) {
+    return Error({ErrorKind::Unplaced, std::move(where), std::move(reason)});
 }
 
 Error Error::denied(std::string where, std::string reason) {

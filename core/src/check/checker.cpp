@@ -38,8 +38,12 @@
 //   warning  stale_temporary     the temporary of an interrupted save beside the dataset
 //   warning  access_index        a deflate entry's access points that do not fit it (ignored)
 //   warning  no_crc              a torch.save archive written without CRC-32s (all 0)
-//   warning  not_read            a well-formed NumPy array tdstudio does not decode (strings,
-//                                dates, records, objects): its size is checked, not its values
+//   warning  not_read            a well-formed part tdstudio does not decode (a NumPy array of
+//                                strings, dates, records or objects; a quantized tensor): its
+//                                size is checked, not its values
+//   warning  unplaced            storages a checkpoint's pickle loads that no tensor tdstudio
+//                                shows uses (torch may keep them in an attribute it leaves out,
+//                                or the pickle is damaged): their values were not checked
 
 //
 // This file runs the whole check, reads every byte once (the data pass) and
@@ -334,6 +338,8 @@ void Checker::cannotRead(const Failure& failure, std::string message, std::vecto
                     ". This is not damage: it is well-formed, but its values were "
                     "not checked.",
                 std::move(key));
+    else if (failure.kind == ErrorKind::Unplaced)
+        warning("unplaced", failure.where, failure.reason + ".", std::move(key));
     else
         error(kind.empty() ? problemKindOf(failure) : std::move(kind), failure.where,
               std::move(message), std::move(key));

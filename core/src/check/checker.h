@@ -100,6 +100,8 @@ private:
     // (or problemKindOf the failure). But a part that is well-formed, of a
     // kind tdstudio does not decode (ErrorKind::NotReadHere), is only a
     // not_read warning: its values were not checked, and it is not damage.
+    // Storages outside every part shown (ErrorKind::Unplaced) are an
+    // unplaced warning: unchecked, and maybe damage.
     void cannotRead(const Failure& failure, std::string message, std::vector<std::string> key = {},
                     std::string kind = {});
 

@@ -1,5 +1,6 @@
 #include "formats/python_tree.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "formats/consolidated.h"
@@ -35,25 +36,27 @@ public:
 
     std::unique_ptr<Node> build(const Object& o, const std::string& key, int depth) {
         if (depth > kMaxDepth)
-            return NodeBuilder::error(
-                key, {ErrorKind::Unsupported, where(),
-                      "nested more than " + std::to_string(kMaxDepth) + " levels deep"});
+            return errorFor(
+                o, key,
+                Error::unsupported(
+                    where(), "nested more than " + std::to_string(kMaxDepth) + " levels deep"));
         // Shared objects are shown once per place they are used: a pickle
         // that shares a tuple inside itself 60 times over would be 2^60 nodes.
         if (++nodes_ > kMaxNodes)
-            return NodeBuilder::error(key, {ErrorKind::Unsupported, where(),
-                                            "more than " + std::to_string(kMaxNodes) +
-                                                " nodes: the pickle repeats shared objects"});
+            return errorFor(o, key,
+                            Error::unsupported(where(), "more than " + std::to_string(kMaxNodes) +
+                                                            " nodes: the pickle repeats shared "
+                                                            "objects"));
         if (!onPath_.insert(&o).second)
-            return NodeBuilder::error(
-                key, {ErrorKind::Unsupported, where(), "refers to itself (a recursive structure)"});
+            return errorFor(
+                o, key, Error::unsupported(where(), "refers to itself (a recursive structure)"));
         if (depth > 0)
             path_.push_back(key);
         std::unique_ptr<Node> n;
         try {
             n = make(o, key, depth);
         } catch (const Error& e) {
-            n = NodeBuilder::error(key, e.failure());
+            n = errorFor(o, key, e);
         }
         if (depth > 0)
             path_.pop_back();
@@ -61,7 +64,65 @@ public:
         return n;
     }
 
+    // One Unplaced node under `root` for the storages that `pickle` loads
+    // and no part of the tree uses, if any (a root that takes no children,
+    // one tensor, has nowhere to put it: its pickle's other arguments are
+    // torch's hooks, which hold no tensors when torch.save writes them).
+    void addUnplaced(const python::Pickle& pickle, Node& root) {
+        if (root.kind() != NodeKind::Container && root.kind() != NodeKind::Object &&
+            root.kind() != NodeKind::TensorDict)
+            return;
+        std::vector<std::string> keys;
+        std::size_t count = 0;
+        for (const Object& o : pickle.objects) {
+            if (o.type != Type::Storage || shown_.count(&o))
+                continue;
+            ++count;
+            if (keys.size() < 5 && std::find(keys.begin(), keys.end(), o.text) == keys.end())
+                keys.push_back(o.text);
+        }
+        if (!count)
+            return;
+        std::string named;
+        for (const std::string& k : keys)
+            named += (named.empty() ? "" : ", ") + k;
+        if (count > keys.size())
+            named += ", ...";
+        const std::string key = "<storages outside every key>";
+        const bool one = count == 1;
+        const std::string reason =
+            (one ? "storage " + named + " is"
+                 : std::to_string(count) + " storages (" + named + ") are") +
+            " loaded by the pickle but used by no tensor tdstudio shows: torch.load may keep " +
+            (one ? "it" : "them") +
+            " where tdstudio does not look (an OrderedDict's attributes, a parameter's "
+            "state), or the pickle is damaged. " +
+            (one ? "Its values are" : "Their values are") + " not read or checked";
+        const std::string where =
+            (store_ ? store_->container().location() : std::string("the pickle")) + ": " + key;
+        NodeBuilder(root).append(NodeBuilder::error(key, {ErrorKind::Unplaced, where, reason}));
+    }
+
 private:
+    // The error node for `o` and all below it: the storages in it count as
+    // shown (the error stands for them).
+    std::unique_ptr<Node> errorFor(const Object& o, const std::string& key, const Error& e) {
+        std::vector<const Object*> pending{&o};
+        while (!pending.empty()) {
+            const Object* p = pending.back();
+            pending.pop_back();
+            if (!p || !walked_.insert(p).second)
+                continue;
+            if (p->type == Type::Storage)
+                shown_.insert(p);
+            pending.insert(pending.end(), p->items.begin(), p->items.end());
+            for (const auto& [k, v] : p->entries)
+                pending.insert(pending.end(), {k, v});
+            pending.insert(pending.end(), {p->state, p->listItems, p->tensor().storage});
+        }
+        return NodeBuilder::error(key, e.failure());
+    }
+
     // How errors name the part: the file and the key path ("x.pt: model/w").
     std::string where() const {
         return (store_ ? store_->container().location() : std::string("the pickle")) + ": " +
@@ -72,14 +133,7 @@ private:
         switch (o.type) {
             case Type::Dict: {
                 auto n = container(key, std::string(o.className));
-                // Keys that print alike (1 and "1") are all kept; child() finds the
-                // first, and a save refuses to merge them, naming each as Python does.
-                for (const auto& [k, v] : o.entries) {
-                    auto child = build(*v, python::keyText(*k), depth + 1);
-                    if (k->type != Type::Str)
-                        NodeBuilder(*child).setKeyRepr(python::keyText(*k));
-                    NodeBuilder(*n).append(std::move(child));
-                }
+                appendEntries(*n, o.entries, depth + 1);
                 return n;
             }
             case Type::List:
@@ -87,9 +141,7 @@ private:
             case Type::Tuple: {
                 if (o.className == "torch.Size")
                     return value(key, "torch.Size", sizeValue(o));
-                auto n = container(key, o.type == Type::List  ? "list"
-                                        : o.type == Type::Set ? "set"
-                                                              : "tuple");
+                auto n = container(key, python::typeName(o));
                 for (std::size_t i = 0; i < o.items.size(); ++i)
                     NodeBuilder(*n).append(build(*o.items[i], std::to_string(i), depth + 1));
                 return n;
@@ -113,20 +165,29 @@ private:
                     return consolidated(o, key);
                 if (o.text == "torch._utils._rebuild_qtensor")
                     quantizedTensor(o);  // throws: not read here, or what is wrong with it
+                // Its state's fields, then what it was made with (the
+                // call's arguments) and given (a list or dict subclass's
+                // items, as Python's __reduce__ names them). A repeated key
+                // is kept (child() finds the first): nothing found is hidden.
                 auto n = NodeBuilder::create(NodeKind::Object, key);
                 NodeBuilder(*n).setClass(o.text, {});
                 NodeBuilder(*n).setStore(store_);
-                if (o.state && o.state->type == Type::Dict) {
-                    for (const auto& [k, v] : o.state->entries)
-                        NodeBuilder(*n).put(build(*v, python::keyText(*k), depth + 1));
-                } else if (o.state) {
-                    NodeBuilder(*n).put(build(*o.state, "state", depth + 1));
-                }
+                if (o.state && o.state->type == Type::Dict)
+                    appendEntries(*n, o.state->entries, depth + 1);
+                else if (o.state)
+                    NodeBuilder(*n).append(build(*o.state, "state", depth + 1));
                 if (!o.items.empty()) {
                     auto args = container("args", "tuple");
                     for (std::size_t i = 0; i < o.items.size(); ++i)
                         NodeBuilder(*args).append(build(*o.items[i], std::to_string(i), depth + 2));
-                    NodeBuilder(*n).put(std::move(args));
+                    NodeBuilder(*n).append(std::move(args));
+                }
+                if (o.listItems)
+                    NodeBuilder(*n).append(build(*o.listItems, "listitems", depth + 1));
+                if (!o.entries.empty()) {
+                    auto items = container("dictitems", "dict");
+                    appendEntries(*items, o.entries, depth + 2);
+                    NodeBuilder(*n).append(std::move(items));
                 }
                 return n;
             }
@@ -155,6 +216,19 @@ private:
             key, {ErrorKind::Unsupported, where(), "an object of an unknown kind"});
     }
 
+    // A dict's entries as children of `n`. Keys that print alike (1 and
+    // "1") are all kept; child() finds the first, and a save refuses to
+    // merge them, naming each as Python does.
+    void appendEntries(Node& n, const std::vector<std::pair<Object*, Object*>>& entries,
+                       int depth) {
+        for (const auto& [k, v] : entries) {
+            auto child = build(*v, python::keyText(*k), depth);
+            if (k->type != Type::Str)
+                NodeBuilder(*child).setKeyRepr(python::keyText(*k));
+            NodeBuilder(n).append(std::move(child));
+        }
+    }
+
     std::unique_ptr<Node> container(const std::string& key, const std::string& className) {
         auto n = NodeBuilder::create(NodeKind::Container, key);
         NodeBuilder(*n).setClass(className, {});
@@ -181,6 +255,7 @@ private:
         const TensorFields& t = o.tensor();
         if (!t.storage)
             throw Error::corrupt(where(), "a tensor without a storage");
+        shown_.insert(t.storage);
         const Object& storage = *t.storage;
         // A storage type not read here (torch_format.cpp). torch.save writes
         // a quantized storage only under _rebuild_qtensor (quantizedTensor()):
@@ -467,6 +542,9 @@ private:
 
     const std::shared_ptr<const Store>& store_;
     const StorageLocator& locate_;
+    // Storages a tensor of the tree uses, or an error node stands for.
+    std::unordered_set<const Object*> shown_;
+    std::unordered_set<const Object*> walked_;  // objects an error node stands for
     std::unordered_set<const Object*> onPath_;
     std::vector<std::string> path_;  // keys from the root to the node being built
     std::size_t nodes_ = 0;
@@ -474,11 +552,13 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Node> buildPythonTree(const python::Object& root,
+std::unique_ptr<Node> buildPythonTree(const python::Pickle& pickle,
                                       const std::shared_ptr<const Store>& store,
                                       const StorageLocator& locate) {
     TreeBuilder builder(store, locate);
-    return builder.build(root, "", 0);
+    std::unique_ptr<Node> root = builder.build(*pickle.root, "", 0);
+    builder.addUnplaced(pickle, *root);
+    return root;
 }
 
 }  // namespace tensordict

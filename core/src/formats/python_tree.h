@@ -22,7 +22,10 @@ class Store;
 // Error when the format has no such storage.
 using StorageLocator = std::function<StorageInfo(const python::Object& storage)>;
 
-std::unique_ptr<Node> buildPythonTree(const python::Object& root,
+// The tree of `pickle`'s root. Storages the pickle loads that no part of
+// the tree uses (kept by torch where nothing here looks, or swallowed by
+// damage) are named by one ErrorKind::Unplaced node under the root.
+std::unique_ptr<Node> buildPythonTree(const python::Pickle& pickle,
                                       const std::shared_ptr<const Store>& store,
                                       const StorageLocator& locate);
 

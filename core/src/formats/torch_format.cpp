@@ -217,7 +217,7 @@ public:
             info->bigEndian = bigEndian && itemSize(storage.tensor().dtype) > 1;
             return *info;
         };
-        return buildPythonTree(*pickle.root, self, locate);
+        return buildPythonTree(pickle, self, locate);
     }
 
 private:
@@ -350,7 +350,7 @@ private:
                 start->second + std::uint64_t(storage.integer) * itemSize(storage.tensor().dtype);
             return info;
         };
-        return buildPythonTree(*object.root, self, locate);
+        return buildPythonTree(object, self, locate);
     }
 };
 

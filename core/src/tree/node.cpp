@@ -246,8 +246,9 @@ const std::string& Node::error() const {
     return e ? e->message : none;
 }
 
-bool Node::isNotReadHere() const {
-    return isError() && failure()->kind == ErrorKind::NotReadHere;
+bool Node::isUnread() const {
+    return isError() &&
+           (failure()->kind == ErrorKind::NotReadHere || failure()->kind == ErrorKind::Unplaced);
 }
 
 const Failure* Node::failure() const {

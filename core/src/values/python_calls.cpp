@@ -48,19 +48,8 @@ public:
                 p->flag = args->items[1]->flag;
             return p;
         }
-        if (name == "collections.OrderedDict") {
-            Object* d = m_.make(Type::Dict);
-            d->className = "OrderedDict";
-            if (args->type == Type::Tuple && !args->items.empty()) {
-                const Object* pairs = args->items[0];
-                m_.charge(pairs->items.size());
-                for (const Object* pair : pairs->items)
-                    if ((pair->type == Type::Tuple || pair->type == Type::List) &&
-                        pair->items.size() == 2)
-                        d->entries.emplace_back(pair->items[0], pair->items[1]);
-            }
-            return d;
-        }
+        if (name == "collections.OrderedDict")
+            return orderedDict(args);
         if (name == "torch.Size") {
             Object* t = m_.tuple(args->type == Type::Tuple && !args->items.empty()
                                      ? args->items[0]->items
@@ -84,12 +73,12 @@ public:
             return latin1(*text);
         }
         if (name == "builtins.set" || name == "builtins.frozenset") {
-            Object* s = m_.make(Type::Set);
+            std::vector<Object*> items;
             if (args->type == Type::Tuple && !args->items.empty()) {
                 m_.charge(args->items[0]->items.size());
-                s->items = args->items[0]->items;
+                items = args->items[0]->items;
             }
-            return s;
+            return m_.set(name.substr(name.find('.') + 1), std::move(items));
         }
         if (name == "tensordict._reductions._make_td") {
             const Object* cls = arg(args, 0, name);
@@ -112,6 +101,8 @@ public:
         if (name == "copyreg._reconstructor" && args->type == Type::Tuple && !args->items.empty() &&
             args->items[0]->type == Type::Global) {
             instance->text = args->items[0]->text;
+            if (args->items.size() == 3)
+                keepBaseValue(instance, args->items[2]);
             return instance;
         }
         instance->text =
@@ -124,6 +115,53 @@ public:
     }
 
 private:
+    // OrderedDict(), OrderedDict(mapping) or OrderedDict(pairs), as Python
+    // makes it (torch pickles its state dicts as the first, then SETITEMS);
+    // Python fails on any other arguments.
+    Object* orderedDict(const Object* args) {
+        Object* d = m_.make(Type::Dict);
+        d->className = "OrderedDict";
+        if (args->type != Type::Tuple || args->items.size() > 1)
+            m_.fail("collections.OrderedDict called with " +
+                    (args->type == Type::Tuple ? std::to_string(args->items.size()) + " arguments"
+                                               : "a " + typeName(*args)));
+        if (args->items.empty())
+            return d;
+        const Object* from = args->items[0];
+        if (from->type == Type::Dict) {
+            m_.charge(from->entries.size());
+            for (const auto& [key, value] : from->entries)
+                m_.setItem(d, key, value);
+            return d;
+        }
+        if (from->type != Type::List && from->type != Type::Tuple)
+            m_.fail("collections.OrderedDict of a " + typeName(*from));
+        m_.charge(from->items.size());
+        for (const Object* pair : from->items) {
+            if ((pair->type != Type::Tuple && pair->type != Type::List) || pair->items.size() != 2)
+                m_.fail("collections.OrderedDict of an item that is not a (key, value) pair");
+            m_.setItem(d, pair->items[0], pair->items[1]);
+        }
+        return d;
+    }
+
+    // copyreg._reconstructor(cls, base, value) makes a subclass of a builtin
+    // (protocols 0 and 1) from its base's value: a list subclass keeps its
+    // items to show, a dict subclass its entries, any other its value as
+    // its one argument.
+    void keepBaseValue(Object* instance, Object* value) {
+        if (value->type == Type::List) {
+            m_.charge(value->items.size());
+            instance->listItems = m_.make(Type::List);
+            instance->listItems->items = value->items;
+        } else if (value->type == Type::Dict) {
+            m_.charge(value->entries.size());
+            instance->entries = value->entries;
+        } else if (value->type != Type::None) {
+            instance->items = {value};
+        }
+    }
+
     void needType(const Object* o, Type type, const char* what) const {
         if (o->type != type)
             m_.fail(std::string(what));

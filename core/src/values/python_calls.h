@@ -23,6 +23,10 @@ public:
     virtual Object* make(Object::Type type) = 0;
     virtual Object* makeText(Object::Type type, std::string_view text) = 0;
     virtual Object* tuple(std::vector<Object*> items) = 0;
+    // A set ("set") or frozenset ("frozenset") of `items`.
+    virtual Object* set(std::string_view className, std::vector<Object*> items) = 0;
+    // dict[key] = value; throws, as Python does, for a key it cannot hash.
+    virtual void setItem(Object* dict, Object* key, Object* value) = 0;
     // Charges `n` copied items or bytes to the pickle's budget (throws past it).
     virtual void charge(std::size_t n) = 0;
     // Throws Error (corrupt) naming the pickle and where in it.

@@ -7,8 +7,10 @@
 #include <cstring>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "tensordict/error.h"
+#include "tensordict/keys.h"
 #include "values/big_int.h"
 #include "values/python_calls.h"
 
@@ -202,8 +204,35 @@ private:
         return tuple(std::move(items));
     }
 
-    static void setItem(Object* dict, Object* key, Object* value) {
+    // dict[key] = value, for a key Python can hash (it fails on others).
+    void setItem(Object* dict, Object* key, Object* value) override {
+        if (const Object* unhashable = unhashablePart(*key))
+            fail("a dict key that holds a " + std::string(typeName(*unhashable)) +
+                 ", which Python cannot hash");
         dict->entries.emplace_back(key, value);
+    }
+    // The list, dict or set in `key` (itself, or inside its tuples), if any.
+    static const Object* unhashablePart(const Object& key) {
+        if (key.type != Type::Tuple)
+            return isUnhashable(key) ? &key : nullptr;
+        // Tuples may share tuples (a DAG): each is looked into once.
+        std::vector<const Object*> pending{&key};
+        std::unordered_set<const Object*> seen{&key};
+        while (!pending.empty()) {
+            const Object* t = pending.back();
+            pending.pop_back();
+            for (const Object* item : t->items) {
+                if (isUnhashable(*item))
+                    return item;
+                if (item->type == Type::Tuple && seen.insert(item).second)
+                    pending.push_back(item);
+            }
+        }
+        return nullptr;
+    }
+    static bool isUnhashable(const Object& o) {
+        return o.type == Type::List || o.type == Type::Dict ||
+               (o.type == Type::Set && o.className == "set");
     }
     // The integer of protocol 0's INT and LONG opcodes ("123", "123L"), of any size.
     Object* decimal(std::string_view s) {
@@ -269,7 +298,8 @@ private:
     bool stackOp(unsigned char op) {
         switch (op) {
             case 0x80:  // PROTO
-                if (static_cast<unsigned char>(byte()) > 5)
+                protocol_ = static_cast<unsigned char>(byte());
+                if (protocol_ > 5)
                     fail("pickle protocol above 5");
                 return true;
             case 0x95:  // FRAME
@@ -420,14 +450,11 @@ private:
             }
             case 'a': {
                 Object* v = pop();
-                Object* l = top();
-                if (l->type != Type::List)
-                    fail("APPEND to a non-list");
-                l->items.push_back(v);
+                appends({v}, "APPEND");
                 return true;
             }
             case 'e':
-                appends(popMark());
+                appends(popMark(), "APPENDS");
                 return true;
             case ')':
                 push(emptyTuple());
@@ -456,7 +483,7 @@ private:
                 setItems(popMark(), "SETITEMS");
                 return true;
             case 0x8f:
-                push(make(Type::Set));
+                push(set("set", {}));
                 return true;
             case 0x90: {
                 std::vector<Object*> items = popMark();
@@ -466,24 +493,33 @@ private:
                 s->items.insert(s->items.end(), items.begin(), items.end());
                 return true;
             }
-            case 0x91: {
-                Object* s = make(Type::Set);
-                s->items = popMark();
-                push(s);
+            case 0x91:
+                push(set("frozenset", popMark()));
                 return true;
-            }
             default:
                 return false;
         }
     }
 
-    // APPENDS to the list (or set) on top of the stack.
-    void appends(const std::vector<Object*>& items) {
+    // APPEND(S) to the list on top of the stack, or to an object never made
+    // (a list subclass), which keeps them to show. Python fails on others.
+    void appends(const std::vector<Object*>& items, const char* opcode) {
         Object* l = top();
-        if (l->type == Type::List || l->type == Type::Set)
-            l->items.insert(l->items.end(), items.begin(), items.end());
-        else if (l->type != Type::Instance)  // extend() of an object never made: not kept
-            fail("APPENDS to a non-list");
+        if (l->type == Type::Instance) {
+            if (!l->listItems)
+                l->listItems = make(Type::List);
+            l = l->listItems;
+        } else if (l->type != Type::List) {
+            fail(std::string(opcode) + " to a " + typeName(*l));
+        }
+        l->items.insert(l->items.end(), items.begin(), items.end());
+    }
+
+    Object* set(std::string_view className, std::vector<Object*> items) override {
+        Object* s = make(Type::Set);
+        s->className = className;
+        s->items = std::move(items);
+        return s;
     }
 
     // A dict of key, value, key, value... (`opcode` names it in errors).
@@ -497,17 +533,41 @@ private:
         return d;
     }
 
-    // SETITEM(S) on the top of the stack: a dict's items; an object never made keeps none.
+    // SETITEM(S) on the top of the stack: a dict's items, or those of an
+    // object never made (a dict subclass), which keeps them to show.
     void setItems(const std::vector<Object*>& items, const char* opcode) {
         if (items.size() % 2)
             fail(std::string(opcode) + " with an odd number of items");
         Object* target = top();
-        if (target->type == Type::Instance)
-            return;
-        if (target->type != Type::Dict)
-            fail(std::string(opcode) + " on a non-dict");
+        if (target->type != Type::Dict && target->type != Type::Instance)
+            fail(std::string(opcode) + " on a " + typeName(*target));
         for (std::size_t i = 0; i < items.size(); i += 2)
             setItem(target, items[i], items[i + 1]);
+    }
+
+    // BUILD (__setstate__, or an update of the instance's __dict__), never
+    // run. An object never made keeps its first state to show; tensors,
+    // storages, TensorDicts and OrderedDicts (a state_dict's _metadata) take
+    // theirs in torch, and nothing here shows it. Python fails on the rest,
+    // which have neither (a dict, a list, a class).
+    void build(Object* target, Object* state) {
+        switch (target->type) {
+            case Type::Instance:
+                if (!target->state)
+                    target->state = state;
+                return;
+            case Type::Tensor:
+            case Type::Storage:
+            case Type::TensorDict:
+                return;
+            case Type::Dict:
+                if (target->className == "OrderedDict")
+                    return;
+                break;
+            default:
+                break;
+        }
+        fail("BUILD on a " + typeName(*target));
     }
 
     // Globals, calls, instances and persistent ids: named, never run.
@@ -558,11 +618,9 @@ private:
                 push(newObject(cls, tuple(std::move(items))));
                 return true;
             }
-            case 'b': {  // BUILD: setstate, never run; an object keeps its state to show
+            case 'b': {
                 Object* state = pop();
-                Object* target = top();
-                if (target->type == Type::Instance && !target->state)
-                    target->state = state;
+                build(top(), state);
                 return true;
             }
             case 'P':
@@ -608,6 +666,12 @@ private:
     Object* global(const std::string& module, const std::string& name) {
         if (module.size() + name.size() > 1024)
             fail("a global's name is over 1 KiB");
+        // Python 3 writes protocols 0-2 with Python 2's module names, and
+        // reads them back as its own (pickle's fix_imports).
+        if (protocol_ < 3 && module == "__builtin__")
+            return makeText(Type::Global, "builtins." + name);
+        if (protocol_ < 3 && module == "copy_reg")
+            return makeText(Type::Global, "copyreg." + name);
         return makeText(Type::Global, module + "." + name);
     }
 
@@ -637,6 +701,7 @@ private:
     std::vector<Object*> denseMemo_;
     std::unordered_map<std::uint64_t, Object*> sparseMemo_;
     std::size_t memoCount_ = 0;
+    int protocol_ = 0;  // PROTO's, if any (protocols 0 and 1 have none)
     std::size_t copied_ = 0;
     static constexpr std::size_t kSharedInts = 1025;  // -1 to 1023
     std::array<Object*, kSharedInts> sharedInts_{};
@@ -695,6 +760,42 @@ std::optional<QuantizedStorage> quantizedStorage(std::string_view name) {
     return std::nullopt;
 }
 
+std::string typeName(const Object& o) {
+    switch (o.type) {
+        case Type::None:
+            return "None";
+        case Type::Bool:
+            return "bool";
+        case Type::Int:
+        case Type::BigInt:
+            return "int";
+        case Type::Float:
+            return "float";
+        case Type::Bytes:
+            return "bytes";
+        case Type::List:
+            return "list";
+        case Type::Str:
+            return o.className.empty() ? "str" : std::string(o.className);
+        case Type::Tuple:
+            return o.className.empty() ? "tuple" : std::string(o.className);
+        case Type::Dict:
+            return o.className.empty() ? "dict" : std::string(o.className);
+        case Type::Set:
+            return o.className.empty() ? "set" : std::string(o.className);
+        case Type::Global:
+            return "global " + o.text;
+        case Type::Instance:
+        case Type::TensorDict:
+            return o.text;
+        case Type::Storage:
+            return "storage";
+        case Type::Tensor:
+            return "tensor";
+    }
+    return "object";
+}
+
 std::string keyText(const Object& key) {
     switch (key.type) {
         case Type::Str:
@@ -726,6 +827,11 @@ std::string keyText(const Object& key) {
                                                   : keyText(item);
             }
             return out + (key.items.size() == 1 ? ",)" : ")");
+        }
+        case Type::Tensor: {  // an optimizer's state is keyed by its parameters
+            const TensorFields& t = key.tensor();
+            return "<" + std::string(key.className) + " " + std::string(dtypeName(t.dtype)) + " " +
+                   formatShape(t.shape) + ">";
         }
         default:
             return "<object key>";

@@ -60,13 +60,17 @@ struct Object {
     std::int64_t integer = 0;
     double real = 0;
     std::string text;  // Str, Bytes, BigInt, Global, Instance, Storage, TensorDict
-    // Dict: "dict" or "OrderedDict"; Tuple: "tuple" or "torch.Size"; Tensor:
-    // "Tensor" or "Parameter"; Str: "torch.device" for a device. (Literals
-    // only: an object stays small, for pickles of millions of them.)
+    // Dict: "dict" or "OrderedDict"; Tuple: "tuple" or "torch.Size"; Set:
+    // "set" or "frozenset"; Tensor: "Tensor" or "Parameter"; Str:
+    // "torch.device" for a device. (Literals only: an object stays small,
+    // for pickles of millions of them.)
     std::string_view className;
-    std::vector<Object*> items;                        // List, Tuple, Set; Instance's arguments
-    std::vector<std::pair<Object*, Object*>> entries;  // Dict, in order
-    Object* state = nullptr;                           // Instance, TensorDict: what BUILD set
+    std::vector<Object*> items;  // List, Tuple, Set; Instance's arguments
+    // Dict, in order; Instance: what SETITEM(S) gave it (a dict subclass's items).
+    std::vector<std::pair<Object*, Object*>> entries;
+    Object* state = nullptr;  // Instance, TensorDict: what BUILD set
+    // Instance: a List of what APPEND(S) gave it (a list subclass's items), if any.
+    Object* listItems = nullptr;
 
     // Storage and Tensor only: their fields, made when first set (most
     // objects of a large pickle are neither, and stay small).
@@ -186,5 +190,9 @@ std::optional<QuantizedStorage> quantizedStorage(std::string_view qualifiedName)
 
 // A value for a key: str as is, others as Python's str() shows them.
 std::string keyText(const Object& key);
+
+// What it is, for messages: Python's type name ("dict", "OrderedDict",
+// "torch.Size"), the class an Instance names, "global torch.float32".
+std::string typeName(const Object& o);
 
 }  // namespace tensordict::python

@@ -57,7 +57,7 @@ std::vector<Tensor> tensorsOf(const TensorDict& data, const SaveOptions& options
         const std::string keyText = formatKeyPath(node->keyPath());
         // A part not decoded here (a quantized tensor) is no tensor to write:
         // left out and named, as values are; alone, it is refused.
-        if (node->isNotReadHere() && node != &data.root()) {
+        if (node->isUnread() && node != &data.root()) {
             if (options.skipped)
                 options.skipped(keyText);
             continue;

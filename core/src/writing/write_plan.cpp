@@ -176,7 +176,7 @@ private:
         Value::Object meta;
         for (const auto& childPtr : n.children()) {
             const Node& c = *childPtr;
-            if (c.kind() == NodeKind::Object || c.isNotReadHere()) {
+            if (c.kind() == NodeKind::Object || c.isUnread()) {
                 if (!skipObjects_)
                     c.isError() ? unreadable(c) : unrepresentable(c);
                 plan_.skipped.push_back(keyText(c));

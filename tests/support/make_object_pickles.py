@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""Checkpoints whose tensors sit inside Python objects, written by the real
+torch (Debian's python3-torch 1.13), sound and damaged, for --check.
+
+usage: make_object_pickles.py OUTDIR
+
+Sound (torch.save wrote them; torch.load reads each back here). OUTDIR/
+expected.json lists, for each, every tensor's key path as tdstudio names it
+and its values as torch.load gives them:
+  optimizer.pt      torch.save of an Adam optimizer after one step: its
+                    state is a collections.defaultdict keyed by parameters
+  defaultdict.pt    {"dd": defaultdict(list, a=tensor)}
+  subclasses.pt     a list subclass and a dict subclass holding tensors
+                    (protocol 2: NEWOBJ, then APPENDS and SETITEMS)
+  subclasses_p1.pt  the same at protocol 1 (copyreg._reconstructor with
+                    the base's value)
+  state_dict.pt     an nn.Module's state_dict: an OrderedDict that BUILD
+                    gives its _metadata
+Sound, with a tensor where tdstudio does not look (an unplaced warning):
+  attribute.pt      an OrderedDict with a tensor attribute (BUILD)
+Damaged: torch.load fails on each (asserted here):
+  ordereddict_args.pt      collections.OrderedDict called with 7 arguments,
+                           a tensor the first
+  ordereddict_item.pt      OrderedDict([tensor of 3]): an item not a pair
+  build_on_global.pt       BUILD of {"t": tensor} on torch.float32
+  build_on_dict.pt         BUILD of {"t": tensor} on a dict
+  unhashable_key.pt        a dict keyed by a list, its value a tensor
+  append_to_dict.pt        APPEND of a tensor to a dict
+The damaged ones are written by torch.save through a pickler that writes
+chosen opcodes in place of a marker object (tensors still go through
+torch's persistent ids).
+"""
+import collections
+import json
+import pickle
+import sys
+import types
+
+import torch
+
+out = sys.argv[1]
+torch.manual_seed(0)
+expected = {}
+
+
+def values(t):
+    return t.detach().reshape(-1).tolist()
+
+
+def key_of(p):
+    """How tdstudio names a dict key that is a tensor."""
+    return "<%s %s %s>" % (type(p).__name__, p.dtype, list(p.shape))
+
+
+def save(name, obj, tensors=None, protocol=2):
+    torch.save(obj, out + "/" + name, pickle_protocol=protocol)
+    torch.load(out + "/" + name)  # torch reads it back
+    if tensors is not None:
+        expected[name] = {k: values(v) for k, v in tensors.items()}
+
+
+class MyList(list):
+    pass
+
+
+class MyDict(dict):
+    pass
+
+
+# An optimizer's state: a defaultdict keyed by the parameters.
+model = torch.nn.Linear(3, 2)
+opt = torch.optim.Adam(model.parameters())
+model(torch.randn(4, 3)).sum().backward()
+opt.step()
+tensors = {}
+for i, p in enumerate(opt.param_groups[0]["params"]):
+    tensors["param_groups/0/params/%d" % i] = p
+    for field, v in opt.state[p].items():
+        tensors["state/dictitems/%s/%s" % (key_of(p), field)] = v
+save("optimizer.pt", opt, tensors)
+
+dd = collections.defaultdict(list)
+dd["a"] = torch.arange(3.0)
+save("defaultdict.pt", {"dd": dd}, {"dd/dictitems/a": dd["a"]})
+
+lists = {"l": MyList([torch.ones(2), torch.arange(4.0)]), "d": MyDict(a=torch.full((2,), 7.0))}
+tensors = {
+    "l/listitems/0": lists["l"][0],
+    "l/listitems/1": lists["l"][1],
+    "d/dictitems/a": lists["d"]["a"],
+}
+save("subclasses.pt", lists, tensors)
+save("subclasses_p1.pt", lists, tensors, protocol=1)
+
+sd = torch.nn.Linear(2, 2).state_dict()
+assert hasattr(sd, "_metadata")
+save("state_dict.pt", sd, {"weight": sd["weight"], "bias": sd["bias"]})
+
+od = collections.OrderedDict(w=torch.arange(2.0))
+od.extra = torch.arange(5.0)
+save("attribute.pt", od)
+assert torch.equal(torch.load(out + "/attribute.pt").extra, od.extra)
+
+
+# Damaged files: a marker object pickled as chosen opcodes.
+class Raw:
+    def __init__(self, *parts):
+        self.parts = parts  # bytes are written as they are, anything else pickled
+
+
+class RawPickler(pickle._Pickler):
+    def save(self, obj, save_persistent_id=True):
+        if isinstance(obj, Raw):
+            for part in obj.parts:
+                if isinstance(part, bytes):
+                    self.write(part)
+                else:
+                    self.save(part)
+            return
+        super().save(obj, save_persistent_id)
+
+
+raw_module = types.SimpleNamespace(Pickler=RawPickler, __name__="raw_pickle")
+
+
+class ReduceTo:
+    def __init__(self, *reduced):
+        self.reduced = reduced
+
+    def __reduce__(self):
+        return self.reduced
+
+
+t = torch.arange(3.0)
+damaged = {
+    "ordereddict_args.pt": ReduceTo(collections.OrderedDict, (t, 1, 2, 3, 4, 5, 6)),
+    "ordereddict_item.pt": ReduceTo(collections.OrderedDict, ([t],)),
+    "build_on_global.pt": Raw(b"ctorch\nfloat32\n", {"t": t}, pickle.BUILD),
+    "build_on_dict.pt": Raw(pickle.EMPTY_DICT, {"t": t}, pickle.BUILD),
+    "unhashable_key.pt": Raw(pickle.EMPTY_DICT, pickle.MARK, [1], t, pickle.SETITEMS),
+    "append_to_dict.pt": Raw(pickle.EMPTY_DICT, t, pickle.APPEND),
+}
+for name, obj in damaged.items():
+    torch.save({"x": obj, "plain": torch.ones(1)}, out + "/" + name, pickle_module=raw_module,
+               pickle_protocol=2)
+    try:
+        torch.load(out + "/" + name)
+    except Exception:
+        continue
+    sys.exit(name + ": torch.load read it")
+
+with open(out + "/expected.json", "w") as f:
+    json.dump(expected, f, indent=1)
