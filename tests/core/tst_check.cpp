@@ -568,7 +568,8 @@ private Q_SLOTS:
     }
 
     // A pickle torch.load cannot load (a damaged call or opcode that
-    // swallowed a tensor) is an error naming what is wrong, never silence;
+    // swallowed a tensor, an integer tensor that requires grad) is an error
+    // naming what is wrong, never silence;
     // a tensor torch keeps where tdstudio does not look (an OrderedDict's
     // attribute) is an unplaced warning that names its storage.
     void tensorsSwallowedByAPickleAreNeverSilent() {
@@ -581,7 +582,8 @@ private Q_SLOTS:
               {"build_on_global.pt", "BUILD on a global torch.float32"},
               {"build_on_dict.pt", "BUILD on a dict"},
               {"unhashable_key.pt", "a dict key that holds a list, which Python cannot hash"},
-              {"append_to_dict.pt", "APPEND to a dict"}}) {
+              {"append_to_dict.pt", "APPEND to a dict"},
+              {"int_requires_grad.pt", "a torch.int64 tensor that requires grad"}}) {
             const CheckReport r = check((dir + "/" + name).toStdString());
             QVERIFY2(r.errorCount() == 1 && r.problems.size() == 1 &&
                          r.problems[0].kind == "unreadable" &&

@@ -26,6 +26,9 @@ Damaged: torch.load fails on each (asserted here):
   build_on_dict.pt         BUILD of {"t": tensor} on a dict
   unhashable_key.pt        a dict keyed by a list, its value a tensor
   append_to_dict.pt        APPEND of a tensor to a dict
+  int_requires_grad.pt     {"i": arange(3)}, its requires_grad flipped to True
+                           (torch.load fails: only floating point and
+                           complex tensors can require grad)
 The damaged ones are written by torch.save through a pickler that writes
 chosen opcodes in place of a marker object (tensors still go through
 torch's persistent ids).
@@ -35,6 +38,7 @@ import json
 import pickle
 import sys
 import types
+import zipfile
 
 import torch
 
@@ -148,6 +152,23 @@ for name, obj in damaged.items():
     except Exception:
         continue
     sys.exit(name + ": torch.load read it")
+
+# One opcode flipped in a file torch.save wrote: NEWFALSE (the tensor's
+# requires_grad, its first bool) to NEWTRUE, the zip rewritten around it.
+torch.save({"i": torch.arange(3)}, out + "/int.pt")
+with zipfile.ZipFile(out + "/int.pt") as z:
+    entries = {n.replace("int/", "int_requires_grad/", 1): z.read(n) for n in z.namelist()}
+pkl = entries["int_requires_grad/data.pkl"]
+at = pkl.index(pickle.NEWFALSE)
+entries["int_requires_grad/data.pkl"] = pkl[:at] + pickle.NEWTRUE + pkl[at + 1:]
+with zipfile.ZipFile(out + "/int_requires_grad.pt", "w") as z:
+    for name, data in entries.items():
+        z.writestr(name, data)
+try:
+    torch.load(out + "/int_requires_grad.pt")
+    sys.exit("int_requires_grad.pt: torch.load read it")
+except RuntimeError:
+    pass
 
 with open(out + "/expected.json", "w") as f:
     json.dump(expected, f, indent=1)

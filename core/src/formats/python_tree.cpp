@@ -264,6 +264,12 @@ private:
             throw Error::unsupported(where(), "a tensor over a " + storage.state->text +
                                                   ", which tdstudio does not read; the rest of "
                                                   "the file is read");
+        const DTypeCategory category = dtypeInfo(t.dtype).category;
+        if (o.flag && category != DTypeCategory::Float && category != DTypeCategory::Complex)
+            throw Error::corrupt(where(), "a " + std::string(dtypeName(t.dtype)) +
+                                              " tensor that requires grad, which torch.load "
+                                              "cannot make: only floating point and complex "
+                                              "tensors can");
         return leaf(o, key);
     }
 
