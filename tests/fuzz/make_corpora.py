@@ -392,6 +392,26 @@ def quantized_corpus():
             write("torch_pickle", "quantized.pkl", z.read("state/data.pkl"))
 
 
+def object_pickles_corpus():
+    """Checkpoints whose tensors sit in Python objects (an optimizer's defaultdict,
+    list and dict subclasses at protocols 1 and 2, an OrderedDict's attribute;
+    tests/support/make_object_pickles.py): for load_file, and their pickles
+    for torch_pickle."""
+    make = os.path.join(HERE, "..", "support", "make_object_pickles.py")
+    with tempfile.TemporaryDirectory() as tmp:
+        made = subprocess.run(["/usr/bin/python3", make, tmp],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if made.returncode != 0:
+            print("no torch at /usr/bin/python3: object checkpoints left out")
+            return
+        for name in ("optimizer.pt", "subclasses_p1.pt", "attribute.pt"):
+            with open(os.path.join(tmp, name), "rb") as f:
+                write("load_file", "objects_" + name, f.read())
+            with zipfile.ZipFile(os.path.join(tmp, name)) as z:
+                pickle_name = name[:-3] + "/data.pkl"
+                write("torch_pickle", "objects_" + name[:-3] + ".pkl", z.read(pickle_name))
+
+
 def torch_pickle_corpus():
     for name in sorted(os.listdir(TORCH_FIXTURES)):
         if not name.endswith(".pt"):
@@ -466,6 +486,7 @@ def main():
     sharded_index_corpus()
     file_corpus()
     quantized_corpus()
+    object_pickles_corpus()
     consolidated_corpus()
     torch_pickle_corpus()
     deflate_blocks_corpus()
