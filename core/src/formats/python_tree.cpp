@@ -148,16 +148,8 @@ private:
             }
             case Type::Tensor:
                 return tensor(o, key);
-            case Type::Storage: {
-                // A bare storage: its elements as one 1-D tensor.
-                Object view;
-                view.type = Type::Tensor;
-                view.tensor().storage = &o;
-                view.tensor().dtype = o.tensor().dtype;
-                view.tensor().shape = {o.tensor().numel};
-                view.tensor().stride = {1};
-                return tensor(view, key);
-            }
+            case Type::Storage:  // a bare storage: its elements as one 1-D tensor
+                return tensor(wholeStorage(o), key);
             case Type::TensorDict:
                 return tensorDict(o, key, depth);
             case Type::Instance: {
@@ -271,6 +263,17 @@ private:
                                               "cannot make: only floating point and complex "
                                               "tensors can");
         return leaf(o, key);
+    }
+
+    // A 1-D tensor of all of `storage`'s elements.
+    static Object wholeStorage(const Object& storage) {
+        Object view;
+        view.type = Type::Tensor;
+        view.tensor().storage = &storage;
+        view.tensor().dtype = storage.tensor().dtype;
+        view.tensor().shape = {storage.tensor().numel};
+        view.tensor().stride = {1};
+        return view;
     }
 
     // The leaf of a tensor over a storage of `o.tensor().dtype` elements,
@@ -412,13 +415,7 @@ private:
                                                   " values take more than its storage's " +
                                                   std::to_string(storage.tensor().numel) +
                                                   " bytes");
-            Object whole;  // the storage, every byte of which must be in the file
-            whole.type = Type::Tensor;
-            whole.tensor().storage = &storage;
-            whole.tensor().dtype = quantized->held;
-            whole.tensor().shape = {storage.tensor().numel};
-            whole.tensor().stride = {1};
-            leaf(whole, "");
+            leaf(wholeStorage(storage), "");  // every byte of it must be in the file
         }
         const std::string quantizer = quantizerText(*args[4], t.shape);
         throw Error::notReadHere(where(), "a quantized tensor (" +
