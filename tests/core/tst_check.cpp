@@ -569,9 +569,9 @@ private Q_SLOTS:
 
     // A pickle torch.load cannot load (a damaged call or opcode that
     // swallowed a tensor, an integer tensor that requires grad) is an error
-    // naming what is wrong, never silence;
-    // a tensor torch keeps where tdstudio does not look (an OrderedDict's
-    // attribute) is an unplaced warning that names its storage.
+    // naming what is wrong, never silence; a tensor torch keeps where
+    // tdstudio does not look (an OrderedDict's attribute) is an unplaced
+    // warning that names its storage.
     void tensorsSwallowedByAPickleAreNeverSilent() {
         QString dir, error;
         QVERIFY2(objectPickles(&dir, &error), qPrintable(error));
