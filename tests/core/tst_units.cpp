@@ -417,6 +417,24 @@ private Q_SLOTS:
         const auto list = decodePlainPickle(memo);
         QVERIFY(list && list->asList().size() == 1000);
         QVERIFY(timer.elapsed() < 2000);
+        // One tuple three times over, 14 levels deep: 3^14 (4.8 million)
+        // values from 45 bytes, refused; a million uses of one shared str
+        // (as Python pickles ["cat"] * 1000000) is data.
+        std::string shared("\x80\x04K\x01", 4);
+        for (int level = 0; level < 14; ++level)
+            shared += "22\x87";  // DUP, DUP, TUPLE3
+        shared += '.';
+        QVERIFY(!decodePlainPickle(shared));
+        std::string cats(
+            "\x80\x04]\x94(\x8c\x03"
+            "cat\x94",
+            11);
+        for (int i = 1; i < 1000000; ++i)
+            cats += "h\x01";  // BINGET 1
+        cats += "e.";
+        const auto many = decodePlainPickle(cats);
+        QVERIFY(many && many->asList().size() == 1000000 &&
+                many->asList().back() == Value(std::string("cat")));
     }
 
     void elementDecoding() {

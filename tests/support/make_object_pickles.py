@@ -16,8 +16,10 @@ and its values as torch.load gives them:
                     the base's value)
   state_dict.pt     an nn.Module's state_dict: an OrderedDict that BUILD
                     gives its _metadata
-Sound, with a tensor where tdstudio does not look (an unplaced warning):
-  attribute.pt      an OrderedDict with a tensor attribute (BUILD)
+  tensor_key.pt     a dict keyed by a tensor that is nowhere else (no leaf)
+Sound, with tensors where tdstudio does not look (an unplaced warning):
+  attribute.pt      an OrderedDict with two attributes (BUILD), two views
+                    of one storage
 Damaged: torch.load fails on each (asserted here):
   ordereddict_args.pt      collections.OrderedDict called with 7 arguments,
                            a tensor the first
@@ -26,6 +28,13 @@ Damaged: torch.load fails on each (asserted here):
   build_on_dict.pt         BUILD of {"t": tensor} on a dict
   unhashable_key.pt        a dict keyed by a list, its value a tensor
   append_to_dict.pt        APPEND of a tensor to a dict
+  set_of_list.pt           frozenset([[1], tensor]): an unhashable item
+  additems_frozenset.pt    ADDITEMS of a tensor to a frozenset
+  call_str.pt              REDUCE that calls the str "abc" with a tensor
+  args_list.pt             REDUCE of collections.OrderedDict with a list of
+                           arguments (a tensor), not a tuple
+  build_list_state.pt      BUILD of [tensor] on an OrderedDict
+  parameter_int_grad.pt    _rebuild_parameter(tensor, 1, OrderedDict())
   int_requires_grad.pt     {"i": arange(3)}, its requires_grad flipped to True
                            (torch.load fails: only floating point and
                            complex tensors can require grad)
@@ -51,9 +60,14 @@ def values(t):
     return t.detach().reshape(-1).tolist()
 
 
-def key_of(p):
-    """How tdstudio names a dict key that is a tensor."""
-    return "<%s %s %s>" % (type(p).__name__, p.dtype, list(p.shape))
+def key_of(p, path):
+    """How tdstudio names a dict key that is a tensor: with the key of its
+    storage, the entry of the file saved at `path` that holds its bytes."""
+    with zipfile.ZipFile(path) as z:
+        keys = [n.rsplit("/", 1)[1] for n in z.namelist()
+                if "/data/" in n and z.read(n) == p.detach().numpy().tobytes()]
+    assert len(keys) == 1, keys
+    return "<%s %s %s of storage %s>" % (type(p).__name__, p.dtype, list(p.shape), keys[0])
 
 
 def save(name, obj, tensors=None, protocol=2):
@@ -76,12 +90,13 @@ model = torch.nn.Linear(3, 2)
 opt = torch.optim.Adam(model.parameters())
 model(torch.randn(4, 3)).sum().backward()
 opt.step()
+save("optimizer.pt", opt)
 tensors = {}
 for i, p in enumerate(opt.param_groups[0]["params"]):
     tensors["param_groups/0/params/%d" % i] = p
     for field, v in opt.state[p].items():
-        tensors["state/dictitems/%s/%s" % (key_of(p), field)] = v
-save("optimizer.pt", opt, tensors)
+        tensors["state/dictitems/%s/%s" % (key_of(p, out + "/optimizer.pt"), field)] = v
+expected["optimizer.pt"] = {k: values(v) for k, v in tensors.items()}
 
 dd = collections.defaultdict(list)
 dd["a"] = torch.arange(3.0)
@@ -100,10 +115,13 @@ sd = torch.nn.Linear(2, 2).state_dict()
 assert hasattr(sd, "_metadata")
 save("state_dict.pt", sd, {"weight": sd["weight"], "bias": sd["bias"]})
 
+save("tensor_key.pt", {torch.arange(2.0): "value"}, {})
+
 od = collections.OrderedDict(w=torch.arange(2.0))
 od.extra = torch.arange(5.0)
+od.tail = od.extra[2:]
 save("attribute.pt", od)
-assert torch.equal(torch.load(out + "/attribute.pt").extra, od.extra)
+assert torch.equal(torch.load(out + "/attribute.pt").tail, od.tail)
 
 
 # Damaged files: a marker object pickled as chosen opcodes.
@@ -143,6 +161,14 @@ damaged = {
     "build_on_dict.pt": Raw(pickle.EMPTY_DICT, {"t": t}, pickle.BUILD),
     "unhashable_key.pt": Raw(pickle.EMPTY_DICT, pickle.MARK, [1], t, pickle.SETITEMS),
     "append_to_dict.pt": Raw(pickle.EMPTY_DICT, t, pickle.APPEND),
+    "set_of_list.pt": ReduceTo(frozenset, ([[1], t],)),
+    "additems_frozenset.pt": Raw(pickle.MARK, 1, pickle.FROZENSET, pickle.MARK, t,
+                                 pickle.ADDITEMS),
+    "call_str.pt": Raw("abc", (t,), pickle.REDUCE),
+    "args_list.pt": Raw(b"ccollections\nOrderedDict\n", [t], pickle.REDUCE),
+    "build_list_state.pt": ReduceTo(collections.OrderedDict, (), [t]),
+    "parameter_int_grad.pt": ReduceTo(torch._utils._rebuild_parameter,
+                                      (t, 1, collections.OrderedDict())),
 }
 for name, obj in damaged.items():
     torch.save({"x": obj, "plain": torch.ones(1)}, out + "/" + name, pickle_module=raw_module,

@@ -70,10 +70,10 @@ struct SaveOptions {
     // target, so that a dataset cannot smuggle one of your files into what
     // you export.
     bool allowOutsideLinks = false;
-    // Python objects of a checkpoint (NodeKind::Object), and parts the file
-    // holds soundly that tdstudio does not decode (ErrorKind::NotReadHere: a
-    // quantized tensor, a NumPy string array), which a tensordict cannot
-    // hold: refused, naming the key (false), or left out (true), each key
+    // Python objects of a checkpoint (NodeKind::Object), and parts tdstudio
+    // leaves unread (Node::isUnread(): a quantized tensor, a NumPy string
+    // array, storages outside every key), which a tensordict cannot hold:
+    // refused, naming the key (false), or left out (true), each key
     // left out told to `skipped` before anything is written. (A safetensors
     // save always leaves out what is not a tensor, and names it.)
     bool skipObjects = false;

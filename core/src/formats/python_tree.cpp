@@ -72,15 +72,14 @@ public:
         if (root.kind() != NodeKind::Container && root.kind() != NodeKind::Object &&
             root.kind() != NodeKind::TensorDict)
             return;
+        // torch.load reads each storage once, by key, however often the pickle names it.
         std::vector<std::string> keys;
-        std::size_t count = 0;
-        for (const Object& o : pickle.objects) {
-            if (o.type != Type::Storage || shown_.count(&o))
-                continue;
-            ++count;
-            if (keys.size() < 5 && std::find(keys.begin(), keys.end(), o.text) == keys.end())
+        std::unordered_set<std::string> unplaced;
+        for (const Object& o : pickle.objects)
+            if (o.type == Type::Storage && !shown_.count(o.text) &&
+                unplaced.insert(o.text).second && keys.size() < 5)
                 keys.push_back(o.text);
-        }
+        const std::size_t count = unplaced.size();
         if (!count)
             return;
         std::string named;
@@ -98,35 +97,39 @@ public:
             " where tdstudio does not look (an OrderedDict's attributes, a parameter's "
             "state), or the pickle is damaged. " +
             (one ? "Its values are" : "Their values are") + " not read or checked";
-        const std::string where =
-            (store_ ? store_->container().location() : std::string("the pickle")) + ": " + key;
-        NodeBuilder(root).append(NodeBuilder::error(key, {ErrorKind::Unplaced, where, reason}));
+        NodeBuilder(root).append(
+            NodeBuilder::error(key, {ErrorKind::Unplaced, location() + ": " + key, reason}));
     }
 
 private:
-    // The error node for `o` and all below it: the storages in it count as
-    // shown (the error stands for them).
+    // The error node for `o` and all below it, which stands for the storages in them.
     std::unique_ptr<Node> errorFor(const Object& o, const std::string& key, const Error& e) {
+        cover(o);
+        return NodeBuilder::error(key, e.failure());
+    }
+
+    // Counts the storages in `o` and all below it as shown: by an error
+    // node, or by the text of a dict key (a tensor, a tuple of them).
+    void cover(const Object& o) {
         std::vector<const Object*> pending{&o};
         while (!pending.empty()) {
             const Object* p = pending.back();
             pending.pop_back();
-            if (!p || !walked_.insert(p).second)
+            if (!p || !covered_.insert(p).second)
                 continue;
             if (p->type == Type::Storage)
-                shown_.insert(p);
+                shown_.insert(p->text);
             pending.insert(pending.end(), p->items.begin(), p->items.end());
             for (const auto& [k, v] : p->entries)
                 pending.insert(pending.end(), {k, v});
             pending.insert(pending.end(), {p->state, p->listItems, p->tensor().storage});
         }
-        return NodeBuilder::error(key, e.failure());
     }
 
     // How errors name the part: the file and the key path ("x.pt: model/w").
-    std::string where() const {
-        return (store_ ? store_->container().location() : std::string("the pickle")) + ": " +
-               formatKeyPath(path_);
+    std::string where() const { return location() + ": " + formatKeyPath(path_); }
+    std::string location() const {
+        return store_ ? store_->container().location() : std::string("the pickle");
     }
 
     std::unique_ptr<Node> make(const Object& o, const std::string& key, int depth) {
@@ -215,6 +218,8 @@ private:
                        int depth) {
         for (const auto& [k, v] : entries) {
             auto child = build(*v, python::keyText(*k), depth);
+            if (k->type == Type::Tensor || k->type == Type::Tuple)
+                cover(*k);
             if (k->type != Type::Str)
                 NodeBuilder(*child).setKeyRepr(python::keyText(*k));
             NodeBuilder(n).append(std::move(child));
@@ -247,7 +252,7 @@ private:
         const TensorFields& t = o.tensor();
         if (!t.storage)
             throw Error::corrupt(where(), "a tensor without a storage");
-        shown_.insert(t.storage);
+        shown_.insert(t.storage->text);
         const Object& storage = *t.storage;
         // A storage type not read here (torch_format.cpp). torch.save writes
         // a quantized storage only under _rebuild_qtensor (quantizedTensor()):
@@ -545,9 +550,9 @@ private:
 
     const std::shared_ptr<const Store>& store_;
     const StorageLocator& locate_;
-    // Storages a tensor of the tree uses, or an error node stands for.
-    std::unordered_set<const Object*> shown_;
-    std::unordered_set<const Object*> walked_;  // objects an error node stands for
+    // The keys of the storages a tensor of the tree uses, or a node stands for.
+    std::unordered_set<std::string> shown_;
+    std::unordered_set<const Object*> covered_;  // objects an error node or a key stands for
     std::unordered_set<const Object*> onPath_;
     std::vector<std::string> path_;  // keys from the root to the node being built
     std::size_t nodes_ = 0;

@@ -1,5 +1,6 @@
 #include "values/pickle.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_set>
 
@@ -12,6 +13,11 @@ namespace {
 // Deeper plain data is refused (a million-deep list would also overflow
 // the stack when destroyed).
 constexpr int kMaxDepth = 256;
+// Values made per byte of pickle, beyond a floor: shared objects count
+// each time they are used (as a memo GET, ["cat"] * 1000000 is 2 or 3
+// bytes a value), and a pickle that shares one tuple three times in each of
+// twenty levels would be 3^20 values.
+constexpr std::size_t kValuesPerByte = 16, kMinValues = 1u << 20;
 
 // The plain-data policy over the one pickle decoder: None, bool, int, float,
 // str, bytes, list, tuple, set and dict with str keys become a Value; any
@@ -19,10 +25,14 @@ constexpr int kMaxDepth = 256;
 // makes the whole pickle not plain.
 class PlainData {
 public:
+    // At most `maxValues` values in all (shared objects count each time).
+    explicit PlainData(std::size_t maxValues) : valuesLeft_(maxValues) {}
+
     std::optional<Value> of(const python::Object& o, int depth) {
         using Type = python::Object::Type;
-        if (depth > kMaxDepth || !onPath_.insert(&o).second)
+        if (depth > kMaxDepth || valuesLeft_ == 0 || !onPath_.insert(&o).second)
             return std::nullopt;
+        --valuesLeft_;
         std::optional<Value> v;
         switch (o.type) {
             case Type::None:
@@ -92,6 +102,7 @@ private:
     }
 
     std::unordered_set<const python::Object*> onPath_;
+    std::size_t valuesLeft_;
 };
 
 void appendLE(std::string& out, std::uint64_t v, int n) {
@@ -181,7 +192,7 @@ std::string encodePlainPickle(const Value& value) {
 }
 
 std::optional<Value> plainValue(const python::Object& object) {
-    return PlainData().of(object, 0);
+    return PlainData(kMinValues * kValuesPerByte).of(object, 0);
 }
 
 std::optional<Value> decodePlainPickle(std::string_view bytes) {
@@ -190,7 +201,7 @@ std::optional<Value> decodePlainPickle(std::string_view bytes) {
     try {
         std::size_t pos = 0;
         const python::Pickle pickle = python::decode(bytes, &pos, "a pickle", {});
-        return PlainData().of(*pickle.root, 0);
+        return PlainData(std::max(bytes.size() * kValuesPerByte, kMinValues)).of(*pickle.root, 0);
     } catch (const Error&) {
         return std::nullopt;  // malformed, or it names a storage: shown as opaque
     }

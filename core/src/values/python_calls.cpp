@@ -22,12 +22,16 @@ public:
         // (longer than a short string holds) took a tenth of decoding it.
         const std::string_view name =
             callee->type == Type::Global ? std::string_view(callee->text) : std::string_view();
-        if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_tensor")
-            return tensor(args, name);
+        // (storage, offset, size, stride), then requires_grad and the
+        // backward hooks, then the dtype (v3), then metadata if any.
+        if (name == "torch._utils._rebuild_tensor")
+            return tensor(args, name, 4, 4);
+        if (name == "torch._utils._rebuild_tensor_v2")
+            return tensor(args, name, 6, 7);
         if (name == "torch._utils._rebuild_tensor_v3") {
             // torch 2.1+ for dtypes without a typed storage (float8, uint16-64): an
             // untyped (byte) storage, and the dtype as its seventh argument.
-            Object* t = tensor(args, name);
+            Object* t = tensor(args, name, 7, 8);
             const Object* dtype = arg(args, 6, name);
             const std::optional<DType> type =
                 dtype->type == Type::Global ? dtypeFromString(dtype->text) : std::nullopt;
@@ -36,24 +40,30 @@ public:
             t->tensor().dtype = *type;
             return t;
         }
+        // (data, requires_grad, backward_hooks[, state]).
         if (name == "torch._utils._rebuild_parameter" ||
             name == "torch._utils._rebuild_parameter_with_state") {
-            const Object* data = arg(args, 0, name);
+            needCount(args, name, 3, name == "torch._utils._rebuild_parameter" ? 3 : 4);
+            const Object* data = args->items[0];
             if (data->type != Type::Tensor)
                 m_.fail(std::string(name) + "'s first argument is not a tensor");
+            needType(args->items[1], Type::Bool, "a parameter's requires_grad is not a bool");
             Object* p = m_.make(Type::Tensor);
             *p = *data;
             p->className = "Parameter";
-            if (args->items.size() > 1 && args->items[1]->type == Type::Bool)
-                p->flag = args->items[1]->flag;
+            p->flag = args->items[1]->flag;
             return p;
         }
         if (name == "collections.OrderedDict")
             return orderedDict(args);
-        if (name == "torch.Size") {
-            Object* t = m_.tuple(args->type == Type::Tuple && !args->items.empty()
-                                     ? args->items[0]->items
-                                     : std::vector<Object*>{});
+        if (name == "torch.Size") {  // torch.Size() or torch.Size(sizes)
+            needCount(args, name, 0, 1);
+            std::vector<Object*> sizes;
+            if (!args->items.empty()) {
+                sizes = args->items[0]->items;
+                ints(args->items[0], "torch.Size's sizes");
+            }
+            Object* t = m_.tuple(std::move(sizes));
             t->className = "torch.Size";
             return t;
         }
@@ -73,10 +83,21 @@ public:
             return latin1(*text);
         }
         if (name == "builtins.set" || name == "builtins.frozenset") {
+            // set() or set(iterable): the items of a list, tuple or set, a dict's keys.
+            needCount(args, name, 0, 1);
             std::vector<Object*> items;
-            if (args->type == Type::Tuple && !args->items.empty()) {
-                m_.charge(args->items[0]->items.size());
-                items = args->items[0]->items;
+            if (!args->items.empty()) {
+                const Object* from = args->items[0];
+                if (from->type == Type::Dict) {
+                    for (const auto& entry : from->entries)
+                        items.push_back(entry.first);
+                } else if (from->type == Type::List || from->type == Type::Tuple ||
+                           from->type == Type::Set) {
+                    items = from->items;
+                } else {
+                    m_.fail(std::string(name) + " of a " + typeName(*from));
+                }
+                m_.charge(items.size());
             }
             return m_.set(name.substr(name.find('.') + 1), std::move(items));
         }
@@ -98,7 +119,7 @@ public:
         }
         // copyreg's reconstructor (how pickle saves most objects): the object's class by name.
         Object* instance = m_.make(Type::Instance);
-        if (name == "copyreg._reconstructor" && args->type == Type::Tuple && !args->items.empty() &&
+        if (name == "copyreg._reconstructor" && !args->items.empty() &&
             args->items[0]->type == Type::Global) {
             instance->text = args->items[0]->text;
             if (args->items.size() == 3)
@@ -107,10 +128,8 @@ public:
         }
         instance->text =
             name.empty() ? std::string("<call of a computed object>") : std::string(name);
-        if (args->type == Type::Tuple) {
-            m_.charge(args->items.size());
-            instance->items = args->items;
-        }
+        m_.charge(args->items.size());
+        instance->items = args->items;
         return instance;
     }
 
@@ -121,10 +140,7 @@ private:
     Object* orderedDict(const Object* args) {
         Object* d = m_.make(Type::Dict);
         d->className = "OrderedDict";
-        if (args->type != Type::Tuple || args->items.size() > 1)
-            m_.fail("collections.OrderedDict called with " +
-                    (args->type == Type::Tuple ? std::to_string(args->items.size()) + " arguments"
-                                               : "a " + typeName(*args)));
+        needCount(args, "collections.OrderedDict", 0, 1);
         if (args->items.empty())
             return d;
         const Object* from = args->items[0];
@@ -201,13 +217,24 @@ private:
         return v;
     }
 
+    // Fails unless `callee` has from `least` to `most` arguments.
+    void needCount(const Object* args, std::string_view callee, std::size_t least,
+                   std::size_t most) {
+        const std::size_t n = args->items.size();
+        if (n < least || n > most)
+            m_.fail(std::string(callee) + " called with " + std::to_string(n) + " arguments");
+    }
+
     Object* arg(const Object* args, std::size_t i, std::string_view callee) {
-        if (args->type != Type::Tuple || args->items.size() <= i)
+        if (args->items.size() <= i)
             m_.fail(std::string(callee) + " called with too few arguments");
         return args->items[i];
     }
 
-    Object* tensor(const Object* args, std::string_view callee) {
+    // A tensor of `least` to `most` arguments: requires_grad is the fifth, if any.
+    Object* tensor(const Object* args, std::string_view callee, std::size_t least,
+                   std::size_t most) {
+        needCount(args, callee, least, most);
         Object* t = m_.make(Type::Tensor);
         t->className = "Tensor";
         Object* storage = arg(args, 0, callee);
@@ -220,8 +247,10 @@ private:
         fields.offset = offset->integer;
         fields.shape = ints(arg(args, 2, callee), "a tensor's size");
         fields.stride = ints(arg(args, 3, callee), "a tensor's stride");
-        if (args->items.size() > 4 && args->items[4]->type == Type::Bool)
+        if (args->items.size() > 4) {
+            needType(args->items[4], Type::Bool, "a tensor's requires_grad is not a bool");
             t->flag = args->items[4]->flag;
+        }
         if (fields.shape.size() != fields.stride.size())
             m_.fail(std::string(callee) + ": size and stride differ in length");
         fields.dtype = storage->tensor().dtype;
@@ -237,17 +266,15 @@ private:
             "torch.distributed.checkpoint.metadata._MEM_FORMAT_ENCODING",
             "torch.distributed._shard.sharded_tensor.metadata.MEM_FORMAT_ENCODING",
         };
-        if (args->type == Type::Tuple && args->items.size() == 2 &&
-            args->items[0]->type == Type::Global && args->items[1]->type == Type::Str &&
+        if (args->items.size() == 2 && args->items[0]->type == Type::Global &&
+            args->items[1]->type == Type::Str &&
             std::find(std::begin(kKnownEnums), std::end(kKnownEnums), args->items[0]->text) !=
                 std::end(kKnownEnums))
             return m_.makeText(Type::Global, args->items[0]->text + "." + args->items[1]->text);
         Object* refused = m_.make(Type::Instance);
         refused->text = "builtins.getattr";
-        if (args->type == Type::Tuple) {
-            m_.charge(args->items.size());
-            refused->items = args->items;
-        }
+        m_.charge(args->items.size());
+        refused->items = args->items;
         return refused;
     }
 

@@ -33,7 +33,8 @@ public:
     [[noreturn]] virtual void fail(const std::string& why) const = 0;
 };
 
-// What a call of `callee` with `args` is, made with `maker`.
+// What a call of `callee` (a class or function) with `args` (a tuple) is,
+// made with `maker`.
 Object* rebuildCall(ObjectMaker& maker, Object* callee, Object* args);
 
 }  // namespace tensordict::python

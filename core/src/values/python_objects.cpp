@@ -206,10 +206,16 @@ private:
 
     // dict[key] = value, for a key Python can hash (it fails on others).
     void setItem(Object* dict, Object* key, Object* value) override {
-        if (const Object* unhashable = unhashablePart(*key))
-            fail("a dict key that holds a " + std::string(typeName(*unhashable)) +
-                 ", which Python cannot hash");
+        needHashable({key}, "a dict key");
         dict->entries.emplace_back(key, value);
+    }
+    // Fails, as Python does, when one of `items` (dict keys, set items)
+    // cannot be hashed.
+    void needHashable(const std::vector<Object*>& items, const char* what) const {
+        for (const Object* item : items)
+            if (const Object* unhashable = unhashablePart(*item))
+                fail(std::string(what) + " that holds a " + typeName(*unhashable) +
+                     ", which Python cannot hash");
     }
     // The list, dict or set in `key` (itself, or inside its tuples), if any.
     static const Object* unhashablePart(const Object& key) {
@@ -251,6 +257,31 @@ private:
         if (!bigint::isCanonicalDecimal(text))
             fail("not an integer: \"" + std::string(s.substr(0, 40)) + "\"");
         return integer(text);
+    }
+
+    // A str of UTF-8 bytes, as Python decodes them: strictly, or letting
+    // lone surrogates pass (as it reads BINUNICODE).
+    Object* utf8(std::string_view bytes, bool surrogates) {
+        for (std::size_t i = 0; i < bytes.size();) {
+            const auto lead = static_cast<unsigned char>(bytes[i]);
+            if (lead < 0x80) {
+                ++i;
+                continue;
+            }
+            const std::size_t more = lead >= 0xF0 ? 3 : lead >= 0xE0 ? 2 : 1;
+            std::uint32_t cp = lead & (0x3Fu >> more);
+            bool ok = lead >= 0xC2 && lead <= 0xF4 && bytes.size() - i > more;
+            for (std::size_t k = 1; ok && k <= more; ++k) {
+                const auto next = static_cast<unsigned char>(bytes[i + k]);
+                ok = (next & 0xC0) == 0x80;
+                cp = (cp << 6) | (next & 0x3Fu);
+            }
+            const std::uint32_t least = more == 1 ? 0x80 : more == 2 ? 0x800 : 0x10000;
+            if (!ok || cp < least || cp > 0x10FFFF || (!surrogates && cp >= 0xD800 && cp <= 0xDFFF))
+                fail("a string that is not UTF-8");
+            i += more + 1;
+        }
+        return makeText(Type::Str, bytes);
     }
 
     // The memo index of protocol 0's PUT and GET.
@@ -375,15 +406,19 @@ private:
                 value = binaryFloat(take(8));
                 break;
             case 'X':
-            case 'T':  // Python 2 str
-                value = makeText(Type::Str, take(little(4)));
+                value = utf8(take(little(4)), true);
+                break;
+            case 'T':  // Python 2 str, which torch.load reads as UTF-8
+                value = utf8(take(little(4)), false);
                 break;
             case 0x8c:
+                value = utf8(take(little(1)), true);
+                break;
             case 'U':
-                value = makeText(Type::Str, take(little(1)));
+                value = utf8(take(little(1)), false);
                 break;
             case 0x8d:
-                value = makeText(Type::Str, take(little(8)));
+                value = utf8(take(little(8)), true);
                 break;
             case 'V':
                 value = makeText(Type::Str, line());  // raw-unicode-escape, kept as read
@@ -486,10 +521,11 @@ private:
                 push(set("set", {}));
                 return true;
             case 0x90: {
-                std::vector<Object*> items = popMark();
+                const std::vector<Object*> items = popMark();
                 Object* s = top();
-                if (s->type != Type::Set)
-                    fail("ADDITEMS to a non-set");
+                if (s->type != Type::Set || s->className != "set")  // a frozenset has no add()
+                    fail("ADDITEMS to a " + typeName(*s));
+                needHashable(items, "a set item");
                 s->items.insert(s->items.end(), items.begin(), items.end());
                 return true;
             }
@@ -516,6 +552,7 @@ private:
     }
 
     Object* set(std::string_view className, std::vector<Object*> items) override {
+        needHashable(items, "a set item");
         Object* s = make(Type::Set);
         s->className = className;
         s->items = std::move(items);
@@ -545,29 +582,41 @@ private:
             setItem(target, items[i], items[i + 1]);
     }
 
-    // BUILD (__setstate__, or an update of the instance's __dict__), never
-    // run. An object never made keeps its first state to show; tensors,
-    // storages, TensorDicts and OrderedDicts (a state_dict's _metadata) take
-    // theirs in torch, and nothing here shows it. Python fails on the rest,
-    // which have neither (a dict, a list, a class).
+    // BUILD, never run. An object never made keeps its first state to
+    // show, whatever its __setstate__ takes; tensors, storages and
+    // TensorDicts set theirs in torch. Anything else gets Python's default:
+    // a state dict (or None) for its __dict__, then a slot-state dict set as
+    // attributes, given as a pair. Of the types here only an OrderedDict (a
+    // state_dict's _metadata) has a __dict__, and only it and a class take
+    // attributes; Python fails on the rest. What they take is not shown.
     void build(Object* target, Object* state) {
-        switch (target->type) {
-            case Type::Instance:
-                if (!target->state)
-                    target->state = state;
-                return;
-            case Type::Tensor:
-            case Type::Storage:
-            case Type::TensorDict:
-                return;
-            case Type::Dict:
-                if (target->className == "OrderedDict")
-                    return;
-                break;
-            default:
-                break;
+        if (target->type == Type::Instance) {
+            if (!target->state)
+                target->state = state;
+            return;
         }
-        fail("BUILD on a " + typeName(*target));
+        if (target->type == Type::Tensor || target->type == Type::Storage ||
+            target->type == Type::TensorDict)
+            return;
+        const Object* dictState = state;
+        const Object* slotState = nullptr;
+        if (state->type == Type::Tuple && state->items.size() == 2) {
+            dictState = state->items[0];
+            slotState = state->items[1];
+        }
+        const bool ordered = target->type == Type::Dict && target->className == "OrderedDict";
+        if (dictState->type != Type::None) {
+            if (dictState->type != Type::Dict)
+                fail("BUILD with a state that is a " + typeName(*dictState) + ", not a dict");
+            if (!ordered)
+                fail("BUILD on a " + typeName(*target) + ", whose __dict__ Python cannot update");
+        }
+        if (slotState) {
+            if (slotState->type != Type::Dict)
+                fail("BUILD with a slot state that is a " + typeName(*slotState) + ", not a dict");
+            if (!slotState->entries.empty() && !ordered && target->type != Type::Global)
+                fail("BUILD that sets attributes of a " + typeName(*target));
+        }
     }
 
     // Globals, calls, instances and persistent ids: named, never run.
@@ -590,6 +639,7 @@ private:
             case 'R': {
                 Object* args = pop();
                 Object* callee = pop();
+                needCall(*callee, *args, "REDUCE");
                 push(rebuildCall(*this, callee, args));
                 return true;
             }
@@ -669,20 +719,43 @@ private:
         // Python 3 writes protocols 0-2 with Python 2's module names, and
         // reads them back as its own (pickle's fix_imports).
         if (protocol_ < 3 && module == "__builtin__")
-            return makeText(Type::Global, "builtins." + name);
+            return makeText(Type::Global, python3Builtin(name));
         if (protocol_ < 3 && module == "copy_reg")
             return makeText(Type::Global, "copyreg." + name);
         return makeText(Type::Global, module + "." + name);
     }
 
+    // A Python 2 builtin by its Python 3 name, as _compat_pickle maps it.
+    static std::string python3Builtin(const std::string& name) {
+        static constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
+            {"xrange", "builtins.range"},   {"unicode", "builtins.str"},
+            {"basestring", "builtins.str"}, {"long", "builtins.int"},
+            {"unichr", "builtins.chr"},     {"raw_input", "builtins.input"},
+            {"reduce", "functools.reduce"}, {"intern", "sys.intern"},
+        };
+        for (const auto& [python2, python3] : kRenamed)
+            if (name == python2)
+                return std::string(python3);
+        return "builtins." + name;
+    }
+
     Object* newObject(Object* cls, Object* args) {
+        needCall(*cls, *args, "a new object");
         Object* instance = make(Type::Instance);
         instance->text = cls->type == Type::Global ? cls->text : "<computed class>";
-        if (args->type == Type::Tuple) {
-            charge(args->items.size());
-            instance->items = args->items;
-        }
+        charge(args->items.size());
+        instance->items = args->items;
         return instance;
+    }
+
+    // Python calls a class or function with a tuple of arguments: a call
+    // of anything else, or with anything else, fails there. (An object
+    // never made may be callable; nothing else here is.)
+    void needCall(const Object& callee, const Object& args, const char* what) const {
+        if (callee.type != Type::Global && callee.type != Type::Instance)
+            fail(std::string(what) + " that calls a " + typeName(callee));
+        if (args.type != Type::Tuple)
+            fail(std::string(what) + " whose arguments are a " + typeName(args) + ", not a tuple");
     }
 
     Object* persistent(const Object& pid) {
@@ -828,10 +901,17 @@ std::string keyText(const Object& key) {
             }
             return out + (key.items.size() == 1 ? ",)" : ")");
         }
-        case Type::Tensor: {  // an optimizer's state is keyed by its parameters
+        case Type::Tensor: {
+            // An optimizer's state is keyed by its parameters, each over a
+            // storage of its own (whose key tells apart those of one shape).
             const TensorFields& t = key.tensor();
-            return "<" + std::string(key.className) + " " + std::string(dtypeName(t.dtype)) + " " +
-                   formatShape(t.shape) + ">";
+            std::string text = "<" + std::string(key.className) + " " +
+                               std::string(dtypeName(t.dtype)) + " " + formatShape(t.shape);
+            if (t.storage)
+                text += " of storage " + t.storage->text;
+            if (t.offset)
+                text += " at " + std::to_string(t.offset);
+            return text + ">";
         }
         default:
             return "<object key>";
