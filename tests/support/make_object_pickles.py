@@ -17,6 +17,8 @@ and its values as torch.load gives them:
   state_dict.pt     an nn.Module's state_dict: an OrderedDict that BUILD
                     gives its _metadata
   tensor_key.pt     a dict keyed by a tensor that is nowhere else (no leaf)
+  module_legacy.pt  a whole nn.Linear in the legacy layout, which keeps its
+                    class's source as a ('module', ...) persistent id
 Sound, with tensors where tdstudio does not look (an unplaced warning):
   attribute.pt      an OrderedDict with two attributes (BUILD), two views
                     of one storage
@@ -70,8 +72,9 @@ def key_of(p, path):
     return "<%s %s %s of storage %s>" % (type(p).__name__, p.dtype, list(p.shape), keys[0])
 
 
-def save(name, obj, tensors=None, protocol=2):
-    torch.save(obj, out + "/" + name, pickle_protocol=protocol)
+def save(name, obj, tensors=None, protocol=2, legacy=False):
+    torch.save(obj, out + "/" + name, pickle_protocol=protocol,
+               _use_new_zipfile_serialization=not legacy)
     torch.load(out + "/" + name)  # torch reads it back
     if tensors is not None:
         expected[name] = {k: values(v) for k, v in tensors.items()}
@@ -116,6 +119,10 @@ assert hasattr(sd, "_metadata")
 save("state_dict.pt", sd, {"weight": sd["weight"], "bias": sd["bias"]})
 
 save("tensor_key.pt", {torch.arange(2.0): "value"}, {})
+
+linear = torch.nn.Linear(2, 3)
+save("module_legacy.pt", {"m": linear},
+     {"m/_parameters/weight": linear.weight, "m/_parameters/bias": linear.bias}, legacy=True)
 
 od = collections.OrderedDict(w=torch.arange(2.0))
 od.extra = torch.arange(5.0)

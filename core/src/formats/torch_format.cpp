@@ -302,6 +302,13 @@ private:
         std::map<std::string, StorageId> ids;
         const python::Pickle object = python::decode(
             bytes, &pos, where, [&](const Object& pid, const std::function<Object*()>& make) {
+                // ('module', class, source file, source): the legacy layout
+                // keeps an nn.Module class's source beside its name;
+                // torch.load takes the class, as here.
+                if (pid.type == Type::Tuple && pid.items.size() == 4 &&
+                    pid.items[0]->type == Type::Str && pid.items[0]->text == "module" &&
+                    pid.items[1]->type == Type::Global)
+                    return pid.items[1];
                 StorageId id = parseStorageId(pid, where);
                 ids.emplace(id.key, id);
                 if (!id.view)
