@@ -593,7 +593,9 @@ private Q_SLOTS:
               {"call_str.pt", "REDUCE that calls a str"},
               {"args_list.pt", "REDUCE whose arguments are a list, not a tuple"},
               {"build_list_state.pt", "BUILD with a state that is a list, not a dict"},
-              {"parameter_int_grad.pt", "a parameter's requires_grad is not a bool"}}) {
+              {"parameter_int_grad.pt", "a parameter's requires_grad is not a bool"},
+              {"bad_utf8_str.pt", "a string that is not UTF-8"},
+              {"bad_utf8_global.pt", "a string that is not UTF-8"}}) {
             const CheckReport r = check((dir + "/" + name).toStdString());
             QVERIFY2(r.errorCount() == 1 && r.problems.size() == 1 &&
                          r.problems[0].kind == "unreadable" &&

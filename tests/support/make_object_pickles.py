@@ -37,6 +37,8 @@ Damaged: torch.load fails on each (asserted here):
                            arguments (a tensor), not a tuple
   build_list_state.pt      BUILD of [tensor] on an OrderedDict
   parameter_int_grad.pt    _rebuild_parameter(tensor, 1, OrderedDict())
+  bad_utf8_str.pt          a str (SHORT_BINUNICODE) of the bytes c3 28
+  bad_utf8_global.pt       GLOBAL "torch\xff float32"
   int_requires_grad.pt     {"i": arange(3)}, its requires_grad flipped to True
                            (torch.load fails: only floating point and
                            complex tensors can require grad)
@@ -176,6 +178,8 @@ damaged = {
     "build_list_state.pt": ReduceTo(collections.OrderedDict, (), [t]),
     "parameter_int_grad.pt": ReduceTo(torch._utils._rebuild_parameter,
                                       (t, 1, collections.OrderedDict())),
+    "bad_utf8_str.pt": Raw(pickle.SHORT_BINUNICODE + b"\x02\xc3\x28"),
+    "bad_utf8_global.pt": Raw(b"ctorch\xff\nfloat32\n"),
 }
 for name, obj in damaged.items():
     torch.save({"x": obj, "plain": torch.ones(1)}, out + "/" + name, pickle_module=raw_module,

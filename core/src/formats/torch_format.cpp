@@ -139,12 +139,13 @@ StorageId storageIdOfTuple(const Object& pid, const std::string& where) {
     const Object& key = *pid.items[2];
     const Object& location = *pid.items[3];
     const Object& numel = *pid.items[4];
-    if (type.type != Type::Global || key.type != Type::Str || numel.type != Type::Int)
+    if (type.type != Type::Global || key.type != Type::Str || location.type != Type::Str ||
+        numel.type != Type::Int)
         throw Error::corrupt(where, "a malformed storage id");
     StorageId id;
     id.typeName = type.text;
     id.key = key.text;
-    id.location = location.type == Type::Str ? location.text : std::string();
+    id.location = location.text;
     id.numel = numel.integer;
     if (pid.items.size() > 5 && pid.items[5]->type == Type::Tuple) {
         const auto& v = pid.items[5]->items;

@@ -262,6 +262,16 @@ private:
     // A str of UTF-8 bytes, as Python decodes them: strictly, or letting
     // lone surrogates pass (as it reads BINUNICODE).
     Object* utf8(std::string_view bytes, bool surrogates) {
+        needUtf8(bytes, surrogates);
+        return makeText(Type::Str, bytes);
+    }
+    // A line of text that Python decodes as UTF-8 (a global's module and name).
+    std::string_view utf8Line() {
+        const std::string_view text = line();
+        needUtf8(text, false);
+        return text;
+    }
+    void needUtf8(std::string_view bytes, bool surrogates) const {
         for (std::size_t i = 0; i < bytes.size();) {
             const auto lead = static_cast<unsigned char>(bytes[i]);
             if (lead < 0x80) {
@@ -281,7 +291,6 @@ private:
                 fail("a string that is not UTF-8");
             i += more + 1;
         }
-        return makeText(Type::Str, bytes);
     }
 
     // The memo index of protocol 0's PUT and GET.
@@ -623,8 +632,8 @@ private:
     bool objectOp(unsigned char op) {
         switch (op) {
             case 'c': {
-                const std::string module(line());
-                const std::string name(line());
+                const std::string module(utf8Line());
+                const std::string name(utf8Line());
                 push(global(module, name));
                 return true;
             }
@@ -653,8 +662,8 @@ private:
                 return true;
             }
             case 'i': {  // INST
-                const std::string module(line());
-                const std::string name(line());
+                const std::string module(utf8Line());
+                const std::string name(utf8Line());
                 Object* args = tuple(popMark());
                 push(newObject(global(module, name), args));
                 return true;
