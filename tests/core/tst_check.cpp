@@ -595,7 +595,8 @@ private Q_SLOTS:
               {"build_list_state.pt", "BUILD with a state that is a list, not a dict"},
               {"parameter_int_grad.pt", "a parameter's requires_grad is not a bool"},
               {"bad_utf8_str.pt", "a string that is not UTF-8"},
-              {"bad_utf8_global.pt", "a string that is not UTF-8"}}) {
+              {"bad_utf8_global.pt", "a string that is not UTF-8"},
+              {"key_sizes.pt", "storage 0 is named with 8 bytes and with 16"}}) {
             const CheckReport r = check((dir + "/" + name).toStdString());
             QVERIFY2(r.errorCount() == 1 && r.problems.size() == 1 &&
                          r.problems[0].kind == "unreadable" &&
@@ -606,8 +607,19 @@ private Q_SLOTS:
         QVERIFY2(r.problems.size() == 1 && r.problems[0].severity == Severity::Warning &&
                      r.problems[0].kind == "unplaced" &&
                      QString::fromStdString(r.problems[0].message)
-                         .contains("storage 1 is loaded by the pickle"),
+                         .contains("storage 1 is in the file but used by no tensor"),
                  qPrintable(describeProblems(r)));
+        const CheckReport frame = check((dir + "/frame_length.pt").toStdString());
+        QVERIFY2(frame.errorCount() == 1 && findKind(frame, "short_file") &&
+                     QString::fromStdString(findKind(frame, "short_file")->message)
+                         .contains("the pickle is truncated: a frame of"),
+                 qPrintable(describeProblems(frame)));
+        // An entry of a storage its pickle never loads: left over, or damage.
+        const CheckReport extra = check((dir + "/extra_entry.pt").toStdString());
+        QVERIFY2(extra.problems.size() == 1 && extra.problems[0].kind == "unplaced" &&
+                     QString::fromStdString(extra.problems[0].message)
+                         .contains("storage 9 is in the file but used by no tensor"),
+                 qPrintable(describeProblems(extra)));
         const TensorDict td = load((dir + "/attribute.pt").toStdString());
         const Node* unplaced = td.root().child("<storages outside every key>");
         QVERIFY(unplaced && unplaced->isUnread());

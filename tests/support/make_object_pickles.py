@@ -22,6 +22,8 @@ and its values as torch.load gives them:
 Sound, with tensors where tdstudio does not look (an unplaced warning):
   attribute.pt      an OrderedDict with two attributes (BUILD), two views
                     of one storage
+  extra_entry.pt    a checkpoint with a storage entry (data/9) its pickle
+                    never loads (torch.load ignores it)
 Damaged: torch.load fails on each (asserted here):
   ordereddict_args.pt      collections.OrderedDict called with 7 arguments,
                            a tensor the first
@@ -42,12 +44,17 @@ Damaged: torch.load fails on each (asserted here):
   int_requires_grad.pt     {"i": arange(3)}, its requires_grad flipped to True
                            (torch.load fails: only floating point and
                            complex tensors can require grad)
+  key_sizes.pt             {"a": 2 floats, "b": 4 floats}, b's storage key
+                           made a's (torch.load fails: a view past it)
+  frame_length.pt          a protocol 4 pickle whose first FRAME's length
+                           has its top byte set (torch.load: truncated)
 The damaged ones are written by torch.save through a pickler that writes
 chosen opcodes in place of a marker object (tensors still go through
 torch's persistent ids).
 """
 import collections
 import json
+import os
 import pickle
 import sys
 import types
@@ -190,22 +197,43 @@ for name, obj in damaged.items():
         continue
     sys.exit(name + ": torch.load read it")
 
-# One opcode flipped in a file torch.save wrote: NEWFALSE (the tensor's
-# requires_grad, its first bool) to NEWTRUE, the zip rewritten around it.
-torch.save({"i": torch.arange(3)}, out + "/int.pt")
-with zipfile.ZipFile(out + "/int.pt") as z:
-    entries = {n.replace("int/", "int_requires_grad/", 1): z.read(n) for n in z.namelist()}
-pkl = entries["int_requires_grad/data.pkl"]
-at = pkl.index(pickle.NEWFALSE)
-entries["int_requires_grad/data.pkl"] = pkl[:at] + pickle.NEWTRUE + pkl[at + 1:]
-with zipfile.ZipFile(out + "/int_requires_grad.pt", "w") as z:
-    for name, data in entries.items():
-        z.writestr(name, data)
-try:
-    torch.load(out + "/int_requires_grad.pt")
-    sys.exit("int_requires_grad.pt: torch.load read it")
-except RuntimeError:
-    pass
+def rewrite(source, name, change, extra=None):
+    """The checkpoint torch.save wrote for `source`, its pickle changed by
+    `change` and `extra` entries added, the zip rewritten around it."""
+    folder = name[:-3]
+    torch.save(source, out + "/source.pt", pickle_protocol=4)
+    with zipfile.ZipFile(out + "/source.pt") as z:
+        entries = {folder + "/" + n.split("/", 1)[1]: z.read(n) for n in z.namelist()}
+    entries[folder + "/data.pkl"] = change(entries[folder + "/data.pkl"])
+    for entry, data in (extra or {}).items():
+        entries[folder + "/" + entry] = data
+    with zipfile.ZipFile(out + "/" + name, "w") as z:
+        for entry, data in entries.items():
+            z.writestr(entry, data)
 
+
+def fails(name):
+    try:
+        torch.load(out + "/" + name)
+    except Exception:
+        return
+    sys.exit(name + ": torch.load read it")
+
+
+# NEWFALSE (the tensor's requires_grad, its first bool) to NEWTRUE.
+rewrite({"i": torch.arange(3)}, "int_requires_grad.pt",
+        lambda p: p.replace(pickle.NEWFALSE, pickle.NEWTRUE, 1))
+fails("int_requires_grad.pt")
+# The second storage's key, "1", made the first's.
+rewrite({"a": torch.arange(2.0), "b": torch.arange(4.0)}, "key_sizes.pt",
+        lambda p: p.replace(b"\x8c\x011", b"\x8c\x010", 1))
+fails("key_sizes.pt")
+rewrite({"a": torch.arange(2.0)}, "frame_length.pt", lambda p: p[:10] + b"\x01" + p[11:])
+fails("frame_length.pt")
+rewrite({"a": torch.arange(2.0)}, "extra_entry.pt", lambda p: p,
+        {"data/9": torch.arange(4.0).numpy().tobytes()})
+assert torch.equal(torch.load(out + "/extra_entry.pt")["a"], torch.arange(2.0))
+
+os.remove(out + "/source.pt")
 with open(out + "/expected.json", "w") as f:
     json.dump(expected, f, indent=1)

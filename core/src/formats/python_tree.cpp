@@ -68,17 +68,23 @@ public:
     // and no part of the tree uses, if any (a root that takes no children,
     // one tensor, has nowhere to put it: its pickle's other arguments are
     // torch's hooks, which hold no tensors when torch.save writes them).
-    void addUnplaced(const python::Pickle& pickle, Node& root) {
+    void addUnplaced(const python::Pickle& pickle, const std::vector<std::string>& storedKeys,
+                     Node& root) {
         if (root.kind() != NodeKind::Container && root.kind() != NodeKind::Object &&
             root.kind() != NodeKind::TensorDict)
             return;
         // torch.load reads each storage once, by key, however often the pickle names it.
         std::vector<std::string> keys;
         std::unordered_set<std::string> unplaced;
+        const auto consider = [&](const std::string& key) {
+            if (!shown_.count(key) && unplaced.insert(key).second && keys.size() < 5)
+                keys.push_back(key);
+        };
         for (const Object& o : pickle.objects)
-            if (o.type == Type::Storage && !shown_.count(o.text) &&
-                unplaced.insert(o.text).second && keys.size() < 5)
-                keys.push_back(o.text);
+            if (o.type == Type::Storage)
+                consider(o.text);
+        for (const std::string& key : storedKeys)
+            consider(key);
         const std::size_t count = unplaced.size();
         if (!count)
             return;
@@ -92,10 +98,10 @@ public:
         const std::string reason =
             (one ? "storage " + named + " is"
                  : std::to_string(count) + " storages (" + named + ") are") +
-            " loaded by the pickle but used by no tensor tdstudio shows: torch.load may keep " +
+            " in the file but used by no tensor tdstudio shows: torch.load may keep " +
             (one ? "it" : "them") +
             " where tdstudio does not look (an OrderedDict's attributes, a parameter's "
-            "state), or the pickle is damaged. " +
+            "state), or the file is damaged or holds leftovers. " +
             (one ? "Its values are" : "Their values are") + " not read or checked";
         NodeBuilder(root).append(
             NodeBuilder::error(key, {ErrorKind::Unplaced, location() + ": " + key, reason}));
@@ -562,10 +568,11 @@ private:
 
 std::unique_ptr<Node> buildPythonTree(const python::Pickle& pickle,
                                       const std::shared_ptr<const Store>& store,
-                                      const StorageLocator& locate) {
+                                      const StorageLocator& locate,
+                                      const std::vector<std::string>& storedKeys) {
     TreeBuilder builder(store, locate);
     std::unique_ptr<Node> root = builder.build(*pickle.root, "", 0);
-    builder.addUnplaced(pickle, *root);
+    builder.addUnplaced(pickle, storedKeys, *root);
     return root;
 }
 

@@ -22,11 +22,13 @@ class Store;
 // Error when the format has no such storage.
 using StorageLocator = std::function<StorageInfo(const python::Object& storage)>;
 
-// The tree of `pickle`'s root. Storages the pickle loads that no part of
-// the tree uses (kept by torch where nothing here looks, or swallowed by
-// damage) are named by one ErrorKind::Unplaced node under the root.
+// The tree of `pickle`'s root. Storages that no part of the tree uses,
+// among those the pickle loads and `storedKeys` (the keys of those the file
+// holds), are named by one ErrorKind::Unplaced node under the root: kept
+// by torch where nothing here looks, left over, or swallowed by damage.
 std::unique_ptr<Node> buildPythonTree(const python::Pickle& pickle,
                                       const std::shared_ptr<const Store>& store,
-                                      const StorageLocator& locate);
+                                      const StorageLocator& locate,
+                                      const std::vector<std::string>& storedKeys = {});
 
 }  // namespace tensordict

@@ -205,9 +205,21 @@ public:
         }
         const std::string where = zip().describe(pickleName);
         std::size_t pos = 0;
+        // torch.load reads a storage once, by key: a key named again with
+        // another size is damage it fails on (a view of the first past its end).
+        std::map<std::string, std::uint64_t> bytesOfKey;
         const python::Pickle pickle = python::decode(
             bytes, &pos, where, [&](const Object& pid, const std::function<Object*()>& make) {
-                return storageObject(parseStorageId(pid, where), make);
+                const StorageId id = parseStorageId(pid, where);
+                if (id.dtype) {
+                    const std::uint64_t size = std::uint64_t(id.numel) * itemSize(*id.dtype);
+                    const auto [known, added] = bytesOfKey.emplace(id.key, size);
+                    if (!added && known->second != size)
+                        throw Error::corrupt(where, "storage " + id.key + " is named with " +
+                                                        std::to_string(known->second) +
+                                                        " bytes and with " + std::to_string(size));
+                }
+                return storageObject(id, make);
             });
         const StorageLocator locate = [&](const Object& storage) {
             const std::string entry = prefix_ + "data/" + storage.text;
@@ -218,7 +230,14 @@ public:
             info->bigEndian = bigEndian && itemSize(storage.tensor().dtype) > 1;
             return *info;
         };
-        return buildPythonTree(pickle, self, locate);
+        // The storages the file holds (torch.save writes none that its pickle does not load).
+        const std::string folder = prefix_ + "data/";
+        std::vector<std::string> stored;
+        for (const std::string& name : zip().entryNames())
+            if (name.size() > folder.size() && name.compare(0, folder.size(), folder) == 0 &&
+                name.find('/', folder.size()) == std::string::npos)
+                stored.push_back(name.substr(folder.size()));
+        return buildPythonTree(pickle, self, locate, stored);
     }
 
 private:

@@ -342,9 +342,15 @@ private:
                 if (protocol_ > 5)
                     fail("pickle protocol above 5");
                 return true;
-            case 0x95:  // FRAME
-                little(8);
+            case 0x95: {  // FRAME: the opcodes of its length follow (Python reads them at once)
+                const std::uint64_t length = little(8);
+                if (length > in_.size() - pos_)
+                    throw Truncated(where_, "the pickle is truncated: a frame of " +
+                                                std::to_string(length) + " bytes at byte " +
+                                                std::to_string(pos_) + ", " +
+                                                std::to_string(in_.size() - pos_) + " left");
                 return true;
+            }
             case '(':
                 if (marks_.size() >= kMaxStack)
                     fail("more than " + std::to_string(kMaxStack) + " open MARKs");
