@@ -375,41 +375,38 @@ def file_corpus():
               bytes(2 * 24)))
 
 
-def quantized_corpus():
-    """Checkpoints of quantized tensors, both layouts (tests/support/make_quantized.py,
-    with /usr/bin/python3's torch): for load_file, and their pickles for torch_pickle."""
-    make_quantized = os.path.join(HERE, "..", "support", "make_quantized.py")
+def checkpoint_corpus(script, prefix, files, pickles):
+    """Checkpoints a tests/support script writes with /usr/bin/python3's torch:
+    `files` for load_file, and the pickles of `pickles` for torch_pickle, each
+    named with `prefix`."""
     with tempfile.TemporaryDirectory() as tmp:
-        made = subprocess.run(["/usr/bin/python3", make_quantized, tmp],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        made = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "..", "support", script),
+                               tmp], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if made.returncode != 0:
-            print("no torch at /usr/bin/python3: quantized checkpoints left out")
+            print("no torch at /usr/bin/python3: %s's checkpoints left out" % script)
             return
-        for name in ("state.pt", "state_legacy.pt", "few_scales.pt"):
+        for name in files:
             with open(os.path.join(tmp, name), "rb") as f:
-                write("load_file", "quantized_" + name, f.read())
-        with zipfile.ZipFile(os.path.join(tmp, "state.pt")) as z:
-            write("torch_pickle", "quantized.pkl", z.read("state/data.pkl"))
+                write("load_file", prefix + name, f.read())
+        for name, pickle_name in pickles:
+            with zipfile.ZipFile(os.path.join(tmp, name)) as z:
+                write("torch_pickle", pickle_name, z.read(name[:-3] + "/data.pkl"))
+
+
+def quantized_corpus():
+    """Checkpoints of quantized tensors, both layouts (tests/support/make_quantized.py)."""
+    checkpoint_corpus("make_quantized.py", "quantized_",
+                      ("state.pt", "state_legacy.pt", "few_scales.pt"),
+                      [("state.pt", "quantized.pkl")])
 
 
 def object_pickles_corpus():
     """Checkpoints whose tensors sit in Python objects (an optimizer's defaultdict,
-    list and dict subclasses at protocols 1 and 2, an OrderedDict's attribute;
-    tests/support/make_object_pickles.py): for load_file, and their pickles
-    for torch_pickle."""
-    make = os.path.join(HERE, "..", "support", "make_object_pickles.py")
-    with tempfile.TemporaryDirectory() as tmp:
-        made = subprocess.run(["/usr/bin/python3", make, tmp],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if made.returncode != 0:
-            print("no torch at /usr/bin/python3: object checkpoints left out")
-            return
-        for name in ("optimizer.pt", "subclasses_p1.pt", "attribute.pt"):
-            with open(os.path.join(tmp, name), "rb") as f:
-                write("load_file", "objects_" + name, f.read())
-            with zipfile.ZipFile(os.path.join(tmp, name)) as z:
-                pickle_name = name[:-3] + "/data.pkl"
-                write("torch_pickle", "objects_" + name[:-3] + ".pkl", z.read(pickle_name))
+    list and dict subclasses at protocol 1, an OrderedDict's attribute;
+    tests/support/make_object_pickles.py)."""
+    names = ("optimizer.pt", "subclasses_p1.pt", "attribute.pt")
+    checkpoint_corpus("make_object_pickles.py", "objects_", names,
+                      [(name, "objects_" + name[:-3] + ".pkl") for name in names])
 
 
 def torch_pickle_corpus():
