@@ -206,16 +206,18 @@ private:
 
     // dict[key] = value, for a key Python can hash (it fails on others).
     void setItem(Object* dict, Object* key, Object* value) override {
-        needHashable({key}, "a dict key");
+        needHashable(*key, "a dict key");
         dict->entries.emplace_back(key, value);
     }
-    // Fails, as Python does, when one of `items` (dict keys, set items)
-    // cannot be hashed.
+    // Fails, as Python does, when `item` (a dict key, a set item) cannot be hashed.
+    void needHashable(const Object& item, const char* what) const {
+        if (const Object* unhashable = unhashablePart(item))
+            fail(std::string(what) + " that holds a " + typeName(*unhashable) +
+                 ", which Python cannot hash");
+    }
     void needHashable(const std::vector<Object*>& items, const char* what) const {
         for (const Object* item : items)
-            if (const Object* unhashable = unhashablePart(*item))
-                fail(std::string(what) + " that holds a " + typeName(*unhashable) +
-                     ", which Python cannot hash");
+            needHashable(*item, what);
     }
     // The list, dict or set in `key` (itself, or inside its tuples), if any.
     static const Object* unhashablePart(const Object& key) {
