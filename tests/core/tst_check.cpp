@@ -524,9 +524,9 @@ private Q_SLOTS:
         QFile file(dir + "/expected.json");
         QVERIFY(file.open(QIODevice::ReadOnly));
         const QJsonObject expected = QJsonDocument::fromJson(file.readAll()).object();
-        QCOMPARE(expected.keys(),
-                 QStringList({"defaultdict.pt", "module_legacy.pt", "optimizer.pt", "state_dict.pt",
-                              "subclasses.pt", "subclasses_p1.pt", "tensor_key.pt"}));
+        QCOMPARE(expected.keys(), QStringList({"defaultdict.pt", "module_legacy.pt", "optimizer.pt",
+                                               "state_dict.pt", "subclasses.pt", "subclasses_p1.pt",
+                                               "tensor_key.pt", "tensor_subclass.pt"}));
         for (const QString& name : expected.keys()) {
             const std::string path = (dir + "/" + name).toStdString();
             const CheckReport r = check(path);
@@ -569,6 +569,14 @@ private Q_SLOTS:
         QVERIFY(state && state->children().size() == 2);
         QVERIFY(QString::fromStdString(state->children()[0]->key())
                     .startsWith("<Parameter torch.float32 [2, 3] of storage "));
+        // A tensor subclass with attributes is an object of its class, its
+        // attributes beside its tensor; one without is that tensor.
+        const TensorDict sub = load((dir + "/tensor_subclass.pt").toStdString());
+        QCOMPARE(sub.root().child("sub")->className(), std::string("__main__.Sub"));
+        QCOMPARE(sub.root().find({"sub", "meta"})->value(), Value("x"));
+        QCOMPARE(sub.root().find({"slotted", "label"})->value(), Value("s"));
+        QCOMPARE(sub.root().find({"plain", "note"})->value(), Value("y"));
+        QVERIFY(sub.root().child("view")->isTensor());
     }
 
     // A pickle torch.load cannot load (a damaged call or opcode that
@@ -596,7 +604,10 @@ private Q_SLOTS:
               {"parameter_int_grad.pt", "a parameter's requires_grad is not a bool"},
               {"bad_utf8_str.pt", "a string that is not UTF-8"},
               {"bad_utf8_global.pt", "a string that is not UTF-8"},
-              {"key_sizes.pt", "storage 0 is named with 8 bytes and with 16"}}) {
+              {"key_sizes.pt", "storage 0 is named with 8 bytes and with 16"},
+              {"from_type_of_dict.pt",
+               "_rebuild_from_type_v2's function made an object of type OrderedDict"},
+              {"from_type_str.pt", "_rebuild_from_type_v2's type is a str, not a class"}}) {
             const CheckReport r = check((dir + "/" + name).toStdString());
             QVERIFY2(r.errorCount() == 1 && r.problems.size() == 1 &&
                          r.problems[0].kind == "unreadable" &&

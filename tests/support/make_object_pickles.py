@@ -19,6 +19,13 @@ and its values as torch.load gives them:
   tensor_key.pt     a dict keyed by a tensor that is nowhere else (no leaf)
   module_legacy.pt  a whole nn.Linear in the legacy layout, which keeps its
                     class's source as a ('module', ...) persistent id
+  tensor_subclass.pt  tensor subclasses (torch._tensor._rebuild_from_type_v2):
+                    one with attributes (an object of the subclass, its
+                    tensor as `data`), a view (storage offset 2) without,
+                    one with __slots__ (state (__dict__, slots)), and a
+                    plain tensor with an attribute as torch 2 pickles it
+                    (torch/_tensor.py, Tensor.__reduce_ex__, v2.1.0: the
+                    type torch.Tensor and the state; torch 1.13 drops it)
 Sound, with tensors where tdstudio does not look (an unplaced warning):
   attribute.pt      an OrderedDict with two attributes (BUILD), two views
                     of one storage
@@ -46,6 +53,9 @@ Damaged: torch.load fails on each (asserted here):
                            complex tensors can require grad)
   key_sizes.pt             {"a": 2 floats, "b": 4 floats}, b's storage key
                            made a's (torch.load fails: a view past it)
+  from_type_of_dict.pt     _rebuild_from_type_v2 of OrderedDict([("t", tensor)])
+                           (torch.load: a dict has no as_subclass)
+  from_type_str.pt         _rebuild_from_type_v2 whose type is the str "Sub"
   frame_length.pt          a protocol 4 pickle whose first FRAME's length
                            has its top byte set (torch.load: truncated)
 The damaged ones are written by torch.save through a pickler that writes
@@ -87,6 +97,16 @@ def save(name, obj, tensors=None, protocol=2, legacy=False):
     torch.load(out + "/" + name)  # torch reads it back
     if tensors is not None:
         expected[name] = {k: values(v) for k, v in tensors.items()}
+
+
+class ReduceTo:
+    """Pickled as the call `reduced` names."""
+
+    def __init__(self, *reduced):
+        self.reduced = reduced
+
+    def __reduce__(self):
+        return self.reduced
 
 
 class MyList(list):
@@ -133,6 +153,39 @@ linear = torch.nn.Linear(2, 3)
 save("module_legacy.pt", {"m": linear},
      {"m/_parameters/weight": linear.weight, "m/_parameters/bias": linear.bias}, legacy=True)
 
+class Sub(torch.Tensor):
+    pass
+
+
+class Slotted(torch.Tensor):
+    __slots__ = ("tag",)
+
+
+sub = torch.arange(6.0).reshape(2, 3).as_subclass(Sub)
+sub.meta = "x"
+sub.w = torch.full((2,), 3.0)
+view = torch.arange(10.0)[2:8].reshape(3, 2).as_subclass(Sub)
+assert view.storage_offset() == 2
+# Pickled with the state {} as under Python 3.10 and older: 3.11's default
+# __getstate__ gives None, which torch 1.13 itself fails to load.
+view_func, view_args = view._reduce_ex_internal(2)
+slotted = torch.arange(4.0).as_subclass(Slotted)
+slotted.tag = torch.ones(3)
+slotted.label = "s"  # torch 1.13 fails on a state of slots alone: (None, slots)
+plain = torch.arange(3.0) * 2
+func, args = plain._reduce_ex_internal(2)
+save("tensor_subclass.pt", {"sub": sub, "slotted": slotted,
+                            "view": ReduceTo(torch._tensor._rebuild_from_type_v2,
+                                             (view_func, Sub, view_args, {})),
+                            "plain": ReduceTo(torch._tensor._rebuild_from_type_v2,
+                                              (func, torch.Tensor, args, {"note": "y"}))},
+     {"sub/data": sub, "sub/w": sub.w, "view": view, "slotted/data": slotted,
+      "slotted/tag": slotted.tag, "plain/data": plain})
+loaded = torch.load(out + "/tensor_subclass.pt")
+assert type(loaded["sub"]) is Sub and loaded["sub"].meta == "x" and loaded["slotted"].tag.sum() == 3
+assert isinstance(loaded["slotted"].__getstate__(), tuple)
+assert torch.equal(loaded["view"], view) and torch.equal(loaded["plain"], plain)
+
 od = collections.OrderedDict(w=torch.arange(2.0))
 od.extra = torch.arange(5.0)
 od.tail = od.extra[2:]
@@ -161,15 +214,8 @@ class RawPickler(pickle._Pickler):
 raw_module = types.SimpleNamespace(Pickler=RawPickler, __name__="raw_pickle")
 
 
-class ReduceTo:
-    def __init__(self, *reduced):
-        self.reduced = reduced
-
-    def __reduce__(self):
-        return self.reduced
-
-
 t = torch.arange(3.0)
+t_func, t_args = t._reduce_ex_internal(2)
 damaged = {
     "ordereddict_args.pt": ReduceTo(collections.OrderedDict, (t, 1, 2, 3, 4, 5, 6)),
     "ordereddict_item.pt": ReduceTo(collections.OrderedDict, ([t],)),
@@ -187,6 +233,10 @@ damaged = {
                                       (t, 1, collections.OrderedDict())),
     "bad_utf8_str.pt": Raw(pickle.SHORT_BINUNICODE + b"\x02\xc3\x28"),
     "bad_utf8_global.pt": Raw(b"ctorch\xff\nfloat32\n"),
+    "from_type_of_dict.pt": ReduceTo(torch._tensor._rebuild_from_type_v2,
+                                     (collections.OrderedDict, Sub, ([("t", t)],), None)),
+    "from_type_str.pt": ReduceTo(torch._tensor._rebuild_from_type_v2,
+                                 (t_func, "Sub", t_args, None)),
 }
 for name, obj in damaged.items():
     torch.save({"x": obj, "plain": torch.ones(1)}, out + "/" + name, pickle_module=raw_module,

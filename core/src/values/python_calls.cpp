@@ -54,6 +54,8 @@ public:
             p->flag = args->items[1]->flag;
             return p;
         }
+        if (name == "torch._tensor._rebuild_from_type_v2")
+            return subclassTensor(args, name);
         if (name == "collections.OrderedDict")
             return orderedDict(args);
         if (name == "torch.Size") {  // torch.Size() or torch.Size(sizes)
@@ -134,6 +136,61 @@ public:
     }
 
 private:
+    // torch._tensor._rebuild_from_type_v2(func, new_type, args, state): how
+    // torch saves a tensor subclass, or (torch 2) a tensor with attributes.
+    // torch.load makes func(*args), makes it a new_type and sets its
+    // attributes from state. Without attributes it is what func makes, at
+    // its own key; with them, an object of new_type whose `data` (as Python
+    // names a tensor's values) is that, beside its attributes.
+    Object* subclassTensor(const Object* args, std::string_view callee) {
+        needCount(args, callee, 4, 4);
+        Object* func = args->items[0];
+        const Object* type = args->items[1];
+        Object* funcArgs = args->items[2];
+        Object* state = args->items[3];
+        // torch never nests it: refusing that bounds the recursion.
+        if (func->type != Type::Global || func->text == callee)
+            m_.fail(std::string(callee) + "'s function is not one that rebuilds a tensor");
+        if (type->type != Type::Global && type->type != Type::Instance)
+            m_.fail(std::string(callee) + "'s type is a " + typeName(*type) + ", not a class");
+        if (funcArgs->type != Type::Tuple && funcArgs->type != Type::List)
+            m_.fail(std::string(callee) + "'s arguments are a " + typeName(*funcArgs));
+        Object* made = call(func, funcArgs);
+        // What torch could make a subclass of (an object not known here may be one).
+        if (made->type != Type::Tensor && made->type != Type::Instance)
+            m_.fail(std::string(callee) + "'s function made an object of type " + typeName(*made) +
+                    ", not a tensor");
+        const bool noAttributes =
+            state->type == Type::None || (state->type == Type::Dict && state->entries.empty());
+        if (noAttributes)
+            return made;
+        Object* object = m_.make(Type::Instance);
+        object->text = type->type == Type::Global ? type->text : "<computed class>";
+        Object* fields = m_.make(Type::Dict);
+        fields->entries.emplace_back(m_.makeText(Type::Str, "data"), made);
+        // Python's object state: __dict__, or (__dict__, slots) when it has
+        // slots. Anything else is kept whole: a subclass's own __setstate__
+        // may take it.
+        const auto isFields = [](const Object* o) {
+            return o->type == Type::Dict || o->type == Type::None;
+        };
+        std::vector<const Object*> parts;
+        if (state->type == Type::Dict)
+            parts = {state};
+        else if (state->type == Type::Tuple && state->items.size() == 2 &&
+                 isFields(state->items[0]) && isFields(state->items[1]))
+            parts = {state->items[0], state->items[1]};
+        else
+            fields->entries.emplace_back(m_.makeText(Type::Str, "state"), state);
+        for (const Object* part : parts) {
+            m_.charge(part->entries.size());
+            fields->entries.insert(fields->entries.end(), part->entries.begin(),
+                                   part->entries.end());
+        }
+        object->state = fields;
+        return object;
+    }
+
     // OrderedDict(), OrderedDict(mapping) or OrderedDict(pairs), as Python
     // makes it (torch pickles its state dicts as the first, then SETITEMS);
     // Python fails on any other arguments.
