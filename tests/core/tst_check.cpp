@@ -493,7 +493,8 @@ private Q_SLOTS:
               {"packed_offset.pt", "unreadable", "a view of packed torch.quint4x2 values"},
               {"packed_strides.pt", "unreadable", "strides [100000, 1]"},
               {"requires_grad.pt", "unreadable", "quantizer parameters, False, hooks"},
-              {"unknown_call.pt", "unreadable", "torch.QInt8Storage, which tdstudio does not read"},
+              {"unknown_call.pt", "unreadable",
+               "torch._utils._rebuild_ptensor, which tdstudio does not know"},
               {"few_scales.pt", "unreadable", "has 3 scales and 3 zero points"},
               {"bad_axis.pt", "unreadable", "quantized along dimension 2"},
               {"scales_stride0.pt", "unreadable", "scales are a torch.float64 [4] view"},
@@ -607,7 +608,10 @@ private Q_SLOTS:
               {"key_sizes.pt", "storage 0 is named with 8 bytes and with 16"},
               {"from_type_of_dict.pt",
                "_rebuild_from_type_v2's function made an object of type OrderedDict"},
-              {"from_type_str.pt", "_rebuild_from_type_v2's type is a str, not a class"}}) {
+              {"from_type_str.pt", "_rebuild_from_type_v2's type is a str, not a class"},
+              {"rebuild_misspelled.pt",
+               "a tensor made by torch._utils._rebuild_tensOr_v2, "
+               "which tdstudio does not know"}}) {
             const CheckReport r = check((dir + "/" + name).toStdString());
             QVERIFY2(r.errorCount() == 1 && r.problems.size() == 1 &&
                          r.problems[0].kind == "unreadable" &&

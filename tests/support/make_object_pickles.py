@@ -56,6 +56,8 @@ Damaged: torch.load fails on each (asserted here):
   from_type_of_dict.pt     _rebuild_from_type_v2 of OrderedDict([("t", tensor)])
                            (torch.load: a dict has no as_subclass)
   from_type_str.pt         _rebuild_from_type_v2 whose type is the str "Sub"
+  rebuild_misspelled.pt    {"a": 2 floats}, _rebuild_tensor_v2 spelled
+                           _rebuild_tensOr_v2 (torch.load: no such function)
   frame_length.pt          a protocol 4 pickle whose first FRAME's length
                            has its top byte set (torch.load: truncated)
 The damaged ones are written by torch.save through a pickler that writes
@@ -278,6 +280,9 @@ fails("int_requires_grad.pt")
 rewrite({"a": torch.arange(2.0), "b": torch.arange(4.0)}, "key_sizes.pt",
         lambda p: p.replace(b"\x8c\x011", b"\x8c\x010", 1))
 fails("key_sizes.pt")
+rewrite({"a": torch.arange(2.0)}, "rebuild_misspelled.pt",
+        lambda p: p.replace(b"_rebuild_tensor_v2", b"_rebuild_tensOr_v2", 1))
+fails("rebuild_misspelled.pt")
 rewrite({"a": torch.arange(2.0)}, "frame_length.pt", lambda p: p[:10] + b"\x01" + p[11:])
 fails("frame_length.pt")
 rewrite({"a": torch.arange(2.0)}, "extra_entry.pt", lambda p: p,

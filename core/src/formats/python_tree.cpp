@@ -166,6 +166,11 @@ private:
                     return consolidated(o, key);
                 if (o.text == "torch._utils._rebuild_qtensor")
                     quantizedTensor(o);  // throws: not read here, or what is wrong with it
+                if (rebuildsUnknownTensor(o))
+                    throw Error::unsupported(
+                        where(), "a tensor made by " + o.text +
+                                     ", which tdstudio does not know (from a newer torch, or a "
+                                     "damaged name); the rest of the file is read");
                 // Its state's fields, then what it was made with (the
                 // call's arguments) and given (a list or dict subclass's
                 // items, as Python's __reduce__ names them). A repeated key
@@ -274,6 +279,18 @@ private:
                                               "cannot make: only floating point and complex "
                                               "tensors can");
         return leaf(o, key);
+    }
+
+    // A call of a rebuild function (torch's are all named _rebuild_*) that
+    // is given a storage, yet none tdstudio rebuilds: a tensor whose shape
+    // is unknown here. (Those known make their Tensor in python_calls.cpp.)
+    static bool rebuildsUnknownTensor(const Object& call) {
+        const std::string_view name(call.text);
+        const std::size_t dot = name.rfind('.');
+        if (name.compare(dot == std::string_view::npos ? 0 : dot + 1, 9, "_rebuild_") != 0)
+            return false;
+        return std::any_of(call.items.begin(), call.items.end(),
+                           [](const Object* arg) { return arg->type == Type::Storage; });
     }
 
     // A 1-D tensor of all of `storage`'s elements.
