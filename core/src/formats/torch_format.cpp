@@ -37,8 +37,7 @@ struct StorageId {
     // Its elements' type: a dtype read here, or the integers a quantized
     // storage holds; none for a storage type no one here knows.
     std::optional<DType> dtype;
-    bool readable = false;  // its tensors are read (not quantized)
-    std::string typeName;   // "torch.FloatStorage"
+    std::string typeName;  // "torch.FloatStorage"
     std::string key;
     std::string location;
     std::int64_t numel = 0;
@@ -47,6 +46,9 @@ struct StorageId {
         std::int64_t offset = 0, size = 0;
     };
     std::optional<View> view;
+
+    // Its tensors are read here (its type is not quantized, say).
+    bool readable() const { return python::storageDType(typeName).has_value(); }
 };
 
 // Protocol 0 has no binary persistent ids: pickle writes PERSID with the
@@ -160,7 +162,6 @@ StorageId parseStorageId(const Object& pid, const std::string& where) {
     StorageId id =
         pid.type == Type::Str ? storageIdOfText(pid.text, where) : storageIdOfTuple(pid, where);
     id.dtype = python::storageDType(id.typeName);
-    id.readable = id.dtype.has_value();
     if (const auto quantized = python::quantizedStorage(id.typeName))
         id.dtype = quantized->held;
     if (id.numel < 0 ||
@@ -175,7 +176,7 @@ Object* storageObject(const StorageId& id, const std::function<Object*()>& make)
     s->tensor().numel = id.numel;
     if (id.dtype)  // a quantized storage's too: its bounds are checked
         s->tensor().dtype = *id.dtype;
-    if (!id.readable) {  // the tensors over it say why they are not read
+    if (!id.readable()) {  // the tensors over it say why they are not read
         s->flag = true;
         Object* name = make();
         name->type = Type::Str;
