@@ -580,6 +580,47 @@ private Q_SLOTS:
         QVERIFY(sub.root().child("view")->isTensor());
     }
 
+    // NumPy arrays in a checkpoint (numpy's own pickles, at protocols 2 and
+    // 4) are leaves of numpy's values, in C order and little-endian whatever
+    // the array's order; arrays of other dtypes stay objects.
+    void numpyArraysInCheckpointsAreLeaves() {
+        QString dir, error;
+        QVERIFY2(objectPickles(&dir, &error), qPrintable(error));
+        QFile file(dir + "/numpy.json");
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonObject expected = QJsonDocument::fromJson(file.readAll()).object();
+        QCOMPARE(expected.keys(), QStringList({"numpy_arrays.pt", "numpy_arrays_p4.pt"}));
+        for (const QString& name : expected.keys()) {
+            const std::string path = (dir + "/" + name).toStdString();
+            const CheckReport r = check(path);
+            QVERIFY2(r.problems.empty(), qPrintable(name + ": " + describeProblems(r)));
+            const TensorDict td = load(path);
+            const QJsonObject leaves = expected[name].toObject();
+            QCOMPARE(leaves.size(), 11);
+            for (const QString& key : leaves.keys()) {
+                std::vector<std::string> keyPath;
+                for (const QString& part : key.split('/'))
+                    keyPath.push_back(part.toStdString());
+                const Node* n = td.root().find(keyPath);
+                QVERIFY2(n && n->isTensor(), qPrintable(name + ": " + key));
+                const QJsonObject want = leaves[key].toObject();
+                QCOMPARE(QString::fromStdString(std::string(dtypeName(n->leaf().dtype))),
+                         want["dtype"].toString());
+                QJsonArray shape;
+                for (const std::int64_t d : n->leaf().shape)
+                    shape.append(qint64(d));
+                QCOMPARE(shape, want["shape"].toArray());
+                const LeafBytes bytes = n->bytes();
+                QCOMPARE(QByteArray(reinterpret_cast<const char*>(bytes.data.get()),
+                                    qsizetype(bytes.size))
+                             .toHex(),
+                         want["hex"].toString().toLatin1());
+            }
+            for (const char* other : {"strings", "objects", "records"})
+                QCOMPARE(td.root().child(other)->kind(), NodeKind::Object);
+        }
+    }
+
     // A pickle torch.load cannot load (a damaged call or opcode that
     // swallowed a tensor, an integer tensor that requires grad) is an error
     // naming what is wrong, never silence; a tensor torch keeps where
@@ -609,6 +650,9 @@ private Q_SLOTS:
               {"from_type_of_dict.pt",
                "_rebuild_from_type_v2's function made an object of type OrderedDict"},
               {"from_type_str.pt", "_rebuild_from_type_v2's type is a str, not a class"},
+              {"numpy_short_data.pt",
+               "a NumPy array of shape [2, 3] and dtype torch.float32 "
+               "needs 24 bytes of data, and has 20"},
               {"rebuild_misspelled.pt",
                "a tensor made by torch._utils._rebuild_tensOr_v2, "
                "which tdstudio does not know"}}) {

@@ -26,6 +26,17 @@ and its values as torch.load gives them:
                     plain tensor with an attribute as torch 2 pickles it
                     (torch/_tensor.py, Tensor.__reduce_ex__, v2.1.0: the
                     type torch.Tensor and the state; torch 1.13 drops it)
+NumPy arrays, written by torch.save of dicts of them (numpy's pickles:
+numpy.core.multiarray._reconstruct and BUILD). OUTDIR/numpy.json lists, for
+each file, each array of a dtype tdstudio reads: its torch dtype, shape and
+C-ordered little-endian bytes (hex), as numpy gives them:
+  numpy_arrays.pt   protocol 2 (bytes as _codecs.encode of latin-1 text):
+                    float32, a Fortran-ordered float64, big-endian int32
+                    and complex64, bool, uint16, int8, float16, a 0-d
+                    array, a zero-size one, np.random.get_state()'s
+                    uint32 keys, and arrays tdstudio leaves as objects
+                    (str, Python objects, records)
+  numpy_arrays_p4.pt  the same at protocol 4 (BINBYTES)
 Sound, with tensors where tdstudio does not look (an unplaced warning):
   attribute.pt      an OrderedDict with two attributes (BUILD), two views
                     of one storage
@@ -58,6 +69,8 @@ Damaged: torch.load fails on each (asserted here):
   from_type_str.pt         _rebuild_from_type_v2 whose type is the str "Sub"
   rebuild_misspelled.pt    {"a": 2 floats}, _rebuild_tensor_v2 spelled
                            _rebuild_tensOr_v2 (torch.load: no such function)
+  numpy_short_data.pt      a float32 [2, 3] NumPy array with 20 bytes of data
+                           (numpy: "buffer size does not match array size")
   frame_length.pt          a protocol 4 pickle whose first FRAME's length
                            has its top byte set (torch.load: truncated)
 The damaged ones are written by torch.save through a pickler that writes
@@ -188,6 +201,42 @@ assert type(loaded["sub"]) is Sub and loaded["sub"].meta == "x" and loaded["slot
 assert isinstance(loaded["slotted"].__getstate__(), tuple)
 assert torch.equal(loaded["view"], view) and torch.equal(loaded["plain"], plain)
 
+import numpy as np
+
+arrays = {
+    "f32": np.arange(6, dtype=np.float32).reshape(2, 3) / 7,
+    "fortran": np.asfortranarray(np.arange(6.0).reshape(3, 2) ** 2),
+    "big_i32": np.arange(-2, 2, dtype=">i4").reshape(2, 2),
+    "big_c64": np.array([1 + 2j, -3.5 + 0.25j], dtype=">c8"),
+    "bool": np.array([True, False, True]),
+    "u16": np.array([0, 1, 65535], dtype=np.uint16),
+    "i8": np.array([-128, 0, 127], dtype=np.int8),
+    "f16": np.array([0.5, -2.0, 65504.0], dtype=np.float16),
+    "scalar": np.array(3.25),
+    "empty": np.zeros((0, 3), dtype=np.float32),
+    "rng": np.random.RandomState(0).get_state(),
+    "strings": np.array(["ab", "cde"]),
+    "objects": np.array([1, "x"], dtype=object),
+    "records": np.zeros(2, dtype=[("a", "<i4"), ("b", "<f8")]),
+}
+assert arrays["fortran"].flags.f_contiguous and not arrays["fortran"].flags.c_contiguous
+numpy_expected = {}
+for name, protocol in (("numpy_arrays.pt", 2), ("numpy_arrays_p4.pt", 4)):
+    save(name, arrays, protocol=protocol)
+    loaded = torch.load(out + "/" + name)
+    assert np.array_equal(loaded["fortran"], arrays["fortran"])
+    leaves = {}
+    for key, a in list(arrays.items()) + [("rng/1", arrays["rng"][1])]:
+        if key in ("rng", "strings", "objects", "records"):
+            continue
+        c = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+        # numpy's dtype names are torch's for these (float32, ..., bool, uint16).
+        leaves[key] = {"dtype": "torch." + a.dtype.name, "shape": list(a.shape),
+                       "hex": c.tobytes().hex()}
+    numpy_expected[name] = leaves
+with open(out + "/numpy.json", "w") as f:
+    json.dump(numpy_expected, f, indent=1)
+
 od = collections.OrderedDict(w=torch.arange(2.0))
 od.extra = torch.arange(5.0)
 od.tail = od.extra[2:]
@@ -235,6 +284,8 @@ damaged = {
                                       (t, 1, collections.OrderedDict())),
     "bad_utf8_str.pt": Raw(pickle.SHORT_BINUNICODE + b"\x02\xc3\x28"),
     "bad_utf8_global.pt": Raw(b"ctorch\xff\nfloat32\n"),
+    "numpy_short_data.pt": ReduceTo(np.core.multiarray._reconstruct, (np.ndarray, (0,), b"b"),
+                                    (1, (2, 3), np.dtype("float32"), False, bytes(20))),
     "from_type_of_dict.pt": ReduceTo(torch._tensor._rebuild_from_type_v2,
                                      (collections.OrderedDict, Sub, ([("t", t)],), None)),
     "from_type_str.pt": ReduceTo(torch._tensor._rebuild_from_type_v2,

@@ -9,9 +9,11 @@
 #include <optional>
 
 #include "formats/file_stores.h"
+#include "formats/numpy_descr.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
 #include "tree/node_builder.h"
+#include "tree/strides.h"
 #include "values/python_objects.h"
 
 namespace tensordict {
@@ -21,26 +23,8 @@ constexpr std::string_view kMagic = "\x93NUMPY";
 // NumPy itself writes headers of a few hundred bytes; this refuses nonsense.
 constexpr std::uint64_t kMaxHeaderBytes = 1u << 20;
 
-// What a NumPy dtype string names: a dtype read here, or a kind of array
-// NumPy reads and tdstudio does not (strings, dates, records, float128,
-// objects), with its item size.
-struct DescrCode {
-    std::optional<DType> dtype;  // read here
-    bool bigEndian = false;
-    std::string notRead;  // otherwise: what the array holds, in words
-    // Its item size; none where the data is a pickle (Python objects).
-    std::optional<std::uint64_t> itemBytes;
-    // Written as np.save writes such a dtype (dtype.str: "|S5", "<U3",
-    // "<M8[ns]", "|O", "<f16"). Only then is a kind not read here taken
-    // as well-formed: other spellings ("<a8", "<S8", "m") are one bit
-    // from a dtype read here ("<i8"), so tdstudio cannot tell them from damage.
-    bool canonical = false;
-};
+}  // namespace
 
-// "<f4", "|b1", "<U10", "<M8[ns]", or a one-letter code ("<d", "|?"): the
-// strings numpy.dtype() accepts with a byte order, as np.save writes them
-// (dtype.str) and other writers may. Sizes are numpy's on 64-bit Linux.
-// None: no NumPy dtype.
 std::optional<DescrCode> parseDescrCode(std::string_view d) {
     DescrCode out;
     char order = 0;
@@ -149,6 +133,8 @@ std::optional<DescrCode> parseDescrCode(std::string_view d) {
         out.itemBytes = size;
     return out;
 }
+
+namespace {
 
 struct ArrayHeader {
     DType dtype = DType::UInt8;
@@ -436,14 +422,8 @@ std::unique_ptr<Node> arrayLeaf(const ArrayHeader& h, std::string key, StorageIn
         leaf.storage = std::move(file);
         leaf.storage.offset = h.dataOffset;
         leaf.storage.bigEndian = h.bigEndian;
-        if (h.fortranOrder && h.shape.size() > 1) {
-            std::int64_t step = 1;
-            leaf.storage.strides.resize(h.shape.size());
-            for (std::size_t d = 0; d < h.shape.size(); ++d) {
-                leaf.storage.strides[d] = step;
-                step *= std::max<std::int64_t>(h.shape[d], 1);
-            }
-        }
+        if (h.fortranOrder && h.shape.size() > 1)
+            leaf.storage.strides = fStrides(h.shape);
     }
     b.setStore(store);
     return n;

@@ -4,9 +4,11 @@
 #include <unordered_set>
 
 #include "formats/consolidated.h"
+#include "formats/numpy_descr.h"
 #include "tensordict/error.h"
 #include "tensordict/keys.h"
 #include "tensordict/store.h"
+#include "tree/leaf_view.h"
 #include "tree/node_builder.h"
 #include "tree/strides.h"
 #include "values/pickle.h"
@@ -166,6 +168,10 @@ private:
                     return consolidated(o, key);
                 if (o.text == "torch._utils._rebuild_qtensor")
                     quantizedTensor(o);  // throws: not read here, or what is wrong with it
+                if (o.text == "numpy.core.multiarray._reconstruct" ||
+                    o.text == "numpy._core.multiarray._reconstruct")  // NumPy 2
+                    if (auto array = numpyArray(o, key))
+                        return array;
                 if (rebuildsUnknownTensor(o))
                     throw Error::unsupported(
                         where(), "a tensor made by " + o.text +
@@ -279,6 +285,94 @@ private:
                                               "cannot make: only floating point and complex "
                                               "tensors can");
         return leaf(o, key);
+    }
+
+    // A NumPy array as pickle saves it (one in a checkpoint's dict,
+    // np.random.get_state()'s): _reconstruct(ndarray, (0,), b"b"), then
+    // BUILD with (version, shape, dtype, fortran order, data), which
+    // ndarray.__setstate__ takes or refuses. One of a dtype read here is a
+    // leaf over a copy of its data (protocol 2 pickles bytes as latin-1
+    // text, not as the array's bytes); null for any other (strings,
+    // records, Python objects), which stays an object with its fields.
+    std::unique_ptr<Node> numpyArray(const Object& o, const std::string& key) {
+        if (!o.state || o.items.empty() || o.items[0]->type != Type::Global ||
+            o.items[0]->text != "numpy.ndarray")
+            return nullptr;
+        std::vector<const Object*> fields(o.state->items.begin(), o.state->items.end());
+        if (o.state->type != Type::Tuple || fields.size() < 4 || fields.size() > 5 ||
+            (fields.size() == 5 && fields[0]->type != Type::Int))
+            throw Error::corrupt(where(),
+                                 "a NumPy array's state is not (version, shape, dtype, "
+                                 "fortran order, data)");
+        if (fields.size() == 5)
+            fields.erase(fields.begin());
+        const Object &shape = *fields[0], &dtype = *fields[1], &fortran = *fields[2],
+                     &data = *fields[3];
+        if (dtype.type != Type::Instance || dtype.text != "numpy.dtype")
+            throw Error::corrupt(where(), "a NumPy array's dtype is a " + python::typeName(dtype) +
+                                              ", not a numpy.dtype");
+        const std::optional<DescrCode> code = numpyDescr(dtype);
+        if (!code || !code->dtype || data.type != Type::Bytes)
+            return nullptr;
+        if (shape.type != Type::Tuple || (fortran.type != Type::Bool && fortran.type != Type::Int))
+            throw Error::corrupt(where(),
+                                 "a NumPy array's shape is not a tuple, or its fortran "
+                                 "order not a bool");
+        auto n = NodeBuilder::create(NodeKind::Tensor, key);
+        NodeBuilder b(*n);
+        TensorLeaf& leaf = b.leaf();
+        leaf.dtype = *code->dtype;
+        const std::uint64_t item = itemSize(leaf.dtype);
+        std::uint64_t numel = 1;
+        for (const Object* d : shape.items) {
+            if (d->type != Type::Int || d->integer < 0 ||
+                (d->integer &&
+                 numel > ((std::uint64_t(1) << 62) / item) / std::uint64_t(d->integer)))
+                throw Error::corrupt(where(),
+                                     "a NumPy array's shape holds a size that is not a "
+                                     "count of elements");
+            numel *= std::uint64_t(d->integer);
+            leaf.shape.push_back(d->integer);
+        }
+        leaf.numel = static_cast<std::int64_t>(numel);
+        leaf.nbytes = numel * item;
+        if (data.text.size() != leaf.nbytes)
+            throw Error::corrupt(where(), "a NumPy array of shape " + formatShape(leaf.shape) +
+                                              " and dtype " + std::string(dtypeName(leaf.dtype)) +
+                                              " needs " + std::to_string(leaf.nbytes) +
+                                              " bytes of data, and has " +
+                                              std::to_string(data.text.size()));
+        leaf.storage.kind = leaf.nbytes ? StorageKind::Memory : StorageKind::None;
+        leaf.storage.size = leaf.nbytes;
+        const bool fortranOrder =
+            (fortran.type == Type::Bool ? fortran.flag : fortran.integer != 0) &&
+            leaf.shape.size() > 1;
+        if (leaf.nbytes && !fortranOrder && !code->bigEndian) {
+            b.adoptBytes(ownedBytes(std::string(data.text)));
+        } else if (leaf.nbytes) {
+            TensorLeaf stored = leaf;
+            stored.storage.bigEndian = code->bigEndian;
+            b.adoptBytes(gatheredBytes(reinterpret_cast<const std::byte*>(data.text.data()), stored,
+                                       fortranOrder ? fStrides(leaf.shape) : cStrides(leaf.shape)));
+        }
+        b.setStore(store_);
+        return n;
+    }
+
+    // A pickled numpy.dtype(code, align, copy) with its BUILD state (version,
+    // byte order, subarray, names, fields, ...) as a dtype string; none for
+    // a record or subarray dtype.
+    static std::optional<DescrCode> numpyDescr(const Object& dtype) {
+        if (dtype.items.empty() || dtype.items[0]->type != Type::Str || !dtype.state ||
+            dtype.state->type != Type::Tuple || dtype.state->items.size() < 5)
+            return std::nullopt;
+        const auto& s = dtype.state->items;
+        if (s[1]->type != Type::Str || s[2]->type != Type::None || s[3]->type != Type::None ||
+            s[4]->type != Type::None)
+            return std::nullopt;
+        // "=" is the writer's native order: little-endian on every machine torch runs on.
+        const std::string order = s[1]->text == "=" ? "<" : s[1]->text;
+        return parseDescrCode(order + dtype.items[0]->text);
     }
 
     // A call of a rebuild function (torch's are all named _rebuild_*) that

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "tree/leaf_view.h"
+
 #include "sources/mapping.h"
 #include "tensordict/error.h"
 #include "tensordict/guarded_read.h"
@@ -49,6 +51,13 @@ void gather(const std::byte* base, const TensorLeaf& leaf, const std::vector<std
 }
 
 }  // namespace
+
+LeafBytes gatheredBytes(const std::byte* first, const TensorLeaf& leaf,
+                        const std::vector<std::int64_t>& strides) {
+    LeafBytes out = allocateOwnedBuffer(leaf.nbytes);
+    gather(first, leaf, strides, out.data.get());
+    return out;
+}
 
 LeafBytes viewBytes(const Container& files, const TensorLeaf& leaf, const std::string& where) {
     const StorageInfo& s = leaf.storage;

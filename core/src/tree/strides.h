@@ -20,6 +20,17 @@ inline std::vector<std::int64_t> cStrides(const std::vector<std::int64_t>& shape
     return strides;
 }
 
+// Fortran order (NumPy's fortran_order): the first dimension steps fastest.
+inline std::vector<std::int64_t> fStrides(const std::vector<std::int64_t>& shape) {
+    std::vector<std::int64_t> strides(shape.size());
+    std::int64_t step = 1;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        strides[d] = step;
+        step *= std::max<std::int64_t>(shape[d], 1);
+    }
+    return strides;
+}
+
 // Dimensions of size 1 may have any stride: they never step.
 inline bool isCOrder(const std::vector<std::int64_t>& shape,
                      const std::vector<std::int64_t>& strides) {

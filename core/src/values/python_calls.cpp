@@ -79,6 +79,15 @@ public:
             d->className = "torch.device";
             return d;
         }
+        // Protocols 0-2 pickle an empty bytes as bytes(), and protocols
+        // before 5 a bytearray as bytearray(its bytes), shown as bytes.
+        if (name == "builtins.bytes" && args->items.empty())
+            return m_.makeText(Type::Bytes, "");
+        if (name == "builtins.bytearray" && args->items.size() == 1 &&
+            args->items[0]->type == Type::Bytes) {
+            m_.charge(args->items[0]->text.size());
+            return m_.makeText(Type::Bytes, args->items[0]->text);
+        }
         if (name == "_codecs.encode") {
             const Object* text = arg(args, 0, name);
             needType(text, Type::Str, "_codecs.encode of a non-string");
