@@ -73,6 +73,10 @@ Damaged: torch.load fails on each (asserted here):
                            (numpy: "buffer size does not match array size")
   frame_length.pt          a protocol 4 pickle whose first FRAME's length
                            has its top byte set (torch.load: truncated)
+Damaged, though torch.load reads it:
+  key_dtypes.pt            {"a": 4 floats, "b": 4 int32}, b's storage key made
+                           a's: torch.load gives b as a's floats (the first
+                           naming of a key wins)
 The damaged ones are written by torch.save through a pickler that writes
 chosen opcodes in place of a marker object (tensors still go through
 torch's persistent ids).
@@ -331,6 +335,11 @@ fails("int_requires_grad.pt")
 rewrite({"a": torch.arange(2.0), "b": torch.arange(4.0)}, "key_sizes.pt",
         lambda p: p.replace(b"\x8c\x011", b"\x8c\x010", 1))
 fails("key_sizes.pt")
+# b's IntStorage key, "1", made the FloatStorage a's: torch.load reads b as
+# a's four floats (the first naming), though torch.save never writes this.
+rewrite({"a": torch.arange(4.0), "b": torch.arange(4, dtype=torch.int32)}, "key_dtypes.pt",
+        lambda p: p.replace(b"\x8c\x011", b"\x8c\x010", 1))
+assert torch.load(out + "/key_dtypes.pt")["b"].dtype == torch.float32
 rewrite({"a": torch.arange(2.0)}, "rebuild_misspelled.pt",
         lambda p: p.replace(b"_rebuild_tensor_v2", b"_rebuild_tensOr_v2", 1))
 fails("rebuild_misspelled.pt")

@@ -375,15 +375,18 @@ private:
         return parseDescrCode(order + dtype.items[0]->text);
     }
 
-    // A call of a rebuild function (torch's are all named _rebuild_*) that
-    // is given a storage, yet none tdstudio rebuilds: a tensor whose shape
-    // is unknown here. (Those known make their Tensor in python_calls.cpp.)
+    // A call given a storage that tdstudio does not rebuild, of torch's
+    // (which takes storages only in the rebuilds python_calls.cpp makes
+    // Tensors of) or of any _rebuild_* function: a tensor whose shape is
+    // unknown here, from a newer torch or a damaged name.
     static bool rebuildsUnknownTensor(const Object& call) {
         const std::string_view name(call.text);
         const std::size_t dot = name.rfind('.');
-        if (name.compare(dot == std::string_view::npos ? 0 : dot + 1, 9, "_rebuild_") != 0)
-            return false;
-        return std::any_of(call.items.begin(), call.items.end(),
+        const bool torchOrRebuild =
+            name.compare(0, 6, "torch.") == 0 ||
+            name.compare(dot == std::string_view::npos ? 0 : dot + 1, 9, "_rebuild_") == 0;
+        return torchOrRebuild &&
+               std::any_of(call.items.begin(), call.items.end(),
                            [](const Object* arg) { return arg->type == Type::Storage; });
     }
 

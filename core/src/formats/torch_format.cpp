@@ -186,6 +186,11 @@ Object* storageObject(const StorageId& id, const std::function<Object*()>& make)
     return s;
 }
 
+// "a torch.FloatStorage of 4 elements": how a storage id names its storage.
+std::string describe(const StorageId& id) {
+    return "a " + id.typeName + " of " + std::to_string(id.numel) + " elements";
+}
+
 class TorchZipStore final : public ZipBackedStore {
 public:
     TorchZipStore(std::shared_ptr<const ZipContainer> zip, std::string prefix)
@@ -206,23 +211,31 @@ public:
         }
         const std::string where = zip().describe(pickleName);
         std::size_t pos = 0;
-        // torch.load reads a storage once, by key: a key named again with
-        // another size is damage it fails on (a view of the first past its end).
-        std::map<std::string, std::uint64_t> bytesOfKey;
+        // torch.load reads a storage once, by key, as its first id names it:
+        // torch.save never names a key again with another type or size, so
+        // the tensors over such a naming are errors (damage; torch.load
+        // reads them as the first naming, or fails past its end).
+        std::map<std::string, StorageId> firstOfKey;
+        std::map<const Object*, std::string> misnamed;
         const python::Pickle pickle = python::decode(
             bytes, &pos, where, [&](const Object& pid, const std::function<Object*()>& make) {
                 const StorageId id = parseStorageId(pid, where);
-                if (id.dtype) {
-                    const std::uint64_t size = std::uint64_t(id.numel) * itemSize(*id.dtype);
-                    const auto [known, added] = bytesOfKey.emplace(id.key, size);
-                    if (!added && known->second != size)
-                        throw Error::corrupt(where, "storage " + id.key + " is named with " +
-                                                        std::to_string(known->second) +
-                                                        " bytes and with " + std::to_string(size));
-                }
-                return storageObject(id, make);
+                const auto [first, added] = firstOfKey.emplace(id.key, id);
+                if (added ||
+                    (first->second.typeName == id.typeName && first->second.numel == id.numel))
+                    return storageObject(id, make);
+                // As torch.load reads it (the first naming): its views are
+                // checked against that, then it is refused.
+                Object* storage = storageObject(first->second, make);
+                misnamed.emplace(storage, "its storage " + id.key + " is named " + describe(id) +
+                                              " here, and " + describe(first->second) +
+                                              " before: not what torch.save writes (torch.load "
+                                              "takes the first)");
+                return storage;
             });
         const StorageLocator locate = [&](const Object& storage) {
+            if (const auto m = misnamed.find(&storage); m != misnamed.end())
+                throw Error::corrupt(where, m->second);
             const std::string entry = prefix_ + "data/" + storage.text;
             std::optional<StorageInfo> info = zip().stat(entry);
             if (!info)
