@@ -382,7 +382,9 @@ private Q_SLOTS:
                  "cut('objects_cut.npy', np.array([{'a': 1}, 'x'], dtype=object), 3)\n"
                  "patched('a8.npy', np.arange(3), b\"'<i8'\", b\"'<a8'\")\n"
                  "patched('S8.npy', np.arange(3), b\"'<i8'\", b\"'<S8'\")\n"
-                 "patched('m8.npy', np.arange(3), b\"'<i8'\", b\"'<m8'\")\n"
+                 "np.save(d + '/m8.npy', np.array([1, 2], dtype='m8'))\n"
+                 "np.save(d + '/M8.npy', np.zeros(2, dtype='M8'))\n"
+                 "assert b\"'<m8'\" in open(d + '/m8.npy', 'rb').read()\n"
                  "patched('O8.npy', np.array([1, 'a'], dtype=object), b\"'|O', \", b\"'|O8',\")\n"
                  "assert np.load(d + '/O8.npy', allow_pickle=True).tolist() == [1, 'a']\n"
                  "assert np.load(d + '/a8.npy').dtype == np.dtype('S8')\n",
@@ -421,7 +423,6 @@ private Q_SLOTS:
                                          {"objects_cut.npy", "short_file"},
                                          {"a8.npy", "unreadable"},
                                          {"S8.npy", "unreadable"},
-                                         {"m8.npy", "unreadable"},
                                          {"nine.npy", "unreadable"},
                                          {"v5.npy", "unreadable"}}) {
             const CheckReport r = check((dir + "/" + name).toStdString());
@@ -432,6 +433,12 @@ private Q_SLOTS:
         const TensorDict d = load((dir + "/d.npy").toStdString());
         QCOMPARE(d.root().leaf().dtype, DType::Float64);
         QCOMPARE(d.root().leaf().shape, std::vector<std::int64_t>({3}));
+        // np.save writes datetimes and timedeltas of no unit as "<M8", "<m8".
+        for (const QString name : {"m8.npy", "M8.npy"}) {
+            const CheckReport r = check((dir + "/" + name).toStdString());
+            QVERIFY2(r.errorCount() == 0 && findKind(r, "not_read"),
+                     qPrintable(name + ": " + describeProblems(r)));
+        }
         // NumPy before 1.10 wrote object arrays as "|O8".
         const CheckReport o8 = check((dir + "/O8.npy").toStdString());
         QVERIFY2(o8.errorCount() == 0 && findKind(o8, "not_read"),

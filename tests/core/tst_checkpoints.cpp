@@ -595,8 +595,9 @@ private Q_SLOTS:
     }
 
     // Tensors whose data overlap are named, as the header lists them:
-    // after __metadata__ and a key given twice (the second entry counts),
-    // in another order than their data.
+    // after __metadata__ and a key given twice (the last entry counts, as
+    // the library reads it: the first "b" is no tensor's), in another order
+    // than their data.
     void overlappingSafetensorsTensorsAreNamed() {
         const QByteArray header =
             R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2],)"
@@ -612,9 +613,59 @@ private Q_SLOTS:
             load(file.toStdString());
             QFAIL("loaded");
         } catch (const Error& e) {
-            // [1,2) of the first "b" overlaps "a" first.
+            // The second "b", [8,16), overlaps "c", [12,16).
             QCOMPARE(QString::fromStdString(e.reason()),
-                     QString(R"(tensors "a" and "b" overlap in the data)"));
+                     QString(R"(tensors "b" and "c" overlap in the data)"));
+        }
+    }
+
+    // The library's validate(): the tensors, sorted by their data, cover
+    // the data exactly (a byte of no tensor's could hide anything), the last
+    // of a name given twice counts, and __metadata__ maps str to str. Each
+    // file below is refused by it, and by tdstudio with the reason.
+    void safetensorsDataIsCoveredExactly_data() {
+        QTest::addColumn<QByteArray>("header");
+        QTest::addColumn<int>("dataSize");
+        QTest::addColumn<QString>("reason");  // empty: loads
+        const QByteArray a = R"("a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]})";
+        const QByteArray b = R"("b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]})";
+        QTest::newRow("exact") << "{" + a + "," + b + "}" << 24 << QString();
+        QTest::newRow("a name twice, alike")
+            << "{" + a + "," + a + "," + b + "}" << 24 << QString();
+        QTest::newRow("a gap") << "{" + a +
+                                      R"(,"b":{"dtype":"F32","shape":[2],)"
+                                      R"("data_offsets":[24,32]}})"
+                               << 32 << "bytes [16, 24) of the data belong to no tensor";
+        QTest::newRow("bytes first")
+            << QByteArray(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}})") << 24
+            << "bytes [0, 8) of the data belong to no tensor";
+        QTest::newRow("bytes past the last")
+            << "{" + a + "," + b + "}" << 40
+            << "the file holds 16 bytes past its last tensor's data";
+        QTest::newRow("a name twice, apart")
+            << "{" + a + "," + b + R"(,"a":{"dtype":"F32","shape":[4],"data_offsets":[24,40]}})"
+            << 40
+            << R"(bytes [0, 16) of the data belong to no tensor (the header names "a" twice; )"
+               "the last is read)";
+        QTest::newRow("metadata not str")
+            << R"({"__metadata__":{"format":"pt","step":3},)" + a + "," + b + "}" << 24
+            << R"(__metadata__'s "step" is not a string)";
+    }
+
+    void safetensorsDataIsCoveredExactly() {
+        QFETCH(QByteArray, header);
+        QFETCH(int, dataSize);
+        QFETCH(QString, reason);
+        QByteArray bytes(8, '\0');
+        qToLittleEndian<quint64>(quint64(header.size()), bytes.data());
+        const QString file = scratch_.filePath("cover.safetensors");
+        testsupport::writeFile(file, bytes + header + QByteArray(dataSize, '\1'));
+        try {
+            const TensorDict td = load(file.toStdString());
+            QVERIFY2(reason.isEmpty(), "loaded");
+            QCOMPARE(td.root().child("a")->leaf().numel, std::int64_t(4));
+        } catch (const Error& e) {
+            QCOMPARE(QString::fromStdString(e.reason()), reason);
         }
     }
 
@@ -625,23 +676,26 @@ private Q_SLOTS:
     void safetensorsEntriesReadAlikeByEitherReader_data() {
         QTest::addColumn<QByteArray>("entry");
         QTest::addColumn<bool>("loads");
-        const auto row = [](const char* name, const char* entry, bool loads) {
-            QTest::newRow(name) << QByteArray(entry) << loads;
+        QTest::addColumn<QByteArray>("pad");  // the bytes of the data before 12 that "a" leaves
+        const auto row = [](const char* name, const char* entry, bool loads,
+                            const char* pad = "[8,12]") {
+            QTest::newRow(name) << QByteArray(entry) << loads << QByteArray(pad);
         };
         row("as written", R"({"dtype":"F32","shape":[2],"data_offsets":[0,8]})", true);
         row("reordered", R"({"data_offsets":[0,8],"shape":[2],"dtype":"F32"})", true);
         row("spaced",
             " { \"dtype\" :\t\"F32\" ,\n\"shape\" : [ 2 ] , \"data_offsets\" : [ 0 , 8 ] } ", true);
-        row("scalar", R"({"dtype":"F32","shape":[],"data_offsets":[0,4]})", true);
-        row("empty", R"({"dtype":"U8","shape":[0,3],"data_offsets":[16,16]})", true);
+        row("scalar", R"({"dtype":"F32","shape":[],"data_offsets":[0,4]})", true, "[4,12]");
+        row("empty", R"({"dtype":"U8","shape":[0,3],"data_offsets":[16,16]})", true, "[0,12]");
         row("extra field", R"({"dtype":"F32","shape":[2],"data_offsets":[0,8],"x":[1,{"y":2}]})",
             true);
         row("dtype twice", R"({"dtype":"F32","dtype":"U8","shape":[2],"data_offsets":[0,8]})",
             false);
-        row("shape twice", R"({"dtype":"U8","shape":[1],"shape":[2],"data_offsets":[0,2]})", true);
+        // The library refuses a field given twice (serde's "duplicate field").
+        row("shape twice", R"({"dtype":"U8","shape":[1],"shape":[2],"data_offsets":[0,2]})", false);
         row("offsets twice",
-            R"({"dtype":"U8","shape":[2],"data_offsets":[0,1],"data_offsets":[0,2]})", true);
-        row("minus zero", R"({"dtype":"U8","shape":[-0,4],"data_offsets":[0,0]})", true);
+            R"({"dtype":"U8","shape":[2],"data_offsets":[0,1],"data_offsets":[0,2]})", false);
+        row("minus zero", R"({"dtype":"U8","shape":[-0,4],"data_offsets":[0,0]})", true, "[0,12]");
         row("18 digits", R"({"dtype":"U8","shape":[100000000000000000],"data_offsets":[0,8]})",
             false);
         row("negative dim", R"({"dtype":"U8","shape":[-1],"data_offsets":[0,1]})", false);
@@ -668,10 +722,15 @@ private Q_SLOTS:
     void safetensorsEntriesReadAlikeByEitherReader() {
         QFETCH(QByteArray, entry);
         QFETCH(bool, loads);
-        // The leaf, or the refusal, of the header {"b": ..., NAME: entry}.
+        QFETCH(QByteArray, pad);
+        // The leaf, or the refusal, of the header {"b": ..., NAME: entry,
+        // "pad": ...}: b and pad cover the 16 bytes of data that a does not.
+        const QByteArray padSize = QByteArray::number(
+            pad.mid(pad.indexOf(',') + 1).chopped(1).toInt() - pad.mid(1).split(',')[0].toInt());
         const auto read = [&](const QByteArray& name, const QString& dir) {
             const QByteArray header = R"({"b":{"dtype":"U8","shape":[4],"data_offsets":[12,16]},)" +
-                                      name + ":" + entry + "}";
+                                      name + ":" + entry + R"(,"pad":{"dtype":"U8","shape":[)" +
+                                      padSize + R"(],"data_offsets":)" + pad + "}}";
             QByteArray bytes(8, '\0');
             qToLittleEndian<quint64>(quint64(header.size()), bytes.data());
             bytes += header + QByteArray(16, '\1');

@@ -40,8 +40,8 @@ std::optional<DescrCode> parseDescrCode(std::string_view d) {
     const bool ordered = order == '<' || order == '>';
     // A datetime's unit, "[ns]" or "[10ms]", after its optional size.
     if (kind == 'M' || kind == 'm') {
-        // With a unit only: a generic "<m8" is one bit from "<i8".
-        out.canonical = ordered && rest.size() > 1 && rest[0] == '8';
+        // As np.save writes them, with a unit or without ("<m8": generic).
+        out.canonical = ordered && !rest.empty() && rest[0] == '8';
         if (!rest.empty() && rest[0] == '8')
             rest.remove_prefix(1);
         if (!rest.empty()) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <tuple>
+#include <unordered_map>
 
 #include "sources/mapping.h"
 #include "values/json_members.h"
@@ -93,6 +94,11 @@ TensorEntry tensorEntry(const std::string& name, const Value& entry, std::uint64
     const EntryPlace at{where, name};
     if (!entry.isObject())
         throw Error::corrupt(at(), "its header entry is not an object");
+    // The library refuses a field given twice (serde's "duplicate field").
+    const Value::Object& fields = entry.asObject();
+    for (auto f = fields.begin(); f != fields.end(); ++f)
+        if (std::any_of(fields.begin(), f, [&](const auto& e) { return e.first == f->first; }))
+            throw Error::corrupt(at(), "its header entry gives \"" + f->first + "\" twice");
     const Value* dtype = entry.find("dtype");
     const Value* shape = entry.find("shape");
     const Value* offsets = entry.find("data_offsets");
@@ -319,12 +325,26 @@ public:
         const StorageInfo file = file_->fileInfo();
         std::size_t members = 0;
         const auto addMetadata = [&](Value metadata) {
+            // A map of str to str, or the library refuses the file.
             if (!metadata.isObject())
                 throw Error::corrupt(where, "__metadata__ is not a JSON object");
+            for (const auto& [key, value] : metadata.asObject())
+                if (!value.isString())
+                    throw Error::corrupt(where, "__metadata__'s \"" + key + "\" is not a string");
             NodeBuilder(*root).collection().attributes = std::move(metadata.asObject());
         };
+        // A name given twice is the last one's, as the library reads it (its
+        // first's bytes are then covered by no tensor).
+        std::unordered_map<std::string, std::size_t> spanOfName;
+        std::string namedTwice;  // the first such name, to explain a hole
         const auto addTensor = [&](std::string key, TensorEntry t, std::size_t member) {
-            spans.push_back({t.begin, t.end, member});
+            const auto [named, added] = spanOfName.emplace(key, spans.size());
+            if (added)
+                spans.push_back({t.begin, t.end, member});
+            else
+                spans[named->second] = {t.begin, t.end, member};
+            if (!added && namedTwice.empty())
+                namedTwice = key;
             auto n = NodeBuilder::create(NodeKind::Tensor, std::move(key));
             NodeBuilder b(*n);
             TensorLeaf& leaf = b.leaf();
@@ -374,17 +394,33 @@ public:
         }
         if (!isObject)
             throw Error::corrupt(where, "the safetensors header is not a JSON object");
-        // By start, then end, as safetensors' validate(): an empty tensor
-        // where the next one starts comes first, and overlaps nothing.
+        // By start, then end, as safetensors' validate(), which then needs
+        // the tensors to cover the data exactly, in order: no overlap, no
+        // byte that is no tensor's (a hole could hide another file), none
+        // past the last. An empty tensor where the next starts comes first.
         std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
             return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
         });
-        for (std::size_t i = 1; i < spans.size(); ++i)
-            if (spans[i].begin < spans[i - 1].end) {
+        std::uint64_t covered = 0;
+        for (std::size_t i = 0; i < spans.size(); ++i) {
+            if (spans[i].begin < covered) {
                 const auto names = memberKeys(header, where, spans[i - 1].member, spans[i].member);
                 throw Error::corrupt(where, "tensors \"" + names.first + "\" and \"" +
                                                 names.second + "\" overlap in the data");
             }
+            if (spans[i].begin > covered)
+                throw Error::corrupt(
+                    where, "bytes [" + std::to_string(covered) + ", " +
+                               std::to_string(spans[i].begin) +
+                               ") of the data belong to no tensor" +
+                               (namedTwice.empty() ? std::string()
+                                                   : " (the header names \"" + namedTwice +
+                                                         "\" twice; the last is read)"));
+            covered = spans[i].end;
+        }
+        if (covered != dataSize)
+            throw Error::corrupt(where, "the file holds " + std::to_string(dataSize - covered) +
+                                            " bytes past its last tensor's data");
         return root;
     }
 
