@@ -382,6 +382,18 @@ private Q_SLOTS:
                  "cut('objects_cut.npy', np.array([{'a': 1}, 'x'], dtype=object), 3)\n"
                  "patched('a8.npy', np.arange(3), b\"'<i8'\", b\"'<a8'\")\n"
                  "patched('S8.npy', np.arange(3), b\"'<i8'\", b\"'<S8'\")\n"
+                 "def refused(name):\n"
+                 "    try:\n"
+                 "        np.load(d + '/' + name)\n"
+                 "    except ValueError:\n"
+                 "        return\n"
+                 "    raise SystemExit(name + ': numpy read it')\n"
+                 "patched('v11.npy', np.arange(3), b'NUMPY\\x01\\x00', b'NUMPY\\x01\\x01')\n"
+                 "patched('int_shape.npy', np.arange(3), b'(3,)', b'(3) ')\n"
+                 "patched('after.npy', np.arange(3), b'}   ', b'} x ')\n"
+                 "patched('octal.npy', np.arange(12), b'(12,)', b'(01,)')\n"
+                 "for name in ('v11.npy', 'int_shape.npy', 'after.npy', 'octal.npy'):\n"
+                 "    refused(name)\n"
                  "np.save(d + '/m8.npy', np.array([1, 2], dtype='m8'))\n"
                  "np.save(d + '/M8.npy', np.zeros(2, dtype='M8'))\n"
                  "assert b\"'<m8'\" in open(d + '/m8.npy', 'rb').read()\n"
@@ -415,7 +427,8 @@ private Q_SLOTS:
         } catch (const Error& e) {
             QCOMPARE(e.failure().kind, ErrorKind::NotReadHere);
         }
-        // Cut short, or a dtype np.save never writes one bit from one it
+        // Cut short, a header NumPy refuses (a version 1.1, a shape "(3)", text
+        // after the dict, "(01,)"), or a dtype np.save never writes one bit from one it
         // does ("<a8" from "<i8"): errors.
         for (const auto& [name, kind] : {std::pair<QString, std::string>{"cut.npy", "short_file"},
                                          {"records_cut.npy", "short_file"},
@@ -424,6 +437,10 @@ private Q_SLOTS:
                                          {"a8.npy", "unreadable"},
                                          {"S8.npy", "unreadable"},
                                          {"nine.npy", "unreadable"},
+                                         {"v11.npy", "unreadable"},
+                                         {"int_shape.npy", "unreadable"},
+                                         {"after.npy", "unreadable"},
+                                         {"octal.npy", "unreadable"},
                                          {"v5.npy", "unreadable"}}) {
             const CheckReport r = check((dir + "/" + name).toStdString());
             QVERIFY2(r.errorCount() == 1 && findKind(r, kind) &&

@@ -174,7 +174,7 @@ public:
                 h.fortranOrder = boolean();
                 haveOrder = true;
             } else if (key == "shape") {
-                h.shape = tuple();
+                h.shape = tuple(true);
                 haveShape = true;
             } else {
                 fail("unknown header key \"" + key + "\"");
@@ -184,6 +184,11 @@ public:
         }
         if (!haveDescr || !haveOrder || !haveShape)
             fail("the header lacks descr, fortran_order or shape");
+        // NumPy reads the header as one Python literal: nothing may follow it.
+        ++at_;
+        space();
+        if (at_ != s_.size())
+            fail("text after the dict");
     }
 
 private:
@@ -273,13 +278,17 @@ private:
             return at_ += 5, false;
         fail("expected True or False");
     }
-    std::vector<std::int64_t> tuple() {
+    // A tuple of Python ints: "(5, 7)", "(5,)", "()". The array's shape must
+    // be one (NumPy refuses "(5)", the int 5); a field's may be an int.
+    std::vector<std::int64_t> tuple(bool arrayShape = false) {
         std::vector<std::int64_t> dims;
         expect('(');
+        bool comma = false;
         while (!peek(')')) {
             space();
             std::int64_t v = 0;
             std::size_t digits = 0;
+            const std::size_t first = at_;
             while (at_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[at_]))) {
                 if (v > (std::int64_t(1) << 56))
                     fail("a dimension too large");
@@ -288,15 +297,19 @@ private:
             }
             if (!digits)
                 fail("expected a dimension");
+            if (s_[first] == '0' && v != 0)  // Python 3 has no "012"
+                fail("a dimension with a leading zero");
             if (at_ < s_.size() && s_[at_] == 'L')
                 ++at_;  // Python 2's long
             dims.push_back(v);
             if (!peek(')'))
-                expect(',');
+                expect(','), comma = true;
             if (dims.size() > 64)
                 fail("more than 64 dimensions");
         }
         ++at_;
+        if (arrayShape && dims.size() == 1 && !comma)
+            fail("the shape is an int, not a tuple");
         return dims;
     }
 
@@ -332,6 +345,10 @@ ArrayHeader parseHeader(const std::string& head, const std::string& where, std::
     if (head.size() < 10 || head.compare(0, kMagic.size(), kMagic) != 0)
         throw Error::corrupt(where, "not a .npy file (no \\x93NUMPY magic)");
     const int major = static_cast<unsigned char>(head[6]);
+    const int minor = static_cast<unsigned char>(head[7]);
+    if (minor != 0 && major >= 1 && major <= 3)  // NumPy has only 1.0, 2.0 and 3.0
+        throw Error::unsupported(where, "unsupported .npy version " + std::to_string(major) + "." +
+                                            std::to_string(minor));
     std::uint64_t length = 0, start = 0;
     if (major == 1) {
         length = static_cast<unsigned char>(head[8]) | unsigned(static_cast<unsigned char>(head[9]))
