@@ -394,6 +394,13 @@ private Q_SLOTS:
                  "patched('octal.npy', np.arange(12), b'(12,)', b'(01,)')\n"
                  "for name in ('v11.npy', 'int_shape.npy', 'after.npy', 'octal.npy'):\n"
                  "    refused(name)\n"
+                 "np.savez(d + '/empty.npz')\n"
+                 "assert len(np.load(d + '/empty.npz').files) == 0\n"
+                 "import zipfile\n"
+                 "with zipfile.ZipFile(d + '/notes.npz', 'w') as z:\n"
+                 "    z.writestr('readme.txt', b'hi')\n"
+                 "    z.writestr('arr.npy', open(d + '/d.npy', 'rb').read())\n"
+                 "assert np.load(d + '/notes.npz')['readme.txt'] == b'hi'\n"
                  "np.save(d + '/m8.npy', np.array([1, 2], dtype='m8'))\n"
                  "np.save(d + '/M8.npy', np.zeros(2, dtype='M8'))\n"
                  "assert b\"'<m8'\" in open(d + '/m8.npy', 'rb').read()\n"
@@ -450,6 +457,17 @@ private Q_SLOTS:
         const TensorDict d = load((dir + "/d.npy").toStdString());
         QCOMPARE(d.root().leaf().dtype, DType::Float64);
         QCOMPARE(d.root().leaf().shape, std::vector<std::int64_t>({3}));
+        // An .npz of no arrays (np.savez()) opens empty; a member that is no
+        // array (numpy.load gives its bytes) is not read, beside the arrays.
+        const CheckReport empty = check((dir + "/empty.npz").toStdString());
+        QVERIFY2(empty.problems.empty(), qPrintable(describeProblems(empty)));
+        QVERIFY(load((dir + "/empty.npz").toStdString()).root().children().empty());
+        const CheckReport notes = check((dir + "/notes.npz").toStdString());
+        QVERIFY2(notes.errorCount() == 0 && notes.problems.size() == 1 &&
+                     notes.problems[0].kind == "not_read" &&
+                     notes.problems[0].key == std::vector<std::string>{"readme.txt"},
+                 qPrintable(describeProblems(notes)));
+        QVERIFY(load((dir + "/notes.npz").toStdString()).root().child("arr")->isTensor());
         // np.save writes datetimes and timedeltas of no unit as "<M8", "<m8".
         for (const QString name : {"m8.npy", "M8.npy"}) {
             const CheckReport r = check((dir + "/" + name).toStdString());

@@ -484,9 +484,12 @@ public:
             const std::string key = npy ? name.substr(0, name.size() - 4) : name;
             const std::string where = zip().describe(name);
             try {
-                if (!npy)
-                    throw Error::corrupt(where, "not a .npy member");
                 const StorageInfo entry = *zip().stat(name);
+                if (!npy)  // numpy.load gives its bytes: other data beside the arrays
+                    throw Error::notReadHere(where, "a member that is not a .npy array (" +
+                                                        std::to_string(entry.size) +
+                                                        " bytes): numpy.load gives its raw "
+                                                        "bytes, which tdstudio does not show");
                 std::uint64_t needed = 0;
                 std::string head = entryPrefix(entry, 4096);
                 ArrayHeader h = parseHeader(head, where, &needed);
@@ -523,10 +526,20 @@ class NpzFormat final : public StoreFormat {
 public:
     std::string_view name() const override { return "npz"; }
     int score(const StoreProbe& probe) const override {
+        if (!probe.source)
+            return 0;
         const std::string first = zipFirstEntryName(probe.head);
-        return probe.source && first.size() > 4 && first.compare(first.size() - 4, 4, ".npy") == 0
-                   ? 60
-                   : 0;
+        if (first.size() > 4 && first.compare(first.size() - 4, 4, ".npy") == 0)
+            return 60;
+        // A zip named .npz whose first member is no array, or that has none
+        // (np.savez of nothing): above a zip that is no tensordict archive.
+        const bool zip = probe.head.compare(0, 4, "PK\x03\x04") == 0 ||
+                         probe.head.compare(0, 4, "PK\x05\x06") == 0;
+        std::string suffix = probe.location.substr(probe.location.size() -
+                                                   std::min<std::size_t>(4, probe.location.size()));
+        std::transform(suffix.begin(), suffix.end(), suffix.begin(),
+                       [](unsigned char c) { return char(std::tolower(c)); });
+        return zip && suffix == ".npz" ? 55 : 0;
     }
     std::shared_ptr<const Store> open(const StoreProbe& probe,
                                       const StoreOptions& options) const override {
