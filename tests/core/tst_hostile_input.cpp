@@ -214,6 +214,29 @@ private Q_SLOTS:
                      *load(testsupport::fixturePath("simple").toStdString()).root().child("a"))));
         QVERIFY2(QString::fromStdString(ca.integrityWarning()).contains("CRC-32 mismatch"),
                  ca.integrityWarning().c_str());
+
+        // A stored .npz member: its CRC covers the .npy header before the
+        // leaf's bytes too. One byte of the array changed: the warning.
+        QVERIFY2(testsupport::runPython({"-c",
+                                         "import sys, struct, numpy as np\n"
+                                         "d = sys.argv[1]\n"
+                                         "np.savez(d + '/good.npz', a=np.arange(100, dtype='f4'))\n"
+                                         "b = bytearray(open(d + '/good.npz', 'rb').read())\n"
+                                         "b[b.find(struct.pack('<f', 1.0)) + 2] ^= 1\n"
+                                         "open(d + '/bad.npz', 'wb').write(b)\n",
+                                         scratch_.path()},
+                                        nullptr, &error),
+                 qPrintable(error));
+        for (const auto& [name, stale] :
+             {std::pair<QString, bool>{"good.npz", false}, {"bad.npz", true}}) {
+            const TensorDict npz = load((scratch_.path() + "/" + name).toStdString());
+            const Node& member = *npz.root().child("a");
+            leafSha256(member);
+            QVERIFY2(
+                QString::fromStdString(member.integrityWarning()).contains("CRC-32 mismatch") ==
+                    stale,
+                qPrintable(name + ": " + QString::fromStdString(member.integrityWarning())));
+        }
     }
 
     void zipBombStaysWithinMemory() {

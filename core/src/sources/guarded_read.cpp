@@ -129,6 +129,10 @@ void inflateExactly(Decompressor& decoder, std::byte* dst, std::size_t n, std::u
                                                   std::to_string(size) + " bytes");
 }
 
+// The most of an entry before its leaf whose CRC is taken to check the
+// leaf's (an .npz member's .npy header: NumPy writes a few hundred bytes).
+constexpr std::uint64_t kMaxLeadingHeaderBytes = 1u << 20;
+
 }  // namespace
 
 // A compressed entry decoded as it is read, from its payload in the mapped archive.
@@ -154,8 +158,25 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
     } else {
         mapped_ = leaf.bytes();
     }
-    // The CRC covers the whole entry: checked when the leaf is all of it.
+    // The CRC covers the whole entry: checked when the leaf is all of it,
+    // or, stored, all of it after a header of its own (an .npz member's
+    // array after its .npy header), whose bytes start the CRC. (Inflating an
+    // entry checks its CRC already.)
     checkCrc_ = info.crc32.has_value() && info.isPlain() && info.size == size_;
+    if (info.crc32 && info.kind == StorageKind::StoredEntry && info.offset > 0 &&
+        info.offset <= kMaxLeadingHeaderBytes && info.strides.empty() && !info.bigEndian &&
+        info.size >= info.offset && info.size - info.offset == size_ && leaf.store()) {
+        StorageInfo entry = info;
+        entry.offset = 0;
+        std::vector<std::byte> header(static_cast<std::size_t>(info.offset));
+        guardedRun(
+            [&] {
+                leaf.store()->container().readLeafRange(entry, 0, header.data(), header.size());
+            },
+            leaf);
+        crc_ = crc32(0, header.data(), header.size());
+        checkCrc_ = true;
+    }
 }
 
 void LeafReader::readAsStream() {
