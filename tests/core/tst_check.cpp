@@ -694,6 +694,12 @@ private Q_SLOTS:
               {"numpy_short_data.pt",
                "a NumPy array of shape [2, 3] and dtype torch.float32 "
                "needs 24 bytes of data, and has 20"},
+              {"no_version.pt",
+               "the checkpoint has no version record (no_version/version), without which "
+               "torch.load refuses it"},
+              {"version_99.pt",
+               "the checkpoint's format version is 99; torch.load reads "
+               "versions 1 to 10"},
               {"rebuild_misspelled.pt",
                "a tensor made by torch._utils._rebuild_tensOr_v2, "
                "which tdstudio does not know"}}) {

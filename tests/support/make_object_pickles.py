@@ -71,6 +71,8 @@ Damaged: torch.load fails on each (asserted here):
                            _rebuild_tensOr_v2 (torch.load: no such function)
   numpy_short_data.pt      a float32 [2, 3] NumPy array with 20 bytes of data
                            (numpy: "buffer size does not match array size")
+  no_version.pt            {"a": 2 floats} without its version record
+  version_99.pt            the same, its version record "99"
   frame_length.pt          a protocol 4 pickle whose first FRAME's length
                            has its top byte set (torch.load: truncated)
 Damaged, though torch.load reads it:
@@ -304,9 +306,10 @@ for name, obj in damaged.items():
         continue
     sys.exit(name + ": torch.load read it")
 
-def rewrite(source, name, change, extra=None):
+def rewrite(source, name, change, extra=None, drop=()):
     """The checkpoint torch.save wrote for `source`, its pickle changed by
-    `change` and `extra` entries added, the zip rewritten around it."""
+    `change`, `extra` entries added (or replaced) and `drop` left out, the
+    zip rewritten around it."""
     folder = name[:-3]
     torch.save(source, out + "/source.pt", pickle_protocol=4)
     with zipfile.ZipFile(out + "/source.pt") as z:
@@ -314,6 +317,8 @@ def rewrite(source, name, change, extra=None):
     entries[folder + "/data.pkl"] = change(entries[folder + "/data.pkl"])
     for entry, data in (extra or {}).items():
         entries[folder + "/" + entry] = data
+    for entry in drop:
+        del entries[folder + "/" + entry]
     with zipfile.ZipFile(out + "/" + name, "w") as z:
         for entry, data in entries.items():
             z.writestr(entry, data)
@@ -345,6 +350,10 @@ rewrite({"a": torch.arange(2.0)}, "rebuild_misspelled.pt",
 fails("rebuild_misspelled.pt")
 rewrite({"a": torch.arange(2.0)}, "frame_length.pt", lambda p: p[:10] + b"\x01" + p[11:])
 fails("frame_length.pt")
+rewrite({"a": torch.arange(2.0)}, "no_version.pt", lambda p: p, drop=("version",))
+fails("no_version.pt")
+rewrite({"a": torch.arange(2.0)}, "version_99.pt", lambda p: p, {"version": b"99\n"})
+fails("version_99.pt")
 rewrite({"a": torch.arange(2.0)}, "extra_entry.pt", lambda p: p,
         {"data/9": torch.arange(4.0).numpy().tobytes()})
 assert torch.equal(torch.load(out + "/extra_entry.pt")["a"], torch.arange(2.0))

@@ -4,6 +4,7 @@
 // storages. Both are read by the safe unpickler (python_objects.h): nothing
 // in them runs.
 
+#include <cctype>
 #include <charconv>
 #include <map>
 
@@ -199,6 +200,7 @@ public:
     std::string readingNote() const override { return kSafeNote; }
 
     std::unique_ptr<Node> buildTree(const std::shared_ptr<const Store>& self) const override {
+        checkFormatVersion();
         const std::string pickleName = prefix_ + "data.pkl";
         const std::string bytes = zip().read(pickleName, kMaxPickleBytes);
         bool bigEndian = false;
@@ -255,6 +257,41 @@ public:
     }
 
 private:
+    // torch.load reads the file's format version first (".data/version",
+    // else "version": "3\n" as torch.save writes it) and refuses a file
+    // without one, or of a version it does not read.
+    void checkFormatVersion() const {
+        std::string name = prefix_ + ".data/version";
+        if (!zip().stat(name))
+            name = prefix_ + "version";
+        if (!zip().stat(name))
+            throw Error::corrupt(zip().location(), "the checkpoint has no version record (" + name +
+                                                       "), without which torch.load refuses it");
+        const std::string text = zip().read(name, 64);
+        // As C++'s stoull reads it: leading space, then digits; the rest ignored.
+        std::size_t at = text.find_first_not_of(" \t\n\r\f\v");
+        std::uint64_t version = 0;
+        std::size_t digits = 0;
+        for (;
+             at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) && digits < 19;
+             ++at, ++digits)
+            version = version * 10 + std::uint64_t(text[at] - '0');
+        if (!digits)
+            throw Error::corrupt(zip().describe(name),
+                                 "the checkpoint's version record is not a "
+                                 "number");
+        if (version < kMinFormatVersion || version > kMaxFormatVersion)
+            throw Error::unsupported(
+                zip().describe(name),
+                "the checkpoint's format version is " + std::to_string(version) +
+                    "; torch.load reads versions " + std::to_string(kMinFormatVersion) + " to " +
+                    std::to_string(kMaxFormatVersion) + " (torch.save writes 3)");
+    }
+
+    // caffe2/serialize/versions.h: kMinSupportedFileFormatVersion and
+    // kMaxSupportedFileFormatVersion (torch 1.13 to 2.x).
+    static constexpr std::uint64_t kMinFormatVersion = 1, kMaxFormatVersion = 10;
+
     std::string prefix_;  // "archive/": the folder of data.pkl
 };
 
