@@ -658,8 +658,10 @@ private Q_SLOTS:
                              .toHex(),
                          want["hex"].toString().toLatin1());
             }
-            for (const char* other : {"strings", "objects", "records"})
+            for (const char* other : {"strings", "objects", "records"}) {
                 QCOMPARE(td.root().child(other)->kind(), NodeKind::Object);
+                QCOMPARE(td.root().child(other)->className(), std::string("numpy.ndarray"));
+            }
         }
     }
 

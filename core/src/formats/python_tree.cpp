@@ -168,10 +168,15 @@ private:
                     return consolidated(o, key);
                 if (o.text == "torch._utils._rebuild_qtensor")
                     quantizedTensor(o);  // throws: not read here, or what is wrong with it
-                if (o.text == "numpy.core.multiarray._reconstruct" ||
-                    o.text == "numpy._core.multiarray._reconstruct")  // NumPy 2
-                    if (auto array = numpyArray(o, key))
-                        return array;
+                // An array of strings, records or objects (or of a subclass)
+                // stays an object, named by the class it is made of.
+                const bool array = (o.text == "numpy.core.multiarray._reconstruct" ||
+                                    o.text == "numpy._core.multiarray._reconstruct") &&  // NumPy 2
+                                   !o.items.empty() &&
+                                   o.items[0]->type == Type::Global;
+                if (array)
+                    if (auto leaf = numpyArray(o, key))
+                        return leaf;
                 if (rebuildsUnknownTensor(o))
                     throw Error::unsupported(
                         where(), "a tensor made by " + o.text +
@@ -182,7 +187,7 @@ private:
                 // items, as Python's __reduce__ names them). A repeated key
                 // is kept (child() finds the first): nothing found is hidden.
                 auto n = NodeBuilder::create(NodeKind::Object, key);
-                NodeBuilder(*n).setClass(o.text, {});
+                NodeBuilder(*n).setClass(array ? o.items[0]->text : o.text, {});
                 NodeBuilder(*n).setStore(store_);
                 if (o.state && o.state->type == Type::Dict)
                     appendEntries(*n, o.state->entries, depth + 1);
