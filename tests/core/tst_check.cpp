@@ -567,9 +567,10 @@ private Q_SLOTS:
         QFile file(dir + "/expected.json");
         QVERIFY(file.open(QIODevice::ReadOnly));
         const QJsonObject expected = QJsonDocument::fromJson(file.readAll()).object();
-        QCOMPARE(expected.keys(), QStringList({"defaultdict.pt", "module_legacy.pt", "optimizer.pt",
-                                               "state_dict.pt", "subclasses.pt", "subclasses_p1.pt",
-                                               "tensor_key.pt", "tensor_subclass.pt"}));
+        QCOMPARE(expected.keys(),
+                 QStringList({"defaultdict.pt", "module_legacy.pt", "optimizer.pt", "scheduler.pt",
+                              "state_dict.pt", "subclasses.pt", "subclasses_p1.pt", "tensor_key.pt",
+                              "tensor_subclass.pt"}));
         for (const QString& name : expected.keys()) {
             const std::string path = (dir + "/" + name).toStdString();
             const CheckReport r = check(path);
@@ -620,6 +621,19 @@ private Q_SLOTS:
         QCOMPARE(sub.root().find({"slotted", "label"})->value(), Value("s"));
         QCOMPARE(sub.root().find({"plain", "note"})->value(), Value("y"));
         QVERIFY(sub.root().child("view")->isTensor());
+        // A bare untyped storage is its bytes.
+        const TensorDict untyped = load((dir + "/untyped.pt").toStdString());
+        const Node* ust = untyped.root().child("ust");
+        QVERIFY(ust && ust->isTensor() && ust->leaf().dtype == DType::UInt8);
+        const LeafBytes ustBytes = ust->bytes();
+        QCOMPARE(QByteArray(reinterpret_cast<const char*>(ustBytes.data.get()),
+                            qsizetype(ustBytes.size)),
+                 QByteArray::fromHex("0001020304050607"));
+        // A scheduler's bound method holds the scheduler, which holds it
+        // again: the loop is a reference to where it is shown.
+        const TensorDict sched = load((dir + "/scheduler.pt").toStdString());
+        QCOMPARE(sched.root().find({"anneal_func", "args", "0", "anneal_func"})->value(),
+                 Value("<the object at anneal_func>"));
     }
 
     // NumPy arrays in a checkpoint (numpy's own pickles, at protocols 2 and

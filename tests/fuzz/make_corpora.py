@@ -403,9 +403,9 @@ def quantized_corpus():
 def object_pickles_corpus():
     """Checkpoints whose tensors sit in Python objects (an optimizer's defaultdict,
     list and dict subclasses at protocol 1, an OrderedDict's attribute, tensor
-    subclasses, NumPy arrays; tests/support/make_object_pickles.py)."""
+    subclasses, NumPy arrays, a scheduler's loop; tests/support/make_object_pickles.py)."""
     names = ("optimizer.pt", "subclasses_p1.pt", "attribute.pt", "tensor_subclass.pt",
-             "numpy_arrays.pt")
+             "numpy_arrays.pt", "scheduler.pt")
     checkpoint_corpus("make_object_pickles.py", "objects_", names,
                       [(name, "objects_" + name[:-3] + ".pkl") for name in names])
 

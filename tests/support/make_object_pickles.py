@@ -17,6 +17,11 @@ and its values as torch.load gives them:
   state_dict.pt     an nn.Module's state_dict: an OrderedDict that BUILD
                     gives its _metadata
   tensor_key.pt     a dict keyed by a tensor that is nowhere else (no leaf)
+  untyped.pt        {"ust": an UntypedStorage of the bytes 0 to 7}
+  scheduler.pt      a OneCycleLR's state_dict: its anneal_func, a bound
+                    method of the scheduler (with its optimizer and so the
+                    parameters), whose __dict__ holds it again (a loop,
+                    shown as a reference)
   module_legacy.pt  a whole nn.Linear in the legacy layout, which keeps its
                     class's source as a ('module', ...) persistent id
   tensor_subclass.pt  tensor subclasses (torch._tensor._rebuild_from_type_v2):
@@ -169,6 +174,19 @@ assert hasattr(sd, "_metadata")
 save("state_dict.pt", sd, {"weight": sd["weight"], "bias": sd["bias"]})
 
 save("tensor_key.pt", {torch.arange(2.0): "value"}, {})
+
+sched = torch.optim.lr_scheduler.OneCycleLR(torch.optim.AdamW(model.parameters()), max_lr=0.01,
+                                            total_steps=10)
+# A bare untyped storage (torch 1.13 pickles its type as torch.storage.UntypedStorage).
+untyped = torch.arange(8, dtype=torch.uint8).storage().untyped()
+save("untyped.pt", {"ust": untyped})
+assert list(torch.load(out + "/untyped.pt")["ust"]) == list(range(8))
+
+# The bound method keeps the scheduler, and so its optimizer's parameters.
+params = "anneal_func/args/0/optimizer/param_groups/0/params/"
+save("scheduler.pt", sched.state_dict(),
+     {params + "0": model.weight, params + "1": model.bias})
+assert torch.load(out + "/scheduler.pt")["anneal_func"].__self__.anneal_func
 
 linear = torch.nn.Linear(2, 3)
 save("module_legacy.pt", {"m": linear},

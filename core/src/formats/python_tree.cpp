@@ -1,6 +1,7 @@
 #include "formats/python_tree.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "formats/consolidated.h"
@@ -49,9 +50,12 @@ public:
                             Error::unsupported(where(), "more than " + std::to_string(kMaxNodes) +
                                                             " nodes: the pickle repeats shared "
                                                             "objects"));
-        if (!onPath_.insert(&o).second)
-            return errorFor(
-                o, key, Error::unsupported(where(), "refers to itself (a recursive structure)"));
+        // A loop back to an object being shown (a scheduler's bound method
+        // in its own __dict__, l.append(l)): Python keeps it as a reference,
+        // and so is it shown, naming where the object is.
+        const auto [entered, added] = onPath_.emplace(&o, path_.size() + (depth > 0 ? 1 : 0));
+        if (!added)
+            return reference(key, entered->second);
         if (depth > 0)
             path_.push_back(key);
         std::unique_ptr<Node> n;
@@ -110,6 +114,16 @@ public:
     }
 
 private:
+    // A node for a loop back to the object at the first `length` keys of
+    // the path being built: a value naming it, as Python's repr shows
+    // [...] for a list that holds itself.
+    std::unique_ptr<Node> reference(const std::string& key, std::size_t length) {
+        const std::vector<std::string> at(path_.begin(), path_.begin() + std::ptrdiff_t(length));
+        return value(key, "reference",
+                     Value(at.empty() ? std::string("<the root>")
+                                      : "<the object at " + formatKeyPath(at) + ">"));
+    }
+
     // The error node for `o` and all below it, which stands for the storages in them.
     std::unique_ptr<Node> errorFor(const Object& o, const std::string& key, const Error& e) {
         cover(o);
@@ -678,7 +692,8 @@ private:
     // The keys of the storages a tensor of the tree uses, or a node stands for.
     std::unordered_set<std::string> shown_;
     std::unordered_set<const Object*> covered_;  // objects an error node or a key stands for
-    std::unordered_set<const Object*> onPath_;
+    // The objects being shown, each with the length of its key path.
+    std::unordered_map<const Object*, std::size_t> onPath_;
     std::vector<std::string> path_;  // keys from the root to the node being built
     std::size_t nodes_ = 0;
 };

@@ -825,6 +825,7 @@ std::optional<DType> storageDType(std::string_view name) {
         {"torch.ComplexFloatStorage", DType::Complex64},
         {"torch.ComplexDoubleStorage", DType::Complex128},
         {"torch.UntypedStorage", DType::UInt8},
+        {"torch.storage.UntypedStorage", DType::UInt8},  // torch 1.13's name
     };
     for (const Entry& e : kTable)
         if (e.name == name)
