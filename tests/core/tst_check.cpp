@@ -679,6 +679,30 @@ private Q_SLOTS:
         }
     }
 
+    // NumPy scalars (metrics, a label map's keys) are their numbers, with
+    // their NumPy class.
+    void numpyScalarsInCheckpointsAreNumbers() {
+        QString dir, error;
+        QVERIFY2(objectPickles(&dir, &error), qPrintable(error));
+        const std::string path = (dir + "/numpy_scalars.pt").toStdString();
+        const CheckReport r = check(path);
+        QVERIFY2(r.problems.empty(), qPrintable(describeProblems(r)));
+        const TensorDict td = load(path);
+        for (const auto& [key, className, value] :
+             {std::tuple<const char*, const char*, Value>{"metric", "numpy.float64", Value(0.93)},
+              {"f32", "numpy.float32", Value(0.25)},
+              {"step", "numpy.int64", Value(std::int64_t(-3))},
+              {"big", "numpy.uint64", Value::integer("18446744073709551615")},
+              {"flag", "numpy.bool_", Value(true)}}) {
+            const Node* n = td.root().child(key);
+            QVERIFY2(n && n->className() == className, key);
+            QVERIFY2(n->value() == value, key);
+        }
+        const Node* labels = td.root().child("labels");
+        QVERIFY(labels && labels->children().size() == 2);
+        QCOMPARE(labels->child("1")->value(), Value("dog"));
+    }
+
     // A pickle torch.load cannot load (a damaged call or opcode that
     // swallowed a tensor, an integer tensor that requires grad) is an error
     // naming what is wrong, never silence; a tensor torch keeps where

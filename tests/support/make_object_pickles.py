@@ -42,6 +42,8 @@ C-ordered little-endian bytes (hex), as numpy gives them:
                     uint32 keys, and arrays tdstudio leaves as objects
                     (str, Python objects, records)
   numpy_arrays_p4.pt  the same at protocol 4 (BINBYTES)
+  numpy_scalars.pt  NumPy scalars (float64, float32, int64, uint64 2**64-1,
+                    bool_) and a dict keyed by np.int64 (a label map)
 Sound, with tensors where tdstudio does not look (an unplaced warning):
   attribute.pt      an OrderedDict with two attributes (BUILD), two views
                     of one storage
@@ -258,6 +260,9 @@ for name, protocol in (("numpy_arrays.pt", 2), ("numpy_arrays_p4.pt", 4)):
         leaves[key] = {"dtype": "torch." + a.dtype.name, "shape": list(a.shape),
                        "hex": c.tobytes().hex()}
     numpy_expected[name] = leaves
+save("numpy_scalars.pt", {"metric": np.float64(0.93), "f32": np.float32(0.25),
+                          "step": np.int64(-3), "big": np.uint64(2**64 - 1),
+                          "flag": np.bool_(True), "labels": {np.int64(0): "cat", np.int64(1): "dog"}})
 with open(out + "/numpy.json", "w") as f:
     json.dump(numpy_expected, f, indent=1)
 

@@ -114,6 +114,10 @@ public:
     }
 
 private:
+    static std::string classOr(const Object& o, const char* builtin) {
+        return o.className.empty() ? std::string(builtin) : std::string(o.className);
+    }
+
     // A node for a loop back to the object at the first `length` keys of
     // the path being built: a value naming it, as Python's repr shows
     // [...] for a list that holds itself.
@@ -224,14 +228,15 @@ private:
             }
             case Type::None:
                 return value(key, "NoneType", Value());
+            // A NumPy scalar (numpy.int64, ...) keeps its class.
             case Type::Bool:
-                return value(key, "bool", Value(o.flag));
+                return value(key, classOr(o, "bool"), Value(o.flag));
             case Type::Int:
-                return value(key, "int", Value(o.integer));
+                return value(key, classOr(o, "int"), Value(o.integer));
             case Type::BigInt:
-                return value(key, "int", Value::integer(o.text));
+                return value(key, classOr(o, "int"), Value::integer(o.text));
             case Type::Float:
-                return value(key, "float", Value(o.real));
+                return value(key, classOr(o, "float"), Value(o.real));
             case Type::Str:
                 return value(key, o.className.empty() ? "str" : std::string(o.className),
                              Value(o.text));

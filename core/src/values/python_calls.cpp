@@ -1,6 +1,7 @@
 #include "values/python_calls.h"
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 #include <optional>
 
@@ -54,6 +55,10 @@ public:
             p->flag = args->items[1]->flag;
             return p;
         }
+        if (name == "numpy.core.multiarray.scalar" ||
+            name == "numpy._core.multiarray.scalar")  // NumPy 2
+            if (Object* number = numpyScalar(args))
+                return number;
         if (name == "torch._tensor._rebuild_from_type_v2")
             return subclassTensor(args, name);
         if (name == "collections.OrderedDict")
@@ -198,6 +203,72 @@ private:
         }
         object->state = fields;
         return object;
+    }
+
+    // numpy.core.multiarray.scalar(dtype, bytes): a NumPy bool, integer,
+    // float32 or float64 scalar (a metric, a label map's key), as its number
+    // (a float32 exactly, as a double), its class "numpy.int64" and so on.
+    // Null for any other, which stays an object.
+    Object* numpyScalar(const Object* args) {
+        if (args->items.size() != 2 || args->items[1]->type != Type::Bytes)
+            return nullptr;
+        const Object* dtype = args->items[0];
+        if (dtype->type != Type::Instance || dtype->text != "numpy.dtype" || dtype->items.empty() ||
+            dtype->items[0]->type != Type::Str || !dtype->state ||
+            dtype->state->type != Type::Tuple || dtype->state->items.size() < 5 ||
+            dtype->state->items[1]->type != Type::Str)
+            return nullptr;
+        struct Kind {
+            std::string_view code, className;
+            Type type;
+            bool isSigned;
+        };
+        static constexpr Kind kKinds[] = {
+            {"b1", "numpy.bool_", Type::Bool, false},   {"i1", "numpy.int8", Type::Int, true},
+            {"i2", "numpy.int16", Type::Int, true},     {"i4", "numpy.int32", Type::Int, true},
+            {"i8", "numpy.int64", Type::Int, true},     {"u1", "numpy.uint8", Type::Int, false},
+            {"u2", "numpy.uint16", Type::Int, false},   {"u4", "numpy.uint32", Type::Int, false},
+            {"u8", "numpy.uint64", Type::Int, false},   {"f4", "numpy.float32", Type::Float, true},
+            {"f8", "numpy.float64", Type::Float, true},
+        };
+        const std::string& code = dtype->items[0]->text;
+        const auto* kind = std::find_if(std::begin(kKinds), std::end(kKinds),
+                                        [&](const Kind& k) { return k.code == code; });
+        const std::string& bytes = args->items[1]->text;
+        const std::size_t size = std::size_t(code[1] - '0');
+        if (kind == std::end(kKinds) || bytes.size() != size)
+            return nullptr;
+        // As an unsigned number of `size` bytes in their byte order.
+        const bool big = dtype->state->items[1]->text == ">";
+        std::uint64_t bits = 0;
+        for (std::size_t i = 0; i < size; ++i)
+            bits |= std::uint64_t(static_cast<unsigned char>(bytes[big ? size - 1 - i : i]))
+                    << (8 * i);
+        Object* number = nullptr;
+        if (kind->type == Type::Float && size == 4) {  // exactly, as a double
+            float single = 0;
+            const auto low = static_cast<std::uint32_t>(bits);
+            std::memcpy(&single, &low, sizeof single);
+            number = m_.make(Type::Float);
+            number->real = single;
+        } else if (kind->type == Type::Float) {
+            number = m_.make(Type::Float);
+            std::memcpy(&number->real, &bits, sizeof bits);
+        } else if (kind->type == Type::Bool) {
+            number = m_.make(Type::Bool);
+            number->flag = bits != 0;
+        } else if (kind->isSigned) {
+            const unsigned shift = unsigned(64 - 8 * size);  // sign-extended
+            number = m_.make(Type::Int);
+            number->integer = static_cast<std::int64_t>(bits << shift) >> shift;
+        } else if (bits > std::uint64_t(INT64_MAX)) {
+            number = m_.makeText(Type::BigInt, std::to_string(bits));
+        } else {
+            number = m_.make(Type::Int);
+            number->integer = static_cast<std::int64_t>(bits);
+        }
+        number->className = kind->className;
+        return number;
     }
 
     // OrderedDict(), OrderedDict(mapping) or OrderedDict(pairs), as Python
