@@ -42,6 +42,7 @@ C-ordered little-endian bytes (hex), as numpy gives them:
                     uint32 keys, and arrays tdstudio leaves as objects
                     (str, Python objects, records)
   numpy_arrays_p4.pt  the same at protocol 4 (BINBYTES)
+  numpy_arrays_p5.pt  the same at protocol 5 (numpy's _frombuffer)
   numpy_scalars.pt  NumPy scalars (float64, float32, int64, uint64 2**64-1,
                     bool_) and a dict keyed by np.int64 (a label map)
 Sound, with tensors where tdstudio does not look (an unplaced warning):
@@ -247,7 +248,8 @@ arrays = {
 }
 assert arrays["fortran"].flags.f_contiguous and not arrays["fortran"].flags.c_contiguous
 numpy_expected = {}
-for name, protocol in (("numpy_arrays.pt", 2), ("numpy_arrays_p4.pt", 4)):
+for name, protocol in (("numpy_arrays.pt", 2), ("numpy_arrays_p4.pt", 4),
+                       ("numpy_arrays_p5.pt", 5)):
     save(name, arrays, protocol=protocol)
     loaded = torch.load(out + "/" + name)
     assert np.array_equal(loaded["fortran"], arrays["fortran"])

@@ -188,13 +188,18 @@ private:
                     quantizedTensor(o);  // throws: not read here, or what is wrong with it
                 // An array of strings, records or objects (or of a subclass)
                 // stays an object, named by the class it is made of.
-                const bool array = (o.text == "numpy.core.multiarray._reconstruct" ||
-                                    o.text == "numpy._core.multiarray._reconstruct") &&  // NumPy 2
-                                   !o.items.empty() &&
-                                   o.items[0]->type == Type::Global;
-                if (array)
-                    if (auto leaf = numpyArray(o, key))
-                        return leaf;
+                const bool reconstructed = (o.text == "numpy.core.multiarray._reconstruct" ||
+                                            o.text == "numpy._core.multiarray._reconstruct") &&
+                                           !o.items.empty() && o.items[0]->type == Type::Global;
+                const bool fromBuffer = o.text == "numpy.core.numeric._frombuffer" ||
+                                        o.text == "numpy._core.numeric._frombuffer";  // NumPy 2
+                if (reconstructed || fromBuffer) {
+                    const std::optional<ArrayParts> parts =
+                        reconstructed ? reconstructedParts(o) : bufferParts(o);
+                    if (parts)
+                        if (auto leaf = numpyArray(*parts, key))
+                            return leaf;
+                }
                 if (rebuildsUnknownTensor(o))
                     throw Error::unsupported(
                         where(), "a tensor made by " + o.text +
@@ -205,7 +210,10 @@ private:
                 // items, as Python's __reduce__ names them). A repeated key
                 // is kept (child() finds the first): nothing found is hidden.
                 auto n = NodeBuilder::create(NodeKind::Object, key);
-                NodeBuilder(*n).setClass(array ? o.items[0]->text : o.text, {});
+                NodeBuilder(*n).setClass(reconstructed ? o.items[0]->text
+                                         : fromBuffer  ? std::string("numpy.ndarray")
+                                                       : o.text,
+                                         {});
                 NodeBuilder(*n).setStore(store_);
                 if (o.state && o.state->type == Type::Dict)
                     appendEntries(*n, o.state->entries, depth + 1);
@@ -312,16 +320,20 @@ private:
     }
 
     // A NumPy array as pickle saves it (one in a checkpoint's dict,
-    // np.random.get_state()'s): _reconstruct(ndarray, (0,), b"b"), then
-    // BUILD with (version, shape, dtype, fortran order, data), which
-    // ndarray.__setstate__ takes or refuses. One of a dtype read here is a
-    // leaf over a copy of its data (protocol 2 pickles bytes as latin-1
-    // text, not as the array's bytes); null for any other (strings,
-    // records, Python objects), which stays an object with its fields.
-    std::unique_ptr<Node> numpyArray(const Object& o, const std::string& key) {
-        if (!o.state || o.items.empty() || o.items[0]->type != Type::Global ||
-            o.items[0]->text != "numpy.ndarray")
-            return nullptr;
+    // np.random.get_state()'s), in its parts.
+    struct ArrayParts {
+        const Object* shape;  // a tuple of sizes
+        const Object* dtype;  // a numpy.dtype
+        bool fortranOrder;
+        const Object* data;  // bytes, or a list for an array of Python objects
+    };
+
+    // Protocols 2-4: _reconstruct(ndarray, (0,), b"b"), then BUILD with
+    // (version, shape, dtype, fortran order, data), which
+    // ndarray.__setstate__ takes or refuses. None: not an ndarray.
+    std::optional<ArrayParts> reconstructedParts(const Object& o) const {
+        if (!o.state || o.items[0]->text != "numpy.ndarray")
+            return std::nullopt;
         std::vector<const Object*> fields(o.state->items.begin(), o.state->items.end());
         if (o.state->type != Type::Tuple || fields.size() < 4 || fields.size() > 5 ||
             (fields.size() == 5 && fields[0]->type != Type::Int))
@@ -330,18 +342,37 @@ private:
                                  "fortran order, data)");
         if (fields.size() == 5)
             fields.erase(fields.begin());
-        const Object &shape = *fields[0], &dtype = *fields[1], &fortran = *fields[2],
-                     &data = *fields[3];
+        const Object& fortran = *fields[2];
+        if (fortran.type != Type::Bool && fortran.type != Type::Int)
+            throw Error::corrupt(where(), "a NumPy array's fortran order is not a bool");
+        const bool fortranOrder = fortran.type == Type::Bool ? fortran.flag : fortran.integer != 0;
+        return ArrayParts{fields[0], fields[1], fortranOrder, fields[3]};
+    }
+
+    // Protocol 5: _frombuffer(buffer, dtype, shape, order), order "C" or "F".
+    std::optional<ArrayParts> bufferParts(const Object& o) const {
+        if (o.items.size() != 4 || o.items[3]->type != Type::Str ||
+            (o.items[3]->text != "C" && o.items[3]->text != "F"))
+            throw Error::corrupt(where(),
+                                 "a NumPy array's _frombuffer is not (buffer, dtype, "
+                                 "shape, order)");
+        return ArrayParts{o.items[2], o.items[1], o.items[3]->text == "F", o.items[0]};
+    }
+
+    // An array of a dtype read here as a leaf over a copy of its data
+    // (protocol 2 pickles bytes as latin-1 text, not as the array's bytes);
+    // null for any other (strings, records, Python objects), which stays
+    // an object with its fields.
+    std::unique_ptr<Node> numpyArray(const ArrayParts& parts, const std::string& key) {
+        const Object &shape = *parts.shape, &dtype = *parts.dtype, &data = *parts.data;
         if (dtype.type != Type::Instance || dtype.text != "numpy.dtype")
             throw Error::corrupt(where(), "a NumPy array's dtype is a " + python::typeName(dtype) +
                                               ", not a numpy.dtype");
         const std::optional<DescrCode> code = numpyDescr(dtype);
         if (!code || !code->dtype || data.type != Type::Bytes)
             return nullptr;
-        if (shape.type != Type::Tuple || (fortran.type != Type::Bool && fortran.type != Type::Int))
-            throw Error::corrupt(where(),
-                                 "a NumPy array's shape is not a tuple, or its fortran "
-                                 "order not a bool");
+        if (shape.type != Type::Tuple)
+            throw Error::corrupt(where(), "a NumPy array's shape is not a tuple");
         auto n = NodeBuilder::create(NodeKind::Tensor, key);
         NodeBuilder b(*n);
         TensorLeaf& leaf = b.leaf();
@@ -368,9 +399,7 @@ private:
                                               std::to_string(data.text.size()));
         leaf.storage.kind = leaf.nbytes ? StorageKind::Memory : StorageKind::None;
         leaf.storage.size = leaf.nbytes;
-        const bool fortranOrder =
-            (fortran.type == Type::Bool ? fortran.flag : fortran.integer != 0) &&
-            leaf.shape.size() > 1;
+        const bool fortranOrder = parts.fortranOrder && leaf.shape.size() > 1;
         if (leaf.nbytes && !fortranOrder && !code->bigEndian) {
             b.adoptBytes(ownedBytes(std::string(data.text)));
         } else if (leaf.nbytes) {
