@@ -878,6 +878,33 @@ private Q_SLOTS:
         QCOMPARE(r.keys.back().key, KeyPath{"a"});
     }
 
+    // Keys that print alike (a checkpoint's 1 and "1") pair in order: a file
+    // compared with itself is the same, and a change to the second is that
+    // one change. (They were both paired with the first: "changed".)
+    void keysThatPrintAlikePairInOrder() {
+        QString error;
+        QVERIFY2(testsupport::runPython({"-c",
+                                         "import sys, torch\n"
+                                         "d = sys.argv[1]\n"
+                                         "torch.save({1: torch.ones(2), '1': torch.zeros(2)},"
+                                         " d + '/alike_a.pt')\n"
+                                         "torch.save({1: torch.ones(2), '1': torch.full((2,), 5.)},"
+                                         " d + '/alike_b.pt')\n",
+                                         scratch_.path()},
+                                        nullptr, &error),
+                 qPrintable(error));
+        const TensorDict a = load((scratch_.path() + "/alike_a.pt").toStdString());
+        const TensorDict b = load((scratch_.path() + "/alike_b.pt").toStdString());
+        QCOMPARE(a.root().children().size(), std::size_t(2));
+        QVERIFY(compare(a, a).equal());
+        const CompareResult r = compare(a, b);
+        QCOMPARE(r.keys.size(), std::size_t(3));  // [], 1, "1"
+        QCOMPARE(r.keys[1].status, KeyStatus::Same);
+        QCOMPARE(r.keys[2].status, KeyStatus::Changed);
+        QCOMPARE(r.keys[2].a, a.root().children()[1]);
+        QCOMPARE(r.keys[2].b, b.root().children()[1]);
+    }
+
     void droppedSubtree() {
         // nested3 without "l1" and everything under it: one key, no descendants.
         const QString copy = copyFixture("nested3", "dropped-subtree");

@@ -556,14 +556,33 @@ private:
 
 std::vector<ChildPair> matchChildren(const Node* a, const Node* b) {
     // By a hash of keys: Node::child scans, and wide dicts would be quadratic.
+    // Keys that print alike (a checkpoint's 1 and "1") pair in order, the
+    // second of A's with the second of B's: a file compared with itself is
+    // the same.
+    const auto nth = [](const Node* n, const std::string& key, std::size_t index) -> const Node* {
+        if (index == 0)
+            return n->child(key);
+        for (const Node* child : n->children())
+            if (child->key() == key && index-- == 0)
+                return child;
+        return nullptr;
+    };
     std::vector<ChildPair> pairs;
+    std::unordered_map<std::string_view, std::size_t> inA;  // how often A has each key
     if (a)
-        for (const Node* child : a->children())
-            pairs.push_back({child, b ? b->child(child->key()) : nullptr});
-    if (b)
-        for (const Node* child : b->children())
-            if (!a || !a->child(child->key()))
+        for (const Node* child : a->children()) {
+            const std::size_t index = inA[child->key()]++;
+            pairs.push_back({child, b ? nth(b, child->key(), index) : nullptr});
+        }
+    if (b) {
+        std::unordered_map<std::string_view, std::size_t> inB;
+        for (const Node* child : b->children()) {
+            const std::size_t index = inB[child->key()]++;
+            const auto count = inA.find(child->key());
+            if (count == inA.end() || index >= count->second)
                 pairs.push_back({nullptr, child});
+        }
+    }
     return pairs;
 }
 
