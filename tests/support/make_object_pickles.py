@@ -17,7 +17,10 @@ and its values as torch.load gives them:
   state_dict.pt     an nn.Module's state_dict: an OrderedDict that BUILD
                     gives its _metadata
   tensor_key.pt     a dict keyed by a tensor that is nowhere else (no leaf)
-  untyped.pt        {"ust": an UntypedStorage of the bytes 0 to 7}
+  untyped.pt        {"ust": an UntypedStorage of the bytes 0 to 7, "view": a
+                    uint8 tensor over it (one storage key named as
+                    torch.storage.UntypedStorage and as torch.ByteStorage),
+                    "ba": bytearray(b"xy"), "e": bytearray()}
   scheduler.pt      a OneCycleLR's state_dict: its anneal_func, a bound
                     method of the scheduler (with its optimizer and so the
                     parameters), whose __dict__ holds it again (a loop,
@@ -181,8 +184,9 @@ save("tensor_key.pt", {torch.arange(2.0): "value"}, {})
 sched = torch.optim.lr_scheduler.OneCycleLR(torch.optim.AdamW(model.parameters()), max_lr=0.01,
                                             total_steps=10)
 # A bare untyped storage (torch 1.13 pickles its type as torch.storage.UntypedStorage).
-untyped = torch.arange(8, dtype=torch.uint8).storage().untyped()
-save("untyped.pt", {"ust": untyped})
+bytes8 = torch.arange(8, dtype=torch.uint8)
+untyped = bytes8.storage().untyped()
+save("untyped.pt", {"ust": untyped, "view": bytes8, "ba": bytearray(b"xy"), "e": bytearray()})
 assert list(torch.load(out + "/untyped.pt")["ust"]) == list(range(8))
 
 # The bound method keeps the scheduler, and so its optimizer's parameters.

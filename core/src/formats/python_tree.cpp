@@ -221,15 +221,19 @@ private:
                     NodeBuilder(*n).append(build(*o.state, "state", depth + 1));
                 if (!o.items.empty()) {
                     auto args = container("args", "tuple");
+                    path_.push_back("args");
                     for (std::size_t i = 0; i < o.items.size(); ++i)
                         NodeBuilder(*args).append(build(*o.items[i], std::to_string(i), depth + 2));
+                    path_.pop_back();
                     NodeBuilder(*n).append(std::move(args));
                 }
                 if (o.listItems)
                     NodeBuilder(*n).append(build(*o.listItems, "listitems", depth + 1));
                 if (!o.entries.empty()) {
                     auto items = container("dictitems", "dict");
+                    path_.push_back("dictitems");
                     appendEntries(*items, o.entries, depth + 2);
+                    path_.pop_back();
                     NodeBuilder(*n).append(std::move(items));
                 }
                 return n;
@@ -378,15 +382,17 @@ private:
         TensorLeaf& leaf = b.leaf();
         leaf.dtype = *code->dtype;
         const std::uint64_t item = itemSize(leaf.dtype);
-        std::uint64_t numel = 1;
+        // Bounded as NumPy bounds it: the sizes other than 0 too.
+        std::uint64_t numel = 1, span = 1;
         for (const Object* d : shape.items) {
             if (d->type != Type::Int || d->integer < 0 ||
                 (d->integer &&
-                 numel > ((std::uint64_t(1) << 62) / item) / std::uint64_t(d->integer)))
+                 span > ((std::uint64_t(1) << 62) / item) / std::uint64_t(d->integer)))
                 throw Error::corrupt(where(),
                                      "a NumPy array's shape holds a size that is not a "
                                      "count of elements");
             numel *= std::uint64_t(d->integer);
+            span *= std::uint64_t(std::max<std::int64_t>(d->integer, 1));
             leaf.shape.push_back(d->integer);
         }
         leaf.numel = static_cast<std::int64_t>(numel);
@@ -408,7 +414,7 @@ private:
             b.adoptBytes(gatheredBytes(reinterpret_cast<const std::byte*>(data.text.data()), stored,
                                        fortranOrder ? fStrides(leaf.shape) : cStrides(leaf.shape)));
         }
-        b.setStore(store_);
+        // No store: its bytes are the node's own, read from no container.
         return n;
     }
 

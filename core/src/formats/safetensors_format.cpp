@@ -9,6 +9,7 @@
 #include <cstring>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "sources/mapping.h"
 #include "values/json_members.h"
@@ -95,10 +96,10 @@ TensorEntry tensorEntry(const std::string& name, const Value& entry, std::uint64
     if (!entry.isObject())
         throw Error::corrupt(at(), "its header entry is not an object");
     // The library refuses a field given twice (serde's "duplicate field").
-    const Value::Object& fields = entry.asObject();
-    for (auto f = fields.begin(); f != fields.end(); ++f)
-        if (std::any_of(fields.begin(), f, [&](const auto& e) { return e.first == f->first; }))
-            throw Error::corrupt(at(), "its header entry gives \"" + f->first + "\" twice");
+    std::unordered_set<std::string_view> fields;
+    for (const auto& field : entry.asObject())
+        if (!fields.insert(field.first).second)
+            throw Error::corrupt(at(), "its header entry gives \"" + field.first + "\" twice");
     const Value* dtype = entry.find("dtype");
     const Value* shape = entry.find("shape");
     const Value* offsets = entry.find("data_offsets");
@@ -325,7 +326,9 @@ public:
         const StorageInfo file = file_->fileInfo();
         std::size_t members = 0;
         const auto addMetadata = [&](Value metadata) {
-            // A map of str to str, or the library refuses the file.
+            // A map of str to str (or null), or the library refuses the file.
+            if (metadata.isNull())
+                return;
             if (!metadata.isObject())
                 throw Error::corrupt(where, "__metadata__ is not a JSON object");
             for (const auto& [key, value] : metadata.asObject())

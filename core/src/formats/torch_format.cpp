@@ -187,6 +187,21 @@ Object* storageObject(const StorageId& id, const std::function<Object*()>& make)
     return s;
 }
 
+// Whether two ids of one key name one storage as torch.save would: of one
+// element type (a torch 2 byte storage, torch.UntypedStorage, is a
+// ByteStorage's uint8) and size. torch.save checks no type for an empty or
+// a meta storage.
+bool sameStorage(const StorageId& a, const StorageId& b) {
+    if (a.dtype && b.dtype) {
+        const std::uint64_t aBytes = std::uint64_t(a.numel) * itemSize(*a.dtype);
+        const std::uint64_t bBytes = std::uint64_t(b.numel) * itemSize(*b.dtype);
+        if (aBytes == 0 && bBytes == 0)
+            return true;
+        return aBytes == bBytes && (*a.dtype == *b.dtype || a.location == "meta");
+    }
+    return a.typeName == b.typeName && a.numel == b.numel;
+}
+
 // "a torch.FloatStorage of 4 elements": how a storage id names its storage.
 std::string describe(const StorageId& id) {
     return "a " + id.typeName + " of " + std::to_string(id.numel) + " elements";
@@ -223,8 +238,7 @@ public:
             bytes, &pos, where, [&](const Object& pid, const std::function<Object*()>& make) {
                 const StorageId id = parseStorageId(pid, where);
                 const auto [first, added] = firstOfKey.emplace(id.key, id);
-                if (added ||
-                    (first->second.typeName == id.typeName && first->second.numel == id.numel))
+                if (added || sameStorage(first->second, id))
                     return storageObject(id, make);
                 // As torch.load reads it (the first naming): its views are
                 // checked against that, then it is refused.

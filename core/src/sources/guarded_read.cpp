@@ -169,11 +169,7 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
         StorageInfo entry = info;
         entry.offset = 0;
         std::vector<std::byte> header(static_cast<std::size_t>(info.offset));
-        guardedRun(
-            [&] {
-                leaf.store()->container().readLeafRange(entry, 0, header.data(), header.size());
-            },
-            leaf);
+        leaf.store()->container().readLeafRange(entry, 0, header.data(), header.size());
         crc_ = crc32(0, header.data(), header.size());
         checkCrc_ = true;
     }

@@ -59,7 +59,9 @@ public:
             name == "numpy._core.multiarray.scalar")  // NumPy 2
             if (Object* number = numpyScalar(args))
                 return number;
-        if (name == "torch._tensor._rebuild_from_type_v2")
+        // _rebuild_from_type(func, type, args, dict): torch 1.7 to 1.11's.
+        if (name == "torch._tensor._rebuild_from_type_v2" ||
+            name == "torch._tensor._rebuild_from_type")
             return subclassTensor(args, name);
         if (name == "collections.OrderedDict")
             return orderedDict(args);
@@ -84,14 +86,22 @@ public:
             d->className = "torch.device";
             return d;
         }
-        // Protocols 0-2 pickle an empty bytes as bytes(), and protocols
-        // before 5 a bytearray as bytearray(its bytes), shown as bytes.
+        // Protocols 0-2 pickle an empty bytes as bytes(). A bytearray, shown
+        // as bytes, is bytearray() when empty, bytearray(text, "latin-1") at
+        // protocols 0-2 and bytearray(its bytes) at 3 and 4.
         if (name == "builtins.bytes" && args->items.empty())
             return m_.makeText(Type::Bytes, "");
-        if (name == "builtins.bytearray" && args->items.size() == 1 &&
-            args->items[0]->type == Type::Bytes) {
-            m_.charge(args->items[0]->text.size());
-            return m_.makeText(Type::Bytes, args->items[0]->text);
+        if (name == "builtins.bytearray") {
+            const auto& a = args->items;
+            if (a.empty())
+                return m_.makeText(Type::Bytes, "");
+            if (a.size() == 1 && a[0]->type == Type::Bytes) {
+                m_.charge(a[0]->text.size());
+                return m_.makeText(Type::Bytes, a[0]->text);
+            }
+            if (a.size() == 2 && a[0]->type == Type::Str && a[1]->type == Type::Str &&
+                (a[1]->text == "latin-1" || a[1]->text == "latin1"))
+                return latin1(*a[0]);
         }
         if (name == "_codecs.encode") {
             const Object* text = arg(args, 0, name);
@@ -163,7 +173,8 @@ private:
         Object* funcArgs = args->items[2];
         Object* state = args->items[3];
         // torch never nests it: refusing that bounds the recursion.
-        if (func->type != Type::Global || func->text == callee)
+        if (func->type != Type::Global ||
+            func->text.compare(0, 32, "torch._tensor._rebuild_from_type") == 0)
             m_.fail(std::string(callee) + "'s function is not one that rebuilds a tensor");
         if (type->type != Type::Global && type->type != Type::Instance)
             m_.fail(std::string(callee) + "'s type is a " + typeName(*type) + ", not a class");
@@ -234,9 +245,11 @@ private:
         const std::string& code = dtype->items[0]->text;
         const auto* kind = std::find_if(std::begin(kKinds), std::end(kKinds),
                                         [&](const Kind& k) { return k.code == code; });
+        if (kind == std::end(kKinds))
+            return nullptr;
         const std::string& bytes = args->items[1]->text;
-        const std::size_t size = std::size_t(code[1] - '0');
-        if (kind == std::end(kKinds) || bytes.size() != size)
+        const std::size_t size = std::size_t(kind->code[1] - '0');
+        if (bytes.size() != size)
             return nullptr;
         // As an unsigned number of `size` bytes in their byte order.
         const bool big = dtype->state->items[1]->text == ">";
