@@ -372,7 +372,9 @@ private:
         if (dtype.type != Type::Instance || dtype.text != "numpy.dtype")
             throw Error::corrupt(where(), "a NumPy array's dtype is a " + python::typeName(dtype) +
                                               ", not a numpy.dtype");
-        const std::optional<DescrCode> code = numpyDescr(dtype);
+        const std::optional<std::string> dtypeString = python::numpyDTypeString(dtype);
+        const std::optional<DescrCode> code =
+            dtypeString ? parseDescrCode(*dtypeString) : std::nullopt;
         if (!code || !code->dtype || data.type != Type::Bytes)
             return nullptr;
         if (shape.type != Type::Tuple)
@@ -416,22 +418,6 @@ private:
         }
         // No store: its bytes are the node's own, read from no container.
         return n;
-    }
-
-    // A pickled numpy.dtype(code, align, copy) with its BUILD state (version,
-    // byte order, subarray, names, fields, ...) as a dtype string; none for
-    // a record or subarray dtype.
-    static std::optional<DescrCode> numpyDescr(const Object& dtype) {
-        if (dtype.items.empty() || dtype.items[0]->type != Type::Str || !dtype.state ||
-            dtype.state->type != Type::Tuple || dtype.state->items.size() < 5)
-            return std::nullopt;
-        const auto& s = dtype.state->items;
-        if (s[1]->type != Type::Str || s[2]->type != Type::None || s[3]->type != Type::None ||
-            s[4]->type != Type::None)
-            return std::nullopt;
-        // "=" is the writer's native order: little-endian on every machine torch runs on.
-        const std::string order = s[1]->text == "=" ? "<" : s[1]->text;
-        return parseDescrCode(order + dtype.items[0]->text);
     }
 
     // A call given a storage that tdstudio does not rebuild, of torch's

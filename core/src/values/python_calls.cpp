@@ -223,11 +223,8 @@ private:
     Object* numpyScalar(const Object* args) {
         if (args->items.size() != 2 || args->items[1]->type != Type::Bytes)
             return nullptr;
-        const Object* dtype = args->items[0];
-        if (dtype->type != Type::Instance || dtype->text != "numpy.dtype" || dtype->items.empty() ||
-            dtype->items[0]->type != Type::Str || !dtype->state ||
-            dtype->state->type != Type::Tuple || dtype->state->items.size() < 5 ||
-            dtype->state->items[1]->type != Type::Str)
+        const std::optional<std::string> dtype = numpyDTypeString(*args->items[0]);
+        if (!dtype || dtype->size() != 3)
             return nullptr;
         struct Kind {
             std::string_view code, className;
@@ -242,7 +239,7 @@ private:
             {"u8", "numpy.uint64", Type::Int, false},   {"f4", "numpy.float32", Type::Float, true},
             {"f8", "numpy.float64", Type::Float, true},
         };
-        const std::string& code = dtype->items[0]->text;
+        const std::string_view code = std::string_view(*dtype).substr(1);
         const auto* kind = std::find_if(std::begin(kKinds), std::end(kKinds),
                                         [&](const Kind& k) { return k.code == code; });
         if (kind == std::end(kKinds))
@@ -252,7 +249,7 @@ private:
         if (bytes.size() != size)
             return nullptr;
         // As an unsigned number of `size` bytes in their byte order.
-        const bool big = dtype->state->items[1]->text == ">";
+        const bool big = (*dtype)[0] == '>';
         std::uint64_t bits = 0;
         for (std::size_t i = 0; i < size; ++i)
             bits |= std::uint64_t(static_cast<unsigned char>(bytes[big ? size - 1 - i : i]))

@@ -887,6 +887,19 @@ std::string typeName(const Object& o) {
     return "object";
 }
 
+std::optional<std::string> numpyDTypeString(const Object& dtype) {
+    if (dtype.type != Type::Instance || dtype.text != "numpy.dtype" || dtype.items.empty() ||
+        dtype.items[0]->type != Type::Str || !dtype.state || dtype.state->type != Type::Tuple ||
+        dtype.state->items.size() < 5)
+        return std::nullopt;
+    const auto& s = dtype.state->items;
+    if (s[1]->type != Type::Str || s[2]->type != Type::None || s[3]->type != Type::None ||
+        s[4]->type != Type::None)
+        return std::nullopt;
+    // "=" is the writer's native order: little-endian on every machine torch runs on.
+    return (s[1]->text == "=" ? std::string("<") : s[1]->text) + dtype.items[0]->text;
+}
+
 std::string keyText(const Object& key) {
     switch (key.type) {
         case Type::Str:

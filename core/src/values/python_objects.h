@@ -195,4 +195,10 @@ std::string keyText(const Object& key);
 // "torch.Size"), the class an Instance names, "global torch.float32".
 std::string typeName(const Object& o);
 
+// A pickled numpy.dtype(code, align, copy) with its BUILD state (version,
+// byte order, subarray, names, fields, ...) as NumPy's dtype string with
+// its byte order ("<f8", "|b1"; the writer's native "=" as "<"). None for
+// any other object, and for a record or subarray dtype.
+std::optional<std::string> numpyDTypeString(const Object& dtype);
+
 }  // namespace tensordict::python
