@@ -570,7 +570,8 @@ private Q_SLOTS:
         QCOMPARE(expected.keys(),
                  QStringList({"defaultdict.pt", "module_legacy.pt", "optimizer.pt", "scheduler.pt",
                               "state_dict.pt", "subclasses.pt", "subclasses_p1.pt", "tensor_key.pt",
-                              "tensor_subclass.pt"}));
+                              "tensor_subclass.pt", "version_padded.pt", "version_plus.pt",
+                              "version_text.pt", "version_zeros.pt"}));
         for (const QString& name : expected.keys()) {
             const std::string path = (dir + "/" + name).toStdString();
             const CheckReport r = check(path);
@@ -747,6 +748,11 @@ private Q_SLOTS:
               {"version_99.pt",
                "the checkpoint's format version is 99; torch.load reads "
                "versions 1 to 10"},
+              {"version_negative.pt",
+               "the checkpoint's format version is negative; torch.load reads versions 1 to 10"},
+              {"version_huge.pt",
+               "the checkpoint's format version is past 64 bits; torch.load reads versions 1 to "
+               "10"},
               {"rebuild_misspelled.pt",
                "a tensor made by torch._utils._rebuild_tensOr_v2, "
                "which tdstudio does not know"}}) {

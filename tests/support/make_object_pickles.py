@@ -34,6 +34,10 @@ and its values as torch.load gives them:
                     plain tensor with an attribute as torch 2 pickles it
                     (torch/_tensor.py, Tensor.__reduce_ex__, v2.1.0: the
                     type torch.Tensor and the state; torch 1.13 drops it)
+  version_plus.pt   {"a": 2 floats}, its version record "+3" (torch reads
+                    it with C++'s stoull); version_padded.pt: 100 spaces
+                    before "3"; version_zeros.pt: 21 zeros before "3";
+                    version_text.pt: "3abc"
 NumPy arrays, written by torch.save of dicts of them (numpy's pickles:
 numpy.core.multiarray._reconstruct and BUILD). OUTDIR/numpy.json lists, for
 each file, each array of a dtype tdstudio reads: its torch dtype, shape and
@@ -84,6 +88,8 @@ Damaged: torch.load fails on each (asserted here):
                            (numpy: "buffer size does not match array size")
   no_version.pt            {"a": 2 floats} without its version record
   version_99.pt            the same, its version record "99"
+  version_negative.pt      the same, "-3"
+  version_huge.pt          the same, 23 nines (past 64 bits)
   frame_length.pt          a protocol 4 pickle whose first FRAME's length
                            has its top byte set (torch.load: truncated)
 Damaged, though torch.load reads it:
@@ -383,6 +389,17 @@ rewrite({"a": torch.arange(2.0)}, "no_version.pt", lambda p: p, drop=("version",
 fails("no_version.pt")
 rewrite({"a": torch.arange(2.0)}, "version_99.pt", lambda p: p, {"version": b"99\n"})
 fails("version_99.pt")
+# Version records torch reads as C++'s stoull reads them: a sign, padding
+# past 64 bytes, more than 19 digits of leading zeros, text after the number.
+for name, record in (("version_plus.pt", b"+3\n"), ("version_padded.pt", b" " * 100 + b"3\n"),
+                     ("version_zeros.pt", b"0" * 21 + b"3\n"), ("version_text.pt", b"3abc")):
+    rewrite({"a": torch.arange(2.0)}, name, lambda p: p, {"version": record})
+    assert torch.equal(torch.load(out + "/" + name)["a"], torch.arange(2.0))
+    expected[name] = {"a": [0.0, 1.0]}
+# ... and those it refuses: a negative version, one past 64 bits.
+for name, record in (("version_negative.pt", b"-3\n"), ("version_huge.pt", b"9" * 23 + b"\n")):
+    rewrite({"a": torch.arange(2.0)}, name, lambda p: p, {"version": record})
+    fails(name)
 rewrite({"a": torch.arange(2.0)}, "extra_entry.pt", lambda p: p,
         {"data/9": torch.arange(4.0).numpy().tobytes()})
 assert torch.equal(torch.load(out + "/extra_entry.pt")["a"], torch.arange(2.0))

@@ -281,19 +281,33 @@ private:
         if (!zip().stat(name))
             throw Error::corrupt(zip().location(), "the checkpoint has no version record (" + name +
                                                        "), without which torch.load refuses it");
-        const std::string text = zip().read(name, 64);
-        // As C++'s stoull reads it: leading space, then digits; the rest ignored.
+        const std::string text = zip().read(name, kMaxVersionRecordBytes);
+        // As C++'s stoull reads it: leading space, a sign, then digits; the
+        // rest ignored. A number past 64 bits is out of range for it.
         std::size_t at = text.find_first_not_of(" \t\n\r\f\v");
+        const bool negative = at < text.size() && text[at] == '-';
+        if (at < text.size() && (text[at] == '+' || text[at] == '-'))
+            ++at;
         std::uint64_t version = 0;
         std::size_t digits = 0;
-        for (;
-             at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) && digits < 19;
-             ++at, ++digits)
-            version = version * 10 + std::uint64_t(text[at] - '0');
+        bool tooLarge = false;
+        for (; at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]));
+             ++at, ++digits) {
+            const std::uint64_t digit = std::uint64_t(text[at] - '0');
+            tooLarge = tooLarge || version > (UINT64_MAX - digit) / 10;
+            version = version * 10 + digit;
+        }
         if (!digits)
             throw Error::corrupt(zip().describe(name),
                                  "the checkpoint's version record is not a "
                                  "number");
+        if (negative || tooLarge)
+            throw Error::unsupported(zip().describe(name),
+                                     "the checkpoint's format version is " +
+                                         std::string(negative ? "negative" : "past 64 bits") +
+                                         "; torch.load reads versions " +
+                                         std::to_string(kMinFormatVersion) + " to " +
+                                         std::to_string(kMaxFormatVersion));
         if (version < kMinFormatVersion || version > kMaxFormatVersion)
             throw Error::unsupported(
                 zip().describe(name),
@@ -305,6 +319,9 @@ private:
     // caffe2/serialize/versions.h: kMinSupportedFileFormatVersion and
     // kMaxSupportedFileFormatVersion (torch 1.13 to 2.x).
     static constexpr std::uint64_t kMinFormatVersion = 1, kMaxFormatVersion = 10;
+    // torch reads the whole record; a sound one is "3\n", and this much
+    // allows any padding a writer might add.
+    static constexpr std::uint64_t kMaxVersionRecordBytes = 4096;
 
     std::string prefix_;  // "archive/": the folder of data.pkl
 };
