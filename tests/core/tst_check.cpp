@@ -400,7 +400,9 @@ private Q_SLOTS:
                  "with zipfile.ZipFile(d + '/notes.npz', 'w') as z:\n"
                  "    z.writestr('readme.txt', b'hi')\n"
                  "    z.writestr('arr.npy', open(d + '/d.npy', 'rb').read())\n"
+                 "    z.writestr('data.bin', open(d + '/d.npy', 'rb').read())\n"
                  "assert np.load(d + '/notes.npz')['readme.txt'] == b'hi'\n"
+                 "assert np.load(d + '/notes.npz')['data.bin'].dtype == np.float64\n"
                  "np.save(d + '/m8.npy', np.array([1, 2], dtype='m8'))\n"
                  "np.save(d + '/M8.npy', np.zeros(2, dtype='M8'))\n"
                  "assert b\"'<m8'\" in open(d + '/m8.npy', 'rb').read()\n"
@@ -458,7 +460,8 @@ private Q_SLOTS:
         QCOMPARE(d.root().leaf().dtype, DType::Float64);
         QCOMPARE(d.root().leaf().shape, std::vector<std::int64_t>({3}));
         // An .npz of no arrays (np.savez()) opens empty; a member that is no
-        // array (numpy.load gives its bytes) is not read, beside the arrays.
+        // array (numpy.load gives its bytes) is not read, beside the arrays;
+        // one that is, by its magic, is an array whatever its name.
         const CheckReport empty = check((dir + "/empty.npz").toStdString());
         QVERIFY2(empty.problems.empty(), qPrintable(describeProblems(empty)));
         QVERIFY(load((dir + "/empty.npz").toStdString()).root().children().empty());
@@ -467,7 +470,10 @@ private Q_SLOTS:
                      notes.problems[0].kind == "not_read" &&
                      notes.problems[0].key == std::vector<std::string>{"readme.txt"},
                  qPrintable(describeProblems(notes)));
-        QVERIFY(load((dir + "/notes.npz").toStdString()).root().child("arr")->isTensor());
+        const TensorDict notesTree = load((dir + "/notes.npz").toStdString());
+        QVERIFY(notesTree.root().child("arr")->isTensor());
+        const Node* named = notesTree.root().child("data.bin");
+        QVERIFY(named && named->isTensor() && named->leaf().dtype == DType::Float64);
         // np.save writes datetimes and timedeltas of no unit as "<M8", "<m8".
         for (const QString name : {"m8.npy", "M8.npy"}) {
             const CheckReport r = check((dir + "/" + name).toStdString());

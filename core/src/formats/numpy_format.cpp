@@ -485,13 +485,16 @@ public:
             const std::string where = zip().describe(name);
             try {
                 const StorageInfo entry = *zip().stat(name);
-                if (!npy)  // numpy.load gives its bytes: other data beside the arrays
+                std::string head = entryPrefix(entry, 4096);
+                // numpy.load reads any member that starts with the magic as an
+                // array, whatever its name, and gives another's raw bytes: other
+                // data beside the arrays. One named .npy without it is damage.
+                if (!npy && head.compare(0, kMagic.size(), kMagic) != 0)
                     throw Error::notReadHere(where, "a member that is not a .npy array (" +
                                                         std::to_string(entry.size) +
                                                         " bytes): numpy.load gives its raw "
                                                         "bytes, which tdstudio does not show");
                 std::uint64_t needed = 0;
-                std::string head = entryPrefix(entry, 4096);
                 ArrayHeader h = parseHeader(head, where, &needed);
                 if (needed > head.size()) {
                     head = entryPrefix(entry, needed);
