@@ -650,6 +650,13 @@ private Q_SLOTS:
         QTest::newRow("metadata not str")
             << R"({"__metadata__":{"format":"pt","step":3},)" + a + "," + b + "}" << 24
             << R"(__metadata__'s "step" is not a string)";
+        // The library refuses it (serde's duplicate field), where merging
+        // the two would show metadata no reader gives.
+        QTest::newRow("metadata twice") << R"({"__metadata__":{"format":"pt"},)" + a + "," + b +
+                                               R"(,"__metadata__":{"step":"3"}})"
+                                        << 24 << "__metadata__ is given twice";
+        QTest::newRow("metadata null")
+            << R"({"__metadata__":null,)" + a + "," + b + "}" << 24 << QString();
     }
 
     void safetensorsDataIsCoveredExactly() {

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "sources/mapping.h"
 #include "values/json_members.h"
@@ -325,8 +326,12 @@ public:
         std::vector<Span> spans;
         const StorageInfo file = file_->fileInfo();
         std::size_t members = 0;
+        bool metadataSeen = false;
         const auto addMetadata = [&](Value metadata) {
-            // A map of str to str (or null), or the library refuses the file.
+            // Given once, a map of str to str (or null), or the library
+            // refuses the file (serde's duplicate field).
+            if (std::exchange(metadataSeen, true))
+                throw Error::corrupt(where, "__metadata__ is given twice");
             if (metadata.isNull())
                 return;
             if (!metadata.isObject())
