@@ -98,6 +98,8 @@ private:
     std::unique_ptr<Stream> stream_;
     std::uint32_t crc_ = 0;
     bool checkCrc_ = false;
+    // A stored entry's bytes before the leaf, whose CRC starts the entry's.
+    std::uint64_t headerBytes_ = 0;
 };
 
 // Reads a whole leaf through LeafReader, `chunk` bytes at a time.

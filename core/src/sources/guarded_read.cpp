@@ -160,17 +160,14 @@ LeafReader::LeafReader(const Node& leaf) : leaf_(leaf) {
     }
     // The CRC covers the whole entry: checked when the leaf is all of it,
     // or, stored, all of it after a header of its own (an .npz member's
-    // array after its .npy header), whose bytes start the CRC. (Inflating an
-    // entry checks its CRC already.)
+    // array after its .npy header), whose bytes are read once the leaf's
+    // are and their CRC combined with the leaf's. (Inflating an entry checks
+    // its CRC already.)
     checkCrc_ = info.crc32.has_value() && info.isPlain() && info.size == size_;
     if (info.crc32 && info.kind == StorageKind::StoredEntry && info.offset > 0 &&
         info.offset <= kMaxLeadingHeaderBytes && info.strides.empty() && !info.bigEndian &&
         info.size >= info.offset && info.size - info.offset == size_ && leaf.store()) {
-        StorageInfo entry = info;
-        entry.offset = 0;
-        std::vector<std::byte> header(static_cast<std::size_t>(info.offset));
-        leaf.store()->container().readLeafRange(entry, 0, header.data(), header.size());
-        crc_ = crc32(0, header.data(), header.size());
+        headerBytes_ = info.offset;
         checkCrc_ = true;
     }
 }
@@ -252,7 +249,16 @@ void LeafReader::taken(const std::byte* data, std::size_t n) {
 }
 
 void LeafReader::finish() {
-    if (checkCrc_ && crc_ != *leaf_.leaf().storage.crc32 && leaf_.store())
+    if (!checkCrc_ || !leaf_.store())
+        return;
+    if (headerBytes_) {
+        StorageInfo entry = leaf_.leaf().storage;
+        entry.offset = 0;
+        std::vector<std::byte> header(static_cast<std::size_t>(headerBytes_));
+        leaf_.store()->container().readLeafRange(entry, 0, header.data(), header.size());
+        crc_ = crc32Combine(crc32Of(header.data(), header.size()), crc_, size_);
+    }
+    if (crc_ != *leaf_.leaf().storage.crc32)
         leaf_.store()->container().reportIntegrityProblem(
             leaf_.leaf().storage,
             "CRC-32 mismatch: the entry's data does not match the checksum in the "
