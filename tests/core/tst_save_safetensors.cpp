@@ -19,6 +19,7 @@
 #include <QtTest>
 
 #include "memory_transport.h"
+#include "tensordict/check.h"
 #include "tensordict/error.h"
 #include "tensordict/report.h"
 #include "tensordict/save.h"
@@ -201,6 +202,9 @@ private Q_SLOTS:
                  (QStringList{"config.json", "model.safetensors"}));
         QCOMPARE(QString::fromStdString(saved.format()), QString("safetensors"));
         checkTensors(saved, {folder + "/model.safetensors"});
+        // The folder checks as the file it opens as, beside its config.json.
+        const CheckReport report = check(folder.toStdString());
+        QVERIFY2(report.problems.empty() && report.format == "safetensors", report.format.c_str());
     }
 
     // Refused before anything is written, naming the keys.

@@ -684,11 +684,17 @@ CheckReport Checker::checkFolder() {
         return finish();
     }
     if (!looksLikeDataset) {
-        // A folder of another kind that tdstudio opens (a sharded model).
-        if (!checkWhole(other))
+        // A folder of another kind that tdstudio opens: a sharded model, or
+        // one that opens as a file in it (a model folder's model.safetensors),
+        // checked as that file.
+        if (checkWhole(other)) {
+            checkTemporaries();
+            return finish();
+        }
+        if (!other || other->container().location() == root)
             throw Error::corrupt(path_, "not a tensordict: no meta.json and no .memmap file in it");
-        checkTemporaries();
-        return finish();
+        path_ = other->container().location();
+        return checkFile(*transportFor(path_, options_.transport));
     }
     checkDirectoryFiles(root, files);
     const std::shared_ptr<const Store> store = openStore(root, storeOptions());
