@@ -24,6 +24,7 @@
 #include "tensordict/guarded_read.h"
 #include "tensordict/report.h"
 #include "tensordict/save.h"
+#include "tensordict/series.h"
 #include "tensordict/source.h"
 #include "tensordict/statistics.h"
 #include "tensordict/tensordict.h"
@@ -341,6 +342,45 @@ private Q_SLOTS:
         cancel.cancel();
         QVERIFY_THROWS_EXCEPTION(Cancelled,
                                  leafStatistics(leafAt(td, "f8_e4m3.weights"), 2, &cancel));
+    }
+
+    // A folder given to --series: its steps are the members named alike
+    // but for their numbers, in natural order; what a run keeps beside them
+    // (a config, a log, the final model) is no step.
+    void aFolderOfStepsLeavesOutWhatIsNoStep_data() {
+        QTest::addColumn<QStringList>("files");
+        QTest::addColumn<QStringList>("folders");
+        QTest::addColumn<QStringList>("steps");
+        QTest::newRow("step files")
+            << QStringList{"step-10.pt",  "step-9.pt", "step-100.pt",
+                           "config.json", "train.log", ".hidden-1.pt"}
+            << QStringList{} << QStringList{"step-9.pt", "step-10.pt", "step-100.pt"};
+        QTest::newRow("Trainer output_dir")
+            << QStringList{"config.json", "model.safetensors", "trainer_state.json",
+                           "training_args.bin"}
+            << QStringList{"checkpoint-1500", "checkpoint-500", "checkpoint-1000"}
+            << QStringList{"checkpoint-500", "checkpoint-1000", "checkpoint-1500"};
+        QTest::newRow("Lightning")
+            << QStringList{"epoch=0-step=50.ckpt", "epoch=1-step=100.ckpt", "last.ckpt"}
+            << QStringList{} << QStringList{"epoch=0-step=50.ckpt", "epoch=1-step=100.ckpt"};
+        QTest::newRow("none alike") << QStringList{"before.pt", "after.pt"} << QStringList{}
+                                    << QStringList{"after.pt", "before.pt"};
+    }
+
+    void aFolderOfStepsLeavesOutWhatIsNoStep() {
+        QFETCH(QStringList, files);
+        QFETCH(QStringList, folders);
+        QFETCH(QStringList, steps);
+        const QString dir = scratch_.filePath("run-" + QString(QTest::currentDataTag()));
+        QVERIFY(QDir().mkpath(dir));
+        for (const QString& name : files)
+            testsupport::writeFile(dir + "/" + name, "x");
+        for (const QString& name : folders)
+            QVERIFY(QDir().mkpath(dir + "/" + name));
+        QStringList found;
+        for (const std::string& step : seriesInFolder(dir.toStdString()))
+            found << QString::fromStdString(step).section('/', -1);
+        QCOMPARE(found, steps);
     }
 
 private:

@@ -58,8 +58,12 @@ struct SeriesOptions {
 SeriesReport compareAlongSteps(const std::vector<std::string>& locations,
                                const SeriesOptions& options = {});
 
-// The members of a series given as a folder: its files and subfolders in
-// natural order ("step-9" before "step-10"), hidden ones left out.
+// The members of a series given as a folder, in natural order ("step-9"
+// before "step-10"), hidden ones left out: the largest group of its files
+// and subfolders whose names are alike but for their numbers
+// ("checkpoint-500", "checkpoint-1000"), so that what a run keeps beside
+// its steps (a config.json, a log, the final model) is no step; every
+// member when no two are alike so.
 std::vector<std::string> seriesInFolder(const std::string& folder);
 
 }  // namespace tensordict

@@ -391,8 +391,27 @@ SeriesReport compareAlongSteps(const std::vector<std::string>& locations,
 }
 
 std::vector<std::string> seriesInFolder(const std::string& folder) {
+    const std::vector<std::string> names = namesInNaturalOrder(folder);
+    // Names alike but for their numbers: "checkpoint-#", "step-#.pt".
+    const auto pattern = [](const std::string& name) {
+        std::string out;
+        for (std::size_t i = 0; i < name.size(); ++i)
+            if (!std::isdigit(static_cast<unsigned char>(name[i])))
+                out += name[i];
+            else if (i == 0 || !std::isdigit(static_cast<unsigned char>(name[i - 1])))
+                out += '#';
+        return out;
+    };
+    std::map<std::string, std::vector<std::string>> groups;  // each in natural order
+    for (const std::string& n : names)
+        groups[pattern(n)].push_back(n);
+    const std::vector<std::string>* steps = &names;
+    std::size_t largest = 1;
+    for (const auto& [shape, members] : groups)
+        if (members.size() > largest)
+            largest = members.size(), steps = &members;
     std::vector<std::string> out;
-    for (const std::string& n : namesInNaturalOrder(folder))
+    for (const std::string& n : *steps)
         out.push_back(folder + (folder.empty() || folder.back() == '/' ? "" : "/") + n);
     return out;
 }
