@@ -78,6 +78,65 @@ private Q_SLOTS:
         QCOMPARE(testsupport::listingPropertiesMismatch(td.root()), QString());
     }
 
+    // The other names of an index and its shards that real writers use:
+    // diffusers' diffusion_pytorch_model.safetensors.index.json, and
+    // transformers' variants (save_pretrained(variant="fp16"):
+    // model.safetensors.index.fp16.json over model.fp16-0000K-of-0000N
+    // shards). The folder, the index and a shard open the model; the check
+    // finds nothing, and a variant beside the model's own files is no
+    // orphan of it.
+    void otherIndexNamesOpenTheModel_data() {
+        QTest::addColumn<QString>("index");
+        QTest::addColumn<QString>("stem");
+        QTest::addColumn<bool>("besideTheModel");
+        QTest::newRow("diffusers") << "diffusion_pytorch_model.safetensors.index.json"
+                                   << "diffusion_pytorch_model" << false;
+        QTest::newRow("variant") << "model.safetensors.index.fp16.json"
+                                 << "model.fp16" << false;
+        QTest::newRow("variant beside") << "model.safetensors.index.fp16.json"
+                                        << "model.fp16" << true;
+    }
+
+    void otherIndexNamesOpenTheModel() {
+        QFETCH(QString, index);
+        QFETCH(QString, stem);
+        QFETCH(bool, besideTheModel);
+        const QString dir = scratch_.filePath("named-" + QString(QTest::currentDataTag()));
+        testsupport::copyTree(scratch_.filePath("st"), dir);
+        QFile in(dir + "/model.safetensors.index.json");
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QByteArray text = in.readAll();
+        in.close();
+        testsupport::writeFile(dir + "/" + index,
+                               QByteArray(text).replace("\"model-0", "\"" + stem.toUtf8() + "-0"));
+        const QStringList shards = QDir(dir).entryList({"model-0*.safetensors"});
+        for (const QString& shard : shards) {
+            const QString renamed = QString(shard).replace(0, 5, stem);
+            QVERIFY(besideTheModel ? QFile::copy(dir + "/" + shard, dir + "/" + renamed)
+                                   : QFile::rename(dir + "/" + shard, dir + "/" + renamed));
+        }
+        if (!besideTheModel)
+            QVERIFY(QFile::remove(dir + "/model.safetensors.index.json"));
+        const QString shard = QDir(dir).entryList({stem + "-00002-of-*"}).value(0);
+        for (const QString& location : {dir, dir + "/" + index, dir + "/" + shard}) {
+            if (besideTheModel && location == dir)
+                continue;  // the folder opens as the model's own index
+            const TensorDict td = load(location.toStdString());
+            QCOMPARE(QString::fromStdString(td.format()), QString("sharded"));
+            checkAgainstExpected(td, "");
+            QVERIFY2(QString::fromStdString(td.root().child("lm_head.weight")->fileName())
+                         .contains(stem + "-0"),
+                     qPrintable(location));
+        }
+        for (const QString& location : {dir, dir + "/" + index}) {
+            const CheckReport report = check(location.toStdString());
+            QStringList found;
+            for (const Problem& p : report.problems)
+                found << QString::fromStdString(p.kind + " " + p.file + " " + p.message);
+            QVERIFY2(report.sound() && report.format == "sharded", qPrintable(found.join("; ")));
+        }
+    }
+
     // Over HTTP: the URL of the index; each shard's header (or a .bin's
     // pickle and directory) is fetched, and no tensor's bytes until read.
     void overHttpOnlyHeadersAreFetched() {
@@ -189,6 +248,53 @@ private Q_SLOTS:
         QCOMPARE(report.problems[0].kind, std::string("total_size"));
     }
 
+    // Views of one fused storage (q and k, two thirds of a [24, 8] float32)
+    // in a .bin shard: huggingface_hub counts the storage once and whole
+    // (768 bytes), transformers 4.2x-4.43's shard_checkpoint once as its
+    // first tensor in the shard (q: 256), safetensors' writers each tensor
+    // (512). Each total is no finding; any other is.
+    void fusedViewsCountAsEachWriterCountsThem_data() {
+        QTest::addColumn<int>("total");
+        QTest::addColumn<bool>("sound");
+        QTest::newRow("huggingface_hub") << 768 + 64 << true;
+        QTest::newRow("shard_checkpoint") << 256 + 64 << true;
+        QTest::newRow("every tensor") << 512 + 64 << true;
+        QTest::newRow("the last view") << 256 + 32 << false;
+    }
+
+    void fusedViewsCountAsEachWriterCountsThem() {
+        QFETCH(int, total);
+        QFETCH(bool, sound);
+        const QString dir = scratch_.filePath(QString("fused-%1").arg(total));
+        QVERIFY(QDir().mkpath(dir));
+        QString error;
+        QVERIFY2(testsupport::runPython(
+                     {"-c",
+                      "import sys, json, torch\n"
+                      "d, total = sys.argv[1], int(sys.argv[2])\n"
+                      "fused = torch.arange(192, dtype=torch.float32).reshape(24, 8)\n"
+                      "torch.save({'q': fused[0:8], 'k': fused[8:16]},\n"
+                      "           d + '/pytorch_model-00001-of-00002.bin')\n"
+                      "torch.save({'w': torch.ones(16)}, d + '/pytorch_model-00002-of-00002.bin')\n"
+                      "first, second = 'pytorch_model-00001-of-00002.bin', "
+                      "'pytorch_model-00002-of-00002.bin'\n"
+                      "index = {'metadata': {'total_size': total}, 'weight_map': {\n"
+                      "    'k': first, 'q': first, 'w': second}}\n"
+                      "json.dump(index, open(d + '/pytorch_model.bin.index.json', 'w'),\n"
+                      "          indent=2, sort_keys=True)\n",
+                      dir, QString::number(total)},
+                     nullptr, &error),
+                 qPrintable(error));
+        const CheckReport report = check(dir.toStdString());
+        QStringList found;
+        for (const Problem& p : report.problems)
+            found << QString::fromStdString(p.kind + " " + p.message);
+        QCOMPARE(report.sound(), sound);
+        if (!sound)
+            QVERIFY2(report.problems.size() == 1 && report.problems[0].kind == "total_size",
+                     qPrintable(found.join("; ")));
+    }
+
     // An index that repeats a key counts its last value, as json.loads
     // does: a weight_map given again replaces the first, refusals and shard
     // order included, and the last metadata is the model's. The same whether
@@ -237,6 +343,24 @@ private Q_SLOTS:
         QCOMPARE(metadata.size(), std::size_t(1));
         QCOMPARE(metadata.front().second, Value(std::int64_t{8}));
         QVERIFY2(check(dir.toStdString()).sound(), "total_size 8 is the last metadata's");
+
+        // A name one weight_map gives twice: at its first place, with its last shard.
+        writeIndex(R"({"metadata": {}, "weight_map": {"p": "model-00002-of-00002.safetensors", )"
+                   R"("q": "model-00002-of-00002.safetensors", )"
+                   R"("p": "model-00001-of-00002.safetensors"}})");
+        const TensorDict twice = load(dir.toStdString());
+        QCOMPARE(twice.root().children().size(), std::size_t(2));
+        QCOMPARE(twice.root().children()[0]->key(), std::string("p"));
+        QVERIFY(twice.root().child("p")->isTensor());
+        QVERIFY(QString::fromStdString(twice.root().child("p")->fileName())
+                    .endsWith("model-00001-of-00002.safetensors"));
+        QVERIFY2(check(dir.toStdString()).sound(), "p is where its last entry says");
+        // No metadata: transformers fails on the index (index["metadata"]).
+        writeIndex(R"({"weight_map": {"p": "model-00001-of-00002.safetensors", )"
+                   R"("q": "model-00002-of-00002.safetensors"}})");
+        const CheckReport bare = check(dir.toStdString());
+        QVERIFY(bare.errorCount() == 0 && bare.problems.size() == 1 &&
+                bare.problems[0].kind == "index");
 
         // The last weight_map is no object: there is none.
         writeIndex(R"({"weight_map": {"p": "model-00001-of-00002.safetensors"},)"
@@ -457,6 +581,55 @@ private Q_SLOTS:
                                (p.key.empty() ? QString() : QString::fromStdString(p.key[0]));
         QCOMPARE(orphans, QStringList{shard + " " + forgotten});
         QCOMPARE(report.errorCount(), std::size_t(0));
+    }
+
+    // A tensor in two shards: the model's leaf is the index's copy, and the
+    // check says which copy transformers (every shard whole, in name order)
+    // gives a model: the index's, or the other.
+    void aTensorInTwoShardsSaysWhichCopyAModelGets() {
+        const QString dir = scratch_.filePath("two-copies");
+        QVERIFY(QDir().mkpath(dir));
+        const QString first = "model-00001-of-00002.safetensors",
+                      second = "model-00002-of-00002.safetensors";
+        const auto floats = [](std::initializer_list<float> values) {
+            QByteArray out;
+            for (float v : values)
+                out.append(reinterpret_cast<const char*>(&v), sizeof v);
+            return out;
+        };
+        writeSafetensors(dir + "/" + first,
+                         R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                         R"("x":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                         floats({0, 1, 2}));
+        writeSafetensors(dir + "/" + second,
+                         R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                         R"("x":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                         floats({0, 3, 4}));
+        for (const auto& [indexShard, loaded] :
+             {std::pair<QString, QString>{first, second}, {second, second}}) {
+            testsupport::writeFile(dir + "/model.safetensors.index.json",
+                                   QString(R"({"metadata": {"total_size": 16}, "weight_map": )"
+                                           R"({"a": "%1", "b": "%2", "x": "%3"}})")
+                                       .arg(first, second, indexShard)
+                                       .toUtf8());
+            const TensorDict td = load(dir.toStdString());
+            const LeafBytes x = td.root().child("x")->bytes();
+            QCOMPARE(QByteArray(reinterpret_cast<const char*>(x.data.get()), qsizetype(x.size)),
+                     indexShard == first ? floats({1, 2}) : floats({3, 4}));
+            const CheckReport r = check(dir.toStdString());
+            QVERIFY2(r.errorCount() == 0 && r.problems.size() == 1 &&
+                         r.problems[0].kind == "two_copies" &&
+                         r.problems[0].key == std::vector<std::string>{"x"},
+                     qPrintable(indexShard));
+            const QString message = QString::fromStdString(r.problems[0].message);
+            const QString other = indexShard == first ? second : first;
+            QVERIFY2(QString::fromStdString(r.problems[0].file).endsWith(other),
+                     qPrintable(message));
+            QVERIFY2(message.endsWith(loaded == indexShard ? QString("gives a model that copy")
+                                                           : "gives a model the copy in " + loaded +
+                                                                 ", not the one shown"),
+                     qPrintable(message));
+        }
     }
 
     // A shard opened as itself, without its index beside it, is the file alone.

@@ -36,15 +36,40 @@ void Checker::checkShardedModel(const std::shared_ptr<const Store>& store) {
                            ". transformers refuses to load a model with a tensor missing; restore "
                            "the shard from the model's source.",
                        child->keyPath());
-    for (const auto& [shard, tensor] : facts.unindexed)
-        warning("orphan", store->container().describe(shard),
-                "the shard holds \"" + tensor + "\", which " + facts.indexName +
-                    " does not give it: loaders never read this copy (a tensor in two shards, "
-                    "or one the index forgot)",
-                {tensor});
-    // Writers count tied weights once (huggingface_hub) or each time.
+    for (const ShardedModelFacts::Unindexed& u : facts.unindexed) {
+        if (u.indexShard.empty()) {
+            warning("orphan", store->container().describe(u.shard),
+                    "the shard holds \"" + u.tensor + "\", which " + facts.indexName +
+                        " does not name: it is no tensor of the model here, nor for loaders "
+                        "that go by the index; transformers, which loads every shard whole, "
+                        "loads it too (a tensor the index forgot, or one left over)",
+                    {u.tensor});
+            continue;
+        }
+        // transformers loads the shards in the order of their names, each
+        // whole: of the copies, the model gets the last one.
+        std::string loaded = u.indexShard;
+        for (const ShardedModelFacts::Unindexed& other : facts.unindexed)
+            if (other.tensor == u.tensor)
+                loaded = std::max(loaded, other.shard);
+        warning("two_copies", store->container().describe(u.shard),
+                "the shard holds \"" + u.tensor + "\" too, which " + facts.indexName +
+                    " gives to " + u.indexShard +
+                    " (shown here): transformers, which loads every "
+                    "shard whole in the order of their names, gives a model " +
+                    (loaded == u.indexShard ? std::string("that copy")
+                                            : "the copy in " + loaded + ", not the one shown"),
+                {u.tensor});
+    }
+    // transformers' get_checkpoint_shard_files reads index["metadata"] as a dict.
+    if (!facts.hasMetadata)
+        warning("index", store->container().describe(facts.indexName),
+                "the index has no \"metadata\" object: transformers' from_pretrained fails on "
+                "it, where other loaders read the model");
+    // Writers count tied weights once or each time, a storage whole or as
+    // its first tensor (ShardedModelFacts).
     if (whole && facts.totalSize && *facts.totalSize != facts.indexedBytes &&
-        *facts.totalSize != facts.storageBytes)
+        *facts.totalSize != facts.storageBytes && *facts.totalSize != facts.firstViewBytes)
         warning("total_size", store->container().describe(facts.indexName),
                 "metadata.total_size is " + std::to_string(*facts.totalSize) +
                     " bytes, but the tensors the index names hold " +
@@ -54,11 +79,13 @@ void Checker::checkShardedModel(const std::shared_ptr<const Store>& store) {
     // a server is never listed).
     std::error_code ec;
     const std::set<std::string> named(facts.shards.begin(), facts.shards.end());
-    const bool binIndex = facts.indexName.rfind("pytorch_model", 0) == 0;
+    const std::string prefix = facts.shardStem + "-";
     for (const auto& entry : fs::directory_iterator(store->container().location(), ec)) {
         const std::string name = entry.path().filename().string();
-        const std::string ext = binIndex ? ".bin" : ".safetensors";
-        if (name.size() > ext.size() && name.find("-of-") != std::string::npos &&
+        const std::string& ext = facts.shardExtension;
+        if (!facts.shardStem.empty() && name.size() > prefix.size() + ext.size() &&
+            name.compare(0, prefix.size(), prefix) == 0 &&
+            name.find("-of-", prefix.size()) != std::string::npos &&
             name.compare(name.size() - ext.size(), ext.size(), ext) == 0 && !named.count(name))
             warning("orphan", store->container().describe(name),
                     "a shard that " + facts.indexName +

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -34,14 +35,16 @@
 namespace tensordict {
 namespace {
 
-struct IndexKind {
-    std::string_view index;  // the index's name
-    std::string_view shard;  // its shards' extension
+// The indexes a model folder is opened by, in this order: transformers'
+// (modeling_utils.py SAFE_WEIGHTS_INDEX_NAME, WEIGHTS_INDEX_NAME) and
+// diffusers' (constants.py), each naming shards "{stem}-0000K-of-0000N{ext}".
+constexpr std::string_view kFolderIndexes[] = {
+    "model.safetensors.index.json",
+    "pytorch_model.bin.index.json",
+    "diffusion_pytorch_model.safetensors.index.json",
+    "diffusion_pytorch_model.bin.index.json",
 };
-constexpr IndexKind kIndexes[] = {
-    {"model.safetensors.index.json", ".safetensors"},
-    {"pytorch_model.bin.index.json", ".bin"},
-};
+constexpr std::string_view kShardExtensions[] = {".safetensors", ".bin"};
 constexpr std::uint64_t kMaxIndexBytes = 256u << 20;  // 72k tensors take some 6 MB
 constexpr int kOpenThreads = 8;                       // remote shards opened at once
 
@@ -54,15 +57,58 @@ std::string baseName(const std::string& location) {
     return slash == std::string::npos ? location : location.substr(slash + 1);
 }
 
-// "model-00001-of-00003.safetensors": the index kind it belongs to, if any.
-const IndexKind* shardKind(const std::string& name) {
+// An index's shards: "{stem}-0000K-of-0000N{extension}". An index
+// "{base}{extension}.index.json" names shards of the stem base; one of a
+// variant, "{base}{extension}.index.{variant}.json" (transformers'
+// _add_variant: model.safetensors.index.fp16.json), shards of the stem
+// "{base}.{variant}" (model.fp16-00001-of-00002.safetensors).
+struct ShardNaming {
+    std::string stem;
+    std::string_view extension;
+};
+
+std::optional<ShardNaming> shardNamingOfIndex(std::string_view index) {
+    if (!endsWith(index, ".json"))
+        return std::nullopt;
+    const std::string_view body = index.substr(0, index.size() - 5);
+    for (std::string_view extension : kShardExtensions) {
+        const std::string marker = std::string(extension) + ".index";
+        const auto at = body.find(marker);
+        if (at == std::string_view::npos || at == 0)
+            continue;
+        const std::string_view variant = body.substr(at + marker.size());  // "" or ".fp16"
+        if (variant.empty() || (variant.size() > 1 && variant[0] == '.' &&
+                                variant.find('.', 1) == std::string_view::npos))
+            return ShardNaming{std::string(body.substr(0, at)) + std::string(variant), extension};
+    }
+    return std::nullopt;
+}
+
+// A file opened as an index when it holds a weight_map.
+bool isIndexName(std::string_view name) {
+    return endsWith(name, ".index.json") || shardNamingOfIndex(name);
+}
+
+// "model-00001-of-00003.safetensors": the indexes it may belong to, by
+// the naming above.
+std::vector<std::string> indexesOfShard(const std::string& name) {
     const auto of = name.find("-of-");
     if (of == std::string::npos)
-        return nullptr;
-    for (const IndexKind& kind : kIndexes)
-        if (endsWith(name, kind.shard))
-            return &kind;
-    return nullptr;
+        return {};
+    for (std::string_view extension : kShardExtensions) {
+        if (!endsWith(name, extension))
+            continue;
+        const auto dash = name.rfind('-', of - 1);
+        if (dash == std::string::npos || dash == 0)
+            return {};
+        const std::string stem = name.substr(0, dash);
+        std::vector<std::string> indexes{stem + std::string(extension) + ".index.json"};
+        if (const auto dot = stem.rfind('.'); dot != std::string::npos && dot > 0)
+            indexes.push_back(stem.substr(0, dot) + std::string(extension) + ".index." +
+                              stem.substr(dot + 1) + ".json");
+        return indexes;
+    }
+    return {};
 }
 
 bool isFile(const Transport& transport, const std::string& location) {
@@ -134,10 +180,28 @@ public:
         if (refused_)
             throw Error::corrupt(where, "the weight_map gives \"" + *refused_ +
                                             "\" a shard that is not a file name in its folder");
+        keepLastOfEachName();
         return std::move(map_);
     }
 
 private:
+    // As json.loads keeps a name given twice: at its first place, with its
+    // last shard (json.dumps never writes one; a hand-merged index may).
+    void keepLastOfEachName() {
+        auto& entries = map_.entries;
+        std::unordered_map<std::string_view, std::size_t> firstAt;
+        firstAt.reserve(entries.size());
+        std::size_t kept = 0;
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            const auto [at, added] = firstAt.emplace(entries[i].first, kept);
+            if (added)
+                entries[kept++] = entries[i];
+            else
+                entries[at->second].second = entries[i].second;
+        }
+        entries.resize(kept);
+    }
+
     // The shard's place in map_.shards, added when new. Tensors come in runs
     // of one shard: the last one found is tried first.
     std::size_t shardPlace(std::string_view shard) {
@@ -364,12 +428,22 @@ public:
 
         ShardedModelFacts facts;
         facts.indexName = indexName_;
+        if (const auto naming = shardNamingOfIndex(indexName_))
+            facts.shardStem = naming->stem, facts.shardExtension = naming->extension;
         facts.shards = shards;
+        facts.hasMetadata = map.metadata.isObject();
         if (map.metadata.isObject())
             if (const Value* total = map.metadata.find("total_size"); total && total->isInt())
                 facts.totalSize = static_cast<std::uint64_t>(total->asInt());
 
-        std::set<std::tuple<std::size_t, std::string, std::uint64_t>> storagesCounted;
+        // A .bin shard's storages (its entries), each with its first tensor
+        // in the shard's order and its size, for total_size as the writers
+        // count it. A safetensors tensor is a storage of its own.
+        struct Storage {
+            std::size_t firstPlace;
+            std::uint64_t firstBytes, wholeBytes;
+        };
+        std::map<std::pair<std::size_t, std::string_view>, Storage> entryStorages;
 
         auto root = NodeBuilder::create(NodeKind::Container, "");
         NodeBuilder b(*root);
@@ -398,17 +472,43 @@ public:
                 const TensorLeaf& t = (*leaf)->leaf();
                 facts.indexedBytes += t.dataBytes();
                 // An empty tensor where another starts claims no storage.
-                if (t.dataBytes() > 0 &&
-                    storagesCounted.emplace(shard, t.storage.path, t.storage.offset).second)
+                const bool entry = t.storage.kind == StorageKind::StoredEntry ||
+                                   t.storage.kind == StorageKind::CompressedEntry;
+                if (t.dataBytes() > 0 && !entry) {
+                    facts.firstViewBytes += t.dataBytes();
                     facts.storageBytes += t.dataBytes();
+                } else if (t.dataBytes() > 0) {
+                    // (the path lives in the leaf, which the tree keeps)
+                    const Storage mine{std::size_t(leaf - from.leaves.data()), t.dataBytes(),
+                                       t.storage.size};
+                    const auto [it, added] = entryStorages.emplace(
+                        std::make_pair(shard, std::string_view(t.storage.path)), mine);
+                    if (!added && mine.firstPlace < it->second.firstPlace)
+                        it->second = mine;
+                }
             }
             b.append(std::move(*leaf));
+        }
+        for (const auto& [id, storage] : entryStorages) {
+            facts.firstViewBytes += storage.firstBytes;
+            facts.storageBytes += storage.wholeBytes;
         }
         // What a shard holds beyond what the index gives it.
         for (std::size_t i = 0; i < shards.size(); ++i)
             for (const auto& node : opened[i]->leaves)
                 if (node)
-                    facts.unindexed.emplace_back(shards[i], node->key());
+                    facts.unindexed.push_back({shards[i], node->key(), {}});
+        if (!facts.unindexed.empty()) {
+            std::unordered_map<std::string_view, std::string*> indexShardOf;
+            for (auto& u : facts.unindexed)
+                indexShardOf.emplace(u.tensor, &u.indexShard);
+            for (const auto& [name, shard] : map.entries)
+                if (const auto it = indexShardOf.find(name); it != indexShardOf.end())
+                    *it->second = shards[shard];
+            // (one name left over in two shards: each told the index's shard)
+            for (auto& u : facts.unindexed)
+                u.indexShard = *indexShardOf.at(u.tensor);
+        }
         std::sort(facts.unindexed.begin(), facts.unindexed.end());
         {
             std::lock_guard<std::mutex> lock(mutex_);
@@ -455,7 +555,7 @@ public:
         if (!probe.shardOpensModel)
             return 0;
         return where(probe) ? (probe.info.kind == SourceInfo::Kind::File &&
-                                       !endsWith(probe.location, ".index.json")
+                                       !isIndexName(baseName(probe.location))
                                    ? 70
                                    : 110)
                             : 0;
@@ -479,24 +579,34 @@ private:
             std::string folder = probe.location;
             while (folder.size() > 1 && folder.back() == '/')
                 folder.pop_back();
-            for (const IndexKind& kind : kIndexes)
-                if (isFile(*probe.transport,
-                           probe.transport->join(folder, std::string(kind.index))))
-                    return std::make_pair(folder, std::string(kind.index));
+            for (std::string_view index : kFolderIndexes)
+                if (isFile(*probe.transport, probe.transport->join(folder, std::string(index))))
+                    return std::make_pair(folder, std::string(index));
+            // Only a variant's index (model.safetensors.index.fp16.json): the
+            // first by name, where the folder can be listed.
+            if (probe.transport->isLocal()) {
+                std::error_code ec;
+                std::set<std::string> variants;
+                for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+                    if (const std::string name = entry.path().filename().string();
+                        shardNamingOfIndex(name) && entry.is_regular_file(ec))
+                        variants.insert(name);
+                if (!variants.empty())
+                    return std::make_pair(folder, *variants.begin());
+            }
             return std::nullopt;
         }
         if (probe.info.kind != SourceInfo::Kind::File)
             return std::nullopt;
         const std::string name = baseName(probe.location);
-        if (endsWith(name, ".index.json"))
+        if (isIndexName(name))
             return probe.head.find("\"weight_map\"") != std::string::npos
                        ? std::optional(std::make_pair(folderOfLocation(probe.location), name))
                        : std::nullopt;
-        if (const IndexKind* kind = shardKind(name)) {
-            const std::string folder = folderOfLocation(probe.location);
-            if (isFile(*probe.transport, probe.transport->join(folder, std::string(kind->index))))
-                return std::make_pair(folder, std::string(kind->index));
-        }
+        const std::string folder = folderOfLocation(probe.location);
+        for (const std::string& index : indexesOfShard(name))
+            if (isFile(*probe.transport, probe.transport->join(folder, index)))
+                return std::make_pair(folder, index);
         return std::nullopt;
     }
 };
@@ -523,7 +633,9 @@ private:
             return std::nullopt;
         if (isFile(*probe.transport, probe.transport->join(probe.location, "meta.json")))
             return std::nullopt;
-        for (const char* name : {"model.safetensors", "pytorch_model.bin"}) {
+        for (const char* name :
+             {"model.safetensors", "pytorch_model.bin", "diffusion_pytorch_model.safetensors",
+              "diffusion_pytorch_model.bin"}) {
             const std::string file = probe.transport->join(probe.location, name);
             if (isFile(*probe.transport, file))
                 return file;
