@@ -62,8 +62,10 @@ SeriesReport compareAlongSteps(const std::vector<std::string>& locations,
 // before "step-10"), hidden ones left out: the largest group of its files
 // and subfolders whose names are alike but for their numbers
 // ("checkpoint-500", "checkpoint-1000"), so that what a run keeps beside
-// its steps (a config.json, a log, the final model) is no step; every
-// member when no two are alike so.
+// its steps (a config.json, a log, the final model) is no step; text,
+// TensorBoard event files and a model's shards are never steps. Every
+// member when no two are alike so. Throws Error when two groups are the
+// largest (ema_#.pt and model_#.pt), or nothing is left.
 std::vector<std::string> seriesInFolder(const std::string& folder);
 
 }  // namespace tensordict

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <string_view>
 #include <thread>
 
 #include "sources/folder_listing.h"
@@ -390,26 +391,74 @@ SeriesReport compareAlongSteps(const std::vector<std::string>& locations,
     return report;
 }
 
-std::vector<std::string> seriesInFolder(const std::string& folder) {
-    const std::vector<std::string> names = namesInNaturalOrder(folder);
-    // Names alike but for their numbers: "checkpoint-#", "step-#.pt".
-    const auto pattern = [](const std::string& name) {
-        std::string out;
-        for (std::size_t i = 0; i < name.size(); ++i)
-            if (!std::isdigit(static_cast<unsigned char>(name[i])))
-                out += name[i];
-            else if (i == 0 || !std::isdigit(static_cast<unsigned char>(name[i - 1])))
-                out += '#';
-        return out;
+namespace {
+
+// What a run keeps beside its steps that is no step: text (configs, logs,
+// metrics, plots, scripts), TensorBoard's event files, and a model saved
+// in shards ("model-00001-of-00003.safetensors" and its index: one model,
+// which opens by its folder).
+bool isBesideTheSteps(const std::string& name) {
+    std::string lower(name);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    static constexpr std::string_view kNotData[] = {
+        ".json", ".jsonl", ".log", ".txt", ".md",  ".yaml", ".yml", ".toml",
+        ".ini",  ".csv",   ".png", ".jpg", ".svg", ".py",   ".sh",
     };
+    for (std::string_view end : kNotData)
+        if (lower.size() > end.size() &&
+            lower.compare(lower.size() - end.size(), end.size(), end) == 0)
+            return true;
+    if (lower.rfind("events.out.tfevents", 0) == 0)
+        return true;
+    const auto digit = [&](std::size_t at) {
+        return at < lower.size() && std::isdigit(static_cast<unsigned char>(lower[at]));
+    };
+    const std::size_t of = lower.rfind("-of-");
+    return of != std::string::npos && of > 0 && digit(of - 1) && digit(of + 4);
+}
+
+// Names alike but for their numbers: "checkpoint-#", "step-#.pt".
+std::string numbersAsHash(const std::string& name) {
+    std::string out;
+    for (std::size_t i = 0; i < name.size(); ++i)
+        if (!std::isdigit(static_cast<unsigned char>(name[i])))
+            out += name[i];
+        else if (i == 0 || !std::isdigit(static_cast<unsigned char>(name[i - 1])))
+            out += '#';
+    return out;
+}
+
+}  // namespace
+
+std::vector<std::string> seriesInFolder(const std::string& folder) {
+    std::vector<std::string> names;
+    for (std::string& n : namesInNaturalOrder(folder))
+        if (!isBesideTheSteps(n))
+            names.push_back(std::move(n));
     std::map<std::string, std::vector<std::string>> groups;  // each in natural order
     for (const std::string& n : names)
-        groups[pattern(n)].push_back(n);
+        groups[numbersAsHash(n)].push_back(n);
     const std::vector<std::string>* steps = &names;
     std::size_t largest = 1;
-    for (const auto& [shape, members] : groups)
+    std::vector<std::string> tied;  // the patterns of the largest groups
+    for (const auto& [pattern, members] : groups) {
         if (members.size() > largest)
-            largest = members.size(), steps = &members;
+            largest = members.size(), steps = &members, tied.clear();
+        if (members.size() == largest && largest > 1)
+            tied.push_back(pattern);
+    }
+    if (tied.size() > 1) {
+        std::string named;
+        for (const std::string& pattern : tied)
+            named += (named.empty() ? "" : ", ") + pattern;
+        throw Error::invalid(folder, "the folder holds " + std::to_string(largest) +
+                                         " steps each of " + std::to_string(tied.size()) +
+                                         " runs (" + named +
+                                         ", # for the step): give the checkpoints of one");
+    }
+    if (steps->empty())
+        throw Error::invalid(folder, "no checkpoint in the folder");
     std::vector<std::string> out;
     for (const std::string& n : *steps)
         out.push_back(folder + (folder.empty() || folder.back() == '/' ? "" : "/") + n);
