@@ -203,27 +203,35 @@ private Q_SLOTS:
     // lm_head): two names, one storage, which huggingface_hub's
     // split_state_dict_into_shards_factory counts once in total_size. Such
     // an index is no finding; a total that fits neither count still is.
+    void tiedWeightsCountOnceInTotalSize_data() {
+        QTest::addColumn<bool>("legacy");  // torch.save's layout before 1.6
+        QTest::newRow("zip") << false;
+        QTest::newRow("legacy") << true;
+    }
+
     void tiedWeightsCountOnceInTotalSize() {
-        const QString dir = scratch_.filePath("tied");
+        QFETCH(bool, legacy);
+        const QString dir = scratch_.filePath(legacy ? "tied-legacy" : "tied");
         QVERIFY(QDir().mkpath(dir));
         QString error;
         QVERIFY2(
             testsupport::runPython(
                 {"-c",
                  "import sys, json, torch\n"
-                 "d = sys.argv[1]\n"
+                 "d, zip = sys.argv[1], sys.argv[2] == 'zip'\n"
                  "shared = torch.arange(12, dtype=torch.float32).reshape(3, 4)\n"
                  "torch.save({'shared.weight': shared, 'encoder.embed_tokens.weight': shared,\n"
                  "            'lm_head.bias': torch.ones(3)}, d + "
-                 "'/pytorch_model-00001-of-00002.bin')\n"
+                 "'/pytorch_model-00001-of-00002.bin', _use_new_zipfile_serialization=zip)\n"
                  "torch.save({'decoder.w': torch.zeros(2, 2, dtype=torch.float64)},\n"
-                 "           d + '/pytorch_model-00002-of-00002.bin')\n"
+                 "           d + '/pytorch_model-00002-of-00002.bin', "
+                 "_use_new_zipfile_serialization=zip)\n"
                  "first = 'pytorch_model-00001-of-00002.bin'\n"
                  "index = {'metadata': {'total_size': 48 + 12 + 32}, 'weight_map': {\n"
                  "    'shared.weight': first, 'encoder.embed_tokens.weight': first,\n"
                  "    'lm_head.bias': first, 'decoder.w': 'pytorch_model-00002-of-00002.bin'}}\n"
                  "json.dump(index, open(d + '/pytorch_model.bin.index.json', 'w'))\n",
-                 dir},
+                 dir, legacy ? "legacy" : "zip"},
                 nullptr, &error),
             qPrintable(error));
         const TensorDict td = load(dir.toStdString());
@@ -248,18 +256,19 @@ private Q_SLOTS:
         QCOMPARE(report.problems[0].kind, std::string("total_size"));
     }
 
-    // Views of one fused storage (q and k, two thirds of a [24, 8] float32)
-    // in a .bin shard: huggingface_hub counts the storage once and whole
-    // (768 bytes), transformers 4.2x-4.43's shard_checkpoint once as its
-    // first tensor in the shard (q: 256), safetensors' writers each tensor
-    // (512). Each total is no finding; any other is.
+    // Views of one fused storage (q, 8 rows, and k, 12 rows, of a [24, 8]
+    // float32) in a .bin shard: huggingface_hub counts the storage once
+    // and whole (768 bytes), transformers 4.2x-4.43's shard_checkpoint once
+    // as its first tensor in the shard (q: 256, though the index, sorted,
+    // names k first), safetensors' writers each tensor (640). Each total is
+    // no finding; any other is, k's first among them.
     void fusedViewsCountAsEachWriterCountsThem_data() {
         QTest::addColumn<int>("total");
         QTest::addColumn<bool>("sound");
         QTest::newRow("huggingface_hub") << 768 + 64 << true;
         QTest::newRow("shard_checkpoint") << 256 + 64 << true;
-        QTest::newRow("every tensor") << 512 + 64 << true;
-        QTest::newRow("the last view") << 256 + 32 << false;
+        QTest::newRow("every tensor") << 640 + 64 << true;
+        QTest::newRow("the index's first") << 384 + 64 << false;
     }
 
     void fusedViewsCountAsEachWriterCountsThem() {
@@ -273,7 +282,7 @@ private Q_SLOTS:
                       "import sys, json, torch\n"
                       "d, total = sys.argv[1], int(sys.argv[2])\n"
                       "fused = torch.arange(192, dtype=torch.float32).reshape(24, 8)\n"
-                      "torch.save({'q': fused[0:8], 'k': fused[8:16]},\n"
+                      "torch.save({'q': fused[0:8], 'k': fused[8:20]},\n"
                       "           d + '/pytorch_model-00001-of-00002.bin')\n"
                       "torch.save({'w': torch.ones(16)}, d + '/pytorch_model-00002-of-00002.bin')\n"
                       "first, second = 'pytorch_model-00001-of-00002.bin', "
@@ -630,6 +639,22 @@ private Q_SLOTS:
                                                                  ", not the one shown"),
                      qPrintable(message));
         }
+        // The index gives x to a shard without it, and another has it: an
+        // error on x that names the shard transformers takes it from.
+        writeSafetensors(dir + "/" + first,
+                         R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", floats({0}));
+        testsupport::writeFile(dir + "/model.safetensors.index.json",
+                               QString(R"({"metadata": {"total_size": 16}, "weight_map": )"
+                                       R"({"a": "%1", "b": "%2", "x": "%1"}})")
+                                   .arg(first, second)
+                                   .toUtf8());
+        const CheckReport lacking = check(dir.toStdString());
+        QVERIFY2(lacking.errorCount() == 1 && lacking.problems.size() == 1 &&
+                     lacking.problems[0].key == std::vector<std::string>{"x"},
+                 qPrintable(QString::fromStdString(lacking.problems[0].message)));
+        QVERIFY(QString::fromStdString(lacking.problems[0].message)
+                    .contains(second + " holds it: transformers, which loads every shard whole, "
+                                       "gives a model that copy"));
     }
 
     // A shard opened as itself, without its index beside it, is the file alone.

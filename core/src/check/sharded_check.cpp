@@ -4,6 +4,7 @@
 #include "check/checker.h"
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "formats/sharded.h"
@@ -28,15 +29,32 @@ void Checker::checkShardedModel(const std::shared_ptr<const Store>& store) {
     readData();
     if (report_.cancelled)
         return;
+    // Where the index's shard lacks a tensor another shard holds, which
+    // transformers (every shard whole) loads, and a loader by the index misses.
+    std::map<std::string, std::string> heldElsewhere;
+    for (const ShardedModelFacts::Unindexed& u : facts.unindexed)
+        if (u.indexShardLacksIt)
+            heldElsewhere.emplace(u.tensor, u.shard);
     bool whole = true;
-    for (const Node* child : td.root().children())
-        if (child->isError() && !(whole = false))
-            cannotRead(*child->failure(),
-                       child->failure()->reason +
-                           ". transformers refuses to load a model with a tensor missing; restore "
-                           "the shard from the model's source.",
-                       child->keyPath());
+    for (const Node* child : td.root().children()) {
+        if (!child->isError())
+            continue;
+        whole = false;
+        const auto elsewhere = heldElsewhere.find(child->key());
+        cannotRead(*child->failure(),
+                   child->failure()->reason +
+                       (elsewhere == heldElsewhere.end()
+                            ? ". transformers refuses to load a model with a tensor missing; "
+                              "restore the shard from the model's source."
+                            : ". " + elsewhere->second +
+                                  " holds it: transformers, which loads every shard whole, "
+                                  "gives a model that copy, and loaders that go by the index "
+                                  "fail; fix the index"),
+                   child->keyPath());
+    }
     for (const ShardedModelFacts::Unindexed& u : facts.unindexed) {
+        if (u.indexShardLacksIt)
+            continue;  // said with the tensor's error
         if (u.indexShard.empty()) {
             warning("orphan", store->container().describe(u.shard),
                     "the shard holds \"" + u.tensor + "\", which " + facts.indexName +

@@ -25,6 +25,7 @@ struct ShardedModelFacts {
     // (a tensor in two shards), empty when it names no such tensor.
     struct Unindexed {
         std::string shard, tensor, indexShard;
+        bool indexShardLacksIt = false;  // the index's shard does not hold it
         bool operator<(const Unindexed& o) const {
             return std::tie(shard, tensor) < std::tie(o.shard, o.tensor);
         }

@@ -84,6 +84,18 @@ std::optional<ShardNaming> shardNamingOfIndex(std::string_view index) {
     return std::nullopt;
 }
 
+// "model.safetensors.index.fp16.json": a variant of an index in
+// kFolderIndexes, which a folder opens by when it has no index of its own.
+bool isVariantOfAFolderIndex(std::string_view name) {
+    for (std::string_view index : kFolderIndexes) {
+        const std::string_view stem = index.substr(0, index.size() - 4);  // "...index."
+        if (name.size() > stem.size() + 5 && name.compare(0, stem.size(), stem) == 0 &&
+            endsWith(name, ".json") && shardNamingOfIndex(name))
+            return true;
+    }
+    return false;
+}
+
 // A file opened as an index when it holds a weight_map.
 bool isIndexName(std::string_view name) {
     return endsWith(name, ".index.json") || shardNamingOfIndex(name);
@@ -92,7 +104,7 @@ bool isIndexName(std::string_view name) {
 // "model-00001-of-00003.safetensors": the indexes it may belong to, by
 // the naming above.
 std::vector<std::string> indexesOfShard(const std::string& name) {
-    const auto of = name.find("-of-");
+    const auto of = name.rfind("-of-");
     if (of == std::string::npos)
         return {};
     for (std::string_view extension : kShardExtensions) {
@@ -430,20 +442,28 @@ public:
         facts.indexName = indexName_;
         if (const auto naming = shardNamingOfIndex(indexName_))
             facts.shardStem = naming->stem, facts.shardExtension = naming->extension;
-        facts.shards = shards;
+        // Shards named only by entries a later one replaced: transformers
+        // loads the shards the index's last entries name, and so does this.
+        std::vector<bool> loaded(shards.size());
+        for (const auto& entry : map.entries)
+            loaded[entry.second] = true;
+        for (std::size_t i = 0; i < shards.size(); ++i)
+            if (loaded[i])
+                facts.shards.push_back(shards[i]);
         facts.hasMetadata = map.metadata.isObject();
         if (map.metadata.isObject())
             if (const Value* total = map.metadata.find("total_size"); total && total->isInt())
                 facts.totalSize = static_cast<std::uint64_t>(total->asInt());
 
-        // A .bin shard's storages (its entries), each with its first tensor
-        // in the shard's order and its size, for total_size as the writers
-        // count it. A safetensors tensor is a storage of its own.
+        // A .bin shard's storages (an entry; in the legacy layout, an
+        // offset in the file), each with its first tensor in the shard's
+        // order and its size, for total_size as the writers count it. A
+        // safetensors tensor is a storage of its own.
         struct Storage {
             std::size_t firstPlace;
             std::uint64_t firstBytes, wholeBytes;
         };
-        std::map<std::pair<std::size_t, std::string_view>, Storage> entryStorages;
+        std::map<std::tuple<std::size_t, std::string_view, std::uint64_t>, Storage> binStorages;
 
         auto root = NodeBuilder::create(NodeKind::Container, "");
         NodeBuilder b(*root);
@@ -452,6 +472,7 @@ public:
         if (map.metadata.isObject())
             b.collection().attributes = map.metadata.asObject();
         b.reserveChildren(map.entries.size());
+        std::set<std::string_view> lacking;  // names the index's shard does not hold
         for (const auto& [name, shard] : map.entries) {
             OpenedShard& from = *opened[shard];
             if (from.failure) {
@@ -460,6 +481,7 @@ public:
             }
             std::unique_ptr<Node>* leaf = from.find(name);
             if (!leaf || !*leaf) {
+                lacking.insert(name);
                 b.append(NodeBuilder::error(std::string(name),
                                             {ErrorKind::Corrupt, folder_->describe(shards[shard]),
                                              "the index puts \"" + std::string(name) +
@@ -474,29 +496,33 @@ public:
                 // An empty tensor where another starts claims no storage.
                 const bool entry = t.storage.kind == StorageKind::StoredEntry ||
                                    t.storage.kind == StorageKind::CompressedEntry;
-                if (t.dataBytes() > 0 && !entry) {
+                const bool ownStorage =
+                    (*leaf)->store() && (*leaf)->store()->format() == "safetensors";
+                if (t.dataBytes() > 0 && ownStorage) {
                     facts.firstViewBytes += t.dataBytes();
                     facts.storageBytes += t.dataBytes();
                 } else if (t.dataBytes() > 0) {
                     // (the path lives in the leaf, which the tree keeps)
                     const Storage mine{std::size_t(leaf - from.leaves.data()), t.dataBytes(),
-                                       t.storage.size};
-                    const auto [it, added] = entryStorages.emplace(
-                        std::make_pair(shard, std::string_view(t.storage.path)), mine);
+                                       entry ? t.storage.size : t.dataBytes()};
+                    const auto [it, added] =
+                        binStorages.emplace(std::make_tuple(shard, std::string_view(t.storage.path),
+                                                            entry ? 0 : t.storage.offset),
+                                            mine);
                     if (!added && mine.firstPlace < it->second.firstPlace)
                         it->second = mine;
                 }
             }
             b.append(std::move(*leaf));
         }
-        for (const auto& [id, storage] : entryStorages) {
+        for (const auto& [id, storage] : binStorages) {
             facts.firstViewBytes += storage.firstBytes;
             facts.storageBytes += storage.wholeBytes;
         }
         // What a shard holds beyond what the index gives it.
         for (std::size_t i = 0; i < shards.size(); ++i)
             for (const auto& node : opened[i]->leaves)
-                if (node)
+                if (node && loaded[i])
                     facts.unindexed.push_back({shards[i], node->key(), {}});
         if (!facts.unindexed.empty()) {
             std::unordered_map<std::string_view, std::string*> indexShardOf;
@@ -506,8 +532,10 @@ public:
                 if (const auto it = indexShardOf.find(name); it != indexShardOf.end())
                     *it->second = shards[shard];
             // (one name left over in two shards: each told the index's shard)
-            for (auto& u : facts.unindexed)
+            for (auto& u : facts.unindexed) {
                 u.indexShard = *indexShardOf.at(u.tensor);
+                u.indexShardLacksIt = lacking.count(u.tensor) > 0;
+            }
         }
         std::sort(facts.unindexed.begin(), facts.unindexed.end());
         {
@@ -589,7 +617,7 @@ private:
                 std::set<std::string> variants;
                 for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
                     if (const std::string name = entry.path().filename().string();
-                        shardNamingOfIndex(name) && entry.is_regular_file(ec))
+                        isVariantOfAFolderIndex(name) && entry.is_regular_file(ec))
                         variants.insert(name);
                 if (!variants.empty())
                     return std::make_pair(folder, *variants.begin());
