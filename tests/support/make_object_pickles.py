@@ -35,7 +35,7 @@ and its values as torch.load gives them:
                     (torch/_tensor.py, Tensor.__reduce_ex__, v2.1.0: the
                     type torch.Tensor and the state; torch 1.13 drops it)
   version_plus.pt   {"a": 2 floats}, its version record "+3" (torch reads
-                    it with C++'s stoull); version_padded.pt: 100 spaces
+                    it with C++'s stoull); version_padded.pt: 5,000 spaces
                     before "3"; version_zeros.pt: 21 zeros before "3";
                     version_text.pt: "3abc"
 NumPy arrays, written by torch.save of dicts of them (numpy's pickles:
@@ -390,8 +390,8 @@ fails("no_version.pt")
 rewrite({"a": torch.arange(2.0)}, "version_99.pt", lambda p: p, {"version": b"99\n"})
 fails("version_99.pt")
 # Version records torch reads as C++'s stoull reads them: a sign, padding
-# past 64 bytes, more than 19 digits of leading zeros, text after the number.
-for name, record in (("version_plus.pt", b"+3\n"), ("version_padded.pt", b" " * 100 + b"3\n"),
+# past 4 KiB, more than 19 digits of leading zeros, text after the number.
+for name, record in (("version_plus.pt", b"+3\n"), ("version_padded.pt", b" " * 5000 + b"3\n"),
                      ("version_zeros.pt", b"0" * 21 + b"3\n"), ("version_text.pt", b"3abc")):
     rewrite({"a": torch.arange(2.0)}, name, lambda p: p, {"version": record})
     assert torch.equal(torch.load(out + "/" + name)["a"], torch.arange(2.0))

@@ -371,10 +371,15 @@ void Checker::checkNode(const Node& node) {
     const std::vector<std::string> key = node.keyPath();
     if (node.isError()) {
         const Failure& failure = *node.failure();
+        // tensordict's own layouts (and the stacks and buffers made of them)
+        // load without what they cannot read; other files' libraries refuse.
+        const bool tensordict = report_.format == "directory" || report_.format == "archive" ||
+                                report_.format == "stack" || report_.format == "replay buffer";
         const std::string advice =
-            ". Python's tensordict skips what it cannot read, so the key "
-            "would silently be missing there; restore it from a good copy, or "
-            "re-save the dataset without it.";
+            tensordict ? ". Python's tensordict skips what it cannot read, so the key "
+                         "would silently be missing there; restore it from a good copy, or "
+                         "re-save the dataset without it."
+                       : ". Restore the file from a good copy.";
         cannotRead(failure, failure.reason + advice, key);
         return;
     }

@@ -489,11 +489,17 @@ public:
                 // numpy.load reads any member that starts with the magic as an
                 // array, whatever its name, and gives another's raw bytes: other
                 // data beside the arrays. One named .npy without it is damage.
-                if (!npy && head.compare(0, kMagic.size(), kMagic) != 0)
+                const bool magic = head.compare(0, kMagic.size(), kMagic) == 0;
+                if (!npy && !magic)
                     throw Error::notReadHere(where, "a member that is not a .npy array (" +
                                                         std::to_string(entry.size) +
                                                         " bytes): numpy.load gives its raw "
                                                         "bytes, which tdstudio does not show");
+                if (!magic)
+                    throw Error::corrupt(where,
+                                         "named .npy, but no .npy array (no \\x93NUMPY magic): "
+                                         "numpy.load gives its raw bytes under this key, where "
+                                         "np.savez wrote an array");
                 std::uint64_t needed = 0;
                 ArrayHeader h = parseHeader(head, where, &needed);
                 if (needed > head.size()) {

@@ -319,9 +319,9 @@ private:
     // caffe2/serialize/versions.h: kMinSupportedFileFormatVersion and
     // kMaxSupportedFileFormatVersion (torch 1.13 to 2.x).
     static constexpr std::uint64_t kMinFormatVersion = 1, kMaxFormatVersion = 10;
-    // torch reads the whole record; a sound one is "3\n", and this much
-    // allows any padding a writer might add.
-    static constexpr std::uint64_t kMaxVersionRecordBytes = 4096;
+    // torch reads the whole record, of any size; a sound one is "3\n". A
+    // record past 1 MiB is refused here, saying its size.
+    static constexpr std::uint64_t kMaxVersionRecordBytes = 1u << 20;
 
     std::string prefix_;  // "archive/": the folder of data.pkl
 };
