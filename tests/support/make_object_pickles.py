@@ -57,6 +57,7 @@ Sound, with tensors where tdstudio does not look (an unplaced warning):
                     of one storage
   extra_entry.pt    a checkpoint with a storage entry (data/9) its pickle
                     never loads (torch.load ignores it)
+  tensor_extra_entry.pt  the same where the checkpoint is one tensor
 Damaged: torch.load fails on each (asserted here):
   ordereddict_args.pt      collections.OrderedDict called with 7 arguments,
                            a tensor the first
@@ -403,6 +404,9 @@ for name, record in (("version_negative.pt", b"-3\n"), ("version_huge.pt", b"9" 
 rewrite({"a": torch.arange(2.0)}, "extra_entry.pt", lambda p: p,
         {"data/9": torch.arange(4.0).numpy().tobytes()})
 assert torch.equal(torch.load(out + "/extra_entry.pt")["a"], torch.arange(2.0))
+rewrite(torch.arange(2.0), "tensor_extra_entry.pt", lambda p: p,
+        {"data/9": torch.arange(4.0).numpy().tobytes()})
+assert torch.equal(torch.load(out + "/tensor_extra_entry.pt"), torch.arange(2.0))
 
 os.remove(out + "/source.pt")
 with open(out + "/expected.json", "w") as f:

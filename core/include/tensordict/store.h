@@ -11,8 +11,10 @@
 // with registerStoreFormat().
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tensordict/bytes.h"
 #include "tensordict/container.h"
@@ -62,6 +64,12 @@ public:
     // The files the format reads, and its leaves' bytes.
     const Container& container() const { return *container_; }
 
+    // What building the tree found that no node of it can hold: storages a
+    // checkpoint holds beside a root that is one tensor (a leaf takes no
+    // children). --check reports them with the tree's.
+    std::vector<Failure> failuresBesideTheTree() const;
+    void keepFailureBesideTheTree(const Failure& failure) const;
+
 protected:
     explicit Store(std::shared_ptr<const Container> container)
         : held_(std::move(container)), container_(held_.get()) {}
@@ -71,6 +79,8 @@ protected:
 private:
     std::shared_ptr<const Container> held_;
     const Container* container_;
+    mutable std::mutex besideMutex_;
+    mutable std::vector<Failure> beside_;
 };
 
 // What a format is shown to decide whether it reads a location.

@@ -600,6 +600,8 @@ void Checker::checkTree(const std::shared_ptr<const Store>& store, bool findOrph
         });
     if (td)
         checkNode(td->root());
+    for (const Failure& failure : store->failuresBesideTheTree())
+        cannotRead(failure, failure.reason, {});
     const Container& container = store->container();
     for (const std::string& rel : seen)
         if (rel == "meta.json" ||

@@ -71,14 +71,10 @@ public:
     }
 
     // One Unplaced node under `root` for the storages that `pickle` loads
-    // and no part of the tree uses, if any (a root that takes no children,
-    // one tensor, has nowhere to put it: its pickle's other arguments are
-    // torch's hooks, which hold no tensors when torch.save writes them).
+    // and no part of the tree uses, if any. A root that takes no children
+    // (one tensor) leaves it to the store, beside the tree.
     void addUnplaced(const python::Pickle& pickle, const std::vector<std::string>& storedKeys,
                      Node& root) {
-        if (root.kind() != NodeKind::Container && root.kind() != NodeKind::Object &&
-            root.kind() != NodeKind::TensorDict)
-            return;
         // torch.load reads each storage once, by key, however often the pickle names it.
         std::vector<std::string> keys;
         std::unordered_set<std::string> unplaced;
@@ -109,8 +105,14 @@ public:
             " where tdstudio does not look (an OrderedDict's attributes, a parameter's "
             "state), or the file is damaged or holds leftovers. " +
             (one ? "Its values are" : "Their values are") + " not read or checked";
-        NodeBuilder(root).append(
-            NodeBuilder::error(key, {ErrorKind::Unplaced, location() + ": " + key, reason}));
+        const bool takesChildren = root.kind() == NodeKind::Container ||
+                                   root.kind() == NodeKind::Object ||
+                                   root.kind() == NodeKind::TensorDict;
+        if (takesChildren)
+            NodeBuilder(root).append(
+                NodeBuilder::error(key, {ErrorKind::Unplaced, location() + ": " + key, reason}));
+        else if (store_)
+            store_->keepFailureBesideTheTree({ErrorKind::Unplaced, location(), reason});
     }
 
 private:

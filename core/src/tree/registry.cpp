@@ -150,6 +150,21 @@ std::shared_ptr<const Store> openStore(const std::string& location, const StoreO
     return best->open(probe, options);
 }
 
+std::vector<Failure> Store::failuresBesideTheTree() const {
+    std::lock_guard<std::mutex> lock(besideMutex_);
+    return beside_;
+}
+
+void Store::keepFailureBesideTheTree(const Failure& failure) const {
+    std::lock_guard<std::mutex> lock(besideMutex_);
+    // A tree built again finds it again.
+    const auto same = [&](const Failure& f) {
+        return f.kind == failure.kind && f.where == failure.where && f.reason == failure.reason;
+    };
+    if (std::none_of(beside_.begin(), beside_.end(), same))
+        beside_.push_back(failure);
+}
+
 std::unique_ptr<Node> Store::buildTree(const std::shared_ptr<const Store>&) const {
     return nullptr;
 }
