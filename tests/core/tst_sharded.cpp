@@ -137,6 +137,30 @@ private Q_SLOTS:
         }
     }
 
+    // A folder with a model of its own (model.safetensors) beside a
+    // variant's shards opens as that model, as from_pretrained without a
+    // variant loads it.
+    void aFolderWithItsOwnModelOpensThatNotAVariant() {
+        const QString dir = scratch_.filePath("own-and-variant");
+        testsupport::copyTree(scratch_.filePath("st"), dir);
+        QFile in(dir + "/model.safetensors.index.json");
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QByteArray text = in.readAll();
+        in.close();
+        QVERIFY(QFile::remove(dir + "/model.safetensors.index.json"));
+        testsupport::writeFile(dir + "/model.safetensors.index.fp16.json",
+                               QByteArray(text).replace("\"model-0", "\"model.fp16-0"));
+        const QStringList shards = QDir(dir).entryList({"model-0*.safetensors"});
+        for (const QString& shard : shards)
+            QVERIFY(QFile::rename(dir + "/" + shard,
+                                  dir + "/" + QString(shard).replace(0, 5, "model.fp16")));
+        QVERIFY(QFile::copy(dir + "/" + QString(shards[0]).replace(0, 5, "model.fp16"),
+                            dir + "/model.safetensors"));
+        QCOMPARE(QString::fromStdString(load(dir.toStdString()).format()), QString("safetensors"));
+        QVERIFY(QFile::remove(dir + "/model.safetensors"));
+        QCOMPARE(QString::fromStdString(load(dir.toStdString()).format()), QString("sharded"));
+    }
+
     // Over HTTP: the URL of the index; each shard's header (or a .bin's
     // pickle and directory) is fetched, and no tensor's bytes until read.
     void overHttpOnlyHeadersAreFetched() {
@@ -364,6 +388,17 @@ private Q_SLOTS:
         QVERIFY(QString::fromStdString(twice.root().child("p")->fileName())
                     .endsWith("model-00001-of-00002.safetensors"));
         QVERIFY2(check(dir.toStdString()).sound(), "p is where its last entry says");
+        // A shard named only by an entry a later one replaces: read by no
+        // loader, and said so.
+        writeIndex(R"({"metadata": {}, "weight_map": {"p": "model-00002-of-00002.safetensors", )"
+                   R"("p": "model-00001-of-00002.safetensors"}})");
+        const CheckReport replaced = check(dir.toStdString());
+        QVERIFY2(replaced.problems.size() == 1 && replaced.problems[0].kind == "orphan" &&
+                     QString::fromStdString(replaced.problems[0].file)
+                         .endsWith("model-00002-of-00002.safetensors") &&
+                     QString::fromStdString(replaced.problems[0].message)
+                         .contains("names only in entries that later ones replace"),
+                 qPrintable(QString::fromStdString(replaced.problems[0].message)));
         // No metadata: transformers fails on the index (index["metadata"]).
         writeIndex(R"({"weight_map": {"p": "model-00001-of-00002.safetensors", )"
                    R"("q": "model-00002-of-00002.safetensors"}})");

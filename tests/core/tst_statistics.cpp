@@ -379,6 +379,12 @@ private Q_SLOTS:
                            "config.json"}
             << QStringList{"checkpoint-1000", "checkpoint-500"}
             << QStringList{"checkpoint-500", "checkpoint-1000"};
+        QTest::newRow("SLURM logs beside")
+            << QStringList{"step_1.pt", "step_2.pt", "slurm-11.out", "slurm-12.out", "slurm-13.out"}
+            << QStringList{} << QStringList{"step_1.pt", "step_2.pt"};
+        QTest::newRow("epochs of ten")
+            << QStringList{"epoch-1-of-10.pt", "epoch-2-of-10.pt"} << QStringList{}
+            << QStringList{"epoch-1-of-10.pt", "epoch-2-of-10.pt"};
         QTest::newRow("one checkpoint")
             << QStringList{"config.json", "trainer_state.json"} << QStringList{"checkpoint-500"}
             << QStringList{"checkpoint-500"};

@@ -3,6 +3,7 @@
 
 #include "check/checker.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -49,7 +50,7 @@ void Checker::checkShardedModel(const std::shared_ptr<const Store>& store) {
                             : ". " + elsewhere->second +
                                   " holds it: transformers, which loads every shard whole, "
                                   "gives a model that copy, and loaders that go by the index "
-                                  "fail; fix the index"),
+                                  "fail; fix the index."),
                    child->keyPath());
     }
     for (const ShardedModelFacts::Unindexed& u : facts.unindexed) {
@@ -106,8 +107,14 @@ void Checker::checkShardedModel(const std::shared_ptr<const Store>& store) {
             name.find("-of-", prefix.size()) != std::string::npos &&
             name.compare(name.size() - ext.size(), ext.size(), ext) == 0 && !named.count(name))
             warning("orphan", store->container().describe(name),
-                    "a shard that " + facts.indexName +
-                        " does not name: loaders never read it (left over from another save?)");
+                    std::find(facts.replacedShards.begin(), facts.replacedShards.end(), name) !=
+                            facts.replacedShards.end()
+                        ? "a shard that " + facts.indexName +
+                              " names only in entries that later ones replace (a name given "
+                              "twice): loaders never read it"
+                        : "a shard that " + facts.indexName +
+                              " does not name: loaders never read it (left over from another "
+                              "save?)");
     }
 }
 

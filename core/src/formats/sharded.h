@@ -17,6 +17,9 @@ namespace tensordict {
 struct ShardedModelFacts {
     std::string indexName;            // "model.safetensors.index.json"
     std::vector<std::string> shards;  // as the index names them, in order
+    // Shards the index names only in entries that later ones replace (a name
+    // given twice): no loader reads them.
+    std::vector<std::string> replacedShards;
     // How the index's shards are named: "{stem}-0000K-of-0000N{extension}"
     // ("model", ".safetensors"); empty for an index named otherwise.
     std::string shardStem, shardExtension;

@@ -45,6 +45,13 @@ constexpr std::string_view kFolderIndexes[] = {
     "diffusion_pytorch_model.bin.index.json",
 };
 constexpr std::string_view kShardExtensions[] = {".safetensors", ".bin"};
+// A model folder's one file where save_pretrained writes no index.
+constexpr std::string_view kFolderModelFiles[] = {
+    "model.safetensors",
+    "pytorch_model.bin",
+    "diffusion_pytorch_model.safetensors",
+    "diffusion_pytorch_model.bin",
+};
 constexpr std::uint64_t kMaxIndexBytes = 256u << 20;  // 72k tensors take some 6 MB
 constexpr int kOpenThreads = 8;                       // remote shards opened at once
 
@@ -448,8 +455,7 @@ public:
         for (const auto& entry : map.entries)
             loaded[entry.second] = true;
         for (std::size_t i = 0; i < shards.size(); ++i)
-            if (loaded[i])
-                facts.shards.push_back(shards[i]);
+            (loaded[i] ? facts.shards : facts.replacedShards).push_back(shards[i]);
         facts.hasMetadata = map.metadata.isObject();
         if (map.metadata.isObject())
             if (const Value* total = map.metadata.find("total_size"); total && total->isInt())
@@ -610,9 +616,15 @@ private:
             for (std::string_view index : kFolderIndexes)
                 if (isFile(*probe.transport, probe.transport->join(folder, std::string(index))))
                     return std::make_pair(folder, std::string(index));
-            // Only a variant's index (model.safetensors.index.fp16.json): the
-            // first by name, where the folder can be listed.
-            if (probe.transport->isLocal()) {
+            // Only a variant's index (model.safetensors.index.fp16.json) and no
+            // model of its own (from_pretrained without a variant loads that):
+            // the first by name, where the folder can be listed.
+            const bool ownModel = std::any_of(
+                std::begin(kFolderModelFiles), std::end(kFolderModelFiles),
+                [&](std::string_view f) {
+                    return isFile(*probe.transport, probe.transport->join(folder, std::string(f)));
+                });
+            if (!ownModel && probe.transport->isLocal()) {
                 std::error_code ec;
                 std::set<std::string> variants;
                 for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
@@ -661,10 +673,8 @@ private:
             return std::nullopt;
         if (isFile(*probe.transport, probe.transport->join(probe.location, "meta.json")))
             return std::nullopt;
-        for (const char* name :
-             {"model.safetensors", "pytorch_model.bin", "diffusion_pytorch_model.safetensors",
-              "diffusion_pytorch_model.bin"}) {
-            const std::string file = probe.transport->join(probe.location, name);
+        for (std::string_view name : kFolderModelFiles) {
+            const std::string file = probe.transport->join(probe.location, std::string(name));
             if (isFile(*probe.transport, file))
                 return file;
         }
