@@ -479,6 +479,8 @@ public:
             b.collection().attributes = map.metadata.asObject();
         b.reserveChildren(map.entries.size());
         std::set<std::string_view> lacking;  // names the index's shard does not hold
+        // (each tensor of a safetensors shard a storage of its own)
+        const bool safetensorsShards = facts.shardExtension == ".safetensors";
         for (const auto& [name, shard] : map.entries) {
             OpenedShard& from = *opened[shard];
             if (from.failure) {
@@ -502,9 +504,7 @@ public:
                 // An empty tensor where another starts claims no storage.
                 const bool entry = t.storage.kind == StorageKind::StoredEntry ||
                                    t.storage.kind == StorageKind::CompressedEntry;
-                const bool ownStorage =
-                    (*leaf)->store() && (*leaf)->store()->format() == "safetensors";
-                if (t.dataBytes() > 0 && ownStorage) {
+                if (t.dataBytes() > 0 && safetensorsShards) {
                     facts.firstViewBytes += t.dataBytes();
                     facts.storageBytes += t.dataBytes();
                 } else if (t.dataBytes() > 0) {
