@@ -371,15 +371,11 @@ void Checker::checkNode(const Node& node) {
     const std::vector<std::string> key = node.keyPath();
     if (node.isError()) {
         const Failure& failure = *node.failure();
-        // tensordict's own layouts (and the stacks and buffers made of them)
-        // load without what they cannot read; other files' libraries refuse.
-        const bool tensordict = report_.format == "directory" || report_.format == "archive" ||
-                                report_.format == "stack" || report_.format == "replay buffer";
         const std::string advice =
-            tensordict ? ". Python's tensordict skips what it cannot read, so the key "
-                         "would silently be missing there; restore it from a good copy, or "
-                         "re-save the dataset without it."
-                       : ". Restore the file from a good copy.";
+            tensordictLayout_ ? ". Python's tensordict skips what it cannot read, so the key "
+                                "would silently be missing there; restore it from a good copy, or "
+                                "re-save the dataset without it."
+                              : ". Restore the file from a good copy.";
         cannotRead(failure, failure.reason + advice, key);
         return;
     }
@@ -671,6 +667,7 @@ bool Checker::listFolder(const std::string& root, std::vector<std::string>& file
 
 CheckReport Checker::checkFolder() {
     report_.format = "directory";
+    tensordictLayout_ = true;
     std::string root = path_;
     while (root.size() > 1 && root.back() == '/')
         root.pop_back();
@@ -771,6 +768,7 @@ void Checker::checkFileTree(bool archive) {
         if (!said)
             error("unreadable", path_, e.reason() + ". Nothing in it can be loaded.");
     }
+    tensordictLayout_ = !store || store->ownContainer() != OwnContainer::None;
     if (!store) {
         report_.format = "archive";
         return;

@@ -189,6 +189,9 @@ private:
     std::map<std::string, std::vector<std::string>> entryKeys_;  // archive entry -> key, once known
     std::set<std::string> nodeFiles_;  // a node's files the loader did not read (not orphans)
     bool torchArchive_ = false;        // the archive is laid out as torch.save writes
+    // tensordict's own layout (a directory, a .tdz, chunks of them), which
+    // Python loads without what it cannot read; other files' libraries refuse.
+    bool tensordictLayout_ = false;
 };
 
 }  // namespace tensordict::checking

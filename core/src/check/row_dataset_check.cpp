@@ -14,6 +14,7 @@ namespace tensordict::checking {
 void Checker::checkRowDataset(const std::shared_ptr<const Store>& store,
                               const std::vector<std::string>& files) {
     report_.format = std::string(store->format());
+    tensordictLayout_ = true;  // chunks, each a tensordict
     const std::string root = store->container().location();
     checkDirectoryFiles(root, files);
     readData();

@@ -401,23 +401,20 @@ bool isBesideTheSteps(const std::string& name) {
     std::string lower(name);
     std::transform(lower.begin(), lower.end(), lower.begin(),
                    [](unsigned char c) { return char(std::tolower(c)); });
+    const auto endsWith = [&](std::string_view end) {
+        return lower.size() > end.size() &&
+               lower.compare(lower.size() - end.size(), end.size(), end) == 0;
+    };
     static constexpr std::string_view kNotData[] = {
         ".json", ".jsonl", ".log",  ".txt", ".md",    ".yaml", ".yml",  ".toml",
         ".ini",  ".csv",   ".out",  ".err", ".png",   ".jpg",  ".jpeg", ".gif",
         ".svg",  ".pdf",   ".html", ".py",  ".ipynb", ".sh",   ".lock", ".tmp",
     };
-    for (std::string_view end : kNotData)
-        if (lower.size() > end.size() &&
-            lower.compare(lower.size() - end.size(), end.size(), end) == 0)
-            return true;
-    if (lower.rfind("events.out.tfevents", 0) == 0)
+    if (std::any_of(std::begin(kNotData), std::end(kNotData), endsWith) ||
+        lower.rfind("events.out.tfevents", 0) == 0)
         return true;
     const auto digit = [&](std::size_t at) {
         return at < lower.size() && std::isdigit(static_cast<unsigned char>(lower[at]));
-    };
-    const auto endsWith = [&](std::string_view end) {
-        return lower.size() > end.size() &&
-               lower.compare(lower.size() - end.size(), end.size(), end) == 0;
     };
     const std::size_t of = lower.rfind("-of-");
     return of != std::string::npos && of > 0 && digit(of - 1) && digit(of + 4) &&
